@@ -1,0 +1,144 @@
+// Package engine is a Redlock client over N independent Redis masters.
+//
+// It knows nothing of workloads or reports: callers ask it to acquire,
+// release and extend locks, and every call returns what each master said so
+// that a benchmark can count it.
+package engine
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Mode is how an acquire walks the masters.
+type Mode string
+
+const (
+	// Sequential tries master after master, as step 2 of the algorithm reads.
+	Sequential Mode = "sequential"
+	// Multiplexed sends to all masters at once; nobody waits on a slow master.
+	Multiplexed Mode = "multiplexed"
+)
+
+// ParseMode checks a mode name.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case Sequential, Multiplexed:
+		return Mode(s), nil
+	}
+	return "", fmt.Errorf("mode: %q is not accepted; use sequential or multiplexed", s)
+}
+
+// Wait is when an acquire stops collecting replies.
+type Wait string
+
+const (
+	// WaitAll waits for every master (or its timeout), as the seed describes.
+	WaitAll Wait = "all"
+	// WaitQuorum returns as soon as the outcome is decided (like redsync's
+	// failFast); late replies are still counted and released.
+	WaitQuorum Wait = "quorum"
+)
+
+// ParseWait checks a wait policy name.
+func ParseWait(s string) (Wait, error) {
+	switch Wait(s) {
+	case WaitAll, WaitQuorum:
+		return Wait(s), nil
+	}
+	return "", fmt.Errorf("wait: %q is not accepted; use all or quorum", s)
+}
+
+// Config holds every setting of the Redlock client.
+type Config struct {
+	Masters     []string      // host:port, redis://[user:pass@]host:port or rediss://...
+	Mode        Mode          // sequential or multiplexed
+	Wait        Wait          // all or quorum
+	TTL         time.Duration // lock time to live
+	Timeout     time.Duration // per-master timeout of one command
+	DriftFactor float64       // clock drift as a share of the TTL
+	Retries     int           // extra attempts after a failed acquire
+	RetryMin    time.Duration // random delay between attempts, lower bound
+	RetryMax    time.Duration // random delay between attempts, upper bound
+	MaxBatch    int           // most commands coalesced into one pipelined write per master
+	Dispatchers int           // batches in flight per master
+}
+
+// DefaultConfig returns the reference settings (redsync and the seed).
+func DefaultConfig() Config {
+	return Config{
+		Mode:        Multiplexed,
+		Wait:        WaitAll,
+		TTL:         10 * time.Second,
+		Timeout:     50 * time.Millisecond,
+		DriftFactor: 0.01,
+		Retries:     0,
+		RetryMin:    50 * time.Millisecond,
+		RetryMax:    250 * time.Millisecond,
+		MaxBatch:    128,
+		Dispatchers: 4,
+	}
+}
+
+// Validate returns one error naming the first bad field and what is accepted.
+func (c Config) Validate() error {
+	if len(c.Masters) == 0 {
+		return fmt.Errorf("masters: none given; give at least one host:port or redis:// URL")
+	}
+	seen := map[string]bool{}
+	for _, m := range c.Masters {
+		key := strings.TrimSpace(m)
+		if seen[key] {
+			return fmt.Errorf("masters: %q is listed twice; each master must be independent", RedactURL(m))
+		}
+		seen[key] = true
+	}
+	if _, err := ParseMode(string(c.Mode)); err != nil {
+		return err
+	}
+	if _, err := ParseWait(string(c.Wait)); err != nil {
+		return err
+	}
+	if c.TTL < time.Millisecond {
+		return fmt.Errorf("ttl: %v is not accepted; use at least 1ms", c.TTL)
+	}
+	if c.Timeout <= 0 {
+		return fmt.Errorf("timeout: %v is not accepted; use a positive duration below the ttl", c.Timeout)
+	}
+	if c.Timeout >= c.TTL {
+		return fmt.Errorf("timeout: %v is not below ttl %v; the per-master timeout must be much smaller than the ttl", c.Timeout, c.TTL)
+	}
+	if c.DriftFactor < 0 || c.DriftFactor >= 1 || math.IsNaN(c.DriftFactor) {
+		return fmt.Errorf("drift-factor: %v is not accepted; use 0 <= drift-factor < 1 (reference 0.01)", c.DriftFactor)
+	}
+	if c.Retries < 0 {
+		return fmt.Errorf("retries: %d is not accepted; use 0 or more", c.Retries)
+	}
+	if c.RetryMin < 0 || c.RetryMax < c.RetryMin {
+		return fmt.Errorf("retry-delay: %v..%v is not accepted; use 0 <= min <= max", c.RetryMin, c.RetryMax)
+	}
+	if c.MaxBatch < 1 || c.MaxBatch > 1024 {
+		return fmt.Errorf("batch: %d is not accepted; use 1..1024", c.MaxBatch)
+	}
+	if c.Dispatchers < 1 || c.Dispatchers > 64 {
+		return fmt.Errorf("dispatchers: %d is not accepted; use 1..64", c.Dispatchers)
+	}
+	return nil
+}
+
+// Quorum is the majority of n masters.
+func Quorum(n int) int { return n/2 + 1 }
+
+// Drift is the clock drift allowance for a TTL: ttl × factor + 2 ms, as in
+// the reference implementations.
+func Drift(ttl time.Duration, factor float64) time.Duration {
+	return time.Duration(float64(ttl)*factor) + 2*time.Millisecond
+}
+
+// Validity is how long a lock taken at some instant stays usable once
+// elapsed has passed: ttl − elapsed − drift. Not positive means not acquired.
+func Validity(ttl, elapsed time.Duration, factor float64) time.Duration {
+	return ttl - elapsed - Drift(ttl, factor)
+}

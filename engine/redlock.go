@@ -1,0 +1,272 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Engine is a Redlock client over N masters.
+type Engine struct {
+	cfg    Config
+	links  []*link
+	addrs  []string
+	quorum int
+	tokens *tokenSource
+	late   lateCounts
+}
+
+// New connects to every master. A master that cannot be reached is an error
+// naming its address: a benchmark should not start against a typo.
+func New(ctx context.Context, cfg Config) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, quorum: Quorum(len(cfg.Masters)), tokens: newTokenSource()}
+	e.late.c = make([][NumOutcomes]atomic.Int64, len(cfg.Masters))
+	relSHA, extSHA := sha1Hex(releaseScript), sha1Hex(extendScript)
+	for i, m := range cfg.Masters {
+		opt, display, err := ParseMaster(m)
+		if err != nil {
+			e.Close()
+			return nil, err
+		}
+		client, err := rueidis.NewClient(clientOption(opt, cfg.Timeout))
+		if err != nil {
+			e.Close()
+			return nil, fmt.Errorf("master %s: %w", display, err)
+		}
+		l := &link{index: i, addr: display, client: client, queue: make(chan *request, 1<<16),
+			maxBatch: cfg.MaxBatch, relSHA: relSHA, extSHA: extSHA}
+		e.links = append(e.links, l)
+		e.addrs = append(e.addrs, display)
+		// Preload the scripts so the hot path is EVALSHA; NOSCRIPT still falls back.
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		for _, s := range []string{releaseScript, extendScript} {
+			if err := client.Do(lctx, client.B().ScriptLoad().Script(s).Build()).Error(); err != nil {
+				cancel()
+				e.Close()
+				return nil, fmt.Errorf("master %s: SCRIPT LOAD: %w", display, err)
+			}
+		}
+		cancel()
+		l.start(cfg.Dispatchers)
+	}
+	return e, nil
+}
+
+// Close stops the dispatchers and closes every connection.
+func (e *Engine) Close() {
+	for _, l := range e.links {
+		close(l.queue)
+		l.wg.Wait()
+		l.client.Close()
+	}
+	e.links = nil
+}
+
+// Config returns the effective settings.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Addrs are the masters' display addresses (no secrets), in order.
+func (e *Engine) Addrs() []string { return e.addrs }
+
+// Quorum is N/2+1.
+func (e *Engine) Quorum() int { return e.quorum }
+
+// Client gives direct access to one master (baselines, checks, cleanup).
+func (e *Engine) Client(i int) rueidis.Client { return e.links[i].client }
+
+// LateOutcomes returns, per master, replies that arrived after the caller
+// stopped waiting (wait=quorum or a timeout), by outcome.
+func (e *Engine) LateOutcomes() [][NumOutcomes]int64 {
+	out := make([][NumOutcomes]int64, len(e.late.c))
+	for i := range e.late.c {
+		for o := range e.late.c[i] {
+			out[i][o] = e.late.c[i][o].Load()
+		}
+	}
+	return out
+}
+
+// Lock is a held Redlock.
+type Lock struct {
+	Key        string
+	Token      string
+	Start      time.Time // t1 of the winning attempt (monotonic)
+	ValidUntil time.Time // t1 + validity: use the lock only before this
+}
+
+// Result is what one acquire saw.
+type Result struct {
+	Acquired  bool
+	Attempts  int
+	Successes int           // masters that accepted the SET in the last attempt
+	Elapsed   time.Duration // first attempt start to decision
+	Validity  time.Duration // of the last attempt; not positive means too slow
+	PerMaster []Outcome     // outcomes of the last attempt, by master
+	Err       error         // the context ended
+}
+
+// OpResult is what a release or an extend saw.
+type OpResult struct {
+	OK        bool // release: at least one master freed it; extend: quorum within validity
+	Count     int  // masters that acted on our token
+	Elapsed   time.Duration
+	Validity  time.Duration // extend: the new validity
+	PerMaster []Outcome
+}
+
+// Acquire tries to take key, retrying after a random delay up to Retries
+// times. A nil lock means not acquired.
+func (e *Engine) Acquire(ctx context.Context, key string) (*Lock, Result) {
+	start := time.Now()
+	var res Result
+	for attempt := 0; ; attempt++ {
+		lock, r := e.TryAcquire(ctx, key)
+		r.Attempts = attempt + 1
+		r.Elapsed = time.Since(start)
+		res = r
+		if lock != nil || attempt >= e.cfg.Retries || ctx.Err() != nil {
+			return lock, res
+		}
+		delay := e.cfg.RetryMin
+		if span := e.cfg.RetryMax - e.cfg.RetryMin; span > 0 {
+			delay += rand.N(span + 1)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			res.Err = ctx.Err()
+			return nil, res
+		case <-t.C:
+		}
+	}
+}
+
+// TryAcquire is one attempt of the algorithm: SET NX PX on every master,
+// quorum and validity, and release on all masters when it failed.
+func (e *Engine) TryAcquire(ctx context.Context, key string) (*Lock, Result) {
+	if err := ctx.Err(); err != nil {
+		return nil, Result{Err: err, PerMaster: make([]Outcome, len(e.links))}
+	}
+	token := e.tokens.next()
+	t1 := time.Now()
+	outs, ok := e.run(opSet, key, token, e.cfg.TTL.Milliseconds(), true)
+	elapsed := time.Since(t1)
+	validity := Validity(e.cfg.TTL, elapsed, e.cfg.DriftFactor)
+	res := Result{Successes: ok, Elapsed: elapsed, Validity: validity, PerMaster: outs}
+	if ok >= e.quorum && validity > 0 {
+		res.Acquired = true
+		return &Lock{Key: key, Token: token, Start: t1, ValidUntil: t1.Add(validity)}, res
+	}
+	// Release everywhere, also where the SET seemed to fail: a timed-out SET
+	// may still have landed.
+	e.run(opRelease, key, token, 0, false)
+	return nil, res
+}
+
+// Release frees the lock on every master (compare-and-delete).
+func (e *Engine) Release(ctx context.Context, l *Lock) OpResult {
+	t1 := time.Now()
+	outs, n := e.run(opRelease, l.Key, l.Token, 0, false)
+	return OpResult{OK: n > 0, Count: n, Elapsed: time.Since(t1), PerMaster: outs}
+}
+
+// Extend resets the TTL to ttl on every master that still holds our token.
+// It succeeds only with a quorum within the remaining validity.
+func (e *Engine) Extend(ctx context.Context, l *Lock, ttl time.Duration) OpResult {
+	t1 := time.Now()
+	if !t1.Before(l.ValidUntil) {
+		return OpResult{Elapsed: 0, PerMaster: make([]Outcome, len(e.links))}
+	}
+	outs, n := e.run(opExtend, l.Key, l.Token, ttl.Milliseconds(), true)
+	now := time.Now()
+	validity := Validity(ttl, now.Sub(t1), e.cfg.DriftFactor)
+	res := OpResult{Count: n, Elapsed: now.Sub(t1), Validity: validity, PerMaster: outs}
+	if n >= e.quorum && validity > 0 && now.Before(l.ValidUntil) {
+		res.OK = true
+		l.Start = t1
+		l.ValidUntil = t1.Add(validity)
+	}
+	return res
+}
+
+// run sends one command to every master in the configured mode and returns
+// the outcomes and how many were OK. decides says whether wait=quorum may
+// stop early for this command (acquire and extend; a release goes to all).
+func (e *Engine) run(kind opKind, key, token string, ttlMs int64, decides bool) ([]Outcome, int) {
+	n := len(e.links)
+	outs := make([]Outcome, n)
+	c := newCall(n, &e.late)
+	early := decides && e.cfg.Wait == WaitQuorum
+	okCount, bad := 0, 0
+	decided := func() bool { return early && (okCount >= e.quorum || bad > n-e.quorum) }
+	record := func(r reply) {
+		outs[r.master] = r.outcome
+		if r.outcome == OK {
+			okCount++
+		} else {
+			bad++
+		}
+	}
+	timer := time.NewTimer(e.cfg.Timeout)
+	defer timer.Stop()
+	if e.cfg.Mode == Multiplexed {
+		deadline := time.Now().Add(e.cfg.Timeout)
+		reqs := make([]request, n)
+		for i, l := range e.links {
+			reqs[i] = request{kind: kind, master: i, key: key, token: token, ttlMs: ttlMs, deadline: deadline, call: c}
+			l.enqueue(&reqs[i])
+		}
+		timer.Reset(time.Until(deadline))
+	wait:
+		for okCount+bad < n && !decided() {
+			select {
+			case r := <-c.replies:
+				record(r)
+			case <-timer.C:
+				break wait
+			}
+		}
+	} else {
+		reqs := make([]request, n)
+		for i, l := range e.links {
+			if decided() {
+				break
+			}
+			deadline := time.Now().Add(e.cfg.Timeout)
+			reqs[i] = request{kind: kind, master: i, key: key, token: token, ttlMs: ttlMs, deadline: deadline, call: c}
+			l.enqueue(&reqs[i])
+			timer.Reset(time.Until(deadline))
+		one:
+			for outs[i] == Pending {
+				select {
+				case r := <-c.replies:
+					if r.master != i {
+						// A late reply from an earlier master that already timed out.
+						c.late.add(r.master, r.outcome)
+						continue
+					}
+					record(r)
+				case <-timer.C:
+					outs[i] = Timeout
+					bad++
+					break one
+				}
+			}
+		}
+	}
+	c.finish()
+	for i := range outs {
+		if outs[i] == Pending && !(early && decided()) {
+			outs[i] = Timeout
+		}
+	}
+	return outs, okCount
+}

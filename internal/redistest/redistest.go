@@ -1,0 +1,62 @@
+// Package redistest holds test helpers for code that needs real Redis masters.
+package redistest
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"lockbench/localmasters"
+)
+
+// RequireEnv, when set to 1, turns a missing redis-server into a test failure
+// (for CI, where a silent skip would hide that nothing was tested).
+const RequireEnv = "LOCKBENCH_REQUIRE_REDIS"
+
+// Require returns the redis-server path. When it is missing the test fails if
+// LOCKBENCH_REQUIRE_REDIS=1 and is skipped otherwise.
+func Require(t testing.TB) string {
+	t.Helper()
+	if p, ok := localmasters.RedisServerPath(); ok {
+		return p
+	}
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatal("redis-server not installed but " + RequireEnv + "=1 requires it; install it (apt-get install redis-server)")
+		return ""
+	}
+	t.Skip("redis-server not installed; install it (apt-get install redis-server) or set " + RequireEnv + "=1 to make this a failure")
+	return ""
+}
+
+// StartMasters starts n real masters with persistence p (Embedded "never"),
+// registers t.Cleanup(set.Stop) and fails the test on error.
+func StartMasters(t testing.TB, n int, p localmasters.Persistence) *localmasters.Set {
+	t.Helper()
+	bin := Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	set, err := localmasters.Start(ctx, localmasters.Options{
+		N:           n,
+		Persistence: p,
+		RedisServer: bin,
+		Embedded:    "never",
+		Log:         t.Output(),
+	})
+	if err != nil {
+		t.Fatalf("start %d redis masters (persistence %s): %v", n, p, err)
+	}
+	t.Cleanup(func() {
+		if err := set.Stop(); err != nil {
+			t.Errorf("stop redis masters: %v", err)
+		}
+	})
+	return set
+}
+
+// Do runs one command against addr with a 2 s deadline (see localmasters.Do).
+func Do(addr string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return localmasters.Do(ctx, addr, args...)
+}

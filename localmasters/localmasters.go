@@ -1,0 +1,635 @@
+// Package localmasters starts and controls local Redis masters (real
+// redis-server processes, or embedded miniredis as a fallback) for a Redlock
+// benchmark, including the faults it needs: crash, restart, pause.
+package localmasters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+)
+
+const (
+	readyTimeout = 5 * time.Second        // overall wait for a master to answer PING
+	probeTimeout = 250 * time.Millisecond // one readiness probe
+	stopGrace    = 3 * time.Second        // SIGTERM -> SIGKILL escalation
+	reapTimeout  = 5 * time.Second        // wait for the kernel after SIGKILL
+	bindAttempts = 5                      // fresh ports tried when a port was raced
+)
+
+// ErrEmbeddedUnsupported is returned by operations embedded masters cannot do.
+var ErrEmbeddedUnsupported = errors.New("not supported by embedded masters")
+
+// ErrStopped is returned by Restart once the Set has been stopped.
+var ErrStopped = errors.New("localmasters: set is stopped")
+
+// Options configure Start.
+type Options struct {
+	N           int
+	Persistence Persistence // "" means PersistNone
+	RedisServer string      // path to redis-server; "" = look up "redis-server" in PATH
+	// Embedded: "auto" (default when ""): use redis-server if found, else
+	// embedded miniredis; "never": error if redis-server is missing;
+	// "always": embedded.
+	Embedded string
+	Log      io.Writer // where announcements go (nil = io.Discard)
+}
+
+// Set is a group of masters started together.
+type Set struct {
+	masters  []*Master
+	embedded bool
+	bin      string
+	version  string
+	persist  Persistence
+
+	stopping chan struct{} // closed when Stop begins; aborts readiness waits
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Master is one Redis master of a Set.
+type Master struct {
+	set  *Set
+	addr string
+	port int
+	dir  string
+
+	mu   sync.Mutex // serialises every state change (Kill/Stop may race Set.Stop)
+	proc *process   // real: current or last process
+	mr   *miniredis.Miniredis
+}
+
+// process is one redis-server run; done is closed once it has been reaped.
+type process struct {
+	cmd     *exec.Cmd
+	done    chan struct{}
+	waitErr error // valid after done
+}
+
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// RedisServerPath looks up "redis-server" in PATH.
+func RedisServerPath() (string, bool) {
+	p, err := exec.LookPath("redis-server")
+	return p, err == nil
+}
+
+var versionRE = regexp.MustCompile(`\bv=([0-9][0-9A-Za-z.\-]*)`)
+
+// RedisServerVersion runs `path --version` and returns the version, e.g. "7.0.15".
+func RedisServerVersion(path string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w: %s", path, err, strings.TrimSpace(string(out)))
+	}
+	m := versionRE.FindSubmatch(out)
+	if m == nil {
+		return "", fmt.Errorf("%s --version: no v=... in %q", path, strings.TrimSpace(string(out)))
+	}
+	return string(m[1]), nil
+}
+
+// Start starts opt.N masters. On any failure everything already started is
+// stopped and its temp dir removed.
+func Start(ctx context.Context, opt Options) (*Set, error) {
+	if opt.N < 1 {
+		return nil, fmt.Errorf("localmasters: N must be at least 1, got %d", opt.N)
+	}
+	persist := PersistNone
+	if opt.Persistence != "" {
+		p, err := ParsePersistence(string(opt.Persistence))
+		if err != nil {
+			return nil, err
+		}
+		persist = p
+	}
+	log := opt.Log
+	if log == nil {
+		log = io.Discard
+	}
+
+	mode := strings.ToLower(strings.TrimSpace(opt.Embedded))
+	if mode == "" {
+		mode = "auto"
+	}
+	var bin string
+	switch mode {
+	case "always":
+	case "auto", "never":
+		if opt.RedisServer != "" {
+			// An explicit path is a request for that binary: never fall back.
+			p, err := exec.LookPath(opt.RedisServer)
+			if err != nil {
+				return nil, fmt.Errorf("localmasters: redis-server %q is not usable: %w", opt.RedisServer, err)
+			}
+			bin = p
+		} else if p, ok := RedisServerPath(); ok {
+			bin = p
+		} else if mode == "never" {
+			return nil, errors.New("localmasters: redis-server not found in PATH and embedded=never; install it (apt-get install redis-server) or pass its path")
+		}
+	default:
+		return nil, fmt.Errorf("localmasters: invalid embedded %q: accepted values are auto, never, always", opt.Embedded)
+	}
+
+	s := &Set{embedded: bin == "", bin: bin, persist: persist, stopping: make(chan struct{})}
+	if s.embedded && persist != PersistNone {
+		return nil, fmt.Errorf("localmasters: persistence %q is not supported by embedded miniredis masters (they cannot persist); use persistence none or install redis-server", persist)
+	}
+
+	var err error
+	if s.embedded {
+		err = s.startEmbedded(opt.N)
+	} else {
+		err = s.startReal(ctx, opt.N)
+	}
+	if err != nil {
+		if serr := s.Stop(); serr != nil {
+			err = errors.Join(err, fmt.Errorf("cleanup: %w", serr))
+		}
+		return nil, err
+	}
+
+	switch {
+	case !s.embedded:
+		fmt.Fprintf(log, "localmasters: started %d redis-server masters (%s, version %s, persistence %s) on %s\n",
+			opt.N, s.bin, s.version, persist, strings.Join(s.Addrs(), " "))
+	case mode == "always":
+		fmt.Fprintf(log, "WARNING: embedded in-process miniredis masters were requested (embedded=always); %d masters on %s. Figures measured against them are NOT Redis figures.\n",
+			opt.N, strings.Join(s.Addrs(), " "))
+	default:
+		fmt.Fprintf(log, "WARNING: redis-server was not found in PATH; using %d embedded in-process miniredis masters on %s instead. Figures measured against them are NOT Redis figures (install redis-server: apt-get install redis-server).\n",
+			opt.N, strings.Join(s.Addrs(), " "))
+	}
+	return s, nil
+}
+
+func (s *Set) startReal(ctx context.Context, n int) error {
+	if v, err := RedisServerVersion(s.bin); err == nil {
+		s.version = v
+	} else {
+		s.version = "unknown" // only used in announcements; startup reports real problems
+	}
+	for i := 0; i < n; i++ {
+		dir, err := os.MkdirTemp("", "lockbench-master-*")
+		if err != nil {
+			return fmt.Errorf("localmasters: master %d: %w", i, err)
+		}
+		m := &Master{set: s, dir: dir}
+		s.masters = append(s.masters, m) // before starting, so Stop removes the dir on failure
+		if err := m.startFirst(ctx); err != nil {
+			return fmt.Errorf("localmasters: master %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func (s *Set) startEmbedded(n int) error {
+	for i := 0; i < n; i++ {
+		mr, err := newMini("127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("localmasters: embedded master %d: %w", i, err)
+		}
+		m := &Master{set: s, mr: mr, addr: mr.Addr()}
+		m.port, _ = strconv.Atoi(mr.Port())
+		s.masters = append(s.masters, m)
+	}
+	return nil
+}
+
+// newMini starts a miniredis whose TTLs follow the wall clock. ClockTTL makes
+// every command first advance TTLs by the real time elapsed, so keys expire
+// on time, like a ticker calling FastForward but exact to the access and
+// without a goroutine taking every master's lock each tick.
+func newMini(addr string) (*miniredis.Miniredis, error) {
+	mr := miniredis.NewMiniRedis()
+	mr.ClockTTL(true)
+	if err := mr.StartAddr(addr); err != nil {
+		return nil, err
+	}
+	return mr, nil
+}
+
+// Masters returns the masters in start order.
+func (s *Set) Masters() []*Master { return append([]*Master(nil), s.masters...) }
+
+// Addrs returns "127.0.0.1:PORT" for every master.
+func (s *Set) Addrs() []string {
+	a := make([]string, len(s.masters))
+	for i, m := range s.masters {
+		a[i] = m.addr
+	}
+	return a
+}
+
+// Embedded reports whether the masters are in-process miniredis.
+func (s *Set) Embedded() bool { return s.embedded }
+
+// RedisServer returns the redis-server path used ("" when embedded).
+func (s *Set) RedisServer() string { return s.bin }
+
+// Version returns the redis-server version ("" when embedded).
+func (s *Set) Version() string { return s.version }
+
+// Persistence returns the mode the masters run with.
+func (s *Set) Persistence() Persistence { return s.persist }
+
+// Stop stops every master and removes every temp dir. It is idempotent and
+// safe to call concurrently (e.g. from a signal handler); later callers wait
+// for the first and get its result.
+func (s *Set) Stop() error {
+	s.stopOnce.Do(func() {
+		close(s.stopping)
+		errs := make([]error, len(s.masters))
+		var wg sync.WaitGroup
+		for i, m := range s.masters {
+			wg.Add(1)
+			go func() { // in parallel, so N stuck masters cost one grace period
+				defer wg.Done()
+				errs[i] = m.Stop()
+			}()
+		}
+		wg.Wait()
+		for _, m := range s.masters {
+			if m.dir != "" {
+				if err := os.RemoveAll(m.dir); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+		s.stopErr = errors.Join(errs...)
+	})
+	return s.stopErr
+}
+
+func (s *Set) isStopping() bool {
+	select {
+	case <-s.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// Addr returns "127.0.0.1:PORT".
+func (m *Master) Addr() string { return m.addr }
+
+// Port returns the TCP port; it stays the same across restarts.
+func (m *Master) Port() int { return m.port }
+
+// Dir returns the master's temp dir ("" when embedded).
+func (m *Master) Dir() string { return m.dir }
+
+// Pid returns the pid of the running redis-server, 0 when it is not running
+// or embedded (a pid of a reaped process could already belong to another).
+func (m *Master) Pid() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.proc == nil || m.proc.exited() {
+		return 0
+	}
+	return m.proc.cmd.Process.Pid
+}
+
+// Running reports whether the master process (or embedded server) is up;
+// a paused master is running.
+func (m *Master) Running() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.runningLocked()
+}
+
+func (m *Master) runningLocked() bool {
+	if m.set.embedded {
+		return m.mr != nil
+	}
+	return m.proc != nil && !m.proc.exited()
+}
+
+// Kill simulates a crash: SIGKILL by pid, then wait until it is reaped.
+// Embedded: the server is closed and its data dropped. No-op if not running.
+func (m *Master) Kill() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.set.embedded {
+		m.closeMiniLocked()
+		return nil
+	}
+	if !m.runningLocked() {
+		return nil
+	}
+	return m.killLocked()
+}
+
+func (m *Master) killLocked() error {
+	p := m.proc
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("localmasters: kill %s (pid %d): %w", m.addr, p.cmd.Process.Pid, err)
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(reapTimeout):
+		return fmt.Errorf("localmasters: %s (pid %d) not gone %v after SIGKILL", m.addr, p.cmd.Process.Pid, reapTimeout)
+	}
+}
+
+// Stop stops the master gracefully: SIGTERM (plus SIGCONT in case it is
+// paused), wait up to ~3s, then SIGKILL. Embedded: closed, data dropped.
+// No-op if not running.
+func (m *Master) Stop() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.set.embedded {
+		m.closeMiniLocked()
+		return nil
+	}
+	if !m.runningLocked() {
+		return nil
+	}
+	p := m.proc
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return m.killLocked()
+	}
+	// A stopped process would not act on SIGTERM until continued.
+	_ = p.cmd.Process.Signal(syscall.SIGCONT)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(stopGrace):
+		return m.killLocked()
+	}
+}
+
+func (m *Master) closeMiniLocked() {
+	if m.mr != nil {
+		m.mr.Close()
+		m.mr = nil
+	}
+}
+
+// Pause sends SIGSTOP: the kernel still accepts connections for the master,
+// but it never answers, like a master frozen by a VM or host stall.
+func (m *Master) Pause() error { return m.signalPause(syscall.SIGSTOP, "pause") }
+
+// Resume sends SIGCONT.
+func (m *Master) Resume() error { return m.signalPause(syscall.SIGCONT, "resume") }
+
+func (m *Master) signalPause(sig syscall.Signal, op string) error {
+	if m.set.embedded {
+		return fmt.Errorf("localmasters: %s %s: %w", op, m.addr, ErrEmbeddedUnsupported)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.runningLocked() {
+		return fmt.Errorf("localmasters: %s %s: not running", op, m.addr)
+	}
+	pid := m.proc.cmd.Process.Pid
+	if err := m.proc.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("localmasters: %s %s (pid %d): %w", op, m.addr, pid, err)
+	}
+	// Signals are asynchronous; wait until the kernel shows the new state so
+	// a probe sent right after Pause cannot still be served.
+	waitProcState(pid, sig == syscall.SIGSTOP, time.Second)
+	return nil
+}
+
+// waitProcState polls /proc/PID/stat until the process is (not) stopped.
+// Best effort: without /proc it returns at once.
+func waitProcState(pid int, stopped bool, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return
+		}
+		// The state follows the parenthesised command name, which may hold spaces.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 || i+2 >= len(b) {
+			return
+		}
+		st := b[i+2]
+		if (st == 'T' || st == 't') == stopped || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Restart starts the master again on the same port and dir (so an AOF is
+// reloaded) and waits until it answers PING. Embedded: a fresh, empty
+// miniredis on the same address (data is lost, as in a crash without
+// persistence).
+func (m *Master) Restart(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.set.isStopping() {
+		return ErrStopped
+	}
+	if m.runningLocked() {
+		return fmt.Errorf("localmasters: restart %s: still running", m.addr)
+	}
+	if m.set.embedded {
+		mr, err := newMini(m.addr)
+		if err != nil {
+			return fmt.Errorf("localmasters: restart embedded %s: %w", m.addr, err)
+		}
+		m.mr = mr
+		return nil
+	}
+	_, err := m.runLocked(ctx)
+	if err != nil {
+		return fmt.Errorf("localmasters: restart %s: %w", m.addr, err)
+	}
+	return nil
+}
+
+// startFirst picks a free port and starts the master, retrying with a new
+// port when redis-server could not bind (another process took the port
+// between our probe listener closing and redis binding it).
+func (m *Master) startFirst(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var err error
+	for attempt := 0; attempt < bindAttempts; attempt++ {
+		port, perr := freePort()
+		if perr != nil {
+			return perr
+		}
+		m.port = port
+		m.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		var bindFailed bool
+		bindFailed, err = m.runLocked(ctx)
+		if err == nil || !bindFailed {
+			return err
+		}
+	}
+	return fmt.Errorf("gave up after %d ports: %w", bindAttempts, err)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// runLocked spawns redis-server on m.port/m.dir and waits until it answers.
+// On failure nothing is left running; bindFailed reports a lost port race.
+func (m *Master) runLocked(ctx context.Context) (bindFailed bool, err error) {
+	logPath := filepath.Join(m.dir, "redis.log")
+	outPath := filepath.Join(m.dir, "stdout.log")
+	// Error reports show only what this run wrote, not earlier runs.
+	logOff, outOff := fileSize(logPath), fileSize(outPath)
+
+	// Early errors (bad flags) go to stdout/stderr before the logfile is
+	// opened. A file rather than a pipe, so Wait never blocks on a fork
+	// child that inherited the pipe.
+	out, err := os.OpenFile(outPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return false, err
+	}
+	args := []string{
+		"--bind", "127.0.0.1",
+		"--port", strconv.Itoa(m.port),
+		"--dir", m.dir,
+		"--daemonize", "no",
+		"--protected-mode", "yes",
+		"--logfile", logPath,
+	}
+	args = append(args, m.set.persist.redisArgs()...)
+	cmd := exec.Command(m.set.bin, args...) // not CommandContext: ctx bounds startup only
+	cmd.Dir = m.dir
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = procAttr()
+	err = cmd.Start()
+	out.Close()
+	if err != nil {
+		return false, fmt.Errorf("start %s: %w", m.set.bin, err)
+	}
+	p := &process{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	m.proc = p
+
+	report := func(what string) error {
+		tail := strings.TrimSpace(tailFrom(logPath, logOff) + "\n" + tailFrom(outPath, outOff))
+		if tail == "" {
+			tail = "(redis.log is empty)"
+		}
+		return fmt.Errorf("redis-server on %s (pid %d, dir %s) %s; log tail:\n%s", m.addr, cmd.Process.Pid, m.dir, what, tail)
+	}
+
+	err = m.waitReady(ctx, p)
+	if err == nil {
+		return false, nil
+	}
+	if p.exited() {
+		tail := tailFrom(logPath, logOff)
+		return strings.Contains(tail, "Address already in use") || strings.Contains(tail, "Failed listening on port"),
+			report(fmt.Sprintf("exited before it was ready (%v)", p.waitErr))
+	}
+	kerr := m.killLocked()
+	return false, errors.Join(report(fmt.Sprintf("did not become ready: %v", err)), kerr)
+}
+
+// waitReady polls until our own process answers PING. It checks the pid via
+// INFO because after a lost port race another server may answer on the port.
+func (m *Master) waitReady(ctx context.Context, p *process) error {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	want := p.cmd.Process.Pid
+	var last error
+	for {
+		pctx, pcancel := context.WithTimeout(ctx, probeTimeout)
+		last = probe(pctx, m.addr, want)
+		pcancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return errors.New("process exited")
+		case <-m.set.stopping:
+			return ErrStopped
+		case <-ctx.Done():
+			return fmt.Errorf("%w; last probe: %v", ctx.Err(), last)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func probe(ctx context.Context, addr string, wantPid int) error {
+	// Redis answers -LOADING while it replays the AOF, so PONG means loaded.
+	if err := Ping(ctx, addr); err != nil {
+		return err
+	}
+	info, err := Do(ctx, addr, "INFO", "server")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			if pid, _ := strconv.Atoi(v); pid != wantPid {
+				return fmt.Errorf("%s is served by pid %s, not ours (%d)", addr, v, wantPid)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: no process_id in INFO server", addr)
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// tailFrom returns at most the last 2 KiB written to path after offset off.
+func tailFrom(path string, off int64) string {
+	const max = 2048
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	size := fileSize(path)
+	if size-off > max {
+		off = size - max
+	}
+	if off < 0 || off > size {
+		off = 0
+	}
+	b := make([]byte, size-off)
+	n, _ := f.ReadAt(b, off)
+	return strings.TrimSpace(string(b[:n]))
+}

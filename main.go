@@ -1,0 +1,76 @@
+// Command lockbench benchmarks and load-tests the Redlock distributed lock on
+// real Redis masters.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+// Exit codes shared by every command.
+const (
+	exitOK          = 0
+	exitFailure     = 1   // the run could not be done
+	exitUsage       = 2   // bad input: nothing was started
+	exitInterrupted = 130 // SIGINT/SIGTERM: partial results were kept
+)
+
+type command struct {
+	summary string
+	run     func(args []string) int
+}
+
+var commands = map[string]command{
+	"run":     {"run one benchmark cell (closed loop) on local or given masters", cmdRun},
+	"version": {"print the version", func([]string) int { fmt.Println("lockbench", version); return exitOK }},
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: lockbench COMMAND [flags]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(os.Stderr, "  %-8s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(os.Stderr, "\n'lockbench COMMAND --help' shows a command's flags.")
+}
+
+func main() {
+	args := os.Args[1:]
+	if len(args) == 0 {
+		// The quickstart: a short run on local masters.
+		os.Exit(cmdRun([]string{"--duration", "5s", "--warmup", "1s"}))
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage()
+		os.Exit(exitOK)
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "lockbench: command: %q is not known\n", args[0])
+		usage()
+		os.Exit(exitUsage)
+	}
+	os.Exit(cmd.run(args[1:]))
+}
+
+// usageError marks bad input (exit 2).
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+
+func exitCode(err error) int {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitFailure
+}

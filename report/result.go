@@ -1,0 +1,154 @@
+// Package report turns recorded latencies and counts into result files and
+// summaries. It knows nothing of Redis.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram bounds: 1 µs to 60 s at 3 significant digits.
+const (
+	MinMicros = 1
+	MaxMicros = 60_000_000
+	SigFigs   = 3
+)
+
+// NewHistogram returns an empty latency histogram in microseconds. It is not
+// safe for concurrent use: keep one per worker and Merge them.
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(MinMicros, MaxMicros, SigFigs)
+}
+
+// RecordDuration records d in microseconds, clamped into the histogram's range
+// so that an outlier is kept as the max rather than dropped.
+func RecordDuration(h *hdrhistogram.Histogram, d time.Duration) {
+	us := d.Microseconds()
+	if us < MinMicros {
+		us = MinMicros
+	}
+	if us > MaxMicros {
+		us = MaxMicros
+	}
+	_ = h.RecordValue(us)
+}
+
+// Latency is the summary of one histogram, in microseconds.
+type Latency struct {
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p999"`
+	Max   float64 `json:"max"`
+	Mean  float64 `json:"mean"`
+	Count int64   `json:"count"`
+}
+
+// Summarize reads the usual percentiles off a histogram.
+func Summarize(h *hdrhistogram.Histogram) Latency {
+	if h == nil || h.TotalCount() == 0 {
+		return Latency{}
+	}
+	return Latency{
+		P50:   float64(h.ValueAtQuantile(50)),
+		P90:   float64(h.ValueAtQuantile(90)),
+		P99:   float64(h.ValueAtQuantile(99)),
+		P999:  float64(h.ValueAtQuantile(99.9)),
+		Max:   float64(h.Max()),
+		Mean:  h.Mean(),
+		Count: h.TotalCount(),
+	}
+}
+
+// Throughput is per second of the measured window.
+type Throughput struct {
+	CyclesPerSec   float64 `json:"cycles_per_sec"`
+	AcquiresPerSec float64 `json:"acquires_per_sec"`
+}
+
+// MasterOutcomes counts what one master answered to acquire SETs.
+type MasterOutcomes struct {
+	OK      int64 `json:"ok"`
+	Taken   int64 `json:"taken"`
+	Timeout int64 `json:"timeout"`
+	Error   int64 `json:"error"`
+	// Late replies arrived after the acquire was decided (wait=quorum) or
+	// had timed out; they were still released.
+	Late int64 `json:"late"`
+}
+
+// Outcomes counts acquire attempts by result.
+type Outcomes struct {
+	Acquired    int64                     `json:"acquired"`
+	NotAcquired int64                     `json:"not_acquired"`
+	Errors      int64                     `json:"errors"`
+	PerMaster   map[string]MasterOutcomes `json:"per_master"`
+}
+
+// Safety is what the in-run probe saw.
+type Safety struct {
+	Violations          int64 `json:"violations"`
+	MaxConcurrentHolder int64 `json:"max_concurrent_holders"`
+}
+
+// Client is the load generator's own cost.
+type Client struct {
+	CPUSeconds     float64 `json:"cpu_seconds"`
+	CPUMicrosCycle float64 `json:"cpu_us_per_cycle"`
+	// CPUShare is CPU seconds over wall seconds over cores: near 1 means
+	// the figure measures the client rather than Redis.
+	CPUShare    float64 `json:"cpu_share_of_machine"`
+	Cores       int     `json:"cores"`
+	ClientBound bool    `json:"client_bound"`
+}
+
+// Run is the result of one benchmark cell: the shape `lockbench run --json`
+// prints and later tools rely on.
+type Run struct {
+	Config               any        `json:"config"`
+	Throughput           Throughput `json:"throughput"`
+	AcquireLatency       Latency    `json:"acquire_latency_us"`
+	AcquireFailedLatency Latency    `json:"acquire_failed_latency_us"`
+	ReleaseLatency       Latency    `json:"release_latency_us"`
+	Outcomes             Outcomes   `json:"outcomes"`
+	Safety               Safety     `json:"safety"`
+	Client               Client     `json:"client"`
+	MeasuredSeconds      float64    `json:"measured_seconds"`
+	Interrupted          bool       `json:"interrupted"`
+	Warnings             []string   `json:"warnings,omitempty"`
+	StartedAt            time.Time  `json:"started_at"`
+}
+
+// WriteJSON writes v as indented JSON.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// WriteFileAtomic writes through a temp file and a rename, so a reader never
+// sees half a file, even after an interrupt.
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("out: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("out: %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("out: %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("out: %w", err)
+	}
+	return nil
+}

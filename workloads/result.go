@@ -1,0 +1,67 @@
+package workloads
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"lockbench/engine"
+	"lockbench/report"
+)
+
+// ClientBoundShare is the share of the machine's CPU above which a figure is
+// called client-bound: the load generator, not Redis, set the pace.
+const ClientBoundShare = 0.8
+
+// Result turns the stats into the result file shape.
+func (s *Stats) Result(eng *engine.Engine, config any, started time.Time) report.Run {
+	secs := s.Measured.Seconds()
+	r := report.Run{
+		Config:               config,
+		AcquireLatency:       report.Summarize(s.Acquire),
+		AcquireFailedLatency: report.Summarize(s.AcquireFailed),
+		ReleaseLatency:       report.Summarize(s.Release),
+		Outcomes: report.Outcomes{
+			Acquired: s.Acquired, NotAcquired: s.NotAcquired, Errors: s.Errors,
+			PerMaster: map[string]report.MasterOutcomes{},
+		},
+		Safety:          report.Safety{Violations: s.Violations, MaxConcurrentHolder: s.MaxConcurrent},
+		MeasuredSeconds: secs,
+		Interrupted:     s.Interrupted,
+		StartedAt:       started.UTC(),
+	}
+	if secs > 0 {
+		r.Throughput.CyclesPerSec = float64(s.Acquired) / secs
+		r.Throughput.AcquiresPerSec = float64(s.Acquired+s.NotAcquired+s.Errors) / secs
+	}
+	late := eng.LateOutcomes()
+	for i, addr := range eng.Addrs() {
+		pm := s.PerMaster[i]
+		var nLate int64
+		for _, v := range late[i] {
+			nLate += v
+		}
+		r.Outcomes.PerMaster[addr] = report.MasterOutcomes{
+			OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error], Late: nLate,
+		}
+	}
+	cores := runtime.NumCPU()
+	r.Client.Cores = cores
+	r.Client.CPUSeconds = s.CPU.Seconds()
+	if s.Acquired > 0 {
+		r.Client.CPUMicrosCycle = float64(s.CPU.Microseconds()) / float64(s.Acquired)
+	}
+	if secs > 0 {
+		r.Client.CPUShare = s.CPU.Seconds() / secs / float64(cores)
+	}
+	if r.Client.CPUShare >= ClientBoundShare {
+		r.Client.ClientBound = true
+		r.Warnings = append(r.Warnings, fmt.Sprintf(
+			"client-bound: lockbench used %.0f%% of %d cores; the figures measure this client as much as Redis",
+			100*r.Client.CPUShare, cores))
+	}
+	if s.Violations > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("safety: %d overlapping holds of one key were seen", s.Violations))
+	}
+	return r
+}
