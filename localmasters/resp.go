@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -65,6 +66,11 @@ func ctxErr(ctx context.Context, err error) error {
 	}
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	// The conn deadline is the ctx deadline and may fire a hair before the
+	// ctx timer does; report it the same way.
+	if _, ok := ctx.Deadline(); ok && errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("%w (%v)", context.DeadlineExceeded, err)
 	}
 	return err
 }

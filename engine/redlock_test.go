@@ -1,0 +1,251 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"lockbench/engine"
+	"lockbench/internal/redistest"
+	"lockbench/localmasters"
+)
+
+func newEngine(t *testing.T, set *localmasters.Set, mutate func(*engine.Config)) *engine.Engine {
+	t.Helper()
+	cfg := engine.DefaultConfig()
+	cfg.Masters = set.Addrs()
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	e, err := engine.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("engine: %v", err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+func get(t *testing.T, addr, key string) string {
+	t.Helper()
+	v, err := redistest.Do(addr, "GET", key)
+	if err != nil && !strings.Contains(err.Error(), "nil") {
+		t.Fatalf("GET %s on %s: %v", key, addr, err)
+	}
+	return v
+}
+
+func count(outs []engine.Outcome, o engine.Outcome) int {
+	n := 0
+	for _, x := range outs {
+		if x == o {
+			n++
+		}
+	}
+	return n
+}
+
+func TestQuorumSurvivesTwoOfFiveDown(t *testing.T) {
+	set := redistest.StartMasters(t, 5, localmasters.PersistNone)
+	modes := []engine.Mode{engine.Multiplexed, engine.Sequential}
+	// Engines connect while every master is up (New refuses unreachable
+	// masters); the masters die under them, as in production.
+	engines := map[engine.Mode]*engine.Engine{}
+	for _, mode := range modes {
+		engines[mode] = newEngine(t, set, func(c *engine.Config) { c.Mode = mode })
+		lock, res := engines[mode].Acquire(context.Background(), "q1:"+string(mode))
+		if lock == nil || res.Successes != 5 {
+			t.Fatalf("%s, all masters up: acquired=%v outs=%v", mode, lock != nil, res.PerMaster)
+		}
+		engines[mode].Release(context.Background(), lock)
+	}
+	ms := set.Masters()
+	for _, m := range ms[:2] {
+		if err := m.Stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, mode := range modes {
+		e := engines[mode]
+		lock, res := e.Acquire(context.Background(), "q2:"+string(mode))
+		if lock == nil {
+			t.Fatalf("%s: 3 of 5 up must acquire: outs=%v validity=%v", mode, res.PerMaster, res.Validity)
+		}
+		if res.Successes != 3 || count(res.PerMaster, engine.Error)+count(res.PerMaster, engine.Timeout) != 2 {
+			t.Fatalf("%s: want 3 ok and 2 failed masters, got %v", mode, res.PerMaster)
+		}
+		if rel := e.Release(context.Background(), lock); rel.Count != 3 {
+			t.Fatalf("%s: release freed %d masters, want 3: %v", mode, rel.Count, rel.PerMaster)
+		}
+	}
+	if err := ms[2].Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range modes {
+		key := "q3:" + string(mode)
+		lock, res := engines[mode].Acquire(context.Background(), key)
+		if lock != nil || res.Acquired {
+			t.Fatalf("%s: 2 of 5 up must not acquire: %v", mode, res.PerMaster)
+		}
+		if res.Successes != 2 {
+			t.Fatalf("%s: the 2 live masters should have taken the SET, got %v", mode, res.PerMaster)
+		}
+		for _, m := range ms[3:] {
+			if v := get(t, m.Addr(), key); v != "" {
+				t.Fatalf("%s: failed acquire left %s=%q on live master %s", mode, key, v, m.Addr())
+			}
+		}
+	}
+}
+
+func TestSilentMasterCostsOneTimeout(t *testing.T) {
+	set := redistest.StartMasters(t, 5, localmasters.PersistNone)
+	const timeout = 100 * time.Millisecond
+	const slack = 80 * time.Millisecond // scheduling noise on a busy CI machine
+	ms := set.Masters()
+	mk := func(mode engine.Mode, wait engine.Wait) *engine.Engine {
+		return newEngine(t, set, func(c *engine.Config) { c.Mode, c.Wait, c.Timeout = mode, wait, timeout })
+	}
+	multi, seq, quorum := mk(engine.Multiplexed, engine.WaitAll), mk(engine.Sequential, engine.WaitAll), mk(engine.Multiplexed, engine.WaitQuorum)
+	for _, m := range ms[:2] {
+		if err := m.Pause(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, m := range ms[:2] {
+			_ = m.Resume()
+		}
+	})
+	check := func(name string, e *engine.Engine, min, max time.Duration) {
+		t.Helper()
+		lock, res := e.Acquire(context.Background(), "silent:"+name)
+		if lock == nil {
+			t.Fatalf("%s: 3 answering masters must acquire: %v", name, res.PerMaster)
+		}
+		e.Release(context.Background(), lock)
+		if res.Elapsed < min || res.Elapsed > max {
+			t.Fatalf("%s: acquire took %v with 2 silent masters, want %v..%v", name, res.Elapsed, min, max)
+		}
+		t.Logf("%s: %v outs=%v", name, res.Elapsed, res.PerMaster)
+	}
+	// Both silent masters are waited on at the same time: one timeout.
+	check("multiplexed", multi, timeout, timeout+slack)
+	if outs := func() []engine.Outcome {
+		_, r := multi.Acquire(context.Background(), "silent:again")
+		return r.PerMaster
+	}(); outs[0] != engine.Timeout || outs[1] != engine.Timeout {
+		t.Fatalf("silent masters must be reported as timeouts: %v", outs)
+	}
+	// Master after master: each silent one costs its own timeout.
+	check("sequential", seq, 2*timeout, 2*timeout+slack)
+	// The quorum answers first; nobody waits for the silent ones.
+	check("quorum", quorum, 0, slack)
+}
+
+func TestValidityShrinksAndSlowAcquireFails(t *testing.T) {
+	ttl := 10 * time.Second
+	if got, want := engine.Validity(ttl, 100*time.Millisecond, 0.01), ttl-100*time.Millisecond-102*time.Millisecond; got != want {
+		t.Fatalf("Validity = %v, want %v", got, want)
+	}
+	if engine.Validity(time.Second, time.Second, 0.01) > 0 {
+		t.Fatal("an acquire as slow as the TTL must have no validity")
+	}
+	set := redistest.StartMasters(t, 5, localmasters.PersistNone)
+	e := newEngine(t, set, nil)
+	lock, res := e.Acquire(context.Background(), "validity")
+	if lock == nil {
+		t.Fatalf("acquire: %v", res.PerMaster)
+	}
+	// The attempt's own elapsed time is inside the call's, so validity lies
+	// between ttl-drift-elapsed(call) and ttl-drift, strictly below the latter.
+	if hi, lo := ttl-engine.Drift(ttl, 0.01), ttl-engine.Drift(ttl, 0.01)-res.Elapsed; res.Validity >= hi || res.Validity < lo {
+		t.Fatalf("validity %v must be ttl-drift-elapsed, within [%v, %v)", res.Validity, lo, hi)
+	}
+	if time.Until(lock.ValidUntil) > res.Validity {
+		t.Fatalf("lock valid until %v, later than validity %v allows", time.Until(lock.ValidUntil), res.Validity)
+	}
+	e.Release(context.Background(), lock)
+
+	// Sequential, two silent masters tried first: 2×60 ms > 100 ms TTL. The
+	// three others accept, but the lock expired before the quorum was had.
+	slow := newEngine(t, set, func(c *engine.Config) {
+		c.Mode, c.TTL, c.Timeout = engine.Sequential, 100*time.Millisecond, 60*time.Millisecond
+	})
+	ms := set.Masters()
+	for _, m := range ms[:2] {
+		if err := m.Pause(); err != nil {
+			t.Fatal(err)
+		}
+		defer m.Resume()
+	}
+	lock, res = slow.Acquire(context.Background(), "validity:slow")
+	if lock != nil || res.Successes != 3 || res.Validity > 0 {
+		t.Fatalf("slow acquire: acquired=%v successes=%d validity=%v; want a failure with 3 successes and no validity", lock != nil, res.Successes, res.Validity)
+	}
+	for _, m := range ms[2:] {
+		if v := get(t, m.Addr(), "validity:slow"); v != "" {
+			t.Fatalf("failed acquire left a key on %s", m.Addr())
+		}
+	}
+}
+
+func TestReleaseAndExtendRespectOtherHolders(t *testing.T) {
+	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
+	short := func(c *engine.Config) { c.TTL, c.Timeout = 200*time.Millisecond, 50*time.Millisecond }
+	a, b := newEngine(t, set, short), newEngine(t, set, short)
+	ctx := context.Background()
+	lockA, _ := a.Acquire(ctx, "holder")
+	if lockA == nil {
+		t.Fatal("a could not acquire a free key")
+	}
+	if l, _ := b.Acquire(ctx, "holder"); l != nil {
+		t.Fatal("b acquired a key a holds")
+	}
+	if ext := a.Extend(ctx, lockA, 200*time.Millisecond); !ext.OK || ext.Count != 3 {
+		t.Fatalf("a's extend within validity: %+v", ext)
+	}
+	time.Sleep(300 * time.Millisecond) // a's lock expires
+	if ext := a.Extend(ctx, lockA, 200*time.Millisecond); ext.OK {
+		t.Fatal("extend after expiry succeeded")
+	}
+	lockB, res := b.Acquire(ctx, "holder")
+	if lockB == nil {
+		t.Fatalf("b could not take the expired key: %v", res.PerMaster)
+	}
+	// a still believes in its lock (a paused client); its release and
+	// extend must not touch b's.
+	stale := *lockA
+	stale.ValidUntil = time.Now().Add(time.Second)
+	if rel := a.Release(ctx, &stale); rel.Count != 0 {
+		t.Fatalf("a's release deleted b's lock on %d masters", rel.Count)
+	}
+	if ext := a.Extend(ctx, &stale, time.Second); ext.OK || ext.Count != 0 {
+		t.Fatalf("a's extend moved b's lock: %+v", ext)
+	}
+	for _, addr := range set.Addrs() {
+		if v := get(t, addr, "holder"); v != lockB.Token {
+			t.Fatalf("%s holds %q, want b's token %q", addr, v, lockB.Token)
+		}
+	}
+	if rel := b.Release(ctx, lockB); rel.Count != 3 {
+		t.Fatalf("b's release freed %d masters, want 3", rel.Count)
+	}
+}
+
+func TestReleaseFallsBackToEvalAfterScriptFlush(t *testing.T) {
+	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
+	e := newEngine(t, set, nil)
+	lock, _ := e.Acquire(context.Background(), "noscript")
+	if lock == nil {
+		t.Fatal("acquire failed")
+	}
+	for _, addr := range set.Addrs() {
+		if _, err := redistest.Do(addr, "SCRIPT", "FLUSH"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rel := e.Release(context.Background(), lock); rel.Count != 3 {
+		t.Fatalf("release after SCRIPT FLUSH freed %d masters: %v", rel.Count, rel.PerMaster)
+	}
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"lockbench/internal/redistest"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "lockbench-bin-*")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "lockbench")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		panic("build: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func lockbench(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+// Every field the --json contract promises, as dotted paths.
+var jsonFields = []string{
+	"config.mode", "config.wait", "config.workers", "config.masters", "config.ttl", "config.timeout", "config.persistence",
+	"throughput.cycles_per_sec", "throughput.acquires_per_sec",
+	"outcomes.acquired", "outcomes.not_acquired", "outcomes.errors", "outcomes.per_master",
+	"safety.violations", "safety.max_concurrent_holders",
+	"client.cpu_seconds", "client.cpu_us_per_cycle",
+}
+
+func lookup(m map[string]any, path string) (any, bool) {
+	var cur any = m
+	for _, p := range strings.Split(path, ".") {
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = obj[p]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+func TestRunJSONHasEveryField(t *testing.T) {
+	redistest.Require(t)
+	stdout, stderr, code := lockbench(t, "run", "--local", "3", "--duration", "1s", "--warmup", "200ms", "--workers", "4", "--keys", "1000", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var m map[string]any
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+	}
+	if dec.More() {
+		t.Fatal("stdout holds more than one JSON object")
+	}
+	for _, f := range jsonFields {
+		if _, ok := lookup(m, f); !ok {
+			t.Errorf("missing %s", f)
+		}
+	}
+	for _, h := range []string{"acquire_latency_us", "acquire_failed_latency_us", "release_latency_us"} {
+		for _, f := range []string{"p50", "p90", "p99", "p999", "max", "mean", "count"} {
+			if _, ok := lookup(m, h+"."+f); !ok {
+				t.Errorf("missing %s.%s", h, f)
+			}
+		}
+	}
+	pm, _ := lookup(m, "outcomes.per_master")
+	if masters, _ := pm.(map[string]any); len(masters) != 3 {
+		t.Fatalf("per_master has %d masters, want 3", len(masters))
+	}
+	for addr, v := range pm.(map[string]any) {
+		for _, f := range []string{"ok", "taken", "timeout", "error"} {
+			if _, ok := v.(map[string]any)[f]; !ok {
+				t.Errorf("per_master[%s] missing %s", addr, f)
+			}
+		}
+	}
+	if c, _ := lookup(m, "outcomes.acquired"); c.(float64) < 100 {
+		t.Fatalf("only %v acquired in 1s", c)
+	}
+	if v, _ := lookup(m, "safety.violations"); v.(float64) != 0 {
+		t.Fatalf("violations %v", v)
+	}
+}
+
+func TestRunBadInputExits2(t *testing.T) {
+	cases := map[string][]string{
+		"timeout":      {"--timeout", "10s", "--ttl", "10s"},
+		"mode":         {"--mode", "parallel"},
+		"workers":      {"--workers", "0"},
+		"duration":     {"--duration", "0s"},
+		"persistence":  {"--persistence", "fsync"},
+		"masters":      {"--masters", "not-an-address"},
+		"wait":         {"--wait", "most"},
+		"keys":         {"--keys", "0"},
+		"distribution": {"--distribution", "gauss"},
+	}
+	for field, args := range cases {
+		_, stderr, code := lockbench(t, append([]string{"run"}, args...)...)
+		if code != 2 {
+			t.Errorf("%s: exit %d, want 2 (%s)", field, code, stderr)
+		}
+		if !strings.Contains(stderr, field) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%s: want one line naming the field, got %q", field, stderr)
+		}
+		if strings.Contains(stderr, "started") {
+			t.Errorf("%s: masters were started before the input was checked: %q", field, stderr)
+		}
+	}
+}
+
+func TestRunInterruptKeepsPartialResult(t *testing.T) {
+	redistest.Require(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(binary, "run", "--local", "3", "--duration", "30s", "--warmup", "0s", "--workers", "4", "--json", "--out", out)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("want exit 130 after SIGINT, got %v; stderr %s", err, e.String())
+	}
+	// The masters it started must be gone: their ports no longer answer.
+	addrs := regexp.MustCompile(`127\.0\.0\.1:\d+`).FindAllString(e.String(), -1)
+	if len(addrs) != 3 {
+		t.Fatalf("want the 3 master addresses announced on stderr, got %q", e.String())
+	}
+	for _, a := range addrs {
+		if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
+			c.Close()
+			t.Fatalf("master %s still listening after the interrupt", a)
+		}
+	}
+	for _, src := range []string{o.String(), mustRead(t, out)} {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(src), &m); err != nil {
+			t.Fatalf("partial result is not JSON: %v", err)
+		}
+		if m["interrupted"] != true {
+			t.Fatalf("result not marked interrupted: %v", m["interrupted"])
+		}
+		if acq, _ := lookup(m, "outcomes.acquired"); acq.(float64) == 0 {
+			t.Fatal("partial result has no acquires")
+		}
+	}
+}
+
+func mustRead(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

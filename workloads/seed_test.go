@@ -1,0 +1,134 @@
+package workloads_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"lockbench/engine"
+	"lockbench/internal/redistest"
+	"lockbench/localmasters"
+	"lockbench/workloads"
+)
+
+// The seed 003 test on real masters: 50 workers, one key, a stock of 100
+// decremented by 1 under the lock by each; the stock must end at 50 and the
+// probe must never see two holders.
+func TestSeedStockCounter(t *testing.T) {
+	set := redistest.StartMasters(t, 5, localmasters.PersistNone)
+	cfg := engine.DefaultConfig()
+	cfg.Masters = set.Addrs()
+	cfg.TTL = 5 * time.Second
+	cfg.Retries = 10_000
+	cfg.RetryMin, cfg.RetryMax = time.Millisecond, 5*time.Millisecond
+	e, err := engine.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	stockAddr := set.Addrs()[0]
+	if _, err := redistest.Do(stockAddr, "SET", "stock:1", "100"); err != nil {
+		t.Fatal(err)
+	}
+	probe := &workloads.Probe{}
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lock, res := e.Acquire(context.Background(), "lock:stock:1")
+			if lock == nil {
+				failed.Add(1)
+				t.Errorf("acquire failed after %d attempts: %v", res.Attempts, res.PerMaster)
+				return
+			}
+			probe.Enter(1)
+			// Read-modify-write with a gap, so two holders would lose an update.
+			v, err := redistest.Do(stockAddr, "GET", "stock:1")
+			n, _ := strconv.Atoi(v)
+			if err == nil {
+				time.Sleep(2 * time.Millisecond)
+				_, err = redistest.Do(stockAddr, "SET", "stock:1", strconv.Itoa(n-1))
+			}
+			if err != nil {
+				t.Error(err)
+			}
+			probe.Exit(1)
+			e.Release(context.Background(), lock)
+		}()
+	}
+	wg.Wait()
+	v, err := redistest.Do(stockAddr, "GET", "stock:1")
+	if err != nil || v != "50" {
+		t.Fatalf("stock = %q (%v), want 50", v, err)
+	}
+	if probe.MaxConcurrent() != 1 || probe.Violations() != 0 {
+		t.Fatalf("max concurrent holders %d, violations %d; want 1 and 0", probe.MaxConcurrent(), probe.Violations())
+	}
+}
+
+// The probe must go red when holds overlap, or it proves nothing.
+func TestProbeDetectsOverlap(t *testing.T) {
+	p := &workloads.Probe{}
+	if !p.Enter(7) {
+		t.Fatal("first holder flagged")
+	}
+	if p.Enter(7) {
+		t.Fatal("second concurrent holder not flagged")
+	}
+	p.Exit(7)
+	p.Exit(7)
+	if !p.Enter(7) || p.Enter(8) == false {
+		t.Fatal("holders after exit or of another key flagged")
+	}
+	if p.Violations() != 1 || p.MaxConcurrent() != 2 {
+		t.Fatalf("violations %d max %d; want 1 and 2", p.Violations(), p.MaxConcurrent())
+	}
+}
+
+func TestRunCountsAndReleases(t *testing.T) {
+	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
+	cfg := engine.DefaultConfig()
+	cfg.Masters = set.Addrs()
+	e, err := engine.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ch, _ := workloads.NewChooser("uniform", 4)
+	st, err := workloads.Run(context.Background(), e, workloads.RunConfig{
+		Workers: 8, Duration: 700 * time.Millisecond, Warmup: 100 * time.Millisecond,
+		Keys: workloads.Keys{Prefix: "lockbench:test:", Count: 4}, Chooser: ch, Hold: time.Millisecond, Seed: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Acquired < 100 || st.NotAcquired == 0 {
+		t.Fatalf("8 workers on 4 keys: acquired %d, not acquired %d; want many of both", st.Acquired, st.NotAcquired)
+	}
+	if st.Violations != 0 || st.MaxConcurrent != 1 {
+		t.Fatalf("violations %d, max concurrent %d", st.Violations, st.MaxConcurrent)
+	}
+	if st.Acquire.TotalCount() != st.Acquired || st.Release.TotalCount() != st.Acquired {
+		t.Fatalf("histogram counts %d/%d differ from acquired %d", st.Acquire.TotalCount(), st.Release.TotalCount(), st.Acquired)
+	}
+	if st.Measured < 600*time.Millisecond || st.Measured > 800*time.Millisecond {
+		t.Fatalf("measured %v, want about 700ms", st.Measured)
+	}
+	r := st.Result(e, nil, time.Now())
+	if r.Throughput.CyclesPerSec <= 0 || len(r.Outcomes.PerMaster) != 3 {
+		t.Fatalf("result: %+v", r)
+	}
+	// Every lock was released: no key of the run is left.
+	for _, addr := range set.Addrs() {
+		for i := range 4 {
+			if v, _ := redistest.Do(addr, "EXISTS", "lockbench:test:"+strconv.Itoa(i)); v != "0" {
+				t.Fatalf("key %d left on %s", i, addr)
+			}
+		}
+	}
+}
