@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"lockbench/drivers/redsyncdriver"
 	"lockbench/engine"
 	"lockbench/localmasters"
 	"lockbench/report"
@@ -47,6 +48,7 @@ type runSettings struct {
 	Dispatchers  int      `json:"dispatchers"`
 	Quorum       int      `json:"quorum"`
 	Seed         uint64   `json:"seed"`
+	Driver       string   `json:"driver"`
 	Version      string   `json:"lockbench_version"`
 }
 
@@ -73,6 +75,7 @@ type runFlags struct {
 	batch       int
 	dispatchers int
 	seed        uint64
+	driver      string
 	json        bool
 	out         string
 }
@@ -102,6 +105,7 @@ func runFlagSet(f *runFlags) *pflag.FlagSet {
 	fs.IntVar(&f.batch, "batch", def.MaxBatch, "most commands per pipelined write to one master")
 	fs.IntVar(&f.dispatchers, "dispatchers", def.Dispatchers, "pipelined batches in flight per master")
 	fs.Uint64Var(&f.seed, "seed", 0, "random seed for key choice (0: random)")
+	fs.StringVar(&f.driver, "driver", "lockbench", "lock client: lockbench (this engine) or redsync (go-redsync/redsync v4 on go-redis v9)")
 	fs.BoolVar(&f.json, "json", false, "print exactly one JSON object on stdout")
 	fs.StringVar(&f.out, "out", "", "also write the JSON result to this file")
 	return fs
@@ -168,6 +172,12 @@ func runCell(ctx context.Context, f runFlags, log io.Writer) (*report.Run, error
 	cfg.TTL, cfg.Timeout, cfg.DriftFactor = f.ttl, f.timeout, f.drift
 	cfg.Retries, cfg.RetryMin, cfg.RetryMax = f.retries, f.retryMin, f.retryMax
 	cfg.MaxBatch, cfg.Dispatchers = f.batch, f.dispatchers
+	if f.driver != "lockbench" && f.driver != "redsync" {
+		return nil, usageError{fmt.Errorf("driver: %q is not accepted; use lockbench or redsync", f.driver)}
+	}
+	if f.driver == "redsync" && cfg.Mode != engine.Multiplexed {
+		return nil, usageError{fmt.Errorf("mode: %q is not available with driver redsync; redsync acquires on all masters at once (multiplexed)", cfg.Mode)}
+	}
 	persist, err := localmasters.ParsePersistence(f.persistence)
 	if err != nil {
 		return nil, usageError{err}
@@ -230,7 +240,7 @@ func runCell(ctx context.Context, f runFlags, log io.Writer) (*report.Run, error
 		Distribution: f.dist, KeyPrefix: prefix, TTL: cfg.TTL.String(), Hold: f.hold.String(),
 		Timeout: cfg.Timeout.String(), DriftFactor: cfg.DriftFactor, Retries: cfg.Retries,
 		RetryMin: cfg.RetryMin.String(), RetryMax: cfg.RetryMax.String(), Batch: cfg.MaxBatch,
-		Dispatchers: cfg.Dispatchers, Quorum: engine.Quorum(len(cfg.Masters)), Seed: seed, Version: version}
+		Dispatchers: cfg.Dispatchers, Driver: f.driver, Quorum: engine.Quorum(len(cfg.Masters)), Seed: seed, Version: version}
 
 	if local {
 		set, err := localmasters.Start(ctx, localmasters.Options{N: f.local, Persistence: persist, Embedded: f.embedded, Log: log})
@@ -253,14 +263,40 @@ func runCell(ctx context.Context, f runFlags, log io.Writer) (*report.Run, error
 		return nil, err
 	}
 	defer eng.Close()
-	started := time.Now()
-	st, err := workloads.Run(ctx, eng, rc)
+	// The floor to compare acquires with: plain SET round trips, one master
+	// at a time, measured in this run on these masters.
+	rtts, err := eng.BaselineRTT(ctx, prefix+"rtt", baselineSamples)
 	if err != nil {
 		return nil, err
 	}
-	res := st.Result(eng, settings, started)
+	var locker workloads.Locker = eng
+	if f.driver == "redsync" {
+		rs, err := redsyncdriver.New(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		defer rs.Close()
+		locker = rs
+	}
+	started := time.Now()
+	st, err := workloads.Run(ctx, locker, rc)
+	if err != nil {
+		return nil, err
+	}
+	res := st.Result(locker, settings, started)
+	res.BaselineRTT = map[string]report.Latency{}
+	for i, addr := range eng.Addrs() {
+		h := report.NewHistogram()
+		for _, d := range rtts[i] {
+			report.RecordDuration(h, d)
+		}
+		res.BaselineRTT[addr] = report.Summarize(h)
+	}
 	return &res, nil
 }
+
+// baselineSamples SET round trips per master before the load starts.
+const baselineSamples = 500
 
 func newRunID() string {
 	var b [4]byte

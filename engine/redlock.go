@@ -99,6 +99,7 @@ type Lock struct {
 	Token      string
 	Start      time.Time // t1 of the winning attempt (monotonic)
 	ValidUntil time.Time // t1 + validity: use the lock only before this
+	Handle     any       // another driver's own lock object, when not this engine's
 }
 
 // Result is what one acquire saw.
@@ -269,4 +270,29 @@ func (e *Engine) run(kind opKind, key, token string, ttlMs int64, decides bool) 
 		}
 	}
 	return outs, okCount
+}
+
+// BaselineRTT times samples plain SET round trips to each master, one at a
+// time and without the dispatcher: the floor an acquire is compared with.
+// The probe key is deleted afterwards.
+func (e *Engine) BaselineRTT(ctx context.Context, key string, samples int) ([][]time.Duration, error) {
+	out := make([][]time.Duration, len(e.links))
+	for i, l := range e.links {
+		c := l.client
+		for range samples {
+			cctx, cancel := context.WithTimeout(ctx, time.Second)
+			t0 := time.Now()
+			err := c.Do(cctx, c.B().Set().Key(key).Value("rtt").PxMilliseconds(e.cfg.TTL.Milliseconds()).Build()).Error()
+			d := time.Since(t0)
+			cancel()
+			if err != nil {
+				return nil, fmt.Errorf("master %s: baseline SET: %w", l.addr, err)
+			}
+			out[i] = append(out[i], d)
+		}
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		_ = c.Do(cctx, c.B().Del().Key(key).Build()).Error()
+		cancel()
+	}
+	return out, nil
 }

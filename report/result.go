@@ -106,23 +106,28 @@ type Client struct {
 	CPUShare    float64 `json:"cpu_share_of_machine"`
 	Cores       int     `json:"cores"`
 	ClientBound bool    `json:"client_bound"`
+	// Resident memory at the start and end of the measured window: a long
+	// run at full speed should keep them close.
+	RSSStartMB float64 `json:"rss_start_mb"`
+	RSSEndMB   float64 `json:"rss_end_mb"`
 }
 
 // Run is the result of one benchmark cell: the shape `lockbench run --json`
 // prints and later tools rely on.
 type Run struct {
-	Config               any        `json:"config"`
-	Throughput           Throughput `json:"throughput"`
-	AcquireLatency       Latency    `json:"acquire_latency_us"`
-	AcquireFailedLatency Latency    `json:"acquire_failed_latency_us"`
-	ReleaseLatency       Latency    `json:"release_latency_us"`
-	Outcomes             Outcomes   `json:"outcomes"`
-	Safety               Safety     `json:"safety"`
-	Client               Client     `json:"client"`
-	MeasuredSeconds      float64    `json:"measured_seconds"`
-	Interrupted          bool       `json:"interrupted"`
-	Warnings             []string   `json:"warnings,omitempty"`
-	StartedAt            time.Time  `json:"started_at"`
+	Config               any                `json:"config"`
+	Throughput           Throughput         `json:"throughput"`
+	AcquireLatency       Latency            `json:"acquire_latency_us"`
+	AcquireFailedLatency Latency            `json:"acquire_failed_latency_us"`
+	ReleaseLatency       Latency            `json:"release_latency_us"`
+	Outcomes             Outcomes           `json:"outcomes"`
+	Safety               Safety             `json:"safety"`
+	Client               Client             `json:"client"`
+	BaselineRTT          map[string]Latency `json:"baseline_rtt_us,omitempty"`
+	MeasuredSeconds      float64            `json:"measured_seconds"`
+	Interrupted          bool               `json:"interrupted"`
+	Warnings             []string           `json:"warnings,omitempty"`
+	StartedAt            time.Time          `json:"started_at"`
 }
 
 // WriteJSON writes v as indented JSON.

@@ -14,7 +14,7 @@ import (
 const ClientBoundShare = 0.8
 
 // Result turns the stats into the result file shape.
-func (s *Stats) Result(eng *engine.Engine, config any, started time.Time) report.Run {
+func (s *Stats) Result(eng Locker, config any, started time.Time) report.Run {
 	secs := s.Measured.Seconds()
 	r := report.Run{
 		Config:               config,
@@ -54,6 +54,8 @@ func (s *Stats) Result(eng *engine.Engine, config any, started time.Time) report
 	if secs > 0 {
 		r.Client.CPUShare = s.CPU.Seconds() / secs / float64(cores)
 	}
+	r.Client.RSSStartMB = float64(s.RSSStart) / (1 << 20)
+	r.Client.RSSEndMB = float64(s.RSSEnd) / (1 << 20)
 	if r.Client.CPUShare >= ClientBoundShare {
 		r.Client.ClientBound = true
 		r.Warnings = append(r.Warnings, fmt.Sprintf(

@@ -6,6 +6,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -15,6 +18,15 @@ import (
 	"lockbench/engine"
 	"lockbench/report"
 )
+
+// Locker is what the runner drives: lockbench's engine, or another Redlock
+// library behind an adapter, so both run the same workload.
+type Locker interface {
+	Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result)
+	Release(ctx context.Context, l *engine.Lock) engine.OpResult
+	Addrs() []string
+	LateOutcomes() [][engine.NumOutcomes]int64
+}
 
 // RunConfig is one closed-loop cell: W workers, each acquiring a key, holding
 // it, releasing it, for Duration after Warmup.
@@ -60,6 +72,8 @@ type Stats struct {
 	MaxConcurrent int64
 	Measured      time.Duration
 	CPU           time.Duration // process CPU (user+system) in the window
+	RSSStart      int64         // resident bytes when the window opened
+	RSSEnd        int64         // resident bytes when it closed
 	Interrupted   bool
 }
 
@@ -72,7 +86,7 @@ type workerStats struct {
 
 // Run drives the engine until the cell's time is up or ctx ends (an
 // interrupt): then it stops, releases what it holds and returns what it has.
-func Run(ctx context.Context, eng *engine.Engine, cfg RunConfig) (*Stats, error) {
+func Run(ctx context.Context, eng Locker, cfg RunConfig) (*Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -85,6 +99,7 @@ func Run(ctx context.Context, eng *engine.Engine, cfg RunConfig) (*Stats, error)
 	defer cancel()
 
 	var cpuAtStart time.Duration
+	var rssAtStart int64
 	cpuMark := make(chan struct{})
 	go func() {
 		defer close(cpuMark)
@@ -95,6 +110,7 @@ func Run(ctx context.Context, eng *engine.Engine, cfg RunConfig) (*Stats, error)
 		case <-runCtx.Done():
 		}
 		cpuAtStart = processCPU()
+		rssAtStart = residentBytes()
 	}()
 
 	workers := make([]*workerStats, cfg.Workers)
@@ -148,6 +164,7 @@ func Run(ctx context.Context, eng *engine.Engine, cfg RunConfig) (*Stats, error)
 	<-cpuMark
 	stop := time.Now()
 	cpuAtEnd := processCPU()
+	rssAtEnd := residentBytes()
 
 	st := &Stats{
 		Acquire: report.NewHistogram(), AcquireFailed: report.NewHistogram(), Release: report.NewHistogram(),
@@ -163,6 +180,7 @@ func Run(ctx context.Context, eng *engine.Engine, cfg RunConfig) (*Stats, error)
 		}
 		st.Measured = last.Sub(measureFrom)
 		st.CPU = cpuAtEnd - cpuAtStart
+		st.RSSStart, st.RSSEnd = rssAtStart, rssAtEnd
 	}
 	for _, ws := range workers {
 		st.Acquire.Merge(ws.acquire)
@@ -204,4 +222,22 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// residentBytes is this process's resident set size (VmRSS), 0 if unknown.
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) >= 1 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
 }
