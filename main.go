@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -27,6 +28,9 @@ type command struct {
 
 var commands = map[string]command{
 	"run":     {"run one benchmark cell (closed loop) on local or given masters", cmdRun},
+	"masters": {"start local redis-server masters and keep them up until Ctrl-C", cmdMasters},
+	"sweep":   {"run a scenario file's matrix of cells into a results directory, then report", cmdSweep},
+	"report":  {"build plots, tables and a capacity plan from results directories (merging them)", cmdReport},
 	"version": {"print the version", func([]string) int { fmt.Println("lockbench", version); return exitOK }},
 }
 
@@ -74,3 +78,5 @@ func exitCode(err error) int {
 	}
 	return exitFailure
 }
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -61,7 +61,7 @@ func RedactURL(s string) string {
 }
 
 // clientOption completes parsed options with what the engine relies on.
-func clientOption(opt rueidis.ClientOption, timeout time.Duration) rueidis.ClientOption {
+func clientOption(opt rueidis.ClientOption, timeout, flushDelay time.Duration) rueidis.ClientOption {
 	// One connection per master, no client-side cache, no cluster discovery.
 	opt.ForceSingleClient = true
 	opt.DisableCache = true
@@ -71,6 +71,7 @@ func clientOption(opt rueidis.ClientOption, timeout time.Duration) rueidis.Clien
 	opt.PipelineMultiplex = -1
 	// A retry would hide a master's failure from the timing.
 	opt.DisableRetry = true
+	opt.MaxFlushDelay = flushDelay
 	if opt.Dialer.Timeout == 0 {
 		opt.Dialer.Timeout = max(timeout, time.Second)
 	}

@@ -64,6 +64,7 @@ type Config struct {
 	RetryMax    time.Duration // random delay between attempts, upper bound
 	MaxBatch    int           // most commands coalesced into one pipelined write per master
 	Dispatchers int           // batches in flight per master
+	FlushDelay  time.Duration // rueidis MaxFlushDelay: a short wait lets more commands share one write
 }
 
 // DefaultConfig returns the reference settings (redsync and the seed).
@@ -121,6 +122,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBatch < 1 || c.MaxBatch > 1024 {
 		return fmt.Errorf("batch: %d is not accepted; use 1..1024", c.MaxBatch)
+	}
+	if c.FlushDelay < 0 || c.FlushDelay > time.Millisecond {
+		return fmt.Errorf("flush-delay: %v is not accepted; use 0..1ms", c.FlushDelay)
 	}
 	if c.Dispatchers < 1 || c.Dispatchers > 64 {
 		return fmt.Errorf("dispatchers: %d is not accepted; use 1..64", c.Dispatchers)

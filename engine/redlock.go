@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,7 +38,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 			e.Close()
 			return nil, err
 		}
-		client, err := rueidis.NewClient(clientOption(opt, cfg.Timeout))
+		client, err := rueidis.NewClient(clientOption(opt, cfg.Timeout, cfg.FlushDelay))
 		if err != nil {
 			e.Close()
 			return nil, fmt.Errorf("master %s: %w", display, err)
@@ -295,4 +298,76 @@ func (e *Engine) BaselineRTT(ctx context.Context, key string, samples int) ([][]
 		cancel()
 	}
 	return out, nil
+}
+
+// BaselineParallel times samples plain SETs sent to every master at once
+// (one goroutine per master, no dispatcher) and waited for together: the
+// floor of a multiplexed acquire on this machine, where N servers and the
+// client share the cores.
+func (e *Engine) BaselineParallel(ctx context.Context, key string, samples int) ([]time.Duration, error) {
+	out := make([]time.Duration, 0, samples)
+	errs := make([]error, len(e.links))
+	for range samples {
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for i, l := range e.links {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cctx, cancel := context.WithTimeout(ctx, time.Second)
+				defer cancel()
+				c := l.client
+				errs[i] = c.Do(cctx, c.B().Set().Key(key).Value("rtt").PxMilliseconds(e.cfg.TTL.Milliseconds()).Build()).Error()
+			}()
+		}
+		wg.Wait()
+		out = append(out, time.Since(t0))
+		for i, err := range errs {
+			if err != nil {
+				return nil, fmt.Errorf("master %s: baseline SET: %w", e.links[i].addr, err)
+			}
+		}
+	}
+	for _, l := range e.links {
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		_ = l.client.Do(cctx, l.client.B().Del().Key(key).Build()).Error()
+		cancel()
+	}
+	return out, nil
+}
+
+// ServerCPU reads used_cpu_user + used_cpu_sys from INFO cpu on every master,
+// so a run can tell the servers' cost apart from the client's. A master that
+// does not answer reports -1.
+func (e *Engine) ServerCPU(ctx context.Context) []time.Duration {
+	out := make([]time.Duration, len(e.links))
+	for i, l := range e.links {
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		info, err := l.client.Do(cctx, l.client.B().Info().Section("cpu").Build()).ToString()
+		cancel()
+		out[i] = -1
+		if err == nil {
+			out[i] = parseInfoCPU(info)
+		}
+	}
+	return out
+}
+
+func parseInfoCPU(info string) time.Duration {
+	var total float64
+	found := false
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || (k != "used_cpu_user" && k != "used_cpu_sys") {
+			continue
+		}
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			total += f
+			found = true
+		}
+	}
+	if !found {
+		return -1
+	}
+	return time.Duration(total * float64(time.Second))
 }

@@ -112,22 +112,57 @@ type Client struct {
 	RSSEndMB   float64 `json:"rss_end_mb"`
 }
 
+// LockUse counts what happened while locks were held.
+type LockUse struct {
+	Extends        int64 `json:"extends"`
+	ExtendFailures int64 `json:"extend_failures"`
+	// HoldOverruns are holds that outlived the lock's validity and were cut
+	// short at its end (no auto-extension).
+	HoldOverruns int64 `json:"hold_overruns"`
+}
+
+// OpenLoop is the offered load of an open-loop cell.
+type OpenLoop struct {
+	OfferedRate float64 `json:"offered_rate"` // acquires per second scheduled
+	Offered     int64   `json:"offered"`
+	Unserved    int64   `json:"unserved"` // scheduled, never started before the end
+}
+
+// Servers is the masters' own CPU in the window (INFO cpu).
+type Servers struct {
+	CPUSeconds     float64            `json:"cpu_seconds"`
+	CPUMicrosCycle float64            `json:"cpu_us_per_cycle"`
+	PerMaster      map[string]float64 `json:"per_master_cpu_seconds"`
+	// BusiestShare is the busiest master's CPU over wall time: near 1 means
+	// that single-threaded server was the bottleneck.
+	BusiestShare float64 `json:"busiest_master_cpu_share"`
+}
+
 // Run is the result of one benchmark cell: the shape `lockbench run --json`
 // prints and later tools rely on.
 type Run struct {
 	Config               any                `json:"config"`
 	Throughput           Throughput         `json:"throughput"`
 	AcquireLatency       Latency            `json:"acquire_latency_us"`
+	AcquireUncorrected   *Latency           `json:"acquire_uncorrected_latency_us,omitempty"`
 	AcquireFailedLatency Latency            `json:"acquire_failed_latency_us"`
 	ReleaseLatency       Latency            `json:"release_latency_us"`
 	Outcomes             Outcomes           `json:"outcomes"`
 	Safety               Safety             `json:"safety"`
+	LockUse              LockUse            `json:"lock_use"`
+	OpenLoop             *OpenLoop          `json:"open_loop,omitempty"`
 	Client               Client             `json:"client"`
+	Servers              *Servers           `json:"servers,omitempty"`
 	BaselineRTT          map[string]Latency `json:"baseline_rtt_us,omitempty"`
-	MeasuredSeconds      float64            `json:"measured_seconds"`
-	Interrupted          bool               `json:"interrupted"`
-	Warnings             []string           `json:"warnings,omitempty"`
-	StartedAt            time.Time          `json:"started_at"`
+	// BaselineParallel: plain SETs to all masters at once, waited for together
+	// (the floor of a multiplexed acquire on this machine).
+	BaselineParallel *Latency  `json:"baseline_parallel_set_us,omitempty"`
+	MeasuredSeconds  float64   `json:"measured_seconds"`
+	Interrupted      bool      `json:"interrupted"`
+	Warnings         []string  `json:"warnings,omitempty"`
+	StartedAt        time.Time `json:"started_at"`
+	Cell             *CellInfo `json:"cell,omitempty"`
+	Events           []Event   `json:"events,omitempty"`
 }
 
 // WriteJSON writes v as indented JSON.

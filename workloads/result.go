@@ -26,9 +26,14 @@ func (s *Stats) Result(eng Locker, config any, started time.Time) report.Run {
 			PerMaster: map[string]report.MasterOutcomes{},
 		},
 		Safety:          report.Safety{Violations: s.Violations, MaxConcurrentHolder: s.MaxConcurrent},
+		LockUse:         report.LockUse{Extends: s.Extends, ExtendFailures: s.ExtendFailures, HoldOverruns: s.HoldOverruns},
 		MeasuredSeconds: secs,
 		Interrupted:     s.Interrupted,
 		StartedAt:       started.UTC(),
+	}
+	if s.AcquireUncorrected != nil {
+		l := report.Summarize(s.AcquireUncorrected)
+		r.AcquireUncorrected = &l
 	}
 	if secs > 0 {
 		r.Throughput.CyclesPerSec = float64(s.Acquired) / secs
@@ -43,6 +48,28 @@ func (s *Stats) Result(eng Locker, config any, started time.Time) report.Run {
 		}
 		r.Outcomes.PerMaster[addr] = report.MasterOutcomes{
 			OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error], Late: nLate,
+		}
+	}
+	if len(s.ServerCPU) > 0 {
+		sv := &report.Servers{PerMaster: map[string]float64{}}
+		known := true
+		for i, addr := range eng.Addrs() {
+			if i >= len(s.ServerCPU) || s.ServerCPU[i] < 0 {
+				known = false
+				continue
+			}
+			c := s.ServerCPU[i].Seconds()
+			sv.PerMaster[addr] = c
+			sv.CPUSeconds += c
+			if secs > 0 {
+				sv.BusiestShare = max(sv.BusiestShare, c/secs)
+			}
+		}
+		if s.Acquired > 0 {
+			sv.CPUMicrosCycle = sv.CPUSeconds * 1e6 / float64(s.Acquired)
+		}
+		if known {
+			r.Servers = sv
 		}
 	}
 	cores := runtime.NumCPU()

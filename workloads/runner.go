@@ -1,15 +1,17 @@
-// Package workloads generates lock load against an engine and checks safety
-// while it runs.
+// Package workloads generates lock load against a lock client and checks
+// safety while it runs.
 package workloads
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -28,16 +30,35 @@ type Locker interface {
 	LateOutcomes() [][engine.NumOutcomes]int64
 }
 
-// RunConfig is one closed-loop cell: W workers, each acquiring a key, holding
-// it, releasing it, for Duration after Warmup.
+// Extender is a Locker that can extend a held lock (auto-extension).
+type Extender interface {
+	Extend(ctx context.Context, l *engine.Lock, ttl time.Duration) engine.OpResult
+}
+
+// RunConfig is one cell. Closed loop (Rate 0): Workers each acquire a key,
+// hold it, release it, again and again. Open loop (Rate > 0): acquires start
+// at Rate per second on schedule, served by up to Workers at once, and
+// latency counts from the intended start (coordinated omission corrected).
 type RunConfig struct {
 	Workers  int
+	Rate     float64 // open loop acquires per second; 0 = closed loop
 	Duration time.Duration
 	Warmup   time.Duration
 	Keys     Keys
 	Chooser  KeyChooser
-	Hold     time.Duration
-	Seed     uint64
+	Hold     HoldTime
+	TTL      time.Duration // for auto-extension
+	// AutoExtend extends a lock whose hold outlives a third of its validity.
+	AutoExtend bool
+	Seed       uint64
+	// ServerCPU, when set, reads the masters' CPU time so the window's
+	// server cost is reported next to the client's.
+	ServerCPU func() []time.Duration
+	// Logs, when set, receive per-second interval histograms (.hlog) by
+	// report metric index.
+	Logs map[int]io.Writer
+	// OnInterval is called after every one-second flush (progress lines).
+	OnInterval func(report.Interval)
 }
 
 // Validate names the first bad field.
@@ -45,12 +66,12 @@ func (c RunConfig) Validate() error {
 	switch {
 	case c.Workers < 1:
 		return fmt.Errorf("workers: %d is not accepted; use at least 1", c.Workers)
+	case c.Rate < 0:
+		return fmt.Errorf("rate: %v is not accepted; use 0 (closed loop) or acquires per second", c.Rate)
 	case c.Duration <= 0:
 		return fmt.Errorf("duration: %v is not accepted; use a positive duration such as 10s", c.Duration)
 	case c.Warmup < 0:
 		return fmt.Errorf("warmup: %v is not accepted; use 0 or a positive duration", c.Warmup)
-	case c.Hold < 0:
-		return fmt.Errorf("hold: %v is not accepted; use 0 or a positive duration", c.Hold)
 	case c.Keys.Count < 1:
 		return fmt.Errorf("keys: %d is not accepted; use at least 1", c.Keys.Count)
 	case c.Chooser == nil:
@@ -61,36 +82,46 @@ func (c RunConfig) Validate() error {
 
 // Stats is what a run recorded in its measured window.
 type Stats struct {
-	Acquire       *hdrhistogram.Histogram // successful acquires, µs
-	AcquireFailed *hdrhistogram.Histogram // failed acquires, µs
-	Release       *hdrhistogram.Histogram // releases of held locks, µs
-	Acquired      int64
-	NotAcquired   int64 // lost to contention or validity
-	Errors        int64 // failed because masters timed out or errored
-	PerMaster     [][engine.NumOutcomes]int64
-	Violations    int64
-	MaxConcurrent int64
-	Measured      time.Duration
-	CPU           time.Duration // process CPU (user+system) in the window
-	RSSStart      int64         // resident bytes when the window opened
-	RSSEnd        int64         // resident bytes when it closed
-	Interrupted   bool
+	Acquire            *hdrhistogram.Histogram // successful acquires, µs (from the intended start in open loop)
+	AcquireUncorrected *hdrhistogram.Histogram // open loop: from the actual start
+	AcquireFailed      *hdrhistogram.Histogram
+	Release            *hdrhistogram.Histogram
+	Acquired           int64
+	NotAcquired        int64 // lost to contention or validity
+	Errors             int64 // failed because masters timed out or errored
+	PerMaster          [][engine.NumOutcomes]int64
+	Extends            int64 // successful auto-extensions
+	ExtendFailures     int64 // auto-extensions that lost the lock
+	HoldOverruns       int64 // holds cut short because the validity ran out
+	Offered            int64 // open loop: acquires scheduled in the window
+	Unserved           int64 // open loop: scheduled but never started
+	Violations         int64
+	MaxConcurrent      int64
+	Measured           time.Duration
+	WindowStart        time.Time
+	CPU                time.Duration // process CPU (user+system) in the window
+	RSSStart           int64         // resident bytes when the window opened
+	RSSEnd             int64         // resident bytes when it closed
+	ServerCPU          []time.Duration
+	Interrupted        bool
 }
 
-type workerStats struct {
-	acquire, failed, release *hdrhistogram.Histogram
-	acquired, notAcquired    int64
-	errors                   int64
-	perMaster                [][engine.NumOutcomes]int64
+type workerCounts struct {
+	acquired, notAcquired, errors  int64
+	extends, extendFails, overruns int64
+	perMaster                      [][engine.NumOutcomes]int64
 }
 
-// Run drives the engine until the cell's time is up or ctx ends (an
+// Run drives the locker until the cell's time is up or ctx ends (an
 // interrupt): then it stops, releases what it holds and returns what it has.
-func Run(ctx context.Context, eng Locker, cfg RunConfig) (*Stats, error) {
+func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	n := len(eng.Addrs())
+	if cfg.Hold == nil {
+		cfg.Hold = FixedHold{}
+	}
+	n := len(lk.Addrs())
 	probe := &Probe{}
 	begin := time.Now()
 	measureFrom := begin.Add(cfg.Warmup)
@@ -98,120 +129,284 @@ func Run(ctx context.Context, eng Locker, cfg RunConfig) (*Stats, error) {
 	runCtx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
 
+	rec := report.NewRecorder(min(cfg.Workers, 16), measureFrom)
+	for m, w := range cfg.Logs {
+		if err := rec.LogTo(m, w, measureFrom); err != nil {
+			return nil, fmt.Errorf("out: %w", err)
+		}
+	}
+
+	// The window's bookkeeping: CPU and memory marks, one flush a second.
 	var cpuAtStart time.Duration
 	var rssAtStart int64
-	cpuMark := make(chan struct{})
+	var serverAtStart []time.Duration
+	ticking := make(chan struct{})
 	go func() {
-		defer close(cpuMark)
+		defer close(ticking)
 		t := time.NewTimer(time.Until(measureFrom))
 		defer t.Stop()
 		select {
 		case <-t.C:
 		case <-runCtx.Done():
+			return
 		}
 		cpuAtStart = processCPU()
 		rssAtStart = residentBytes()
+		if cfg.ServerCPU != nil {
+			serverAtStart = cfg.ServerCPU()
+		}
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case now := <-tick.C:
+				iv := rec.Flush(now)
+				if cfg.OnInterval != nil {
+					cfg.OnInterval(iv)
+				}
+			case <-runCtx.Done():
+				return
+			}
+		}
 	}()
 
-	workers := make([]*workerStats, cfg.Workers)
+	// Open loop: a pacer hands out intended start times on schedule. When
+	// every worker is busy it blocks, but the times it hands out later stay
+	// on the schedule, so queueing delay lands in the corrected latency.
+	var tickets chan time.Time
+	var offered, unserved atomic.Int64
+	if cfg.Rate > 0 {
+		tickets = make(chan time.Time, cfg.Workers)
+		go func() {
+			defer close(tickets)
+			interval := float64(time.Second) / cfg.Rate
+			for i := int64(0); ; i++ {
+				intended := begin.Add(time.Duration(float64(i) * interval))
+				if !intended.Before(end) {
+					return
+				}
+				if d := time.Until(intended); d > 0 {
+					t := time.NewTimer(d)
+					select {
+					case <-t.C:
+					case <-runCtx.Done():
+						t.Stop()
+						return
+					}
+				}
+				if !intended.Before(measureFrom) {
+					offered.Add(1)
+				}
+				select {
+				case tickets <- intended:
+				case <-runCtx.Done():
+					if !intended.Before(measureFrom) {
+						unserved.Add(1)
+					}
+					return
+				}
+			}
+		}()
+	}
+
+	counts := make([]*workerCounts, cfg.Workers)
 	var wg sync.WaitGroup
-	for w := range workers {
-		ws := &workerStats{
-			acquire: report.NewHistogram(), failed: report.NewHistogram(), release: report.NewHistogram(),
-			perMaster: make([][engine.NumOutcomes]int64, n),
-		}
-		workers[w] = ws
+	for w := range counts {
+		wc := &workerCounts{perMaster: make([][engine.NumOutcomes]int64, n)}
+		counts[w] = wc
 		wg.Add(1)
-		go func(seed uint64) {
+		go func(w int) {
 			defer wg.Done()
-			rng := rand.New(rand.NewPCG(cfg.Seed, seed))
+			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(w)+1))
 			for runCtx.Err() == nil {
+				var intended time.Time
+				if tickets != nil {
+					var ok bool
+					if intended, ok = <-tickets; !ok {
+						return
+					}
+					if runCtx.Err() != nil {
+						if !intended.Before(measureFrom) {
+							unserved.Add(1)
+						}
+						return
+					}
+				}
 				idx := cfg.Chooser.Next(rng)
 				key := cfg.Keys.Name(idx)
 				t0 := time.Now()
-				lock, res := eng.Acquire(runCtx, key)
+				if intended.IsZero() {
+					intended = t0
+				}
+				lock, res := lk.Acquire(runCtx, key)
 				if res.Err != nil && lock == nil {
 					return // the run ended mid-retry: not an outcome
 				}
-				lat := time.Since(t0)
-				measured := !t0.Before(measureFrom)
+				done := time.Now()
+				measured := !intended.Before(measureFrom)
 				if lock == nil {
 					if measured {
-						report.RecordDuration(ws.failed, lat)
-						countFailure(ws, res)
+						rec.Record(w, report.Failed, done.Sub(intended))
+						countFailure(wc, res)
 					}
 					continue
 				}
-				probe.Enter(idx)
-				if cfg.Hold > 0 {
-					time.Sleep(cfg.Hold)
-				}
-				probe.Exit(idx)
+				hold(runCtx, lk, lock, idx, cfg, rng, probe, wc, measured)
 				// Released even when the run ended meanwhile: never leave a lock behind.
-				rel := eng.Release(context.Background(), lock)
+				rel := lk.Release(context.Background(), lock)
 				if measured {
-					ws.acquired++
-					report.RecordDuration(ws.acquire, lat)
-					report.RecordDuration(ws.release, rel.Elapsed)
+					wc.acquired++
+					rec.Record(w, report.Acquire, done.Sub(intended))
+					if tickets != nil {
+						rec.Record(w, report.AcquireUncorrected, done.Sub(t0))
+					}
+					rec.Record(w, report.Release, rel.Elapsed)
 					for m, o := range res.PerMaster {
-						ws.perMaster[m][o]++
+						wc.perMaster[m][o]++
 					}
 				}
 			}
-		}(uint64(w) + 1)
+		}(w)
 	}
 	wg.Wait()
-	<-cpuMark
+	cancel()
+	<-ticking
 	stop := time.Now()
+	if stop.After(end) {
+		stop = end
+	}
 	cpuAtEnd := processCPU()
 	rssAtEnd := residentBytes()
-
-	st := &Stats{
-		Acquire: report.NewHistogram(), AcquireFailed: report.NewHistogram(), Release: report.NewHistogram(),
-		PerMaster:     make([][engine.NumOutcomes]int64, n),
-		Violations:    probe.Violations(),
-		MaxConcurrent: probe.MaxConcurrent(),
-		Interrupted:   ctx.Err() != nil,
+	var serverAtEnd []time.Duration
+	if cfg.ServerCPU != nil && serverAtStart != nil {
+		serverAtEnd = cfg.ServerCPU()
 	}
 	if stop.After(measureFrom) {
-		last := stop
-		if last.After(end) {
-			last = end
+		iv := rec.Flush(stop)
+		if cfg.OnInterval != nil {
+			cfg.OnInterval(iv)
 		}
-		st.Measured = last.Sub(measureFrom)
+	}
+	if err := rec.Err(); err != nil {
+		return nil, err
+	}
+
+	st := &Stats{
+		Acquire:            rec.Total(report.Acquire),
+		AcquireUncorrected: rec.Total(report.AcquireUncorrected),
+		AcquireFailed:      rec.Total(report.Failed),
+		Release:            rec.Total(report.Release),
+		PerMaster:          make([][engine.NumOutcomes]int64, n),
+		Violations:         probe.Violations(),
+		MaxConcurrent:      probe.MaxConcurrent(),
+		Interrupted:        ctx.Err() != nil,
+		WindowStart:        measureFrom,
+		Offered:            offered.Load(),
+		Unserved:           unserved.Load(),
+	}
+	if tickets == nil {
+		st.AcquireUncorrected = nil
+	} else {
+		for range tickets { // scheduled, never started
+			unserved.Add(1)
+		}
+		st.Unserved = unserved.Load()
+	}
+	if stop.After(measureFrom) {
+		st.Measured = stop.Sub(measureFrom)
 		st.CPU = cpuAtEnd - cpuAtStart
 		st.RSSStart, st.RSSEnd = rssAtStart, rssAtEnd
+		for i := range serverAtEnd {
+			d := time.Duration(-1)
+			if i < len(serverAtStart) && serverAtStart[i] >= 0 && serverAtEnd[i] >= 0 {
+				d = serverAtEnd[i] - serverAtStart[i]
+			}
+			st.ServerCPU = append(st.ServerCPU, d)
+		}
 	}
-	for _, ws := range workers {
-		st.Acquire.Merge(ws.acquire)
-		st.AcquireFailed.Merge(ws.failed)
-		st.Release.Merge(ws.release)
-		st.Acquired += ws.acquired
-		st.NotAcquired += ws.notAcquired
-		st.Errors += ws.errors
-		for m := range ws.perMaster {
-			for o := range ws.perMaster[m] {
-				st.PerMaster[m][o] += ws.perMaster[m][o]
+	for _, wc := range counts {
+		st.Acquired += wc.acquired
+		st.NotAcquired += wc.notAcquired
+		st.Errors += wc.errors
+		st.Extends += wc.extends
+		st.ExtendFailures += wc.extendFails
+		st.HoldOverruns += wc.overruns
+		for m := range wc.perMaster {
+			for o := range wc.perMaster[m] {
+				st.PerMaster[m][o] += wc.perMaster[m][o]
 			}
 		}
 	}
 	return st, nil
 }
 
+// hold keeps the lock for a drawn hold time inside the probe. A hold is
+// judged on the lock's validity window: it ends when the hold does or when
+// the validity runs out, whichever is first, unless auto-extension keeps the
+// lock alive.
+func hold(ctx context.Context, lk Locker, lock *engine.Lock, idx uint64, cfg RunConfig, rng *rand.Rand,
+	probe *Probe, wc *workerCounts, measured bool) {
+	probe.Enter(idx)
+	defer probe.Exit(idx)
+	d := cfg.Hold.Next(rng)
+	if d <= 0 {
+		return
+	}
+	until := time.Now().Add(d)
+	ext, canExtend := lk.(Extender)
+	for {
+		now := time.Now()
+		if !now.Before(until) {
+			return
+		}
+		if until.Before(lock.ValidUntil) && !(cfg.AutoExtend && canExtend && lock.ValidUntil.Sub(now) < cfg.TTL/3) {
+			time.Sleep(until.Sub(now))
+			return
+		}
+		if !cfg.AutoExtend || !canExtend {
+			// The lock runs out before the hold ends: stop using it then.
+			time.Sleep(lock.ValidUntil.Sub(now))
+			if measured {
+				wc.overruns++
+			}
+			return
+		}
+		// Extend once a third of the TTL is left.
+		wake := lock.ValidUntil.Add(-cfg.TTL / 3)
+		if wake.After(until) {
+			wake = until
+		}
+		time.Sleep(time.Until(wake))
+		if !time.Now().Before(until) {
+			return
+		}
+		if r := ext.Extend(ctx, lock, cfg.TTL); r.OK {
+			if measured {
+				wc.extends++
+			}
+		} else {
+			if measured {
+				wc.extendFails++
+			}
+			return
+		}
+	}
+}
+
 // countFailure files a failed acquire: contention (some master held the key,
 // or the acquire was too slow) or infrastructure (no master said taken).
-func countFailure(ws *workerStats, res engine.Result) {
+func countFailure(wc *workerCounts, res engine.Result) {
 	taken := false
 	for m, o := range res.PerMaster {
-		ws.perMaster[m][o]++
+		wc.perMaster[m][o]++
 		if o == engine.Taken {
 			taken = true
 		}
 	}
 	if taken || res.Successes >= len(res.PerMaster)/2+1 {
-		ws.notAcquired++
+		wc.notAcquired++
 	} else {
-		ws.errors++
+		wc.errors++
 	}
 }
 
@@ -232,8 +427,7 @@ func residentBytes() int64 {
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			if len(f) >= 1 {
+			if f := strings.Fields(rest); len(f) >= 1 {
 				kb, _ := strconv.ParseInt(f[0], 10, 64)
 				return kb * 1024
 			}

@@ -99,10 +99,10 @@ func TestRunCountsAndReleases(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	ch, _ := workloads.NewChooser("uniform", 4)
+	ch, _ := workloads.NewChooser(workloads.ChooserConfig{Keys: 4})
 	st, err := workloads.Run(context.Background(), e, workloads.RunConfig{
 		Workers: 8, Duration: 700 * time.Millisecond, Warmup: 100 * time.Millisecond,
-		Keys: workloads.Keys{Prefix: "lockbench:test:", Count: 4}, Chooser: ch, Hold: time.Millisecond, Seed: 1,
+		Keys: workloads.Keys{Prefix: "lockbench:test:", Count: 4}, Chooser: ch, Hold: workloads.FixedHold{D: time.Millisecond}, Seed: 1,
 	})
 	if err != nil {
 		t.Fatal(err)

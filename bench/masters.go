@@ -1,0 +1,208 @@
+// Package bench runs benchmark cells: it gets masters ready for a cell's
+// settings, builds the lock client, drives the runner and turns what it
+// recorded into result files. config → plan → masters → engine → runner →
+// recorder → report reads straight through here.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"lockbench/engine"
+	"lockbench/localmasters"
+	"lockbench/plan"
+)
+
+// Masters is a set of masters ready for cells.
+type Masters struct {
+	key      string
+	Addrs    []string // what the engine dials (external: as given, with credentials)
+	Display  []string // without secrets
+	Local    *localmasters.Set
+	Embedded bool
+	Version  string // redis_version from INFO (first master)
+	restore  []func(context.Context) error
+}
+
+// Pool keeps the masters of consecutive cells: local masters are restarted
+// only when N or the persistence mode changes; external masters get the
+// cell's persistence by CONFIG SET, restored to the original when done.
+type Pool struct {
+	Log io.Writer
+	cur *Masters
+}
+
+// Prepare returns masters fit for s, reusing the current set when possible.
+func (p *Pool) Prepare(ctx context.Context, s plan.Settings) (*Masters, error) {
+	key := plan.MastersKey(s)
+	if p.cur != nil && p.cur.key == key {
+		return p.cur, nil
+	}
+	if err := p.Close(); err != nil {
+		return nil, err
+	}
+	m := &Masters{key: key}
+	if len(s.Masters) == 0 {
+		persist, err := localmasters.ParsePersistence(orNone(s.Persistence))
+		if err != nil {
+			return nil, err
+		}
+		set, err := localmasters.Start(ctx, localmasters.Options{N: s.Local, Persistence: persist, Embedded: s.Embedded, Log: p.Log})
+		if err != nil {
+			return nil, err
+		}
+		m.Local, m.Embedded, m.Version = set, set.Embedded(), set.Version()
+		m.Addrs, m.Display = set.Addrs(), set.Addrs()
+		p.cur = m
+		return m, nil
+	}
+	for _, a := range s.Masters {
+		_, display, err := engine.ParseMaster(a)
+		if err != nil {
+			return nil, err
+		}
+		m.Addrs = append(m.Addrs, a)
+		m.Display = append(m.Display, display)
+	}
+	p.cur = m
+	if err := m.checkAndConfigure(ctx, s.Persistence); err != nil {
+		_ = p.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// Close stops local masters or restores external masters' settings.
+func (p *Pool) Close() error {
+	m := p.cur
+	p.cur = nil
+	if m == nil {
+		return nil
+	}
+	var errs []error
+	if m.Local != nil {
+		errs = append(errs, m.Local.Stop())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, r := range m.restore {
+		errs = append(errs, r(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+func orNone(p string) string {
+	if p == "" {
+		return "none"
+	}
+	return p
+}
+
+// aofSettings maps a persistence mode onto appendonly/appendfsync.
+func aofSettings(p string) (appendonly, appendfsync string) {
+	switch p {
+	case "aof-no":
+		return "yes", "no"
+	case "aof-everysec":
+		return "yes", "everysec"
+	case "aof-always":
+		return "yes", "always"
+	}
+	return "no", ""
+}
+
+// checkAndConfigure pings every external master (a clear error naming the
+// address before any load) and, when a persistence mode is asked for, sets
+// it with CONFIG SET and remembers how to restore the original.
+func (m *Masters) checkAndConfigure(ctx context.Context, persistence string) error {
+	for i, a := range m.Addrs {
+		opt, display, err := engine.ParseMaster(a)
+		if err != nil {
+			return err
+		}
+		opt.ForceSingleClient, opt.DisableCache = true, true
+		opt.Dialer.Timeout = 3 * time.Second
+		c, err := rueidis.NewClient(opt)
+		if err != nil {
+			return fmt.Errorf("master %s: %v", display, redactErr(err, a))
+		}
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		info, err := c.Do(cctx, c.B().Info().Section("server").Build()).ToString()
+		cancel()
+		if err != nil {
+			c.Close()
+			return fmt.Errorf("master %s: not a usable Redis server: %v", display, redactErr(err, a))
+		}
+		if i == 0 {
+			m.Version = infoField(info, "redis_version")
+		}
+		if persistence == "" {
+			c.Close()
+			continue
+		}
+		ao, af := aofSettings(persistence)
+		orig := map[string]string{}
+		for _, k := range []string{"appendonly", "appendfsync"} {
+			cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			kv, err := c.Do(cctx, c.B().ConfigGet().Parameter(k).Build()).AsStrMap()
+			cancel()
+			if err != nil {
+				c.Close()
+				return fmt.Errorf("persistence: master %s refused CONFIG GET %s (%v); leave persistence unset to use the server's own", display, k, err)
+			}
+			orig[k] = kv[k]
+		}
+		set := func(ctx context.Context, ao, af string) error {
+			if af != "" {
+				if err := c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("appendfsync", af).Build()).Error(); err != nil {
+					return err
+				}
+			}
+			return c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("appendonly", ao).Build()).Error()
+		}
+		cctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		err = set(cctx, ao, af)
+		cancel()
+		if err != nil {
+			c.Close()
+			return fmt.Errorf("persistence: master %s refused CONFIG SET (%v); leave persistence unset to use the server's own", display, err)
+		}
+		m.restore = append(m.restore, func(ctx context.Context) error {
+			defer c.Close()
+			if err := set(ctx, orig["appendonly"], orig["appendfsync"]); err != nil {
+				return fmt.Errorf("master %s: restoring appendonly=%s appendfsync=%s: %v", display, orig["appendonly"], orig["appendfsync"], err)
+			}
+			return nil
+		})
+	}
+	return nil
+}
+
+func infoField(info, name string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// redactErr keeps a password that a client library echoed out of errors.
+func redactErr(err error, url string) string {
+	s := err.Error()
+	if i := strings.Index(url, "://"); i >= 0 {
+		if at := strings.Index(url[i+3:], "@"); at >= 0 {
+			cred := url[i+3 : i+3+at]
+			if _, pw, ok := strings.Cut(cred, ":"); ok && pw != "" {
+				s = strings.ReplaceAll(s, pw, "xxxxx")
+			}
+		}
+	}
+	return s
+}

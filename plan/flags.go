@@ -1,0 +1,76 @@
+package plan
+
+import (
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// durationFlag binds a plan.Duration to pflag.
+type durationFlag struct{ d *Duration }
+
+func (f durationFlag) String() string { return f.d.String() }
+func (f durationFlag) Type() string   { return "duration" }
+func (f durationFlag) Set(s string) error {
+	return f.d.parse(strings.TrimSpace(s))
+}
+
+// BindFlags registers every setting as a flag on fs, bound to s; the flag
+// names are the YAML names with "_" written as "-".
+func BindFlags(fs *pflag.FlagSet, s *Settings) {
+	dur := func(p *Duration, name, usage string) { fs.Var(durationFlag{p}, name, usage) }
+	fs.StringSliceVar(&s.Masters, "masters", s.Masters, "masters as host:port, redis://[user:pass@]host:port or rediss://… (comma-separated); default: start --local masters")
+	fs.IntVar(&s.Local, "local", s.Local, "start this many local redis-server masters on 127.0.0.1 (when --masters is not given)")
+	fs.StringVar(&s.Persistence, "persistence", s.Persistence, "persistence: none, aof-no, aof-everysec, aof-always (local masters are started so; external ones are set with CONFIG SET by sweep)")
+	fs.StringVar(&s.Embedded, "embedded", s.Embedded, "embedded in-process masters when redis-server is missing: auto, never, always")
+	fs.StringVar(&s.Driver, "driver", s.Driver, "lock client: lockbench (this engine) or redsync (go-redsync/redsync v4 on go-redis v9)")
+	fs.StringVar(&s.Mode, "mode", s.Mode, "acquisition: sequential (master after master) or multiplexed (all at once)")
+	fs.StringVar(&s.Wait, "wait", s.Wait, "wait for: all masters, or quorum (stop once the outcome is decided)")
+	dur(&s.TTL, "ttl", "lock time to live")
+	dur(&s.Timeout, "timeout", "per-master timeout of one command (must be below --ttl)")
+	fs.Float64Var(&s.DriftFactor, "drift-factor", s.DriftFactor, "clock drift allowance as a share of the TTL (plus 2ms)")
+	fs.IntVar(&s.Retries, "retries", s.Retries, "extra acquire attempts after a failure")
+	dur(&s.RetryMin, "retry-delay-min", "random retry delay, lower bound")
+	dur(&s.RetryMax, "retry-delay-max", "random retry delay, upper bound")
+	fs.IntVar(&s.Batch, "batch", s.Batch, "most commands per pipelined write to one master")
+	fs.IntVar(&s.Dispatchers, "dispatchers", s.Dispatchers, "pipelined batches in flight per master")
+	dur(&s.FlushDelay, "flush-delay", "rueidis MaxFlushDelay per master (0..1ms): less CPU, a little more latency")
+	fs.StringVar(&s.Load, "load", s.Load, "load model: closed (--workers loop) or open (--rate acquires/s, latency from the intended start)")
+	fs.IntVar(&s.Workers, "workers", s.Workers, "closed loop: concurrent workers; open loop: most acquires in flight")
+	fs.Float64Var(&s.Rate, "rate", s.Rate, "open loop: acquires per second (needs --load open)")
+	dur(&s.Duration, "duration", "measured time")
+	dur(&s.Warmup, "warmup", "unmeasured time before the measured window")
+	fs.Uint64Var(&s.Keys, "keys", s.Keys, "number of distinct lock keys (up to 100M; named on demand)")
+	fs.StringVar(&s.Distribution, "distribution", s.Distribution, "key choice: uniform, zipf, hotspot, single")
+	fs.Float64Var(&s.ZipfExponent, "zipf-exponent", s.ZipfExponent, "zipf exponent θ (0.99 is YCSB's)")
+	fs.Float64Var(&s.HotspotOps, "hotspot-ops", s.HotspotOps, "hotspot: share of operations on the hot keys")
+	fs.Float64Var(&s.HotspotKeys, "hotspot-keys", s.HotspotKeys, "hotspot: share of keys that are hot")
+	dur(&s.Hold, "hold", "how long a worker holds each lock (mean for uniform/exponential)")
+	fs.StringVar(&s.HoldDist, "hold-distribution", s.HoldDist, "hold time: fixed, uniform (0..2×hold), exponential")
+	fs.BoolVar(&s.AutoExtend, "auto-extend", s.AutoExtend, "extend locks whose hold outlives a third of the TTL")
+	fs.StringVar(&s.KeyPrefix, "key-prefix", s.KeyPrefix, "key prefix (default lockbench:RUNID:)")
+	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed for key choice (0: random)")
+}
+
+// ApplyChanged copies the flags set on the command line (fs, bound by
+// BindFlags) onto dst: command-line flags override a config file.
+func ApplyChanged(fs *pflag.FlagSet, dst *Settings) error {
+	target := pflag.NewFlagSet("override", pflag.ContinueOnError)
+	BindFlags(target, dst)
+	var err error
+	fs.Visit(func(f *pflag.Flag) {
+		tf := target.Lookup(f.Name)
+		if tf == nil || err != nil {
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			err = tf.Value.(pflag.SliceValue).Replace(sv.GetSlice())
+			return
+		}
+		err = tf.Value.Set(f.Value.String())
+	})
+	return err
+}
+
+// FlagName turns a YAML name into its flag name.
+func FlagName(yamlName string) string { return strings.ReplaceAll(yamlName, "_", "-") }

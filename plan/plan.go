@@ -1,0 +1,210 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"lockbench/engine"
+	"lockbench/localmasters"
+	"lockbench/workloads"
+)
+
+// Defaults are the settings of a plain `lockbench run`.
+func Defaults() Settings {
+	e := engine.DefaultConfig()
+	return Settings{
+		Local:        5,
+		Persistence:  "", // local: none; external: the server's own
+		Embedded:     "auto",
+		Driver:       "lockbench",
+		Mode:         string(e.Mode),
+		Wait:         string(e.Wait),
+		TTL:          Duration(e.TTL),
+		Timeout:      Duration(e.Timeout),
+		DriftFactor:  e.DriftFactor,
+		Retries:      e.Retries,
+		RetryMin:     Duration(e.RetryMin),
+		RetryMax:     Duration(e.RetryMax),
+		Batch:        e.MaxBatch,
+		Dispatchers:  e.Dispatchers,
+		FlushDelay:   Duration(e.FlushDelay),
+		Load:         "closed",
+		Workers:      16,
+		Duration:     Duration(10 * time.Second),
+		Warmup:       Duration(2 * time.Second),
+		Keys:         100_000,
+		Distribution: "uniform",
+		ZipfExponent: 0.99,
+		HotspotOps:   0.9,
+		HotspotKeys:  0.1,
+		HoldDist:     "fixed",
+	}
+}
+
+var persistenceModes = []string{"none", "aof-no", "aof-everysec", "aof-always"}
+
+// MaxWorkers bounds goroutines; beyond this the client measures itself.
+const MaxWorkers = 100_000
+
+// Validate returns one error naming the first bad field, its value and what
+// is accepted; warnings are settings that work but are probably a mistake.
+func (s Settings) Validate() (warnings []string, err error) {
+	if len(s.Masters) == 0 {
+		if s.Local < 1 || s.Local > 99 {
+			return nil, fmt.Errorf("local: %d is not accepted; use 1..99 local masters (or give --masters)", s.Local)
+		}
+		if s.Embedded != "auto" && s.Embedded != "never" && s.Embedded != "always" {
+			return nil, fmt.Errorf("embedded: %q is not accepted; use auto, never or always", s.Embedded)
+		}
+	} else {
+		seen := map[string]bool{}
+		for _, m := range s.Masters {
+			_, display, err := engine.ParseMaster(m)
+			if err != nil {
+				return nil, err
+			}
+			if seen[display] {
+				return nil, fmt.Errorf("masters: %q is listed twice; each master must be independent", display)
+			}
+			seen[display] = true
+		}
+	}
+	if s.Persistence != "" && !contains(persistenceModes, s.Persistence) {
+		return nil, fmt.Errorf("persistence: %q is not accepted; use %s", s.Persistence, strings.Join(persistenceModes, ", "))
+	}
+	if len(s.Masters) == 0 && s.Persistence != "" && s.Persistence != "none" {
+		if _, found := localmasters.RedisServerPath(); s.Embedded == "always" || (s.Embedded == "auto" && !found) {
+			return nil, fmt.Errorf("persistence: %q needs real redis-server masters; embedded masters (used when redis-server is missing) support only none", s.Persistence)
+		}
+	}
+	if s.Driver != "lockbench" && s.Driver != "redsync" {
+		return nil, fmt.Errorf("driver: %q is not accepted; use lockbench or redsync", s.Driver)
+	}
+	if _, err := engine.ParseMode(s.Mode); err != nil {
+		return nil, err
+	}
+	if s.Driver == "redsync" && s.Mode != string(engine.Multiplexed) {
+		return nil, fmt.Errorf("mode: %q is not available with driver redsync; redsync acquires on all masters at once (multiplexed)", s.Mode)
+	}
+	if _, err := engine.ParseWait(s.Wait); err != nil {
+		return nil, err
+	}
+	ec, err := s.EngineConfig()
+	if err != nil {
+		return nil, err
+	}
+	if err := ec.Validate(); err != nil {
+		return nil, err
+	}
+	switch s.Load {
+	case "closed":
+		if s.Rate != 0 {
+			return nil, fmt.Errorf("rate: %v needs load open; closed-loop load is set by workers", s.Rate)
+		}
+	case "open":
+		if !(s.Rate > 0) || s.Rate > 10_000_000 {
+			return nil, fmt.Errorf("rate: %v is not accepted; open loop needs 0 < rate <= 10000000 acquires/s", s.Rate)
+		}
+	default:
+		return nil, fmt.Errorf("load: %q is not accepted; use closed (workers) or open (rate)", s.Load)
+	}
+	if s.Workers < 1 || s.Workers > MaxWorkers {
+		return nil, fmt.Errorf("workers: %d is not accepted; use 1..%d", s.Workers, MaxWorkers)
+	}
+	if s.Duration <= 0 {
+		return nil, fmt.Errorf("duration: %v is not accepted; use a positive duration such as 10s", s.Duration)
+	}
+	if s.Warmup < 0 {
+		return nil, fmt.Errorf("warmup: %v is not accepted; use 0 or a positive duration", s.Warmup)
+	}
+	if s.Hold < 0 {
+		return nil, fmt.Errorf("hold: %v is not accepted; use 0 or a positive duration", s.Hold)
+	}
+	if _, err := workloads.NewHoldTime(s.HoldDist, time.Duration(s.Hold)); err != nil {
+		return nil, err
+	}
+	if _, err := s.Chooser(); err != nil {
+		return nil, err
+	}
+	if s.Hold >= s.TTL && !s.AutoExtend {
+		warnings = append(warnings, fmt.Sprintf("hold %v >= ttl %v: locks expire while held (holds are cut at the validity end); use auto-extend or a longer ttl", s.Hold, s.TTL))
+	}
+	if n := s.N(); n%2 == 0 {
+		warnings = append(warnings, fmt.Sprintf("%d masters: an even N tolerates no more failures than N-1 (quorum %d)", n, engine.Quorum(n)))
+	}
+	return warnings, nil
+}
+
+// N is the number of masters.
+func (s Settings) N() int {
+	if len(s.Masters) > 0 {
+		return len(s.Masters)
+	}
+	return s.Local
+}
+
+// EngineConfig is the lock client's part of the settings (masters not set).
+func (s Settings) EngineConfig() (engine.Config, error) {
+	c := engine.DefaultConfig()
+	c.Masters = s.Masters
+	if len(c.Masters) == 0 {
+		// Placeholders so validation sees N distinct masters.
+		for i := range s.Local {
+			c.Masters = append(c.Masters, fmt.Sprintf("127.0.0.1:%d", i+1))
+		}
+	}
+	c.Mode, c.Wait = engine.Mode(s.Mode), engine.Wait(s.Wait)
+	c.TTL, c.Timeout, c.DriftFactor = time.Duration(s.TTL), time.Duration(s.Timeout), s.DriftFactor
+	c.Retries, c.RetryMin, c.RetryMax = s.Retries, time.Duration(s.RetryMin), time.Duration(s.RetryMax)
+	c.MaxBatch, c.Dispatchers, c.FlushDelay = s.Batch, s.Dispatchers, time.Duration(s.FlushDelay)
+	return c, nil
+}
+
+// Chooser builds the key distribution.
+func (s Settings) Chooser() (workloads.KeyChooser, error) {
+	return workloads.NewChooser(workloads.ChooserConfig{
+		Distribution: s.Distribution, Keys: s.Keys, ZipfExponent: s.ZipfExponent,
+		HotspotOps: s.HotspotOps, HotspotKeys: s.HotspotKeys,
+	})
+}
+
+// RunConfig is the runner's part; prefix names this cell's keys.
+func (s Settings) RunConfig(prefix string, seed uint64) (workloads.RunConfig, error) {
+	ch, err := s.Chooser()
+	if err != nil {
+		return workloads.RunConfig{}, err
+	}
+	h, err := workloads.NewHoldTime(s.HoldDist, time.Duration(s.Hold))
+	if err != nil {
+		return workloads.RunConfig{}, err
+	}
+	rc := workloads.RunConfig{
+		Workers: s.Workers, Duration: time.Duration(s.Duration), Warmup: time.Duration(s.Warmup),
+		Keys: workloads.Keys{Prefix: prefix, Count: s.Keys}, Chooser: ch, Hold: h,
+		TTL: time.Duration(s.TTL), AutoExtend: s.AutoExtend, Seed: seed,
+	}
+	if s.Load == "open" {
+		rc.Rate = s.Rate
+	}
+	return rc, nil
+}
+
+// Redacted is a copy fit for output: no passwords in master URLs.
+func (s Settings) Redacted() Settings {
+	out := s
+	out.Masters = nil
+	for _, m := range s.Masters {
+		out.Masters = append(out.Masters, engine.RedactURL(m))
+	}
+	return out
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,117 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"lockbench/configs"
+)
+
+func TestShippedScenariosParseAndExpand(t *testing.T) {
+	want := map[string]int{
+		"quickstart": 6, "fsync-sweep": 8, "acquisition-compare": 32, "contention-sweep": 12, "capacity": 14,
+	}
+	for _, name := range configs.Names() {
+		b, _ := configs.Get(name)
+		sw, err := ParseSweep(name, b)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		cells, err := sw.Cells()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := want[name]; ok && len(cells) != n {
+			t.Errorf("%s: %d cells, want %d", name, len(cells), n)
+		}
+		delete(want, name)
+		ids := map[string]bool{}
+		for _, c := range cells {
+			if ids[c.ID] {
+				t.Errorf("%s: duplicate cell id %s", name, c.ID)
+			}
+			ids[c.ID] = true
+		}
+	}
+	for name := range want {
+		t.Errorf("scenario %s is not shipped", name)
+	}
+	b, _ := configs.Get("quickstart")
+	sw, _ := ParseSweep("quickstart", b)
+	cells, _ := sw.Cells()
+	if d := EstimatedDuration(cells); d > 2*time.Minute {
+		t.Errorf("quickstart estimated at %v; it must stay under 2 minutes", d)
+	}
+	// First axis varies slowest; settings of the file and the axis land.
+	if cells[0].Axes["persistence"] != "none" || cells[1].Settings.Mode != "multiplexed" || cells[5].Settings.Persistence != "aof-always" {
+		t.Errorf("expansion order: %+v / %+v", cells[0].Axes, cells[5].Axes)
+	}
+	if cells[3].Settings.Workers != 32 || cells[3].Label != "persistence=aof-everysec mode=multiplexed" {
+		t.Errorf("cell 3: %+v %q", cells[3].Settings.Workers, cells[3].Label)
+	}
+}
+
+func TestSweepErrorsNameFileLineAndField(t *testing.T) {
+	cases := map[string]string{
+		"settings:\n  wokers: 4\n":                              "line 2",              // unknown key
+		"settings:\n  workers: many\n":                          "workers",             // wrong type
+		"settings:\n  duration: 0s\n":                           "duration",            // zero duration
+		"settings:\n  ttl: 40ms\n  timeout: 50ms\n":             "timeout",             // ttl <= timeout
+		"matrix:\n  flavour: [a, b]\n":                          "matrix: \"flavour\"", // unknown axis
+		"matrix:\n  workers: [1, x]\n":                          "line 2",              // wrong axis type
+		"matrix:\n  mode: [sequential, parallel]\n":             "mode",                // bad axis value
+		"settings:\n  persistence: fsync\n":                     "persistence",         // bad enum
+		"settings:\n  load: open\n":                             "rate",                // open loop without rate
+		"matrix:\n  workers: []\n":                              "non-empty",           // empty axis
+		"settings:\n  distribution: zipf\n  zipf_exponent: 1\n": "zipf-exponent",
+	}
+	for doc, want := range cases {
+		_, err := ParseSweep("x.yaml", []byte(doc))
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "x.yaml") {
+			t.Errorf("%q: got %v, want an error with %q and the file name", doc, err, want)
+		}
+	}
+	if _, err := LoadSweep("/nonexistent/sweep.yaml"); err == nil || !strings.HasPrefix(err.Error(), "config:") {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestFlagsOverrideConfig(t *testing.T) {
+	sw, err := ParseSweep("x.yaml", []byte("settings:\n  workers: 8\n  ttl: 5s\nmatrix:\n  keys: [1, 10]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := Defaults()
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	BindFlags(fs, &flags)
+	if err := fs.Parse([]string{"--workers", "3", "--masters", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ApplyChanged(fs, &sw.Settings); err != nil {
+		t.Fatal(err)
+	}
+	if sw.Settings.Workers != 3 || time.Duration(sw.Settings.TTL) != 5*time.Second || len(sw.Settings.Masters) != 3 {
+		t.Fatalf("override: workers %d ttl %v masters %v", sw.Settings.Workers, sw.Settings.TTL, sw.Settings.Masters)
+	}
+	cells, _ := sw.Cells()
+	if len(cells) != 2 || cells[1].Settings.Keys != 10 || cells[1].Settings.Workers != 3 {
+		t.Fatalf("cells after override: %+v", cells)
+	}
+}
+
+func TestSettingsWarnings(t *testing.T) {
+	s := Defaults()
+	s.Local = 4
+	s.Hold = Duration(20 * time.Second)
+	w, err := s.Validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(w, "\n")
+	if !strings.Contains(joined, "hold") || !strings.Contains(joined, "even N") {
+		t.Fatalf("warnings: %q", joined)
+	}
+}

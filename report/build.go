@@ -1,0 +1,300 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Formats Build can write.
+var Formats = []string{"html", "md", "json", "csv", "png", "svg"}
+
+// Options steer Build.
+type Options struct {
+	// OutDir receives the report; default the only input directory.
+	// Several input directories are merged into it first, so it is then
+	// required.
+	OutDir string
+	// SLO a cell must meet to count towards capacity: acquire p99 at most
+	// SLOP99 and success ratio at least SLOSuccess (defaults 10ms, 0.99).
+	SLOP99     time.Duration
+	SLOSuccess float64
+	// TargetRate is the lock rate (cycles/s) to plan for; 0 skips
+	// headroom and lock groups.
+	TargetRate float64
+	Thresholds []Threshold
+	// Formats to write; default all. md needs the PNG plots, so asking
+	// for md writes them too.
+	Formats []string
+}
+
+// Summary is what Build found and wrote; summary.json is this.
+type Summary struct {
+	Name        string           `json:"name"`
+	Description string           `json:"description,omitempty"`
+	Dirs        []string         `json:"dirs"`
+	OutDir      string           `json:"out_dir"`
+	GeneratedAt time.Time        `json:"generated_at"`
+	SLO         SLO              `json:"slo"`
+	TargetRate  float64          `json:"target_rate,omitempty"`
+	Axes        []string         `json:"axes"`
+	Cells       []CellSummary    `json:"cells"`
+	Capacity    []Capacity       `json:"capacity"`
+	Thresholds  ThresholdsResult `json:"thresholds"`
+	Plots       []string         `json:"plots"` // plot files written, relative to OutDir
+	Files       []string         `json:"files"` // every file written, relative to OutDir
+	Warnings    []string         `json:"warnings,omitempty"`
+	Manifest    Manifest         `json:"manifest"`
+}
+
+// SLO is the service level a cell must meet to count towards capacity.
+type SLO struct {
+	AcquireP99Micros float64 `json:"acquire_p99_us"`
+	MinSuccess       float64 `json:"min_success_ratio"`
+}
+
+// ThresholdsResult is the outcome of --threshold checks.
+type ThresholdsResult struct {
+	Checked []string `json:"checked"`
+	Broken  []Broken `json:"broken"`
+	OK      bool     `json:"ok"`
+}
+
+// CellSummary is one row of the cells table.
+type CellSummary struct {
+	Index              int                       `json:"index"`
+	ID                 string                    `json:"id"`
+	Label              string                    `json:"label"`
+	Axes               map[string]string         `json:"axes"`
+	Masters            int                       `json:"masters"`
+	Persistence        string                    `json:"persistence,omitempty"`
+	Driver             string                    `json:"driver,omitempty"`
+	Mode               string                    `json:"mode,omitempty"`
+	Load               string                    `json:"load"`
+	Workers            int                       `json:"workers"`
+	Rate               float64                   `json:"rate,omitempty"`
+	Keys               float64                   `json:"keys,omitempty"`
+	CyclesPerSec       float64                   `json:"cycles_per_sec"`
+	AcquiresPerSec     float64                   `json:"acquires_per_sec"`
+	Acquire            Latency                   `json:"acquire_latency_us"`
+	AcquireUncorrected *Latency                  `json:"acquire_uncorrected_latency_us,omitempty"`
+	Failed             Latency                   `json:"acquire_failed_latency_us"`
+	Release            Latency                   `json:"release_latency_us"`
+	Acquired           int64                     `json:"acquired"`
+	NotAcquired        int64                     `json:"not_acquired"`
+	Errors             int64                     `json:"errors"`
+	SuccessRatio       float64                   `json:"success_ratio"`
+	Violations         int64                     `json:"violations"`
+	MaxHolders         int64                     `json:"max_concurrent_holders"`
+	ClientCPUPerCycle  float64                   `json:"client_cpu_us_per_cycle"`
+	ClientCPUShare     float64                   `json:"client_cpu_share"`
+	ClientBound        bool                      `json:"client_bound"`
+	ServerBusiestShare float64                   `json:"server_busiest_share,omitempty"`
+	MeetsSLO           bool                      `json:"meets_slo"`
+	MeasuredSeconds    float64                   `json:"measured_seconds"`
+	Interrupted        bool                      `json:"interrupted,omitempty"`
+	Events             []Event                   `json:"events,omitempty"`
+	Warnings           []string                  `json:"warnings,omitempty"`
+	PerMaster          map[string]MasterOutcomes `json:"per_master,omitempty"`
+	PercentilesFile    string                    `json:"percentiles_file,omitempty"`
+}
+
+func (o *Options) normalize(dirs []string) error {
+	if len(dirs) == 0 {
+		return &InputError{Field: "DIR", Value: "", Problem: "no results directory given", Accepted: "one or more directories written by lockbench sweep"}
+	}
+	if o.OutDir == "" {
+		if len(dirs) > 1 {
+			return &InputError{Field: "--out", Value: "", Problem: "several directories are merged into a new one", Accepted: "a directory to write the merged results and report to"}
+		}
+		o.OutDir = dirs[0]
+	}
+	if o.SLOP99 == 0 {
+		o.SLOP99 = 10 * time.Millisecond
+	}
+	if o.SLOP99 < 0 {
+		return &InputError{Field: "--slo-p99", Value: o.SLOP99.String(), Problem: "negative", Accepted: "a positive duration such as 10ms"}
+	}
+	if o.SLOSuccess == 0 {
+		o.SLOSuccess = 0.99
+	}
+	if o.SLOSuccess < 0 || o.SLOSuccess > 1 {
+		return &InputError{Field: "--slo-success", Value: fmt.Sprint(o.SLOSuccess), Problem: "out of range", Accepted: "a ratio in (0, 1], such as 0.99"}
+	}
+	if o.TargetRate < 0 {
+		return &InputError{Field: "--target-rate", Value: fmt.Sprint(o.TargetRate), Problem: "negative", Accepted: "locks (cycles) per second, 0 for none"}
+	}
+	// A copy: the caller's slice (maybe Formats itself) stays as it was.
+	o.Formats = slices.Clone(o.Formats)
+	if len(o.Formats) == 0 {
+		o.Formats = slices.Clone(Formats)
+	}
+	for i, f := range o.Formats {
+		f = strings.ToLower(strings.TrimSpace(f))
+		if !slices.Contains(Formats, f) {
+			return &InputError{Field: "--format", Value: f, Problem: "not a format", Accepted: strings.Join(Formats, ", ")}
+		}
+		o.Formats[i] = f
+	}
+	if o.has("md") && !o.has("png") {
+		o.Formats = append(o.Formats, "png")
+	}
+	return nil
+}
+
+func (o *Options) has(f string) bool { return slices.Contains(o.Formats, f) }
+
+// Build reads results directories and writes the report into opt.OutDir.
+// Several directories are segments of one sweep run on several machines:
+// they are merged (histograms added) into opt.OutDir first.
+func Build(dirs []string, opt Options) (*Summary, error) {
+	if err := opt.normalize(dirs); err != nil {
+		return nil, err
+	}
+	dir := dirs[0]
+	if len(dirs) > 1 {
+		if err := Merge(dirs, opt.OutDir); err != nil {
+			return nil, err
+		}
+		dir = opt.OutDir
+	}
+	res, err := loadDir(dir, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Cells) == 0 {
+		return nil, &InputError{Field: "DIR", Value: dir, Problem: "no cells with results", Accepted: "a results directory with cells/*.json"}
+	}
+	if err := os.MkdirAll(filepath.Join(opt.OutDir, "cells"), 0o755); err != nil {
+		return nil, fmt.Errorf("out: %w", err)
+	}
+	s := &Summary{
+		Name: res.Manifest.Name, Description: res.Manifest.Description,
+		Dirs: dirs, OutDir: opt.OutDir, GeneratedAt: time.Now().UTC(),
+		SLO:        SLO{AcquireP99Micros: float64(opt.SLOP99.Microseconds()), MinSuccess: opt.SLOSuccess},
+		TargetRate: opt.TargetRate, Axes: allAxes(res.Cells),
+		Warnings: res.Warnings, Manifest: res.Manifest,
+	}
+	if s.Name == "" {
+		s.Name = filepath.Base(filepath.Clean(dir))
+	}
+	runs := make([]Run, len(res.Cells))
+	for i, c := range res.Cells {
+		cs := summarizeCell(c, s.SLO)
+		if h := c.Totals[MetricAcquire]; h != nil && h.TotalCount() > 0 {
+			rel := cellStem(c.Info) + ".acquire.percentiles.txt"
+			if err := writePercentiles(filepath.Join(opt.OutDir, filepath.FromSlash(rel)), h); err != nil {
+				return nil, err
+			}
+			cs.PercentilesFile = rel
+			s.Files = append(s.Files, rel)
+		}
+		s.Cells = append(s.Cells, cs)
+		runs[i] = c.Run
+		runs[i].Cell = &CellInfo{Index: c.Info.Index, ID: c.Info.ID, Label: c.Info.Label, Axes: c.Axes, File: c.Info.File}
+	}
+	s.Capacity = capacity(res.Cells, s.Cells, s.SLO, opt.TargetRate)
+	s.Thresholds = ThresholdsResult{Checked: []string{}, Broken: CheckThresholds(runs, opt.Thresholds)}
+	for _, t := range opt.Thresholds {
+		s.Thresholds.Checked = append(s.Thresholds.Checked, t.Expr)
+	}
+	s.Thresholds.OK = len(s.Thresholds.Broken) == 0
+	if s.Thresholds.Broken == nil {
+		s.Thresholds.Broken = []Broken{}
+	}
+
+	figs, err := figures(res, s)
+	if err != nil {
+		return nil, err
+	}
+	rendered := map[string][]byte{} // name.png → bytes, for embedding
+	for _, f := range figs {
+		for _, format := range []string{"png", "svg"} {
+			embed := format == "png" && opt.has("html")
+			if !opt.has(format) && !embed {
+				continue
+			}
+			b, err := renderFigure(f, format)
+			if err != nil {
+				return nil, err
+			}
+			name := f.Name + "." + format
+			if format == "png" {
+				rendered[name] = b
+			}
+			if !opt.has(format) {
+				continue
+			}
+			if err := writeBytes(filepath.Join(opt.OutDir, name), b); err != nil {
+				return nil, err
+			}
+			s.Plots = append(s.Plots, name)
+			s.Files = append(s.Files, name)
+		}
+	}
+	if s.Plots == nil {
+		s.Plots = []string{}
+	}
+	// Files that the report itself writes are listed before they are
+	// written so that summary.json names them all.
+	outputs := []struct {
+		format, name string
+		write        func(string) error
+	}{
+		{"csv", "cells.csv", func(p string) error { return writeCSV(p, s) }},
+		{"md", "report.md", func(p string) error { return writeMarkdown(p, s, figs) }},
+		{"html", "report.html", func(p string) error { return writeHTML(p, s, figs, rendered) }},
+		{"json", "summary.json", func(p string) error { return writeSummaryJSON(p, s) }},
+	}
+	for _, o := range outputs {
+		if opt.has(o.format) {
+			s.Files = append(s.Files, o.name)
+		}
+	}
+	for _, o := range outputs {
+		if opt.has(o.format) {
+			if err := o.write(filepath.Join(opt.OutDir, o.name)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return s, nil
+}
+
+func summarizeCell(c *cell, slo SLO) CellSummary {
+	r := c.Run
+	cs := CellSummary{
+		Index: c.Info.Index, ID: c.Info.ID, Label: c.Info.Label, Axes: c.Axes,
+		Masters: c.Set.N, Persistence: c.Set.Persistence, Driver: c.Set.Driver, Mode: c.Set.Mode,
+		Load: c.Set.Load, Workers: c.Set.Workers, Rate: c.Set.Rate, Keys: c.Set.Keys,
+		CyclesPerSec: finiteOr0(r.Throughput.CyclesPerSec), AcquiresPerSec: finiteOr0(r.Throughput.AcquiresPerSec),
+		Acquire: r.AcquireLatency, AcquireUncorrected: r.AcquireUncorrected,
+		Failed: r.AcquireFailedLatency, Release: r.ReleaseLatency,
+		Acquired: r.Outcomes.Acquired, NotAcquired: r.Outcomes.NotAcquired, Errors: r.Outcomes.Errors,
+		SuccessRatio: SuccessRatio(r.Outcomes),
+		Violations:   r.Safety.Violations, MaxHolders: r.Safety.MaxConcurrentHolder,
+		ClientCPUPerCycle: finiteOr0(r.Client.CPUMicrosCycle), ClientCPUShare: finiteOr0(r.Client.CPUShare),
+		ClientBound:     clientBound(r.Client),
+		MeasuredSeconds: r.MeasuredSeconds, Interrupted: r.Interrupted,
+		Events: r.Events, Warnings: r.Warnings, PerMaster: r.Outcomes.PerMaster,
+	}
+	if r.Servers != nil {
+		cs.ServerBusiestShare = finiteOr0(r.Servers.BusiestShare)
+	}
+	cs.MeetsSLO = cs.Acquire.Count > 0 && cs.Acquire.P99 <= slo.AcquireP99Micros && cs.SuccessRatio >= slo.MinSuccess
+	return cs
+}
+
+// clientBound: the load generator, not Redis, limited the figure.
+func clientBound(c Client) bool { return c.ClientBound || c.CPUShare >= 0.8 }
+
+func writeBytes(path string, b []byte) error {
+	return WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}

@@ -1,0 +1,424 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"lockbench/report/plots"
+)
+
+// figure is one plot of the report, named by its file stem.
+type figure struct {
+	Name    string
+	Title   string
+	Caption string // what this shows, one line under the plot
+	Fig     *plots.Figure
+	Cell    int // timeline: index into the cells, else -1
+}
+
+func renderFigure(f figure, format string) ([]byte, error) {
+	b, err := plots.Render(f.Fig, format)
+	if err != nil {
+		return nil, fmt.Errorf("plot %s: %w", f.Name, err)
+	}
+	return b, nil
+}
+
+// figures builds every plot that has something to show.
+func figures(res *results, s *Summary) ([]figure, error) {
+	var out []figure
+	add := func(f *figure) {
+		if f != nil {
+			out = append(out, *f)
+		}
+	}
+	add(spectrumFigure(res.Cells))
+	add(loadFigure(res.Cells, s))
+	add(modesFigure(res.Cells, s))
+	add(contentionFigure(res.Cells, s))
+	for i, c := range res.Cells {
+		add(timelineFigure(c, i, s))
+	}
+	return out, nil
+}
+
+// legendLabel keeps legend entries to one readable line.
+func legendLabel(s string) string { return plots.Truncate(s, 60) }
+
+var spectrumTicks = []plots.Tick{
+	{Value: 1, Label: "0%"}, {Value: 2, Label: "50%"}, {Value: 10, Label: "90%"}, {Value: 100, Label: "99%"},
+	{Value: 1e3, Label: "99.9%"}, {Value: 1e4, Label: "99.99%"}, {Value: 1e5, Label: "99.999%"}, {Value: 1e6, Label: "99.9999%"},
+}
+
+func spectrumFigure(cells []*cell) *figure {
+	p := &plots.Panel{
+		X: plots.Axis{Label: "percentile", Log: true, Min: plots.F(1), Max: plots.F(100), Ticks: spectrumTicks},
+		Y: plots.Axis{Label: "acquire latency (ms)"},
+	}
+	var ys []float64
+	for i, c := range cells {
+		h := c.Totals[MetricAcquire]
+		if h == nil || h.TotalCount() == 0 {
+			continue
+		}
+		var xs, vs []float64
+		for _, b := range h.CumulativeDistributionWithTicks(5) {
+			if b.Quantile >= 100 { // 1/(1-p) is infinite at the max
+				continue
+			}
+			x := 1 / (1 - b.Quantile/100)
+			y := float64(b.ValueAt) / 1000
+			if math.IsInf(x, 0) || math.IsNaN(x) || y <= 0 {
+				continue
+			}
+			xs, vs = append(xs, x), append(vs, y)
+		}
+		if len(xs) < 2 {
+			continue
+		}
+		ys = append(ys, vs...)
+		p.Series = append(p.Series, plots.Series{Label: legendLabel(c.Info.Label), X: xs, Y: vs, Color: i})
+	}
+	if len(p.Series) == 0 {
+		return nil
+	}
+	p.Y.Log = plots.SpansDecades(ys...)
+	return &figure{
+		Name:    "latency-spectrum",
+		Title:   "Acquire latency by percentile",
+		Caption: "Latency of successful acquires (ms) at each percentile, one line per cell, from the HDR histograms of the whole measured window; the right end is the tail (99.99% = 1 acquire in 10 000 was slower).",
+		Fig:     &plots.Figure{Title: "Acquire latency by percentile", Grid: [][]*plots.Panel{{p}}, Width: 900, Height: 520},
+		Cell:    -1,
+	}
+}
+
+func loadFigure(cells []*cell, s *Summary) *figure {
+	sums := summariesByCell(cells, s)
+	var cols [][2]*plots.Panel
+	for _, kind := range []string{"closed", "open"} {
+		var mine []*cell
+		for _, c := range cells {
+			if c.Set.Load == kind {
+				mine = append(mine, c)
+			}
+		}
+		groups := groupBy(mine, loadSkip)
+		tp := &plots.Panel{Y: plots.Axis{Label: "throughput (cycles/s)", Min: plots.F(0)}}
+		lat := &plots.Panel{Y: plots.Axis{Label: "acquire p99 (ms)"}}
+		if kind == "closed" {
+			tp.Title, lat.Title = "Closed loop", "Closed loop"
+			tp.X.Label, lat.X.Label = "workers", "workers"
+		} else {
+			tp.Title, lat.Title = "Open loop", "Open loop"
+			tp.X.Label, lat.X.Label = "offered rate (acquires/s)", "offered rate (acquires/s)"
+		}
+		var xs, p99s []float64
+		var kneeX, kneeY, kneeP []float64
+		for gi, g := range groups {
+			sort.SliceStable(g.Cells, func(i, j int) bool { return g.Cells[i].Set.loadValue() < g.Cells[j].Set.loadValue() })
+			var x, y, px, p []float64
+			var knee *CellSummary
+			for _, c := range g.Cells {
+				cs := sums[c]
+				lv := c.Set.loadValue()
+				if lv <= 0 {
+					continue
+				}
+				x, y = append(x, lv), append(y, cs.CyclesPerSec)
+				if cs.Acquire.P99 > 0 { // no successful acquire: no p99
+					px, p = append(px, lv), append(p, cs.Acquire.P99/1000)
+				}
+				if cs.MeetsSLO && (knee == nil || cs.CyclesPerSec > knee.CyclesPerSec) {
+					knee = &cs
+				}
+			}
+			if distinctFloats(x) < 2 {
+				continue
+			}
+			label := legendLabel(g.Label)
+			tp.Series = append(tp.Series, plots.Series{Label: label, X: x, Y: y, Color: gi, Points: true})
+			lat.Series = append(lat.Series, plots.Series{Label: label, X: px, Y: p, Color: gi, Points: true})
+			xs, p99s = append(xs, x...), append(p99s, p...)
+			if knee != nil {
+				kneeX = append(kneeX, loadOf(*knee))
+				kneeY = append(kneeY, knee.CyclesPerSec)
+				kneeP = append(kneeP, knee.Acquire.P99/1000)
+			}
+		}
+		if len(tp.Series) == 0 {
+			continue
+		}
+		if len(kneeX) > 0 {
+			const kneeLabel = "knee: most cycles/s within the SLO"
+			tp.Series = append(tp.Series, plots.Series{Label: kneeLabel, X: kneeX, Y: kneeY, Color: 7, Glyph: 1})
+			lat.Series = append(lat.Series, plots.Series{Label: kneeLabel, X: kneeX, Y: kneeP, Color: 7, Glyph: 1})
+		}
+		if kind == "open" {
+			lo, hi := minMax(xs)
+			tp.Series = append(tp.Series, plots.Series{Label: "offered rate (ideal)", X: []float64{lo, hi}, Y: []float64{lo, hi}, Color: 7, Dashed: true})
+		}
+		slo := s.SLO.AcquireP99Micros / 1000
+		lat.HLines = []plots.Marker{{At: slo, Tag: "SLO", Legend: "SLO: acquire p99 ≤ " + FormatMicros(s.SLO.AcquireP99Micros), Color: 3}}
+		logX := plots.SpansDecades(xs...)
+		tp.X.Log, lat.X.Log = logX, logX
+		lat.Y.Log = plots.SpansDecades(append(p99s, slo)...)
+		if len(p99s) == 0 {
+			lat = nil // no cell acquired anything: no latency to draw
+		}
+		cols = append(cols, [2]*plots.Panel{tp, lat})
+	}
+	if len(cols) == 0 {
+		return nil
+	}
+	grid := [][]*plots.Panel{make([]*plots.Panel, len(cols)), make([]*plots.Panel, len(cols))}
+	for i, c := range cols {
+		grid[0][i], grid[1][i] = c[0], c[1]
+	}
+	return &figure{
+		Name:    "throughput-vs-load",
+		Title:   "Throughput and p99 against load",
+		Caption: "Top: lock cycles per second achieved (acquire + release); bottom: acquire p99 (ms), against workers (closed loop) or offered acquires/s (open loop). One line per configuration; rings mark the knee, the highest rate still within the SLO (dashed red line).",
+		Fig:     &plots.Figure{Title: "Throughput and acquire p99 against load", Grid: grid, Width: 620 * float64(len(cols)), Height: 760},
+		Cell:    -1,
+	}
+}
+
+func modesFigure(cells []*cell, s *Summary) *figure {
+	modes := map[string]bool{}
+	for _, c := range cells {
+		modes[c.Set.Mode] = true
+	}
+	if !modes["sequential"] || !modes["multiplexed"] {
+		return nil
+	}
+	sums := summariesByCell(cells, s)
+	type pair struct {
+		name     string
+		n        int
+		seq, mux *CellSummary
+	}
+	var pairs []*pair
+	for _, g := range groupBy(cells, map[string]bool{"mode": true}) {
+		pr := &pair{n: g.Cells[0].Set.N}
+		for _, c := range g.Cells {
+			cs := sums[c]
+			switch c.Set.Mode {
+			case "sequential":
+				pr.seq = &cs
+			case "multiplexed":
+				pr.mux = &cs
+			}
+		}
+		if pr.seq == nil || pr.mux == nil || pr.seq.Acquire.Count == 0 || pr.mux.Acquire.Count == 0 {
+			continue
+		}
+		parts := strings.Fields(g.Key)
+		if !strings.HasPrefix(g.Key, "N=") {
+			parts = append([]string{"N=" + strconv.Itoa(pr.n)}, parts...)
+		}
+		pr.name = strings.Join(parts, "\n")
+		pairs = append(pairs, pr)
+	}
+	if len(pairs) == 0 {
+		return nil
+	}
+	sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].n < pairs[j].n })
+	bars := &plots.Bars{Sets: []plots.BarSet{
+		{Label: "sequential p50", Color: 0, Light: true},
+		{Label: "sequential p99", Color: 0},
+		{Label: "multiplexed p50", Color: 1, Light: true},
+		{Label: "multiplexed p99", Color: 1},
+	}}
+	for _, pr := range pairs {
+		bars.Groups = append(bars.Groups, pr.name)
+		bars.Sets[0].Values = append(bars.Sets[0].Values, pr.seq.Acquire.P50/1000)
+		bars.Sets[1].Values = append(bars.Sets[1].Values, pr.seq.Acquire.P99/1000)
+		bars.Sets[2].Values = append(bars.Sets[2].Values, pr.mux.Acquire.P50/1000)
+		bars.Sets[3].Values = append(bars.Sets[3].Values, pr.mux.Acquire.P99/1000)
+	}
+	p := &plots.Panel{
+		X:    plots.Axis{Label: "masters (N) and other settings"},
+		Y:    plots.Axis{Label: "acquire latency (ms)"},
+		Bars: bars,
+	}
+	w := math.Max(700, 130*float64(len(pairs)))
+	return &figure{
+		Name:    "acquisition-modes",
+		Title:   "Sequential vs multiplexed acquisition",
+		Caption: "Acquire latency p50 (light) and p99 (dark) in ms when the N masters are asked one after another (sequential) or all at once (multiplexed), for each N and other swept setting.",
+		Fig:     &plots.Figure{Title: "Sequential vs multiplexed acquisition", Grid: [][]*plots.Panel{{p}}, Width: w, Height: 520},
+		Cell:    -1,
+	}
+}
+
+func contentionFigure(cells []*cell, s *Summary) *figure {
+	axis := ""
+	switch {
+	case distinct(cells, "keys") >= 2:
+		axis = "keys"
+	case distinct(cells, "workers") >= 2:
+		axis = "workers"
+	default:
+		return nil
+	}
+	sums := summariesByCell(cells, s)
+	p := &plots.Panel{
+		X: plots.Axis{Label: map[string]string{"keys": "keys (distinct lock names)", "workers": "workers"}[axis]},
+		Y: plots.Axis{Label: "acquire success ratio", Max: plots.F(1)},
+	}
+	var xs, ys []float64
+	for gi, g := range groupBy(cells, map[string]bool{axis: true}) {
+		sort.SliceStable(g.Cells, func(i, j int) bool { return axisValue(g.Cells[i], axis) < axisValue(g.Cells[j], axis) })
+		var x, y []float64
+		for _, c := range g.Cells {
+			v := axisValue(c, axis)
+			cs := sums[c]
+			if v <= 0 || cs.Acquired+cs.NotAcquired+cs.Errors == 0 {
+				continue
+			}
+			x, y = append(x, v), append(y, cs.SuccessRatio)
+		}
+		if distinctFloats(x) < 2 {
+			continue
+		}
+		p.Series = append(p.Series, plots.Series{Label: legendLabel(g.Label), X: x, Y: y, Color: gi, Points: true})
+		xs, ys = append(xs, x...), append(ys, y...)
+	}
+	if len(p.Series) == 0 {
+		return nil
+	}
+	p.X.Log = plots.SpansDecades(xs...)
+	if lo, _ := minMax(ys); lo >= 0.9 {
+		p.Y.Min = plots.F(0.9)
+	} else {
+		p.Y.Min = plots.F(0)
+	}
+	p.HLines = []plots.Marker{{At: s.SLO.MinSuccess, Tag: "SLO", Legend: "SLO: success ≥ " + pct(s.SLO.MinSuccess), Color: 3}}
+	return &figure{
+		Name:    "contention",
+		Title:   "Acquire success against " + axis,
+		Caption: fmt.Sprintf("Share of acquire attempts that got the lock (acquired / (acquired + not acquired + errors)) against %s; fewer keys or more workers mean more attempts find the lock taken.", axis),
+		Fig:     &plots.Figure{Title: "Acquire success ratio against " + axis, Grid: [][]*plots.Panel{{p}}, Width: 900, Height: 480},
+		Cell:    -1,
+	}
+}
+
+func axisValue(c *cell, axis string) float64 {
+	if axis == "keys" {
+		return c.Set.Keys
+	}
+	return float64(c.Set.Workers)
+}
+
+func timelineFigure(c *cell, idx int, s *Summary) *figure {
+	acq := c.Intervals[MetricAcquire]
+	if len(acq) < 2 {
+		return nil
+	}
+	origin := acq[0].StartTimeMs()
+	for _, m := range metrics {
+		for _, h := range c.Intervals[m] {
+			origin = min(origin, h.StartTimeMs())
+		}
+	}
+	at := func(ms int64) float64 { return float64(ms-origin) / 1000 }
+	var tx, rate, px, p99 []float64
+	for _, h := range acq {
+		t := at(h.EndTimeMs())
+		if h.EndTimeMs() <= h.StartTimeMs() {
+			t = at(h.StartTimeMs()) + 1
+		}
+		tx = append(tx, t)
+		rate = append(rate, float64(h.TotalCount())/intervalSeconds(h))
+		if h.TotalCount() > 0 {
+			px = append(px, t)
+			p99 = append(p99, float64(h.ValueAtQuantile(99))/1000)
+		}
+	}
+	top := &plots.Panel{
+		Title: "Throughput per second",
+		X:     plots.Axis{Label: "time since the measured window opened (s)", Min: plots.F(0)},
+		Y:     plots.Axis{Label: "per second", Min: plots.F(0)},
+		Series: []plots.Series{
+			{Label: "cycles/s", X: tx, Y: rate, Color: 0},
+		},
+	}
+	var fx, fr []float64
+	var anyFailed bool
+	for _, h := range c.Intervals[MetricFailed] {
+		t := at(h.EndTimeMs())
+		fx, fr = append(fx, t), append(fr, float64(h.TotalCount())/intervalSeconds(h))
+		anyFailed = anyFailed || h.TotalCount() > 0
+	}
+	if anyFailed && len(fx) >= 2 {
+		top.Series = append(top.Series, plots.Series{Label: "failed acquires/s", X: fx, Y: fr, Color: 3})
+	}
+	bottom := &plots.Panel{
+		Title: "Acquire p99 per second",
+		X:     plots.Axis{Label: "time since the measured window opened (s)", Min: plots.F(0)},
+		Y:     plots.Axis{Label: "acquire p99 (ms)"},
+	}
+	slo := s.SLO.AcquireP99Micros / 1000
+	if len(px) > 0 {
+		bottom.Series = []plots.Series{{Label: "acquire p99", X: px, Y: p99, Color: 1, Points: len(px) < 30}}
+		bottom.Y.Log = plots.SpansDecades(append(p99, slo)...)
+		bottom.HLines = []plots.Marker{{At: slo, Tag: "SLO", Legend: "SLO: acquire p99 ≤ " + FormatMicros(s.SLO.AcquireP99Micros), Color: 3}}
+	}
+	var marks []plots.Marker
+	for i, e := range c.Run.Events {
+		if math.IsNaN(e.AtSeconds) || math.IsInf(e.AtSeconds, 0) {
+			continue
+		}
+		text := fmt.Sprintf("%d: %s", i+1, e.Kind)
+		if e.Target != "" {
+			text += " " + e.Target
+		}
+		if e.Detail != "" {
+			text += " (" + e.Detail + ")"
+		}
+		text += fmt.Sprintf(" at %.1f s", e.AtSeconds)
+		marks = append(marks, plots.Marker{At: e.AtSeconds, Tag: strconv.Itoa(i + 1), Legend: plots.Truncate(text, 70), Color: 4})
+	}
+	top.VLines, bottom.VLines = marks, marks
+	grid := [][]*plots.Panel{{top}}
+	if len(bottom.Series) > 0 {
+		grid = append(grid, []*plots.Panel{bottom})
+	}
+	name := fmt.Sprintf("timeline-%03d", c.Info.Index)
+	caption := "Cycles per second and acquire p99 (ms) for each 1 s interval of the HDR interval logs."
+	if len(marks) > 0 {
+		caption += " Numbered dashed lines mark the faults and steps listed in the legend."
+	}
+	return &figure{
+		Name: name, Title: "Timeline: " + c.Info.Label, Caption: caption,
+		Fig:  &plots.Figure{Title: plots.Truncate("Timeline: "+c.Info.Label, 90), Grid: grid, Width: 900, Height: 300 * float64(len(grid))},
+		Cell: idx,
+	}
+}
+
+func summariesByCell(cells []*cell, s *Summary) map[*cell]CellSummary {
+	m := make(map[*cell]CellSummary, len(cells))
+	for i, c := range cells {
+		m[c] = s.Cells[i]
+	}
+	return m
+}
+
+func distinctFloats(v []float64) int {
+	set := map[float64]bool{}
+	for _, x := range v {
+		set[x] = true
+	}
+	return len(set)
+}
+
+func minMax(v []float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, x := range v {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return lo, hi
+}

@@ -1,0 +1,171 @@
+package report
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// ReadIntervalLog reads every interval histogram of an HdrHistogram
+// interval log. Intervals keep their StartTimeMs/EndTimeMs (Unix ms).
+func ReadIntervalLog(r io.Reader) ([]*hdrhistogram.Histogram, error) {
+	lr := hdrhistogram.NewHistogramLogReader(r)
+	var out []*hdrhistogram.Histogram
+	for {
+		h, err := lr.NextIntervalHistogram()
+		if err != nil {
+			return out, err
+		}
+		if h == nil { // the reader's end of file
+			return out, nil
+		}
+		out = append(out, h)
+	}
+}
+
+// WriteIntervalLog writes intervals as an HdrHistogram interval log with
+// absolute timestamps, tagged tag, readable by any HdrHistogram log reader.
+func WriteIntervalLog(w io.Writer, tag string, intervals []*hdrhistogram.Histogram) error {
+	bw := bufio.NewWriter(w)
+	lw := hdrhistogram.NewHistogramLogWriter(bw)
+	if err := lw.OutputLogFormatVersion(); err != nil {
+		return err
+	}
+	if len(intervals) > 0 {
+		if err := lw.OutputStartTime(intervals[0].StartTimeMs()); err != nil {
+			return err
+		}
+	}
+	if err := lw.OutputComment("[values in microseconds]"); err != nil {
+		return err
+	}
+	if err := lw.OutputLegend(); err != nil {
+		return err
+	}
+	for _, h := range intervals {
+		if tag != "" {
+			h.SetTag(tag)
+		}
+		if err := lw.OutputIntervalHistogram(h); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// readLogFile reads one metric's interval log; a missing file is no error
+// (older cells, closed loop without the uncorrected log).
+func readLogFile(path string) ([]*hdrhistogram.Histogram, bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	hs, err := ReadIntervalLog(f)
+	if err != nil {
+		return nil, true, &InputError{Field: "hlog", Value: path, Problem: err.Error(), Accepted: "an HdrHistogram interval log"}
+	}
+	return hs, true, nil
+}
+
+// total adds all intervals into one histogram: counts add exactly, which
+// is the only sound way to combine percentiles.
+func total(intervals []*hdrhistogram.Histogram) (*hdrhistogram.Histogram, int64) {
+	h := NewHistogram()
+	var dropped int64
+	for _, iv := range intervals {
+		dropped += h.Merge(iv)
+	}
+	return h, dropped
+}
+
+// intervalSeconds is an interval's length, 1 s when it was not stamped.
+func intervalSeconds(h *hdrhistogram.Histogram) float64 {
+	d := float64(h.EndTimeMs()-h.StartTimeMs()) / 1000
+	if d <= 0 {
+		return 1
+	}
+	return d
+}
+
+// mergeIntervals combines interval logs of segments that ran at the same
+// time on several machines: intervals starting in the same slot of the
+// common timeline are added. Slots are rounded, so clocks a few hundred
+// ms apart still line up.
+func mergeIntervals(logs [][]*hdrhistogram.Histogram) ([]*hdrhistogram.Histogram, int64) {
+	var all []*hdrhistogram.Histogram
+	for _, l := range logs {
+		all = append(all, l...)
+	}
+	if len(all) == 0 {
+		return nil, 0
+	}
+	base := all[0].StartTimeMs()
+	var lengths []int64
+	for _, h := range all {
+		base = min(base, h.StartTimeMs())
+		lengths = append(lengths, h.EndTimeMs()-h.StartTimeMs())
+	}
+	sort.Slice(lengths, func(i, j int) bool { return lengths[i] < lengths[j] })
+	step := lengths[len(lengths)/2]
+	if step <= 0 {
+		step = 1000
+	}
+	slots := map[int64]*hdrhistogram.Histogram{}
+	var dropped int64
+	for _, h := range all {
+		off := h.StartTimeMs() - base
+		k := (off + step/2) / step
+		m := slots[k]
+		if m == nil {
+			m = NewHistogram()
+			m.SetStartTimeMs(h.StartTimeMs())
+			m.SetEndTimeMs(h.EndTimeMs())
+			slots[k] = m
+		}
+		dropped += m.Merge(h)
+		m.SetStartTimeMs(min(m.StartTimeMs(), h.StartTimeMs()))
+		m.SetEndTimeMs(max(m.EndTimeMs(), h.EndTimeMs()))
+	}
+	keys := make([]int64, 0, len(slots))
+	for k := range slots {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	out := make([]*hdrhistogram.Histogram, len(keys))
+	for i, k := range keys {
+		out[i] = slots[k]
+	}
+	return out, dropped
+}
+
+// cellStem is the file stem of a cell: cells/NNN-ID without ".json".
+func cellStem(c CellInfo) string {
+	if c.File != "" {
+		return strings.TrimSuffix(c.File, ".json")
+	}
+	return filepath.Join("cells", c.ID)
+}
+
+// logPath is where a cell's interval log of one metric lives.
+func logPath(dir string, c CellInfo, metric string) string {
+	return filepath.Join(dir, filepath.FromSlash(cellStem(c))+"."+metric+".hlog")
+}
+
+// writePercentiles writes the classic HdrHistogram percentile distribution
+// (values in ms, from µs) exactly as HdrHistogram's plotters read it.
+func writePercentiles(path string, h *hdrhistogram.Histogram) error {
+	return WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := h.PercentilesPrint(w, 5, 1000.0)
+		return err
+	})
+}

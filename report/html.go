@@ -1,0 +1,283 @@
+package report
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// view is what the HTML and Markdown templates read: the summary with its
+// numbers already rounded and united.
+type view struct {
+	S         *Summary
+	Figures   []figView
+	Timelines []figView
+	Cells     []cellView
+	Capacity  []capView
+	Manifest  string
+	SLOText   string
+}
+
+type figView struct {
+	Name, Title, Caption string
+	DataURI              template.URL
+	PNG, SVG             string // relative file names when written
+	Open                 bool   // timelines of cells with events start open
+	Cell                 string
+}
+
+type cellView struct {
+	CellSummary
+	Tput, Acq                        string
+	P50, P90, P99, P999, Max         string
+	FailedP99, ReleaseP99            string
+	Success, CPU, Share, LoadText    string
+	AcquiredT, NotAcquiredT, ErrorsT string
+	Hlogs                            []string
+	MasterRows                       []masterRow
+	EventsText                       []string
+	BusiestText                      string
+}
+
+type masterRow struct {
+	Addr                          string
+	OK, Taken, Timeout, Err, Late string
+}
+
+type capView struct {
+	Capacity
+	MaxRateT, KneeLoadT, HeadroomT, GroupsT string
+}
+
+func makeView(s *Summary, figs []figure, png map[string][]byte) view {
+	v := view{S: s}
+	v.SLOText = fmt.Sprintf("acquire p99 ≤ %s and success ratio ≥ %s", FormatMicros(s.SLO.AcquireP99Micros), pct(s.SLO.MinSuccess))
+	written := map[string]bool{}
+	for _, p := range s.Plots {
+		written[p] = true
+	}
+	for _, f := range figs {
+		fv := figView{Name: f.Name, Title: f.Title, Caption: f.Caption}
+		if b := png[f.Name+".png"]; b != nil {
+			fv.DataURI = template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(b))
+		}
+		if written[f.Name+".png"] {
+			fv.PNG = f.Name + ".png"
+		}
+		if written[f.Name+".svg"] {
+			fv.SVG = f.Name + ".svg"
+		}
+		if f.Cell >= 0 {
+			fv.Cell = s.Cells[f.Cell].Label
+			fv.Open = len(s.Cells[f.Cell].Events) > 0
+			v.Timelines = append(v.Timelines, fv)
+			continue
+		}
+		v.Figures = append(v.Figures, fv)
+	}
+	for _, c := range s.Cells {
+		cv := cellView{CellSummary: c,
+			Tput: rate(c.CyclesPerSec), Acq: rate(c.AcquiresPerSec),
+			P50: ms(c.Acquire.P50), P90: ms(c.Acquire.P90), P99: ms(c.Acquire.P99), P999: ms(c.Acquire.P999), Max: ms(c.Acquire.Max),
+			FailedP99: ms(c.Failed.P99), ReleaseP99: ms(c.Release.P99),
+			Success: pct(c.SuccessRatio), CPU: sig3(c.ClientCPUPerCycle), Share: pct(c.ClientCPUShare),
+			AcquiredT: count(c.Acquired), NotAcquiredT: count(c.NotAcquired), ErrorsT: count(c.Errors),
+		}
+		if c.Load == "open" {
+			cv.LoadText = "open, " + rate(c.Rate) + "/s"
+		} else {
+			cv.LoadText = "closed, " + strconv.Itoa(c.Workers) + " workers"
+		}
+		stem := strings.TrimSuffix(c.PercentilesFile, ".acquire.percentiles.txt")
+		if stem == "" {
+			stem = filepath.ToSlash(filepath.Join("cells", c.ID))
+		}
+		for _, m := range metrics {
+			rel := stem + "." + m + ".hlog"
+			if _, err := os.Stat(filepath.Join(s.OutDir, filepath.FromSlash(rel))); err == nil {
+				cv.Hlogs = append(cv.Hlogs, rel)
+			}
+		}
+		addrs := make([]string, 0, len(c.PerMaster))
+		for a := range c.PerMaster {
+			addrs = append(addrs, a)
+		}
+		sort.Strings(addrs)
+		for _, a := range addrs {
+			m := c.PerMaster[a]
+			cv.MasterRows = append(cv.MasterRows, masterRow{a, count(m.OK), count(m.Taken), count(m.Timeout), count(m.Error), count(m.Late)})
+		}
+		if c.ServerBusiestShare > 0 {
+			cv.BusiestText = pct(c.ServerBusiestShare)
+		}
+		for i, e := range c.Events {
+			t := fmt.Sprintf("%d. at %.1f s: %s", i+1, e.AtSeconds, e.Kind)
+			if e.Target != "" {
+				t += " " + e.Target
+			}
+			if e.Detail != "" {
+				t += " — " + e.Detail
+			}
+			cv.EventsText = append(cv.EventsText, t)
+		}
+		v.Cells = append(v.Cells, cv)
+	}
+	for _, c := range s.Capacity {
+		cv := capView{Capacity: c, MaxRateT: "—", KneeLoadT: "—", HeadroomT: "—", GroupsT: "—"}
+		if c.MaxRate > 0 {
+			cv.MaxRateT = rate(c.MaxRate)
+			if c.Load == "open" {
+				cv.KneeLoadT = rate(c.KneeLoad) + " offered/s"
+			} else {
+				cv.KneeLoadT = strconv.FormatFloat(c.KneeLoad, 'f', -1, 64) + " workers"
+			}
+		}
+		if c.HeadroomPct != nil {
+			cv.HeadroomT = fmt.Sprintf("%+.0f%%", *c.HeadroomPct)
+		}
+		if c.Groups != nil {
+			cv.GroupsT = strconv.Itoa(*c.Groups)
+		}
+		v.Capacity = append(v.Capacity, cv)
+	}
+	b, _ := json.MarshalIndent(s.Manifest, "", "  ")
+	v.Manifest = string(b)
+	return v
+}
+
+// ms writes µs as milliseconds with about three significant digits.
+func ms(us float64) string { return sig3(us / 1000) }
+
+// rate writes a per-second figure as a whole number with thousands
+// separators.
+func rate(v float64) string { return count(int64(math.Round(v))) }
+
+func count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func writeHTML(path string, s *Summary, figs []figure, png map[string][]byte) error {
+	var buf bytes.Buffer
+	if err := htmlTmpl.Execute(&buf, makeView(s, figs, png)); err != nil {
+		return fmt.Errorf("report.html: %w", err)
+	}
+	return WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
+}
+
+var htmlTmpl = template.Must(template.New("html").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>lockbench report: {{.S.Name}}</title>
+<style>
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Liberation Sans", sans-serif; margin: 0 auto; max-width: 1360px; padding: 0 24px 48px; color: #1d2125; line-height: 1.45; }
+h1 { font-size: 1.7em; margin: 24px 0 4px; }
+h2 { font-size: 1.3em; margin-top: 36px; border-bottom: 2px solid #dde2e6; padding-bottom: 4px; }
+h3 { font-size: 1.1em; margin: 24px 0 6px; }
+.meta { color: #5c6670; margin: 0 0 12px; }
+nav a { margin-right: 14px; }
+a { color: #0b5cad; }
+table { border-collapse: collapse; font-size: 0.86em; margin: 8px 0 16px; }
+th, td { border: 1px solid #d5dadf; padding: 3px 7px; text-align: right; white-space: nowrap; }
+th { background: #f1f3f5; position: sticky; top: 0; }
+td.l, th.l { text-align: left; }
+td.wrap { white-space: normal; min-width: 260px; text-align: left; }
+tr:nth-child(even) td { background: #fafbfc; }
+.scroll { overflow-x: auto; }
+.ok { color: #19692c; font-weight: 600; }
+.bad { color: #b3261e; font-weight: 600; }
+.warn { background: #fff6e0; border-left: 4px solid #e0a100; padding: 6px 10px; margin: 6px 0; }
+figure { margin: 12px 0 28px; }
+figure img { max-width: 100%; height: auto; border: 1px solid #e3e6e9; }
+figcaption { color: #3c454d; font-size: 0.92em; margin-top: 4px; max-width: 1100px; }
+details { margin: 6px 0; }
+summary { cursor: pointer; font-weight: 600; }
+pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
+</style>
+</head>
+<body>
+<h1>lockbench report: {{.S.Name}}</h1>
+{{with .S.Description}}<p>{{.}}</p>{{end}}
+<p class="meta">{{len .S.Cells}} cells · generated {{.S.GeneratedAt.Format "2006-01-02 15:04:05 UTC"}} · from {{range $i, $d := .S.Dirs}}{{if $i}}, {{end}}<code>{{$d}}</code>{{end}}{{with .S.Manifest.LockbenchVersion}} · lockbench {{.}}{{end}}{{with .S.Manifest.RedisServerVersion}} · redis-server {{.}}{{end}}</p>
+<nav><a href="#verdict">Verdict</a><a href="#capacity">Capacity</a><a href="#plots">Plots</a><a href="#cells">Cells</a>{{if .Timelines}}<a href="#timelines">Timelines</a>{{end}}<a href="#details">Per-cell details</a><a href="#manifest">Manifest</a></nav>
+
+<h2 id="verdict">Verdict</h2>
+<p>SLO used for capacity: {{.SLOText}}. Target rate: {{if .S.TargetRate}}{{printf "%.0f" .S.TargetRate}} cycles/s{{else}}not given (--target-rate){{end}}.</p>
+{{if .S.Thresholds.Checked}}
+{{if .S.Thresholds.OK}}<p class="ok">All thresholds met: {{range $i, $t := .S.Thresholds.Checked}}{{if $i}}, {{end}}<code>{{$t}}</code>{{end}}.</p>
+{{else}}<p class="bad">{{len .S.Thresholds.Broken}} threshold checks broken:</p>
+<ul>{{range .S.Thresholds.Broken}}<li><code>{{.Threshold}}</code> broken by <b>{{.Cell}}</b>: actual {{.ActualText}}</li>{{end}}</ul>{{end}}
+{{else}}<p>No thresholds were checked (--threshold).</p>{{end}}
+{{range .S.Warnings}}<div class="warn">{{.}}</div>{{end}}
+
+<h2 id="capacity">Capacity planning</h2>
+<p>For each configuration (cells that differ only in workers or offered rate), the highest lock rate achieved by a cell that met the SLO.
+Every master of one Redlock set sees every lock, so more capacity means more independent lock groups: resources sharded across separate N-master sets.</p>
+<div class="scroll"><table>
+<tr><th class="l">configuration</th><th>load</th><th>cells</th><th>max rate within SLO (cycles/s)</th><th>reached at</th><th>headroom at target</th><th>lock groups needed</th><th class="l">what limited it</th></tr>
+{{range .Capacity}}<tr><td class="l">{{.Config}}</td><td>{{.Load}}</td><td>{{.Cells}}</td><td>{{.MaxRateT}}</td><td>{{.KneeLoadT}}</td><td>{{.HeadroomT}}</td><td>{{.GroupsT}}</td><td class="wrap">{{if .ClientBound}}<span class="bad">client-bound.</span> {{end}}{{.Note}}</td></tr>
+{{end}}</table></div>
+
+<h2 id="plots">Plots</h2>
+{{if not .Figures}}<p>No plot had data to show.</p>{{end}}
+{{range .Figures}}<figure id="fig-{{.Name}}">
+<h3>{{.Title}}</h3>
+{{if .DataURI}}<img src="{{.DataURI}}" alt="{{.Title}}">{{end}}
+<figcaption><b>What this shows:</b> {{.Caption}}{{if or .PNG .SVG}} Files:{{with .PNG}} <a href="{{.}}">{{.}}</a>{{end}}{{with .SVG}} <a href="{{.}}">{{.}}</a>{{end}}{{end}}</figcaption>
+</figure>
+{{end}}
+
+<h2 id="cells">Cells</h2>
+<p>Latencies of successful acquires in ms (open loop: from the intended start, so queueing counts). A cycle is one acquire plus its release. Success = acquired / attempts.</p>
+<div class="scroll"><table>
+<tr><th>#</th><th class="l">cell</th><th class="l">load</th><th>cycles/s</th><th>acquires/s</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th><th>failed p99 ms</th><th>release p99 ms</th><th>acquired</th><th>not acquired</th><th>errors</th><th>success</th><th>violations</th><th>client CPU µs/cycle</th><th>client CPU share</th><th>SLO</th></tr>
+{{range .Cells}}<tr><td>{{.Index}}</td><td class="l">{{.Label}}{{if .ClientBound}} <span class="bad" title="the load generator was saturated">(client-bound)</span>{{end}}{{if .Interrupted}} <span class="bad">(interrupted)</span>{{end}}</td><td class="l">{{.LoadText}}</td><td>{{.Tput}}</td><td>{{.Acq}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td><td>{{.FailedP99}}</td><td>{{.ReleaseP99}}</td><td>{{.AcquiredT}}</td><td>{{.NotAcquiredT}}</td><td>{{.ErrorsT}}</td><td>{{.Success}}</td><td{{if .Violations}} class="bad"{{end}}>{{.Violations}}</td><td>{{.CPU}}</td><td>{{.Share}}</td><td>{{if .MeetsSLO}}<span class="ok">met</span>{{else}}<span class="bad">missed</span>{{end}}</td></tr>
+{{end}}</table></div>
+
+{{if .Timelines}}<h2 id="timelines">Timelines</h2>
+<p>Per-second throughput and acquire p99 of each cell; cells with faults or steps are open.</p>
+{{range .Timelines}}<details{{if .Open}} open{{end}} id="fig-{{.Name}}"><summary>{{.Cell}}</summary>
+<figure>{{if .DataURI}}<img src="{{.DataURI}}" alt="{{.Title}}">{{end}}
+<figcaption><b>What this shows:</b> {{.Caption}}{{if or .PNG .SVG}} Files:{{with .PNG}} <a href="{{.}}">{{.}}</a>{{end}}{{with .SVG}} <a href="{{.}}">{{.}}</a>{{end}}{{end}}</figcaption></figure>
+</details>
+{{end}}{{end}}
+
+<h2 id="details">Per-cell details</h2>
+{{range .Cells}}<details><summary>{{.Index}}: {{.Label}}</summary>
+<p>N = {{.CellSummary.Masters}} masters · measured {{printf "%.1f" .MeasuredSeconds}} s · max concurrent holders of one key: {{.MaxHolders}}{{with .BusiestText}} · busiest master CPU {{.}} of a core{{end}}{{with .PercentilesFile}} · <a href="{{.}}">acquire percentile distribution</a>{{end}}{{range .Hlogs}} · <a href="{{.}}">{{.}}</a>{{end}}</p>
+{{if .MasterRows}}<table><tr><th class="l">master</th><th>ok</th><th>taken</th><th>timeout</th><th>error</th><th>late</th></tr>
+{{range .MasterRows}}<tr><td class="l">{{.Addr}}</td><td>{{.OK}}</td><td>{{.Taken}}</td><td>{{.Timeout}}</td><td>{{.Err}}</td><td>{{.Late}}</td></tr>
+{{end}}</table>{{end}}
+{{if .EventsText}}<p>Events:</p><ul>{{range .EventsText}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{range .Warnings}}<div class="warn">{{.}}</div>{{end}}
+</details>
+{{end}}
+
+<h2 id="manifest">Manifest</h2>
+<pre>{{.Manifest}}</pre>
+</body>
+</html>
+`))

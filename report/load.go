@@ -1,0 +1,340 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// settings are the configuration values the report groups and labels by,
+// read from a cell's free-form config object.
+type settings struct {
+	N            int
+	Persistence  string
+	Driver       string
+	Mode         string
+	Wait         string
+	Load         string // closed or open
+	Workers      int
+	Rate         float64
+	Keys         float64
+	Distribution string
+	TTL          string
+	Hold         string
+}
+
+func settingsOf(cfg any) settings {
+	m, ok := cfg.(map[string]any)
+	if !ok && cfg != nil {
+		// A typed config (a run's own struct) goes through JSON once.
+		if b, err := json.Marshal(cfg); err == nil {
+			_ = json.Unmarshal(b, &m)
+		}
+	}
+	str := func(k string) string {
+		switch v := m[k].(type) {
+		case string:
+			return v
+		case nil:
+			return ""
+		default:
+			return fmt.Sprint(v)
+		}
+	}
+	num := func(k string) float64 {
+		switch v := m[k].(type) {
+		case float64:
+			return v
+		case string:
+			f, _ := strconv.ParseFloat(v, 64)
+			return f
+		case json.Number:
+			f, _ := v.Float64()
+			return f
+		}
+		return 0
+	}
+	s := settings{
+		Persistence: str("persistence"), Driver: str("driver"), Mode: str("mode"), Wait: str("wait"),
+		Load: str("load"), Workers: int(num("workers")), Rate: num("rate"), Keys: num("keys"),
+		Distribution: str("distribution"), TTL: str("ttl"), Hold: str("hold"),
+	}
+	if ms, ok := m["masters"].([]any); ok && len(ms) > 0 {
+		s.N = len(ms)
+	} else {
+		s.N = int(num("local"))
+	}
+	if s.Load == "" {
+		s.Load = "closed" // what `run` does without a load setting
+	}
+	return s
+}
+
+// loadValue is the x of a load sweep: offered rate in open loop, workers
+// in closed loop.
+func (s settings) loadValue() float64 {
+	if s.Load == "open" {
+		return s.Rate
+	}
+	return float64(s.Workers)
+}
+
+// cell is one loaded cell with its histograms.
+type cell struct {
+	Info CellInfo
+	Run  Run
+	Set  settings
+	Axes map[string]string
+	// Intervals per metric, as logged; Totals are their sums.
+	Intervals map[string][]*hdrhistogram.Histogram
+	Totals    map[string]*hdrhistogram.Histogram
+}
+
+// results is one loaded results directory.
+type results struct {
+	Dir      string
+	Manifest Manifest
+	Cells    []*cell
+	Warnings []string
+}
+
+var metrics = []string{MetricAcquire, MetricAcquireUncorrected, MetricFailed, MetricRelease}
+
+// loadDir reads a results directory. withLogs also reads the interval logs.
+func loadDir(dir string, withLogs bool) (*results, error) {
+	res := &results{Dir: dir}
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, &InputError{Field: "DIR", Value: dir, Problem: "no manifest.json here", Accepted: "a results directory written by lockbench sweep (manifest.json, cells/)"}
+		}
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &res.Manifest); err != nil {
+		return nil, &InputError{Field: "manifest", Value: filepath.Join(dir, "manifest.json"), Problem: err.Error(), Accepted: "a lockbench manifest (JSON)"}
+	}
+	infos := res.Manifest.Cells
+	if len(infos) == 0 {
+		// A manifest written before its cells were listed: take the files.
+		files, _ := filepath.Glob(filepath.Join(dir, "cells", "*.json"))
+		sort.Strings(files)
+		for i, f := range files {
+			stem := strings.TrimSuffix(filepath.Base(f), ".json")
+			infos = append(infos, CellInfo{Index: i, ID: stem, File: "cells/" + filepath.Base(f)})
+		}
+	}
+	for _, info := range infos {
+		if info.File == "" {
+			info.File = "cells/" + info.ID + ".json"
+		}
+		path := filepath.Join(dir, filepath.FromSlash(info.File))
+		b, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			// An interrupted sweep lists a cell it never finished.
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: cell %s has no result file %s; left out", dir, info.ID, info.File))
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		c := &cell{Info: info, Intervals: map[string][]*hdrhistogram.Histogram{}, Totals: map[string]*hdrhistogram.Histogram{}}
+		if err := json.Unmarshal(b, &c.Run); err != nil {
+			return nil, &InputError{Field: "cell", Value: path, Problem: err.Error(), Accepted: "a lockbench run result (JSON)"}
+		}
+		if c.Run.Cell != nil {
+			// The cell file knows its own label and axes best.
+			if c.Info.Label == "" {
+				c.Info.Label = c.Run.Cell.Label
+			}
+			if len(c.Info.Axes) == 0 {
+				c.Info.Axes = c.Run.Cell.Axes
+			}
+		}
+		c.Set = settingsOf(c.Run.Config)
+		if withLogs {
+			for _, m := range metrics {
+				hs, ok, err := readLogFile(logPath(dir, info, m))
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					continue
+				}
+				c.Intervals[m] = hs
+				t, dropped := total(hs)
+				if dropped > 0 {
+					res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s: %d %s values beyond the histogram range", dir, info.ID, dropped, m))
+				}
+				c.Totals[m] = t
+			}
+		}
+		res.Cells = append(res.Cells, c)
+	}
+	sort.SliceStable(res.Cells, func(i, j int) bool { return res.Cells[i].Info.Index < res.Cells[j].Info.Index })
+	assignAxes(res.Cells)
+	for _, c := range res.Cells {
+		if c.Info.Label == "" {
+			c.Info.Label = axesLabel(c, nil)
+		}
+		if c.Info.Label == "" {
+			c.Info.Label = c.Info.ID
+		}
+	}
+	return res, nil
+}
+
+// assignAxes uses the cells' own axes; without any (a directory of plain
+// runs), the known settings that differ between cells stand in for them.
+func assignAxes(cells []*cell) {
+	for _, c := range cells {
+		if len(c.Info.Axes) > 0 {
+			for _, c := range cells {
+				c.Axes = c.Info.Axes
+				if c.Axes == nil {
+					c.Axes = map[string]string{}
+				}
+			}
+			return
+		}
+	}
+	get := map[string]func(settings) string{
+		"N":            func(s settings) string { return strconv.Itoa(s.N) },
+		"persistence":  func(s settings) string { return s.Persistence },
+		"driver":       func(s settings) string { return s.Driver },
+		"mode":         func(s settings) string { return s.Mode },
+		"wait":         func(s settings) string { return s.Wait },
+		"load":         func(s settings) string { return s.Load },
+		"workers":      func(s settings) string { return strconv.Itoa(s.Workers) },
+		"rate":         func(s settings) string { return strconv.FormatFloat(s.Rate, 'f', -1, 64) },
+		"keys":         func(s settings) string { return strconv.FormatFloat(s.Keys, 'f', -1, 64) },
+		"distribution": func(s settings) string { return s.Distribution },
+		"ttl":          func(s settings) string { return s.TTL },
+		"hold":         func(s settings) string { return s.Hold },
+	}
+	for _, c := range cells {
+		c.Axes = map[string]string{}
+	}
+	for name, f := range get {
+		vals := map[string]bool{}
+		for _, c := range cells {
+			vals[f(c.Set)] = true
+		}
+		if len(vals) > 1 {
+			for _, c := range cells {
+				c.Axes[name] = f(c.Set)
+			}
+		}
+	}
+}
+
+// axisOrder puts the settings people read first first.
+var axisOrder = []string{"N", "local", "masters", "persistence", "driver", "mode", "wait", "load", "keys", "distribution", "ttl", "hold", "workers", "rate"}
+
+func sortedAxes(names []string) []string {
+	rank := map[string]int{}
+	for i, n := range axisOrder {
+		rank[n] = i + 1
+	}
+	sort.Slice(names, func(i, j int) bool {
+		ri, rj := rank[names[i]], rank[names[j]]
+		if ri == 0 {
+			ri = len(axisOrder) + 1
+		}
+		if rj == 0 {
+			rj = len(axisOrder) + 1
+		}
+		if ri != rj {
+			return ri < rj
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// axesLabel names a cell by its axes, leaving out those in skip. The
+// master set is shown as its size N, not as addresses.
+func axesLabel(c *cell, skip map[string]bool) string {
+	names := make([]string, 0, len(c.Axes))
+	for k := range c.Axes {
+		if !skip[k] {
+			names = append(names, k)
+		}
+	}
+	var parts []string
+	for _, k := range sortedAxes(names) {
+		v := c.Axes[k]
+		if k == "local" || k == "masters" {
+			k, v = "N", strconv.Itoa(c.Set.N)
+		}
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, " ")
+}
+
+// allAxes is the sorted union of the cells' axis names.
+func allAxes(cells []*cell) []string {
+	set := map[string]bool{}
+	for _, c := range cells {
+		for k := range c.Axes {
+			set[k] = true
+		}
+	}
+	names := make([]string, 0, len(set))
+	for k := range set {
+		names = append(names, k)
+	}
+	return sortedAxes(names)
+}
+
+// distinct counts the values an axis takes.
+func distinct(cells []*cell, axis string) int {
+	vals := map[string]bool{}
+	for _, c := range cells {
+		if v, ok := c.Axes[axis]; ok {
+			vals[v] = true
+		}
+	}
+	return len(vals)
+}
+
+// group is cells that share every axis outside a skipped set.
+type group struct {
+	Key   string
+	Label string
+	Cells []*cell
+}
+
+// groupBy groups cells by their axes outside skip, in order of first cell.
+func groupBy(cells []*cell, skip map[string]bool) []*group {
+	var out []*group
+	idx := map[string]*group{}
+	for _, c := range cells {
+		label := axesLabel(c, skip)
+		g := idx[label]
+		if g == nil {
+			g = &group{Key: label, Label: label}
+			if g.Label == "" {
+				g.Label = "all cells"
+			}
+			idx[label] = g
+			out = append(out, g)
+		}
+		g.Cells = append(g.Cells, c)
+	}
+	return out
+}
+
+func finiteOr0(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}

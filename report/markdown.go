@@ -1,0 +1,125 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// mdEscape keeps a cell's text from breaking a Markdown table.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+// mdPath makes a relative file name safe inside a Markdown link target.
+func mdPath(p string) string {
+	return strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29").Replace(p)
+}
+
+func writeMarkdown(path string, s *Summary, figs []figure) error {
+	v := makeView(s, figs, nil)
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+
+	p("# lockbench report: %s\n\n", s.Name)
+	if s.Description != "" {
+		p("%s\n\n", s.Description)
+	}
+	p("%d cells · generated %s · from %s\n\n", len(s.Cells), s.GeneratedAt.Format("2006-01-02 15:04:05 UTC"), "`"+strings.Join(s.Dirs, "`, `")+"`")
+
+	p("## Verdict\n\nSLO used for capacity: %s.", v.SLOText)
+	if s.TargetRate > 0 {
+		p(" Target rate: %.0f cycles/s.", s.TargetRate)
+	}
+	p("\n\n")
+	switch {
+	case len(s.Thresholds.Checked) == 0:
+		p("No thresholds were checked.\n\n")
+	case s.Thresholds.OK:
+		p("All thresholds met: `%s`.\n\n", strings.Join(s.Thresholds.Checked, "`, `"))
+	default:
+		p("**%d threshold checks broken:**\n\n", len(s.Thresholds.Broken))
+		for _, br := range s.Thresholds.Broken {
+			p("- `%s` broken by **%s**: actual %s\n", br.Threshold, mdEscape(br.Cell), br.ActualText)
+		}
+		p("\n")
+	}
+	for _, w := range s.Warnings {
+		p("> warning: %s\n\n", mdEscape(w))
+	}
+
+	p("## Capacity planning\n\nPer configuration, the highest lock rate of a cell that met the SLO. Every master of one Redlock set sees every lock, so more capacity means more independent lock groups (resources sharded across separate N-master sets).\n\n")
+	p("| configuration | load | cells | max rate within SLO (cycles/s) | reached at | headroom at target | lock groups needed | what limited it |\n")
+	p("|---|---|--:|--:|--:|--:|--:|---|\n")
+	for _, c := range v.Capacity {
+		note := c.Note
+		if c.ClientBound {
+			note = "**client-bound.** " + note
+		}
+		p("| %s | %s | %d | %s | %s | %s | %s | %s |\n", mdEscape(c.Config), c.Load, c.Cells, c.MaxRateT, c.KneeLoadT, c.HeadroomT, c.GroupsT, mdEscape(note))
+	}
+	p("\n## Plots\n\n")
+	if len(v.Figures) == 0 {
+		p("No plot had data to show.\n\n")
+	}
+	for _, f := range v.Figures {
+		p("### %s\n\n", f.Title)
+		if f.PNG != "" {
+			p("![%s](%s)\n\n", f.Title, mdPath(f.PNG))
+		}
+		p("*What this shows:* %s", f.Caption)
+		if f.SVG != "" {
+			p(" ([SVG](%s))", mdPath(f.SVG))
+		}
+		p("\n\n")
+	}
+
+	p("## Cells\n\nLatencies of successful acquires in ms; a cycle is one acquire plus its release; success = acquired / attempts.\n\n")
+	p("| # | cell | load | cycles/s | acquires/s | p50 | p90 | p99 | p99.9 | max | acquired | not acquired | errors | success | violations | client CPU µs/cycle | client CPU share | SLO |\n")
+	p("|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	for _, c := range v.Cells {
+		label := mdEscape(c.Label)
+		if c.ClientBound {
+			label += " (client-bound)"
+		}
+		slo := "missed"
+		if c.MeetsSLO {
+			slo = "met"
+		}
+		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s |\n",
+			c.Index, label, c.LoadText, c.Tput, c.Acq, c.P50, c.P90, c.P99, c.P999, c.Max,
+			c.AcquiredT, c.NotAcquiredT, c.ErrorsT, c.Success, c.Violations, c.CPU, c.Share, slo)
+	}
+	if len(v.Timelines) > 0 {
+		p("\n## Timelines\n\n")
+		for _, f := range v.Timelines {
+			p("### %s\n\n", mdEscape(f.Cell))
+			if f.PNG != "" {
+				p("![%s](%s)\n\n", mdEscape(f.Title), mdPath(f.PNG))
+			}
+			p("*What this shows:* %s\n\n", f.Caption)
+		}
+	}
+	var events bool
+	for _, c := range v.Cells {
+		if len(c.EventsText) > 0 {
+			if !events {
+				p("\n## Events\n\n")
+				events = true
+			}
+			p("**%s**\n\n", mdEscape(c.Label))
+			for _, e := range c.EventsText {
+				p("- %s\n", mdEscape(e))
+			}
+			p("\n")
+		}
+	}
+	p("\n## Files\n\n")
+	for _, c := range v.Cells {
+		if c.PercentilesFile != "" {
+			p("- %s: [acquire percentiles](%s)\n", mdEscape(c.Label), mdPath(c.PercentilesFile))
+		}
+	}
+	p("\n## Manifest\n\n```json\n%s\n```\n", v.Manifest)
+	return WriteFileAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, b.String()); return err })
+}

@@ -1,0 +1,271 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Merge combines results directories of segments that ran the same cells
+// at the same time on several machines into out. Cells are matched by ID.
+// Latencies are recomputed from the added histograms (percentiles are
+// never averaged), counts and throughputs add since the segments ran
+// concurrently, and the merged interval logs are written next to the
+// merged cell results. A cell found in one directory only is copied.
+func Merge(dirs []string, out string) error {
+	if len(dirs) == 0 {
+		return &InputError{Field: "DIR", Value: "", Problem: "nothing to merge", Accepted: "one or more results directories"}
+	}
+	if out == "" {
+		return &InputError{Field: "--out", Value: "", Problem: "no output directory", Accepted: "a directory for the merged results"}
+	}
+	absOut, _ := filepath.Abs(out)
+	var inputs []*results
+	for _, d := range dirs {
+		if a, _ := filepath.Abs(d); a == absOut {
+			return &InputError{Field: "--out", Value: out, Problem: "is one of the input directories", Accepted: "a new directory, so that no segment is overwritten"}
+		}
+		r, err := loadDir(d, false)
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, r)
+	}
+	if err := os.MkdirAll(filepath.Join(out, "cells"), 0o755); err != nil {
+		return fmt.Errorf("out: %w", err)
+	}
+
+	// Cells in order of first appearance.
+	type seg struct {
+		dir string
+		c   *cell
+	}
+	var order []string
+	byID := map[string][]seg{}
+	for _, r := range inputs {
+		for _, c := range r.Cells {
+			if _, ok := byID[c.Info.ID]; !ok {
+				order = append(order, c.Info.ID)
+			}
+			byID[c.Info.ID] = append(byID[c.Info.ID], seg{r.Dir, c})
+		}
+	}
+
+	man := mergeManifests(inputs, dirs)
+	for _, id := range order {
+		segs := byID[id]
+		first := segs[0].c
+		info := first.Info
+		if info.File == "" {
+			info.File = "cells/" + id + ".json"
+		}
+		runs := make([]Run, len(segs))
+		for i, s := range segs {
+			runs[i] = s.c.Run
+		}
+		merged := mergeRuns(runs, segDirs(segs, func(s seg) string { return s.dir }))
+		recomputed := map[string]bool{}
+		for _, m := range metrics {
+			var logs [][]*hdrhistogram.Histogram
+			var have []string
+			for _, s := range segs {
+				hs, ok, err := readLogFile(logPath(s.dir, s.c.Info, m))
+				if err != nil {
+					return err
+				}
+				if ok {
+					logs = append(logs, hs)
+					have = append(have, s.dir)
+				}
+			}
+			if len(have) == 0 {
+				continue
+			}
+			if len(have) != len(segs) {
+				// Adding some segments' histograms would understate the
+				// tail; a partial merge is worse than none.
+				return &InputError{Field: "hlog", Value: logPath(segs[0].dir, first.Info, m), Problem: fmt.Sprintf("cell %s has a %s log in %s but not in every segment", id, m, strings.Join(have, ", ")), Accepted: "segments with the same set of .hlog files"}
+			}
+			ivs, dropped := mergeIntervals(logs)
+			if dropped > 0 {
+				merged.Warnings = append(merged.Warnings, fmt.Sprintf("merge: %d %s values beyond the histogram range were dropped", dropped, m))
+			}
+			sum, _ := total(ivs)
+			lat := Summarize(sum)
+			recomputed[m] = true
+			switch m {
+			case MetricAcquire:
+				merged.AcquireLatency = lat
+			case MetricAcquireUncorrected:
+				merged.AcquireUncorrected = &lat
+			case MetricFailed:
+				merged.AcquireFailedLatency = lat
+			case MetricRelease:
+				merged.ReleaseLatency = lat
+			}
+			path := logPath(out, info, m)
+			if err := WriteFileAtomic(path, func(w io.Writer) error { return WriteIntervalLog(w, m, ivs) }); err != nil {
+				return err
+			}
+		}
+		if len(segs) > 1 {
+			for _, m := range []string{MetricAcquire, MetricFailed, MetricRelease} {
+				if !recomputed[m] {
+					merged.Warnings = append(merged.Warnings, fmt.Sprintf("merge: no %s interval logs, so its percentiles could not be merged (count and max only)", m))
+				}
+			}
+		}
+		ci := info
+		merged.Cell = &ci
+		path := filepath.Join(out, filepath.FromSlash(info.File))
+		if err := WriteFileAtomic(path, func(w io.Writer) error { return WriteJSON(w, merged) }); err != nil {
+			return err
+		}
+		man.Cells = append(man.Cells, info)
+	}
+	return WriteFileAtomic(filepath.Join(out, "manifest.json"), func(w io.Writer) error { return WriteJSON(w, man) })
+}
+
+func segDirs[T any](segs []T, f func(T) string) []string {
+	out := make([]string, len(segs))
+	for i, s := range segs {
+		out[i] = f(s)
+	}
+	return out
+}
+
+func mergeManifests(inputs []*results, dirs []string) Manifest {
+	m := inputs[0].Manifest
+	m.Cells = nil
+	m.Segment = ""
+	var hosts []string
+	for _, r := range inputs {
+		rm := r.Manifest
+		if !rm.StartedAt.IsZero() && (m.StartedAt.IsZero() || rm.StartedAt.Before(m.StartedAt)) {
+			m.StartedAt = rm.StartedAt
+		}
+		if rm.FinishedAt.After(m.FinishedAt) {
+			m.FinishedAt = rm.FinishedAt
+		}
+		m.Interrupted = m.Interrupted || rm.Interrupted
+		if h := rm.Machine.Hostname; h != "" && !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	if len(inputs) > 1 {
+		note := fmt.Sprintf("merged from %d segments (%s)", len(inputs), strings.Join(dirs, ", "))
+		if len(hosts) > 0 {
+			note += " run on " + strings.Join(hosts, ", ")
+		}
+		if m.Description != "" {
+			m.Description += "; " + note
+		} else {
+			m.Description = note
+		}
+	}
+	return m
+}
+
+// mergeRuns adds the counts of concurrent segments of one cell. Latencies
+// are left to the caller, who recomputes them from the added histograms;
+// without histograms they keep only what can be combined soundly.
+func mergeRuns(runs []Run, dirs []string) Run {
+	m := runs[0]
+	if len(runs) == 1 {
+		return m
+	}
+	m.Throughput = Throughput{}
+	m.Outcomes = Outcomes{PerMaster: map[string]MasterOutcomes{}}
+	m.Safety = Safety{}
+	m.Warnings = nil
+	m.Events = nil
+	var cpuSec, cycles float64
+	var client Client
+	var servers *Servers
+	for i, r := range runs {
+		m.Throughput.CyclesPerSec += r.Throughput.CyclesPerSec
+		m.Throughput.AcquiresPerSec += r.Throughput.AcquiresPerSec
+		m.Outcomes.Acquired += r.Outcomes.Acquired
+		m.Outcomes.NotAcquired += r.Outcomes.NotAcquired
+		m.Outcomes.Errors += r.Outcomes.Errors
+		for addr, o := range r.Outcomes.PerMaster {
+			t := m.Outcomes.PerMaster[addr]
+			t.OK += o.OK
+			t.Taken += o.Taken
+			t.Timeout += o.Timeout
+			t.Error += o.Error
+			t.Late += o.Late
+			m.Outcomes.PerMaster[addr] = t
+		}
+		m.Safety.Violations += r.Safety.Violations
+		m.Safety.MaxConcurrentHolder = max(m.Safety.MaxConcurrentHolder, r.Safety.MaxConcurrentHolder)
+		// Client cost adds; the busiest client decides whether the figure
+		// was client-bound.
+		cpuSec += r.Client.CPUSeconds
+		cycles += r.Throughput.CyclesPerSec * r.MeasuredSeconds
+		client.Cores += r.Client.Cores
+		client.CPUShare = max(client.CPUShare, r.Client.CPUShare)
+		client.ClientBound = client.ClientBound || r.Client.ClientBound
+		client.RSSStartMB = max(client.RSSStartMB, r.Client.RSSStartMB)
+		client.RSSEndMB = max(client.RSSEndMB, r.Client.RSSEndMB)
+		// Every segment saw the same masters' CPU counters over the same
+		// window: take the largest reading rather than adding.
+		if r.Servers != nil {
+			if servers == nil {
+				servers = &Servers{PerMaster: map[string]float64{}}
+			}
+			servers.CPUSeconds = max(servers.CPUSeconds, r.Servers.CPUSeconds)
+			servers.BusiestShare = max(servers.BusiestShare, r.Servers.BusiestShare)
+			for a, v := range r.Servers.PerMaster {
+				servers.PerMaster[a] = max(servers.PerMaster[a], v)
+			}
+		}
+		m.MeasuredSeconds = max(m.MeasuredSeconds, r.MeasuredSeconds)
+		m.Interrupted = m.Interrupted || r.Interrupted
+		if !r.StartedAt.IsZero() && r.StartedAt.Before(m.StartedAt) {
+			m.StartedAt = r.StartedAt
+		}
+		for _, w := range r.Warnings {
+			m.Warnings = append(m.Warnings, dirs[i]+": "+w)
+		}
+		for _, e := range r.Events {
+			if !slices.Contains(m.Events, e) {
+				m.Events = append(m.Events, e)
+			}
+		}
+	}
+	client.CPUSeconds = cpuSec
+	if cycles > 0 {
+		client.CPUMicrosCycle = cpuSec * 1e6 / cycles
+	}
+	m.Client = client
+	if servers != nil {
+		if cycles > 0 {
+			servers.CPUMicrosCycle = servers.CPUSeconds * 1e6 / cycles
+		}
+		m.Servers = servers
+	}
+	// Without histograms, percentiles cannot be combined: keep counts and
+	// the largest max only.
+	m.AcquireLatency = mergeCountsOnly(runs, func(r Run) Latency { return r.AcquireLatency })
+	m.AcquireFailedLatency = mergeCountsOnly(runs, func(r Run) Latency { return r.AcquireFailedLatency })
+	m.ReleaseLatency = mergeCountsOnly(runs, func(r Run) Latency { return r.ReleaseLatency })
+	m.AcquireUncorrected = nil
+	m.Warnings = append(m.Warnings, fmt.Sprintf("merged from %d segments: %s", len(runs), strings.Join(dirs, ", ")))
+	return m
+}
+
+func mergeCountsOnly(runs []Run, f func(Run) Latency) Latency {
+	var l Latency
+	for _, r := range runs {
+		x := f(r)
+		l.Count += x.Count
+		l.Max = max(l.Max, x.Max)
+	}
+	return l
+}

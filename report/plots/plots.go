@@ -1,0 +1,603 @@
+// Package plots draws the report's figures with gonum/plot from plain data,
+// so that the report package deals in numbers and labels, not canvases.
+package plots
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image/color"
+	"math"
+	"strconv"
+	"strings"
+
+	xfont "golang.org/x/image/font"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// DPI of the PNG output; sizes below are in pixels at this density.
+const DPI = 96
+
+// Figure is one image: a grid of panels and one legend to their right,
+// shared by all panels so that a label keeps its colour across them.
+type Figure struct {
+	Title string
+	Grid  [][]*Panel // rows of panels
+	// Width and Height of the panel grid in pixels; the legend adds width.
+	Width, Height float64
+}
+
+// Panel is one set of axes.
+type Panel struct {
+	Title  string
+	X, Y   Axis
+	Series []Series
+	Bars   *Bars
+	VLines []Marker // vertical lines across the panel (events)
+	HLines []Marker // horizontal lines across the panel (SLOs)
+}
+
+// Axis describes one axis. Min and Max, when set, widen the data range.
+type Axis struct {
+	Label string
+	Log   bool
+	Min   *float64
+	Max   *float64
+	Ticks []Tick // fixed labelled ticks instead of the automatic ones
+}
+
+// Tick is a labelled tick mark.
+type Tick struct {
+	Value float64
+	Label string
+}
+
+// Series is one line.
+type Series struct {
+	Label  string
+	X, Y   []float64
+	Color  int  // index into the palette
+	Dashed bool // a second family of lines in the same colours
+	Points bool // mark each point too
+	Glyph  int  // 0 none; otherwise a larger glyph drawn alone (no line)
+}
+
+// Bars is a grouped bar chart: one bar per set in each group.
+type Bars struct {
+	Groups []string
+	Sets   []BarSet
+}
+
+// BarSet is one bar in every group.
+type BarSet struct {
+	Label  string
+	Values []float64
+	Color  int
+	Light  bool // the lighter shade of Color
+}
+
+// Marker is a full-width or full-height line with a short tag drawn next to
+// it and a longer text in the legend.
+type Marker struct {
+	At     float64
+	Tag    string
+	Legend string
+	Color  int
+}
+
+// F returns a pointer to v, for Axis.Min and Axis.Max.
+func F(v float64) *float64 { return &v }
+
+// Tableau 20: pairs of dark and light shades, readable and distinct.
+var palette = []color.RGBA{
+	{31, 119, 180, 255}, {174, 199, 232, 255},
+	{255, 127, 14, 255}, {255, 187, 120, 255},
+	{44, 160, 44, 255}, {152, 223, 138, 255},
+	{214, 39, 40, 255}, {255, 152, 150, 255},
+	{148, 103, 189, 255}, {197, 176, 213, 255},
+	{140, 86, 75, 255}, {196, 156, 148, 255},
+	{227, 119, 194, 255}, {247, 182, 210, 255},
+	{127, 127, 127, 255}, {199, 199, 199, 255},
+	{188, 189, 34, 255}, {219, 219, 141, 255},
+	{23, 190, 207, 255}, {158, 218, 229, 255},
+}
+
+// Color returns the dark shade of colour i (cycling).
+func Color(i int) color.Color { return palette[2*(mod(i, 10))] }
+
+func lightColor(i int) color.Color { return palette[2*(mod(i, 10))+1] }
+
+func mod(i, n int) int { return ((i % n) + n) % n }
+
+// Dash patterns cycle every 10 colours so that 40 series stay distinct.
+var dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}, {vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)}}
+
+var (
+	sans     = font.Font{Typeface: "Liberation", Variant: "Sans"}
+	sansBold = font.Font{Typeface: "Liberation", Variant: "Sans", Weight: xfont.WeightBold}
+)
+
+// SpansDecades reports whether positive values spread over more than a
+// factor of 20, where a log axis shows them better than a linear one.
+func SpansDecades(vals ...float64) bool {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range vals {
+		if v > 0 && !math.IsInf(v, 0) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	return hi > 0 && lo > 0 && hi/lo >= 20
+}
+
+// Render draws f as "png" or "svg".
+func Render(f *Figure, format string) ([]byte, error) {
+	if f == nil || len(f.Grid) == 0 || len(f.Grid[0]) == 0 {
+		return nil, errors.New("plots: empty figure")
+	}
+	rows, cols := len(f.Grid), len(f.Grid[0])
+	legend := plot.NewLegend()
+	legend.TextStyle.Font = font.From(sans, 11)
+	legend.ThumbnailWidth = vg.Points(24)
+	legend.Top, legend.Left = true, true
+	legend.Padding = vg.Points(3)
+	seen := map[string]bool{}
+	var names []string
+	addLegend := func(name string, th plot.Thumbnailer) {
+		if name == "" || seen[name] {
+			return
+		}
+		seen[name] = true
+		names = append(names, name)
+		legend.Add(name, th)
+	}
+
+	grid := make([][]*plot.Plot, rows)
+	for r, row := range f.Grid {
+		if len(row) != cols {
+			return nil, fmt.Errorf("plots: %q: row %d has %d panels, want %d", f.Title, r, len(row), cols)
+		}
+		grid[r] = make([]*plot.Plot, cols)
+		for c, pn := range row {
+			if pn == nil {
+				continue
+			}
+			p, err := pn.build(addLegend)
+			if err != nil {
+				return nil, fmt.Errorf("plots: %q: %w", f.Title, err)
+			}
+			grid[r][c] = p
+		}
+	}
+
+	pt := func(px float64) vg.Length { return vg.Length(px * 72 / DPI) }
+	w, h := f.Width, f.Height
+	if w <= 0 {
+		w = 900
+	}
+	if h <= 0 {
+		h = 480
+	}
+	legendW := vg.Length(0)
+	if len(names) > 0 {
+		legendW = legendWidth(&legend, names) + pt(24)
+	}
+	titleH := vg.Length(0)
+	titleStyle := text.Style{Color: color.Black, Font: font.From(sansBold, 15), XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
+	if f.Title != "" {
+		titleH = titleStyle.Height(f.Title) + pt(16)
+	}
+	totalW, totalH := pt(w)+legendW, pt(h)+titleH
+
+	var cw vg.CanvasWriterTo
+	switch format {
+	case "png":
+		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(totalW, totalH), vgimg.UseDPI(DPI))}
+	case "svg":
+		cw = vgsvg.New(totalW, totalH)
+	default:
+		return nil, fmt.Errorf("plots: format %q: want png or svg", format)
+	}
+	dc := draw.New(cw)
+	dc.FillPolygon(color.White, []vg.Point{{X: 0, Y: 0}, {X: totalW, Y: 0}, {X: totalW, Y: totalH}, {X: 0, Y: totalH}})
+	if f.Title != "" {
+		dc.FillText(titleStyle, vg.Point{X: pt(w) / 2, Y: totalH - pt(8)}, f.Title)
+	}
+	area := dc
+	area.Max.X = pt(w)
+	area.Max.Y = totalH - titleH
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: pt(28), PadY: pt(24), PadTop: pt(4), PadBottom: pt(6), PadLeft: pt(8), PadRight: pt(12)}
+	canvases := plot.Align(grid, tiles, area)
+	for r := range grid {
+		for c, p := range grid[r] {
+			if p != nil {
+				p.Draw(canvases[r][c])
+			}
+		}
+	}
+	if legendW > 0 {
+		lc := dc
+		lc.Min.X = pt(w) + pt(8)
+		lc.Max.Y = totalH - titleH - pt(10)
+		legend.Draw(lc)
+	}
+	var buf bytes.Buffer
+	if _, err := cw.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("plots: %q: %w", f.Title, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// legendWidth is the room the legend needs: Legend keeps its entries
+// private, so the caller passes their texts.
+func legendWidth(l *plot.Legend, names []string) vg.Length {
+	var w vg.Length
+	for _, name := range names {
+		w = max(w, l.TextStyle.Width(" "+name))
+	}
+	return w + l.ThumbnailWidth
+}
+
+func (pn *Panel) build(addLegend func(string, plot.Thumbnailer)) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = pn.Title
+	p.Title.TextStyle.Font = font.From(sansBold, 12)
+	p.Title.Padding = vg.Points(6)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = font.From(sans, 12)
+		a.Tick.Label.Font = font.From(sans, 10)
+	}
+	p.X.Label.Text = pn.X.Label
+	p.Y.Label.Text = pn.Y.Label
+	p.Add(gridLines())
+
+	hasData := false
+	if pn.Bars != nil && len(pn.Bars.Groups) > 0 {
+		if pn.X.Log || pn.Y.Log {
+			return nil, errors.New("bars need linear axes")
+		}
+		n := len(pn.Bars.Sets)
+		width := barWidth(len(pn.Bars.Groups), n)
+		for i, s := range pn.Bars.Sets {
+			if len(s.Values) != len(pn.Bars.Groups) {
+				return nil, fmt.Errorf("bar set %q: %d values for %d groups", s.Label, len(s.Values), len(pn.Bars.Groups))
+			}
+			if err := finite(s.Label, s.Values); err != nil {
+				return nil, err
+			}
+			b, err := plotter.NewBarChart(plotter.Values(s.Values), width)
+			if err != nil {
+				return nil, err
+			}
+			b.Color = Color(s.Color)
+			if s.Light {
+				b.Color = lightColor(s.Color)
+			}
+			b.LineStyle.Width = 0
+			b.Offset = vg.Length(float64(i)-float64(n-1)/2) * width
+			p.Add(b)
+			addLegend(s.Label, b)
+		}
+		p.NominalX(pn.Bars.Groups...)
+		p.X.Tick.Label.Font = font.From(sans, 10)
+		p.Y.Min = 0
+		hasData = true
+	}
+
+	for _, s := range pn.Series {
+		if len(s.X) != len(s.Y) {
+			return nil, fmt.Errorf("series %q: %d x values, %d y values", s.Label, len(s.X), len(s.Y))
+		}
+		if len(s.X) == 0 {
+			continue
+		}
+		if err := finite(s.Label+" x", s.X); err != nil {
+			return nil, err
+		}
+		if err := finite(s.Label+" y", s.Y); err != nil {
+			return nil, err
+		}
+		if pn.X.Log {
+			if err := positive(s.Label+" x", s.X); err != nil {
+				return nil, err
+			}
+		}
+		if pn.Y.Log {
+			if err := positive(s.Label+" y", s.Y); err != nil {
+				return nil, err
+			}
+		}
+		xys := make(plotter.XYs, len(s.X))
+		for i := range s.X {
+			xys[i] = plotter.XY{X: s.X[i], Y: s.Y[i]}
+		}
+		clr := Color(s.Color)
+		if s.Glyph > 0 {
+			sc, err := plotter.NewScatter(xys)
+			if err != nil {
+				return nil, err
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(5), Shape: glyphShape(s.Glyph)}
+			p.Add(sc)
+			addLegend(s.Label, sc)
+			hasData = true
+			continue
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, fmt.Errorf("series %q: %w", s.Label, err)
+		}
+		l.LineStyle.Color = clr
+		l.LineStyle.Width = vg.Points(1.6)
+		dash := mod(s.Color/10, len(dashes))
+		if s.Dashed {
+			dash = mod(dash+1, len(dashes))
+		}
+		l.LineStyle.Dashes = dashes[dash]
+		p.Add(l)
+		if s.Points {
+			sc, err := plotter.NewScatter(xys)
+			if err != nil {
+				return nil, err
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
+			p.Add(sc)
+			addLegend(s.Label, legendPair{l, sc})
+		} else {
+			addLegend(s.Label, l)
+		}
+		hasData = true
+	}
+	if !hasData {
+		return nil, fmt.Errorf("panel %q has no data", pn.Title)
+	}
+	for _, m := range pn.VLines {
+		if err := finite("marker", []float64{m.At}); err != nil {
+			return nil, err
+		}
+		v := &rule{Marker: m, vertical: true}
+		p.Add(v)
+		addLegend(m.Legend, v)
+	}
+	for _, m := range pn.HLines {
+		if err := finite("marker", []float64{m.At}); err != nil {
+			return nil, err
+		}
+		h := &rule{Marker: m}
+		p.Add(h)
+		addLegend(m.Legend, h)
+	}
+	if err := setRange(&p.X, pn.X); err != nil {
+		return nil, fmt.Errorf("x axis: %w", err)
+	}
+	if pn.Bars == nil {
+		if err := setRange(&p.Y, pn.Y); err != nil {
+			return nil, fmt.Errorf("y axis: %w", err)
+		}
+	} else if pn.Y.Max != nil {
+		p.Y.Max = math.Max(p.Y.Max, *pn.Y.Max)
+	}
+	if pn.Bars != nil {
+		// Room above the tallest bar.
+		p.Y.Max *= 1.08
+	}
+	return p, nil
+}
+
+// legendPair shows a line and its point glyph in one legend entry.
+type legendPair struct {
+	l  *plotter.Line
+	sc *plotter.Scatter
+}
+
+func (lp legendPair) Thumbnail(c *draw.Canvas) { lp.l.Thumbnail(c); lp.sc.Thumbnail(c) }
+
+func glyphShape(i int) draw.GlyphDrawer {
+	switch i {
+	case 2:
+		return draw.SquareGlyph{}
+	case 3:
+		return draw.TriangleGlyph{}
+	default:
+		return draw.RingGlyph{}
+	}
+}
+
+func barWidth(groups, sets int) vg.Length {
+	// Bars of one group fill about 80% of the room a group gets in a
+	// 700 px wide panel; the exact room is only known when drawing.
+	w := vg.Length(700*72/DPI) * 0.8 / vg.Length(groups*sets+1)
+	return min(max(w, vg.Points(4)), vg.Points(40))
+}
+
+func gridLines() *plotter.Grid {
+	g := plotter.NewGrid()
+	g.Vertical.Color = color.Gray{Y: 225}
+	g.Horizontal.Color = color.Gray{Y: 225}
+	g.Vertical.Width = vg.Points(0.5)
+	g.Horizontal.Width = vg.Points(0.5)
+	return g
+}
+
+func finite(name string, vs []float64) error {
+	for i, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s: point %d is %v; plots take finite numbers only", name, i, v)
+		}
+	}
+	return nil
+}
+
+func positive(name string, vs []float64) error {
+	for i, v := range vs {
+		if v <= 0 {
+			return fmt.Errorf("%s: point %d is %v; a log axis takes positive numbers only", name, i, v)
+		}
+	}
+	return nil
+}
+
+// setRange applies the requested bounds, pads a degenerate range and
+// chooses the scale and ticks.
+func setRange(a *plot.Axis, ax Axis) error {
+	if ax.Min != nil {
+		a.Min = math.Min(a.Min, *ax.Min)
+	}
+	if ax.Max != nil {
+		a.Max = math.Max(a.Max, *ax.Max)
+	}
+	if math.IsInf(a.Min, 0) || math.IsInf(a.Max, 0) {
+		return errors.New("no data range")
+	}
+	if ax.Log {
+		if a.Min <= 0 {
+			return fmt.Errorf("log axis from %v: needs positive values", a.Min)
+		}
+		if a.Max/a.Min < 1.5 {
+			a.Min, a.Max = a.Min/1.5, a.Max*1.5
+		}
+		a.Scale = plot.LogScale{}
+		a.Tick.Marker = logTicks{}
+	} else if a.Max == a.Min {
+		d := math.Max(math.Abs(a.Min)*0.1, 1)
+		a.Min, a.Max = a.Min-d, a.Max+d
+		if ax.Min != nil && *ax.Min == 0 && a.Min < 0 {
+			a.Min = 0
+		}
+	}
+	if !ax.Log {
+		a.Tick.Marker = linTicks{}
+	}
+	if len(ax.Ticks) > 0 {
+		ticks := make(plot.ConstantTicks, len(ax.Ticks))
+		for i, t := range ax.Ticks {
+			ticks[i] = plot.Tick{Value: t.Value, Label: t.Label}
+		}
+		a.Tick.Marker = ticks
+	}
+	return nil
+}
+
+// logTicks labels the powers of ten as plot.LogTicks does and, when the
+// axis spans few decades, also 2× and 5× so that it is never bare.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+	decades := math.Log10(hi / lo)
+	for i := range ticks {
+		t := &ticks[i]
+		if t.Label != "" {
+			t.Label = tickLabel(t.Value)
+			continue
+		}
+		m := t.Value / math.Pow10(int(math.Floor(math.Log10(t.Value)+1e-9)))
+		m = math.Round(m)
+		if (decades < 3 && (m == 2 || m == 5)) || (decades < 1.2 && (m == 3 || m == 4 || m == 6 || m == 8)) {
+			t.Label = tickLabel(t.Value)
+		}
+	}
+	return ticks
+}
+
+func tickLabel(v float64) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if len(s) > 7 {
+		s = strconv.FormatFloat(v, 'g', 3, 64)
+	}
+	return s
+}
+
+// linTicks puts 4 to 8 labelled ticks at round steps (1, 2, 2.5 or 5
+// times a power of ten), with an unlabelled tick between each pair.
+type linTicks struct{}
+
+func (linTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return []plot.Tick{{Value: lo, Label: tickLabel(lo)}}
+	}
+	raw := (hi - lo) / 5
+	pow := math.Pow10(int(math.Floor(math.Log10(raw))))
+	step := pow * 10
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*pow >= raw {
+			step = m * pow
+			break
+		}
+	}
+	decimals := max(0, -int(math.Floor(math.Log10(step)+1e-9)))
+	if m := step / math.Pow10(int(math.Floor(math.Log10(step)+1e-9))); math.Abs(m-2.5) < 1e-9 {
+		decimals++
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(lo/step-1e-9) * step; v <= hi+step*1e-9; v += step {
+		v = math.Round(v/step) * step
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v+0, 'f', decimals, 64)})
+		if mid := v + step/2; mid <= hi {
+			ticks = append(ticks, plot.Tick{Value: mid})
+		}
+	}
+	if first := math.Ceil(lo/step-1e-9)*step - step/2; first >= lo {
+		ticks = append(ticks, plot.Tick{Value: first})
+	}
+	return ticks
+}
+
+// rule is a Marker drawn across the whole data area.
+type rule struct {
+	Marker
+	vertical bool
+}
+
+func (r *rule) style() draw.LineStyle {
+	return draw.LineStyle{Color: Color(r.Color), Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(5), vg.Points(3)}}
+}
+
+// DataRange keeps the marker inside the axis range on its own axis only.
+func (r *rule) DataRange() (xmin, xmax, ymin, ymax float64) {
+	inf := math.Inf(1)
+	if r.vertical {
+		return r.At, r.At, inf, -inf
+	}
+	return inf, -inf, r.At, r.At
+}
+
+func (r *rule) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	sty := text.Style{Color: Color(r.Color), Font: font.From(sansBold, 10), Handler: plot.DefaultTextHandler}
+	if r.vertical {
+		x := trX(r.At)
+		c.StrokeLine2(r.style(), x, c.Min.Y, x, c.Max.Y)
+		if r.Tag != "" {
+			sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
+			c.FillText(sty, vg.Point{X: x + vg.Points(2), Y: c.Max.Y - vg.Points(2)}, r.Tag)
+		}
+		return
+	}
+	y := trY(r.At)
+	c.StrokeLine2(r.style(), c.Min.X, y, c.Max.X, y)
+	if r.Tag != "" {
+		sty.XAlign, sty.YAlign = draw.XRight, draw.YBottom
+		c.FillText(sty, vg.Point{X: c.Max.X - vg.Points(2), Y: y + vg.Points(2)}, r.Tag)
+	}
+}
+
+func (r *rule) Thumbnail(c *draw.Canvas) {
+	y := c.Center().Y
+	c.StrokeLine2(r.style(), c.Min.X, y, c.Max.X, y)
+}
+
+// Truncate shortens a legend or tick label to n runes.
+func Truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return strings.TrimSpace(string(r[:n-1])) + "…"
+}

@@ -1,0 +1,241 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// synthCell describes one synthetic cell: latencies are log-normal around
+// MedianUs with spread Sigma, PerSec successful acquires per second.
+type synthCell struct {
+	Index       int
+	Axes        map[string]string
+	Config      map[string]any
+	MedianUs    float64
+	Sigma       float64
+	PerSec      int
+	Seconds     int
+	FailedPerS  int
+	Violations  int64
+	ClientShare float64
+	ClientBound bool
+	Events      []Event
+	// Slow seconds [from, to) run at a tenth of the rate and ten times
+	// the latency: a fault.
+	SlowFrom, SlowTo int
+	Seed             uint64
+}
+
+func (c synthCell) id() string {
+	keys := make([]string, 0, len(c.Axes))
+	for k := range c.Axes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+"="+c.Axes[k])
+	}
+	return fmt.Sprintf("%03d-%s", c.Index, strings.Join(parts, ","))
+}
+
+func (c synthCell) label() string {
+	var parts []string
+	for _, k := range sortedAxes(keysOf(c.Axes)) {
+		parts = append(parts, k+"="+c.Axes[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func keysOf(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// synthSamples draws the latencies (µs) of one second.
+func (c synthCell) second(rng *rand.Rand, sec int, median float64, n int) []int64 {
+	slow := sec >= c.SlowFrom && sec < c.SlowTo
+	if slow {
+		n /= 10
+		median *= 10
+	}
+	out := make([]int64, n)
+	for i := range out {
+		v := median * math.Exp(c.Sigma*rng.NormFloat64())
+		out[i] = int64(math.Max(1, math.Min(v, MaxMicros)))
+	}
+	return out
+}
+
+// writeSynthDir writes a results directory like `lockbench sweep` does:
+// the manifest, cell JSONs and HdrHistogram interval logs written with
+// hdrhistogram-go's log writer. It returns every acquire sample per cell ID.
+func writeSynthDir(t testing.TB, dir string, name string, cells []synthCell) map[string][]int64 {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "cells"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2025, 11, 30, 10, 0, 0, 0, time.UTC)
+	man := Manifest{Name: name, Description: "synthetic results for tests", LockbenchVersion: "test", GoVersion: "go1.26",
+		RedisServerVersion: "7.2.4", Machine: Machine{Hostname: "test-host", OS: "linux", Arch: "amd64", Cores: 8},
+		StartedAt: start, FinishedAt: start.Add(time.Hour)}
+	samples := map[string][]int64{}
+	for _, c := range cells {
+		id := c.id()
+		info := CellInfo{Index: c.Index, ID: id, Label: c.label(), Axes: c.Axes, File: "cells/" + id + ".json"}
+		man.Cells = append(man.Cells, info)
+		rng := rand.New(rand.NewPCG(c.Seed, uint64(c.Index)+1))
+		cellStart := start.Add(time.Duration(c.Index) * time.Minute).UnixMilli()
+		logs := map[string][]*hdrhistogram.Histogram{}
+		open := c.Config["load"] == "open"
+		for sec := 0; sec < c.Seconds; sec++ {
+			stamp := func(h *hdrhistogram.Histogram, tag string) *hdrhistogram.Histogram {
+				h.SetStartTimeMs(cellStart + int64(sec)*1000)
+				h.SetEndTimeMs(cellStart + int64(sec+1)*1000)
+				h.SetTag(tag)
+				return h
+			}
+			acq, unc, rel, fail := NewHistogram(), NewHistogram(), NewHistogram(), NewHistogram()
+			for _, v := range c.second(rng, sec, c.MedianUs, c.PerSec) {
+				_ = acq.RecordValue(v)
+				_ = unc.RecordValue(max(1, v*9/10))
+				_ = rel.RecordValue(max(1, v*8/10))
+				samples[id] = append(samples[id], v)
+			}
+			for _, v := range c.second(rng, sec, c.MedianUs*1.5, c.FailedPerS) {
+				_ = fail.RecordValue(v)
+			}
+			logs[MetricAcquire] = append(logs[MetricAcquire], stamp(acq, MetricAcquire))
+			logs[MetricRelease] = append(logs[MetricRelease], stamp(rel, MetricRelease))
+			logs[MetricFailed] = append(logs[MetricFailed], stamp(fail, MetricFailed))
+			if open {
+				logs[MetricAcquireUncorrected] = append(logs[MetricAcquireUncorrected], stamp(unc, MetricAcquireUncorrected))
+			}
+		}
+		for m, ivs := range logs {
+			f, err := os.Create(logPath(dir, info, m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lw := hdrhistogram.NewHistogramLogWriter(f)
+			must(t, lw.OutputLogFormatVersion())
+			must(t, lw.OutputStartTime(cellStart))
+			must(t, lw.OutputLegend())
+			for _, h := range ivs {
+				must(t, lw.OutputIntervalHistogram(h))
+			}
+			must(t, f.Close())
+		}
+		totals := map[string]*hdrhistogram.Histogram{}
+		for m, ivs := range logs {
+			totals[m], _ = total(ivs)
+		}
+		acquired := totals[MetricAcquire].TotalCount()
+		failed := totals[MetricFailed].TotalCount()
+		secs := float64(c.Seconds)
+		run := Run{
+			Config:               c.Config,
+			Throughput:           Throughput{CyclesPerSec: float64(acquired) / secs, AcquiresPerSec: float64(acquired+failed) / secs},
+			AcquireLatency:       Summarize(totals[MetricAcquire]),
+			AcquireFailedLatency: Summarize(totals[MetricFailed]),
+			ReleaseLatency:       Summarize(totals[MetricRelease]),
+			Outcomes: Outcomes{Acquired: acquired, NotAcquired: failed, PerMaster: map[string]MasterOutcomes{
+				"127.0.0.1:7001": {OK: acquired, Taken: failed}, "127.0.0.1:7002": {OK: acquired, Taken: failed},
+				"127.0.0.1:7003": {OK: acquired + failed/2, Taken: failed / 2},
+			}},
+			Safety:          Safety{Violations: c.Violations, MaxConcurrentHolder: 1},
+			Client:          Client{CPUSeconds: c.ClientShare * 8 * secs, CPUMicrosCycle: c.ClientShare * 8 * 1e6 / max(1, float64(acquired)/secs), CPUShare: c.ClientShare, Cores: 8, ClientBound: c.ClientBound},
+			Servers:         &Servers{CPUSeconds: 2, BusiestShare: 0.4},
+			MeasuredSeconds: secs,
+			StartedAt:       time.UnixMilli(cellStart).UTC(),
+			Cell:            &info,
+			Events:          c.Events,
+		}
+		if open {
+			u := Summarize(totals[MetricAcquireUncorrected])
+			run.AcquireUncorrected = &u
+		}
+		if err := WriteFileAtomic(filepath.Join(dir, info.File), func(w io.Writer) error { return WriteJSON(w, run) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, "manifest.json"), func(w io.Writer) error { return WriteJSON(w, man) }); err != nil {
+		t.Fatal(err)
+	}
+	return samples
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func cfg(persistence, mode string, workers int, load string, rate float64, keys float64) map[string]any {
+	return map[string]any{
+		"local": 5, "masters": []any{}, "persistence": persistence, "driver": "lockbench", "mode": mode,
+		"wait": "all", "load": load, "workers": workers, "rate": rate, "keys": keys,
+		"distribution": "uniform", "ttl": "10s", "hold": "0s",
+	}
+}
+
+// sweepCells is a realistic sweep: persistence × mode × workers in closed
+// loop (with contention on 1000 keys), open-loop rate steps whose p99
+// crosses 10 ms at 40 000/s, and a cell with a master killed and restarted.
+func sweepCells() []synthCell {
+	var cells []synthCell
+	i := 0
+	for _, pers := range []string{"none", "aof-always"} {
+		for _, mode := range []string{"sequential", "multiplexed"} {
+			for _, w := range []int{8, 32} {
+				median := 350.0
+				if mode == "sequential" {
+					median *= 2.6
+				}
+				if pers == "aof-always" {
+					median *= 3
+				}
+				median *= 1 + float64(w)/40
+				c := synthCell{
+					Index: i, Axes: map[string]string{"persistence": pers, "mode": mode, "workers": fmt.Sprint(w)},
+					Config: cfg(pers, mode, w, "closed", 0, 1000), MedianUs: median, Sigma: 0.45,
+					PerSec: int(float64(w) * 1e6 / median / 8), Seconds: 10, FailedPerS: w * w / 8, ClientShare: 0.35, Seed: 7,
+					SlowFrom: -1, SlowTo: -1,
+				}
+				if i == 5 {
+					c.Events = []Event{{AtSeconds: 3, Kind: "kill", Target: "127.0.0.1:7002", Detail: "SIGKILL"}, {AtSeconds: 6, Kind: "restart", Target: "127.0.0.1:7002"}}
+					c.SlowFrom, c.SlowTo = 3, 6
+				}
+				cells = append(cells, c)
+				i++
+			}
+		}
+	}
+	for _, r := range []float64{5000, 10000, 20000, 40000} {
+		median := 600.0
+		if r == 40000 {
+			median = 9000 // p99 ≈ 26 ms: past the knee
+		}
+		cells = append(cells, synthCell{
+			Index: i, Axes: map[string]string{"load": "open", "rate": fmt.Sprint(r)},
+			Config: cfg("none", "multiplexed", 512, "open", r, 100000), MedianUs: median, Sigma: 0.42,
+			PerSec: int(r * 0.999), Seconds: 5, FailedPerS: 2, ClientShare: 0.4, Seed: 11, SlowFrom: -1, SlowTo: -1,
+		})
+		i++
+	}
+	return cells
+}

@@ -1,0 +1,48 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+)
+
+// csvHeader is cells.csv's header: identity, the swept axes, then figures
+// (latencies are of successful acquires, in µs).
+func csvHeader(axes []string) []string {
+	h := []string{"index", "id", "label"}
+	h = append(h, axes...)
+	return append(h, "cycles_per_sec", "acquires_per_sec",
+		"p50_us", "p90_us", "p99_us", "p999_us", "max_us",
+		"acquired", "not_acquired", "errors", "success_ratio", "violations",
+		"client_cpu_us_per_cycle", "client_bound")
+}
+
+func writeCSV(path string, s *Summary) error {
+	return WriteFileAtomic(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		if err := cw.Write(csvHeader(s.Axes)); err != nil {
+			return err
+		}
+		f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+		i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
+		for _, c := range s.Cells {
+			row := []string{strconv.Itoa(c.Index), c.ID, c.Label}
+			for _, a := range s.Axes {
+				row = append(row, c.Axes[a])
+			}
+			row = append(row, f(c.CyclesPerSec, 1), f(c.AcquiresPerSec, 1),
+				f(c.Acquire.P50, 0), f(c.Acquire.P90, 0), f(c.Acquire.P99, 0), f(c.Acquire.P999, 0), f(c.Acquire.Max, 0),
+				i64(c.Acquired), i64(c.NotAcquired), i64(c.Errors), f(c.SuccessRatio, 6), i64(c.Violations),
+				f(c.ClientCPUPerCycle, 2), strconv.FormatBool(c.ClientBound))
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	})
+}
+
+func writeSummaryJSON(path string, s *Summary) error {
+	return WriteFileAtomic(path, func(w io.Writer) error { return WriteJSON(w, s) })
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"lockbench/report"
+)
+
+// exitThreshold: the report was written but a --threshold was broken.
+const exitThreshold = 3
+
+// cmdReport turns one results directory (or several segments of one sweep,
+// merged first) into plots, tables and a self-contained HTML page.
+func cmdReport(args []string) int {
+	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: lockbench report DIR [DIR...] [flags]\n\n"+
+			"Writes report.html, report.md, summary.json, cells.csv and plots (PNG, SVG) for a results\n"+
+			"directory. Several DIRs are segments of one sweep run on several machines: their histograms\n"+
+			"are added into --out first.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	out := fs.String("out", "", "output directory (default: DIR; with several DIRs a new merged-<timestamp> next to the first)")
+	sloP99 := fs.String("slo-p99", "10ms", "SLO for capacity planning: highest acceptable acquire p99")
+	sloSuccess := fs.String("slo-success", "0.99", "SLO for capacity planning: lowest acceptable acquire success ratio")
+	target := fs.String("target-rate", "0", "lock rate to plan for (cycles/s): headroom and lock groups needed; 0 for none")
+	thresholds := fs.StringArray("threshold", nil, "fail (exit 3) unless every cell meets this, e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
+	formats := fs.StringSlice("format", report.Formats, "formats to write: "+strings.Join(report.Formats, ",")+" (md implies png)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintln(os.Stderr, "lockbench report:", err)
+		return exitUsage
+	}
+	usage := func(field, value, accepted string) int {
+		fmt.Fprintf(os.Stderr, "lockbench report: %s: %q is not accepted; use %s\n", field, value, accepted)
+		return exitUsage
+	}
+	dirs := fs.Args()
+	if len(dirs) == 0 {
+		return usage("DIR", "", "one or more results directories written by lockbench sweep")
+	}
+	opt := report.Options{OutDir: *out, Formats: *formats}
+	d, err := time.ParseDuration(*sloP99)
+	if err != nil || d <= 0 {
+		return usage("--slo-p99", *sloP99, "a positive duration such as 10ms or 500us")
+	}
+	opt.SLOP99 = d
+	if opt.SLOSuccess, err = strconv.ParseFloat(*sloSuccess, 64); err != nil || opt.SLOSuccess <= 0 || opt.SLOSuccess > 1 {
+		return usage("--slo-success", *sloSuccess, "a ratio in (0, 1] such as 0.99")
+	}
+	if opt.TargetRate, err = strconv.ParseFloat(*target, 64); err != nil || opt.TargetRate < 0 {
+		return usage("--target-rate", *target, "a rate in cycles/s such as 50000, or 0 for none")
+	}
+	for _, t := range *thresholds {
+		th, err := report.ParseThreshold(t)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "lockbench report:", err)
+			return exitUsage
+		}
+		opt.Thresholds = append(opt.Thresholds, th)
+	}
+	if len(dirs) > 1 && opt.OutDir == "" {
+		opt.OutDir = filepath.Join(filepath.Dir(filepath.Clean(dirs[0])), "merged-"+time.Now().Format("20060102-150405"))
+	}
+
+	s, err := report.Build(dirs, opt)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench report:", err)
+		var ie *report.InputError
+		if errors.As(err, &ie) {
+			return exitUsage
+		}
+		return exitFailure
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintln(os.Stderr, "WARNING:", w)
+	}
+	printReport(s)
+	if !s.Thresholds.OK {
+		for _, b := range s.Thresholds.Broken {
+			fmt.Fprintln(os.Stderr, "lockbench report:", b)
+		}
+		return exitThreshold
+	}
+	return exitOK
+}
+
+func printReport(s *report.Summary) {
+	fmt.Printf("lockbench report: %d cells from %s into %s\n", len(s.Cells), strings.Join(s.Dirs, ", "), s.OutDir)
+	fmt.Printf("plots: %s\n", orNone(s.Plots))
+	var others []string
+	for _, f := range s.Files {
+		if !strings.HasSuffix(f, ".png") && !strings.HasSuffix(f, ".svg") && !strings.HasPrefix(f, "cells/") {
+			others = append(others, f)
+		}
+	}
+	fmt.Printf("files: %s\n", orNone(others))
+	fmt.Printf("capacity (SLO: acquire p99 ≤ %s, success ≥ %g):\n", report.FormatMicros(s.SLO.AcquireP99Micros), s.SLO.MinSuccess)
+	for _, c := range s.Capacity {
+		line := fmt.Sprintf("  %s: ", c.Config)
+		if c.MaxRate <= 0 {
+			line += "no cell met the SLO"
+		} else {
+			line += fmt.Sprintf("%.0f cycles/s", c.MaxRate)
+			if c.HeadroomPct != nil && c.Groups != nil {
+				line += fmt.Sprintf(", headroom %+.0f%% at %.0f/s, %d lock group(s)", *c.HeadroomPct, c.TargetRate, *c.Groups)
+			}
+			if c.ClientBound {
+				line += " — CLIENT-BOUND (measures the load generator, not Redis)"
+			}
+		}
+		fmt.Println(line)
+	}
+	for _, f := range s.Files {
+		if f == "report.html" {
+			fmt.Printf("open: %s\n", filepath.Join(s.OutDir, f))
+		}
+	}
+}
+
+func orNone(v []string) string {
+	if len(v) == 0 {
+		return "none"
+	}
+	return strings.Join(v, " ")
+}

@@ -1,0 +1,379 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"lockbench/bench"
+	"lockbench/configs"
+	"lockbench/plan"
+	"lockbench/report"
+)
+
+// sweepArgs are the sweep command's own flags.
+type sweepArgs struct {
+	file     string
+	out      string
+	dryRun   bool
+	noReport bool
+}
+
+func cmdSweep(args []string) int {
+	var a sweepArgs
+	overrides := plan.Defaults()
+	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
+	fs.StringVarP(&a.file, "file", "f", "", "scenario YAML (a path, or a shipped name: "+strings.Join(configs.Names(), ", ")+")")
+	fs.StringVar(&a.out, "out", "", "results directory (default results/NAME-YYYYMMDD-HHMMSS)")
+	fs.BoolVar(&a.dryRun, "dry-run", false, "print the expanded cells and the estimated duration, run nothing")
+	fs.BoolVar(&a.noReport, "no-report", false, "do not build the report at the end")
+	plan.BindFlags(fs, &overrides)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
+		return exitUsage
+	}
+	if a.file == "" {
+		fmt.Fprintln(os.Stderr, "lockbench sweep: file: none given; use -f configs/NAME.yaml or a shipped name ("+strings.Join(configs.Names(), ", ")+")")
+		return exitUsage
+	}
+	sw, err := loadScenario(a.file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
+		return exitUsage
+	}
+	cells, err := applyOverrides(sw, fs)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
+		return exitUsage
+	}
+	if a.dryRun {
+		printPlan(os.Stdout, sw, cells)
+		return exitOK
+	}
+	return runSweep(sw, cells, a)
+}
+
+// loadScenario reads a file, or a shipped scenario by name.
+func loadScenario(name string) (*plan.Sweep, error) {
+	if _, err := os.Stat(name); err != nil {
+		if b, ok := configs.Get(name); ok {
+			return plan.ParseSweep(name, b)
+		}
+		return nil, fmt.Errorf("config: %s: no such file or shipped scenario (shipped: %s)", name, strings.Join(configs.Names(), ", "))
+	}
+	return plan.LoadSweep(name)
+}
+
+// applyOverrides lays the flags set on the command line over the scenario:
+// a flag for a swept setting replaces that axis.
+func applyOverrides(sw *plan.Sweep, fs *pflag.FlagSet) ([]plan.Cell, error) {
+	var axes []plan.Axis
+	for _, ax := range sw.Axes() {
+		if f := fs.Lookup(plan.FlagName(ax.Name)); f != nil && f.Changed {
+			continue
+		}
+		axes = append(axes, ax)
+	}
+	sw.SetAxes(axes)
+	if err := plan.ApplyChanged(fs, &sw.Settings); err != nil {
+		return nil, err
+	}
+	if fs.Changed("masters") {
+		sw.Settings.Local = 0
+	}
+	cells, err := sw.Cells()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cells {
+		if _, err := c.Settings.Validate(); err != nil {
+			return nil, fmt.Errorf("cell %s: %w", c.Label, err)
+		}
+	}
+	return cells, nil
+}
+
+func printPlan(w io.Writer, sw *plan.Sweep, cells []plan.Cell) {
+	fmt.Fprintf(w, "scenario %s: %d cells, estimated %s\n", sw.Name, len(cells), plan.EstimatedDuration(cells).Round(time.Second))
+	if sw.Description != "" {
+		fmt.Fprintf(w, "%s\n", strings.TrimSpace(sw.Description))
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\n#\tcell\tmasters\tpersistence\tmode\twait\tload\tkeys\twarmup+duration")
+	for _, c := range cells {
+		s := c.Settings
+		masters := fmt.Sprintf("%d local", s.Local)
+		if len(s.Masters) > 0 {
+			masters = fmt.Sprintf("%d given", len(s.Masters))
+		}
+		load := fmt.Sprintf("%d workers", s.Workers)
+		if s.Load == "open" {
+			load = fmt.Sprintf("%.0f/s open", s.Rate)
+		}
+		p := s.Persistence
+		if p == "" {
+			p = map[bool]string{true: "none", false: "server's"}[len(s.Masters) == 0]
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d %s\t%s+%s\n", c.Index, c.Label, masters, p, s.Mode, s.Wait, load,
+			s.Keys, s.Distribution, s.Warmup, s.Duration)
+	}
+	tw.Flush()
+}
+
+func runSweep(sw *plan.Sweep, cells []plan.Cell, a sweepArgs) int {
+	dir := a.out
+	if dir == "" {
+		dir = filepath.Join("results", sw.Name+"-"+time.Now().Format("20060102-150405"))
+	}
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		fmt.Fprintf(os.Stderr, "lockbench sweep: out: %s exists and is not empty; choose another --out\n", dir)
+		return exitUsage
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "cells"), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench sweep: out:", err)
+		return exitFailure
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C exits at once
+	}()
+
+	man := &report.Manifest{
+		Name: sw.Name, Description: strings.TrimSpace(sw.Description), ConfigFile: a.file,
+		Config:           map[string]any{"settings": sw.Settings.Redacted(), "axes": sw.Axes(), "report": sw.Report, "thresholds": sw.Thresholds},
+		LockbenchVersion: version, GoVersion: runtime.Version(), Machine: machine(), StartedAt: time.Now().UTC(),
+	}
+	writeManifest := func() error {
+		return report.WriteFileAtomic(filepath.Join(dir, "manifest.json"), func(w io.Writer) error { return report.WriteJSON(w, man) })
+	}
+	if err := writeManifest(); err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
+		return exitFailure
+	}
+	fmt.Fprintf(os.Stderr, "lockbench sweep: %s, %d cells, estimated %s, results in %s\n",
+		sw.Name, len(cells), plan.EstimatedDuration(cells).Round(time.Second), dir)
+
+	prog := newProgress(cells)
+	pool := &bench.Pool{Log: prog.logWriter()}
+	runID := bench.NewRunID()
+	failed := false
+	for _, c := range cells {
+		if ctx.Err() != nil {
+			break
+		}
+		prog.startCell(c)
+		res, redisVersion, err := runSweepCell(ctx, pool, dir, c, runID, prog)
+		if err != nil {
+			prog.finish()
+			fmt.Fprintf(os.Stderr, "lockbench sweep: cell %s: %v\n", c.Label, err)
+			failed = true
+			break
+		}
+		info := report.CellInfo{Index: c.Index, ID: c.ID, Label: c.Label, Axes: c.Axes, File: "cells/" + c.ID + ".json"}
+		res.Cell = &info
+		if err := report.WriteFileAtomic(filepath.Join(dir, info.File), func(w io.Writer) error { return report.WriteJSON(w, res) }); err != nil {
+			fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
+			failed = true
+			break
+		}
+		man.Cells = append(man.Cells, info)
+		man.RedisServerVersion = firstNonEmpty(man.RedisServerVersion, redisVersion)
+		if err := writeManifest(); err != nil {
+			fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
+			failed = true
+			break
+		}
+		prog.endCell(c, res)
+		if res.Interrupted {
+			break
+		}
+	}
+	prog.finish()
+	if err := pool.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
+	}
+	man.FinishedAt = time.Now().UTC()
+	man.Interrupted = ctx.Err() != nil
+	if err := writeManifest(); err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
+		return exitFailure
+	}
+	fmt.Fprintf(os.Stderr, "lockbench sweep: %d of %d cells written to %s\n", len(man.Cells), len(cells), dir)
+	code := exitOK
+	if !a.noReport && len(man.Cells) > 0 {
+		code = buildSweepReport(dir, sw)
+	}
+	switch {
+	case man.Interrupted:
+		return exitInterrupted
+	case failed:
+		return exitFailure
+	}
+	return code
+}
+
+// runSweepCell prepares masters, streams .hlog files through temp names and
+// runs the cell.
+func runSweepCell(ctx context.Context, pool *bench.Pool, dir string, c plan.Cell, runID string, prog *progress) (*report.Run, string, error) {
+	m, err := pool.Prepare(ctx, c.Settings)
+	if err != nil {
+		return nil, "", err
+	}
+	metrics := map[int]string{report.Acquire: report.MetricAcquire, report.Failed: report.MetricFailed, report.Release: report.MetricRelease}
+	if c.Settings.Load == "open" {
+		metrics[report.AcquireUncorrected] = report.MetricAcquireUncorrected
+	}
+	logs := map[int]io.Writer{}
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+			os.Remove(f.Name()) // only still there when the cell failed
+		}
+	}()
+	for idx, name := range metrics {
+		f, err := os.Create(filepath.Join(dir, "cells", "."+c.ID+"."+name+".hlog.tmp"))
+		if err != nil {
+			return nil, "", fmt.Errorf("out: %w", err)
+		}
+		files = append(files, f)
+		logs[idx] = f
+	}
+	res, err := bench.RunCell(ctx, c.Settings, m, c.Index, bench.CellOptions{RunID: runID, Logs: logs, OnInterval: prog.interval})
+	if err != nil {
+		return nil, "", err
+	}
+	for _, f := range files {
+		if err := f.Close(); err != nil {
+			return nil, "", fmt.Errorf("out: %w", err)
+		}
+		final := filepath.Join(filepath.Dir(f.Name()), strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f.Name()), "."), ".tmp"))
+		if err := os.Rename(f.Name(), final); err != nil {
+			return nil, "", fmt.Errorf("out: %w", err)
+		}
+	}
+	return res, m.Version, nil
+}
+
+// machine describes where the client ran, for the manifest.
+func machine() report.Machine {
+	host, _ := os.Hostname()
+	m := report.Machine{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU()}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				var kb int64
+				fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &kb)
+				m.MemoryBytes = kb * 1024
+			}
+		}
+	}
+	return m
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// progress shows a live bar on a terminal and plain lines otherwise.
+type progress struct {
+	cells   []plan.Cell
+	tty     bool
+	bar     *progressbar.ProgressBar
+	cur     plan.Cell
+	started time.Time
+	secs    int
+}
+
+func newProgress(cells []plan.Cell) *progress {
+	p := &progress{cells: cells, tty: term.IsTerminal(int(os.Stderr.Fd())), started: time.Now()}
+	if p.tty {
+		total := 0
+		for _, c := range cells {
+			total += int(time.Duration(c.Settings.Duration).Seconds())
+		}
+		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetElapsedTime(true), progressbar.OptionShowDescriptionAtLineEnd(), progressbar.OptionSetWidth(30),
+			progressbar.OptionFullWidth(), progressbar.OptionThrottle(200*time.Millisecond))
+	}
+	return p
+}
+
+// logWriter is where master start-up lines go without breaking the bar.
+func (p *progress) logWriter() io.Writer {
+	if p.tty {
+		return barWriter{p.bar}
+	}
+	return os.Stderr
+}
+
+func (p *progress) startCell(c plan.Cell) {
+	p.cur = c
+	p.secs = 0
+	if !p.tty {
+		fmt.Fprintf(os.Stderr, "cell %d/%d %s: warm-up %s, measuring %s\n", c.Index+1, len(p.cells), c.Label, c.Settings.Warmup, c.Settings.Duration)
+	}
+}
+
+func (p *progress) interval(iv report.Interval) {
+	secs := iv.End.Sub(iv.Start).Seconds()
+	if secs <= 0 {
+		return
+	}
+	rate := float64(iv.Counts[report.Acquire]) / secs
+	p.secs++
+	if p.tty {
+		p.bar.Describe(fmt.Sprintf("cell %d/%d %s | %.0f cycles/s p99 %.2fms", p.cur.Index+1, len(p.cells), p.cur.Label, rate, iv.AcquireP99/1000))
+		_ = p.bar.Add(1)
+		return
+	}
+	if p.secs%5 == 0 {
+		fmt.Fprintf(os.Stderr, "  %ds: %.0f cycles/s, acquire p99 %.2fms\n", p.secs, rate, iv.AcquireP99/1000)
+	}
+}
+
+func (p *progress) endCell(c plan.Cell, r *report.Run) {
+	line := fmt.Sprintf("cell %d/%d %s: %.0f cycles/s, acquire p50 %.0fµs p99 %.0fµs, %d violations",
+		c.Index+1, len(p.cells), c.Label, r.Throughput.CyclesPerSec, r.AcquireLatency.P50, r.AcquireLatency.P99, r.Safety.Violations)
+	if p.tty {
+		_, _ = progressbar.Bprintln(p.bar, line)
+		return
+	}
+	fmt.Fprintln(os.Stderr, line)
+}
+
+func (p *progress) finish() {
+	if p.tty && p.bar != nil {
+		_ = p.bar.Finish()
+		fmt.Fprintln(os.Stderr)
+	}
+}
+
+// barWriter prints whole lines above a live progress bar.
+type barWriter struct{ bar *progressbar.ProgressBar }
+
+func (b barWriter) Write(p []byte) (int, error) {
+	_, err := progressbar.Bprintln(b.bar, strings.TrimRight(string(p), "\n"))
+	return len(p), err
+}
