@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"lockbench/report/plots"
 )
 
@@ -98,6 +100,7 @@ func spectrumFigure(cells []*cell) *figure {
 func loadFigure(cells []*cell, s *Summary) *figure {
 	sums := summariesByCell(cells, s)
 	var cols [][2]*plots.Panel
+	colour := 0 // across both loads, so no two lines share a colour
 	for _, kind := range []string{"closed", "open"} {
 		var mine []*cell
 		for _, c := range cells {
@@ -117,7 +120,7 @@ func loadFigure(cells []*cell, s *Summary) *figure {
 		}
 		var xs, p99s []float64
 		var kneeX, kneeY, kneeP []float64
-		for gi, g := range groups {
+		for _, g := range groups {
 			sort.SliceStable(g.Cells, func(i, j int) bool { return g.Cells[i].Set.loadValue() < g.Cells[j].Set.loadValue() })
 			var x, y, px, p []float64
 			var knee *CellSummary
@@ -139,8 +142,12 @@ func loadFigure(cells []*cell, s *Summary) *figure {
 				continue
 			}
 			label := legendLabel(g.Label)
-			tp.Series = append(tp.Series, plots.Series{Label: label, X: x, Y: y, Color: gi, Points: true})
-			lat.Series = append(lat.Series, plots.Series{Label: label, X: px, Y: p, Color: gi, Points: true})
+			tp.Series = append(tp.Series, plots.Series{Label: label, X: x, Y: y, Color: colour, Points: true})
+			lat.Series = append(lat.Series, plots.Series{Label: label, X: px, Y: p, Color: colour, Points: true})
+			colour++
+			if colour == 7 { // grey is kept for the knee and the ideal line
+				colour++
+			}
 			xs, p99s = append(xs, x...), append(p99s, p...)
 			if knee != nil {
 				kneeX = append(kneeX, loadOf(*knee))
@@ -164,6 +171,8 @@ func loadFigure(cells []*cell, s *Summary) *figure {
 		lat.HLines = []plots.Marker{{At: slo, Tag: "SLO", Legend: "SLO: acquire p99 ≤ " + FormatMicros(s.SLO.AcquireP99Micros), Color: 3}}
 		logX := plots.SpansDecades(xs...)
 		tp.X.Log, lat.X.Log = logX, logX
+		tp.X.Ticks = valueTicks(xs)
+		lat.X.Ticks = tp.X.Ticks
 		lat.Y.Log = plots.SpansDecades(append(p99s, slo)...)
 		if len(p99s) == 0 {
 			lat = nil // no cell acquired anything: no latency to draw
@@ -291,11 +300,11 @@ func contentionFigure(cells []*cell, s *Summary) *figure {
 		return nil
 	}
 	p.X.Log = plots.SpansDecades(xs...)
-	if lo, _ := minMax(ys); lo >= 0.9 {
-		p.Y.Min = plots.F(0.9)
-	} else {
-		p.Y.Min = plots.F(0)
-	}
+	p.X.Ticks = valueTicks(xs)
+	// Start the axis a little below the lowest ratio: differences near 1
+	// are what matter and would vanish on a 0..1 axis.
+	lo, _ := minMax(append(ys, s.SLO.MinSuccess))
+	p.Y.Min = plots.F(math.Max(0, math.Floor((lo-0.02)*20)/20))
 	p.HLines = []plots.Marker{{At: s.SLO.MinSuccess, Tag: "SLO", Legend: "SLO: success ≥ " + pct(s.SLO.MinSuccess), Color: 3}}
 	return &figure{
 		Name:    "contention",
@@ -325,17 +334,19 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 		}
 	}
 	at := func(ms int64) float64 { return float64(ms-origin) / 1000 }
+	// Each interval is drawn as a flat step over its own second.
+	span := func(h *hdrhistogram.Histogram) (float64, float64) {
+		t0 := at(h.StartTimeMs())
+		return t0, t0 + intervalSeconds(h)
+	}
 	var tx, rate, px, p99 []float64
 	for _, h := range acq {
-		t := at(h.EndTimeMs())
-		if h.EndTimeMs() <= h.StartTimeMs() {
-			t = at(h.StartTimeMs()) + 1
-		}
-		tx = append(tx, t)
-		rate = append(rate, float64(h.TotalCount())/intervalSeconds(h))
+		t0, t1 := span(h)
+		r := float64(h.TotalCount()) / intervalSeconds(h)
+		tx, rate = append(tx, t0, t1), append(rate, r, r)
 		if h.TotalCount() > 0 {
-			px = append(px, t)
-			p99 = append(p99, float64(h.ValueAtQuantile(99))/1000)
+			v := float64(h.ValueAtQuantile(99)) / 1000
+			px, p99 = append(px, t0, t1), append(p99, v, v)
 		}
 	}
 	top := &plots.Panel{
@@ -349,12 +360,13 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 	var fx, fr []float64
 	var anyFailed bool
 	for _, h := range c.Intervals[MetricFailed] {
-		t := at(h.EndTimeMs())
-		fx, fr = append(fx, t), append(fr, float64(h.TotalCount())/intervalSeconds(h))
+		t0, t1 := span(h)
+		r := float64(h.TotalCount()) / intervalSeconds(h)
+		fx, fr = append(fx, t0, t1), append(fr, r, r)
 		anyFailed = anyFailed || h.TotalCount() > 0
 	}
 	if anyFailed && len(fx) >= 2 {
-		top.Series = append(top.Series, plots.Series{Label: "failed acquires/s", X: fx, Y: fr, Color: 3})
+		top.Series = append(top.Series, plots.Series{Label: "failed acquires/s", X: fx, Y: fr, Color: 5})
 	}
 	bottom := &plots.Panel{
 		Title: "Acquire p99 per second",
@@ -363,7 +375,7 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 	}
 	slo := s.SLO.AcquireP99Micros / 1000
 	if len(px) > 0 {
-		bottom.Series = []plots.Series{{Label: "acquire p99", X: px, Y: p99, Color: 1, Points: len(px) < 30}}
+		bottom.Series = []plots.Series{{Label: "acquire p99", X: px, Y: p99, Color: 1}}
 		bottom.Y.Log = plots.SpansDecades(append(p99, slo)...)
 		bottom.HLines = []plots.Marker{{At: slo, Tag: "SLO", Legend: "SLO: acquire p99 ≤ " + FormatMicros(s.SLO.AcquireP99Micros), Color: 3}}
 	}
@@ -388,7 +400,7 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 		grid = append(grid, []*plots.Panel{bottom})
 	}
 	name := fmt.Sprintf("timeline-%03d", c.Info.Index)
-	caption := "Cycles per second and acquire p99 (ms) for each 1 s interval of the HDR interval logs."
+	caption := "Cycles per second, failed acquires per second and acquire p99 (ms) for each 1 s interval of the HDR interval logs, drawn as steps."
 	if len(marks) > 0 {
 		caption += " Numbered dashed lines mark the faults and steps listed in the legend."
 	}
@@ -413,6 +425,26 @@ func distinctFloats(v []float64) int {
 		set[x] = true
 	}
 	return len(set)
+}
+
+// valueTicks labels the load steps themselves when there are few of them.
+func valueTicks(xs []float64) []plots.Tick {
+	if distinctFloats(xs) > 10 {
+		return nil
+	}
+	seen := map[float64]bool{}
+	var ticks []plots.Tick
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			label := strconv.FormatFloat(x, 'f', -1, 64)
+			if x == math.Trunc(x) {
+				label = count(int64(x))
+			}
+			ticks = append(ticks, plots.Tick{Value: x, Label: label})
+		}
+	}
+	return ticks
 }
 
 func minMax(v []float64) (lo, hi float64) {

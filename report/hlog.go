@@ -164,7 +164,7 @@ func logPath(dir string, c CellInfo, metric string) string {
 // writePercentiles writes the classic HdrHistogram percentile distribution
 // (values in ms, from µs) exactly as HdrHistogram's plotters read it.
 func writePercentiles(path string, h *hdrhistogram.Histogram) error {
-	return WriteFileAtomic(path, func(w io.Writer) error {
+	return writeShared(path, func(w io.Writer) error {
 		_, err := h.PercentilesPrint(w, 5, 1000.0)
 		return err
 	})

@@ -121,5 +121,5 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 		}
 	}
 	p("\n## Manifest\n\n```json\n%s\n```\n", v.Manifest)
-	return WriteFileAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, b.String()); return err })
+	return writeShared(path, func(w io.Writer) error { _, err := io.WriteString(w, b.String()); return err })
 }

@@ -109,7 +109,7 @@ func Merge(dirs []string, out string) error {
 				merged.ReleaseLatency = lat
 			}
 			path := logPath(out, info, m)
-			if err := WriteFileAtomic(path, func(w io.Writer) error { return WriteIntervalLog(w, m, ivs) }); err != nil {
+			if err := writeShared(path, func(w io.Writer) error { return WriteIntervalLog(w, m, ivs) }); err != nil {
 				return err
 			}
 		}
@@ -123,12 +123,12 @@ func Merge(dirs []string, out string) error {
 		ci := info
 		merged.Cell = &ci
 		path := filepath.Join(out, filepath.FromSlash(info.File))
-		if err := WriteFileAtomic(path, func(w io.Writer) error { return WriteJSON(w, merged) }); err != nil {
+		if err := writeShared(path, func(w io.Writer) error { return WriteJSON(w, merged) }); err != nil {
 			return err
 		}
 		man.Cells = append(man.Cells, info)
 	}
-	return WriteFileAtomic(filepath.Join(out, "manifest.json"), func(w io.Writer) error { return WriteJSON(w, man) })
+	return writeShared(filepath.Join(out, "manifest.json"), func(w io.Writer) error { return WriteJSON(w, man) })
 }
 
 func segDirs[T any](segs []T, f func(T) string) []string {

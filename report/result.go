@@ -91,10 +91,21 @@ type Outcomes struct {
 	PerMaster   map[string]MasterOutcomes `json:"per_master"`
 }
 
-// Safety is what the in-run probe saw.
+// Safety is what the in-run probe saw and, in chaos scenarios, what the
+// protected-resource checker found.
 type Safety struct {
 	Violations          int64 `json:"violations"`
 	MaxConcurrentHolder int64 `json:"max_concurrent_holders"`
+	// The protected resource (chaos scenarios): read-modify-writes under the
+	// lock on a shared counter; lost = acknowledged writes missing from the
+	// final value.
+	ResourceChecked     bool    `json:"resource_checked,omitempty"`
+	AcknowledgedWrites  int64   `json:"acknowledged_writes,omitempty"`
+	LostUpdates         int64   `json:"lost_updates,omitempty"`
+	Fencing             bool    `json:"fencing,omitempty"`
+	StaleWritesRejected int64   `json:"stale_writes_rejected,omitempty"`
+	AvailabilityOps     float64 `json:"availability_attempts,omitempty"` // share of acquire attempts that succeeded
+	AvailabilityTime    float64 `json:"availability_time,omitempty"`     // share of seconds in which some acquire succeeded
 }
 
 // Client is the load generator's own cost.

@@ -18,7 +18,7 @@ func csvHeader(axes []string) []string {
 }
 
 func writeCSV(path string, s *Summary) error {
-	return WriteFileAtomic(path, func(w io.Writer) error {
+	return writeShared(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		if err := cw.Write(csvHeader(s.Axes)); err != nil {
 			return err
@@ -44,5 +44,5 @@ func writeCSV(path string, s *Summary) error {
 }
 
 func writeSummaryJSON(path string, s *Summary) error {
-	return WriteFileAtomic(path, func(w io.Writer) error { return WriteJSON(w, s) })
+	return writeShared(path, func(w io.Writer) error { return WriteJSON(w, s) })
 }
