@@ -8,6 +8,8 @@ import (
 	"os"
 	"sort"
 	"strconv"
+
+	"lockbench/bench"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -48,10 +50,12 @@ func usage() {
 }
 
 func main() {
+	bench.Version = version
 	args := os.Args[1:]
 	if len(args) == 0 {
-		// The quickstart: a short run on local masters.
-		os.Exit(cmdRun([]string{"--duration", "5s", "--warmup", "1s"}))
+		// The quickstart: configs/quickstart.yaml on local masters, then
+		// the report.
+		os.Exit(cmdSweep([]string{"-f", "quickstart"}))
 	}
 	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage()

@@ -47,7 +47,8 @@ func cmdReport(args []string) int {
 	}
 	dirs := fs.Args()
 	if len(dirs) == 0 {
-		return usage("DIR", "", "one or more results directories written by lockbench sweep")
+		fmt.Fprintln(os.Stderr, "lockbench report: DIR: none given; use one or more results directories written by lockbench sweep")
+		return exitUsage
 	}
 	opt := report.Options{OutDir: *out, Formats: *formats}
 	d, err := time.ParseDuration(*sloP99)

@@ -101,9 +101,17 @@ func applyOverrides(sw *plan.Sweep, fs *pflag.FlagSet) ([]plan.Cell, error) {
 	if err != nil {
 		return nil, err
 	}
+	seen := map[string]bool{}
 	for _, c := range cells {
-		if _, err := c.Settings.Validate(); err != nil {
+		warnings, err := c.Settings.Validate()
+		if err != nil {
 			return nil, fmt.Errorf("cell %s: %w", c.Label, err)
+		}
+		for _, w := range warnings {
+			if !seen[w] {
+				seen[w] = true
+				fmt.Fprintln(os.Stderr, "WARNING:", w)
+			}
 		}
 	}
 	return cells, nil
@@ -160,6 +168,7 @@ func runSweep(sw *plan.Sweep, cells []plan.Cell, a sweepArgs) int {
 		Name: sw.Name, Description: strings.TrimSpace(sw.Description), ConfigFile: a.file,
 		Config:           map[string]any{"settings": sw.Settings.Redacted(), "axes": sw.Axes(), "report": sw.Report, "thresholds": sw.Thresholds},
 		LockbenchVersion: version, GoVersion: runtime.Version(), Machine: machine(), StartedAt: time.Now().UTC(),
+		Segment: sw.Settings.Segment,
 	}
 	writeManifest := func() error {
 		return report.WriteFileAtomic(filepath.Join(dir, "manifest.json"), func(w io.Writer) error { return report.WriteJSON(w, man) })

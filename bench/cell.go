@@ -67,11 +67,23 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 		return nil, err
 	}
 	defer eng.Close()
-	// Only this cell's keys go, whatever happens (never FLUSHALL).
+	// Keys of another live run under the same prefix: refuse, unless forced.
+	for i, addr := range eng.Addrs() {
+		n, err := eng.CountKeys(ctx, i, prefix)
+		if err != nil {
+			return nil, fmt.Errorf("master %s: %w", addr, err)
+		}
+		if n > 0 && !s.Force {
+			return nil, fmt.Errorf("key-prefix: %d keys under %q already exist on master %s (another live run?); use another --key-prefix, or --force", n, prefix, addr)
+		}
+	}
+	tokenPrefixes := []string{eng.TokenPrefix()}
+	// Only this cell's own locks go, whatever happens (never FLUSHALL):
+	// keys under its prefix whose value is one of its tokens.
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = CleanupKeys(cctx, eng, prefix)
+		_, _ = eng.Cleanup(cctx, prefix, tokenPrefixes...)
 	}()
 	// The floor to compare acquires with: plain SET round trips, one master
 	// at a time, measured in this run on these masters.
@@ -92,13 +104,24 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 		}
 		defer rs.Close()
 		locker = rs
+		tokenPrefixes = append(tokenPrefixes, rs.TokenPrefix())
+	}
+	// Segments on several machines start together.
+	if at, _ := s.StartTime(); time.Until(at) > 0 {
+		t := time.NewTimer(time.Until(at))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
 	}
 	started := time.Now()
 	st, err := workloads.Run(ctx, locker, rc)
 	if err != nil {
 		return nil, err
 	}
-	shown := s.Redacted()
+	seg, _, _ := s.ForSegment()
+	shown := seg.Redacted()
 	shown.Masters = m.Display
 	if len(s.Masters) == 0 {
 		shown.Masters = m.Addrs
@@ -134,39 +157,4 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 		res.Warnings = append(res.Warnings, "embedded in-process masters (redis-server not found): these are not Redis figures")
 	}
 	return &res, nil
-}
-
-// CleanupKeys deletes the keys under prefix on every master (SCAN + DEL),
-// and nothing else.
-func CleanupKeys(ctx context.Context, eng *engine.Engine, prefix string) error {
-	for i := range eng.Addrs() {
-		c := eng.Client(i)
-		var cursor uint64
-		for {
-			e, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(escapeGlob(prefix)+"*").Count(1000).Build()).AsScanEntry()
-			if err != nil {
-				break // a dead master keeps its keys until their TTL
-			}
-			if len(e.Elements) > 0 {
-				_ = c.Do(ctx, c.B().Del().Key(e.Elements...).Build()).Error()
-			}
-			cursor = e.Cursor
-			if cursor == 0 {
-				break
-			}
-		}
-	}
-	return nil
-}
-
-func escapeGlob(s string) string {
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '*', '?', '[', ']', '\\':
-			out = append(out, '\\')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
 }

@@ -71,7 +71,11 @@ func (p *Pool) Prepare(ctx context.Context, s plan.Settings) (*Masters, error) {
 		m.Display = append(m.Display, display)
 	}
 	p.cur = m
-	if err := m.checkAndConfigure(ctx, s.Persistence); err != nil {
+	ec, err := s.EngineConfig()
+	if err != nil {
+		return nil, err
+	}
+	if err := m.checkAndConfigure(ctx, s.Persistence, ec.TLS); err != nil {
 		_ = p.Close()
 		return nil, err
 	}
@@ -120,13 +124,18 @@ func aofSettings(p string) (appendonly, appendfsync string) {
 // checkAndConfigure pings every external master (a clear error naming the
 // address before any load) and, when a persistence mode is asked for, sets
 // it with CONFIG SET and remembers how to restore the original.
-func (m *Masters) checkAndConfigure(ctx context.Context, persistence string) error {
+func (m *Masters) checkAndConfigure(ctx context.Context, persistence string, tlsFiles engine.TLSFiles) error {
 	for i, a := range m.Addrs {
 		opt, display, err := engine.ParseMaster(a)
 		if err != nil {
 			return err
 		}
 		opt.ForceSingleClient, opt.DisableCache = true, true
+		if opt.TLSConfig != nil && !tlsFiles.Empty() {
+			if opt.TLSConfig, err = tlsFiles.Config(opt.TLSConfig.ServerName); err != nil {
+				return err
+			}
+		}
 		opt.Dialer.Timeout = 3 * time.Second
 		c, err := rueidis.NewClient(opt)
 		if err != nil {

@@ -65,6 +65,7 @@ type Config struct {
 	MaxBatch    int           // most commands coalesced into one pipelined write per master
 	Dispatchers int           // batches in flight per master
 	FlushDelay  time.Duration // rueidis MaxFlushDelay: a short wait lets more commands share one write
+	TLS         TLSFiles      // for rediss:// masters
 }
 
 // DefaultConfig returns the reference settings (redsync and the seed).

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -37,6 +38,12 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		if err != nil {
 			e.Close()
 			return nil, err
+		}
+		if opt.TLSConfig != nil && !cfg.TLS.Empty() {
+			if opt.TLSConfig, err = cfg.TLS.Config(opt.TLSConfig.ServerName); err != nil {
+				e.Close()
+				return nil, err
+			}
 		}
 		client, err := rueidis.NewClient(clientOption(opt, cfg.Timeout, cfg.FlushDelay))
 		if err != nil {
@@ -285,7 +292,7 @@ func (e *Engine) BaselineRTT(ctx context.Context, key string, samples int) ([][]
 		for range samples {
 			cctx, cancel := context.WithTimeout(ctx, time.Second)
 			t0 := time.Now()
-			err := c.Do(cctx, c.B().Set().Key(key).Value("rtt").PxMilliseconds(e.cfg.TTL.Milliseconds()).Build()).Error()
+			err := c.Do(cctx, c.B().Set().Key(key).Value(e.tokens.prefix+"rtt").PxMilliseconds(e.cfg.TTL.Milliseconds()).Build()).Error()
 			d := time.Since(t0)
 			cancel()
 			if err != nil {
@@ -317,7 +324,7 @@ func (e *Engine) BaselineParallel(ctx context.Context, key string, samples int) 
 				cctx, cancel := context.WithTimeout(ctx, time.Second)
 				defer cancel()
 				c := l.client
-				errs[i] = c.Do(cctx, c.B().Set().Key(key).Value("rtt").PxMilliseconds(e.cfg.TTL.Milliseconds()).Build()).Error()
+				errs[i] = c.Do(cctx, c.B().Set().Key(key).Value(e.tokens.prefix+"rtt").PxMilliseconds(e.cfg.TTL.Milliseconds()).Build()).Error()
 			}()
 		}
 		wg.Wait()
@@ -334,6 +341,69 @@ func (e *Engine) BaselineParallel(ctx context.Context, key string, samples int) 
 		cancel()
 	}
 	return out, nil
+}
+
+// TokenPrefix is what every token of this engine starts with.
+func (e *Engine) TokenPrefix() string { return e.tokens.prefix }
+
+// CountKeys counts the keys under prefix on master i (SCAN, no KEYS).
+func (e *Engine) CountKeys(ctx context.Context, i int, prefix string) (int, error) {
+	c := e.links[i].client
+	var cursor uint64
+	n := 0
+	for {
+		se, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(escapeGlob(prefix)+"*").Count(1000).Build()).AsScanEntry()
+		if err != nil {
+			return n, err
+		}
+		n += len(se.Elements)
+		if cursor = se.Cursor; cursor == 0 {
+			return n, nil
+		}
+	}
+}
+
+// Cleanup deletes, on every master, the keys under prefix whose value
+// starts with one of tokenPrefixes, and nothing else (no FLUSHALL, ever).
+// It returns how many keys it deleted.
+func (e *Engine) Cleanup(ctx context.Context, prefix string, tokenPrefixes ...string) (int, error) {
+	total := 0
+	var errs []error
+	for _, l := range e.links {
+		c := l.client
+		var cursor uint64
+		for {
+			se, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(escapeGlob(prefix)+"*").Count(1000).Build()).AsScanEntry()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("master %s: %w", l.addr, err))
+				break
+			}
+			if len(se.Elements) > 0 {
+				n, err := c.Do(ctx, c.B().Eval().Script(cleanupScript).Numkeys(int64(len(se.Elements))).Key(se.Elements...).Arg(tokenPrefixes...).Build()).AsInt64()
+				if err != nil {
+					errs = append(errs, fmt.Errorf("master %s: %w", l.addr, err))
+					break
+				}
+				total += int(n)
+			}
+			if cursor = se.Cursor; cursor == 0 {
+				break
+			}
+		}
+	}
+	return total, errors.Join(errs...)
+}
+
+func escapeGlob(s string) string {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', ']', '\\':
+			out = append(out, '\\')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
 }
 
 // ServerCPU reads used_cpu_user + used_cpu_sys from INFO cpu on every master,

@@ -21,6 +21,20 @@ func sha1Hex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// cleanupScript deletes each key only when it is a string starting with one
+// of the given token prefixes: after a run only our own locks go, even if
+// a foreign key happens to share the key prefix.
+const cleanupScript = `local n = 0
+for _, k in ipairs(KEYS) do
+  if redis.call("type", k).ok == "string" then
+    local v = redis.call("get", k)
+    for _, p in ipairs(ARGV) do
+      if string.sub(v, 1, #p) == p then redis.call("del", k); n = n + 1; break end
+    end
+  end
+end
+return n`
+
 // tokenSource makes lock tokens unique across processes: a random
 // per-process prefix (120 bits) plus a counter, cheaper than 20 random bytes
 // per acquire and just as unique.
@@ -36,6 +50,19 @@ func newTokenSource() *tokenSource {
 	}
 	return &tokenSource{prefix: base64.RawURLEncoding.EncodeToString(b[:]) + "."}
 }
+
+// NewTokenSource returns a token source for another driver, so its lock
+// values carry a prefix the cleanup recognises.
+func NewTokenSource() *TokenSource { return (*TokenSource)(newTokenSource()) }
+
+// TokenSource is the exported face of tokenSource.
+type TokenSource tokenSource
+
+// Next is a new unique token.
+func (t *TokenSource) Next() string { return (*tokenSource)(t).next() }
+
+// Prefix is what every token of this source starts with.
+func (t *TokenSource) Prefix() string { return t.prefix }
 
 func (t *tokenSource) next() string {
 	return t.prefix + strconv.FormatUint(t.n.Add(1), 36)

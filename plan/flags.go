@@ -23,6 +23,10 @@ func BindFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.IntVar(&s.Local, "local", s.Local, "start this many local redis-server masters on 127.0.0.1 (when --masters is not given)")
 	fs.StringVar(&s.Persistence, "persistence", s.Persistence, "persistence: none, aof-no, aof-everysec, aof-always (local masters are started so; external ones are set with CONFIG SET by sweep)")
 	fs.StringVar(&s.Embedded, "embedded", s.Embedded, "embedded in-process masters when redis-server is missing: auto, never, always")
+	fs.StringVar(&s.TLSCA, "tls-ca", s.TLSCA, "rediss:// masters: CA bundle (PEM) to verify the servers")
+	fs.StringVar(&s.TLSCert, "tls-cert", s.TLSCert, "rediss:// masters: client certificate (PEM), with --tls-key")
+	fs.StringVar(&s.TLSKey, "tls-key", s.TLSKey, "rediss:// masters: client key (PEM)")
+	fs.BoolVar(&s.TLSInsecure, "tls-insecure", s.TLSInsecure, "rediss:// masters: skip server certificate verification (test setups only)")
 	fs.StringVar(&s.Driver, "driver", s.Driver, "lock client: lockbench (this engine) or redsync (go-redsync/redsync v4 on go-redis v9)")
 	fs.StringVar(&s.Mode, "mode", s.Mode, "acquisition: sequential (master after master) or multiplexed (all at once)")
 	fs.StringVar(&s.Wait, "wait", s.Wait, "wait for: all masters, or quorum (stop once the outcome is decided)")
@@ -49,6 +53,9 @@ func BindFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.StringVar(&s.HoldDist, "hold-distribution", s.HoldDist, "hold time: fixed, uniform (0..2×hold), exponential")
 	fs.BoolVar(&s.AutoExtend, "auto-extend", s.AutoExtend, "extend locks whose hold outlives a third of the TTL")
 	fs.StringVar(&s.KeyPrefix, "key-prefix", s.KeyPrefix, "key prefix (default lockbench:RUNID:)")
+	fs.StringVar(&s.Segment, "segment", s.Segment, "multi-machine: run segment i of n (\"1/2\"): workers, rate and keyspace are split")
+	fs.StringVar(&s.StartAt, "start-at", s.StartAt, "multi-machine: start the load at this RFC 3339 time, e.g. 2026-11-30T10:00:00Z")
+	fs.BoolVar(&s.Force, "force", s.Force, "run even when keys under the key prefix already exist (another run's?)")
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed for key choice (0: random)")
 }
 

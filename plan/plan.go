@@ -127,6 +127,12 @@ func (s Settings) Validate() (warnings []string, err error) {
 	if _, err := s.Chooser(); err != nil {
 		return nil, err
 	}
+	if _, _, err := s.ForSegment(); err != nil {
+		return nil, err
+	}
+	if _, err := s.StartTime(); err != nil {
+		return nil, err
+	}
 	if s.Hold >= s.TTL && !s.AutoExtend {
 		warnings = append(warnings, fmt.Sprintf("hold %v >= ttl %v: locks expire while held (holds are cut at the validity end); use auto-extend or a longer ttl", s.Hold, s.TTL))
 	}
@@ -158,6 +164,12 @@ func (s Settings) EngineConfig() (engine.Config, error) {
 	c.TTL, c.Timeout, c.DriftFactor = time.Duration(s.TTL), time.Duration(s.Timeout), s.DriftFactor
 	c.Retries, c.RetryMin, c.RetryMax = s.Retries, time.Duration(s.RetryMin), time.Duration(s.RetryMax)
 	c.MaxBatch, c.Dispatchers, c.FlushDelay = s.Batch, s.Dispatchers, time.Duration(s.FlushDelay)
+	c.TLS = engine.TLSFiles{CA: s.TLSCA, Cert: s.TLSCert, Key: s.TLSKey, Insecure: s.TLSInsecure}
+	if !c.TLS.Empty() {
+		if _, err := c.TLS.Config(""); err != nil {
+			return c, err
+		}
+	}
 	return c, nil
 }
 
@@ -171,6 +183,10 @@ func (s Settings) Chooser() (workloads.KeyChooser, error) {
 
 // RunConfig is the runner's part; prefix names this cell's keys.
 func (s Settings) RunConfig(prefix string, seed uint64) (workloads.RunConfig, error) {
+	s, offset, err := s.ForSegment()
+	if err != nil {
+		return workloads.RunConfig{}, err
+	}
 	ch, err := s.Chooser()
 	if err != nil {
 		return workloads.RunConfig{}, err
@@ -181,7 +197,7 @@ func (s Settings) RunConfig(prefix string, seed uint64) (workloads.RunConfig, er
 	}
 	rc := workloads.RunConfig{
 		Workers: s.Workers, Duration: time.Duration(s.Duration), Warmup: time.Duration(s.Warmup),
-		Keys: workloads.Keys{Prefix: prefix, Count: s.Keys}, Chooser: ch, Hold: h,
+		Keys: workloads.Keys{Prefix: prefix, Count: s.Keys, Offset: offset}, Chooser: ch, Hold: h,
 		TTL: time.Duration(s.TTL), AutoExtend: s.AutoExtend, Seed: seed,
 	}
 	if s.Load == "open" {

@@ -52,6 +52,10 @@ type Settings struct {
 	Local       int      `yaml:"local" json:"local"` // N local masters when Masters is empty
 	Persistence string   `yaml:"persistence" json:"persistence"`
 	Embedded    string   `yaml:"embedded" json:"embedded"`
+	TLSCA       string   `yaml:"tls_ca" json:"tls_ca,omitempty"`
+	TLSCert     string   `yaml:"tls_cert" json:"tls_cert,omitempty"`
+	TLSKey      string   `yaml:"tls_key" json:"tls_key,omitempty"`
+	TLSInsecure bool     `yaml:"tls_insecure" json:"tls_insecure,omitempty"`
 
 	// Lock client
 	Driver      string   `yaml:"driver" json:"driver"`
@@ -85,4 +89,11 @@ type Settings struct {
 	AutoExtend   bool     `yaml:"auto_extend" json:"auto_extend"`
 	KeyPrefix    string   `yaml:"key_prefix" json:"key_prefix"`
 	Seed         uint64   `yaml:"seed" json:"seed"`
+	Force        bool     `yaml:"force" json:"force,omitempty"` // run even when keys under the prefix exist
+
+	// Multi-machine runs: this process is segment i of n (1-based, "2/4");
+	// workers, rate and keyspace are split deterministically. StartAt
+	// (RFC 3339) aligns the segments' first cells.
+	Segment string `yaml:"segment" json:"segment,omitempty"`
+	StartAt string `yaml:"start_at" json:"start_at,omitempty"`
 }

@@ -61,9 +61,13 @@ func capacity(cells []*cell, sums []CellSummary, slo SLO, target float64) []Capa
 		cp.MaxRate = knee.CyclesPerSec
 		cp.KneeCell = knee.Label
 		cp.KneeLoad = loadOf(*knee)
-		for _, s := range steps {
-			if loadOf(s) > cp.KneeLoad && !s.MeetsSLO {
+		var next *CellSummary // the first heavier step that broke the SLO
+		for i := range steps {
+			if loadOf(steps[i]) > cp.KneeLoad && !steps[i].MeetsSLO {
 				cp.KneeFound = true
+				if next == nil {
+					next = &steps[i]
+				}
 			}
 		}
 		cp.ClientBound = knee.ClientBound
@@ -74,19 +78,31 @@ func capacity(cells []*cell, sums []CellSummary, slo SLO, target float64) []Capa
 		}
 		switch {
 		case cp.ClientBound:
-			cp.Note = fmt.Sprintf("client-bound: the load generator was saturated (client CPU %s of the machine) at this rate, so it measures the client, not Redis; the masters may sustain more — rerun with more client machines", pct(knee.ClientCPUShare))
+			cp.Note = fmt.Sprintf("client-bound: the load generator was saturated (client CPU %s of the machine) at this rate, so it measures the client, not Redis; the masters may sustain more — rerun with more client machines", pct0(knee.ClientCPUShare))
 		case !cp.KneeFound && len(steps) > 1:
 			cp.Note = "every step met the SLO: the highest step is a lower bound, the knee lies beyond the loads tried"
 		case !cp.KneeFound:
 			cp.Note = "a single load step: a lower bound, not a knee"
-		case knee.ServerBusiestShare >= 0.8:
-			cp.Note = fmt.Sprintf("server-bound: the busiest master used %s of a core at the knee", pct(knee.ServerBusiestShare))
+		case next.ClientBound:
+			cp.Note = fmt.Sprintf("client-bound beyond the knee: at %s the load generator ran out of CPU (%s of the machine); more client machines may move the knee", loadText(*next), pct0(next.ClientCPUShare))
+		case next.Acquire.P99 <= slo.AcquireP99Micros:
+			cp.Note = fmt.Sprintf("contention-bound: at %s the success ratio fell to %s (SLO %s) while p99 stayed within %s: more attempts found the lock taken", loadText(*next), pct(next.SuccessRatio), pct(slo.MinSuccess), FormatMicros(slo.AcquireP99Micros))
 		default:
-			cp.Note = "server-bound (or network-bound): the next heavier step broke the SLO while the client had spare CPU"
+			cp.Note = fmt.Sprintf("server-bound (or network-bound): at %s acquire p99 rose to %s (SLO %s) while the client had spare CPU (%s)", loadText(*next), FormatMicros(next.Acquire.P99), FormatMicros(slo.AcquireP99Micros), pct0(next.ClientCPUShare))
+			if next.ServerBusiestShare >= 0.8 {
+				cp.Note += fmt.Sprintf("; the busiest master used %s of a core", pct0(next.ServerBusiestShare))
+			}
 		}
 		out = append(out, cp)
 	}
 	return out
+}
+
+func loadText(s CellSummary) string {
+	if s.Load == "open" {
+		return rate(s.Rate) + " offered/s"
+	}
+	return fmt.Sprintf("%d workers", s.Workers)
 }
 
 func loadOf(s CellSummary) float64 {
@@ -95,6 +111,9 @@ func loadOf(s CellSummary) float64 {
 	}
 	return float64(s.Workers)
 }
+
+// pct0 writes a CPU share as a whole percentage: finer is noise.
+func pct0(r float64) string { return strconv.FormatFloat(math.Round(r*100), 'f', 0, 64) + "%" }
 
 // pct writes a ratio as a percentage with at most two decimals.
 func pct(r float64) string {

@@ -173,6 +173,10 @@ func loadFigure(cells []*cell, s *Summary) *figure {
 		tp.X.Log, lat.X.Log = logX, logX
 		tp.X.Ticks = valueTicks(xs)
 		lat.X.Ticks = tp.X.Ticks
+		// One x range for both panels, even where a step has no p99.
+		lo, hi := minMax(xs)
+		tp.X.Min, tp.X.Max = plots.F(lo), plots.F(hi)
+		lat.X.Min, lat.X.Max = tp.X.Min, tp.X.Max
 		lat.Y.Log = plots.SpansDecades(append(p99s, slo)...)
 		if len(p99s) == 0 {
 			lat = nil // no cell acquired anything: no latency to draw
@@ -253,11 +257,21 @@ func modesFigure(cells []*cell, s *Summary) *figure {
 		Y:    plots.Axis{Label: "acquire latency (ms)"},
 		Bars: bars,
 	}
+	var all []float64
+	for _, set := range bars.Sets {
+		all = append(all, set.Values...)
+	}
+	caption := "Acquire latency p50 (light) and p99 (dark) in ms when the N masters are asked one after another (sequential) or all at once (multiplexed), for each N and other swept setting."
+	if plots.SpansDecades(all...) {
+		// Bars cannot stand on a log axis; dots can.
+		p.Y.Log = true
+		caption = "Acquire latency p50 (light circles) and p99 (dark triangles) in ms, on a log scale since they span decades, when the N masters are asked one after another (sequential) or all at once (multiplexed), for each N and other swept setting."
+	}
 	w := math.Max(700, 130*float64(len(pairs)))
 	return &figure{
 		Name:    "acquisition-modes",
 		Title:   "Sequential vs multiplexed acquisition",
-		Caption: "Acquire latency p50 (light) and p99 (dark) in ms when the N masters are asked one after another (sequential) or all at once (multiplexed), for each N and other swept setting.",
+		Caption: caption,
 		Fig:     &plots.Figure{Title: "Sequential vs multiplexed acquisition", Grid: [][]*plots.Panel{{p}}, Width: w, Height: 520},
 		Cell:    -1,
 	}
@@ -438,7 +452,10 @@ func valueTicks(xs []float64) []plots.Tick {
 		if !seen[x] {
 			seen[x] = true
 			label := strconv.FormatFloat(x, 'f', -1, 64)
-			if x == math.Trunc(x) {
+			switch {
+			case x >= 10000 && math.Mod(x, 1000) == 0:
+				label = count(int64(x/1000)) + "k" // short enough not to collide
+			case x == math.Trunc(x):
 				label = count(int64(x))
 			}
 			ticks = append(ticks, plots.Tick{Value: x, Label: label})

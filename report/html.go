@@ -89,7 +89,7 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 			Tput: rate(c.CyclesPerSec), Acq: rate(c.AcquiresPerSec),
 			P50: ms(c.Acquire.P50), P90: ms(c.Acquire.P90), P99: ms(c.Acquire.P99), P999: ms(c.Acquire.P999), Max: ms(c.Acquire.Max),
 			FailedP99: ms(c.Failed.P99), ReleaseP99: ms(c.Release.P99),
-			Success: pct(c.SuccessRatio), CPU: sig3(c.ClientCPUPerCycle), Share: pct(c.ClientCPUShare),
+			Success: pct(c.SuccessRatio), CPU: sig3(c.ClientCPUPerCycle), Share: pct0(c.ClientCPUShare),
 			AcquiredT: count(c.Acquired), NotAcquiredT: count(c.NotAcquired), ErrorsT: count(c.Errors),
 		}
 		if c.Load == "open" {
@@ -117,7 +117,7 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 			cv.MasterRows = append(cv.MasterRows, masterRow{a, count(m.OK), count(m.Taken), count(m.Timeout), count(m.Error), count(m.Late)})
 		}
 		if c.ServerBusiestShare > 0 {
-			cv.BusiestText = pct(c.ServerBusiestShare)
+			cv.BusiestText = pct0(c.ServerBusiestShare)
 		}
 		for i, e := range c.Events {
 			t := fmt.Sprintf("%d. at %.1f s: %s", i+1, e.AtSeconds, e.Kind)
@@ -201,10 +201,12 @@ h3 { font-size: 1.1em; margin: 24px 0 6px; }
 nav a { margin-right: 14px; }
 a { color: #0b5cad; }
 table { border-collapse: collapse; font-size: 0.86em; margin: 8px 0 16px; }
-th, td { border: 1px solid #d5dadf; padding: 3px 7px; text-align: right; white-space: nowrap; }
-th { background: #f1f3f5; position: sticky; top: 0; }
+th, td { border: 1px solid #d5dadf; padding: 3px 6px; text-align: right; white-space: nowrap; }
+th { background: #f1f3f5; white-space: normal; vertical-align: bottom; }
+td.label { white-space: normal; min-width: 200px; max-width: 380px; }
 td.l, th.l { text-align: left; }
-td.wrap { white-space: normal; min-width: 260px; text-align: left; }
+td.wrap { white-space: normal; min-width: 320px; text-align: left; }
+table.full { width: 100%; }
 tr:nth-child(even) td { background: #fafbfc; }
 .scroll { overflow-x: auto; }
 .ok { color: #19692c; font-weight: 600; }
@@ -236,9 +238,9 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 <h2 id="capacity">Capacity planning</h2>
 <p>For each configuration (cells that differ only in workers or offered rate), the highest lock rate achieved by a cell that met the SLO.
 Every master of one Redlock set sees every lock, so more capacity means more independent lock groups: resources sharded across separate N-master sets.</p>
-<div class="scroll"><table>
+<div class="scroll"><table class="full">
 <tr><th class="l">configuration</th><th>load</th><th>cells</th><th>max rate within SLO (cycles/s)</th><th>reached at</th><th>headroom at target</th><th>lock groups needed</th><th class="l">what limited it</th></tr>
-{{range .Capacity}}<tr><td class="l">{{.Config}}</td><td>{{.Load}}</td><td>{{.Cells}}</td><td>{{.MaxRateT}}</td><td>{{.KneeLoadT}}</td><td>{{.HeadroomT}}</td><td>{{.GroupsT}}</td><td class="wrap">{{if .ClientBound}}<span class="bad">client-bound.</span> {{end}}{{.Note}}</td></tr>
+{{range .Capacity}}<tr><td class="l label">{{.Config}}</td><td>{{.Load}}</td><td>{{.Cells}}</td><td>{{.MaxRateT}}</td><td>{{.KneeLoadT}}</td><td>{{.HeadroomT}}</td><td>{{.GroupsT}}</td><td class="wrap">{{if .ClientBound}}<span class="bad">client-bound.</span> {{end}}{{.Note}}</td></tr>
 {{end}}</table></div>
 
 <h2 id="plots">Plots</h2>
@@ -251,10 +253,17 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 {{end}}
 
 <h2 id="cells">Cells</h2>
-<p>Latencies of successful acquires in ms (open loop: from the intended start, so queueing counts). A cycle is one acquire plus its release. Success = acquired / attempts.</p>
+<h3>Throughput and latency</h3>
+<p>Latencies in ms. Acquire latency is of successful acquires (open loop: from the intended start, so queueing counts); a cycle is one acquire plus its release.</p>
 <div class="scroll"><table>
-<tr><th>#</th><th class="l">cell</th><th class="l">load</th><th>cycles/s</th><th>acquires/s</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th><th>failed p99 ms</th><th>release p99 ms</th><th>acquired</th><th>not acquired</th><th>errors</th><th>success</th><th>violations</th><th>client CPU µs/cycle</th><th>client CPU share</th><th>SLO</th></tr>
-{{range .Cells}}<tr><td>{{.Index}}</td><td class="l">{{.Label}}{{if .ClientBound}} <span class="bad" title="the load generator was saturated">(client-bound)</span>{{end}}{{if .Interrupted}} <span class="bad">(interrupted)</span>{{end}}</td><td class="l">{{.LoadText}}</td><td>{{.Tput}}</td><td>{{.Acq}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td><td>{{.FailedP99}}</td><td>{{.ReleaseP99}}</td><td>{{.AcquiredT}}</td><td>{{.NotAcquiredT}}</td><td>{{.ErrorsT}}</td><td>{{.Success}}</td><td{{if .Violations}} class="bad"{{end}}>{{.Violations}}</td><td>{{.CPU}}</td><td>{{.Share}}</td><td>{{if .MeetsSLO}}<span class="ok">met</span>{{else}}<span class="bad">missed</span>{{end}}</td></tr>
+<tr><th>#</th><th class="l">cell</th><th class="l">load</th><th>cycles/s</th><th>acquires/s</th><th>acquire p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>failed acquire p99</th><th>release p99</th><th>SLO</th></tr>
+{{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}{{if .Interrupted}} <span class="bad">(interrupted)</span>{{end}}</td><td class="l">{{.LoadText}}</td><td>{{.Tput}}</td><td>{{.Acq}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td><td>{{.FailedP99}}</td><td>{{.ReleaseP99}}</td><td>{{if .MeetsSLO}}<span class="ok">met</span>{{else}}<span class="bad">missed</span>{{end}}</td></tr>
+{{end}}</table></div>
+<h3>Outcomes, safety and client cost</h3>
+<p>Success = acquired / (acquired + not acquired + errors). Violations are moments the safety probe saw two holders of one lock. A client CPU share near 100% means the figure measures the load generator, not Redis.</p>
+<div class="scroll"><table>
+<tr><th>#</th><th class="l">cell</th><th>acquired</th><th>not acquired</th><th>errors</th><th>success</th><th>safety violations</th><th>client CPU µs/cycle</th><th>client CPU share</th><th>client-bound</th></tr>
+{{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td>{{.AcquiredT}}</td><td>{{.NotAcquiredT}}</td><td>{{.ErrorsT}}</td><td>{{.Success}}</td><td{{if .Violations}} class="bad"{{end}}>{{.Violations}}</td><td>{{.CPU}}</td><td>{{.Share}}</td><td>{{if .ClientBound}}<span class="bad">yes</span>{{else}}no{{end}}</td></tr>
 {{end}}</table></div>
 
 {{if .Timelines}}<h2 id="timelines">Timelines</h2>
@@ -277,7 +286,19 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 {{end}}
 
 <h2 id="manifest">Manifest</h2>
+{{with .S.Manifest}}<table>
+<tr><th class="l">name</th><td class="l">{{.Name}}</td></tr>
+{{with .ConfigFile}}<tr><th class="l">config file</th><td class="l">{{.}}</td></tr>{{end}}
+<tr><th class="l">lockbench / Go</th><td class="l">{{.LockbenchVersion}} / {{.GoVersion}}</td></tr>
+{{with .RedisServerVersion}}<tr><th class="l">redis-server</th><td class="l">{{.}}</td></tr>{{end}}
+<tr><th class="l">client machine</th><td class="l">{{.Machine.Hostname}} ({{.Machine.OS}}/{{.Machine.Arch}}, {{.Machine.Cores}} cores)</td></tr>
+<tr><th class="l">started / finished</th><td class="l">{{.StartedAt.Format "2006-01-02 15:04:05 MST"}} / {{if .FinishedAt.IsZero}}—{{else}}{{.FinishedAt.Format "2006-01-02 15:04:05 MST"}}{{end}}{{if .Interrupted}} <span class="bad">(interrupted)</span>{{end}}</td></tr>
+{{with .Segment}}<tr><th class="l">segment</th><td class="l">{{.}}</td></tr>{{end}}
+<tr><th class="l">cells</th><td class="l">{{len .Cells}}</td></tr>
+</table>{{end}}
+<details><summary>manifest.json</summary>
 <pre>{{.Manifest}}</pre>
+</details>
 </body>
 </html>
 `))

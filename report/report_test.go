@@ -494,7 +494,7 @@ func TestCapacity(t *testing.T) {
 	if s.Cells[3].MeetsSLO || !knee.MeetsSLO {
 		t.Fatalf("SLO: 20000/s met=%v (p99 %v µs), 40000/s met=%v (p99 %v µs)", knee.MeetsSLO, knee.Acquire.P99, s.Cells[3].MeetsSLO, s.Cells[3].Acquire.P99)
 	}
-	if lb.KneeLoad != 20000 || lb.MaxRate != knee.CyclesPerSec || !lb.KneeFound || lb.ClientBound {
+	if lb.KneeLoad != 20000 || lb.MaxRate != knee.CyclesPerSec || !lb.KneeFound || lb.ClientBound || !strings.Contains(lb.Note, "server-bound") {
 		t.Errorf("lockbench capacity %+v, want knee at 20000 offered/s, %v cycles/s, server-side", lb, knee.CyclesPerSec)
 	}
 	wantHead := (knee.CyclesPerSec/3000 - 1) * 100
@@ -603,4 +603,46 @@ func asInputError(err error, target **InputError) bool {
 		*target = ie
 	}
 	return ok
+}
+
+// TestSparseInput: one cell draws only the plots it has data for, and cells
+// without interval logs still get tables (and no empty plots).
+func TestSparseInput(t *testing.T) {
+	dir := t.TempDir()
+	writeSynthDir(t, dir, "one", []synthCell{{Index: 0, Config: cfg("none", "multiplexed", 16, "closed", 0, 1000),
+		MedianUs: 400, Sigma: 0.5, PerSec: 500, Seconds: 3, ClientShare: 0.2, Seed: 1, SlowFrom: -1, SlowTo: -1}})
+	s, err := Build([]string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"latency-spectrum.png", "latency-spectrum.svg", "timeline-000.png", "timeline-000.svg"}
+	if !slices.Equal(s.Plots, want) {
+		t.Errorf("plots %v, want %v", s.Plots, want)
+	}
+	if len(s.Capacity) != 1 || s.Capacity[0].Config != "all cells" || !strings.Contains(s.Capacity[0].Note, "lower bound") {
+		t.Errorf("capacity %+v", s.Capacity)
+	}
+	checkHTML(t, dir)
+
+	logs, _ := filepath.Glob(filepath.Join(dir, "cells", "*.hlog"))
+	for _, l := range logs {
+		must(t, os.Remove(l))
+	}
+	for _, p := range s.Plots {
+		must(t, os.Remove(filepath.Join(dir, p)))
+	}
+	s, err = Build([]string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Plots) != 0 || s.Cells[0].PercentilesFile != "" || s.Cells[0].Acquire.P99 == 0 {
+		t.Errorf("without logs: plots %v, percentiles %q, p99 %v", s.Plots, s.Cells[0].PercentilesFile, s.Cells[0].Acquire.P99)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "No plot had data to show") || strings.Contains(string(b), "<img") {
+		t.Error("report.html without logs should say there are no plots and show no image")
+	}
 }

@@ -12,11 +12,12 @@ import (
 type Keys struct {
 	Prefix string
 	Count  uint64
+	Offset uint64 // a segment's slice starts here
 }
 
-// Name is the Redis key of index i.
+// Name is the Redis key of index i (0 ≤ i < Count).
 func (k Keys) Name(i uint64) string {
-	return k.Prefix + strconv.FormatUint(i, 10)
+	return k.Prefix + strconv.FormatUint(i+k.Offset, 10)
 }
 
 // KeyChooser picks the next key index in [0, K) for a worker. Choosers are

@@ -26,6 +26,7 @@ type Driver struct {
 	clients []*goredislib.Client
 	addrs   []string
 	opts    []redsync.Option
+	tokens  *engine.TokenSource
 }
 
 // New connects one go-redis client per master and checks each with PING.
@@ -38,7 +39,7 @@ func New(ctx context.Context, cfg engine.Config) (*Driver, error) {
 	if cfg.Mode != engine.Multiplexed {
 		return nil, fmt.Errorf("mode: %q is not available with driver redsync; redsync acquires on all masters at once (multiplexed)", cfg.Mode)
 	}
-	d := &Driver{cfg: cfg}
+	d := &Driver{cfg: cfg, tokens: engine.NewTokenSource()}
 	var pools []redsyncredis.Pool
 	for _, m := range cfg.Masters {
 		_, display, err := engine.ParseMaster(m)
@@ -54,6 +55,12 @@ func New(ctx context.Context, cfg engine.Config) (*Driver, error) {
 		if err != nil {
 			d.Close()
 			return nil, fmt.Errorf("masters: %q: %v", engine.RedactURL(m), err)
+		}
+		if opt.TLSConfig != nil && !cfg.TLS.Empty() {
+			if opt.TLSConfig, err = cfg.TLS.Config(opt.TLSConfig.ServerName); err != nil {
+				d.Close()
+				return nil, err
+			}
 		}
 		// Without this go-redis ignores context deadlines on the socket, and
 		// redsync's per-master timeout would not bound anything.
@@ -80,6 +87,8 @@ func New(ctx context.Context, cfg engine.Config) (*Driver, error) {
 		// redsync's per-master timeout is expiry × factor.
 		redsync.WithTimeoutFactor(float64(cfg.Timeout) / float64(cfg.TTL)),
 		redsync.WithFailFast(cfg.Wait == engine.WaitQuorum),
+		// Our own token format, so the cleanup after a run recognises them.
+		redsync.WithGenValueFunc(func() (string, error) { return d.tokens.Next(), nil }),
 		redsync.WithRetryDelayFunc(func(int) time.Duration {
 			span := cfg.RetryMax - cfg.RetryMin
 			if span <= 0 {
@@ -90,6 +99,9 @@ func New(ctx context.Context, cfg engine.Config) (*Driver, error) {
 	}
 	return d, nil
 }
+
+// TokenPrefix is what every lock value of this driver starts with.
+func (d *Driver) TokenPrefix() string { return d.tokens.Prefix() }
 
 // Close closes every client.
 func (d *Driver) Close() {

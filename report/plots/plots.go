@@ -4,10 +4,12 @@ package plots
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -259,34 +261,12 @@ func (pn *Panel) build(addLegend func(string, plot.Thumbnailer)) (*plot.Plot, er
 
 	hasData := false
 	if pn.Bars != nil && len(pn.Bars.Groups) > 0 {
-		if pn.X.Log || pn.Y.Log {
-			return nil, errors.New("bars need linear axes")
+		if pn.X.Log {
+			return nil, errors.New("bars need a nominal x axis")
 		}
-		n := len(pn.Bars.Sets)
-		width := barWidth(len(pn.Bars.Groups), n)
-		for i, s := range pn.Bars.Sets {
-			if len(s.Values) != len(pn.Bars.Groups) {
-				return nil, fmt.Errorf("bar set %q: %d values for %d groups", s.Label, len(s.Values), len(pn.Bars.Groups))
-			}
-			if err := finite(s.Label, s.Values); err != nil {
-				return nil, err
-			}
-			b, err := plotter.NewBarChart(plotter.Values(s.Values), width)
-			if err != nil {
-				return nil, err
-			}
-			b.Color = Color(s.Color)
-			if s.Light {
-				b.Color = lightColor(s.Color)
-			}
-			b.LineStyle.Width = 0
-			b.Offset = vg.Length(float64(i)-float64(n-1)/2) * width
-			p.Add(b)
-			addLegend(s.Label, b)
+		if err := pn.addBars(p, addLegend); err != nil {
+			return nil, err
 		}
-		p.NominalX(pn.Bars.Groups...)
-		p.X.Tick.Label.Font = font.From(sans, 10)
-		p.Y.Min = 0
 		hasData = true
 	}
 
@@ -373,21 +353,74 @@ func (pn *Panel) build(addLegend func(string, plot.Thumbnailer)) (*plot.Plot, er
 		p.Add(h)
 		addLegend(m.Legend, h)
 	}
-	if err := setRange(&p.X, pn.X); err != nil {
-		return nil, fmt.Errorf("x axis: %w", err)
-	}
 	if pn.Bars == nil {
-		if err := setRange(&p.Y, pn.Y); err != nil {
-			return nil, fmt.Errorf("y axis: %w", err)
+		if err := setRange(&p.X, pn.X); err != nil {
+			return nil, fmt.Errorf("x axis: %w", err)
 		}
-	} else if pn.Y.Max != nil {
-		p.Y.Max = math.Max(p.Y.Max, *pn.Y.Max)
 	}
-	if pn.Bars != nil {
-		// Room above the tallest bar.
-		p.Y.Max *= 1.08
+	if err := setRange(&p.Y, pn.Y); err != nil {
+		return nil, fmt.Errorf("y axis: %w", err)
+	}
+	if pn.Bars != nil && !pn.Y.Log {
+		p.Y.Max *= 1.08 // room above the tallest bar
 	}
 	return p, nil
+}
+
+// addBars draws grouped bars, or on a log y axis (where a bar has no
+// base) a dot per value: p50-like light sets as circles, others as
+// triangles, side by side within each group.
+func (pn *Panel) addBars(p *plot.Plot, addLegend func(string, plot.Thumbnailer)) error {
+	groups, n := len(pn.Bars.Groups), len(pn.Bars.Sets)
+	width := barWidth(groups, n)
+	for i, s := range pn.Bars.Sets {
+		if len(s.Values) != groups {
+			return fmt.Errorf("bar set %q: %d values for %d groups", s.Label, len(s.Values), groups)
+		}
+		if err := finite(s.Label, s.Values); err != nil {
+			return err
+		}
+		clr := Color(s.Color)
+		if s.Light {
+			clr = lightColor(s.Color)
+		}
+		if pn.Y.Log {
+			if err := positive(s.Label, s.Values); err != nil {
+				return err
+			}
+			xys := make(plotter.XYs, groups)
+			for g, v := range s.Values {
+				xys[g] = plotter.XY{X: float64(g) + (float64(i)-float64(n-1)/2)*0.8/float64(n), Y: v}
+			}
+			sc, err := plotter.NewScatter(xys)
+			if err != nil {
+				return err
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(5), Shape: draw.PyramidGlyph{}}
+			if s.Light {
+				sc.GlyphStyle.Shape = draw.CircleGlyph{}
+			}
+			p.Add(sc)
+			addLegend(s.Label, sc)
+			continue
+		}
+		b, err := plotter.NewBarChart(plotter.Values(s.Values), width)
+		if err != nil {
+			return err
+		}
+		b.Color = clr
+		b.LineStyle.Width = 0
+		b.Offset = vg.Length(float64(i)-float64(n-1)/2) * width
+		p.Add(b)
+		addLegend(s.Label, b)
+	}
+	p.NominalX(pn.Bars.Groups...)
+	p.X.Min, p.X.Max = -0.5, float64(groups)-0.5
+	p.X.Tick.Label.Font = font.From(sans, 10)
+	if !pn.Y.Log {
+		p.Y.Min = 0
+	}
+	return nil
 }
 
 // legendPair shows a line and its point glyph in one legend entry.
@@ -471,17 +504,36 @@ func setRange(a *plot.Axis, ax Axis) error {
 			a.Min = 0
 		}
 	}
-	if !ax.Log {
-		a.Tick.Marker = linTicks{}
+	if _, auto := a.Tick.Marker.(plot.DefaultTicks); auto && !ax.Log {
+		a.Tick.Marker = linTicks{} // but keep a bar chart's group names
 	}
 	if len(ax.Ticks) > 0 {
-		ticks := make(plot.ConstantTicks, len(ax.Ticks))
-		for i, t := range ax.Ticks {
-			ticks[i] = plot.Tick{Value: t.Value, Label: t.Label}
-		}
-		a.Tick.Marker = ticks
+		a.Tick.Marker = declutter(ax.Ticks, a.Scale, a.Min, a.Max)
 	}
 	return nil
+}
+
+// declutter keeps every tick mark but drops a label that would sit within
+// 7% of the axis of the previous label, where the two would overlap.
+func declutter(ts []Tick, scale plot.Normalizer, lo, hi float64) plot.ConstantTicks {
+	sorted := slices.Clone(ts)
+	slices.SortFunc(sorted, func(a, b Tick) int { return cmp.Compare(a.Value, b.Value) })
+	out := make(plot.ConstantTicks, 0, len(sorted))
+	last := math.Inf(-1)
+	for _, t := range sorted {
+		if t.Value < lo || t.Value > hi {
+			continue
+		}
+		pos := scale.Normalize(lo, hi, t.Value)
+		label := t.Label
+		if pos-last < 0.07 {
+			label = ""
+		} else if label != "" {
+			last = pos
+		}
+		out = append(out, plot.Tick{Value: t.Value, Label: label})
+	}
+	return out
 }
 
 // logTicks labels the powers of ten as plot.LogTicks does and, when the

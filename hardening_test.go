@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"lockbench/internal/redistest"
+	"lockbench/localmasters"
+)
+
+func writeFile(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Every class of bad input: exit 2, one line naming the field, nothing
+// started and nothing written.
+func TestBadInputClasses(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	cases := []struct {
+		field string
+		args  []string
+	}{
+		{"wokers", []string{"sweep", "-f", writeFile(t, dir, "unknown.yaml", "settings:\n  wokers: 3\n"), "--out", out}},
+		{"workers", []string{"sweep", "-f", writeFile(t, dir, "type.yaml", "settings:\n  workers: lots\n"), "--out", out}},
+		{"duration", []string{"sweep", "-f", writeFile(t, dir, "zero.yaml", "settings:\n  duration: 0s\n"), "--out", out}},
+		{"duration", []string{"run", "--duration", "-5s"}},
+		{"timeout", []string{"run", "--ttl", "50ms", "--timeout", "50ms"}},
+		{"workers", []string{"run", "--workers", "0"}},
+		{"masters", []string{"run", "--masters", "127.0.0.1:7001,127.0.0.1:7001,127.0.0.1:7002"}},
+		{"masters", []string{"run", "--masters", "redis://[::1"}},
+		{"masters", []string{"run", "--masters", "127.0.0.1:99999"}},
+		{"config", []string{"sweep", "-f", filepath.Join(dir, "missing.yaml"), "--out", out}},
+		{"segment", []string{"run", "--segment", "3/2"}},
+		{"start-at", []string{"run", "--start-at", "tomorrow"}},
+		{"rate", []string{"run", "--load", "open"}},
+		{"tls-ca", []string{"run", "--masters", "rediss://127.0.0.1:7000", "--tls-ca", filepath.Join(dir, "nope.pem")}},
+	}
+	for _, tc := range cases {
+		_, stderr, code := lockbench(t, tc.args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%s)", tc.args, code, stderr)
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if len(lines) != 1 || !strings.Contains(lines[0], tc.field) {
+			t.Errorf("%v: want one line naming %q, got %q", tc.args, tc.field, stderr)
+		}
+		if strings.Contains(stderr, "started") {
+			t.Errorf("%v: something was started: %q", tc.args, stderr)
+		}
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("bad input left a results directory behind: %v", err)
+	}
+	// Warnings (not errors): even N, hold >= ttl.
+	_, stderr, code := lockbench(t, "sweep", "-f", "quickstart", "--local", "4", "--hold", "20s", "--dry-run")
+	if code != 0 || !strings.Contains(stderr, "WARNING: hold 20s >= ttl") || !strings.Contains(stderr, "WARNING: 4 masters: an even N") {
+		t.Errorf("dry run with warnings: exit %d, want both warnings: %q", code, stderr)
+	}
+}
+
+func TestUnreachableAndWrongServers(t *testing.T) {
+	// A closed port.
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	closed := l.Addr().String()
+	l.Close()
+	// A port that is not Redis: answers with an HTTP error and closes.
+	notRedis, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer notRedis.Close()
+	go func() {
+		for {
+			c, err := notRedis.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
+			c.Close()
+		}
+	}()
+	for _, addr := range []string{closed, notRedis.Addr().String()} {
+		t0 := time.Now()
+		_, stderr, code := lockbench(t, "run", "--masters", addr, "--duration", "1s", "--warmup", "0s")
+		if code != 1 || !strings.Contains(stderr, addr) {
+			t.Errorf("%s: exit %d, want 1 and the address named: %q", addr, code, stderr)
+		}
+		if time.Since(t0) > 10*time.Second {
+			t.Errorf("%s: took %v to fail", addr, time.Since(t0))
+		}
+	}
+}
+
+// Credentials never reach any output; a wrong password is an error that
+// names the master without the password.
+func TestAuthAndRedaction(t *testing.T) {
+	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
+	var urls, bad []string
+	for _, a := range set.Addrs() {
+		if _, err := redistest.Do(a, "ACL", "SETUSER", "bench", "on", ">s3cretpw", "~*", "+@all"); err != nil {
+			t.Fatal(err)
+		}
+		urls = append(urls, "redis://bench:s3cretpw@"+a)
+		bad = append(bad, "redis://bench:wr0ngpw@"+a)
+	}
+	dir := t.TempDir()
+	stdout, stderr, code := lockbench(t, "run", "--masters", strings.Join(urls, ","), "--duration", "1s", "--warmup", "0s",
+		"--workers", "4", "--json", "--out", filepath.Join(dir, "r.json"))
+	if code != 0 {
+		t.Fatalf("ACL user run: exit %d %s", code, stderr)
+	}
+	file, _ := os.ReadFile(filepath.Join(dir, "r.json"))
+	for name, text := range map[string]string{"stdout": stdout, "stderr": stderr, "out file": string(file)} {
+		if strings.Contains(text, "s3cretpw") {
+			t.Errorf("%s leaks the password", name)
+		}
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+		t.Fatal(err)
+	}
+	if acq, _ := lookup(m, "outcomes.acquired"); acq.(float64) == 0 {
+		t.Fatal("nothing acquired with ACL credentials")
+	}
+	// The sweep manifest too.
+	sw := writeFile(t, dir, "s.yaml", "settings:\n  duration: 500ms\n  warmup: 0s\n  workers: 2\n")
+	_, stderr, code = lockbench(t, "sweep", "-f", sw, "--masters", strings.Join(urls, ","), "--out", filepath.Join(dir, "sw"), "--no-report")
+	if code != 0 {
+		t.Fatalf("sweep: exit %d %s", code, stderr)
+	}
+	filepath.Walk(filepath.Join(dir, "sw"), func(p string, info os.FileInfo, err error) error {
+		if b, _ := os.ReadFile(p); err == nil && !info.IsDir() && bytes.Contains(b, []byte("s3cretpw")) {
+			t.Errorf("%s leaks the password", p)
+		}
+		return nil
+	})
+	_, stderr, code = lockbench(t, "run", "--masters", strings.Join(bad, ","), "--duration", "1s")
+	if code != 1 || strings.Contains(stderr, "wr0ngpw") || !strings.Contains(stderr, set.Addrs()[0]) {
+		t.Errorf("wrong password: exit %d, stderr %q (want 1, the address, no password)", code, stderr)
+	}
+}
+
+// A run on masters shared with other data removes only its own keys, and
+// refuses to start on a prefix that holds keys unless forced.
+func TestKeyHygieneOnSharedMasters(t *testing.T) {
+	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
+	addrs := strings.Join(set.Addrs(), ",")
+	for _, a := range set.Addrs() {
+		for k, v := range map[string]string{"app:user:1": "alice", "lockbench:shared:7": "not-a-lockbench-token", "other": "x"} {
+			if _, err := redistest.Do(a, "SET", k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := redistest.Do(a, "HSET", "lockbench:shared:h", "f", "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, stderr, code := lockbench(t, "run", "--masters", addrs, "--key-prefix", "lockbench:shared:", "--duration", "1s", "--warmup", "0s")
+	if code != 1 || !strings.Contains(stderr, "key-prefix") || !strings.Contains(stderr, "--force") {
+		t.Fatalf("keys under the prefix: exit %d %q, want a refusal naming key-prefix and --force", code, stderr)
+	}
+	_, stderr, code = lockbench(t, "run", "--masters", addrs, "--key-prefix", "lockbench:shared:", "--keys", "20",
+		"--workers", "8", "--hold", "1ms", "--duration", "1s", "--warmup", "0s", "--force")
+	if code != 0 {
+		t.Fatalf("forced run: exit %d %s", code, stderr)
+	}
+	for _, a := range set.Addrs() {
+		for k, want := range map[string]string{"app:user:1": "alice", "lockbench:shared:7": "not-a-lockbench-token", "other": "x"} {
+			if v, err := redistest.Do(a, "GET", k); err != nil || v != want {
+				t.Errorf("%s on %s: %q %v, want %q untouched", k, a, v, err, want)
+			}
+		}
+		if v, _ := redistest.Do(a, "EXISTS", "lockbench:shared:h"); v != "1" {
+			t.Errorf("foreign hash under the prefix deleted on %s", a)
+		}
+		if v, _ := redistest.Do(a, "DBSIZE"); v != "4" {
+			t.Errorf("%s holds %s keys after the run, want the 4 foreign ones", a, v)
+		}
+	}
+}
+
+func TestSweepInterruptKeepsPartialResults(t *testing.T) {
+	redistest.Require(t)
+	dir := filepath.Join(t.TempDir(), "res")
+	sw := writeFile(t, t.TempDir(), "s.yaml", "settings:\n  local: 3\n  workers: 4\n  warmup: 0s\n  duration: 2s\nmatrix:\n  mode: [sequential, multiplexed]\n  workers: [2, 4, 8]\n")
+	cmd := exec.Command(binary, "sweep", "-f", sw, "--out", dir, "--no-report")
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Let at least one cell finish, then interrupt mid-cell.
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if m, _ := filepath.Glob(filepath.Join(dir, "cells", "*.json")); len(m) >= 1 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(700 * time.Millisecond)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("want exit 130, got %v; %s", err, e.String())
+	}
+	var man struct {
+		Interrupted bool `json:"interrupted"`
+		Cells       []struct {
+			File string `json:"file"`
+		} `json:"cells"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil || json.Unmarshal(b, &man) != nil {
+		t.Fatalf("manifest: %v", err)
+	}
+	if !man.Interrupted || len(man.Cells) < 2 || len(man.Cells) == 6 {
+		t.Fatalf("manifest: interrupted=%v with %d cells; want interrupted with the finished cells and the partial one", man.Interrupted, len(man.Cells))
+	}
+	last, _ := os.ReadFile(filepath.Join(dir, man.Cells[len(man.Cells)-1].File))
+	var run map[string]any
+	if err := json.Unmarshal(last, &run); err != nil || run["interrupted"] != true {
+		t.Fatalf("the cell cut short must be written and marked interrupted: %v %v", err, run["interrupted"])
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(dir, "cells", ".*")); len(tmp) > 0 {
+		t.Fatalf("temp files left: %v", tmp)
+	}
+	for _, a := range regexp.MustCompile(`127\.0\.0\.1:\d+`).FindAllString(e.String(), -1) {
+		if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
+			c.Close()
+			t.Fatalf("master %s still up after the interrupt", a)
+		}
+	}
+}

@@ -1,0 +1,74 @@
+#!/bin/sh
+# render-check.sh: open a lockbench report in headless Chromium, save a
+# screenshot to look at, and fail if any image on the page did not load.
+#
+# usage: report/testdata/render-check.sh [DIR [OUT.png]]
+#   DIR      a directory holding report.html (from `lockbench report`);
+#            without it, TestBuild's synthetic sweep is written to a temp dir
+#            (needs go) and reported on
+#   OUT.png  where the screenshot goes (default: DIR/render-check.png)
+#
+# Needs Chromium: apt-get install -y chromium. Without it the script fails:
+# a check that did not run must not look like one that passed.
+set -eu
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+browser=
+for b in chromium chromium-browser google-chrome; do
+	if command -v "$b" >/dev/null 2>&1; then browser=$b; break; fi
+done
+if [ -z "$browser" ]; then
+	echo "render-check: no chromium found; install it (apt-get install -y chromium)" >&2
+	exit 1
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if [ $# -ge 1 ]; then
+	dir=$(cd "$1" && pwd)
+else
+	dir=$(mktemp -d)/report
+	echo "render-check: writing the synthetic report to $dir"
+	(cd "$root" && LOCKBENCH_REPORT_EXAMPLE_DIR="$dir" go test -count=1 -run '^TestBuild$' ./report/)
+fi
+out=${2:-$dir/render-check.png}
+case $out in /*) ;; *) out=$(pwd)/$out ;; esac
+[ -f "$dir/report.html" ] || { echo "render-check: $dir/report.html not found" >&2; exit 1; }
+
+# Flags keep Chromium off the network and out of the user's profile.
+run() {
+	"$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--user-data-dir="$(mktemp -d -p "$tmp")" "$@" 2>>"$tmp/chromium.log"
+}
+
+run --screenshot="$out" --window-size=1400,3000 "file://$dir/report.html" >/dev/null
+[ -s "$out" ] || { echo "render-check: no screenshot written; see chromium's log:" >&2; cat "$tmp/chromium.log" >&2; exit 1; }
+
+# The report has no script of its own; a copy with a small one counts the
+# images that did not decode (naturalWidth 0) once the page has loaded.
+cp "$dir/report.html" "$tmp/check.html"
+cat >>"$tmp/check.html" <<'JS'
+<script>
+window.addEventListener('load', function () {
+  var imgs = document.images, broken = 0;
+  for (var i = 0; i < imgs.length; i++) {
+    if (!imgs[i].complete || imgs[i].naturalWidth === 0) broken++;
+  }
+  document.body.setAttribute('data-images', imgs.length);
+  document.body.setAttribute('data-broken', broken);
+});
+</script>
+JS
+run --dump-dom --virtual-time-budget=5000 "file://$tmp/check.html" >"$tmp/dom.html"
+images=$(sed -n 's/.*data-images="\([0-9]*\)".*/\1/p' "$tmp/dom.html" | head -n 1)
+broken=$(sed -n 's/.*data-broken="\([0-9]*\)".*/\1/p' "$tmp/dom.html" | head -n 1)
+if [ -z "$images" ] || [ -z "$broken" ]; then
+	echo "render-check: the page did not finish loading in Chromium" >&2
+	exit 1
+fi
+if [ "$images" -eq 0 ] || [ "$broken" -ne 0 ]; then
+	echo "render-check: $broken of $images images did not render" >&2
+	exit 1
+fi
+echo "render-check: $images images rendered; screenshot: $out"
