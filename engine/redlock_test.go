@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -248,4 +250,50 @@ func TestReleaseFallsBackToEvalAfterScriptFlush(t *testing.T) {
 	if rel := e.Release(context.Background(), lock); rel.Count != 3 {
 		t.Fatalf("release after SCRIPT FLUSH freed %d masters: %v", rel.Count, rel.PerMaster)
 	}
+}
+
+// Under batching, a stuck master's late batches must not hold up anyone
+// beyond their own per-master timeout.
+func TestStuckMasterUnderLoadCostsOneTimeoutEach(t *testing.T) {
+	set := redistest.StartMasters(t, 5, localmasters.PersistNone)
+	const timeout = 50 * time.Millisecond
+	e := newEngine(t, set, func(c *engine.Config) { c.Timeout = timeout })
+	stuck := set.Masters()[4]
+	if err := stuck.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer stuck.Resume()
+	var mu sync.Mutex
+	var worst time.Duration
+	var acquired, failed int
+	var wg sync.WaitGroup
+	stop := time.Now().Add(time.Second)
+	for w := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(stop); i++ {
+				lock, res := e.Acquire(context.Background(), "stuck:"+strconv.Itoa(w)+":"+strconv.Itoa(i))
+				mu.Lock()
+				worst = max(worst, res.Elapsed)
+				if lock != nil {
+					acquired++
+				} else {
+					failed++
+				}
+				mu.Unlock()
+				if lock != nil {
+					e.Release(context.Background(), lock)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if failed > 0 || acquired < 64 {
+		t.Fatalf("acquired %d, failed %d; 4 of 5 masters answer, all must succeed", acquired, failed)
+	}
+	if worst > timeout+100*time.Millisecond {
+		t.Fatalf("slowest acquire %v; a stuck master must cost at most its timeout %v (plus scheduling)", worst, timeout)
+	}
+	t.Logf("%d acquires, slowest %v", acquired, worst)
 }

@@ -207,10 +207,7 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 		s.Thresholds.Broken = []Broken{}
 	}
 
-	figs, err := figures(res, s)
-	if err != nil {
-		return nil, err
-	}
+	figs := figures(res, s)
 	rendered := map[string][]byte{} // name.png → bytes, for embedding
 	for _, f := range figs {
 		for _, format := range []string{"png", "svg"} {

@@ -30,7 +30,7 @@ func renderFigure(f figure, format string) ([]byte, error) {
 }
 
 // figures builds every plot that has something to show.
-func figures(res *results, s *Summary) ([]figure, error) {
+func figures(res *results, s *Summary) []figure {
 	var out []figure
 	add := func(f *figure) {
 		if f != nil {
@@ -44,14 +44,14 @@ func figures(res *results, s *Summary) ([]figure, error) {
 	for i, c := range res.Cells {
 		add(timelineFigure(c, i, s))
 	}
-	return out, nil
+	return out
 }
 
 // legendLabel keeps legend entries to one readable line.
 func legendLabel(s string) string { return plots.Truncate(s, 60) }
 
 var spectrumTicks = []plots.Tick{
-	{Value: 1, Label: "0%"}, {Value: 2, Label: "50%"}, {Value: 10, Label: "90%"}, {Value: 100, Label: "99%"},
+	{Value: 2, Label: "50%"}, {Value: 10, Label: "90%"}, {Value: 100, Label: "99%"},
 	{Value: 1e3, Label: "99.9%"}, {Value: 1e4, Label: "99.99%"}, {Value: 1e5, Label: "99.999%"}, {Value: 1e6, Label: "99.9999%"},
 }
 

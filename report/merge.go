@@ -68,7 +68,15 @@ func Merge(dirs []string, out string) error {
 		for i, s := range segs {
 			runs[i] = s.c.Run
 		}
-		merged := mergeRuns(runs, segDirs(segs, func(s seg) string { return s.dir }))
+		segNames := make([]string, len(segs))
+		for i, s := range segs {
+			segNames[i] = s.dir
+		}
+		merged := mergeRuns(runs, segNames)
+		if len(segs) < len(inputs) {
+			// Throughput and counts then cover fewer machines than the rest.
+			merged.Warnings = append(merged.Warnings, fmt.Sprintf("merge: cell %s is in %d of %d segments (%s)", id, len(segs), len(inputs), strings.Join(segNames, ", ")))
+		}
 		recomputed := map[string]bool{}
 		for _, m := range metrics {
 			var logs [][]*hdrhistogram.Histogram
@@ -129,14 +137,6 @@ func Merge(dirs []string, out string) error {
 		man.Cells = append(man.Cells, info)
 	}
 	return writeShared(filepath.Join(out, "manifest.json"), func(w io.Writer) error { return WriteJSON(w, man) })
-}
-
-func segDirs[T any](segs []T, f func(T) string) []string {
-	out := make([]string, len(segs))
-	for i, s := range segs {
-		out[i] = f(s)
-	}
-	return out
 }
 
 func mergeManifests(inputs []*results, dirs []string) Manifest {

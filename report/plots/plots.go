@@ -139,7 +139,14 @@ func SpansDecades(vals ...float64) bool {
 }
 
 // Render draws f as "png" or "svg".
-func Render(f *Figure, format string) ([]byte, error) {
+func Render(f *Figure, format string) (out []byte, err error) {
+	// gonum/plot panics on data it cannot draw (say a zero on a log
+	// axis); a report must fail with a message instead.
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("plots: %q: %v", f.Title, r)
+		}
+	}()
 	if f == nil || len(f.Grid) == 0 || len(f.Grid[0]) == 0 {
 		return nil, errors.New("plots: empty figure")
 	}
@@ -196,6 +203,11 @@ func Render(f *Figure, format string) ([]byte, error) {
 		titleH = titleStyle.Height(f.Title) + pt(16)
 	}
 	totalW, totalH := pt(w)+legendW, pt(h)+titleH
+	// A long legend makes the figure taller rather than being cut off.
+	entryH := legend.TextStyle.Height("Xg") + legend.Padding
+	if need := vg.Length(len(names))*entryH + titleH + pt(24); need > totalH {
+		totalH = need
+	}
 
 	var cw vg.CanvasWriterTo
 	switch format {

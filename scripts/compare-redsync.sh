@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Back to back on the same 5 local masters: redsync at several worker counts
 # (its best is kept), then lockbench multiplexed at 256 workers.
-# Usage: bench/compare-redsync.sh [duration]   (run from the repository root)
+# Usage: scripts/compare-redsync.sh [duration]   (run from the repository root)
 set -euo pipefail
 dur=${1:-10s}
 go build -o lockbench .
