@@ -246,3 +246,16 @@ func TestSweepInterruptKeepsPartialResults(t *testing.T) {
 		}
 	}
 }
+
+func TestRunThresholdExit3(t *testing.T) {
+	redistest.Require(t)
+	_, stderr, code := lockbench(t, "run", "--local", "3", "--duration", "500ms", "--warmup", "0s", "--workers", "2",
+		"--threshold", "acquire.p99<1us", "--threshold", "violations==0")
+	if code != 3 || !strings.Contains(stderr, "acquire.p99<1us") || strings.Contains(stderr, "violations==0") {
+		t.Fatalf("exit %d, want 3 naming only the broken threshold: %q", code, stderr)
+	}
+	_, stderr, code = lockbench(t, "run", "--threshold", "acquire.p99<<1")
+	if code != 2 || !strings.Contains(stderr, "threshold") {
+		t.Fatalf("malformed threshold: exit %d %q", code, stderr)
+	}
+}

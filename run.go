@@ -24,6 +24,7 @@ func cmdRun(args []string) int {
 	plan.BindFlags(fs, &s)
 	asJSON := fs.Bool("json", false, "print exactly one JSON object on stdout")
 	out := fs.String("out", "", "also write the JSON result to this file (atomically)")
+	thresholdExprs := fs.StringArray("threshold", nil, "exit 3 unless the run meets this, e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
@@ -40,6 +41,11 @@ func cmdRun(args []string) int {
 		return exitUsage
 	}
 	warnings, err := s.Validate()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench run:", err)
+		return exitUsage
+	}
+	thresholds, err := parseThresholds(*thresholdExprs)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench run:", err)
 		return exitUsage
@@ -89,7 +95,25 @@ func cmdRun(args []string) int {
 	if res.Interrupted {
 		return exitInterrupted
 	}
+	if broken := report.CheckThresholds([]report.Run{*res}, thresholds); len(broken) > 0 {
+		for _, b := range broken {
+			fmt.Fprintln(os.Stderr, "lockbench run: threshold broken:", b.Threshold, "actual", b.ActualText)
+		}
+		return exitThreshold
+	}
 	return exitOK
+}
+
+func parseThresholds(exprs []string) ([]report.Threshold, error) {
+	var out []report.Threshold
+	for _, e := range exprs {
+		t, err := report.ParseThreshold(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // printRun is the human summary: a short table.

@@ -26,10 +26,11 @@ import (
 
 // sweepArgs are the sweep command's own flags.
 type sweepArgs struct {
-	file     string
-	out      string
-	dryRun   bool
-	noReport bool
+	file       string
+	out        string
+	dryRun     bool
+	noReport   bool
+	thresholds []string
 }
 
 func cmdSweep(args []string) int {
@@ -40,6 +41,7 @@ func cmdSweep(args []string) int {
 	fs.StringVar(&a.out, "out", "", "results directory (default results/NAME-YYYYMMDD-HHMMSS)")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "print the expanded cells and the estimated duration, run nothing")
 	fs.BoolVar(&a.noReport, "no-report", false, "do not build the report at the end")
+	fs.StringArrayVar(&a.thresholds, "threshold", nil, "exit 3 unless every cell meets this, e.g. acquire.p99<10ms (repeatable; added to the file's thresholds)")
 	plan.BindFlags(fs, &overrides)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -54,6 +56,11 @@ func cmdSweep(args []string) int {
 	}
 	sw, err := loadScenario(a.file)
 	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
+		return exitUsage
+	}
+	sw.Thresholds = append(sw.Thresholds, a.thresholds...)
+	if _, err := parseThresholds(sw.Thresholds); err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
 		return exitUsage
 	}
