@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
+	"lockbench/report"
 )
 
 func writeFile(t *testing.T, dir, name, body string) string {
@@ -258,4 +260,103 @@ func TestRunThresholdExit3(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "threshold") {
 		t.Fatalf("malformed threshold: exit %d %q", code, stderr)
 	}
+}
+
+// Two processes as segments 1/2 and 2/2 against the same masters, merged by
+// `lockbench report`, against one process with the whole load: counts add
+// up and the merged percentiles come from the merged histograms.
+func TestSegmentsMerge(t *testing.T) {
+	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
+	dir := t.TempDir()
+	sw := writeFile(t, dir, "seg.yaml", "settings:\n  workers: 8\n  keys: 10000\n  warmup: 0s\n  duration: 2s\n")
+	masters := strings.Join(set.Addrs(), ",")
+	startAt := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339)
+	var procs []*exec.Cmd
+	var errs []*bytes.Buffer
+	for i := 1; i <= 2; i++ {
+		cmd := exec.Command(binary, "sweep", "-f", sw, "--masters", masters, "--no-report",
+			"--segment", strconv.Itoa(i)+"/2", "--start-at", startAt, "--out", filepath.Join(dir, "seg"+strconv.Itoa(i)))
+		var e bytes.Buffer
+		cmd.Stderr = &e
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs, errs = append(procs, cmd), append(errs, &e)
+	}
+	for i, p := range procs {
+		if err := p.Wait(); err != nil {
+			t.Fatalf("segment %d: %v\n%s", i+1, err, errs[i])
+		}
+	}
+	if _, stderr, code := lockbench(t, "sweep", "-f", sw, "--masters", masters, "--no-report", "--out", filepath.Join(dir, "whole")); code != 0 {
+		t.Fatalf("whole: %s", stderr)
+	}
+	merged := filepath.Join(dir, "merged")
+	if _, stderr, code := lockbench(t, "report", filepath.Join(dir, "seg1"), filepath.Join(dir, "seg2"), "--out", merged); code != 0 {
+		t.Fatalf("report merge: exit %d %s", code, stderr)
+	}
+	type cell struct {
+		Config struct {
+			Workers int    `json:"workers"`
+			Segment string `json:"segment"`
+			Keys    uint64 `json:"keys"`
+		} `json:"config"`
+		Throughput struct {
+			Cycles float64 `json:"cycles_per_sec"`
+		} `json:"throughput"`
+		Acquire struct {
+			P99   float64 `json:"p99"`
+			Count int64   `json:"count"`
+		} `json:"acquire_latency_us"`
+		Outcomes struct {
+			Acquired int64 `json:"acquired"`
+		} `json:"outcomes"`
+	}
+	read := func(d string) (c cell, hlog string) {
+		t.Helper()
+		m, _ := filepath.Glob(filepath.Join(d, "cells", "000*.json"))
+		if len(m) != 1 {
+			t.Fatalf("%s: cells %v", d, m)
+		}
+		b, _ := os.ReadFile(m[0])
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatal(err)
+		}
+		return c, strings.TrimSuffix(m[0], ".json") + ".acquire.hlog"
+	}
+	s1, h1 := read(filepath.Join(dir, "seg1"))
+	s2, h2 := read(filepath.Join(dir, "seg2"))
+	whole, _ := read(filepath.Join(dir, "whole"))
+	mc, _ := read(merged)
+	if s1.Config.Workers != 4 || s2.Config.Workers != 4 || s1.Config.Keys != 5000 || s1.Config.Segment != "1/2" {
+		t.Fatalf("segments did not split the load: %+v %+v", s1.Config, s2.Config)
+	}
+	if mc.Outcomes.Acquired != s1.Outcomes.Acquired+s2.Outcomes.Acquired || mc.Acquire.Count != s1.Acquire.Count+s2.Acquire.Count {
+		t.Fatalf("merged acquired %d (hist %d), want %d+%d", mc.Outcomes.Acquired, mc.Acquire.Count, s1.Outcomes.Acquired, s2.Outcomes.Acquired)
+	}
+	// The merged p99 is the p99 of the two segments' histograms added.
+	all := report.NewHistogram()
+	for _, p := range []string{h1, h2} {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ivs, err := report.ReadIntervalLog(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, iv := range ivs {
+			all.Merge(iv)
+		}
+	}
+	if want := float64(all.ValueAtQuantile(99)); mc.Acquire.P99 != want {
+		t.Fatalf("merged p99 %v, want %v from the added histograms", mc.Acquire.P99, want)
+	}
+	// Same total load in one process: same order of throughput.
+	if r := mc.Throughput.Cycles / whole.Throughput.Cycles; r < 0.5 || r > 2 {
+		t.Fatalf("segments merged %.0f cycles/s vs one process %.0f: ratio %.2f", mc.Throughput.Cycles, whole.Throughput.Cycles, r)
+	}
+	t.Logf("segments %d+%d acquired, merged %.0f cycles/s p99 %.0fµs; one process %.0f cycles/s p99 %.0fµs",
+		s1.Outcomes.Acquired, s2.Outcomes.Acquired, mc.Throughput.Cycles, mc.Acquire.P99, whole.Throughput.Cycles, whole.Acquire.P99)
 }
