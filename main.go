@@ -29,7 +29,7 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"run":     {"run one benchmark cell (closed loop) on local or given masters", cmdRun},
+	"run":     {"run one benchmark cell (closed or open loop) on local or given masters", cmdRun},
 	"masters": {"start local redis-server masters and keep them up until Ctrl-C", cmdMasters},
 	"sweep":   {"run a scenario file's matrix of cells into a results directory, then report", cmdSweep},
 	"report":  {"build plots, tables and a capacity plan from results directories (merging them)", cmdReport},
