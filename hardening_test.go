@@ -360,3 +360,69 @@ func TestSegmentsMerge(t *testing.T) {
 	t.Logf("segments %d+%d acquired, merged %.0f cycles/s p99 %.0fµs; one process %.0f cycles/s p99 %.0fµs",
 		s1.Outcomes.Acquired, s2.Outcomes.Acquired, mc.Throughput.Cycles, mc.Acquire.P99, whole.Throughput.Cycles, whole.Acquire.P99)
 }
+
+// External masters: a sweep sets each cell's persistence with CONFIG SET
+// and puts the original back; a master that refuses CONFIG is a clear error.
+func TestExternalPersistenceIsRestored(t *testing.T) {
+	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
+	dir := t.TempDir()
+	sw := writeFile(t, dir, "p.yaml", "settings:\n  workers: 2\n  warmup: 0s\n  duration: 700ms\nmatrix:\n  persistence: [aof-always, aof-everysec]\n")
+	cmd := exec.Command(binary, "sweep", "-f", sw, "--masters", strings.Join(set.Addrs(), ","), "--out", filepath.Join(dir, "r"), "--no-report")
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// While the first cell runs, the master is in aof-always.
+	seen := ""
+	for i := 0; i < 50 && seen != "always"; i++ {
+		time.Sleep(50 * time.Millisecond)
+		seen = configValue(t, set.Addrs()[0], "appendfsync")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("sweep: %v\n%s", err, e.String())
+	}
+	if seen != "always" {
+		t.Fatalf("appendfsync during the aof-always cell: %q", seen)
+	}
+	for _, a := range set.Addrs() {
+		if ao, af := configValue(t, a, "appendonly"), configValue(t, a, "appendfsync"); ao != "no" || af != "everysec" {
+			t.Fatalf("%s left with appendonly=%s appendfsync=%s; want the original no/everysec", a, ao, af)
+		}
+	}
+	// A user without +config: refused, named, before any load.
+	var urls []string
+	for _, a := range set.Addrs() {
+		if _, err := redistest.Do(a, "ACL", "SETUSER", "noconf", "on", ">pw12345", "~*", "+@all", "-config"); err != nil {
+			t.Fatal(err)
+		}
+		urls = append(urls, "redis://noconf:pw12345@"+a)
+	}
+	_, stderr, code := lockbench(t, "sweep", "-f", sw, "--masters", strings.Join(urls, ","), "--out", filepath.Join(dir, "r2"), "--no-report")
+	if code == 0 || !strings.Contains(stderr, "persistence") || !strings.Contains(stderr, "CONFIG") || strings.Contains(stderr, "pw12345") {
+		t.Fatalf("CONFIG refused: exit %d %q", code, stderr)
+	}
+}
+
+// configValue reads one CONFIG GET value with redis-cli-free raw RESP.
+func configValue(t *testing.T, addr, name string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	req := "*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$" + strconv.Itoa(len(name)) + "\r\n" + name + "\r\n"
+	if _, err := c.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 512)
+	n, _ := c.Read(buf)
+	// *2 $len name $len value
+	parts := strings.Split(string(buf[:n]), "\r\n")
+	if len(parts) < 5 {
+		t.Fatalf("CONFIG GET %s: %q", name, buf[:n])
+	}
+	return parts[4]
+}

@@ -132,3 +132,39 @@ func TestRunCountsAndReleases(t *testing.T) {
 		}
 	}
 }
+
+// Holds longer than the TTL: without auto-extension they are cut at the
+// validity end (counted as overruns); with it the lock is extended and the
+// hold completes, and in neither case do two holders overlap.
+func TestAutoExtend(t *testing.T) {
+	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
+	cfg := engine.DefaultConfig()
+	cfg.Masters = set.Addrs()
+	cfg.TTL, cfg.Timeout = 300*time.Millisecond, 50*time.Millisecond
+	e, err := engine.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ch, _ := workloads.NewChooser(workloads.ChooserConfig{Keys: 2})
+	for _, extend := range []bool{false, true} {
+		st, err := workloads.Run(context.Background(), e, workloads.RunConfig{
+			Workers: 4, Duration: 1500 * time.Millisecond, Keys: workloads.Keys{Prefix: "ext:" + strconv.FormatBool(extend) + ":", Count: 2},
+			Chooser: ch, Hold: workloads.FixedHold{D: 500 * time.Millisecond}, TTL: cfg.TTL, AutoExtend: extend, Seed: 3,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("auto-extend=%v: acquired %d, extends %d, failures %d, overruns %d, violations %d",
+			extend, st.Acquired, st.Extends, st.ExtendFailures, st.HoldOverruns, st.Violations)
+		if st.Violations != 0 {
+			t.Fatalf("auto-extend=%v: %d violations", extend, st.Violations)
+		}
+		if !extend && (st.HoldOverruns == 0 || st.Extends != 0) {
+			t.Fatalf("without auto-extend: overruns %d extends %d; 500ms holds on a 300ms TTL must overrun", st.HoldOverruns, st.Extends)
+		}
+		if extend && (st.Extends == 0 || st.HoldOverruns != 0 || st.ExtendFailures != 0) {
+			t.Fatalf("with auto-extend: extends %d overruns %d failures %d", st.Extends, st.HoldOverruns, st.ExtendFailures)
+		}
+	}
+}
