@@ -426,3 +426,33 @@ func configValue(t *testing.T, addr, name string) string {
 	}
 	return parts[4]
 }
+
+// Without redis-server: --embedded never is a clear error; auto falls back
+// to embedded masters and says so loudly.
+func TestMissingRedisServer(t *testing.T) {
+	env := append(os.Environ(), "PATH="+t.TempDir())
+	run := func(args ...string) (string, int) {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = env
+		var e bytes.Buffer
+		cmd.Stderr = &e
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return e.String(), ee.ExitCode()
+		}
+		return e.String(), 0
+	}
+	stderr, code := run("run", "--local", "3", "--embedded", "never", "--duration", "300ms", "--warmup", "0s")
+	if code != 1 || !strings.Contains(stderr, "redis-server") {
+		t.Fatalf("--embedded never without redis-server: exit %d %q", code, stderr)
+	}
+	stderr, code = run("run", "--local", "3", "--persistence", "aof-always", "--duration", "300ms")
+	if code != 2 || !strings.Contains(stderr, "persistence") {
+		t.Fatalf("aof-always without redis-server: exit %d %q", code, stderr)
+	}
+	stderr, code = run("run", "--local", "3", "--duration", "300ms", "--warmup", "0s", "--workers", "2")
+	if code != 0 || !strings.Contains(stderr, "WARNING") || !strings.Contains(stderr, "not Redis figures") {
+		t.Fatalf("embedded fallback: exit %d %q", code, stderr)
+	}
+}

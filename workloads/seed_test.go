@@ -11,6 +11,7 @@ import (
 	"lockbench/engine"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
+	"lockbench/report"
 	"lockbench/workloads"
 )
 
@@ -166,5 +167,44 @@ func TestAutoExtend(t *testing.T) {
 		if extend && (st.Extends == 0 || st.HoldOverruns != 0 || st.ExtendFailures != 0) {
 			t.Fatalf("with auto-extend: extends %d overruns %d failures %d", st.Extends, st.HoldOverruns, st.ExtendFailures)
 		}
+	}
+}
+
+// A master that dies mid-run is counted (errors on that master) and the run
+// goes on with the quorum of the others.
+func TestMasterDiesMidRun(t *testing.T) {
+	set := redistest.StartMasters(t, 5, localmasters.PersistNone)
+	cfg := engine.DefaultConfig()
+	cfg.Masters = set.Addrs()
+	e, err := engine.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ch, _ := workloads.NewChooser(workloads.ChooserConfig{Keys: 1000})
+	var firstSecond atomic.Int64 // acquires in the first interval, which contains the kill at 0.5 s
+	var st *workloads.Stats
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		st, err = workloads.Run(context.Background(), e, workloads.RunConfig{
+			Workers: 8, Duration: 1500 * time.Millisecond, Keys: workloads.Keys{Prefix: "die:", Count: 1000}, Chooser: ch, Seed: 5,
+			OnInterval: func(iv report.Interval) { firstSecond.CompareAndSwap(0, iv.Counts[report.Acquire]+1) },
+		})
+	}()
+	time.Sleep(500 * time.Millisecond)
+	if err := set.Masters()[0].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := st.PerMaster[0][engine.Error] + st.PerMaster[0][engine.Timeout]
+	if dead == 0 || st.Errors != 0 {
+		t.Fatalf("dead master: %d errors/timeouts on it, %d failed acquires; want the first > 0 and no failed acquire", dead, st.Errors)
+	}
+	if after := st.Acquired - (firstSecond.Load() - 1); after < 100 {
+		t.Fatalf("only %d acquires after the first second; the run must go on after the kill", after)
 	}
 }
