@@ -128,20 +128,15 @@ func printRun(w io.Writer, r *report.Run, s plan.Settings) {
 	fmt.Fprintf(w, "throughput: %.0f cycles/s, %.0f acquires/s\n\n", r.Throughput.CyclesPerSec, r.Throughput.AcquiresPerSec)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "latency µs\tcount\tp50\tp90\tp99\tp99.9\tmax\tmean\t")
-	rows := []struct {
+	type row struct {
 		name string
 		l    report.Latency
-	}{{"acquire ok", r.AcquireLatency}}
-	if r.AcquireUncorrected != nil {
-		rows = append(rows, struct {
-			name string
-			l    report.Latency
-		}{"(uncorrected)", *r.AcquireUncorrected})
 	}
-	rows = append(rows, []struct {
-		name string
-		l    report.Latency
-	}{{"acquire failed", r.AcquireFailedLatency}, {"release", r.ReleaseLatency}}...)
+	rows := []row{{"acquire ok", r.AcquireLatency}}
+	if r.AcquireUncorrected != nil {
+		rows = append(rows, row{"(uncorrected)", *r.AcquireUncorrected})
+	}
+	rows = append(rows, row{"acquire failed", r.AcquireFailedLatency}, row{"release", r.ReleaseLatency})
 	for _, row := range rows {
 		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.1f\t\n", row.name, row.l.Count,
 			row.l.P50, row.l.P90, row.l.P99, row.l.P999, row.l.Max, row.l.Mean)

@@ -137,6 +137,9 @@ type OpenLoop struct {
 	OfferedRate float64 `json:"offered_rate"` // acquires per second scheduled
 	Offered     int64   `json:"offered"`
 	Unserved    int64   `json:"unserved"` // scheduled, never started before the end
+	// PacerLag is how late the generator itself issued each start: part of
+	// the corrected latency that is lockbench's, not the lock's.
+	PacerLag Latency `json:"pacer_lag_us"`
 }
 
 // Servers is the masters' own CPU in the window (INFO cpu).

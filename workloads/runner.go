@@ -90,11 +90,12 @@ type Stats struct {
 	NotAcquired        int64 // lost to contention or validity
 	Errors             int64 // failed because masters timed out or errored
 	PerMaster          [][engine.NumOutcomes]int64
-	Extends            int64 // successful auto-extensions
-	ExtendFailures     int64 // auto-extensions that lost the lock
-	HoldOverruns       int64 // holds cut short because the validity ran out
-	Offered            int64 // open loop: acquires scheduled in the window
-	Unserved           int64 // open loop: scheduled but never started
+	Extends            int64                   // successful auto-extensions
+	ExtendFailures     int64                   // auto-extensions that lost the lock
+	HoldOverruns       int64                   // holds cut short because the validity ran out
+	Offered            int64                   // open loop: acquires scheduled in the window
+	Unserved           int64                   // open loop: scheduled but never started
+	PacerLag           *hdrhistogram.Histogram // open loop: how late the pacer issued each start, µs
 	Violations         int64
 	MaxConcurrent      int64
 	Measured           time.Duration
@@ -170,43 +171,21 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 		}
 	}()
 
-	// Open loop: a pacer hands out intended start times on schedule. When
-	// every worker is busy it blocks, but the times it hands out later stay
-	// on the schedule, so queueing delay lands in the corrected latency.
+	// Open loop: a pacer hands out intended start times on schedule.
 	var tickets chan time.Time
 	var offered, unserved atomic.Int64
+	pace := &pacer{rate: cfg.Rate, begin: begin, end: end, measure: measureFrom, lag: report.NewHistogram()}
+	pacerDone := make(chan struct{})
 	if cfg.Rate > 0 {
 		tickets = make(chan time.Time, cfg.Workers)
 		go func() {
-			defer close(tickets)
-			interval := float64(time.Second) / cfg.Rate
-			for i := int64(0); ; i++ {
-				intended := begin.Add(time.Duration(float64(i) * interval))
-				if !intended.Before(end) {
-					return
-				}
-				if d := time.Until(intended); d > 0 {
-					t := time.NewTimer(d)
-					select {
-					case <-t.C:
-					case <-runCtx.Done():
-						t.Stop()
-						return
-					}
-				}
-				if !intended.Before(measureFrom) {
-					offered.Add(1)
-				}
-				select {
-				case tickets <- intended:
-				case <-runCtx.Done():
-					if !intended.Before(measureFrom) {
-						unserved.Add(1)
-					}
-					return
-				}
-			}
+			defer close(pacerDone)
+			o, u := pace.run(runCtx, tickets)
+			offered.Add(o)
+			unserved.Add(u)
 		}()
+	} else {
+		close(pacerDone)
 	}
 
 	counts := make([]*workerCounts, cfg.Workers)
@@ -271,6 +250,7 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 	wg.Wait()
 	cancel()
 	<-ticking
+	<-pacerDone
 	stop := time.Now()
 	if stop.After(end) {
 		stop = end
@@ -307,6 +287,7 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 	if tickets == nil {
 		st.AcquireUncorrected = nil
 	} else {
+		st.PacerLag = pace.lag
 		for range tickets { // scheduled, never started
 			unserved.Add(1)
 		}

@@ -208,3 +208,42 @@ func TestMasterDiesMidRun(t *testing.T) {
 		t.Fatalf("only %d acquires after the first second; the run must go on after the kill", after)
 	}
 }
+
+// Open loop: the schedule is kept, and when the workers cannot keep up the
+// queueing delay shows in the corrected latency, not in the uncorrected one.
+func TestOpenLoopCorrectsCoordinatedOmission(t *testing.T) {
+	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
+	cfg := engine.DefaultConfig()
+	cfg.Masters = set.Addrs()
+	e, err := engine.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ch, _ := workloads.NewChooser(workloads.ChooserConfig{Keys: 1000})
+	run := func(workers int, rate float64, hold time.Duration) *workloads.Stats {
+		st, err := workloads.Run(context.Background(), e, workloads.RunConfig{
+			Workers: workers, Rate: rate, Duration: time.Second, Keys: workloads.Keys{Prefix: "ol:", Count: 1000},
+			Chooser: ch, Hold: workloads.FixedHold{D: hold}, Seed: 9,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	// Enough workers: every scheduled acquire runs, close to its intended start.
+	st := run(16, 500, 0)
+	if st.Offered < 490 || st.Offered > 510 || st.Acquired+st.NotAcquired+st.Errors < st.Offered-5 {
+		t.Fatalf("500/s for 1s: offered %d, done %d", st.Offered, st.Acquired+st.NotAcquired+st.Errors)
+	}
+	if lag := st.PacerLag.ValueAtQuantile(50); lag > 1000 {
+		t.Fatalf("pacer p50 lag %dµs; the schedule must be kept to well under a millisecond", lag)
+	}
+	// One worker holding each lock 10 ms cannot serve 200/s: starts queue up.
+	st = run(1, 200, 10*time.Millisecond)
+	corrected, uncorrected := st.Acquire.ValueAtQuantile(50), st.AcquireUncorrected.ValueAtQuantile(50)
+	if corrected < 100_000 || uncorrected > 20_000 || st.Unserved == 0 {
+		t.Fatalf("overloaded: corrected p50 %dµs, uncorrected p50 %dµs, unserved %d; want queueing in the corrected figure only",
+			corrected, uncorrected, st.Unserved)
+	}
+}
