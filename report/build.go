@@ -101,6 +101,7 @@ type CellSummary struct {
 	Warnings           []string                  `json:"warnings,omitempty"`
 	PerMaster          map[string]MasterOutcomes `json:"per_master,omitempty"`
 	PercentilesFile    string                    `json:"percentiles_file,omitempty"`
+	Safety             Safety                    `json:"safety"`
 }
 
 func (o *Options) normalize(dirs []string) error {
@@ -278,6 +279,7 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 		ClientBound:     clientBound(r.Client),
 		MeasuredSeconds: r.MeasuredSeconds, Interrupted: r.Interrupted,
 		Events: r.Events, Warnings: r.Warnings, PerMaster: r.Outcomes.PerMaster,
+		Safety: r.Safety,
 	}
 	if r.Servers != nil {
 		cs.ServerBusiestShare = finiteOr0(r.Servers.BusiestShare)

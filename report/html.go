@@ -25,6 +25,17 @@ type view struct {
 	Capacity  []capView
 	Manifest  string
 	SLOText   string
+	// Safety rows appear when any cell checked a protected resource or
+	// had fault events (chaos scenarios).
+	Safety []safetyRow
+}
+
+type safetyRow struct {
+	Index                                int
+	Label, Faults, Acquired              string
+	Violations, Lost, Rejected, AvailOps string
+	AvailTime, Fencing                   string
+	Bad                                  bool
 }
 
 type figView struct {
@@ -130,6 +141,9 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 			cv.EventsText = append(cv.EventsText, t)
 		}
 		v.Cells = append(v.Cells, cv)
+		if c.Safety.ResourceChecked || len(c.Events) > 0 {
+			v.Safety = append(v.Safety, makeSafetyRow(c))
+		}
 	}
 	for _, c := range s.Capacity {
 		cv := capView{Capacity: c, MaxRateT: "—", KneeLoadT: "—", HeadroomT: "—", GroupsT: "—"}
@@ -152,6 +166,43 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 	b, _ := json.MarshalIndent(s.Manifest, "", "  ")
 	v.Manifest = string(b)
 	return v
+}
+
+// makeSafetyRow is one line of the safety table: what was done to the lock
+// and what it cost in correctness and availability.
+func makeSafetyRow(c CellSummary) safetyRow {
+	kinds := map[string]int{}
+	var order []string
+	for _, e := range c.Events {
+		if kinds[e.Kind] == 0 {
+			order = append(order, e.Kind)
+		}
+		kinds[e.Kind]++
+	}
+	var faults []string
+	for _, k := range order {
+		if kinds[k] > 1 {
+			faults = append(faults, fmt.Sprintf("%s ×%d", k, kinds[k]))
+		} else {
+			faults = append(faults, k)
+		}
+	}
+	if len(faults) == 0 {
+		faults = []string{"none"}
+	}
+	sf := c.Safety
+	row := safetyRow{Index: c.Index, Label: c.Label, Faults: strings.Join(faults, ", "), Acquired: count(c.Acquired),
+		Violations: count(sf.Violations), Lost: "—", Rejected: "—", AvailOps: "—", AvailTime: "—", Fencing: "no",
+		Bad: sf.Violations > 0 || sf.LostUpdates > 0}
+	if sf.ResourceChecked {
+		row.Lost = count(sf.LostUpdates)
+		row.AvailOps, row.AvailTime = pct(sf.AvailabilityOps), pct(sf.AvailabilityTime)
+	}
+	if sf.Fencing {
+		row.Fencing = "yes"
+		row.Rejected = count(sf.StaleWritesRejected)
+	}
+	return row
 }
 
 // ms writes µs as milliseconds with about three significant digits.
@@ -224,7 +275,7 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 <h1>lockbench report: {{.S.Name}}</h1>
 {{with .S.Description}}<p>{{.}}</p>{{end}}
 <p class="meta">{{len .S.Cells}} cells · generated {{.S.GeneratedAt.Format "2006-01-02 15:04:05 UTC"}} · from {{range $i, $d := .S.Dirs}}{{if $i}}, {{end}}<code>{{$d}}</code>{{end}}{{with .S.Manifest.LockbenchVersion}} · lockbench {{.}}{{end}}{{with .S.Manifest.RedisServerVersion}} · redis-server {{.}}{{end}}</p>
-<nav><a href="#verdict">Verdict</a><a href="#capacity">Capacity</a><a href="#plots">Plots</a><a href="#cells">Cells</a>{{if .Timelines}}<a href="#timelines">Timelines</a>{{end}}<a href="#details">Per-cell details</a><a href="#manifest">Manifest</a></nav>
+<nav><a href="#verdict">Verdict</a>{{if .Safety}}<a href="#safety">Safety</a>{{end}}<a href="#capacity">Capacity</a><a href="#plots">Plots</a><a href="#cells">Cells</a>{{if .Timelines}}<a href="#timelines">Timelines</a>{{end}}<a href="#details">Per-cell details</a><a href="#manifest">Manifest</a></nav>
 
 <h2 id="verdict">Verdict</h2>
 <p>SLO used for capacity: {{.SLOText}}. Target rate: {{if .S.TargetRate}}{{printf "%.0f" .S.TargetRate}} cycles/s{{else}}not given (--target-rate){{end}}.</p>
@@ -234,6 +285,14 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 <ul>{{range .S.Thresholds.Broken}}<li><code>{{.Threshold}}</code> broken by <b>{{.Cell}}</b>: actual {{.ActualText}}</li>{{end}}</ul>{{end}}
 {{else}}<p>No thresholds were checked (--threshold).</p>{{end}}
 {{range .S.Warnings}}<div class="warn">{{.}}</div>{{end}}
+
+{{if .Safety}}<h2 id="safety">Safety under faults</h2>
+<p>Violations: two holders of one lock within their validity windows. Lost updates: acknowledged read-modify-writes on the protected resource missing from its final value. With fencing, the resource rejects writes carrying a token older than one it has seen. Availability: share of acquire attempts that succeeded, and share of seconds in which some acquire succeeded.</p>
+<div class="scroll"><table>
+<tr><th>#</th><th class="l">cell</th><th class="l">faults</th><th>acquisitions</th><th>violations</th><th>lost updates</th><th>fencing</th><th>stale writes rejected</th><th>availability (attempts)</th><th>availability (time)</th></tr>
+{{range .Safety}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td class="l">{{.Faults}}</td><td>{{.Acquired}}</td><td{{if .Bad}} class="bad"{{end}}>{{.Violations}}</td><td{{if .Bad}} class="bad"{{end}}>{{.Lost}}</td><td>{{.Fencing}}</td><td>{{.Rejected}}</td><td>{{.AvailOps}}</td><td>{{.AvailTime}}</td></tr>
+{{end}}</table></div>
+{{end}}
 
 <h2 id="capacity">Capacity planning</h2>
 <p>For each configuration (cells that differ only in workers or offered rate), the highest lock rate achieved by a cell that met the SLO.

@@ -48,6 +48,14 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 		p("> warning: %s\n\n", mdEscape(w))
 	}
 
+	if len(v.Safety) > 0 {
+		p("## Safety under faults\n\nViolations: two holders of one lock within their validity windows; lost updates: acknowledged writes missing from the protected resource; availability: share of attempts / of seconds in which the lock could be had.\n\n")
+		p("| # | cell | faults | acquisitions | violations | lost updates | fencing | stale writes rejected | availability (attempts) | availability (time) |\n|--:|---|---|--:|--:|--:|---|--:|--:|--:|\n")
+		for _, r := range v.Safety {
+			p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Index, mdEscape(r.Label), mdEscape(r.Faults), r.Acquired, r.Violations, r.Lost, r.Fencing, r.Rejected, r.AvailOps, r.AvailTime)
+		}
+		p("\n")
+	}
 	p("## Capacity planning\n\nPer configuration, the highest lock rate of a cell that met the SLO. Every master of one Redlock set sees every lock, so more capacity means more independent lock groups (resources sharded across separate N-master sets).\n\n")
 	p("| configuration | load | cells | max rate within SLO (cycles/s) | reached at | headroom at target | lock groups needed | what limited it |\n")
 	p("|---|---|--:|--:|--:|--:|--:|---|\n")

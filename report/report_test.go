@@ -10,12 +10,14 @@ import (
 	"html"
 	"image"
 	_ "image/png" // image.Decode of the plots
+	"io"
 	"math"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -656,5 +658,46 @@ func TestSparseInput(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "No plot had data to show") || strings.Contains(string(b), "<img") {
 		t.Error("report.html without logs should say there are no plots and show no image")
+	}
+}
+
+// Chaos cells (a protected resource, fault events) get a safety table in
+// the HTML and the Markdown; plain sweeps do not.
+func TestSafetyTable(t *testing.T) {
+	dir := t.TempDir()
+	writeSynthDir(t, dir, "chaos", []synthCell{
+		{Index: 0, Config: cfg("none", "multiplexed", 16, "closed", 0, 1000), MedianUs: 400, Sigma: 0.5, PerSec: 500, Seconds: 3, ClientShare: 0.2, Seed: 1, SlowFrom: -1, SlowTo: -1},
+		{Index: 1, Config: cfg("aof-always", "multiplexed", 16, "closed", 0, 1000), MedianUs: 900, Sigma: 0.5, PerSec: 300, Seconds: 3, ClientShare: 0.2, Seed: 2, SlowFrom: -1, SlowTo: -1},
+	})
+	if _, err := Build([]string{dir}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	if strings.Contains(string(page), "Safety under faults") {
+		t.Fatal("a sweep without faults got a safety table")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "cells", "00*.json"))
+	sort.Strings(files)
+	for i, f := range files {
+		var r Run
+		b, _ := os.ReadFile(f)
+		must(t, json.Unmarshal(b, &r))
+		r.Safety = Safety{Violations: int64(7 * (1 - i)), ResourceChecked: true, AcknowledgedWrites: 1000, LostUpdates: int64(3 * (1 - i)),
+			Fencing: i == 1, StaleWritesRejected: int64(5 * i), AvailabilityOps: 0.9, AvailabilityTime: 0.75}
+		r.Events = []Event{{AtSeconds: 1, Kind: "crash", Target: "master 0"}, {AtSeconds: 1.2, Kind: "restart", Target: "master 0"}}
+		must(t, WriteFileAtomic(f, func(w io.Writer) error { return WriteJSON(w, r) }))
+	}
+	if _, err := Build([]string{dir}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	page, _ = os.ReadFile(filepath.Join(dir, "report.html"))
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, want := range []string{"Safety under faults", "crash, restart", ">7<", ">" + pct(0.75) + "<"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	if !strings.Contains(string(md), "| 1 | ") || !strings.Contains(string(md), "| crash, restart | ") || !strings.Contains(string(md), "| yes | 5 |") {
+		t.Errorf("report.md safety table:\n%s", md)
 	}
 }
