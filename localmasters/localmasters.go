@@ -46,6 +46,10 @@ type Options struct {
 	// "always": embedded.
 	Embedded string
 	Log      io.Writer // where announcements go (nil = io.Discard)
+	// Env is extra environment for every redis-server of the set (and its
+	// restarts), e.g. libfaketime's LD_PRELOAD for a master with a fake
+	// clock. Set it, not a wrapper command, so the pid stays redis-server's.
+	Env []string
 }
 
 // Set is a group of masters started together.
@@ -55,6 +59,7 @@ type Set struct {
 	bin      string
 	version  string
 	persist  Persistence
+	env      []string
 
 	stopping chan struct{} // closed when Stop begins; aborts readiness waits
 	stopOnce sync.Once
@@ -155,7 +160,10 @@ func Start(ctx context.Context, opt Options) (*Set, error) {
 		return nil, fmt.Errorf("localmasters: invalid embedded %q: accepted values are auto, never, always", opt.Embedded)
 	}
 
-	s := &Set{embedded: bin == "", bin: bin, persist: persist, stopping: make(chan struct{})}
+	s := &Set{embedded: bin == "", bin: bin, persist: persist, env: opt.Env, stopping: make(chan struct{})}
+	if s.embedded && len(opt.Env) > 0 {
+		return nil, errors.New("localmasters: env is not supported by embedded miniredis masters (they are not processes); install redis-server")
+	}
 	if s.embedded && persist != PersistNone {
 		return nil, fmt.Errorf("localmasters: persistence %q is not supported by embedded miniredis masters (they cannot persist); use persistence none or install redis-server", persist)
 	}
@@ -525,6 +533,9 @@ func (m *Master) runLocked(ctx context.Context) (bindFailed bool, err error) {
 	args = append(args, m.set.persist.redisArgs()...)
 	cmd := exec.Command(m.set.bin, args...) // not CommandContext: ctx bounds startup only
 	cmd.Dir = m.dir
+	if len(m.set.env) > 0 {
+		cmd.Env = append(os.Environ(), m.set.env...)
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = procAttr()
 	err = cmd.Start()
