@@ -1,0 +1,381 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"lockbench/engine"
+	"lockbench/report"
+	"lockbench/workloads"
+)
+
+// ClientConfig is everything one client needs; a client process gets it
+// as JSON.
+type ClientConfig struct {
+	Index         int           `json:"index"`
+	Engine        engine.Config `json:"engine"` // Masters: this client's addresses (its proxies, or the masters)
+	Resource      string        `json:"resource"`
+	Prefix        string        `json:"prefix"`
+	Keys          uint64        `json:"keys"`
+	Workers       int           `json:"workers"`
+	Hold          time.Duration `json:"hold"`
+	HoldDist      string        `json:"hold_distribution"`
+	RetryMin      time.Duration `json:"retry_min"`
+	RetryMax      time.Duration `json:"retry_max"`
+	Fencing       bool          `json:"fencing"`
+	CheckValidity bool          `json:"check_validity"`
+	Duration      time.Duration `json:"duration"`
+	Quota         int64         `json:"quota"` // stop after this many acquisitions; 0 = none
+	Seed          uint64        `json:"seed"`
+	LogDir        string        `json:"log_dir"` // the client's .hlog files go here
+}
+
+// ClientResult is what one client counted.
+type ClientResult struct {
+	Index           int                         `json:"index"`
+	Attempts        int64                       `json:"attempts"`
+	Acquired        int64                       `json:"acquired"`
+	NotAcquired     int64                       `json:"not_acquired"`
+	Errors          int64                       `json:"errors"`
+	Overruns        int64                       `json:"overruns"` // writes skipped: validity ran out (check_validity)
+	ResourceErrors  int64                       `json:"resource_errors"`
+	PerMaster       [][engine.NumOutcomes]int64 `json:"per_master"`
+	Late            [][engine.NumOutcomes]int64 `json:"late"`
+	ProbeViolations int64                       `json:"probe_violations"`
+	ProbeMax        int64                       `json:"probe_max"`
+	CPUSeconds      float64                     `json:"cpu_seconds"`
+	Start           time.Time                   `json:"start"`
+	End             time.Time                   `json:"end"`
+	Interrupted     bool                        `json:"interrupted"`
+	Err             string                      `json:"error,omitempty"`
+	LogFiles        map[string]string           `json:"log_files"` // metric → .hlog path
+}
+
+// logMetrics are the interval logs a client writes (closed loop).
+var logMetrics = map[int]string{report.Acquire: report.MetricAcquire, report.Failed: report.MetricFailed, report.Release: report.MetricRelease}
+
+// client is one lock client: its own engine (connections), resource
+// connection, workers and pause gate.
+type client struct {
+	cfg   ClientConfig
+	eng   *engine.Engine
+	res   *resource
+	probe *windowProbe
+	gate  gate
+	hold  workloads.HoldTime
+	stop  chan struct{} // closed to end the run early (interrupt)
+	once  sync.Once
+}
+
+// newClient connects; probe may be shared by the clients of one process.
+func newClient(ctx context.Context, cfg ClientConfig, probe *windowProbe) (*client, error) {
+	eng, err := engine.New(ctx, cfg.Engine)
+	if err != nil {
+		return nil, fmt.Errorf("client %d: %w", cfg.Index, err)
+	}
+	res, err := newResource(cfg.Resource, cfg.Prefix)
+	if err != nil {
+		eng.Close()
+		return nil, fmt.Errorf("client %d: %w", cfg.Index, err)
+	}
+	if probe == nil {
+		probe = &windowProbe{}
+	}
+	hold, err := workloads.NewHoldTime(cfg.HoldDist, cfg.Hold)
+	if err != nil {
+		eng.Close()
+		res.close()
+		return nil, err
+	}
+	return &client{cfg: cfg, eng: eng, res: res, probe: probe, hold: hold, stop: make(chan struct{})}, nil
+}
+
+func (c *client) close() {
+	c.eng.Close()
+	c.res.close()
+}
+
+// Stop ends the run early; workers finish the cycle they are in (a paused
+// client is resumed so that it can).
+func (c *client) Stop() {
+	c.once.Do(func() { close(c.stop) })
+	c.gate.open()
+}
+
+// Pause is the pause hook: every worker stops at its next step (before an
+// acquire, before the read, before the write) until Resume, like a
+// stop-the-world GC pause. A worker that already checked its lock then
+// writes late.
+func (c *client) Pause() error  { c.gate.close(); return nil }
+func (c *client) Resume() error { c.gate.open(); return nil }
+
+// gate blocks workers while closed.
+type gate struct {
+	mu sync.Mutex
+	ch chan struct{} // non-nil while closed; closed on open
+}
+
+func (g *gate) close() {
+	g.mu.Lock()
+	if g.ch == nil {
+		g.ch = make(chan struct{})
+	}
+	g.mu.Unlock()
+}
+
+func (g *gate) open() {
+	g.mu.Lock()
+	if g.ch != nil {
+		close(g.ch)
+		g.ch = nil
+	}
+	g.mu.Unlock()
+}
+
+func (g *gate) wait() {
+	g.mu.Lock()
+	ch := g.ch
+	g.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+}
+
+type workerCounts struct {
+	attempts, acquired, notAcquired, errors, overruns, resErrors int64
+	perMaster                                                    [][engine.NumOutcomes]int64
+}
+
+// run drives the workers from t0 for the configured duration (or quota)
+// and returns the counts. Interval logs go to files in LogDir.
+func (c *client) run(t0 time.Time) ClientResult {
+	cfg := c.cfg
+	n := len(cfg.Engine.Masters)
+	out := ClientResult{Index: cfg.Index, LogFiles: map[string]string{}}
+	end := t0.Add(cfg.Duration)
+	rec := report.NewRecorder(min(cfg.Workers, 8), t0)
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for m, name := range logMetrics {
+		path := filepath.Join(cfg.LogDir, fmt.Sprintf("client-%d.%s.hlog", cfg.Index, name))
+		f, err := os.Create(path)
+		if err != nil {
+			out.Err = err.Error()
+			return out
+		}
+		files = append(files, f)
+		if err := rec.LogTo(m, f, t0); err != nil {
+			out.Err = err.Error()
+			return out
+		}
+		out.LogFiles[name] = path
+	}
+	holds := newHoldLog(c.res, cfg.Index)
+
+	if d := time.Until(t0); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-c.stop:
+		}
+	}
+	cpu0 := processCPU()
+	out.Start = time.Now()
+
+	// One flush a second from t0, so every client's intervals line up.
+	flushDone := make(chan struct{})
+	flushStop := make(chan struct{})
+	go func() {
+		defer close(flushDone)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				// Now, not the tick's stamp: after a SIGSTOP the stale tick
+				// would close an interval that ended seconds ago.
+				rec.Flush(time.Now())
+			case <-flushStop:
+				return
+			}
+		}
+	}()
+
+	var acquired atomic.Int64
+	stopped := func() bool {
+		select {
+		case <-c.stop:
+			return true
+		default:
+		}
+		if !time.Now().Before(end) {
+			return true
+		}
+		return cfg.Quota > 0 && acquired.Load() >= cfg.Quota
+	}
+	counts := make([]*workerCounts, cfg.Workers)
+	var wg sync.WaitGroup
+	for w := range counts {
+		wc := &workerCounts{perMaster: make([][engine.NumOutcomes]int64, n)}
+		counts[w] = wc
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Index)<<32|uint64(w)))
+			for !stopped() {
+				c.gate.wait()
+				if stopped() {
+					return
+				}
+				c.cycle(w, rng, rec, wc, holds, &acquired)
+			}
+		}()
+	}
+	wg.Wait()
+	out.End = time.Now()
+	close(flushStop)
+	<-flushDone
+	rec.Flush(out.End)
+	if err := rec.Err(); err != nil {
+		out.Err = err.Error()
+	}
+	if err := holds.close(); err != nil && out.Err == "" {
+		out.Err = err.Error()
+	}
+	for _, f := range files {
+		if err := f.Sync(); err != nil && out.Err == "" {
+			out.Err = err.Error()
+		}
+	}
+	out.CPUSeconds = (processCPU() - cpu0).Seconds()
+	out.PerMaster = make([][engine.NumOutcomes]int64, n)
+	for _, wc := range counts {
+		out.Attempts += wc.attempts
+		out.Acquired += wc.acquired
+		out.NotAcquired += wc.notAcquired
+		out.Errors += wc.errors
+		out.Overruns += wc.overruns
+		out.ResourceErrors += wc.resErrors
+		for m := range wc.perMaster {
+			for o := range wc.perMaster[m] {
+				out.PerMaster[m][o] += wc.perMaster[m][o]
+			}
+		}
+	}
+	out.Late = c.eng.LateOutcomes()
+	out.ProbeViolations = c.probe.violations.Load()
+	out.ProbeMax = c.probe.maxConcurrent.Load()
+	select {
+	case <-c.stop:
+		out.Interrupted = out.End.Before(end) && (cfg.Quota == 0 || acquired.Load() < cfg.Quota)
+	default:
+	}
+	return out
+}
+
+// cycle is one attempt and, when it wins, one protected read-modify-write.
+func (c *client) cycle(w int, rng *rand.Rand, rec *report.Recorder, wc *workerCounts, holds *holdLog, acquired *atomic.Int64) {
+	cfg := c.cfg
+	ctx := context.Background() // per-command timeouts bound everything; a stop lets the cycle finish
+	idx := rng.Uint64N(cfg.Keys)
+	key := cfg.Prefix + "lock:" + strconv.FormatUint(idx, 10)
+	t0 := time.Now()
+	lock, res := c.eng.Acquire(ctx, key)
+	got := time.Now()
+	wc.attempts++
+	if lock == nil {
+		rec.Record(w, report.Failed, got.Sub(t0))
+		countFailure(wc, res)
+		delay := cfg.RetryMin
+		if span := cfg.RetryMax - cfg.RetryMin; span > 0 {
+			delay += time.Duration(rng.Int64N(int64(span) + 1))
+		}
+		if delay > 0 {
+			select {
+			case <-time.After(delay):
+			case <-c.stop:
+			}
+		}
+		return
+	}
+	wc.acquired++
+	acquired.Add(1)
+	rec.Record(w, report.Acquire, got.Sub(t0))
+	for m, o := range res.PerMaster {
+		wc.perMaster[m][o]++
+	}
+	hid := c.probe.enter(idx, lock.ValidUntil)
+
+	var token int64
+	var err error
+	ok := true
+	if cfg.Fencing {
+		token, err = c.res.token(ctx)
+		ok = err == nil
+	}
+	var v int64
+	if ok {
+		c.gate.wait()
+		v, ok, err = c.res.read(ctx, idx, token)
+	}
+	if ok {
+		time.Sleep(c.hold.Next(rng))
+		if cfg.CheckValidity && !time.Now().Before(lock.ValidUntil) {
+			wc.overruns++
+		} else {
+			// The pause hook lands here: after any check, before the write,
+			// as in the GC-pause story.
+			c.gate.wait()
+			_, err = c.res.write(ctx, idx, v+1, token)
+		}
+	}
+	if err != nil {
+		wc.resErrors++
+	}
+	used := time.Now()
+	c.probe.exit(idx, hid)
+	endAt := used
+	if lock.ValidUntil.Before(endAt) {
+		endAt = lock.ValidUntil
+	}
+	holds.add(Hold{Key: idx, Start: got.UnixNano(), End: endAt.UnixNano()})
+	rel := c.eng.Release(ctx, lock)
+	rec.Record(w, report.Release, rel.Elapsed)
+}
+
+// countFailure files a failed acquire: contention (some master held the
+// key, or a quorum answered but too slowly) or infrastructure.
+func countFailure(wc *workerCounts, res engine.Result) {
+	taken := false
+	for m, o := range res.PerMaster {
+		wc.perMaster[m][o]++
+		if o == engine.Taken {
+			taken = true
+		}
+	}
+	if taken || res.Successes >= len(res.PerMaster)/2+1 {
+		wc.notAcquired++
+	} else {
+		wc.errors++
+	}
+}
+
+// processCPU is user+system CPU of this process so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

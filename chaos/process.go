@@ -1,0 +1,253 @@
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"lockbench/report"
+)
+
+// ClientMain is the entry point of a client process (lockbench starts
+// itself as one): it reads its ClientConfig from --config, connects, says
+// "ready" on stdout, waits for "start UNIXNANO" on stdin, runs, and writes
+// its ClientResult to --result. "stop" on stdin, stdin closing, SIGTERM or
+// SIGINT end the run early; the result is still written.
+func ClientMain(args []string) int {
+	fs := flag.NewFlagSet("chaos client", flag.ContinueOnError)
+	cfgPath := fs.String("config", "", "client config (JSON)")
+	resPath := fs.String("result", "", "where to write the result (JSON)")
+	if err := fs.Parse(args); err != nil || *cfgPath == "" || *resPath == "" {
+		fmt.Fprintln(os.Stderr, "chaos client: usage: --config FILE --result FILE")
+		return 2
+	}
+	b, err := os.ReadFile(*cfgPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos client:", err)
+		return 1
+	}
+	var cfg ClientConfig
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos client: config:", err)
+		return 1
+	}
+	writeResult := func(r ClientResult) int {
+		err := report.WriteFileAtomic(*resPath, func(w io.Writer) error { return json.NewEncoder(w).Encode(r) })
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "chaos client:", err)
+			return 1
+		}
+		return 0
+	}
+	// The parent stops us; a terminal's Ctrl-C does not reach this process
+	// group, but a direct signal does.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	c, err := newClient(ctx, cfg, nil)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos client:", err)
+		writeResult(ClientResult{Index: cfg.Index, Err: err.Error()})
+		return 1
+	}
+	defer c.close()
+	fmt.Println("ready")
+	in := bufio.NewReader(os.Stdin)
+	line, err := in.ReadString('\n')
+	ns, ok := strings.CutPrefix(strings.TrimSpace(line), "start ")
+	t, perr := strconv.ParseInt(ns, 10, 64)
+	if err != nil || !ok || perr != nil {
+		return writeResult(ClientResult{Index: cfg.Index, Interrupted: true})
+	}
+	go func() {
+		for {
+			l, err := in.ReadString('\n')
+			if err != nil || strings.TrimSpace(l) == "stop" {
+				c.Stop()
+				return
+			}
+		}
+	}()
+	go func() {
+		<-sigs
+		c.Stop()
+	}()
+	res := c.run(time.Unix(0, t))
+	return writeResult(res)
+}
+
+// procClient is a client process seen from the parent.
+type procClient struct {
+	idx        int
+	cmd        *exec.Cmd
+	stdin      io.WriteCloser
+	ready      chan error
+	done       chan struct{}
+	waitErr    error
+	resultPath string
+	stderrPath string
+}
+
+// startProcClient starts argv plus --config/--result in its own process
+// group (Ctrl-C reaches only the parent, which stops it) and with a
+// parent-death signal, so it never outlives lockbench.
+func startProcClient(argv, env []string, idx int, cfgPath, resultPath, stderrPath string) (*procClient, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("client_mode processes: no command to start a client process with")
+	}
+	errf, err := os.Create(stderrPath)
+	if err != nil {
+		return nil, err
+	}
+	defer errf.Close()
+	cmd := exec.Command(argv[0], append(append([]string(nil), argv[1:]...), "--config", cfgPath, "--result", resultPath)...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = errf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("client %d: start %s: %w", idx, argv[0], err)
+	}
+	p := &procClient{idx: idx, cmd: cmd, stdin: stdin, ready: make(chan error, 1), done: make(chan struct{}),
+		resultPath: resultPath, stderrPath: stderrPath}
+	go func() {
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err == nil && strings.TrimSpace(line) != "ready" {
+			err = fmt.Errorf("said %q, not ready", strings.TrimSpace(line))
+		}
+		p.ready <- err
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Pid of the client process.
+func (p *procClient) Pid() int { return p.cmd.Process.Pid }
+
+func (p *procClient) waitReady(ctx context.Context) error {
+	select {
+	case err := <-p.ready:
+		if err != nil {
+			<-p.done
+			return fmt.Errorf("client %d (pid %d) did not start: %v; %s", p.idx, p.Pid(), err, p.stderrTail())
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("client %d (pid %d) not ready: %w", p.idx, p.Pid(), ctx.Err())
+	}
+}
+
+func (p *procClient) start(t0 time.Time) error {
+	_, err := fmt.Fprintf(p.stdin, "start %d\n", t0.UnixNano())
+	return err
+}
+
+// Pause stops the whole process (SIGSTOP), as a long GC pause or a VM
+// stall would, and waits until the kernel shows it stopped.
+func (p *procClient) Pause() error {
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("pause client %d (pid %d): %w", p.idx, p.Pid(), err)
+	}
+	waitStopped(p.Pid(), true, time.Second)
+	return nil
+}
+
+// Resume continues it (SIGCONT).
+func (p *procClient) Resume() error {
+	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("resume client %d (pid %d): %w", p.idx, p.Pid(), err)
+	}
+	return nil
+}
+
+// Stop asks the client to end its run early and write its result.
+func (p *procClient) Stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGCONT)
+	_, _ = io.WriteString(p.stdin, "stop\n")
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+}
+
+// kill ends the process at once and reaps it.
+func (p *procClient) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// result waits for the process to end (killing it after limit) and reads
+// what it wrote.
+func (p *procClient) result(limit time.Duration) (ClientResult, error) {
+	select {
+	case <-p.done:
+	case <-time.After(limit):
+		p.kill()
+		return ClientResult{Index: p.idx}, fmt.Errorf("client %d (pid %d) did not finish within %v; killed", p.idx, p.Pid(), limit)
+	}
+	p.stdin.Close()
+	b, err := os.ReadFile(p.resultPath)
+	if err != nil {
+		return ClientResult{Index: p.idx}, fmt.Errorf("client %d (pid %d) wrote no result (%v); %s", p.idx, p.Pid(), p.waitErr, p.stderrTail())
+	}
+	var r ClientResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		return ClientResult{Index: p.idx}, fmt.Errorf("client %d result: %w", p.idx, err)
+	}
+	if p.waitErr != nil && r.Err == "" {
+		r.Err = fmt.Sprintf("exit: %v; %s", p.waitErr, p.stderrTail())
+	}
+	return r, nil
+}
+
+func (p *procClient) stderrTail() string {
+	b, _ := os.ReadFile(p.stderrPath)
+	s := strings.TrimSpace(string(b))
+	if len(s) > 1500 {
+		s = "…" + s[len(s)-1500:]
+	}
+	if s == "" {
+		return "no stderr output"
+	}
+	return "stderr: " + s
+}
+
+// waitStopped polls /proc/PID/stat until the process is (not) stopped, so
+// a pause is in effect when its event is recorded. Best effort.
+func waitStopped(pid int, stopped bool, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 || i+2 >= len(b) {
+			return
+		}
+		if st := b[i+2]; (st == 'T' || st == 't') == stopped {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

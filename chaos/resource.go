@@ -1,0 +1,323 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// The protected resource lives in its own redis-server, shared by every
+// client process: per lock key a counter that holders read, then (after
+// the hold) write back plus one. Acknowledgements are counted by the server
+// in the same script as the write, so "acknowledged" is exact.
+//
+// Keys under the cell's prefix P:
+//
+//	P res:K      the counter protected by lock key K
+//	P hi:K       fencing: the highest token the resource has seen for K
+//	P fence      fencing: the token counter (INCR per acquire)
+//	P acks       writes applied
+//	P rej:w      fenced writes refused (stale token)
+//	P rej:r      fenced reads refused (stale token)
+//	P holds      the hold log: "K startNs endNs client" per hold
+type resource struct {
+	c      rueidis.Client
+	prefix string
+}
+
+var (
+	// writeScript applies a write and acknowledges it atomically.
+	writeScript = rueidis.NewLuaScript(`redis.call('SET', KEYS[1], ARGV[1]) return redis.call('INCR', KEYS[2])`)
+	// fencedReadScript refuses a reader whose token is older than one the
+	// resource has seen, and otherwise records the token: a later write
+	// with an older token is then refused too, so no write can land
+	// between a reader's read and its write.
+	fencedReadScript = rueidis.NewLuaScript(`
+local hi = tonumber(redis.call('GET', KEYS[2]) or '0')
+local t = tonumber(ARGV[1])
+if t < hi then redis.call('INCR', KEYS[3]) return -1 end
+if t > hi then redis.call('SET', KEYS[2], ARGV[1]) end
+return tonumber(redis.call('GET', KEYS[1]) or '0')`)
+	// fencedWriteScript refuses a write whose token is older than one seen.
+	fencedWriteScript = rueidis.NewLuaScript(`
+local hi = tonumber(redis.call('GET', KEYS[2]) or '0')
+local t = tonumber(ARGV[2])
+if t < hi then redis.call('INCR', KEYS[4]) return 0 end
+if t > hi then redis.call('SET', KEYS[2], ARGV[2]) end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('INCR', KEYS[3])
+return 1`)
+)
+
+const resourceTimeout = 2 * time.Second
+
+func newResource(addr, prefix string) (*resource, error) {
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, ForceSingleClient: true, DisableCache: true})
+	if err != nil {
+		return nil, fmt.Errorf("resource %s: %w", addr, err)
+	}
+	return &resource{c: c, prefix: prefix}, nil
+}
+
+func (r *resource) close() { r.c.Close() }
+
+func (r *resource) key(parts ...string) string { return r.prefix + strings.Join(parts, ":") }
+
+func (r *resource) k(idx uint64, kind string) string {
+	return r.prefix + kind + ":" + strconv.FormatUint(idx, 10)
+}
+
+// token is the next fencing token.
+func (r *resource) token(ctx context.Context) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, resourceTimeout)
+	defer cancel()
+	return r.c.Do(ctx, r.c.B().Incr().Key(r.key("fence")).Build()).AsInt64()
+}
+
+// read returns the counter; ok is false when a fenced read was refused.
+func (r *resource) read(ctx context.Context, idx uint64, token int64) (v int64, ok bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, resourceTimeout)
+	defer cancel()
+	if token == 0 {
+		v, err = r.c.Do(ctx, r.c.B().Get().Key(r.k(idx, "res")).Build()).AsInt64()
+		if rueidis.IsRedisNil(err) {
+			return 0, true, nil
+		}
+		return v, err == nil, err
+	}
+	v, err = fencedReadScript.Exec(ctx, r.c, []string{r.k(idx, "res"), r.k(idx, "hi"), r.key("rej", "r")},
+		[]string{strconv.FormatInt(token, 10)}).AsInt64()
+	if err != nil {
+		return 0, false, err
+	}
+	return v, v >= 0, nil
+}
+
+// write stores v; ok is false when a fenced write was refused.
+func (r *resource) write(ctx context.Context, idx uint64, v, token int64) (ok bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, resourceTimeout)
+	defer cancel()
+	val := strconv.FormatInt(v, 10)
+	if token == 0 {
+		err = writeScript.Exec(ctx, r.c, []string{r.k(idx, "res"), r.key("acks")}, []string{val}).Error()
+		return err == nil, err
+	}
+	n, err := fencedWriteScript.Exec(ctx, r.c, []string{r.k(idx, "res"), r.k(idx, "hi"), r.key("acks"), r.key("rej", "w")},
+		[]string{val, strconv.FormatInt(token, 10)}).AsInt64()
+	return n == 1, err
+}
+
+// Hold is one client's use of one lock, judged on its validity window:
+// from the moment the acquire returned to the end of the use or of the
+// validity, whichever came first. All processes share this machine's
+// wall clock.
+type Hold struct {
+	Key        uint64
+	Start, End int64 // Unix ns
+	Client     int
+}
+
+// holdLog batches holds and appends them to the resource's hold log.
+type holdLog struct {
+	r      *resource
+	client int
+	mu     sync.Mutex
+	buf    []string
+	err    error
+	done   chan struct{}
+	wg     sync.WaitGroup
+}
+
+func newHoldLog(r *resource, client int) *holdLog {
+	l := &holdLog{r: r, client: client, done: make(chan struct{})}
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				l.flush()
+			case <-l.done:
+				l.flush()
+				return
+			}
+		}
+	}()
+	return l
+}
+
+func (l *holdLog) add(h Hold) {
+	s := strconv.FormatUint(h.Key, 10) + " " + strconv.FormatInt(h.Start, 10) + " " + strconv.FormatInt(h.End, 10) + " " + strconv.Itoa(l.client)
+	l.mu.Lock()
+	l.buf = append(l.buf, s)
+	l.mu.Unlock()
+}
+
+func (l *holdLog) flush() {
+	l.mu.Lock()
+	batch := l.buf
+	l.buf = nil
+	l.mu.Unlock()
+	for len(batch) > 0 {
+		n := min(len(batch), 10_000)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := l.r.c.Do(ctx, l.r.c.B().Rpush().Key(l.r.key("holds")).Element(batch[:n]...).Build()).Error()
+		cancel()
+		if err != nil {
+			l.mu.Lock()
+			if l.err == nil {
+				l.err = fmt.Errorf("hold log: %w", err)
+			}
+			l.mu.Unlock()
+			return
+		}
+		batch = batch[n:]
+	}
+}
+
+// close writes what is left and reports the first error.
+func (l *holdLog) close() error {
+	close(l.done)
+	l.wg.Wait()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// Check is what the checkers found on the resource after a cell.
+type Check struct {
+	Holds          int64 `json:"holds"`
+	Violations     int64 `json:"violations"`
+	MaxConcurrent  int64 `json:"max_concurrent_holders"`
+	Acks           int64 `json:"acknowledged_writes"`
+	FinalSum       int64 `json:"final_sum"`
+	LostUpdates    int64 `json:"lost_updates"`
+	RejectedWrites int64 `json:"stale_writes_rejected"`
+	RejectedReads  int64 `json:"stale_reads_rejected"`
+	Tokens         int64 `json:"fencing_tokens"`
+}
+
+// CheckResource reads the resource after a cell: the hold log for
+// overlapping validity windows, and the counters against the acknowledged
+// writes for lost updates.
+func CheckResource(ctx context.Context, addr, prefix string, keys uint64) (Check, error) {
+	r, err := newResource(addr, prefix)
+	if err != nil {
+		return Check{}, err
+	}
+	defer r.close()
+	var ck Check
+	num := func(k string) (int64, error) {
+		v, err := r.c.Do(ctx, r.c.B().Get().Key(k).Build()).AsInt64()
+		if rueidis.IsRedisNil(err) {
+			return 0, nil
+		}
+		return v, err
+	}
+	for _, f := range []struct {
+		dst *int64
+		key string
+	}{{&ck.Acks, r.key("acks")}, {&ck.RejectedWrites, r.key("rej", "w")}, {&ck.RejectedReads, r.key("rej", "r")}, {&ck.Tokens, r.key("fence")}} {
+		if *f.dst, err = num(f.key); err != nil {
+			return ck, fmt.Errorf("resource: GET %s: %w", f.key, err)
+		}
+	}
+	const chunk = 5000
+	for lo := uint64(0); lo < keys; lo += chunk {
+		hi := min(lo+chunk, keys)
+		ks := make([]string, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			ks = append(ks, r.k(i, "res"))
+		}
+		vals, err := r.c.Do(ctx, r.c.B().Mget().Key(ks...).Build()).ToArray()
+		if err != nil {
+			return ck, fmt.Errorf("resource: MGET: %w", err)
+		}
+		for _, v := range vals {
+			if n, err := v.AsInt64(); err == nil {
+				ck.FinalSum += n
+			}
+		}
+	}
+	// Each acknowledged write added one to what its writer read; a write
+	// that overlapped another's read-modify-write added nothing.
+	ck.LostUpdates = ck.Acks - ck.FinalSum
+
+	var holds []Hold
+	n, err := r.c.Do(ctx, r.c.B().Llen().Key(r.key("holds")).Build()).AsInt64()
+	if err != nil {
+		return ck, fmt.Errorf("resource: LLEN holds: %w", err)
+	}
+	for lo := int64(0); lo < n; lo += 50_000 {
+		items, err := r.c.Do(ctx, r.c.B().Lrange().Key(r.key("holds")).Start(lo).Stop(lo+50_000-1).Build()).AsStrSlice()
+		if err != nil {
+			return ck, fmt.Errorf("resource: LRANGE holds: %w", err)
+		}
+		for _, it := range items {
+			h, err := parseHold(it)
+			if err != nil {
+				return ck, err
+			}
+			holds = append(holds, h)
+		}
+	}
+	ck.Holds = int64(len(holds))
+	ck.Violations, ck.MaxConcurrent = Overlaps(holds)
+	return ck, nil
+}
+
+func parseHold(s string) (Hold, error) {
+	f := strings.Fields(s)
+	if len(f) != 4 {
+		return Hold{}, fmt.Errorf("resource: hold log entry %q is not \"key start end client\"", s)
+	}
+	k, e1 := strconv.ParseUint(f[0], 10, 64)
+	a, e2 := strconv.ParseInt(f[1], 10, 64)
+	b, e3 := strconv.ParseInt(f[2], 10, 64)
+	c, e4 := strconv.Atoi(f[3])
+	if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
+		return Hold{}, fmt.Errorf("resource: hold log entry %q is not \"key start end client\"", s)
+	}
+	return Hold{Key: k, Start: a, End: b, Client: c}, nil
+}
+
+// Overlaps counts holds that began while another hold of the same key was
+// still inside its window (as the live probe counts them), and the most
+// holders of one key at once. A hold that ends exactly when the next
+// begins does not overlap it.
+func Overlaps(holds []Hold) (violations, maxConcurrent int64) {
+	byKey := map[uint64][]Hold{}
+	for _, h := range holds {
+		byKey[h.Key] = append(byKey[h.Key], h)
+	}
+	for _, hs := range byKey {
+		sort.Slice(hs, func(i, j int) bool { return hs[i].Start < hs[j].Start })
+		var ends []int64 // ends of the holds still open, a small set
+		for _, h := range hs {
+			if h.End <= h.Start {
+				continue // no validity left when the acquire returned: no window to judge
+			}
+			live := ends[:0]
+			for _, e := range ends {
+				if e > h.Start {
+					live = append(live, e)
+				}
+			}
+			ends = live
+			if len(ends) > 0 {
+				violations++
+			}
+			ends = append(ends, h.End)
+			maxConcurrent = max(maxConcurrent, int64(len(ends)))
+		}
+	}
+	return violations, maxConcurrent
+}

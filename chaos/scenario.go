@@ -1,0 +1,572 @@
+// Package chaos runs Redlock under faults and checks what the lock promised:
+// clients do read-modify-writes on a protected resource (a counter per lock
+// key in its own redis-server) while faults are injected on a schedule, and
+// checkers count mutual-exclusion violations (overlapping validity windows),
+// lost updates and availability. Clients are goroutine groups or separate
+// processes, each with its own connections (and proxies) to the masters.
+package chaos
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"lockbench/engine"
+	"lockbench/faults"
+	"lockbench/localmasters"
+	"lockbench/plan"
+	"lockbench/workloads"
+)
+
+// Settings are one cell's settings. YAML names are the flag names with "-"
+// written as "_".
+type Settings struct {
+	Masters     int    `yaml:"masters" json:"masters"` // local lock masters
+	Persistence string `yaml:"persistence" json:"persistence"`
+	Clients     int    `yaml:"clients" json:"clients"`
+	// ClientMode: goroutines (each client a group of goroutines with its own
+	// connections) or processes (each client a lockbench process).
+	ClientMode string        `yaml:"client_mode" json:"client_mode"`
+	Workers    int           `yaml:"workers" json:"workers"` // per client
+	Keys       uint64        `yaml:"keys" json:"keys"`
+	TTL        plan.Duration `yaml:"ttl" json:"ttl"`
+	Timeout    plan.Duration `yaml:"timeout" json:"timeout"`
+	Drift      float64       `yaml:"drift_factor" json:"drift_factor"`
+	Mode       string        `yaml:"mode" json:"mode"`
+	Wait       string        `yaml:"wait" json:"wait"`
+	// Hold is the gap between reading the counter and writing it back,
+	// inside the lock: where an overlapping holder loses an update.
+	Hold plan.Duration `yaml:"hold" json:"hold"`
+	// HoldDist draws each hold around Hold: fixed, uniform (0..2×hold, the
+	// default: holders fall out of step as real critical sections do) or
+	// exponential.
+	HoldDist string        `yaml:"hold_distribution" json:"hold_distribution"`
+	RetryMin plan.Duration `yaml:"retry_delay_min" json:"retry_delay_min"`
+	RetryMax plan.Duration `yaml:"retry_delay_max" json:"retry_delay_max"`
+	// Fencing: every acquire takes a token (INCR at the resource) and the
+	// resource refuses reads and writes older than a token it has seen.
+	Fencing bool `yaml:"fencing" json:"fencing"`
+	// CheckValidity: skip the write when the lock's validity ran out during
+	// the hold (a careful client; a pause after the check still loses).
+	CheckValidity bool          `yaml:"check_validity" json:"check_validity"`
+	Duration      plan.Duration `yaml:"duration" json:"duration"`
+	// Acquisitions, when set, ends the cell once this many locks were
+	// taken (each client stops after its share); duration is the cap.
+	Acquisitions int64  `yaml:"acquisitions" json:"acquisitions"`
+	Seed         uint64 `yaml:"seed" json:"seed"`
+}
+
+// DefaultSettings are the settings a scenario starts from.
+func DefaultSettings() Settings {
+	e := engine.DefaultConfig()
+	return Settings{
+		Masters: 3, Persistence: "none", Clients: 2, ClientMode: "goroutines", Workers: 16, Keys: 16,
+		TTL: plan.Duration(2 * time.Second), Timeout: plan.Duration(e.Timeout), Drift: e.DriftFactor,
+		Mode: string(e.Mode), Wait: string(e.Wait), Hold: plan.Duration(100 * time.Millisecond), HoldDist: "uniform",
+		RetryMin: plan.Duration(time.Millisecond), RetryMax: plan.Duration(10 * time.Millisecond),
+		Duration: plan.Duration(10 * time.Second),
+	}
+}
+
+// ClientModes are the accepted client modes.
+var ClientModes = []string{"goroutines", "processes"}
+
+// EngineConfig is the lock client's part (masters not set).
+func (s Settings) EngineConfig() engine.Config {
+	c := engine.DefaultConfig()
+	c.Mode, c.Wait = engine.Mode(s.Mode), engine.Wait(s.Wait)
+	c.TTL, c.Timeout, c.DriftFactor = time.Duration(s.TTL), time.Duration(s.Timeout), s.Drift
+	c.Retries = 0 // the client loop retries itself, so every attempt is counted
+	return c
+}
+
+// Validate names the first bad setting, its value and what is accepted.
+func (s Settings) Validate() error {
+	if s.Masters < 1 || s.Masters > 15 {
+		return fmt.Errorf("masters: %d is not accepted; use 1..15 local masters", s.Masters)
+	}
+	if _, err := localmasters.ParsePersistence(s.Persistence); err != nil {
+		return fmt.Errorf("persistence: %q is not accepted; use none, aof-no, aof-everysec or aof-always", s.Persistence)
+	}
+	if s.Clients < 1 || s.Clients > 64 {
+		return fmt.Errorf("clients: %d is not accepted; use 1..64", s.Clients)
+	}
+	if !contains(ClientModes, s.ClientMode) {
+		return fmt.Errorf("client_mode: %q is not accepted; use goroutines or processes", s.ClientMode)
+	}
+	if s.Workers < 1 || s.Workers > 10_000 {
+		return fmt.Errorf("workers: %d is not accepted; use 1..10000 per client", s.Workers)
+	}
+	if s.Keys < 1 || s.Keys > 10_000_000 {
+		return fmt.Errorf("keys: %d is not accepted; use 1..10000000", s.Keys)
+	}
+	ec := s.EngineConfig()
+	for i := range s.Masters {
+		ec.Masters = append(ec.Masters, fmt.Sprintf("127.0.0.1:%d", i+1))
+	}
+	if err := ec.Validate(); err != nil {
+		return err
+	}
+	if s.Hold < 0 {
+		return fmt.Errorf("hold: %v is not accepted; use 0 or a positive duration", s.Hold)
+	}
+	if _, err := workloads.NewHoldTime(s.HoldDist, time.Duration(s.Hold)); err != nil {
+		return fmt.Errorf("hold_distribution: %q is not accepted; use fixed, uniform or exponential", s.HoldDist)
+	}
+	if s.RetryMin < 0 || s.RetryMax < s.RetryMin {
+		return fmt.Errorf("retry_delay_max: %v..%v is not accepted; use 0 <= retry_delay_min <= retry_delay_max", s.RetryMin, s.RetryMax)
+	}
+	if s.Duration <= 0 {
+		return fmt.Errorf("duration: %v is not accepted; use a positive duration such as 10s", s.Duration)
+	}
+	if s.Acquisitions < 0 {
+		return fmt.Errorf("acquisitions: %d is not accepted; use 0 (run for duration) or a count", s.Acquisitions)
+	}
+	return nil
+}
+
+// Warnings are settings that work but may make the checkers report a
+// failure the faults did not cause.
+func (s Settings) Warnings() []string {
+	longest := time.Duration(s.Hold)
+	switch s.HoldDist {
+	case "uniform":
+		longest *= 2
+	case "exponential", "exp":
+		longest *= 5 // past the 99th percentile
+	}
+	if s.Hold > 0 && longest >= time.Duration(s.TTL)-time.Duration(s.Timeout) && !s.CheckValidity {
+		return []string{fmt.Sprintf("holds reach %v (hold %v, %s) against ttl %v: some writes land after the lock expired, "+
+			"so lost updates can appear without any fault; shorten the hold or set check_validity", longest, s.Hold, s.HoldDist, s.TTL)}
+	}
+	return nil
+}
+
+// Metrics an expectation can name.
+var Metrics = []string{"violations", "lost_updates", "stale_writes_rejected", "acquisitions",
+	"availability_attempts", "availability_time", "max_concurrent_holders", "probe_violations"}
+
+// Expectation is a claim a cell must show, such as violations >0.
+type Expectation struct {
+	Metric string  `json:"metric"`
+	Op     string  `json:"op"`
+	Value  float64 `json:"value"`
+}
+
+func (e Expectation) String() string {
+	return e.Metric + " " + e.Op + strconv.FormatFloat(e.Value, 'g', -1, 64)
+}
+
+var condRE = regexp.MustCompile(`^\s*(>=|<=|==|=|>|<)?\s*([0-9]+(?:\.[0-9]+)?)\s*$`)
+
+// ParseExpectation reads a condition such as ">0", "0", ">=100000" or "<=0.5".
+func ParseExpectation(metric, cond string) (Expectation, error) {
+	if !contains(Metrics, metric) {
+		return Expectation{}, fmt.Errorf("expect: %q is not a metric; use one of %s", metric, strings.Join(Metrics, ", "))
+	}
+	m := condRE.FindStringSubmatch(cond)
+	if m == nil {
+		return Expectation{}, fmt.Errorf("expect: %s: %q is not accepted; use a number with an optional >, >=, <, <= or = before it, such as \">0\" or 0", metric, cond)
+	}
+	op := m[1]
+	if op == "" || op == "=" {
+		op = "=="
+	}
+	v, _ := strconv.ParseFloat(m[2], 64)
+	return Expectation{Metric: metric, Op: op, Value: v}, nil
+}
+
+// Holds reports whether v meets the expectation.
+func (e Expectation) Holds(v float64) bool {
+	switch e.Op {
+	case ">":
+		return v > e.Value
+	case ">=":
+		return v >= e.Value
+	case "<":
+		return v < e.Value
+	case "<=":
+		return v <= e.Value
+	}
+	return math.Abs(v-e.Value) < 1e-9
+}
+
+// Cell is one run of a scenario: settings, a fault schedule, expectations.
+type Cell struct {
+	Index     int
+	Name      string
+	ID        string            // file stem: NNN-name
+	Overrides map[string]string // the settings this cell changed (its "axes")
+	Settings  Settings
+	Faults    []faults.Spec
+	Expect    []Expectation
+}
+
+// Scenario is a chaos scenario file.
+type Scenario struct {
+	Name        string
+	Description string
+	Settings    Settings
+	Cells       []Cell
+}
+
+// The YAML shapes. Cells decode their settings key by key over the
+// scenario's, so an error names its line.
+type scenarioYAML struct {
+	Name        string            `yaml:"name"`
+	Description string            `yaml:"description"`
+	Settings    yaml.Node         `yaml:"settings"`
+	Faults      []yaml.Node       `yaml:"faults"`
+	Expect      map[string]string `yaml:"expect"`
+	Cells       []cellYAML        `yaml:"cells"`
+}
+
+type cellYAML struct {
+	Name     string            `yaml:"name"`
+	Settings yaml.Node         `yaml:"settings"`
+	Faults   *[]yaml.Node      `yaml:"faults"` // nil: the scenario's faults
+	Expect   map[string]string `yaml:"expect"` // nil: the scenario's
+}
+
+// FaultYAML is one fault as written in a scenario or a --fault flag.
+type FaultYAML struct {
+	At      plan.Duration `yaml:"at"`
+	Kind    string        `yaml:"kind"`
+	Masters []int         `yaml:"masters"`
+	Clients []int         `yaml:"clients"`
+	For     plan.Duration `yaml:"for"`
+	Restart string        `yaml:"restart"`
+	Latency plan.Duration `yaml:"latency"`
+	Jitter  plan.Duration `yaml:"jitter"`
+	By      plan.Duration `yaml:"by"`
+}
+
+// fieldsOf says which fault fields each kind uses (besides at and kind).
+var fieldsOf = map[faults.Kind][]string{
+	faults.Crash:     {"masters", "restart"},
+	faults.Partition: {"masters", "clients", "for"},
+	faults.Latency:   {"masters", "clients", "for", "latency", "jitter"},
+	faults.Reset:     {"masters", "clients", "for"},
+	faults.Pause:     {"clients", "for"},
+	faults.ClockJump: {"masters", "by"},
+}
+
+// Load reads a scenario file, or a shipped scenario by name.
+func Load(name string) (*Scenario, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		if sb, ok := Shipped(name); ok {
+			return Parse(name, sb)
+		}
+		return nil, fmt.Errorf("config: %s: no such file or shipped chaos scenario (shipped: %s)", name, strings.Join(ShippedNames(), ", "))
+	}
+	return Parse(name, b)
+}
+
+// Parse parses a scenario; file names it in errors. Unknown keys, wrong
+// types and bad values are errors naming the line and field.
+func Parse(file string, b []byte) (*Scenario, error) {
+	wrap := func(err error) error { return fmt.Errorf("config: %s: %w", file, err) }
+	var y scenarioYAML
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&y); err != nil {
+		return nil, wrap(fmt.Errorf("%s", cleanYAMLError(err)))
+	}
+	sc := &Scenario{Name: y.Name, Description: strings.TrimSpace(y.Description), Settings: DefaultSettings()}
+	if sc.Name == "" {
+		sc.Name = strings.TrimSuffix(baseName(file), ".yaml")
+	}
+	if err := decodeSettings(&sc.Settings, &y.Settings, "settings"); err != nil {
+		return nil, wrap(err)
+	}
+	if len(y.Cells) == 0 {
+		y.Cells = []cellYAML{{Name: sc.Name}}
+	}
+	seen := map[string]bool{}
+	for i, cy := range y.Cells {
+		where := fmt.Sprintf("cells[%d]", i)
+		c := Cell{Index: i, Name: cy.Name, Settings: sc.Settings, Overrides: map[string]string{}}
+		if c.Name == "" {
+			c.Name = fmt.Sprintf("cell-%d", i)
+		}
+		if seen[c.Name] {
+			return nil, wrap(fmt.Errorf("%s.name: %q is used twice; give each cell its own name", where, c.Name))
+		}
+		seen[c.Name] = true
+		c.ID = fmt.Sprintf("%03d-%s", i, fileSafe.ReplaceAllString(c.Name, "_"))
+		if err := decodeSettings(&c.Settings, &cy.Settings, where+".settings"); err != nil {
+			return nil, wrap(err)
+		}
+		if cy.Settings.Kind == yaml.MappingNode {
+			for j := 0; j+1 < len(cy.Settings.Content); j += 2 {
+				c.Overrides[cy.Settings.Content[j].Value] = cy.Settings.Content[j+1].Value
+			}
+		}
+		fs, fwhere := y.Faults, "faults"
+		if cy.Faults != nil {
+			fs, fwhere = *cy.Faults, where+".faults"
+		}
+		for j := range fs {
+			spec, err := decodeFault(&fs[j], fmt.Sprintf("%s[%d]", fwhere, j))
+			if err != nil {
+				return nil, wrap(err)
+			}
+			c.Faults = append(c.Faults, spec)
+		}
+		ex := y.Expect
+		if cy.Expect != nil {
+			ex = cy.Expect
+		}
+		for _, k := range sortedKeys(ex) {
+			e, err := ParseExpectation(k, ex[k])
+			if err != nil {
+				return nil, wrap(fmt.Errorf("%s.%w", where, err))
+			}
+			c.Expect = append(c.Expect, e)
+		}
+		if err := c.Validate(); err != nil {
+			return nil, wrap(fmt.Errorf("%s (%s): %w", where, c.Name, err))
+		}
+		sc.Cells = append(sc.Cells, c)
+	}
+	return sc, nil
+}
+
+// decodeSettings lays a settings mapping over s, one key at a time so that
+// an unknown key or a wrong type names its line.
+func decodeSettings(s *Settings, n *yaml.Node, where string) error {
+	if n.Kind == 0 {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: %s: want a mapping of setting: value", n.Line, where)
+	}
+	known := yamlNames(reflect.TypeOf(Settings{}))
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !known[k.Value] {
+			return fmt.Errorf("line %d: %s: %q is not a setting; use one of %s", k.Line, where, k.Value, strings.Join(sortedKeys(known), ", "))
+		}
+		one := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{k, v}}
+		if err := one.Decode(s); err != nil {
+			return fmt.Errorf("line %d: %s.%s: %s", v.Line, where, k.Value, cleanYAMLError(err))
+		}
+	}
+	return nil
+}
+
+func decodeFault(n *yaml.Node, where string) (faults.Spec, error) {
+	if n.Kind != yaml.MappingNode {
+		return faults.Spec{}, fmt.Errorf("line %d: %s: want a mapping such as {at: 2s, kind: crash, masters: [1]}", n.Line, where)
+	}
+	known := yamlNames(reflect.TypeOf(FaultYAML{}))
+	var f FaultYAML
+	set := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !known[k.Value] {
+			return faults.Spec{}, fmt.Errorf("line %d: %s: %q is not a fault field; use one of %s", k.Line, where, k.Value, strings.Join(sortedKeys(known), ", "))
+		}
+		one := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{k, v}}
+		if err := one.Decode(&f); err != nil {
+			return faults.Spec{}, fmt.Errorf("line %d: %s.%s: %s", v.Line, where, k.Value, cleanYAMLError(err))
+		}
+		set[k.Value] = k.Line
+	}
+	spec, err := f.Spec(set)
+	if err != nil {
+		return faults.Spec{}, fmt.Errorf("line %d: %s.%w", n.Line, where, err)
+	}
+	return spec, nil
+}
+
+// Spec checks the fault on its own (not against a cell) and converts it;
+// set holds the fields that were written.
+func (f FaultYAML) Spec(set map[string]int) (faults.Spec, error) {
+	kind := faults.Kind(f.Kind)
+	allowed, ok := fieldsOf[kind]
+	if !ok {
+		names := make([]string, len(faults.Kinds))
+		for i, k := range faults.Kinds {
+			names[i] = string(k)
+		}
+		return faults.Spec{}, fmt.Errorf("kind: %q is not accepted; use %s", f.Kind, strings.Join(names, ", "))
+	}
+	for field := range set {
+		if field != "at" && field != "kind" && !contains(allowed, field) {
+			return faults.Spec{}, fmt.Errorf("%s: not used by %s; it takes at, %s", field, kind, strings.Join(allowed, ", "))
+		}
+	}
+	s := faults.Spec{At: time.Duration(f.At), Kind: kind, Masters: f.Masters, Clients: f.Clients, For: time.Duration(f.For),
+		Restart: f.Restart, Latency: time.Duration(f.Latency), Jitter: time.Duration(f.Jitter), By: time.Duration(f.By)}
+	switch {
+	case s.At < 0:
+		return s, fmt.Errorf("at: %v is not accepted; use 0 or a positive duration", f.At)
+	case s.For < 0:
+		return s, fmt.Errorf("for: %v is not accepted; use a positive duration (or leave it out: until the end)", f.For)
+	case kind == faults.Latency && s.Latency <= 0:
+		return s, fmt.Errorf("latency: %v is not accepted; use a positive duration such as 20ms", f.Latency)
+	case kind == faults.Latency && (s.Jitter < 0 || s.Jitter > s.Latency):
+		return s, fmt.Errorf("jitter: %v is not accepted; use 0..latency (%v)", f.Jitter, f.Latency)
+	case kind == faults.ClockJump && s.By == 0:
+		return s, fmt.Errorf("by: is needed; use how far the clock jumps, such as 5s (negative: backwards)")
+	case kind == faults.Crash && len(s.Masters) == 0:
+		return s, fmt.Errorf("masters: is needed; list the masters to crash, such as [1]")
+	case kind == faults.ClockJump && len(s.Masters) == 0:
+		return s, fmt.Errorf("masters: is needed; list the masters whose clock jumps, such as [1]")
+	}
+	if kind == faults.Crash {
+		if _, err := s.RestartDelay(); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// Validate checks the cell's settings and faults together.
+func (c Cell) Validate() error {
+	if err := c.Settings.Validate(); err != nil {
+		return err
+	}
+	d := time.Duration(c.Settings.Duration)
+	for j, f := range c.Faults {
+		where := fmt.Sprintf("faults[%d]", j)
+		if f.At >= d {
+			return fmt.Errorf("%s.at: %v is not accepted; use a time before the end of the cell (duration %v)", where, f.At, d)
+		}
+		for _, m := range f.Masters {
+			if m < 0 || m >= c.Settings.Masters {
+				return fmt.Errorf("%s.masters: %d is not accepted; use 0..%d (%d masters)", where, m, c.Settings.Masters-1, c.Settings.Masters)
+			}
+		}
+		for _, cl := range f.Clients {
+			if cl < 0 || cl >= c.Settings.Clients {
+				return fmt.Errorf("%s.clients: %d is not accepted; use 0..%d (%d clients)", where, cl, c.Settings.Clients-1, c.Settings.Clients)
+			}
+		}
+	}
+	return nil
+}
+
+// NeedsNetwork reports whether the cell has network faults (clients then
+// reach the masters through proxies).
+func (c Cell) NeedsNetwork() bool {
+	for _, f := range c.Faults {
+		if f.Kind == faults.Partition || f.Kind == faults.Latency || f.Kind == faults.Reset {
+			return true
+		}
+	}
+	return false
+}
+
+// ClockMasters are the masters that run under a fake clock.
+func (c Cell) ClockMasters() map[int]bool {
+	out := map[int]bool{}
+	for _, f := range c.Faults {
+		if f.Kind == faults.ClockJump {
+			for _, m := range f.Masters {
+				out[m] = true
+			}
+		}
+	}
+	return out
+}
+
+// ParseFaultFlag reads a --fault value: a kind, then field=value pairs,
+// e.g. "crash at=2s masters=1 restart=immediate" or
+// "partition at=0s clients=0 masters=2,3 for=5s".
+func ParseFaultFlag(s string) (faults.Spec, error) {
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return faults.Spec{}, fmt.Errorf("fault: empty; use KIND at=DURATION field=value ..., such as \"crash at=2s masters=1\"")
+	}
+	var doc strings.Builder
+	fmt.Fprintf(&doc, "kind: %q\n", fields[0])
+	for _, kv := range fields[1:] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return faults.Spec{}, fmt.Errorf("fault: %q is not field=value in %q", kv, s)
+		}
+		if k == "masters" || k == "clients" {
+			v = "[" + v + "]"
+		} else {
+			v = strconv.Quote(v)
+		}
+		fmt.Fprintf(&doc, "%s: %s\n", k, v)
+	}
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(doc.String()), &n); err != nil || len(n.Content) == 0 {
+		return faults.Spec{}, fmt.Errorf("fault: %q cannot be read; use KIND at=DURATION field=value ...", s)
+	}
+	spec, err := decodeFault(n.Content[0], "fault")
+	if err != nil {
+		// The line numbers of a one-flag document mean nothing.
+		msg := regexp.MustCompile(`^line \d+: `).ReplaceAllString(err.Error(), "")
+		return faults.Spec{}, fmt.Errorf("%s (in --fault %q)", msg, s)
+	}
+	return spec, nil
+}
+
+// ParseExpectFlag reads an --expect value such as "violations>0".
+func ParseExpectFlag(s string) (Expectation, error) {
+	i := strings.IndexAny(s, "<>=")
+	if i <= 0 {
+		return Expectation{}, fmt.Errorf("expect: %q is not accepted; use METRIC OP VALUE such as violations>0 or lost_updates=0", s)
+	}
+	return ParseExpectation(strings.TrimSpace(s[:i]), s[i:])
+}
+
+var fileSafe = regexp.MustCompile(`[^A-Za-z0-9=,._-]+`)
+
+func yamlNames(t reflect.Type) map[string]bool {
+	out := map[string]bool{}
+	for i := range t.NumField() {
+		if tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]; tag != "" {
+			out[tag] = true
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func contains[T comparable](list []T, v T) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// cleanYAMLError keeps the YAML decoder's message but drops its prefix.
+func cleanYAMLError(err error) string {
+	s := err.Error()
+	s = strings.TrimPrefix(s, "yaml: unmarshal errors:\n")
+	s = strings.TrimPrefix(s, "yaml: ")
+	return strings.Join(strings.Fields(s), " ")
+}

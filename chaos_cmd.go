@@ -1,0 +1,462 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"lockbench/chaos"
+	"lockbench/localmasters"
+	"lockbench/plan"
+	"lockbench/report"
+)
+
+// chaosClientArg, as the first argument, makes `lockbench chaos` a client
+// process of a running scenario (started by lockbench itself, not by users).
+const chaosClientArg = "__client"
+
+// exitExpectation: the results were written but a cell did not show what
+// its scenario claims (the same code as a broken report threshold).
+const exitExpectation = exitThreshold
+
+type chaosArgs struct {
+	file     string
+	out      string
+	dryRun   bool
+	noReport bool
+	cells    []string
+	faults   []string
+	expect   []string
+}
+
+// chaosOverride is a settings flag: how it is bound and how it is copied
+// onto a cell when given.
+type chaosOverride struct {
+	name  string
+	apply func(dst *chaos.Settings, src chaos.Settings)
+}
+
+func bindChaosFlags(fs *pflag.FlagSet, s *chaos.Settings) []chaosOverride {
+	d := func(p *plan.Duration, name, usage string) {
+		fs.Var((*durationFlag)(p), name, usage)
+	}
+	fs.IntVar(&s.Masters, "masters", s.Masters, "local lock masters")
+	fs.StringVar(&s.Persistence, "persistence", s.Persistence, "none, aof-no, aof-everysec, aof-always")
+	fs.IntVar(&s.Clients, "clients", s.Clients, "lock clients, each with its own connections")
+	fs.StringVar(&s.ClientMode, "client-mode", s.ClientMode, "goroutines or processes (one lockbench process per client)")
+	fs.IntVar(&s.Workers, "workers", s.Workers, "workers per client")
+	fs.Uint64Var(&s.Keys, "keys", s.Keys, "lock keys (one protected counter each)")
+	d(&s.TTL, "ttl", "lock TTL")
+	d(&s.Timeout, "timeout", "per-master timeout of one command")
+	fs.StringVar(&s.Mode, "mode", s.Mode, "sequential or multiplexed")
+	fs.StringVar(&s.Wait, "wait", s.Wait, "all or quorum")
+	d(&s.Hold, "hold", "mean time between reading a counter and writing it back, inside the lock")
+	fs.StringVar(&s.HoldDist, "hold-distribution", s.HoldDist, "fixed, uniform or exponential")
+	d(&s.Duration, "duration", "length of each cell")
+	fs.Int64Var(&s.Acquisitions, "acquisitions", s.Acquisitions, "end a cell after this many acquisitions (0: run for duration)")
+	fs.BoolVar(&s.Fencing, "fencing", s.Fencing, "fencing tokens: the resource refuses stale reads and writes")
+	fs.BoolVar(&s.CheckValidity, "check-validity", s.CheckValidity, "skip a write when the lock's validity ran out during the hold")
+	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed (0: from the clock)")
+	return []chaosOverride{
+		{"masters", func(d *chaos.Settings, s chaos.Settings) { d.Masters = s.Masters }},
+		{"persistence", func(d *chaos.Settings, s chaos.Settings) { d.Persistence = s.Persistence }},
+		{"clients", func(d *chaos.Settings, s chaos.Settings) { d.Clients = s.Clients }},
+		{"client-mode", func(d *chaos.Settings, s chaos.Settings) { d.ClientMode = s.ClientMode }},
+		{"workers", func(d *chaos.Settings, s chaos.Settings) { d.Workers = s.Workers }},
+		{"keys", func(d *chaos.Settings, s chaos.Settings) { d.Keys = s.Keys }},
+		{"ttl", func(d *chaos.Settings, s chaos.Settings) { d.TTL = s.TTL }},
+		{"timeout", func(d *chaos.Settings, s chaos.Settings) { d.Timeout = s.Timeout }},
+		{"mode", func(d *chaos.Settings, s chaos.Settings) { d.Mode = s.Mode }},
+		{"wait", func(d *chaos.Settings, s chaos.Settings) { d.Wait = s.Wait }},
+		{"hold", func(d *chaos.Settings, s chaos.Settings) { d.Hold = s.Hold }},
+		{"hold-distribution", func(d *chaos.Settings, s chaos.Settings) { d.HoldDist = s.HoldDist }},
+		{"duration", func(d *chaos.Settings, s chaos.Settings) { d.Duration = s.Duration }},
+		{"acquisitions", func(d *chaos.Settings, s chaos.Settings) { d.Acquisitions = s.Acquisitions }},
+		{"fencing", func(d *chaos.Settings, s chaos.Settings) { d.Fencing = s.Fencing }},
+		{"check-validity", func(d *chaos.Settings, s chaos.Settings) { d.CheckValidity = s.CheckValidity }},
+		{"seed", func(d *chaos.Settings, s chaos.Settings) { d.Seed = s.Seed }},
+	}
+}
+
+// durationFlag binds a plan.Duration to a flag.
+type durationFlag plan.Duration
+
+func (d *durationFlag) String() string { return plan.Duration(*d).String() }
+func (d *durationFlag) Type() string   { return "duration" }
+func (d *durationFlag) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration; use a number with a unit, such as 500ms or 10s", s)
+	}
+	*d = durationFlag(v)
+	return nil
+}
+
+func cmdChaos(args []string) int {
+	if len(args) > 0 && args[0] == chaosClientArg {
+		return chaos.ClientMain(args[1:])
+	}
+	var a chaosArgs
+	flags := chaos.DefaultSettings()
+	fs := pflag.NewFlagSet("chaos", pflag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: lockbench chaos [-f SCENARIO] [flags]\n\n"+
+			"Runs Redlock under scheduled faults (crash/restart, partitions, latency, resets, client pauses,\n"+
+			"clock jumps) while clients do read-modify-writes on a protected resource, and checks for\n"+
+			"overlapping holds, lost updates and availability. Writes a results directory like sweep.\n"+
+			"Shipped scenarios: "+strings.Join(chaos.ShippedNames(), ", ")+" (configs/chaos/).\n\nflags:")
+		fs.PrintDefaults()
+	}
+	fs.StringVarP(&a.file, "file", "f", "", "chaos scenario YAML (a path, or a shipped name: "+strings.Join(chaos.ShippedNames(), ", ")+")")
+	fs.StringVar(&a.out, "out", "", "results directory (default results/NAME-YYYYMMDD-HHMMSS)")
+	fs.BoolVar(&a.dryRun, "dry-run", false, "print the cells, their faults and expectations, run nothing")
+	fs.BoolVar(&a.noReport, "no-report", false, "do not build the report at the end")
+	fs.StringArrayVar(&a.cells, "cell", nil, "run only this cell (repeatable)")
+	fs.StringArrayVar(&a.faults, "fault", nil, `replace the faults: KIND at=D field=value..., e.g. "crash at=3s masters=1 restart=immediate" (repeatable)`)
+	fs.StringArrayVar(&a.expect, "expect", nil, `replace the expectations: METRIC OP VALUE, e.g. "violations>0" (repeatable)`)
+	overrides := bindChaosFlags(fs, &flags)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "lockbench chaos: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	sc, err := chaosScenario(a, fs, flags, overrides)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
+		return exitUsage
+	}
+	if a.dryRun {
+		printChaosPlan(os.Stdout, sc)
+		return exitOK
+	}
+	if len(sc.Cells) > 0 {
+		if _, ok := localmasters.RedisServerPath(); !ok {
+			fmt.Fprintln(os.Stderr, "lockbench chaos: redis-server not found in PATH; chaos needs real masters it can kill (apt-get install redis-server)")
+			return exitFailure
+		}
+	}
+	return runChaos(sc, a)
+}
+
+// chaosScenario loads the scenario (or makes one cell from flags) and lays
+// the flags over every cell.
+func chaosScenario(a chaosArgs, fs *pflag.FlagSet, flags chaos.Settings, overrides []chaosOverride) (*chaos.Scenario, error) {
+	var sc *chaos.Scenario
+	if a.file != "" {
+		var err error
+		if sc, err = chaos.Load(a.file); err != nil {
+			return nil, err
+		}
+	} else {
+		sc = &chaos.Scenario{Name: "chaos", Settings: flags, Cells: []chaos.Cell{{Name: "flags", ID: "000-flags", Settings: flags, Overrides: map[string]string{}}}}
+	}
+	var flagCell chaos.Cell // the faults and expectations given by flags
+	for _, f := range a.faults {
+		spec, err := chaos.ParseFaultFlag(f)
+		if err != nil {
+			return nil, err
+		}
+		flagCell.Faults = append(flagCell.Faults, spec)
+	}
+	for _, e := range a.expect {
+		ex, err := chaos.ParseExpectFlag(e)
+		if err != nil {
+			return nil, err
+		}
+		flagCell.Expect = append(flagCell.Expect, ex)
+	}
+	if len(a.cells) > 0 {
+		var keep []chaos.Cell
+		names := map[string]bool{}
+		for _, c := range sc.Cells {
+			names[c.Name] = true
+		}
+		for _, n := range a.cells {
+			if !names[n] {
+				var all []string
+				for _, c := range sc.Cells {
+					all = append(all, c.Name)
+				}
+				return nil, fmt.Errorf("cell: %q is not a cell of %s; use one of %s", n, sc.Name, strings.Join(all, ", "))
+			}
+		}
+		for _, c := range sc.Cells {
+			for _, n := range a.cells {
+				if c.Name == n {
+					keep = append(keep, c)
+				}
+			}
+		}
+		sc.Cells = keep
+	}
+	for i := range sc.Cells {
+		c := &sc.Cells[i]
+		for _, o := range overrides {
+			if fs.Changed(o.name) {
+				o.apply(&c.Settings, flags)
+			}
+		}
+		if len(a.faults) > 0 {
+			c.Faults = flagCell.Faults
+		}
+		if len(a.expect) > 0 {
+			c.Expect = flagCell.Expect
+		}
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("cell %s: %w", c.Name, err)
+		}
+	}
+	return sc, nil
+}
+
+func printChaosPlan(w io.Writer, sc *chaos.Scenario) {
+	var est time.Duration
+	for _, c := range sc.Cells {
+		est += time.Duration(c.Settings.Duration) + 2*time.Second
+	}
+	fmt.Fprintf(w, "chaos scenario %s: %d cells, estimated %s\n", sc.Name, len(sc.Cells), est.Round(time.Second))
+	if sc.Description != "" {
+		fmt.Fprintln(w, sc.Description)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\n#\tcell\tmasters\tpersistence\tclients\tkeys\tttl\thold\tfencing\tduration")
+	for _, c := range sc.Cells {
+		s := c.Settings
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%d %s × %d\t%d\t%s\t%s %s\t%v\t%s\n", c.Index, c.Name, s.Masters, s.Persistence,
+			s.Clients, s.ClientMode, s.Workers, s.Keys, s.TTL, s.Hold, s.HoldDist, s.Fencing, s.Duration)
+	}
+	tw.Flush()
+	for _, c := range sc.Cells {
+		fmt.Fprintf(w, "\n%d %s\n", c.Index, c.Name)
+		for _, warn := range c.Settings.Warnings() {
+			fmt.Fprintf(w, "  WARNING: %s\n", warn)
+		}
+		if len(c.Faults) == 0 {
+			fmt.Fprintln(w, "  faults: none")
+		}
+		for _, f := range c.Faults {
+			fmt.Fprintf(w, "  fault: %s\n", f)
+		}
+		for _, e := range c.Expect {
+			fmt.Fprintf(w, "  expect: %s\n", e)
+		}
+	}
+}
+
+func runChaos(sc *chaos.Scenario, a chaosArgs) int {
+	dir := a.out
+	if dir == "" {
+		dir = filepath.Join("results", sc.Name+"-"+time.Now().Format("20060102-150405"))
+	}
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		fmt.Fprintf(os.Stderr, "lockbench chaos: out: %s exists and is not empty; choose another --out\n", dir)
+		return exitUsage
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "cells"), 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench chaos: out:", err)
+		return exitFailure
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
+		return exitFailure
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C exits at once
+	}()
+	chaos.Version = version
+
+	cellsCfg := make([]any, len(sc.Cells))
+	for i, c := range sc.Cells {
+		var fs []string
+		for _, f := range c.Faults {
+			fs = append(fs, f.String())
+		}
+		var ex []string
+		for _, e := range c.Expect {
+			ex = append(ex, e.String())
+		}
+		cellsCfg[i] = map[string]any{"name": c.Name, "settings": c.Settings, "faults": fs, "expect": ex}
+	}
+	man := &report.Manifest{
+		Name: sc.Name, Description: sc.Description, ConfigFile: a.file,
+		Config:           map[string]any{"kind": "chaos", "settings": sc.Settings, "cells": cellsCfg},
+		LockbenchVersion: version, GoVersion: runtime.Version(), Machine: machine(), StartedAt: time.Now().UTC(),
+	}
+	if v, err := localmasters.RedisServerVersion(firstNonEmpty(redisPath(), "redis-server")); err == nil {
+		man.RedisServerVersion = v
+	}
+	writeManifest := func() error {
+		return report.WriteFileAtomic(filepath.Join(dir, "manifest.json"), func(w io.Writer) error { return report.WriteJSON(w, man) })
+	}
+	if err := writeManifest(); err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
+		return exitFailure
+	}
+	fmt.Fprintf(os.Stderr, "lockbench chaos: %s, %d cells, results in %s\n", sc.Name, len(sc.Cells), dir)
+	opt := chaos.Options{ClientCommand: []string{exe, "chaos", chaosClientArg}, Log: os.Stderr, RunID: newChaosRunID(), Scenario: sc.Name}
+	failed := false
+	var unmet []string
+	var done []*chaos.CellResult
+	var doneCells []chaos.Cell
+	for i, c := range sc.Cells {
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(os.Stderr, "cell %d/%d %s: %d s; faults: %s\n", i+1, len(sc.Cells), c.Name,
+			int(time.Duration(c.Settings.Duration).Seconds()), faultSummary(c))
+		for _, warn := range c.Settings.Warnings() {
+			fmt.Fprintln(os.Stderr, "WARNING:", warn)
+		}
+		res, err := chaos.RunCell(ctx, c, opt)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "lockbench chaos: cell %s: %v\n", c.Name, err)
+			failed = true
+			break
+		}
+		info, err := writeChaosCell(dir, c, res)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
+			failed = true
+			break
+		}
+		man.Cells = append(man.Cells, info)
+		if err := writeManifest(); err != nil {
+			fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
+			failed = true
+			break
+		}
+		done, doneCells = append(done, res), append(doneCells, c)
+		if !res.Run.Interrupted {
+			for _, f := range res.Failed {
+				unmet = append(unmet, c.Name+": "+f)
+			}
+		}
+		if res.Run.Interrupted {
+			break
+		}
+	}
+	man.FinishedAt = time.Now().UTC()
+	man.Interrupted = ctx.Err() != nil
+	if err := writeManifest(); err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
+		return exitFailure
+	}
+	printSafetyTable(os.Stdout, doneCells, done)
+	fmt.Fprintf(os.Stderr, "lockbench chaos: %d of %d cells written to %s\n", len(man.Cells), len(sc.Cells), dir)
+	for _, u := range unmet {
+		fmt.Fprintln(os.Stderr, "lockbench chaos: NOT SHOWN:", u)
+	}
+	code := exitOK
+	if !a.noReport && len(man.Cells) > 0 && !man.Interrupted {
+		code = cmdReport([]string{dir})
+	}
+	switch {
+	case man.Interrupted:
+		return exitInterrupted
+	case failed:
+		return exitFailure
+	case len(unmet) > 0:
+		return exitExpectation
+	}
+	return code
+}
+
+// writeChaosCell writes the cell's result and interval logs.
+func writeChaosCell(dir string, c chaos.Cell, res *chaos.CellResult) (report.CellInfo, error) {
+	axes := map[string]string{"cell": c.Name}
+	for k, v := range c.Overrides {
+		axes[k] = v
+	}
+	info := report.CellInfo{Index: c.Index, ID: c.ID, Label: c.Name, Axes: axes, File: "cells/" + c.ID + ".json"}
+	for name, ivs := range res.Intervals {
+		path := filepath.Join(dir, "cells", c.ID+"."+name+".hlog")
+		if err := report.WriteFileAtomic(path, func(w io.Writer) error { return report.WriteIntervalLog(w, name, ivs) }); err != nil {
+			return info, err
+		}
+	}
+	res.Run.Cell = &info
+	err := report.WriteFileAtomic(filepath.Join(dir, info.File), func(w io.Writer) error { return report.WriteJSON(w, res.Run) })
+	return info, err
+}
+
+func faultSummary(c chaos.Cell) string {
+	if len(c.Faults) == 0 {
+		return "none"
+	}
+	var s []string
+	for _, f := range c.Faults {
+		s = append(s, f.String())
+	}
+	return strings.Join(s, "; ")
+}
+
+// printSafetyTable is the human summary of the cells run.
+func printSafetyTable(w io.Writer, cells []chaos.Cell, res []*chaos.CellResult) {
+	if len(res) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "cell\tfaults\tacquisitions\tviolations\tlost updates\tfencing\tstale writes rejected\tavailability (attempts)\tavailability (time)\texpectations")
+	for i, r := range res {
+		s := r.Run.Safety
+		kinds := []string{}
+		seen := map[string]bool{}
+		for _, f := range cells[i].Faults {
+			if !seen[string(f.Kind)] {
+				seen[string(f.Kind)] = true
+				kinds = append(kinds, string(f.Kind))
+			}
+		}
+		if len(kinds) == 0 {
+			kinds = []string{"none"}
+		}
+		exp := "-"
+		if len(cells[i].Expect) > 0 {
+			exp = "met"
+			if len(r.Failed) > 0 {
+				exp = fmt.Sprintf("NOT MET (%d)", len(r.Failed))
+			}
+		}
+		rej := "-"
+		if s.Fencing {
+			rej = fmt.Sprint(s.StaleWritesRejected)
+		}
+		name := cells[i].Name
+		if r.Run.Interrupted {
+			name += " (interrupted)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%v\t%s\t%.1f%%\t%.1f%%\t%s\n", name, strings.Join(kinds, "+"), r.Run.Outcomes.Acquired,
+			s.Violations, s.LostUpdates, s.Fencing, rej, 100*s.AvailabilityOps, 100*s.AvailabilityTime, exp)
+	}
+	tw.Flush()
+}
+
+func redisPath() string {
+	p, _ := localmasters.RedisServerPath()
+	return p
+}
+
+func newChaosRunID() string {
+	return fmt.Sprintf("%x", time.Now().UnixNano()&0xffffffff)
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"lockbench/faults"
+	"lockbench/internal/redistest"
+)
+
+func TestChaosBadInputExits2(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("settings:\n  masters: 3\n  wokers: 4\n"), 0o644)
+	cases := map[string][]string{
+		"nope.yaml":   {"-f", "nope.yaml"},
+		"wokers":      {"-f", bad},
+		"kind":        {"--fault", "explode at=1s"},
+		"cell":        {"-f", "crash", "--cell", "nope"},
+		"workers":     {"--workers", "0"},
+		"client_mode": {"--client-mode", "threads"},
+		"expect":      {"--expect", "happiness>1"},
+		"masters":     {"-f", "clock", "--masters", "1"},
+	}
+	for field, args := range cases {
+		_, stderr, code := lockbench(t, append([]string{"chaos"}, args...)...)
+		if code != 2 {
+			t.Errorf("%s: exit %d, want 2 (%s)", field, code, stderr)
+		}
+		if !strings.Contains(stderr, field) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%s: want one line naming the field, got %q", field, stderr)
+		}
+	}
+	stdout, _, code := lockbench(t, "chaos", "-f", "crash", "--dry-run")
+	if code != 0 || !strings.Contains(stdout, "none-delayed") || !strings.Contains(stdout, "restart after 2.5s") {
+		t.Fatalf("dry run: exit %d\n%s", code, stdout)
+	}
+}
+
+// A cell that does not show what it claims exits 3, after writing its
+// results in the sweep layout.
+func TestChaosWritesResultsAndChecksExpectations(t *testing.T) {
+	redistest.Require(t)
+	out := filepath.Join(t.TempDir(), "res")
+	stdout, stderr, code := lockbench(t, "chaos", "--duration", "1s", "--masters", "3", "--keys", "4", "--hold", "5ms",
+		"--fault", "latency at=200ms clients=1 masters=0 latency=5ms", "--expect", "violations>0", "--no-report", "--out", out)
+	if code != 3 {
+		t.Fatalf("exit %d, want 3 (expectation violations>0 not met)\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "NOT SHOWN") || !strings.Contains(stdout, "NOT MET") {
+		t.Fatalf("the unmet expectation is not reported:\n%s\n%s", stdout, stderr)
+	}
+	var man struct {
+		Cells []struct{ ID, File string }
+	}
+	if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(out, "manifest.json"))), &man); err != nil || len(man.Cells) != 1 {
+		t.Fatalf("manifest: %v %+v", err, man)
+	}
+	var run struct {
+		Safety map[string]any
+		Events []map[string]any
+		Cell   map[string]any
+		Config map[string]any
+	}
+	if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(out, man.Cells[0].File))), &run); err != nil {
+		t.Fatal(err)
+	}
+	if run.Safety["resource_checked"] != true || run.Safety["acknowledged_writes"].(float64) == 0 || run.Cell["id"] != man.Cells[0].ID {
+		t.Fatalf("cell result: %+v", run)
+	}
+	if len(run.Events) != 2 || run.Events[0]["kind"] != "latency" || run.Events[1]["kind"] != "latency_end" {
+		t.Fatalf("events: %+v", run.Events)
+	}
+	for _, m := range []string{"acquire", "failed", "release"} {
+		if _, err := os.Stat(filepath.Join(out, "cells", man.Cells[0].ID+"."+m+".hlog")); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+var (
+	pidsRE = regexp.MustCompile(`\(pids? ([0-9 ]+)\)`)
+	pidRE  = regexp.MustCompile(`pid (\d+)`)
+	addrRE = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+)
+
+// Ctrl-C in the middle of a scenario (a client process stopped, a master
+// restarted after a crash, one under a fake clock): exit 130, the partial
+// cell written, and nothing left running or on disk.
+func TestChaosInterruptCleansUp(t *testing.T) {
+	redistest.Require(t)
+	if err := faults.FaketimeAvailable(); err != nil {
+		if os.Getenv(redistest.RequireEnv) == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	tmp := filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o755)
+	scenario := filepath.Join(dir, "s.yaml")
+	os.WriteFile(scenario, []byte(`
+settings: {masters: 3, clients: 2, client_mode: processes, workers: 4, keys: 8, ttl: 1s, hold: 50ms, duration: 30s}
+faults:
+  - {at: 0s, kind: partition, clients: [0], masters: [2]}
+  - {at: 500ms, kind: crash, masters: [0], restart: immediate}
+  - {at: 700ms, kind: clock_jump, masters: [1], by: 3s}
+  - {at: 1s, kind: pause, clients: [1], for: 60s}
+cells: [{name: a}, {name: b}]
+`), 0o644)
+	out := filepath.Join(dir, "res")
+	cmd := exec.Command(binary, "chaos", "-f", scenario, "--out", out)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	start := time.Now()
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("want exit 130 after SIGINT, got %v; stderr %s", err, e.String())
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("took %v to stop after SIGINT", d)
+	}
+	var man struct {
+		Interrupted bool
+		Cells       []struct{ File string }
+	}
+	if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(out, "manifest.json"))), &man); err != nil || !man.Interrupted || len(man.Cells) != 1 {
+		t.Fatalf("manifest: interrupted %v, %d cells (%v)", man.Interrupted, len(man.Cells), err)
+	}
+	cell := mustRead(t, filepath.Join(out, man.Cells[0].File))
+	if !strings.Contains(cell, `"interrupted": true`) || !strings.Contains(cell, `"resource_checked": true`) {
+		t.Fatal("the partial cell is not marked interrupted or was not checked")
+	}
+	var pids []int
+	for _, m := range pidsRE.FindAllStringSubmatch(e.String(), -1) {
+		for _, f := range strings.Fields(m[1]) {
+			p, _ := strconv.Atoi(f)
+			pids = append(pids, p)
+		}
+	}
+	for _, m := range pidRE.FindAllStringSubmatch(e.String()+cell, -1) {
+		p, _ := strconv.Atoi(m[1])
+		pids = append(pids, p)
+	}
+	if len(pids) < 7 { // 3 masters, the resource, 2 clients, the restarted master
+		t.Fatalf("want the pids announced, got %v in %s", pids, e.String())
+	}
+	for _, p := range pids {
+		if !errors.Is(syscall.Kill(p, 0), syscall.ESRCH) {
+			t.Errorf("pid %d still running after the interrupt", p)
+		}
+	}
+	for _, a := range addrRE.FindAllString(e.String(), -1) {
+		if c, err := net.DialTimeout("tcp", a, 200*time.Millisecond); err == nil {
+			c.Close()
+			t.Errorf("%s still listening after the interrupt", a)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
+		t.Errorf("temp files left: %v", left)
+	}
+}

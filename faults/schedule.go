@@ -1,0 +1,439 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"lockbench/localmasters"
+)
+
+// Kind names a fault.
+type Kind string
+
+const (
+	Crash     Kind = "crash"      // kill -9 masters, restart them at once, later or never
+	Partition Kind = "partition"  // black-hole clients ↔ masters
+	Latency   Kind = "latency"    // delay replies from masters to clients
+	Reset     Kind = "reset"      // drop connections (once, or for a while)
+	Pause     Kind = "pause"      // stop clients (SIGSTOP, or a pause hook) and resume them
+	ClockJump Kind = "clock_jump" // move a master's wall clock (libfaketime)
+)
+
+// Kinds lists every fault kind.
+var Kinds = []Kind{Crash, Partition, Latency, Reset, Pause, ClockJump}
+
+// Restart policies of a crash.
+const (
+	RestartImmediate = "immediate"
+	RestartNever     = "never"
+)
+
+// Spec is one scheduled fault. Empty Masters or Clients mean all of them.
+type Spec struct {
+	At      time.Duration // after the load starts
+	Kind    Kind
+	Masters []int
+	Clients []int
+	For     time.Duration // partition, latency, reset, pause: 0 = until the end
+	Restart string        // crash: immediate, never or a delay such as 2.5s
+	Latency time.Duration // latency
+	Jitter  time.Duration // latency
+	By      time.Duration // clock_jump
+}
+
+// RestartDelay parses Restart: 0 for immediate, -1 for never.
+func (s Spec) RestartDelay() (time.Duration, error) {
+	switch s.Restart {
+	case "", RestartImmediate:
+		return 0, nil
+	case RestartNever:
+		return -1, nil
+	}
+	d, err := time.ParseDuration(s.Restart)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("restart: %q is not accepted; use immediate, never or a delay such as 2.5s", s.Restart)
+	}
+	return d, nil
+}
+
+// String is a short description for plans and events.
+func (s Spec) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s at %v", s.Kind, s.At)
+	if s.Kind != Pause {
+		fmt.Fprintf(&b, " masters %s", list(s.Masters))
+	}
+	if s.Kind == Partition || s.Kind == Latency || s.Kind == Reset || s.Kind == Pause {
+		fmt.Fprintf(&b, " clients %s", list(s.Clients))
+	}
+	switch s.Kind {
+	case Crash:
+		r := s.Restart
+		if r == "" {
+			r = RestartImmediate
+		}
+		if d, err := s.RestartDelay(); err == nil && d > 0 {
+			r = "after " + d.String()
+		}
+		b.WriteString(" restart " + r)
+	case Latency:
+		fmt.Fprintf(&b, " %v±%v", s.Latency, s.Jitter)
+	case ClockJump:
+		fmt.Fprintf(&b, " by %+v", s.By)
+	}
+	if s.For > 0 {
+		fmt.Fprintf(&b, " for %v", s.For)
+	}
+	return b.String()
+}
+
+func list(v []int) string {
+	if len(v) == 0 {
+		return "all"
+	}
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// Master is what a crash needs of a master (*localmasters.Master).
+type Master interface {
+	Addr() string
+	Pid() int
+	Kill() error
+	Restart(ctx context.Context) error
+}
+
+// Client is a load client that can be stopped and continued.
+type Client interface {
+	Pause() error
+	Resume() error
+}
+
+// Targets are what the faults act on.
+type Targets struct {
+	Masters []Master
+	Net     *Network       // needed by partition, latency, reset
+	Clocks  map[int]*Clock // masters run under a fake clock, by index
+	Clients []Client       // needed by pause
+}
+
+// Check reports the first spec the targets cannot serve.
+func (t Targets) Check(specs []Spec) error {
+	for i, s := range specs {
+		for _, m := range s.Masters {
+			if m < 0 || m >= len(t.Masters) {
+				return fmt.Errorf("faults[%d]: masters: %d does not exist; use 0..%d", i, m, len(t.Masters)-1)
+			}
+		}
+		for _, c := range s.Clients {
+			if c < 0 || c >= len(t.Clients) {
+				return fmt.Errorf("faults[%d]: clients: %d does not exist; use 0..%d", i, c, len(t.Clients)-1)
+			}
+		}
+		switch s.Kind {
+		case Partition, Latency, Reset:
+			if t.Net == nil {
+				return fmt.Errorf("faults[%d]: %s needs the proxied network", i, s.Kind)
+			}
+		case ClockJump:
+			for _, m := range orAll(s.Masters, len(t.Masters)) {
+				if t.Clocks[m] == nil {
+					return fmt.Errorf("faults[%d]: clock_jump: master %d does not run under a fake clock", i, m)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func orAll(v []int, n int) []int {
+	if len(v) == 0 {
+		return seq(n)
+	}
+	return v
+}
+
+// EndOfCell is the reason given when Stop undoes a fault.
+const EndOfCell = "end of cell"
+
+// Event is one fault action as it happened.
+type Event struct {
+	At     time.Time
+	Kind   string // crash, restart, partition, heal, latency, latency_end, reset, reset_end, pause, resume, clock_jump
+	Target string
+	Detail string
+}
+
+// Scheduler applies specs at their times and undoes what is still active
+// when stopped.
+type Scheduler struct {
+	t   Targets
+	ctx context.Context
+
+	mu      sync.Mutex
+	t0      time.Time
+	timers  []*time.Timer
+	undo    map[int]func(reason string) // active faults' undo, by spec index
+	events  []Event
+	errs    []error
+	stopped bool
+	wg      sync.WaitGroup
+}
+
+// NewScheduler checks the specs against the targets. ctx bounds restarts.
+func NewScheduler(ctx context.Context, specs []Spec, t Targets) (*Scheduler, error) {
+	if err := t.Check(specs); err != nil {
+		return nil, err
+	}
+	return &Scheduler{t: t, ctx: ctx, undo: map[int]func(string){}}, nil
+}
+
+// Start applies the faults due at 0 now (so they are in place before any
+// load; their events are dated t0) and schedules the others at t0 + At.
+func (s *Scheduler) Start(t0 time.Time, specs []Spec) {
+	s.mu.Lock()
+	s.t0 = t0
+	s.mu.Unlock()
+	for i, sp := range specs {
+		if sp.At <= 0 {
+			s.apply(i, sp, t0)
+			continue
+		}
+		s.wg.Add(1)
+		tm := time.AfterFunc(time.Until(t0.Add(sp.At)), func() {
+			defer s.wg.Done()
+			s.apply(i, sp, time.Time{})
+		})
+		s.mu.Lock()
+		s.timers = append(s.timers, tm)
+		s.mu.Unlock()
+	}
+}
+
+// Stop cancels pending faults and undoes active ones (heals partitions,
+// removes latency, resumes clients). Crashed masters stay as they are.
+func (s *Scheduler) Stop() {
+	s.mu.Lock()
+	s.stopped = true
+	for _, tm := range s.timers {
+		if tm.Stop() {
+			s.wg.Done()
+		}
+	}
+	s.mu.Unlock()
+	s.wg.Wait() // faults being applied right now finish first
+	s.mu.Lock()
+	undo := s.undo
+	s.undo = map[int]func(string){}
+	s.mu.Unlock()
+	for _, u := range undo {
+		u(EndOfCell)
+	}
+}
+
+// Events returns what happened, in order.
+func (s *Scheduler) Events() []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Event(nil), s.events...)
+}
+
+// Err joins the errors of fault actions.
+func (s *Scheduler) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return errors.Join(s.errs...)
+}
+
+func (s *Scheduler) event(at time.Time, kind, target, detail string) {
+	if at.IsZero() {
+		at = time.Now()
+	}
+	s.mu.Lock()
+	s.events = append(s.events, Event{At: at, Kind: kind, Target: target, Detail: detail})
+	s.mu.Unlock()
+}
+
+func (s *Scheduler) fail(err error) {
+	if err == nil {
+		return
+	}
+	s.mu.Lock()
+	s.errs = append(s.errs, err)
+	s.mu.Unlock()
+}
+
+// later runs undo after d (never, for d <= 0) and registers it so that
+// Stop runs it instead when the cell ends first.
+func (s *Scheduler) later(i int, d time.Duration, undo func(reason string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		// Stopped while this fault was being applied: undo it now, in the
+		// goroutine Stop is waiting for.
+		s.mu.Unlock()
+		undo(EndOfCell)
+		s.mu.Lock()
+		return
+	}
+	var once sync.Once
+	run := func(reason string) { once.Do(func() { undo(reason) }) }
+	s.undo[i] = run
+	if d <= 0 {
+		return // until the end
+	}
+	s.wg.Add(1)
+	s.timers = append(s.timers, time.AfterFunc(d, func() {
+		defer s.wg.Done()
+		s.mu.Lock()
+		delete(s.undo, i)
+		s.mu.Unlock()
+		run("after " + d.String())
+	}))
+}
+
+func (s *Scheduler) masterName(m int) string {
+	return fmt.Sprintf("master %d (%s)", m, s.t.Masters[m].Addr())
+}
+
+func pairName(clients, masters []int) string {
+	return "clients " + list(clients) + " / masters " + list(masters)
+}
+
+func clientsName(clients []int) string { return "clients " + list(clients) }
+
+func (s *Scheduler) apply(i int, sp Spec, at time.Time) {
+	s.mu.Lock()
+	stopped := s.stopped
+	s.mu.Unlock()
+	if stopped {
+		return
+	}
+	switch sp.Kind {
+	case Crash:
+		s.crash(i, sp, at)
+	case Partition:
+		if err := s.t.Net.Partition(sp.Clients, sp.Masters); err != nil {
+			s.fail(err)
+			return
+		}
+		s.event(at, "partition", pairName(sp.Clients, sp.Masters), durationDetail(sp.For))
+		s.later(i, sp.For, func(reason string) {
+			s.fail(s.t.Net.Heal(sp.Clients, sp.Masters))
+			s.event(time.Time{}, "heal", pairName(sp.Clients, sp.Masters), reason)
+		})
+	case Latency:
+		if err := s.t.Net.Latency(sp.Clients, sp.Masters, sp.Latency, sp.Jitter); err != nil {
+			s.fail(err)
+			return
+		}
+		s.event(at, "latency", pairName(sp.Clients, sp.Masters), fmt.Sprintf("%v ± %v on replies; %s", sp.Latency, sp.Jitter, durationDetail(sp.For)))
+		s.later(i, sp.For, func(reason string) {
+			s.fail(s.t.Net.ClearLatency(sp.Clients, sp.Masters))
+			s.event(time.Time{}, "latency_end", pairName(sp.Clients, sp.Masters), reason)
+		})
+	case Reset:
+		if sp.For <= 0 {
+			s.fail(s.t.Net.Reset(sp.Clients, sp.Masters))
+			s.event(at, "reset", pairName(sp.Clients, sp.Masters), "connections dropped")
+			return
+		}
+		if err := s.t.Net.ResetFor(sp.Clients, sp.Masters); err != nil {
+			s.fail(err)
+			return
+		}
+		s.event(at, "reset", pairName(sp.Clients, sp.Masters), "every connection reset for "+sp.For.String())
+		s.later(i, sp.For, func(reason string) {
+			s.fail(s.t.Net.EndReset(sp.Clients, sp.Masters))
+			s.event(time.Time{}, "reset_end", pairName(sp.Clients, sp.Masters), reason)
+		})
+	case Pause:
+		cs := orAll(sp.Clients, len(s.t.Clients))
+		for _, c := range cs {
+			s.fail(s.t.Clients[c].Pause())
+		}
+		s.event(at, "pause", clientsName(sp.Clients), durationDetail(sp.For))
+		s.later(i, sp.For, func(reason string) {
+			for _, c := range cs {
+				s.fail(s.t.Clients[c].Resume())
+			}
+			s.event(time.Time{}, "resume", clientsName(sp.Clients), reason)
+		})
+	case ClockJump:
+		for _, m := range orAll(sp.Masters, len(s.t.Masters)) {
+			c := s.t.Clocks[m]
+			if err := c.Jump(sp.By); err != nil {
+				s.fail(err)
+				continue
+			}
+			s.event(at, "clock_jump", s.masterName(m), fmt.Sprintf("wall clock %+v, now %+v from real time", sp.By, c.Offset()))
+		}
+	default:
+		s.fail(fmt.Errorf("faults: kind %q is not known", sp.Kind))
+	}
+}
+
+func durationDetail(d time.Duration) string {
+	if d <= 0 {
+		return "until the end"
+	}
+	return "for " + d.String()
+}
+
+// crash kills the masters (after counting the keys they hold, to show they
+// held locks) and restarts them as the spec says.
+func (s *Scheduler) crash(i int, sp Spec, at time.Time) {
+	delay, err := sp.RestartDelay()
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	for _, m := range orAll(sp.Masters, len(s.t.Masters)) {
+		ms := s.t.Masters[m]
+		keys := dbsize(ms.Addr())
+		pid := ms.Pid()
+		killed := time.Now()
+		if err := ms.Kill(); err != nil {
+			s.fail(err)
+			continue
+		}
+		s.event(at, "crash", s.masterName(m), fmt.Sprintf("kill -9 pid %d holding %s keys", pid, keys))
+		restart := func(reason string) {
+			if reason == EndOfCell {
+				return // the cell ended first: the master stays down
+			}
+			if err := ms.Restart(s.ctx); err != nil {
+				if !errors.Is(err, localmasters.ErrStopped) && s.ctx.Err() == nil {
+					s.fail(err)
+				}
+				return
+			}
+			s.event(time.Time{}, "restart", s.masterName(m),
+				fmt.Sprintf("%v after the kill, pid %d, %s keys on it right after (reloaded, or set since)", time.Since(killed).Round(time.Millisecond), ms.Pid(), dbsize(ms.Addr())))
+		}
+		switch {
+		case delay == 0:
+			restart("immediate")
+		case delay > 0:
+			s.later(1_000_000+i*1000+m, delay, restart)
+		}
+	}
+}
+
+func dbsize(addr string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	n, err := localmasters.Do(ctx, addr, "DBSIZE")
+	if err != nil {
+		return "?"
+	}
+	return n
+}
