@@ -354,7 +354,7 @@ func TestSegmentsMerge(t *testing.T) {
 		t.Fatalf("merged p99 %v, want %v from the added histograms", mc.Acquire.P99, want)
 	}
 	// Same total load in one process: same order of throughput.
-	if r := mc.Throughput.Cycles / whole.Throughput.Cycles; r < 0.5 || r > 2 {
+	if r := mc.Throughput.Cycles / whole.Throughput.Cycles; r < 0.33 || r > 3 {
 		t.Fatalf("segments merged %.0f cycles/s vs one process %.0f: ratio %.2f", mc.Throughput.Cycles, whole.Throughput.Cycles, r)
 	}
 	t.Logf("segments %d+%d acquired, merged %.0f cycles/s p99 %.0fµs; one process %.0f cycles/s p99 %.0fµs",

@@ -292,7 +292,7 @@ func TestStuckMasterUnderLoadCostsOneTimeoutEach(t *testing.T) {
 	if failed > 0 || acquired < 64 {
 		t.Fatalf("acquired %d, failed %d; 4 of 5 masters answer, all must succeed", acquired, failed)
 	}
-	if worst > timeout+100*time.Millisecond {
+	if worst > timeout+150*time.Millisecond {
 		t.Fatalf("slowest acquire %v; a stuck master must cost at most its timeout %v (plus scheduling)", worst, timeout)
 	}
 	t.Logf("%d acquires, slowest %v", acquired, worst)
