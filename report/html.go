@@ -28,6 +28,9 @@ type view struct {
 	// Safety rows appear when any cell checked a protected resource or
 	// had fault events (chaos scenarios).
 	Safety []safetyRow
+	// ShowCapacity is false when every cell is a fault scenario: their load
+	// is contention by design, and an SLO knee would say nothing.
+	ShowCapacity bool
 }
 
 type safetyRow struct {
@@ -143,6 +146,9 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 		v.Cells = append(v.Cells, cv)
 		if c.Safety.ResourceChecked || len(c.Events) > 0 {
 			v.Safety = append(v.Safety, makeSafetyRow(c))
+		}
+		if !c.Safety.ResourceChecked {
+			v.ShowCapacity = true
 		}
 	}
 	for _, c := range s.Capacity {
@@ -275,7 +281,7 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 <h1>lockbench report: {{.S.Name}}</h1>
 {{with .S.Description}}<p>{{.}}</p>{{end}}
 <p class="meta">{{len .S.Cells}} cells · generated {{.S.GeneratedAt.Format "2006-01-02 15:04:05 UTC"}} · from {{range $i, $d := .S.Dirs}}{{if $i}}, {{end}}<code>{{$d}}</code>{{end}}{{with .S.Manifest.LockbenchVersion}} · lockbench {{.}}{{end}}{{with .S.Manifest.RedisServerVersion}} · redis-server {{.}}{{end}}</p>
-<nav><a href="#verdict">Verdict</a>{{if .Safety}}<a href="#safety">Safety</a>{{end}}<a href="#capacity">Capacity</a><a href="#plots">Plots</a><a href="#cells">Cells</a>{{if .Timelines}}<a href="#timelines">Timelines</a>{{end}}<a href="#details">Per-cell details</a><a href="#manifest">Manifest</a></nav>
+<nav><a href="#verdict">Verdict</a>{{if .Safety}}<a href="#safety">Safety</a>{{end}}{{if .ShowCapacity}}<a href="#capacity">Capacity</a>{{end}}<a href="#plots">Plots</a><a href="#cells">Cells</a>{{if .Timelines}}<a href="#timelines">Timelines</a>{{end}}<a href="#details">Per-cell details</a><a href="#manifest">Manifest</a></nav>
 
 <h2 id="verdict">Verdict</h2>
 <p>SLO used for capacity: {{.SLOText}}. Target rate: {{if .S.TargetRate}}{{printf "%.0f" .S.TargetRate}} cycles/s{{else}}not given (--target-rate){{end}}.</p>
@@ -294,13 +300,14 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 {{end}}</table></div>
 {{end}}
 
-<h2 id="capacity">Capacity planning</h2>
+{{if .ShowCapacity}}<h2 id="capacity">Capacity planning</h2>
 <p>For each configuration (cells that differ only in workers or offered rate), the highest lock rate achieved by a cell that met the SLO.
 Every master of one Redlock set sees every lock, so more capacity means more independent lock groups: resources sharded across separate N-master sets.</p>
 <div class="scroll"><table class="full">
 <tr><th class="l">configuration</th><th>load</th><th>cells</th><th>max rate within SLO (cycles/s)</th><th>reached at</th><th>headroom at target</th><th>lock groups needed</th><th class="l">what limited it</th></tr>
 {{range .Capacity}}<tr><td class="l label">{{.Config}}</td><td>{{.Load}}</td><td>{{.Cells}}</td><td>{{.MaxRateT}}</td><td>{{.KneeLoadT}}</td><td>{{.HeadroomT}}</td><td>{{.GroupsT}}</td><td class="wrap">{{if .ClientBound}}<span class="bad">client-bound.</span> {{end}}{{.Note}}</td></tr>
 {{end}}</table></div>
+{{end}}
 
 <h2 id="plots">Plots</h2>
 {{if not .Figures}}<p>No plot had data to show.</p>{{end}}

@@ -56,15 +56,17 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 		}
 		p("\n")
 	}
-	p("## Capacity planning\n\nPer configuration, the highest lock rate of a cell that met the SLO. Every master of one Redlock set sees every lock, so more capacity means more independent lock groups (resources sharded across separate N-master sets).\n\n")
-	p("| configuration | load | cells | max rate within SLO (cycles/s) | reached at | headroom at target | lock groups needed | what limited it |\n")
-	p("|---|---|--:|--:|--:|--:|--:|---|\n")
-	for _, c := range v.Capacity {
-		note := c.Note
-		if c.ClientBound {
-			note = "**client-bound.** " + note
+	if v.ShowCapacity {
+		p("## Capacity planning\n\nPer configuration, the highest lock rate of a cell that met the SLO. Every master of one Redlock set sees every lock, so more capacity means more independent lock groups (resources sharded across separate N-master sets).\n\n")
+		p("| configuration | load | cells | max rate within SLO (cycles/s) | reached at | headroom at target | lock groups needed | what limited it |\n")
+		p("|---|---|--:|--:|--:|--:|--:|---|\n")
+		for _, c := range v.Capacity {
+			note := c.Note
+			if c.ClientBound {
+				note = "**client-bound.** " + note
+			}
+			p("| %s | %s | %d | %s | %s | %s | %s | %s |\n", mdEscape(c.Config), c.Load, c.Cells, c.MaxRateT, c.KneeLoadT, c.HeadroomT, c.GroupsT, mdEscape(note))
 		}
-		p("| %s | %s | %d | %s | %s | %s | %s | %s |\n", mdEscape(c.Config), c.Load, c.Cells, c.MaxRateT, c.KneeLoadT, c.HeadroomT, c.GroupsT, mdEscape(note))
 	}
 	p("\n## Plots\n\n")
 	if len(v.Figures) == 0 {
