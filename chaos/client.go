@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"lockbench/engine"
@@ -190,7 +189,7 @@ func (c *client) run(t0 time.Time) ClientResult {
 		case <-c.stop:
 		}
 	}
-	cpu0 := processCPU()
+	cpu0 := workloads.ProcessCPU()
 	out.Start = time.Now()
 
 	// One flush a second from t0, so every client's intervals line up.
@@ -258,7 +257,7 @@ func (c *client) run(t0 time.Time) ClientResult {
 			out.Err = err.Error()
 		}
 	}
-	out.CPUSeconds = (processCPU() - cpu0).Seconds()
+	out.CPUSeconds = (workloads.ProcessCPU() - cpu0).Seconds()
 	out.PerMaster = make([][engine.NumOutcomes]int64, n)
 	for _, wc := range counts {
 		out.Attempts += wc.attempts
@@ -354,28 +353,14 @@ func (c *client) cycle(w int, rng *rand.Rand, rec *report.Recorder, wc *workerCo
 	rec.Record(w, report.Release, rel.Elapsed)
 }
 
-// countFailure files a failed acquire: contention (some master held the
-// key, or a quorum answered but too slowly) or infrastructure.
+// countFailure files a failed acquire by its per-master outcomes.
 func countFailure(wc *workerCounts, res engine.Result) {
-	taken := false
 	for m, o := range res.PerMaster {
 		wc.perMaster[m][o]++
-		if o == engine.Taken {
-			taken = true
-		}
 	}
-	if taken || res.Successes >= len(res.PerMaster)/2+1 {
+	if workloads.IsContention(res) {
 		wc.notAcquired++
 	} else {
 		wc.errors++
 	}
-}
-
-// processCPU is user+system CPU of this process so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"lockbench/faults"
 	"lockbench/localmasters"
 	"lockbench/report"
+	"lockbench/workloads"
 )
 
 // Options say how RunCell starts what it needs.
@@ -269,7 +271,7 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 
 	// Go. Faults due at 0 are in place before the first acquire.
 	t0 := time.Now().Add(100 * time.Millisecond)
-	cpu0 := processCPU()
+	cpu0 := workloads.ProcessCPU()
 	sched.Start(t0, cell.Faults)
 	results := make([]ClientResult, s.Clients)
 	var wg sync.WaitGroup
@@ -349,7 +351,7 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 			return nil, fmt.Errorf("clients did not finish %v after the end of the cell", limit)
 		}
 	}
-	cpu := processCPU() - cpu0
+	cpu := workloads.ProcessCPU() - cpu0
 	for _, r := range results {
 		if r.Err != "" {
 			errs = append(errs, fmt.Sprintf("client %d: %s", r.Index, r.Err))
@@ -394,7 +396,7 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 		cfgMap["expect_failed"] = res.Failed
 	}
 	for _, m := range masters { // a master restarted after a crash has a new pid
-		if pid := m.Pid(); pid != 0 && !contains(res.Pids, pid) {
+		if pid := m.Pid(); pid != 0 && !slices.Contains(res.Pids, pid) {
 			res.Pids = append(res.Pids, pid)
 		}
 	}

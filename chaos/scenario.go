@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -100,7 +102,7 @@ func (s Settings) Validate() error {
 	if s.Clients < 1 || s.Clients > 64 {
 		return fmt.Errorf("clients: %d is not accepted; use 1..64", s.Clients)
 	}
-	if !contains(ClientModes, s.ClientMode) {
+	if !slices.Contains(ClientModes, s.ClientMode) {
 		return fmt.Errorf("client_mode: %q is not accepted; use goroutines or processes", s.ClientMode)
 	}
 	if s.Workers < 1 || s.Workers > 10_000 {
@@ -170,7 +172,7 @@ var condRE = regexp.MustCompile(`^\s*(>=|<=|==|=|>|<)?\s*([0-9]+(?:\.[0-9]+)?)\s
 
 // ParseExpectation reads a condition such as ">0", "0", ">=100000" or "<=0.5".
 func ParseExpectation(metric, cond string) (Expectation, error) {
-	if !contains(Metrics, metric) {
+	if !slices.Contains(Metrics, metric) {
 		return Expectation{}, fmt.Errorf("expect: %q is not a metric; use one of %s", metric, strings.Join(Metrics, ", "))
 	}
 	m := condRE.FindStringSubmatch(cond)
@@ -280,11 +282,11 @@ func Parse(file string, b []byte) (*Scenario, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&y); err != nil {
-		return nil, wrap(fmt.Errorf("%s", cleanYAMLError(err)))
+		return nil, wrap(fmt.Errorf("%s", plan.CleanYAMLError(err)))
 	}
 	sc := &Scenario{Name: y.Name, Description: strings.TrimSpace(y.Description), Settings: DefaultSettings()}
 	if sc.Name == "" {
-		sc.Name = strings.TrimSuffix(baseName(file), ".yaml")
+		sc.Name = strings.TrimSuffix(filepath.Base(file), ".yaml")
 	}
 	if err := decodeSettings(&sc.Settings, &y.Settings, "settings"); err != nil {
 		return nil, wrap(err)
@@ -359,7 +361,7 @@ func decodeSettings(s *Settings, n *yaml.Node, where string) error {
 		}
 		one := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{k, v}}
 		if err := one.Decode(s); err != nil {
-			return fmt.Errorf("line %d: %s.%s: %s", v.Line, where, k.Value, cleanYAMLError(err))
+			return fmt.Errorf("line %d: %s.%s: %s", v.Line, where, k.Value, plan.CleanYAMLError(err))
 		}
 	}
 	return nil
@@ -379,7 +381,7 @@ func decodeFault(n *yaml.Node, where string) (faults.Spec, error) {
 		}
 		one := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{k, v}}
 		if err := one.Decode(&f); err != nil {
-			return faults.Spec{}, fmt.Errorf("line %d: %s.%s: %s", v.Line, where, k.Value, cleanYAMLError(err))
+			return faults.Spec{}, fmt.Errorf("line %d: %s.%s: %s", v.Line, where, k.Value, plan.CleanYAMLError(err))
 		}
 		set[k.Value] = k.Line
 	}
@@ -403,7 +405,7 @@ func (f FaultYAML) Spec(set map[string]int) (faults.Spec, error) {
 		return faults.Spec{}, fmt.Errorf("kind: %q is not accepted; use %s", f.Kind, strings.Join(names, ", "))
 	}
 	for field := range set {
-		if field != "at" && field != "kind" && !contains(allowed, field) {
+		if field != "at" && field != "kind" && !slices.Contains(allowed, field) {
 			return faults.Spec{}, fmt.Errorf("%s: not used by %s; it takes at, %s", field, kind, strings.Join(allowed, ", "))
 		}
 	}
@@ -545,28 +547,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func contains[T comparable](list []T, v T) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-func baseName(p string) string {
-	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
-		return p[i+1:]
-	}
-	return p
-}
-
-// cleanYAMLError keeps the YAML decoder's message but drops its prefix.
-func cleanYAMLError(err error) string {
-	s := err.Error()
-	s = strings.TrimPrefix(s, "yaml: unmarshal errors:\n")
-	s = strings.TrimPrefix(s, "yaml: ")
-	return strings.Join(strings.Fields(s), " ")
 }

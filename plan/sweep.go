@@ -63,7 +63,7 @@ func ParseSweep(name string, b []byte) (*Sweep, error) {
 	// Settings first, one key at a time, so a type error names its field.
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("config: %s: %s", name, cleanYAMLError(err))
+		return nil, fmt.Errorf("config: %s: %s", name, CleanYAMLError(err))
 	}
 	if err := checkSettingsTypes(doc); err != nil {
 		return nil, fmt.Errorf("config: %s: %w", name, err)
@@ -71,7 +71,7 @@ func ParseSweep(name string, b []byte) (*Sweep, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(sw); err != nil {
-		return nil, fmt.Errorf("config: %s: %s", name, cleanYAMLError(err))
+		return nil, fmt.Errorf("config: %s: %s", name, CleanYAMLError(err))
 	}
 	if sw.Name == "" {
 		sw.Name = strings.TrimSuffix(baseName(name), ".yaml")
@@ -120,7 +120,7 @@ func (sw *Sweep) parseAxes(name string) error {
 			// Type-check the value now, with the line it came from.
 			var probe Settings
 			if err := applyAxis(&probe, ax.Name, ax.Values[len(ax.Values)-1]); err != nil {
-				return fmt.Errorf("config: %s: line %d: matrix: %s: %s", name, item.Line, k.Value, cleanYAMLError(err))
+				return fmt.Errorf("config: %s: line %d: matrix: %s: %s", name, item.Line, k.Value, CleanYAMLError(err))
 			}
 		}
 		for _, a := range sw.axes {
@@ -160,7 +160,7 @@ func checkSettingsTypes(doc yaml.Node) error {
 			one := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{k, v}}
 			var probe Settings
 			if err := one.Decode(&probe); err != nil {
-				return fmt.Errorf("line %d: settings: %s: %s", v.Line, k.Value, cleanYAMLError(err))
+				return fmt.Errorf("line %d: settings: %s: %s", v.Line, k.Value, CleanYAMLError(err))
 			}
 		}
 	}
@@ -186,7 +186,7 @@ func (sw *Sweep) Cells() ([]Cell, error) {
 					nc.Axes[k] = x
 				}
 				if err := applyAxis(&nc.Settings, ax.Name, v); err != nil {
-					return nil, fmt.Errorf("matrix: %s: %s", ax.Name, cleanYAMLError(err))
+					return nil, fmt.Errorf("matrix: %s: %s", ax.Name, CleanYAMLError(err))
 				}
 				nc.Axes[ax.Name] = v
 				next = append(next, nc)
@@ -272,8 +272,8 @@ func baseName(p string) string {
 	return p
 }
 
-// cleanYAMLError keeps the YAML decoder's message but drops its prefix.
-func cleanYAMLError(err error) string {
+// CleanYAMLError keeps the YAML decoder's message but drops its prefix.
+func CleanYAMLError(err error) string {
 	s := err.Error()
 	s = strings.TrimPrefix(s, "yaml: unmarshal errors:\n")
 	s = strings.TrimPrefix(s, "yaml: ")

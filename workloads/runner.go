@@ -151,7 +151,7 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 		case <-runCtx.Done():
 			return
 		}
-		cpuAtStart = processCPU()
+		cpuAtStart = ProcessCPU()
 		rssAtStart = residentBytes()
 		if cfg.ServerCPU != nil {
 			serverAtStart = cfg.ServerCPU()
@@ -255,7 +255,7 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 	if stop.After(end) {
 		stop = end
 	}
-	cpuAtEnd := processCPU()
+	cpuAtEnd := ProcessCPU()
 	rssAtEnd := residentBytes()
 	var serverAtEnd []time.Duration
 	if cfg.ServerCPU != nil && serverAtStart != nil {
@@ -374,25 +374,32 @@ func hold(ctx context.Context, lk Locker, lock *engine.Lock, idx uint64, cfg Run
 	}
 }
 
-// countFailure files a failed acquire: contention (some master held the key,
-// or the acquire was too slow) or infrastructure (no master said taken).
+// countFailure files a failed acquire by its per-master outcomes.
 func countFailure(wc *workerCounts, res engine.Result) {
-	taken := false
 	for m, o := range res.PerMaster {
 		wc.perMaster[m][o]++
-		if o == engine.Taken {
-			taken = true
-		}
 	}
-	if taken || res.Successes >= len(res.PerMaster)/2+1 {
+	if IsContention(res) {
 		wc.notAcquired++
 	} else {
 		wc.errors++
 	}
 }
 
-// processCPU is user+system CPU of this process so far.
-func processCPU() time.Duration {
+// IsContention says whether a failed acquire lost to contention (some master
+// held the key, or a quorum accepted but too slowly) rather than to masters
+// that timed out or errored.
+func IsContention(res engine.Result) bool {
+	for _, o := range res.PerMaster {
+		if o == engine.Taken {
+			return true
+		}
+	}
+	return res.Successes >= engine.Quorum(len(res.PerMaster))
+}
+
+// ProcessCPU is user+system CPU of this process so far.
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
