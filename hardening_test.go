@@ -456,3 +456,33 @@ func TestMissingRedisServer(t *testing.T) {
 		t.Fatalf("embedded fallback: exit %d %q", code, stderr)
 	}
 }
+
+// --net-latency puts the masters behind a delaying proxy: the baselines and
+// the acquires both pay it; a value the proxy cannot honour is bad input.
+func TestNetLatency(t *testing.T) {
+	redistest.Require(t)
+	stdout, stderr, code := lockbench(t, "run", "--local", "3", "--net-latency", "2ms", "--duration", "500ms", "--warmup", "0s", "--workers", "1", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, stderr)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+		t.Fatal(err)
+	}
+	rtts, _ := m["baseline_rtt_us"].(map[string]any)
+	for addr, v := range rtts {
+		if p50 := v.(map[string]any)["p50"].(float64); p50 < 2000 {
+			t.Errorf("SET round trip to %s %vµs, below the 2ms added", addr, p50)
+		}
+	}
+	if p50, _ := lookup(m, "acquire_latency_us.p50"); p50.(float64) < 2000 {
+		t.Errorf("acquire p50 %vµs, below the 2ms added", p50)
+	}
+	for _, bad := range [][]string{{"--net-latency", "500us"}, {"--net-latency", "60ms"}, {"--net-jitter", "1ms"},
+		{"--net-latency", "1ms", "--masters", "redis://127.0.0.1:7000"}} {
+		_, stderr, code := lockbench(t, append([]string{"run"}, bad...)...)
+		if code != 2 || !strings.Contains(stderr, "net-") {
+			t.Errorf("%v: exit %d %q", bad, code, stderr)
+		}
+	}
+}

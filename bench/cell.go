@@ -10,6 +10,7 @@ import (
 
 	"lockbench/drivers/redsyncdriver"
 	"lockbench/engine"
+	"lockbench/faults"
 	"lockbench/plan"
 	"lockbench/report"
 	"lockbench/workloads"
@@ -51,6 +52,19 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 		return nil, err
 	}
 	cfg.Masters = m.Addrs
+	if s.NetLatency > 0 {
+		// Every master behind a proxy that delays its replies; the
+		// baselines below go through it too, so ratios stay like for like.
+		net, err := faults.NewNetwork(m.Addrs, 1)
+		if err != nil {
+			return nil, err
+		}
+		defer net.Close()
+		if err := net.Latency(nil, nil, time.Duration(s.NetLatency), time.Duration(s.NetJitter)); err != nil {
+			return nil, err
+		}
+		cfg.Masters = net.Addrs(0)
+	}
 	prefix := KeyPrefix(s, opt.RunID, cellIndex)
 	seed := s.Seed
 	if seed == 0 {

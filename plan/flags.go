@@ -23,6 +23,8 @@ func BindFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.IntVar(&s.Local, "local", s.Local, "start this many local redis-server masters on 127.0.0.1 (when --masters is not given)")
 	fs.StringVar(&s.Persistence, "persistence", s.Persistence, "persistence: none, aof-no, aof-everysec, aof-always (local masters are started so; external ones are set with CONFIG SET by sweep)")
 	fs.StringVar(&s.Embedded, "embedded", s.Embedded, "embedded in-process masters when redis-server is missing: auto, never, always")
+	dur(&s.NetLatency, "net-latency", "delay every master's replies by this much through an embedded proxy (whole ms), as across a network")
+	dur(&s.NetJitter, "net-jitter", "random ± variation of --net-latency (whole ms)")
 	fs.StringVar(&s.TLSCA, "tls-ca", s.TLSCA, "rediss:// masters: CA bundle (PEM) to verify the servers")
 	fs.StringVar(&s.TLSCert, "tls-cert", s.TLSCert, "rediss:// masters: client certificate (PEM), with --tls-key")
 	fs.StringVar(&s.TLSKey, "tls-key", s.TLSKey, "rediss:// masters: client key (PEM)")

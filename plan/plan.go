@@ -78,6 +78,22 @@ func (s Settings) Validate() (warnings []string, err error) {
 			return nil, fmt.Errorf("persistence: %q needs real redis-server masters; embedded masters (used when redis-server is missing) support only none", s.Persistence)
 		}
 	}
+	if s.NetLatency < 0 || s.NetJitter < 0 || time.Duration(s.NetLatency)%time.Millisecond != 0 || time.Duration(s.NetJitter)%time.Millisecond != 0 || s.NetLatency > Duration(10*time.Second) {
+		return nil, fmt.Errorf("net-latency: %v ± %v is not accepted; use whole milliseconds up to 10s (the proxy's unit)", s.NetLatency, s.NetJitter)
+	}
+	if s.NetJitter > 0 && s.NetLatency == 0 {
+		return nil, fmt.Errorf("net-jitter: %v needs --net-latency", s.NetJitter)
+	}
+	if s.NetLatency > 0 {
+		for _, m := range s.Masters {
+			if strings.Contains(m, "://") {
+				return nil, fmt.Errorf("net-latency: works with --local or host:port masters, not %q (the proxy does not speak TLS or carry credentials)", engine.RedactURL(m))
+			}
+		}
+		if s.NetLatency+s.NetJitter >= s.Timeout {
+			return nil, fmt.Errorf("net-latency: %v + %v jitter is not below the per-master timeout %v; raise --timeout", s.NetLatency, s.NetJitter, s.Timeout)
+		}
+	}
 	if s.Driver != "lockbench" && s.Driver != "redsync" {
 		return nil, fmt.Errorf("driver: %q is not accepted; use lockbench or redsync", s.Driver)
 	}

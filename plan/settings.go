@@ -52,6 +52,10 @@ type Settings struct {
 	Local       int      `yaml:"local" json:"local"` // N local masters when Masters is empty
 	Persistence string   `yaml:"persistence" json:"persistence"`
 	Embedded    string   `yaml:"embedded" json:"embedded"`
+	// NetLatency puts every master behind an embedded toxiproxy that delays
+	// its replies, to see the modes as they behave across a network.
+	NetLatency  Duration `yaml:"net_latency" json:"net_latency,omitempty"`
+	NetJitter   Duration `yaml:"net_jitter" json:"net_jitter,omitempty"`
 	TLSCA       string   `yaml:"tls_ca" json:"tls_ca,omitempty"`
 	TLSCert     string   `yaml:"tls_cert" json:"tls_cert,omitempty"`
 	TLSKey      string   `yaml:"tls_key" json:"tls_key,omitempty"`
