@@ -100,12 +100,7 @@ var (
 // cell written, and nothing left running or on disk.
 func TestChaosInterruptCleansUp(t *testing.T) {
 	redistest.Require(t)
-	if err := faults.FaketimeAvailable(); err != nil {
-		if os.Getenv(redistest.RequireEnv) == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	redistest.RequireTool(t, faults.FaketimeAvailable())
 	dir := t.TempDir()
 	tmp := filepath.Join(dir, "tmp")
 	os.Mkdir(tmp, 0o755)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -178,12 +177,7 @@ func TestPauseWithFencingRejectsStaleWrites(t *testing.T) {
 
 func requireFaketime(t *testing.T) {
 	t.Helper()
-	if err := faults.FaketimeAvailable(); err != nil {
-		if os.Getenv(redistest.RequireEnv) == "1" {
-			t.Fatalf("%v, but %s=1 requires it", err, redistest.RequireEnv)
-		}
-		t.Skip(err)
-	}
+	redistest.RequireTool(t, faults.FaketimeAvailable())
 }
 
 // One master's clock jumps past the TTL while each client reaches a bare

@@ -79,17 +79,8 @@ func (e *Engine) Close() {
 	e.links = nil
 }
 
-// Config returns the effective settings.
-func (e *Engine) Config() Config { return e.cfg }
-
 // Addrs are the masters' display addresses (no secrets), in order.
 func (e *Engine) Addrs() []string { return e.addrs }
-
-// Quorum is N/2+1.
-func (e *Engine) Quorum() int { return e.quorum }
-
-// Client gives direct access to one master (baselines, checks, cleanup).
-func (e *Engine) Client(i int) rueidis.Client { return e.links[i].client }
 
 // LateOutcomes returns, per master, replies that arrived after the caller
 // stopped waiting (wait=quorum or a timeout), by outcome.
@@ -348,19 +339,9 @@ func (e *Engine) TokenPrefix() string { return e.tokens.prefix }
 
 // CountKeys counts the keys under prefix on master i (SCAN, no KEYS).
 func (e *Engine) CountKeys(ctx context.Context, i int, prefix string) (int, error) {
-	c := e.links[i].client
-	var cursor uint64
 	n := 0
-	for {
-		se, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(escapeGlob(prefix)+"*").Count(1000).Build()).AsScanEntry()
-		if err != nil {
-			return n, err
-		}
-		n += len(se.Elements)
-		if cursor = se.Cursor; cursor == 0 {
-			return n, nil
-		}
-	}
+	err := e.links[i].scanPrefix(ctx, prefix, func(keys []string) error { n += len(keys); return nil })
+	return n, err
 }
 
 // Cleanup deletes, on every master, the keys under prefix whose value
@@ -371,27 +352,37 @@ func (e *Engine) Cleanup(ctx context.Context, prefix string, tokenPrefixes ...st
 	var errs []error
 	for _, l := range e.links {
 		c := l.client
-		var cursor uint64
-		for {
-			se, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(escapeGlob(prefix)+"*").Count(1000).Build()).AsScanEntry()
-			if err != nil {
-				errs = append(errs, fmt.Errorf("master %s: %w", l.addr, err))
-				break
-			}
-			if len(se.Elements) > 0 {
-				n, err := c.Do(ctx, c.B().Eval().Script(cleanupScript).Numkeys(int64(len(se.Elements))).Key(se.Elements...).Arg(tokenPrefixes...).Build()).AsInt64()
-				if err != nil {
-					errs = append(errs, fmt.Errorf("master %s: %w", l.addr, err))
-					break
-				}
-				total += int(n)
-			}
-			if cursor = se.Cursor; cursor == 0 {
-				break
-			}
+		err := l.scanPrefix(ctx, prefix, func(keys []string) error {
+			n, err := c.Do(ctx, c.B().Eval().Script(cleanupScript).Numkeys(int64(len(keys))).Key(keys...).Arg(tokenPrefixes...).Build()).AsInt64()
+			total += int(n)
+			return err
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("master %s: %w", l.addr, err))
 		}
 	}
 	return total, errors.Join(errs...)
+}
+
+// scanPrefix walks the keys under prefix with SCAN (never KEYS), handing
+// each non-empty page to fn.
+func (l *link) scanPrefix(ctx context.Context, prefix string, fn func([]string) error) error {
+	c := l.client
+	var cursor uint64
+	for {
+		se, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(escapeGlob(prefix)+"*").Count(1000).Build()).AsScanEntry()
+		if err != nil {
+			return err
+		}
+		if len(se.Elements) > 0 {
+			if err := fn(se.Elements); err != nil {
+				return err
+			}
+		}
+		if cursor = se.Cursor; cursor == 0 {
+			return nil
+		}
+	}
 }
 
 func escapeGlob(s string) string {

@@ -134,12 +134,7 @@ func TestNetworkPartitionLatencyReset(t *testing.T) {
 
 func requireFaketime(t *testing.T) {
 	t.Helper()
-	if err := faults.FaketimeAvailable(); err != nil {
-		if os.Getenv(redistest.RequireEnv) == "1" {
-			t.Fatalf("%v, but %s=1 requires it", err, redistest.RequireEnv)
-		}
-		t.Skip(err)
-	}
+	redistest.RequireTool(t, faults.FaketimeAvailable())
 }
 
 // A master under libfaketime: the pid we signal is redis-server's own, and

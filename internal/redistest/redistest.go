@@ -29,6 +29,19 @@ func Require(t testing.TB) string {
 	return ""
 }
 
+// RequireTool fails the test when missing (a tool's absence) is non-nil and
+// LOCKBENCH_REQUIRE_REDIS=1, and skips it with that reason otherwise.
+func RequireTool(t testing.TB, missing error) {
+	t.Helper()
+	if missing == nil {
+		return
+	}
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatalf("%v, but %s=1 requires it", missing, RequireEnv)
+	}
+	t.Skip(missing)
+}
+
 // StartMasters starts n real masters with persistence p (Embedded "never"),
 // registers t.Cleanup(set.Stop) and fails the test on error.
 func StartMasters(t testing.TB, n int, p localmasters.Persistence) *localmasters.Set {
