@@ -25,6 +25,7 @@ func cmdRun(args []string) int {
 	asJSON := fs.Bool("json", false, "print exactly one JSON object on stdout")
 	out := fs.String("out", "", "also write the JSON result to this file (atomically)")
 	thresholdExprs := fs.StringArray("threshold", nil, "exit 3 unless the run meets this, e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
+	repeat := fs.Int("repeat", 1, "measure the cell this many times; figures become medians with their spread (JSON: repeats)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
@@ -41,6 +42,9 @@ func cmdRun(args []string) int {
 		return exitUsage
 	}
 	warnings, err := s.Validate()
+	if err == nil {
+		err = plan.ValidateRepeat(*repeat)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench run:", err)
 		return exitUsage
@@ -62,13 +66,7 @@ func cmdRun(args []string) int {
 	}()
 
 	pool := &bench.Pool{Log: os.Stderr}
-	res, err := func() (*report.Run, error) {
-		m, err := pool.Prepare(ctx, s)
-		if err != nil {
-			return nil, err
-		}
-		return bench.RunCell(ctx, s, m, 0, bench.CellOptions{RunID: bench.NewRunID()})
-	}()
+	res, err := runRepeats(ctx, pool, s, *repeat)
 	if cerr := pool.Close(); cerr != nil {
 		fmt.Fprintln(os.Stderr, "lockbench run:", cerr)
 	}
@@ -104,6 +102,41 @@ func cmdRun(args []string) int {
 	return exitOK
 }
 
+// runRepeats measures the cell n times on the pool's masters (restarted
+// between repeats only when their persistence keeps state) and combines
+// the repeats; an interrupt keeps the repeats finished so far.
+func runRepeats(ctx context.Context, pool *bench.Pool, s plan.Settings, n int) (*report.Run, error) {
+	runID := bench.NewRunID()
+	var runs []report.Run
+	for r := 1; r <= n; r++ {
+		m, err := pool.PrepareFor(ctx, s, "run")
+		if err != nil {
+			return nil, err
+		}
+		id := runID
+		if n > 1 {
+			id = fmt.Sprintf("%s-r%d", runID, r)
+			fmt.Fprintf(os.Stderr, "lockbench run: repeat %d/%d\n", r, n)
+		}
+		res, err := bench.RunCell(ctx, s, m, 0, bench.CellOptions{RunID: id})
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, *res)
+		if res.Interrupted || ctx.Err() != nil {
+			break
+		}
+	}
+	out := report.CombineRepeats(runs)
+	if out.Repeats != nil {
+		out.Repeats.FreshMasters = plan.RepeatsNeedFreshMasters(s)
+		if len(runs) < n {
+			out.Interrupted = true
+		}
+	}
+	return &out, nil
+}
+
 func parseThresholds(exprs []string) ([]report.Threshold, error) {
 	var out []report.Threshold
 	for _, e := range exprs {
@@ -125,7 +158,8 @@ func printRun(w io.Writer, r *report.Run, s plan.Settings) {
 	fmt.Fprintf(w, "lockbench run: %d masters, driver=%s mode=%s wait=%s %s keys=%d (%s) ttl=%s hold=%s, %.1fs measured%s\n",
 		len(r.Outcomes.PerMaster), s.Driver, s.Mode, s.Wait, load, s.Keys, s.Distribution, s.TTL, s.Hold, r.MeasuredSeconds,
 		map[bool]string{true: " (INTERRUPTED)", false: ""}[r.Interrupted])
-	fmt.Fprintf(w, "throughput: %.0f cycles/s, %.0f acquires/s\n\n", r.Throughput.CyclesPerSec, r.Throughput.AcquiresPerSec)
+	fmt.Fprintf(w, "throughput: %.0f cycles/s%s, %.0f acquires/s\n\n", r.Throughput.CyclesPerSec, spreadSuffix(r, "cycles_per_sec"), r.Throughput.AcquiresPerSec)
+	printRepeats(w, r)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "latency µs\tcount\tp50\tp90\tp99\tp99.9\tmax\tmean\t")
 	type row struct {
@@ -158,6 +192,44 @@ func printRun(w io.Writer, r *report.Run, s plan.Settings) {
 		fmt.Fprintf(w, "servers: %.2f CPU s, %.1f CPU µs/cycle, busiest master %.0f%% of one core\n",
 			r.Servers.CPUSeconds, r.Servers.CPUMicrosCycle, 100*r.Servers.BusiestShare)
 	}
+}
+
+// spreadSuffix is " ± 3.1% (median of 5)" for a figure of a repeated run.
+func spreadSuffix(r *report.Run, figure string) string {
+	if r.Repeats == nil {
+		return ""
+	}
+	sp := r.Repeats.Spread[figure]
+	return fmt.Sprintf(" ± %s (median of %d)", report.SpreadText(sp), sp.N)
+}
+
+// printRepeats is the spread table of a repeated run: the headline figures
+// are its medians.
+func printRepeats(w io.Writer, r *report.Run) {
+	if r.Repeats == nil {
+		return
+	}
+	fmt.Fprintf(w, "repeats: %d; headline figures are medians; ± is the larger side of the %s\n", r.Repeats.Count, report.CIText(r.Repeats))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "figure\tmedian\t±\tmin\tmax\t")
+	for _, rr := range r.Repeats.Runs {
+		fmt.Fprintf(tw, "#%d\t", rr.Repeat)
+	}
+	fmt.Fprintln(tw)
+	for _, f := range report.Figures {
+		sp := r.Repeats.Spread[f.Name]
+		name := f.Text
+		if f.Micros {
+			name += " µs"
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%.0f\t%.0f\t", name, sp.Median, report.SpreadText(sp), sp.Min, sp.Max)
+		for _, v := range report.Samples(report.Run{Repeats: &report.Repeats{Runs: r.Repeats.Runs}}, f) {
+			fmt.Fprintf(tw, "%.0f\t", v)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
 }
 
 func sortedMasters(m map[string]report.MasterOutcomes) []string {

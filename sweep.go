@@ -31,6 +31,7 @@ type sweepArgs struct {
 	dryRun     bool
 	noReport   bool
 	thresholds []string
+	repeat     int
 }
 
 func cmdSweep(args []string) int {
@@ -42,6 +43,7 @@ func cmdSweep(args []string) int {
 	fs.BoolVar(&a.dryRun, "dry-run", false, "print the expanded cells and the estimated duration, run nothing")
 	fs.BoolVar(&a.noReport, "no-report", false, "do not build the report at the end")
 	fs.StringArrayVar(&a.thresholds, "threshold", nil, "exit 3 unless every cell meets this, e.g. acquire.p99<10ms (repeatable; added to the file's thresholds)")
+	fs.IntVar(&a.repeat, "repeat", 1, "measure every cell this many times, interleaved (A,B,C,A,B,C…); figures become medians with their spread (overrides the file's repeat)")
 	plan.BindFlags(fs, &overrides)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -58,6 +60,13 @@ func cmdSweep(args []string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
 		return exitUsage
+	}
+	if fs.Changed("repeat") {
+		if err := plan.ValidateRepeat(a.repeat); err != nil {
+			fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
+			return exitUsage
+		}
+		sw.Repeat = a.repeat
 	}
 	sw.Thresholds = append(sw.Thresholds, a.thresholds...)
 	if _, err := parseThresholds(sw.Thresholds); err != nil {
@@ -125,7 +134,7 @@ func applyOverrides(sw *plan.Sweep, fs *pflag.FlagSet) ([]plan.Cell, error) {
 }
 
 func printPlan(w io.Writer, sw *plan.Sweep, cells []plan.Cell) {
-	fmt.Fprintf(w, "scenario %s: %d cells, estimated %s\n", sw.Name, len(cells), plan.EstimatedDuration(cells).Round(time.Second))
+	fmt.Fprintf(w, "scenario %s: %d cells%s, estimated %s\n", sw.Name, len(cells), repeatText(sw.Repeat), estimate(sw, cells))
 	if sw.Description != "" {
 		fmt.Fprintf(w, "%s\n", strings.TrimSpace(sw.Description))
 	}
@@ -173,7 +182,7 @@ func runSweep(sw *plan.Sweep, cells []plan.Cell, a sweepArgs) int {
 
 	man := &report.Manifest{
 		Name: sw.Name, Description: strings.TrimSpace(sw.Description), ConfigFile: a.file,
-		Config:           map[string]any{"settings": sw.Settings.Redacted(), "axes": sw.Axes(), "report": sw.Report, "thresholds": sw.Thresholds},
+		Config:           map[string]any{"settings": sw.Settings.Redacted(), "axes": sw.Axes(), "report": sw.Report, "thresholds": sw.Thresholds, "repeat": sw.Repeat},
 		LockbenchVersion: version, GoVersion: runtime.Version(), Machine: machine(), StartedAt: time.Now().UTC(),
 		Segment: sw.Settings.Segment,
 	}
@@ -184,42 +193,33 @@ func runSweep(sw *plan.Sweep, cells []plan.Cell, a sweepArgs) int {
 		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
 		return exitFailure
 	}
-	fmt.Fprintf(os.Stderr, "lockbench sweep: %s, %d cells, estimated %s, results in %s\n",
-		sw.Name, len(cells), plan.EstimatedDuration(cells).Round(time.Second), dir)
+	fmt.Fprintf(os.Stderr, "lockbench sweep: %s, %d cells%s, estimated %s, results in %s\n",
+		sw.Name, len(cells), repeatText(sw.Repeat), estimate(sw, cells), dir)
 
-	prog := newProgress(cells)
+	prog := newProgress(cells, sw.Repeat)
 	pool := &bench.Pool{Log: prog.logWriter()}
-	runID := bench.NewRunID()
+	st := &sweepState{dir: dir, man: man, writeManifest: writeManifest, runID: bench.NewRunID(), repeats: sw.Repeat, runs: make([][]report.Run, len(cells))}
 	failed := false
-	for _, c := range cells {
-		if ctx.Err() != nil {
-			break
-		}
-		prog.startCell(c)
-		res, redisVersion, err := runSweepCell(ctx, pool, dir, c, runID, prog)
-		if err != nil {
-			prog.finish()
-			fmt.Fprintf(os.Stderr, "lockbench sweep: cell %s: %v\n", c.Label, err)
-			failed = true
-			break
-		}
-		info := report.CellInfo{Index: c.Index, ID: c.ID, Label: c.Label, Axes: c.Axes, File: "cells/" + c.ID + ".json"}
-		res.Cell = &info
-		if err := report.WriteFileAtomic(filepath.Join(dir, info.File), func(w io.Writer) error { return report.WriteJSON(w, res) }); err != nil {
-			fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
-			failed = true
-			break
-		}
-		man.Cells = append(man.Cells, info)
-		man.RedisServerVersion = firstNonEmpty(man.RedisServerVersion, redisVersion)
-		if err := writeManifest(); err != nil {
-			fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
-			failed = true
-			break
-		}
-		prog.endCell(c, res)
-		if res.Interrupted {
-			break
+rounds:
+	// Round r measures every cell once: slow drift of the machine lands on
+	// all cells alike instead of on the last ones.
+	for r := 1; r <= sw.Repeat; r++ {
+		for i, c := range cells {
+			if ctx.Err() != nil {
+				break rounds
+			}
+			prog.startCell(c, r)
+			res, err := st.runCell(ctx, pool, i, c, r, prog)
+			if err != nil {
+				prog.finish()
+				fmt.Fprintf(os.Stderr, "lockbench sweep: cell %s: %v\n", c.Label, err)
+				failed = true
+				break rounds
+			}
+			prog.endCell(c, r, res)
+			if res.Interrupted {
+				break rounds
+			}
 		}
 	}
 	prog.finish()
@@ -246,12 +246,92 @@ func runSweep(sw *plan.Sweep, cells []plan.Cell, a sweepArgs) int {
 	return code
 }
 
-// runSweepCell prepares masters, streams .hlog files through temp names and
-// runs the cell.
-func runSweepCell(ctx context.Context, pool *bench.Pool, dir string, c plan.Cell, runID string, prog *progress) (*report.Run, string, error) {
-	m, err := pool.Prepare(ctx, c.Settings)
+// sweepState is what a sweep keeps between cells: the repeats measured so
+// far of each cell and the manifest it rewrites after each.
+type sweepState struct {
+	dir           string
+	man           *report.Manifest
+	writeManifest func() error
+	runID         string
+	repeats       int
+	runs          [][]report.Run // by cell position: repeats so far
+}
+
+// runCell measures repeat r of cell c, then writes the cell's result file
+// combined over its repeats so far (and their interval logs), so that an
+// interrupted sweep keeps every repeat it finished.
+func (st *sweepState) runCell(ctx context.Context, pool *bench.Pool, i int, c plan.Cell, r int, prog *progress) (*report.Run, error) {
+	stem := c.ID
+	runID := st.runID
+	if st.repeats > 1 {
+		stem = filepath.Join("repeats", fmt.Sprintf("%s.r%d", c.ID, r))
+		runID = fmt.Sprintf("%s-r%d", st.runID, r) // fresh keys for every repeat
+	}
+	res, redisVersion, err := runSweepCell(ctx, pool, st.dir, c, stem, runID, prog)
+	if err != nil {
+		return nil, err
+	}
+	st.runs[i] = append(st.runs[i], *res)
+	combined := report.CombineRepeats(st.runs[i])
+	if combined.Repeats != nil {
+		combined.Repeats.FreshMasters = plan.RepeatsNeedFreshMasters(c.Settings)
+		if err := combineRepeatLogs(st.dir, c.ID, len(st.runs[i])); err != nil {
+			return nil, err
+		}
+	}
+	info := report.CellInfo{Index: c.Index, ID: c.ID, Label: c.Label, Axes: c.Axes, File: "cells/" + c.ID + ".json"}
+	combined.Cell = &info
+	if err := report.WriteFileAtomic(filepath.Join(st.dir, info.File), func(w io.Writer) error { return report.WriteJSON(w, combined) }); err != nil {
+		return nil, err
+	}
+	if r == 1 {
+		st.man.Cells = append(st.man.Cells, info)
+	}
+	st.man.RedisServerVersion = firstNonEmpty(st.man.RedisServerVersion, redisVersion)
+	if err := st.writeManifest(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// combineRepeatLogs writes a cell's interval logs as the intervals of all
+// its repeats so far, in order: the report's percentile plots then show
+// the histograms of every repeat added together.
+func combineRepeatLogs(dir, id string, n int) error {
+	for _, m := range []string{report.MetricAcquire, report.MetricAcquireUncorrected, report.MetricFailed, report.MetricRelease} {
+		var parts []string
+		for r := 1; r <= n; r++ {
+			parts = append(parts, filepath.Join(dir, "cells", "repeats", fmt.Sprintf("%s.r%d.%s.hlog", id, r, m)))
+		}
+		if err := report.ConcatIntervalLogs(filepath.Join(dir, "cells", id+"."+m+".hlog"), m, parts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func repeatText(n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" × %d repeats (interleaved)", n)
+}
+
+// estimate is the sweep's expected duration: every repeat runs every cell.
+func estimate(sw *plan.Sweep, cells []plan.Cell) time.Duration {
+	d := plan.EstimatedDuration(cells) * time.Duration(max(sw.Repeat, 1))
+	return d.Round(time.Second)
+}
+
+// runSweepCell prepares masters, streams .hlog files (cells/STEM.METRIC.hlog)
+// through temp names and runs the cell.
+func runSweepCell(ctx context.Context, pool *bench.Pool, dir string, c plan.Cell, stem, runID string, prog *progress) (*report.Run, string, error) {
+	m, err := pool.PrepareFor(ctx, c.Settings, c.ID)
 	if err != nil {
 		return nil, "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, "cells", stem)), 0o755); err != nil {
+		return nil, "", fmt.Errorf("out: %w", err)
 	}
 	metrics := map[int]string{report.Acquire: report.MetricAcquire, report.Failed: report.MetricFailed, report.Release: report.MetricRelease}
 	if c.Settings.Load == "open" {
@@ -266,7 +346,7 @@ func runSweepCell(ctx context.Context, pool *bench.Pool, dir string, c plan.Cell
 		}
 	}()
 	for idx, name := range metrics {
-		f, err := os.Create(filepath.Join(dir, "cells", "."+c.ID+"."+name+".hlog.tmp"))
+		f, err := os.Create(filepath.Join(dir, "cells", filepath.Dir(stem), "."+filepath.Base(stem)+"."+name+".hlog.tmp"))
 		if err != nil {
 			return nil, "", fmt.Errorf("out: %w", err)
 		}
@@ -315,19 +395,21 @@ func firstNonEmpty(a, b string) string {
 // progress shows a live bar on a terminal and plain lines otherwise.
 type progress struct {
 	cells   []plan.Cell
+	repeats int
 	tty     bool
 	bar     *progressbar.ProgressBar
 	cur     plan.Cell
+	repeat  int
 	started time.Time
 	secs    int
 }
 
-func newProgress(cells []plan.Cell) *progress {
-	p := &progress{cells: cells, tty: term.IsTerminal(int(os.Stderr.Fd())), started: time.Now()}
+func newProgress(cells []plan.Cell, repeats int) *progress {
+	p := &progress{cells: cells, repeats: max(repeats, 1), tty: term.IsTerminal(int(os.Stderr.Fd())), started: time.Now()}
 	if p.tty {
 		total := 0
 		for _, c := range cells {
-			total += int(time.Duration(c.Settings.Duration).Seconds())
+			total += int(time.Duration(c.Settings.Duration).Seconds()) * p.repeats
 		}
 		p.bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetPredictTime(true),
 			progressbar.OptionSetElapsedTime(true), progressbar.OptionShowDescriptionAtLineEnd(), progressbar.OptionSetWidth(30),
@@ -344,12 +426,21 @@ func (p *progress) logWriter() io.Writer {
 	return os.Stderr
 }
 
-func (p *progress) startCell(c plan.Cell) {
+func (p *progress) startCell(c plan.Cell, repeat int) {
 	p.cur = c
+	p.repeat = repeat
 	p.secs = 0
 	if !p.tty {
-		fmt.Fprintf(os.Stderr, "cell %d/%d %s: warm-up %s, measuring %s\n", c.Index+1, len(p.cells), c.Label, c.Settings.Warmup, c.Settings.Duration)
+		fmt.Fprintf(os.Stderr, "cell %d/%d%s %s: warm-up %s, measuring %s\n", c.Index+1, len(p.cells), p.repeatTag(), c.Label, c.Settings.Warmup, c.Settings.Duration)
 	}
+}
+
+// repeatTag says which repeat runs, when there are several.
+func (p *progress) repeatTag() string {
+	if p.repeats <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (repeat %d/%d)", p.repeat, p.repeats)
 }
 
 func (p *progress) interval(iv report.Interval) {
@@ -360,7 +451,7 @@ func (p *progress) interval(iv report.Interval) {
 	rate := float64(iv.Counts[report.Acquire]) / secs
 	p.secs++
 	if p.tty {
-		p.bar.Describe(fmt.Sprintf("cell %d/%d %s | %.0f cycles/s p99 %.2fms", p.cur.Index+1, len(p.cells), p.cur.Label, rate, iv.AcquireP99/1000))
+		p.bar.Describe(fmt.Sprintf("cell %d/%d%s %s | %.0f cycles/s p99 %.2fms", p.cur.Index+1, len(p.cells), p.repeatTag(), p.cur.Label, rate, iv.AcquireP99/1000))
 		_ = p.bar.Add(1)
 		return
 	}
@@ -369,9 +460,10 @@ func (p *progress) interval(iv report.Interval) {
 	}
 }
 
-func (p *progress) endCell(c plan.Cell, r *report.Run) {
-	line := fmt.Sprintf("cell %d/%d %s: %.0f cycles/s, acquire p50 %.0fµs p99 %.0fµs, %d violations",
-		c.Index+1, len(p.cells), c.Label, r.Throughput.CyclesPerSec, r.AcquireLatency.P50, r.AcquireLatency.P99, r.Safety.Violations)
+func (p *progress) endCell(c plan.Cell, repeat int, r *report.Run) {
+	p.repeat = repeat
+	line := fmt.Sprintf("cell %d/%d%s %s: %.0f cycles/s, acquire p50 %.0fµs p99 %.0fµs, %d violations",
+		c.Index+1, len(p.cells), p.repeatTag(), c.Label, r.Throughput.CyclesPerSec, r.AcquireLatency.P50, r.AcquireLatency.P99, r.Safety.Violations)
 	if p.tty {
 		_, _ = progressbar.Bprintln(p.bar, line)
 		return

@@ -28,6 +28,7 @@ type Masters struct {
 	Embedded bool
 	Version  string // redis_version from INFO (first master)
 	restore  []func(context.Context) error
+	served   map[string]bool // cell IDs measured on this set
 }
 
 // Pool keeps the masters of consecutive cells: local masters are restarted
@@ -40,14 +41,32 @@ type Pool struct {
 
 // Prepare returns masters fit for s, reusing the current set when possible.
 func (p *Pool) Prepare(ctx context.Context, s plan.Settings) (*Masters, error) {
+	return p.PrepareFor(ctx, s, "")
+}
+
+// PrepareFor is Prepare for a repeat of the cell id: local masters whose
+// persistence keeps state (an AOF file that grows with every write) are
+// restarted when they already served a repeat of this cell, so that every
+// repeat starts from the same state. Without persistence they are kept.
+func (p *Pool) PrepareFor(ctx context.Context, s plan.Settings, id string) (*Masters, error) {
 	key := plan.MastersKey(s)
-	if p.cur != nil && p.cur.key == key {
+	if p.cur != nil && p.cur.key == key && !(id != "" && p.cur.served[id] && plan.RepeatsNeedFreshMasters(s)) {
+		p.cur.served[id] = true
 		return p.cur, nil
 	}
 	if err := p.Close(); err != nil {
 		return nil, err
 	}
-	m := &Masters{key: key}
+	m, err := p.start(ctx, s, key)
+	if err != nil {
+		return nil, err
+	}
+	m.served[id] = true
+	return m, nil
+}
+
+func (p *Pool) start(ctx context.Context, s plan.Settings, key string) (*Masters, error) {
+	m := &Masters{key: key, served: map[string]bool{}}
 	if len(s.Masters) == 0 {
 		persist, err := localmasters.ParsePersistence(orNone(s.Persistence))
 		if err != nil {

@@ -115,3 +115,31 @@ func TestSettingsWarnings(t *testing.T) {
 		t.Fatalf("warnings: %q", joined)
 	}
 }
+
+func TestSweepRepeat(t *testing.T) {
+	sw, err := ParseSweep("r.yaml", []byte("settings:\n  workers: 2\nrepeat: 5\n"))
+	if err != nil || sw.Repeat != 5 {
+		t.Fatalf("repeat: %v, %v", sw, err)
+	}
+	if sw, _ := ParseSweep("r.yaml", []byte("settings:\n  workers: 2\n")); sw.Repeat != 1 {
+		t.Errorf("default repeat %d, want 1", sw.Repeat)
+	}
+	for _, bad := range []string{"repeat: -1\n", "repeat: 101\n"} {
+		_, err := ParseSweep("r.yaml", []byte(bad))
+		if err == nil || !strings.Contains(err.Error(), "repeat:") || !strings.Contains(err.Error(), "1..100") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	aof := Defaults()
+	aof.Persistence = "aof-always"
+	if !RepeatsNeedFreshMasters(aof) {
+		t.Error("local AOF masters keep state between repeats")
+	}
+	if RepeatsNeedFreshMasters(Defaults()) {
+		t.Error("local masters without persistence need no restart")
+	}
+	aof.Masters = []string{"10.0.0.1:6379"}
+	if RepeatsNeedFreshMasters(aof) {
+		t.Error("external masters cannot be restarted")
+	}
+}

@@ -21,6 +21,9 @@ type Sweep struct {
 	Matrix      yaml.Node `yaml:"matrix"` // ordered: the first axis varies slowest
 	Report      Report    `yaml:"report"`
 	Thresholds  []string  `yaml:"thresholds"`
+	// Repeat measures every cell this many times, interleaved (A, B, C,
+	// A, B, C, …) so that slow drift of the machine spreads over all cells.
+	Repeat int `yaml:"repeat"`
 
 	axes []Axis
 }
@@ -78,6 +81,12 @@ func ParseSweep(name string, b []byte) (*Sweep, error) {
 	}
 	if err := sw.parseAxes(name); err != nil {
 		return nil, err
+	}
+	if sw.Repeat == 0 {
+		sw.Repeat = 1
+	}
+	if err := ValidateRepeat(sw.Repeat); err != nil {
+		return nil, fmt.Errorf("config: %s: %w", name, err)
 	}
 	cells, err := sw.Cells()
 	if err != nil {
@@ -140,7 +149,7 @@ func checkSettingsTypes(doc yaml.Node) error {
 		if doc.Kind == 0 {
 			return nil
 		}
-		return fmt.Errorf("line %d: want a mapping with name, description, settings, matrix, report, thresholds", doc.Line)
+		return fmt.Errorf("line %d: want a mapping with name, description, settings, matrix, report, thresholds, repeat", doc.Line)
 	}
 	top := doc.Content[0]
 	for i := 0; i+1 < len(top.Content); i += 2 {
@@ -228,6 +237,24 @@ func EstimatedDuration(cells []Cell) time.Duration {
 		}
 	}
 	return d
+}
+
+// MaxRepeat bounds --repeat: more is a soak, not a spread.
+const MaxRepeat = 100
+
+// ValidateRepeat checks a repeat count.
+func ValidateRepeat(n int) error {
+	if n < 1 || n > MaxRepeat {
+		return fmt.Errorf("repeat: %d is not accepted; use 1..%d (times each cell is measured; 3 or more give a spread, 4+4 can show a difference at p<0.05 in compare)", n, MaxRepeat)
+	}
+	return nil
+}
+
+// RepeatsNeedFreshMasters: local masters with persistence keep state
+// between cells (the AOF file), so a repeat run on them after an earlier
+// repeat of the same cell would not start where the first one did.
+func RepeatsNeedFreshMasters(s Settings) bool {
+	return len(s.Masters) == 0 && s.Persistence != "" && s.Persistence != "none"
 }
 
 // MastersKey says which cells can share one set of masters: a change of

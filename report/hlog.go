@@ -169,3 +169,23 @@ func writePercentiles(path string, h *hdrhistogram.Histogram) error {
 		return err
 	})
 }
+
+// ConcatIntervalLogs writes the intervals of several interval logs (the
+// repeats of one cell, in order) into one log at out. Missing inputs are
+// skipped; with none at all nothing is written.
+func ConcatIntervalLogs(out, tag string, paths []string) error {
+	var all []*hdrhistogram.Histogram
+	found := false
+	for _, p := range paths {
+		hs, ok, err := readLogFile(p)
+		if err != nil {
+			return err
+		}
+		found = found || ok
+		all = append(all, hs...)
+	}
+	if !found {
+		return nil
+	}
+	return writeShared(out, func(w io.Writer) error { return WriteIntervalLog(w, tag, all) })
+}

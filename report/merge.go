@@ -73,6 +73,15 @@ func Merge(dirs []string, out string) error {
 			segNames[i] = s.dir
 		}
 		merged := mergeRuns(runs, segNames)
+		if len(runs) > 1 {
+			merged.Warnings = append(merged.Warnings, fmt.Sprintf("merged from %d segments: %s", len(runs), strings.Join(segNames, ", ")))
+			if merged.Repeats != nil {
+				// Per-repeat figures of concurrent segments are not added
+				// up here: the spread would mix machines.
+				merged.Repeats = nil
+				merged.Warnings = append(merged.Warnings, "merge: the segments' repeats were merged into one figure; their spread is not shown")
+			}
+		}
 		if len(segs) < len(inputs) {
 			// Throughput and counts then cover fewer machines than the rest.
 			merged.Warnings = append(merged.Warnings, fmt.Sprintf("merge: cell %s is in %d of %d segments (%s)", id, len(segs), len(inputs), strings.Join(segNames, ", ")))
@@ -256,7 +265,6 @@ func mergeRuns(runs []Run, dirs []string) Run {
 	m.AcquireFailedLatency = mergeCountsOnly(runs, func(r Run) Latency { return r.AcquireFailedLatency })
 	m.ReleaseLatency = mergeCountsOnly(runs, func(r Run) Latency { return r.ReleaseLatency })
 	m.AcquireUncorrected = nil
-	m.Warnings = append(m.Warnings, fmt.Sprintf("merged from %d segments: %s", len(runs), strings.Join(dirs, ", ")))
 	return m
 }
 

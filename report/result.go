@@ -177,6 +177,9 @@ type Run struct {
 	StartedAt        time.Time `json:"started_at"`
 	Cell             *CellInfo `json:"cell,omitempty"`
 	Events           []Event   `json:"events,omitempty"`
+	// Repeats: the cell was measured several times (--repeat); the
+	// headline figures above are then the medians of these.
+	Repeats *Repeats `json:"repeats,omitempty"`
 }
 
 // WriteJSON writes v as indented JSON.

@@ -1,0 +1,297 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Repeats is a cell measured several times: each repeat's figures and the
+// spread of each figure across them. The cell's headline figures are the
+// medians of these.
+type Repeats struct {
+	Count int         `json:"count"`
+	Runs  []RepeatRun `json:"runs"`
+	// Spread of each figure, keyed by figure name (see Figures).
+	Spread map[string]Spread `json:"spread"`
+	// FreshMasters: each repeat started on freshly started local masters
+	// (persistence keeps state, an AOF file, that would otherwise grow
+	// from one repeat to the next).
+	FreshMasters bool `json:"fresh_masters,omitempty"`
+}
+
+// RepeatRun is one repeat's own figures.
+type RepeatRun struct {
+	Repeat          int       `json:"repeat"` // 1-based
+	StartedAt       time.Time `json:"started_at"`
+	MeasuredSeconds float64   `json:"measured_seconds"`
+	CyclesPerSec    float64   `json:"cycles_per_sec"`
+	AcquiresPerSec  float64   `json:"acquires_per_sec"`
+	AcquireP50      float64   `json:"acquire_p50_us"`
+	AcquireP90      float64   `json:"acquire_p90_us"`
+	AcquireP99      float64   `json:"acquire_p99_us"`
+	AcquireP999     float64   `json:"acquire_p999_us"`
+	ReleaseP50      float64   `json:"release_p50_us"`
+	ReleaseP99      float64   `json:"release_p99_us"`
+	Acquired        int64     `json:"acquired"`
+	NotAcquired     int64     `json:"not_acquired"`
+	Errors          int64     `json:"errors"`
+	Violations      int64     `json:"violations"`
+	Interrupted     bool      `json:"interrupted,omitempty"`
+}
+
+// Figure is one number of a cell that repeats spread and compare judges.
+type Figure struct {
+	Name string // JSON key, --fail-on name
+	Text string // short human name
+	// Higher says whether a larger value is better (throughput) or worse
+	// (latency): it decides what counts as a regression.
+	Higher bool
+	Micros bool // a latency in µs
+	get    func(RepeatRun) float64
+}
+
+// Figures are the figures with a spread, in the order tables show them.
+var Figures = []Figure{
+	{"cycles_per_sec", "cycles/s", true, false, func(r RepeatRun) float64 { return r.CyclesPerSec }},
+	{"acquires_per_sec", "acquires/s", true, false, func(r RepeatRun) float64 { return r.AcquiresPerSec }},
+	{"acquire_p50", "acquire p50", false, true, func(r RepeatRun) float64 { return r.AcquireP50 }},
+	{"acquire_p90", "acquire p90", false, true, func(r RepeatRun) float64 { return r.AcquireP90 }},
+	{"acquire_p99", "acquire p99", false, true, func(r RepeatRun) float64 { return r.AcquireP99 }},
+	{"acquire_p999", "acquire p99.9", false, true, func(r RepeatRun) float64 { return r.AcquireP999 }},
+	{"release_p50", "release p50", false, true, func(r RepeatRun) float64 { return r.ReleaseP50 }},
+	{"release_p99", "release p99", false, true, func(r RepeatRun) float64 { return r.ReleaseP99 }},
+}
+
+// FigureByName finds a figure; ok is false for an unknown name.
+func FigureByName(name string) (Figure, bool) {
+	for _, f := range Figures {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Figure{}, false
+}
+
+// FigureNames lists the figure names, for messages.
+func FigureNames() []string {
+	out := make([]string, len(Figures))
+	for i, f := range Figures {
+		out[i] = f.Name
+	}
+	return out
+}
+
+// repeatRunOf takes one repeat's figures from its result.
+func repeatRunOf(i int, r Run) RepeatRun {
+	return RepeatRun{
+		Repeat: i + 1, StartedAt: r.StartedAt, MeasuredSeconds: r.MeasuredSeconds,
+		CyclesPerSec: finiteOr0(r.Throughput.CyclesPerSec), AcquiresPerSec: finiteOr0(r.Throughput.AcquiresPerSec),
+		AcquireP50: r.AcquireLatency.P50, AcquireP90: r.AcquireLatency.P90, AcquireP99: r.AcquireLatency.P99, AcquireP999: r.AcquireLatency.P999,
+		ReleaseP50: r.ReleaseLatency.P50, ReleaseP99: r.ReleaseLatency.P99,
+		Acquired: r.Outcomes.Acquired, NotAcquired: r.Outcomes.NotAcquired, Errors: r.Outcomes.Errors,
+		Violations: r.Safety.Violations, Interrupted: r.Interrupted,
+	}
+}
+
+// Samples are one figure's values across the repeats of r; a run without
+// repeats is one sample of its headline figure.
+func Samples(r Run, f Figure) []float64 {
+	if r.Repeats == nil || len(r.Repeats.Runs) == 0 {
+		return []float64{f.get(repeatRunOf(0, r))}
+	}
+	out := make([]float64, 0, len(r.Repeats.Runs))
+	for _, rr := range r.Repeats.Runs {
+		if rr.Interrupted || rr.Acquired == 0 && f.Micros {
+			continue // a cut-short repeat, or no latency to speak of
+		}
+		out = append(out, f.get(rr))
+	}
+	return out
+}
+
+// CombineRepeats makes one cell result of several repeats of it. Headline
+// throughput and percentiles are the medians of the repeats; counts and
+// CPU seconds add; max is the largest. One repeat is returned as it is.
+func CombineRepeats(runs []Run) Run {
+	if len(runs) == 0 {
+		return Run{}
+	}
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	rep := &Repeats{Count: len(runs), Spread: map[string]Spread{}}
+	for i, r := range runs {
+		rep.Runs = append(rep.Runs, repeatRunOf(i, r))
+	}
+	dirs := make([]string, len(runs))
+	for i := range runs {
+		dirs[i] = fmt.Sprintf("repeat %d", i+1)
+	}
+	// Counts, CPU, safety and warnings add as concurrent segments'
+	// do; throughput and latency are then replaced by medians.
+	m := mergeRuns(sameMasterNames(runs), dirs)
+	m.Config, m.BaselineRTT, m.BaselineParallel = runs[0].Config, runs[0].BaselineRTT, runs[0].BaselineParallel
+	m.OpenLoop = combineOpenLoop(runs)
+	var secs float64
+	for _, r := range runs {
+		secs += r.MeasuredSeconds
+	}
+	m.MeasuredSeconds = secs
+	m.StartedAt = runs[0].StartedAt
+	m.Events = nil
+	for i, r := range runs {
+		for _, e := range r.Events {
+			e.Detail = fmt.Sprintf("repeat %d", i+1) + map[bool]string{true: ": " + e.Detail, false: ""}[e.Detail != ""]
+			m.Events = append(m.Events, e)
+		}
+	}
+	// One machine ran the repeats one after another: cores do not add,
+	// the masters' CPU seconds do.
+	m.Client.Cores = runs[0].Client.Cores
+	if m.Servers != nil {
+		m.Servers.CPUSeconds = 0
+		for _, r := range runs {
+			if r.Servers != nil {
+				m.Servers.CPUSeconds += r.Servers.CPUSeconds
+			}
+		}
+		m.Servers.CPUMicrosCycle = m.Servers.CPUSeconds * 1e6 / cyclesOf(runs)
+	}
+	for _, f := range Figures {
+		rep.Spread[f.Name] = NewSpread(Samples(Run{Repeats: rep}, f))
+	}
+	m.Throughput = Throughput{CyclesPerSec: rep.Spread["cycles_per_sec"].Median, AcquiresPerSec: rep.Spread["acquires_per_sec"].Median}
+	m.AcquireLatency = medianLatency(runs, func(r Run) Latency { return r.AcquireLatency })
+	m.AcquireFailedLatency = medianLatency(runs, func(r Run) Latency { return r.AcquireFailedLatency })
+	m.ReleaseLatency = medianLatency(runs, func(r Run) Latency { return r.ReleaseLatency })
+	if runs[0].AcquireUncorrected != nil {
+		l := medianLatency(runs, func(r Run) Latency {
+			if r.AcquireUncorrected == nil {
+				return Latency{}
+			}
+			return *r.AcquireUncorrected
+		})
+		m.AcquireUncorrected = &l
+	}
+	m.Repeats = rep
+	return m
+}
+
+func cyclesOf(runs []Run) float64 {
+	var c float64
+	for _, r := range runs {
+		c += r.Throughput.CyclesPerSec * r.MeasuredSeconds
+	}
+	if c == 0 {
+		return 1
+	}
+	return c
+}
+
+// medianLatency: each percentile is the median of the repeats' own
+// (repeats with no sample left out); count adds, max is the largest, mean
+// is weighted by count.
+func medianLatency(runs []Run, get func(Run) Latency) Latency {
+	var out Latency
+	var p50, p90, p99, p999 []float64
+	var sum float64
+	for _, r := range runs {
+		l := get(r)
+		out.Count += l.Count
+		out.Max = max(out.Max, l.Max)
+		sum += l.Mean * float64(l.Count)
+		if l.Count > 0 {
+			p50, p90, p99, p999 = append(p50, l.P50), append(p90, l.P90), append(p99, l.P99), append(p999, l.P999)
+		}
+	}
+	if out.Count > 0 {
+		out.Mean = sum / float64(out.Count)
+	}
+	out.P50, out.P90, out.P99, out.P999 = Median(p50), Median(p90), Median(p99), Median(p999)
+	return out
+}
+
+// combineOpenLoop adds offered and unserved starts; the offered rate is
+// the cell's own and the pacer lag the worst repeat's.
+func combineOpenLoop(runs []Run) *OpenLoop {
+	var out *OpenLoop
+	for _, r := range runs {
+		if r.OpenLoop == nil {
+			continue
+		}
+		if out == nil {
+			o := *r.OpenLoop
+			out = &o
+			continue
+		}
+		out.Offered += r.OpenLoop.Offered
+		out.Unserved += r.OpenLoop.Unserved
+		if r.OpenLoop.PacerLag.P99 > out.PacerLag.P99 {
+			out.PacerLag = r.OpenLoop.PacerLag
+		}
+	}
+	return out
+}
+
+// sameMasterNames renames the masters of later repeats to the first
+// repeat's when they were restarted on other ports, so that per-master
+// counts add up per position rather than listing every port ever used.
+func sameMasterNames(runs []Run) []Run {
+	names := sortedKeys(runs[0].Outcomes.PerMaster)
+	out := make([]Run, len(runs))
+	for i, r := range runs {
+		out[i] = r
+		mine := sortedKeys(r.Outcomes.PerMaster)
+		if i == 0 || len(mine) != len(names) || slices.Equal(mine, names) {
+			continue
+		}
+		pm := map[string]MasterOutcomes{}
+		for j, a := range mine {
+			pm[names[j]] = r.Outcomes.PerMaster[a]
+		}
+		out[i].Outcomes.PerMaster = pm
+		if r.Servers != nil {
+			s := *r.Servers
+			s.PerMaster = map[string]float64{}
+			for j, a := range mine {
+				s.PerMaster[names[j]] = r.Servers.PerMaster[a]
+			}
+			out[i].Servers = &s
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// SpreadText is a spread's relative size, "3.1%", or "—" with one sample.
+func SpreadText(sp Spread) string {
+	if sp.N < 2 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%%", sp.RelSpread*100)
+}
+
+// CIText says what the ± of a repeated cell is: a 95% interval of the
+// median, or with fewer than 6 repeats the range and the level it reaches.
+func CIText(r *Repeats) string {
+	for _, f := range Figures {
+		sp := r.Spread[f.Name]
+		if sp.N < 2 {
+			continue
+		}
+		if sp.CILow == sp.Min && sp.CIHigh == sp.Max && sp.CILevel < CIConfidence {
+			return fmt.Sprintf("range of the repeats (a %.1f%% interval of the median: 6+ repeats reach 95%%)", sp.CILevel*100)
+		}
+		return fmt.Sprintf("%.0f%% confidence interval of the median", sp.CILevel*100)
+	}
+	return "range of the repeats"
+}
