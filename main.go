@@ -33,6 +33,7 @@ var commands = map[string]command{
 	"masters": {"start local redis-server masters and keep them up until Ctrl-C", cmdMasters},
 	"sweep":   {"run a scenario file's matrix of cells into a results directory, then report", cmdSweep},
 	"report":  {"build plots, tables and a capacity plan from results directories (merging them)", cmdReport},
+	"compare": {"compare two results cell by cell: old, new, delta and whether the repeats show a real difference", cmdCompare},
 	"chaos":   {"run a chaos scenario (crash, partition, pause, clock jump) and check safety on a protected resource", cmdChaos},
 	"version": {"print the version", func([]string) int { fmt.Println("lockbench", version); return exitOK }},
 }
