@@ -22,6 +22,10 @@ type Engine struct {
 	quorum int
 	tokens *tokenSource
 	late   lateCounts
+	calls  sync.Pool // *call, reused once every reply is in
+	// measuring is set by MarkMeasured: late replies of acquires started
+	// from then on are the run's, earlier ones the warm-up's.
+	measuring atomic.Bool
 }
 
 // New connects to every master. A master that cannot be reached is an error
@@ -31,7 +35,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, quorum: Quorum(len(cfg.Masters)), tokens: newTokenSource()}
-	e.late.c = make([][NumOutcomes]atomic.Int64, len(cfg.Masters))
+	e.late = newLateCounts(len(cfg.Masters))
 	relSHA, extSHA := sha1Hex(releaseScript), sha1Hex(extendScript)
 	for i, m := range cfg.Masters {
 		opt, display, err := ParseMaster(m)
@@ -50,8 +54,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 			e.Close()
 			return nil, fmt.Errorf("master %s: %w", display, err)
 		}
-		l := &link{index: i, addr: display, client: client, queue: make(chan *request, 1<<16),
-			maxBatch: cfg.MaxBatch, relSHA: relSHA, extSHA: extSHA}
+		l := &link{index: i, addr: display, client: client, maxBatch: cfg.MaxBatch,
+			relSHA: relSHA, extSHA: extSHA}
 		e.links = append(e.links, l)
 		e.addrs = append(e.addrs, display)
 		// Preload the scripts so the hot path is EVALSHA; NOSCRIPT still falls back.
@@ -72,8 +76,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 // Close stops the dispatchers and closes every connection.
 func (e *Engine) Close() {
 	for _, l := range e.links {
-		close(l.queue)
-		l.wg.Wait()
+		l.stop()
 		l.client.Close()
 	}
 	e.links = nil
@@ -82,13 +85,38 @@ func (e *Engine) Close() {
 // Addrs are the masters' display addresses (no secrets), in order.
 func (e *Engine) Addrs() []string { return e.addrs }
 
-// LateOutcomes returns, per master, replies that arrived after the caller
-// stopped waiting (wait=quorum or a timeout), by outcome.
+// MarkMeasured starts the measured window: from here on, late replies
+// count as the run's (LateOutcomes, LateReleased); before it, as warm-up.
+func (e *Engine) MarkMeasured() { e.measuring.Store(true) }
+
+// LateOutcomes returns, per master and outcome, replies to acquire SETs
+// that arrived after the caller stopped waiting (wait=quorum or a timeout):
+// of acquires started after MarkMeasured, or of all of them if it was never
+// called. Releases' and extends' late replies are in LateOther.
 func (e *Engine) LateOutcomes() [][NumOutcomes]int64 {
-	out := make([][NumOutcomes]int64, len(e.late.c))
-	for i := range e.late.c {
-		for o := range e.late.c[i] {
-			out[i][o] = e.late.c[i][o].Load()
+	return loadOutcomes(e.late.acquire[b2i(e.measuring.Load())])
+}
+
+// LateOther returns late replies to releases and extends, per master.
+func (e *Engine) LateOther() [][NumOutcomes]int64 { return loadOutcomes(e.late.other) }
+
+// LateReleased returns, per master, SETs that answered OK after their
+// acquire was decided as failed and were then released there (same window
+// as LateOutcomes).
+func (e *Engine) LateReleased() []int64 {
+	src := e.late.released[b2i(e.measuring.Load())]
+	out := make([]int64, len(src))
+	for i := range src {
+		out[i] = src[i].Load()
+	}
+	return out
+}
+
+func loadOutcomes(src [][NumOutcomes]atomic.Int64) [][NumOutcomes]int64 {
+	out := make([][NumOutcomes]int64, len(src))
+	for i := range src {
+		for o := range src[i] {
+			out[i][o] = src[i][o].Load()
 		}
 	}
 	return out
@@ -99,7 +127,7 @@ type Lock struct {
 	Key        string
 	Token      string
 	Start      time.Time // t1 of the winning attempt (monotonic)
-	ValidUntil time.Time // t1 + validity: use the lock only before this
+	ValidUntil time.Time // t1 + TTL − drift (= end of acquire + validity): use the lock only before this
 	Handle     any       // another driver's own lock object, when not this engine's
 }
 
@@ -109,7 +137,7 @@ type Result struct {
 	Attempts  int
 	Successes int           // masters that accepted the SET in the last attempt
 	Elapsed   time.Duration // first attempt start to decision
-	Validity  time.Duration // of the last attempt; not positive means too slow
+	Validity  time.Duration // TTL − elapsed − drift of the last attempt: left from its end; not positive means too slow
 	PerMaster []Outcome     // outcomes of the last attempt, by master
 	Err       error         // the context ended
 }
@@ -159,24 +187,30 @@ func (e *Engine) TryAcquire(ctx context.Context, key string) (*Lock, Result) {
 	}
 	token := e.tokens.next()
 	t1 := time.Now()
-	outs, ok := e.run(opSet, key, token, e.cfg.TTL.Milliseconds(), true)
-	elapsed := time.Since(t1)
+	var elapsed time.Duration
+	lost := func(ok int) bool {
+		elapsed = time.Since(t1)
+		return ok < e.quorum || Validity(e.cfg.TTL, elapsed, e.cfg.DriftFactor) <= 0
+	}
+	outs, ok := e.run(opSet, key, token, e.cfg.TTL.Milliseconds(), true, lost)
 	validity := Validity(e.cfg.TTL, elapsed, e.cfg.DriftFactor)
 	res := Result{Successes: ok, Elapsed: elapsed, Validity: validity, PerMaster: outs}
 	if ok >= e.quorum && validity > 0 {
 		res.Acquired = true
-		return &Lock{Key: key, Token: token, Start: t1, ValidUntil: t1.Add(validity)}, res
+		// Validity is what is left from the end of the acquire, so the lock
+		// is usable until t1 + TTL − drift.
+		return &Lock{Key: key, Token: token, Start: t1, ValidUntil: t1.Add(e.cfg.TTL - Drift(e.cfg.TTL, e.cfg.DriftFactor))}, res
 	}
 	// Release everywhere, also where the SET seemed to fail: a timed-out SET
 	// may still have landed.
-	e.run(opRelease, key, token, 0, false)
+	e.run(opRelease, key, token, 0, false, nil)
 	return nil, res
 }
 
 // Release frees the lock on every master (compare-and-delete).
 func (e *Engine) Release(ctx context.Context, l *Lock) OpResult {
 	t1 := time.Now()
-	outs, n := e.run(opRelease, l.Key, l.Token, 0, false)
+	outs, n := e.run(opRelease, l.Key, l.Token, 0, false, nil)
 	return OpResult{OK: n > 0, Count: n, Elapsed: time.Since(t1), PerMaster: outs}
 }
 
@@ -187,14 +221,14 @@ func (e *Engine) Extend(ctx context.Context, l *Lock, ttl time.Duration) OpResul
 	if !t1.Before(l.ValidUntil) {
 		return OpResult{Elapsed: 0, PerMaster: make([]Outcome, len(e.links))}
 	}
-	outs, n := e.run(opExtend, l.Key, l.Token, ttl.Milliseconds(), true)
+	outs, n := e.run(opExtend, l.Key, l.Token, ttl.Milliseconds(), true, nil)
 	now := time.Now()
 	validity := Validity(ttl, now.Sub(t1), e.cfg.DriftFactor)
 	res := OpResult{Count: n, Elapsed: now.Sub(t1), Validity: validity, PerMaster: outs}
 	if n >= e.quorum && validity > 0 && now.Before(l.ValidUntil) {
 		res.OK = true
 		l.Start = t1
-		l.ValidUntil = t1.Add(validity)
+		l.ValidUntil = t1.Add(ttl - Drift(ttl, e.cfg.DriftFactor))
 	}
 	return res
 }
@@ -202,75 +236,47 @@ func (e *Engine) Extend(ctx context.Context, l *Lock, ttl time.Duration) OpResul
 // run sends one command to every master in the configured mode and returns
 // the outcomes and how many were OK. decides says whether wait=quorum may
 // stop early for this command (acquire and extend; a release goes to all).
-func (e *Engine) run(kind opKind, key, token string, ttlMs int64, decides bool) ([]Outcome, int) {
-	n := len(e.links)
-	outs := make([]Outcome, n)
-	c := newCall(n, &e.late)
-	early := decides && e.cfg.Wait == WaitQuorum
-	okCount, bad := 0, 0
-	decided := func() bool { return early && (okCount >= e.quorum || bad > n-e.quorum) }
-	record := func(r reply) {
-		outs[r.master] = r.outcome
-		if r.outcome == OK {
-			okCount++
-		} else {
-			bad++
-		}
-	}
-	timer := time.NewTimer(e.cfg.Timeout)
-	defer timer.Stop()
+// failed, for an acquire, says from the OK count whether it lost, so that a
+// SET answering OK after the decision is released.
+func (e *Engine) run(kind opKind, key, token string, ttlMs int64, decides bool, failed func(ok int) bool) ([]Outcome, int) {
+	c := e.newCall(kind, key, token, ttlMs, decides && e.cfg.Wait == WaitQuorum)
 	if e.cfg.Mode == Multiplexed {
 		deadline := time.Now().Add(e.cfg.Timeout)
-		reqs := make([]request, n)
-		for i, l := range e.links {
-			reqs[i] = request{kind: kind, master: i, key: key, token: token, ttlMs: ttlMs, deadline: deadline, call: c}
-			l.enqueue(&reqs[i])
+		for i := range e.links {
+			c.send(i, deadline)
 		}
-		timer.Reset(time.Until(deadline))
-	wait:
-		for okCount+bad < n && !decided() {
-			select {
-			case r := <-c.replies:
-				record(r)
-			case <-timer.C:
-				break wait
-			}
-		}
-	} else {
-		reqs := make([]request, n)
-		for i, l := range e.links {
-			if decided() {
-				break
-			}
-			deadline := time.Now().Add(e.cfg.Timeout)
-			reqs[i] = request{kind: kind, master: i, key: key, token: token, ttlMs: ttlMs, deadline: deadline, call: c}
-			l.enqueue(&reqs[i])
-			timer.Reset(time.Until(deadline))
-		one:
-			for outs[i] == Pending {
-				select {
-				case r := <-c.replies:
-					if r.master != i {
-						// A late reply from an earlier master that already timed out.
-						c.late.add(r.master, r.outcome)
-						continue
-					}
-					record(r)
-				case <-timer.C:
-					outs[i] = Timeout
-					bad++
-					break one
-				}
-			}
-		}
+		c.wait(deadline)
+		return c.finish(failed)
 	}
-	c.finish()
-	for i := range outs {
-		if outs[i] == Pending && !(early && decided()) {
-			outs[i] = Timeout
-		}
+	sent := e.sequential(c)
+	outs, ok := c.finish(failed)
+	for i := sent; i < len(outs); i++ {
+		outs[i] = NotSent
 	}
-	return outs, okCount
+	return outs, ok
+}
+
+// sequential tries master after master, each with its own timeout, until
+// all were tried or (wait=quorum) the outcome is known. It returns how many
+// masters were sent the command.
+func (e *Engine) sequential(c *call) int {
+	for i := range e.links {
+		c.mu.Lock()
+		c.waitFor = -1
+		stop := c.early && c.decided()
+		c.waitFor = i
+		c.mu.Unlock()
+		if stop {
+			return i
+		}
+		deadline := time.Now().Add(e.cfg.Timeout)
+		c.send(i, deadline)
+		c.wait(deadline)
+	}
+	c.mu.Lock()
+	c.waitFor = -1
+	c.mu.Unlock()
+	return len(e.links)
 }
 
 // BaselineRTT times samples plain SET round trips to each master, one at a

@@ -3,9 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -15,15 +15,16 @@ import (
 type Outcome uint8
 
 const (
-	Pending Outcome = iota // no answer yet (or never asked)
+	Pending Outcome = iota // sent, but the caller stopped waiting before it answered (wait=quorum)
 	OK                     // SET NX won, or the script acted on our token
 	Taken                  // SET NX lost, or the key holds another token (or none)
 	Timeout                // no answer within the per-master timeout
 	Error                  // connection or server error
+	NotSent                // sequential with wait=quorum: decided before this master's turn
 	NumOutcomes
 )
 
-var outcomeNames = [...]string{"pending", "ok", "taken", "timeout", "error"}
+var outcomeNames = [...]string{"pending", "ok", "taken", "timeout", "error", "not_sent"}
 
 func (o Outcome) String() string { return outcomeNames[o] }
 
@@ -35,76 +36,23 @@ const (
 	opExtend
 )
 
-// request is one command for one master, answered on its call.
+// request is one command for one master; its call collects the answer.
 type request struct {
-	kind     opKind
 	master   int
-	key      string
-	token    string
-	ttlMs    int64
 	deadline time.Time
 	call     *call
 }
 
-type reply struct {
-	master  int
-	outcome Outcome
-	err     error
-}
-
-// call gathers the replies of one acquire/release/extend phase. Replies that
-// arrive after the caller stopped waiting are counted as late on the engine,
-// so wait=quorum loses no outcome.
-type call struct {
-	mu      sync.Mutex
-	done    bool
-	replies chan reply
-	late    *lateCounts
-}
-
-func newCall(n int, late *lateCounts) *call {
-	return &call{replies: make(chan reply, n), late: late}
-}
-
-func (c *call) deliver(r reply) {
-	c.mu.Lock()
-	if c.done {
-		c.late.add(r.master, r.outcome)
-	} else {
-		c.replies <- r // capacity is one slot per master: never blocks
-	}
-	c.mu.Unlock()
-}
-
-// finish stops the call; anything still queued counts as late.
-func (c *call) finish() {
-	c.mu.Lock()
-	c.done = true
-	for {
-		select {
-		case r := <-c.replies:
-			c.late.add(r.master, r.outcome)
-			continue
-		default:
-		}
-		break
-	}
-	c.mu.Unlock()
-}
-
-// lateCounts are per-master outcomes that arrived after the caller moved on.
-type lateCounts struct{ c [][NumOutcomes]atomic.Int64 }
-
-func (l *lateCounts) add(master int, o Outcome) { l.c[master][o].Add(1) }
-
 // link is one master: a rueidis client fed by dispatchers that coalesce the
-// commands of all workers into pipelined batches. Several batches are in
-// flight at once, so a slow batch never stalls the next one.
+// commands of all workers into pipelined batches. Each dispatcher has its
+// own queue and a key always goes to the same one, so one key's commands
+// reach the master in the order they were issued (a release never overtakes
+// its SET), while the dispatchers keep several batches in flight.
 type link struct {
 	index    int
 	addr     string
 	client   rueidis.Client
-	queue    chan *request
+	queues   []*queue
 	maxBatch int
 	relSHA   string
 	extSHA   string
@@ -113,59 +61,74 @@ type link struct {
 
 var errQueueFull = errors.New("client queue full")
 
+// maxQueued bounds one dispatcher's backlog: beyond it a master is so far
+// behind that failing fast says more than queueing.
+const maxQueued = 1 << 16
+
+var keySeed = maphash.MakeSeed()
+
 func (l *link) enqueue(r *request) {
-	select {
-	case l.queue <- r:
-	default:
-		r.call.deliver(reply{master: r.master, outcome: Error, err: errQueueFull})
+	q := l.queues[0]
+	if len(l.queues) > 1 {
+		q = l.queues[maphash.String(keySeed, r.call.key)%uint64(len(l.queues))]
+	}
+	if !q.push(r) {
+		r.call.deliver(r.master, Error)
 	}
 }
 
 func (l *link) start(dispatchers int) {
-	for range dispatchers {
+	l.queues = make([]*queue, dispatchers)
+	for i := range l.queues {
+		l.queues[i] = newQueue()
 		l.wg.Add(1)
-		go l.dispatch()
+		go l.dispatch(l.queues[i])
 	}
 }
 
-func (l *link) dispatch() {
+func (l *link) stop() {
+	for _, q := range l.queues {
+		q.close()
+	}
+	l.wg.Wait()
+}
+
+func (l *link) dispatch(q *queue) {
 	defer l.wg.Done()
-	batch := make([]*request, 0, l.maxBatch)
-	cmds := make([]rueidis.Completed, 0, l.maxBatch)
+	var spare []*request
 	for {
-		r, ok := <-l.queue
+		batch, ok := q.take(spare)
 		if !ok {
 			return
 		}
-		batch = append(batch[:0], r)
-	fill:
-		for len(batch) < l.maxBatch {
-			select {
-			case r, ok := <-l.queue:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, r)
-			default:
-				break fill
-			}
+		// Chunks go one after the other: the order within a queue is the
+		// order to the master.
+		for rest := batch; len(rest) > 0; {
+			n := min(len(rest), l.maxBatch)
+			l.send(rest[:n])
+			rest = rest[n:]
 		}
-		l.send(batch, cmds[:0])
+		clear(batch) // let finished calls go
+		spare = batch[:0]
 	}
 }
 
 // send writes one batch and answers every request in it.
-func (l *link) send(batch []*request, cmds []rueidis.Completed) {
+func (l *link) send(batch []*request) {
 	now := time.Now()
-	live := batch[:0]
+	// A fresh slice per batch: rueidis' writer may still read it after
+	// DoMulti returned on a deadline, so it is never reused.
+	cmds := make([]rueidis.Completed, 0, len(batch))
+	live := make([]*request, 0, len(batch))
 	var deadline time.Time
 	for _, r := range batch {
 		if !now.Before(r.deadline) {
 			// Waited in the queue past its deadline: not worth sending.
-			r.call.deliver(reply{master: r.master, outcome: Timeout, err: context.DeadlineExceeded})
+			r.call.deliver(r.master, Timeout)
 			continue
 		}
 		live = append(live, r)
+		cmds = append(cmds, l.build(r, false))
 		if r.deadline.After(deadline) {
 			deadline = r.deadline
 		}
@@ -173,57 +136,59 @@ func (l *link) send(batch []*request, cmds []rueidis.Completed) {
 	if len(live) == 0 {
 		return
 	}
-	for _, r := range live {
-		cmds = append(cmds, l.build(r, false))
-	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
 	results := l.client.DoMulti(ctx, cmds...)
 	var retry []*request
 	for i, r := range live {
 		err := results[i].Error()
-		if err != nil && r.kind != opSet && isNoScript(err) {
+		if err != nil && r.call.kind != opSet && isNoScript(err) {
 			retry = append(retry, r)
 			continue
 		}
 		l.answer(r, results[i], err)
 	}
 	if len(retry) > 0 {
-		// The script cache is empty (a restarted master): send the body.
-		cmds = cmds[:0]
-		for _, r := range retry {
-			cmds = append(cmds, l.build(r, true))
-		}
-		results = l.client.DoMulti(ctx, cmds...)
-		for i, r := range retry {
-			l.answer(r, results[i], results[i].Error())
-		}
+		l.sendEval(ctx, retry)
 	}
-	cancel()
+}
+
+// sendEval resends scripts with their body: the script cache is empty (a
+// restarted master).
+func (l *link) sendEval(ctx context.Context, retry []*request) {
+	cmds := make([]rueidis.Completed, 0, len(retry))
+	for _, r := range retry {
+		cmds = append(cmds, l.build(r, true))
+	}
+	results := l.client.DoMulti(ctx, cmds...)
+	for i, r := range retry {
+		l.answer(r, results[i], results[i].Error())
+	}
 }
 
 func (l *link) build(r *request, eval bool) rueidis.Completed {
-	b := l.client.B()
-	switch r.kind {
+	b, c := l.client.B(), r.call
+	switch c.kind {
 	case opSet:
-		return b.Set().Key(r.key).Value(r.token).Nx().PxMilliseconds(r.ttlMs).Build()
+		return b.Set().Key(c.key).Value(c.token).Nx().PxMilliseconds(c.ttlMs).Build()
 	case opRelease:
 		if eval {
-			return b.Eval().Script(releaseScript).Numkeys(1).Key(r.key).Arg(r.token).Build()
+			return b.Eval().Script(releaseScript).Numkeys(1).Key(c.key).Arg(c.token).Build()
 		}
-		return b.Evalsha().Sha1(l.relSHA).Numkeys(1).Key(r.key).Arg(r.token).Build()
+		return b.Evalsha().Sha1(l.relSHA).Numkeys(1).Key(c.key).Arg(c.token).Build()
 	default:
-		ttl := strconv.FormatInt(r.ttlMs, 10)
+		ttl := strconv.FormatInt(c.ttlMs, 10)
 		if eval {
-			return b.Eval().Script(extendScript).Numkeys(1).Key(r.key).Arg(r.token, ttl).Build()
+			return b.Eval().Script(extendScript).Numkeys(1).Key(c.key).Arg(c.token, ttl).Build()
 		}
-		return b.Evalsha().Sha1(l.extSHA).Numkeys(1).Key(r.key).Arg(r.token, ttl).Build()
+		return b.Evalsha().Sha1(l.extSHA).Numkeys(1).Key(c.key).Arg(c.token, ttl).Build()
 	}
 }
 
 func (l *link) answer(r *request, res rueidis.RedisResult, err error) {
 	o := OK
 	switch {
-	case err == nil && r.kind != opSet:
+	case err == nil && r.call.kind != opSet:
 		if n, _ := res.AsInt64(); n != 1 {
 			o = Taken
 		}
@@ -235,10 +200,70 @@ func (l *link) answer(r *request, res rueidis.RedisResult, err error) {
 	default:
 		o = Error
 	}
-	r.call.deliver(reply{master: r.master, outcome: o, err: err})
+	r.call.deliver(r.master, o)
 }
 
 func isNoScript(err error) bool {
 	var re *rueidis.RedisError
 	return errors.As(err, &re) && re.IsNoScript()
+}
+
+// queue is one dispatcher's backlog. The dispatcher takes everything queued
+// in one lock, so a busy master costs one lock per batch, not one channel
+// operation per command.
+type queue struct {
+	mu     sync.Mutex
+	items  []*request
+	closed bool
+	wake   chan struct{} // one slot: "something was queued"
+}
+
+func newQueue() *queue { return &queue{wake: make(chan struct{}, 1)} }
+
+func (q *queue) push(r *request) bool {
+	q.mu.Lock()
+	if q.closed || len(q.items) >= maxQueued {
+		q.mu.Unlock()
+		return false
+	}
+	q.items = append(q.items, r)
+	first := len(q.items) == 1
+	q.mu.Unlock()
+	if first {
+		select {
+		case q.wake <- struct{}{}:
+		default:
+		}
+	}
+	return true
+}
+
+// take waits for requests and swaps them out, handing back spare as the
+// next backlog; false once closed and drained.
+func (q *queue) take(spare []*request) ([]*request, bool) {
+	for {
+		q.mu.Lock()
+		if len(q.items) > 0 {
+			out := q.items
+			q.items = spare
+			q.mu.Unlock()
+			return out, true
+		}
+		closed := q.closed
+		q.mu.Unlock()
+		if closed {
+			return nil, false
+		}
+		<-q.wake
+	}
+}
+
+func (q *queue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
 }

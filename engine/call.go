@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// call is one phase (acquire, release or extend) of one lock across the
+// masters. Dispatchers file each master's answer where it arrives and wake
+// the caller once, when the outcome is decided, not once per reply. Calls
+// are pooled: a call goes back to the pool when its caller and every
+// request it sent are done with it, so late replies never touch a reused call.
+type call struct {
+	e          *Engine
+	kind       opKind
+	key, token string
+	ttlMs      int64
+	measured   bool // started after MarkMeasured: late replies count as the run's
+	orphan     bool // a release nobody waits for (of a late OK): not counted as late
+	reqs       []request
+	timer      *time.Timer
+	wake       chan struct{} // one slot: "decided"
+
+	mu       sync.Mutex
+	outs     []Outcome
+	ok, bad  int
+	early    bool // wait=quorum: decided as soon as the majority is known
+	waitFor  int  // sequential: the master awaited; -1 when waiting on all
+	closed   bool // the caller stopped waiting: later replies are late
+	failed   bool // an acquire decided as failed: a late OK is released
+	signaled bool
+	refs     int // requests in flight + the caller
+}
+
+func (e *Engine) newCall(kind opKind, key, token string, ttlMs int64, early bool) *call {
+	c, _ := e.calls.Get().(*call)
+	if c == nil {
+		n := len(e.links)
+		c = &call{e: e, reqs: make([]request, n), outs: make([]Outcome, n),
+			wake: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
+		c.timer.Stop()
+	}
+	c.kind, c.key, c.token, c.ttlMs, c.early, c.orphan = kind, key, token, ttlMs, early, false
+	c.measured = e.measuring.Load()
+	clear(c.outs)
+	c.ok, c.bad, c.waitFor, c.closed, c.failed, c.signaled, c.refs = 0, 0, -1, false, false, false, 1
+	select { // a signal nobody took (the caller timed out first)
+	case <-c.wake:
+	default:
+	}
+	return c
+}
+
+// send queues the command for master i; the call is held until it answers.
+func (c *call) send(i int, deadline time.Time) {
+	c.mu.Lock()
+	c.refs++
+	c.mu.Unlock()
+	c.reqs[i] = request{master: i, deadline: deadline, call: c}
+	c.e.links[i].enqueue(&c.reqs[i])
+}
+
+// deliver files master m's answer. Called by dispatchers (or by enqueue).
+func (c *call) deliver(m int, o Outcome) {
+	c.mu.Lock()
+	late := c.closed || c.outs[m] != Pending
+	if !late {
+		c.outs[m] = o
+		if o == OK {
+			c.ok++
+		} else {
+			c.bad++
+		}
+		if !c.signaled && c.decided() {
+			c.signaled = true
+			c.wake <- struct{}{} // never blocks: one signal per wait, drained before the next
+		}
+	}
+	releaseLate := late && c.kind == opSet && o == OK && c.failed
+	kind, key, token, measured, orphan := c.kind, c.key, c.token, c.measured, c.orphan
+	c.refs--
+	free := c.refs == 0
+	c.mu.Unlock()
+	if late && !orphan {
+		c.e.late.add(kind, measured, m, o)
+	}
+	if releaseLate {
+		c.e.releaseLate(m, key, token, measured)
+	}
+	if free {
+		c.e.calls.Put(c)
+	}
+}
+
+// decided says whether the caller can stop waiting (under mu).
+func (c *call) decided() bool {
+	if c.waitFor >= 0 {
+		return c.outs[c.waitFor] != Pending
+	}
+	n := len(c.outs)
+	if c.ok+c.bad == n {
+		return true
+	}
+	q := Quorum(n)
+	return c.early && (c.ok >= q || c.bad > n-q)
+}
+
+// wait blocks until the call is decided or deadline passes; false on timeout.
+func (c *call) wait(deadline time.Time) bool {
+	c.timer.Reset(time.Until(deadline))
+	select {
+	case <-c.wake:
+		c.timer.Stop()
+		c.mu.Lock()
+		c.signaled = false
+		c.mu.Unlock()
+		return true
+	case <-c.timer.C:
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.signaled { // decided just as the timer fired: take the answer
+		<-c.wake
+		c.signaled = false
+		return true
+	}
+	if c.waitFor >= 0 {
+		c.outs[c.waitFor], c.bad = Timeout, c.bad+1
+	}
+	return false
+}
+
+// finish stops the call and returns a copy of the outcomes: masters still
+// pending become Timeout unless the quorum rule decided without them.
+// failed marks an acquire that did not win, so a late OK gets released.
+func (c *call) finish(failed func(ok int) bool) ([]Outcome, int) {
+	c.mu.Lock()
+	c.closed = true
+	ok := c.ok
+	c.failed = failed != nil && failed(ok)
+	outs := make([]Outcome, len(c.outs))
+	copy(outs, c.outs)
+	keepPending := c.early && c.decided()
+	c.refs--
+	free := c.refs == 0
+	c.mu.Unlock()
+	for i := range outs {
+		if outs[i] == Pending && !keepPending {
+			outs[i] = Timeout
+		}
+	}
+	if free {
+		c.e.calls.Put(c)
+	}
+	return outs, ok
+}
+
+// lateCounts are replies that arrived after the caller moved on, per master
+// and outcome: acquires (split into before and after MarkMeasured) apart from
+// releases and extends, plus late OKs of failed acquires that were released.
+type lateCounts struct {
+	acquire  [2][][NumOutcomes]atomic.Int64
+	other    [][NumOutcomes]atomic.Int64
+	released [2][]atomic.Int64
+}
+
+func newLateCounts(n int) lateCounts {
+	var l lateCounts
+	for i := range 2 {
+		l.acquire[i] = make([][NumOutcomes]atomic.Int64, n)
+		l.released[i] = make([]atomic.Int64, n)
+	}
+	l.other = make([][NumOutcomes]atomic.Int64, n)
+	return l
+}
+
+func (l *lateCounts) add(kind opKind, measured bool, m int, o Outcome) {
+	if kind != opSet {
+		l.other[m][o].Add(1)
+		return
+	}
+	l.acquire[b2i(measured)][m][o].Add(1)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// releaseLate frees, on master m, a SET that answered OK after its acquire
+// had been decided as failed: the failure's own release may have been
+// dropped (its deadline passed in a stuck master's queue), and the key
+// would otherwise stay held for the whole TTL.
+func (e *Engine) releaseLate(m int, key, token string, measured bool) {
+	e.late.released[b2i(measured)][m].Add(1)
+	c := e.newCall(opRelease, key, token, 0, false)
+	c.orphan = true
+	c.send(m, time.Now().Add(e.cfg.Timeout))
+	c.mu.Lock()
+	c.closed = true
+	c.refs--
+	free := c.refs == 0
+	c.mu.Unlock()
+	if free {
+		e.calls.Put(c)
+	}
+}
