@@ -165,7 +165,7 @@ func TestValidityShrinksAndSlowAcquireFails(t *testing.T) {
 		t.Fatalf("validity %v must be ttl-drift-elapsed, within [%v, %v)", res.Validity, lo, hi)
 	}
 	if time.Until(lock.ValidUntil) > res.Validity {
-		t.Fatalf("lock valid until %v, later than validity %v allows", time.Until(lock.ValidUntil), res.Validity)
+		t.Fatalf("lock valid for %v more, later than the validity %v left at the end of the acquire", time.Until(lock.ValidUntil), res.Validity)
 	}
 	e.Release(context.Background(), lock)
 
