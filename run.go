@@ -179,10 +179,11 @@ func printRun(w io.Writer, r *report.Run, s plan.Settings) {
 	o := r.Outcomes
 	fmt.Fprintf(w, "\noutcomes: %d acquired, %d not acquired, %d errors\n", o.Acquired, o.NotAcquired, o.Errors)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "master\tok\ttaken\ttimeout\terror\tlate\tSET rtt p50 µs\t")
+	fmt.Fprintln(tw, "master\tsent\tok\ttaken\ttimeout\terror\tpending\tnot sent\tlate\tlate released\tSET rtt p50 µs\t")
 	for _, m := range sortedMasters(o.PerMaster) {
 		pm := o.PerMaster[m]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.0f\t\n", m, pm.OK, pm.Taken, pm.Timeout, pm.Error, pm.Late, r.BaselineRTT[m].P50)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.0f\t\n", m, pm.Sent(), pm.OK, pm.Taken, pm.Timeout, pm.Error,
+			pm.Pending, pm.NotSent, pm.Late, pm.LateReleased, r.BaselineRTT[m].P50)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nsafety: %d violations, max %d concurrent holders of one key\n", r.Safety.Violations, r.Safety.MaxConcurrentHolder)

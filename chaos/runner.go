@@ -574,7 +574,8 @@ func buildRun(cell Cell, opt Options, t0 time.Time, results []ClientResult, ck C
 	}
 	for i, a := range addrs {
 		pm := perMaster[i]
-		r.Outcomes.PerMaster[a] = report.MasterOutcomes{OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error], Late: late[i]}
+		r.Outcomes.PerMaster[a] = report.MasterOutcomes{OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error],
+			Pending: pm[engine.Pending], NotSent: pm[engine.NotSent], Late: late[i]}
 	}
 	if attempts > 0 {
 		r.Safety.AvailabilityOps = float64(acquired) / float64(attempts)

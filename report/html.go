@@ -63,8 +63,8 @@ type cellView struct {
 }
 
 type masterRow struct {
-	Addr                          string
-	OK, Taken, Timeout, Err, Late string
+	Addr                                                 string
+	OK, Taken, Timeout, Err, Pending, NotSent, Late, Rel string
 }
 
 type capView struct {
@@ -128,7 +128,8 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 		sort.Strings(addrs)
 		for _, a := range addrs {
 			m := c.PerMaster[a]
-			cv.MasterRows = append(cv.MasterRows, masterRow{a, count(m.OK), count(m.Taken), count(m.Timeout), count(m.Error), count(m.Late)})
+			cv.MasterRows = append(cv.MasterRows, masterRow{a, count(m.OK), count(m.Taken), count(m.Timeout), count(m.Error),
+				count(m.Pending), count(m.NotSent), count(m.Late), count(m.LateReleased)})
 		}
 		if c.ServerBusiestShare > 0 {
 			cv.BusiestText = pct0(c.ServerBusiestShare)
@@ -343,8 +344,8 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 <h2 id="details">Per-cell details</h2>
 {{range .Cells}}<details><summary>{{.Index}}: {{.Label}}</summary>
 <p>N = {{.CellSummary.Masters}} masters · measured {{printf "%.1f" .MeasuredSeconds}} s · max concurrent holders of one key: {{.MaxHolders}}{{with .BusiestText}} · busiest master CPU {{.}} of a core{{end}}{{with .PercentilesFile}} · <a href="{{.}}">acquire percentile distribution</a>{{end}}{{range .Hlogs}} · <a href="{{.}}">{{.}}</a>{{end}}</p>
-{{if .MasterRows}}<table><tr><th class="l">master</th><th>ok</th><th>taken</th><th>timeout</th><th>error</th><th>late</th></tr>
-{{range .MasterRows}}<tr><td class="l">{{.Addr}}</td><td>{{.OK}}</td><td>{{.Taken}}</td><td>{{.Timeout}}</td><td>{{.Err}}</td><td>{{.Late}}</td></tr>
+{{if .MasterRows}}<table><tr><th class="l">master</th><th>ok</th><th>taken</th><th>timeout</th><th>error</th><th>pending</th><th>not sent</th><th>late</th><th>late released</th></tr>
+{{range .MasterRows}}<tr><td class="l">{{.Addr}}</td><td>{{.OK}}</td><td>{{.Taken}}</td><td>{{.Timeout}}</td><td>{{.Err}}</td><td>{{.Pending}}</td><td>{{.NotSent}}</td><td>{{.Late}}</td><td>{{.Rel}}</td></tr>
 {{end}}</table>{{end}}
 {{if .EventsText}}<p>Events:</p><ul>{{range .EventsText}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{range .Warnings}}<div class="warn">{{.}}</div>{{end}}

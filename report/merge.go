@@ -208,7 +208,10 @@ func mergeRuns(runs []Run, dirs []string) Run {
 			t.Taken += o.Taken
 			t.Timeout += o.Timeout
 			t.Error += o.Error
+			t.Pending += o.Pending
+			t.NotSent += o.NotSent
 			t.Late += o.Late
+			t.LateReleased += o.LateReleased
 			m.Outcomes.PerMaster[addr] = t
 		}
 		m.Safety.Violations += r.Safety.Violations

@@ -72,16 +72,28 @@ type Throughput struct {
 	AcquiresPerSec float64 `json:"acquires_per_sec"`
 }
 
-// MasterOutcomes counts what one master answered to acquire SETs.
+// MasterOutcomes counts what one master answered to the SETs of measured
+// acquires (the last attempt of each). ok + taken + timeout + error +
+// pending = the SETs sent to this master; not_sent are sequential acquires
+// decided (wait=quorum) before this master's turn.
 type MasterOutcomes struct {
 	OK      int64 `json:"ok"`
 	Taken   int64 `json:"taken"`
 	Timeout int64 `json:"timeout"`
 	Error   int64 `json:"error"`
-	// Late replies arrived after the acquire was decided (wait=quorum) or
-	// had timed out; they were still released.
+	// Pending SETs were sent but not waited for (wait=quorum decided first).
+	Pending int64 `json:"pending"`
+	NotSent int64 `json:"not_sent"`
+	// Late replies to measured acquires' SETs arrived after the caller
+	// stopped waiting (pending or timed out); releases' late replies are
+	// not in it.
 	Late int64 `json:"late"`
+	// LateReleased are late OKs of failed acquires, released on the master.
+	LateReleased int64 `json:"late_released"`
 }
+
+// Sent is how many SETs of measured acquires went to the master.
+func (m MasterOutcomes) Sent() int64 { return m.OK + m.Taken + m.Timeout + m.Error + m.Pending }
 
 // Outcomes counts acquire attempts by result.
 type Outcomes struct {

@@ -40,15 +40,24 @@ func (s *Stats) Result(eng Locker, config any, started time.Time) report.Run {
 		r.Throughput.AcquiresPerSec = float64(s.Acquired+s.NotAcquired+s.Errors) / secs
 	}
 	late := eng.LateOutcomes()
+	var released []int64
+	if lr, ok := eng.(interface{ LateReleased() []int64 }); ok {
+		released = lr.LateReleased()
+	}
 	for i, addr := range eng.Addrs() {
 		pm := s.PerMaster[i]
 		var nLate int64
 		for _, v := range late[i] {
 			nLate += v
 		}
-		r.Outcomes.PerMaster[addr] = report.MasterOutcomes{
-			OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error], Late: nLate,
+		mo := report.MasterOutcomes{
+			OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error],
+			Pending: pm[engine.Pending], NotSent: pm[engine.NotSent], Late: nLate,
 		}
+		if i < len(released) {
+			mo.LateReleased = released[i]
+		}
+		r.Outcomes.PerMaster[addr] = mo
 	}
 	if len(s.ServerCPU) > 0 {
 		sv := &report.Servers{PerMaster: map[string]float64{}}

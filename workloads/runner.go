@@ -151,6 +151,9 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 		case <-runCtx.Done():
 			return
 		}
+		if m, ok := lk.(interface{ MarkMeasured() }); ok {
+			m.MarkMeasured() // late replies from here on are the run's, not the warm-up's
+		}
 		cpuAtStart = ProcessCPU()
 		rssAtStart = residentBytes()
 		if cfg.ServerCPU != nil {
