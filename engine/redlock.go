@@ -55,7 +55,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("master %s: %w", display, err)
 		}
 		l := &link{index: i, addr: display, client: client, maxBatch: cfg.MaxBatch,
-			relSHA: relSHA, extSHA: extSHA}
+			relSHA: relSHA, extSHA: extSHA, setTTL: strconv.FormatInt(cfg.TTL.Milliseconds(), 10)}
 		e.links = append(e.links, l)
 		e.addrs = append(e.addrs, display)
 		// Preload the scripts so the hot path is EVALSHA; NOSCRIPT still falls back.

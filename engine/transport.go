@@ -56,6 +56,7 @@ type link struct {
 	maxBatch int
 	relSHA   string
 	extSHA   string
+	setTTL   string // the engine's TTL in ms, formatted once, not per SET
 	wg       sync.WaitGroup
 }
 
@@ -170,7 +171,7 @@ func (l *link) build(r *request, eval bool) rueidis.Completed {
 	b, c := l.client.B(), r.call
 	switch c.kind {
 	case opSet:
-		return b.Set().Key(c.key).Value(c.token).Nx().PxMilliseconds(c.ttlMs).Build()
+		return b.Arbitrary("SET").Keys(c.key).Args(c.token, "NX", "PX", l.setTTL).Build()
 	case opRelease:
 		if eval {
 			return b.Eval().Script(releaseScript).Numkeys(1).Key(c.key).Arg(c.token).Build()

@@ -1,0 +1,258 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"lockbench/engine"
+	"lockbench/internal/redistest"
+	"lockbench/localmasters"
+)
+
+// BenchmarkEngineVsReference measures lockbench's engine against the
+// pipelining limit on the same 5 local masters, in one run: a minimal
+// client of 16 goroutines, each taking 32 random keys per round with one
+// DoMulti of 32 SET NX PX per master (all masters at once), then one
+// DoMulti of 32 release scripts per master. Phases alternate (reference,
+// engine, reference, …) so drift on the machine falls on both; the figures
+// are medians of the phases. Run it with -benchtime 1x:
+//
+//	go test ./engine -run '^$' -bench EngineVsReference -benchtime 1x
+func BenchmarkEngineVsReference(b *testing.B) {
+	set := redistest.StartMasters(b, 5, localmasters.PersistNone)
+	for _, workers := range []int{1, 16, 256, 512} {
+		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
+			for range b.N {
+				compareOnce(b, set, workers)
+			}
+		})
+	}
+}
+
+const (
+	refKeys   = 1_000_000
+	refPhase  = 2 * time.Second
+	refRounds = 3
+)
+
+type phase struct {
+	cyclesPerSec, cpuMicrosCycle, allocsCycle float64
+}
+
+func compareOnce(b *testing.B, set *localmasters.Set, workers int) {
+	cfg := engine.DefaultConfig()
+	cfg.Masters = set.Addrs()
+	e, err := engine.New(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	ref := newReference(b, set.Addrs())
+	defer ref.close()
+	var eng, lim []phase
+	for range refRounds {
+		lim = append(lim, measure(func(stop *atomic.Bool) int64 { return ref.run(stop) }))
+		eng = append(eng, measure(func(stop *atomic.Bool) int64 { return engineLoop(e, workers, stop) }))
+	}
+	me, ml := median(eng), median(lim)
+	b.ReportMetric(me.cyclesPerSec, "cycles/s")
+	b.ReportMetric(ml.cyclesPerSec, "ref-cycles/s")
+	b.ReportMetric(me.cyclesPerSec/ml.cyclesPerSec, "ratio")
+	b.ReportMetric(me.cpuMicrosCycle, "client-µs/cycle")
+	b.ReportMetric(ml.cpuMicrosCycle, "ref-client-µs/cycle")
+	b.ReportMetric(me.allocsCycle, "allocs/cycle")
+	b.Logf("workers=%d engine %s reference %s", workers, fmtPhases(eng), fmtPhases(lim))
+}
+
+func fmtPhases(ps []phase) string {
+	s := ""
+	for _, p := range ps {
+		s += fmt.Sprintf(" %.0f/s %.1fµs %.1fallocs", p.cyclesPerSec, p.cpuMicrosCycle, p.allocsCycle)
+	}
+	return s
+}
+
+// measure runs loop for one phase and returns its rate, the process's CPU
+// per cycle and the allocations per cycle.
+func measure(loop func(stop *atomic.Bool) int64) phase {
+	var stop atomic.Bool
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	cpu0, t0 := processCPU(), time.Now()
+	time.AfterFunc(refPhase, func() { stop.Store(true) })
+	n := loop(&stop)
+	secs := time.Since(t0).Seconds()
+	cpu := processCPU() - cpu0
+	runtime.ReadMemStats(&m1)
+	if n == 0 {
+		return phase{}
+	}
+	return phase{float64(n) / secs, float64(cpu.Microseconds()) / float64(n), float64(m1.Mallocs-m0.Mallocs) / float64(n)}
+}
+
+func median(ps []phase) phase {
+	pick := func(f func(phase) float64) float64 {
+		v := make([]float64, len(ps))
+		for i, p := range ps {
+			v[i] = f(p)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	return phase{pick(func(p phase) float64 { return p.cyclesPerSec }),
+		pick(func(p phase) float64 { return p.cpuMicrosCycle }),
+		pick(func(p phase) float64 { return p.allocsCycle })}
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func engineLoop(e *engine.Engine, workers int, stop *atomic.Bool) int64 {
+	var cycles atomic.Int64
+	var wg sync.WaitGroup
+	keys := benchKeys()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := int64(0)
+			for !stop.Load() {
+				if lock, _ := e.Acquire(context.Background(), keys[rand.IntN(len(keys))]); lock != nil {
+					e.Release(context.Background(), lock)
+					n++
+				}
+			}
+			cycles.Add(n)
+		}()
+	}
+	wg.Wait()
+	return cycles.Load()
+}
+
+var benchKeys = sync.OnceValue(func() []string {
+	keys := make([]string, refKeys)
+	for i := range keys {
+		keys[i] = "ref:" + strconv.Itoa(i)
+	}
+	return keys
+})
+
+// reference is the pipelining limit: nothing but batched SETs and releases.
+type reference struct {
+	clients []rueidis.Client
+	ttl     int64
+	token   string
+	sha     string
+}
+
+func newReference(b *testing.B, addrs []string) *reference {
+	r := &reference{ttl: 10_000, token: "reftoken"}
+	for _, a := range addrs {
+		c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{a}, ForceSingleClient: true,
+			DisableCache: true, AlwaysPipelining: true, PipelineMultiplex: -1, DisableRetry: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.clients = append(r.clients, c)
+		if r.sha, err = c.Do(context.Background(), c.B().ScriptLoad().Script(release).Build()).ToString(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return r
+}
+
+func (r *reference) close() {
+	for _, c := range r.clients {
+		c.Close()
+	}
+}
+
+const (
+	refWorkers = 16
+	refBatch   = 32
+	release    = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`
+)
+
+func (r *reference) run(stop *atomic.Bool) int64 {
+	var cycles atomic.Int64
+	var wg sync.WaitGroup
+	keys := benchKeys()
+	for range refWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			batch := make([]string, refBatch)
+			for !stop.Load() {
+				for i := range batch {
+					batch[i] = keys[rand.IntN(len(keys))]
+				}
+				cycles.Add(r.round(batch))
+			}
+		}()
+	}
+	wg.Wait()
+	return cycles.Load()
+}
+
+// round acquires batch on every master at once, counts the keys won on a
+// quorum, then releases the batch everywhere.
+func (r *reference) round(batch []string) int64 {
+	ok := make([]int, len(batch))
+	var mu sync.Mutex
+	r.each(func(c rueidis.Client) []rueidis.Completed {
+		cmds := make([]rueidis.Completed, len(batch))
+		for i, k := range batch {
+			cmds[i] = c.B().Set().Key(k).Value(r.token).Nx().PxMilliseconds(r.ttl).Build()
+		}
+		return cmds
+	}, func(res []rueidis.RedisResult) {
+		mu.Lock()
+		for i, x := range res {
+			if x.Error() == nil {
+				ok[i]++
+			}
+		}
+		mu.Unlock()
+	})
+	r.each(func(c rueidis.Client) []rueidis.Completed {
+		cmds := make([]rueidis.Completed, len(batch))
+		for i, k := range batch {
+			cmds[i] = c.B().Evalsha().Sha1(r.sha).Numkeys(1).Key(k).Arg(r.token).Build()
+		}
+		return cmds
+	}, func([]rueidis.RedisResult) {})
+	won := int64(0)
+	for _, n := range ok {
+		if n >= engine.Quorum(len(r.clients)) {
+			won++
+		}
+	}
+	return won
+}
+
+func (r *reference) each(build func(rueidis.Client) []rueidis.Completed, done func([]rueidis.RedisResult)) {
+	var wg sync.WaitGroup
+	for _, c := range r.clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done(c.DoMulti(context.Background(), build(c)...))
+		}()
+	}
+	wg.Wait()
+}
