@@ -158,7 +158,13 @@ func printRun(w io.Writer, r *report.Run, s plan.Settings) {
 	fmt.Fprintf(w, "lockbench run: %d masters, driver=%s mode=%s wait=%s %s keys=%d (%s) ttl=%s hold=%s, %.1fs measured%s\n",
 		len(r.Outcomes.PerMaster), s.Driver, s.Mode, s.Wait, load, s.Keys, s.Distribution, s.TTL, s.Hold, r.MeasuredSeconds,
 		map[bool]string{true: " (INTERRUPTED)", false: ""}[r.Interrupted])
-	fmt.Fprintf(w, "throughput: %.0f cycles/s%s, %.0f acquires/s\n\n", r.Throughput.CyclesPerSec, spreadSuffix(r, "cycles_per_sec"), r.Throughput.AcquiresPerSec)
+	fmt.Fprintf(w, "throughput: %.0f cycles/s%s, %.0f acquires/s\n", r.Throughput.CyclesPerSec, spreadSuffix(r, "cycles_per_sec"), r.Throughput.AcquiresPerSec)
+	if ol := r.OpenLoop; ol != nil {
+		fmt.Fprintf(w, "open loop: offered %.0f/s (%d starts), served %.0f/s (%d), unserved %d, pacer lag p99 %.0f µs%s\n",
+			ol.OfferedRate, ol.Offered, ol.ServedRate, ol.Served, ol.Unserved, ol.PacerLag.P99,
+			map[bool]string{true: "  OVERLOADED: the lock could not keep up", false: ""}[ol.Overloaded])
+	}
+	fmt.Fprintln(w)
 	printRepeats(w, r)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "latency µs\tcount\tp50\tp90\tp99\tp99.9\tmax\tmean\t")
@@ -186,7 +192,8 @@ func printRun(w io.Writer, r *report.Run, s plan.Settings) {
 			pm.Pending, pm.NotSent, pm.Late, pm.LateReleased, r.BaselineRTT[m].P50)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\nsafety: %d violations, max %d concurrent holders of one key\n", r.Safety.Violations, r.Safety.MaxConcurrentHolder)
+	fmt.Fprintln(w)
+	printSafety(w, r.Safety)
 	fmt.Fprintf(w, "client: %.2f CPU s, %.1f CPU µs/cycle, %.0f%% of %d cores\n",
 		r.Client.CPUSeconds, r.Client.CPUMicrosCycle, 100*r.Client.CPUShare, r.Client.Cores)
 	if r.Servers != nil {
@@ -231,6 +238,19 @@ func printRepeats(w io.Writer, r *report.Run) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+}
+
+// printSafety never shows a green 0 when the probe judged nothing.
+func printSafety(w io.Writer, sf report.Safety) {
+	if sf.NotJudged != "" {
+		fmt.Fprintf(w, "safety: not judged (%s)\n", sf.NotJudged)
+		return
+	}
+	fmt.Fprintf(w, "safety: %d violations in %d holds judged on their validity windows", sf.Violations, sf.JudgedHolds)
+	if sf.HoldsNotJudged > 0 {
+		fmt.Fprintf(w, " (%d not judged: validity ran out before use)", sf.HoldsNotJudged)
+	}
+	fmt.Fprintf(w, ", max %d concurrent holders of one key\n", sf.MaxConcurrentHolder)
 }
 
 func sortedMasters(m map[string]report.MasterOutcomes) []string {

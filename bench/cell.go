@@ -164,9 +164,6 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 	}
 	pl := report.Summarize(ph)
 	res.BaselineParallel = &pl
-	if rc.Rate > 0 {
-		res.OpenLoop = &report.OpenLoop{OfferedRate: rc.Rate, Offered: st.Offered, Unserved: st.Unserved, PacerLag: report.Summarize(st.PacerLag)}
-	}
 	if m.Embedded {
 		res.Warnings = append(res.Warnings, "embedded in-process masters (redis-server not found): these are not Redis figures")
 	}

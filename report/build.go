@@ -102,6 +102,7 @@ type CellSummary struct {
 	PerMaster          map[string]MasterOutcomes `json:"per_master,omitempty"`
 	PercentilesFile    string                    `json:"percentiles_file,omitempty"`
 	Safety             Safety                    `json:"safety"`
+	OpenLoop           *OpenLoop                 `json:"open_loop,omitempty"`
 }
 
 func (o *Options) normalize(dirs []string) error {
@@ -279,7 +280,7 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 		ClientBound:     clientBound(r.Client),
 		MeasuredSeconds: r.MeasuredSeconds, Interrupted: r.Interrupted,
 		Events: r.Events, Warnings: r.Warnings, PerMaster: r.Outcomes.PerMaster,
-		Safety: r.Safety,
+		Safety: r.Safety, OpenLoop: r.OpenLoop,
 	}
 	if r.Servers != nil {
 		cs.ServerBusiestShare = finiteOr0(r.Servers.BusiestShare)

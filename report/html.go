@@ -56,6 +56,7 @@ type cellView struct {
 	FailedP99, ReleaseP99            string
 	Success, CPU, Share, LoadText    string
 	AcquiredT, NotAcquiredT, ErrorsT string
+	ViolationsT                      string // "not judged (…)" when the probe judged no hold
 	Hlogs                            []string
 	MasterRows                       []masterRow
 	EventsText                       []string
@@ -106,8 +107,18 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 			Success: pct(c.SuccessRatio), CPU: sig3(c.ClientCPUPerCycle), Share: pct0(c.ClientCPUShare),
 			AcquiredT: count(c.Acquired), NotAcquiredT: count(c.NotAcquired), ErrorsT: count(c.Errors),
 		}
+		cv.ViolationsT = count(c.Violations)
+		if c.Safety.NotJudged != "" {
+			cv.ViolationsT = "not judged (" + c.Safety.NotJudged + ")"
+		}
 		if c.Load == "open" {
 			cv.LoadText = "open, " + rate(c.Rate) + "/s"
+			if ol := c.OpenLoop; ol != nil {
+				cv.LoadText += ", served " + rate(ol.ServedRate) + "/s"
+				if ol.Overloaded {
+					cv.LoadText += " (OVERLOADED)"
+				}
+			}
 		} else {
 			cv.LoadText = "closed, " + strconv.Itoa(c.Workers) + " workers"
 		}
@@ -330,7 +341,7 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 <p>Success = acquired / (acquired + not acquired + errors). Violations are moments the safety probe saw two holders of one lock. A client CPU share near 100% means the figure measures the load generator, not Redis.</p>
 <div class="scroll"><table>
 <tr><th>#</th><th class="l">cell</th><th>acquired</th><th>not acquired</th><th>errors</th><th>success</th><th>safety violations</th><th>client CPU µs/cycle</th><th>client CPU share</th><th>client-bound</th></tr>
-{{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td>{{.AcquiredT}}</td><td>{{.NotAcquiredT}}</td><td>{{.ErrorsT}}</td><td>{{.Success}}</td><td{{if .Violations}} class="bad"{{end}}>{{.Violations}}</td><td>{{.CPU}}</td><td>{{.Share}}</td><td>{{if .ClientBound}}<span class="bad">yes</span>{{else}}no{{end}}</td></tr>
+{{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td>{{.AcquiredT}}</td><td>{{.NotAcquiredT}}</td><td>{{.ErrorsT}}</td><td>{{.Success}}</td><td{{if .Violations}} class="bad"{{end}}>{{.ViolationsT}}</td><td>{{.CPU}}</td><td>{{.Share}}</td><td>{{if .ClientBound}}<span class="bad">yes</span>{{else}}no{{end}}</td></tr>
 {{end}}</table></div>
 
 {{if .Timelines}}<h2 id="timelines">Timelines</h2>

@@ -96,9 +96,9 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 		if c.MeetsSLO {
 			slo = "met"
 		}
-		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s |\n",
+		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			c.Index, label, c.LoadText, c.Tput, c.Acq, c.P50, c.P90, c.P99, c.P999, c.Max,
-			c.AcquiredT, c.NotAcquiredT, c.ErrorsT, c.Success, c.Violations, c.CPU, c.Share, slo)
+			c.AcquiredT, c.NotAcquiredT, c.ErrorsT, c.Success, c.ViolationsT, c.CPU, c.Share, slo)
 	}
 	if len(v.Timelines) > 0 {
 		p("\n## Timelines\n\n")
@@ -108,6 +108,16 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 				p("![%s](%s)\n\n", mdEscape(f.Title), mdPath(f.PNG))
 			}
 			p("*What this shows:* %s\n\n", f.Caption)
+		}
+	}
+	var warned bool
+	for _, c := range v.Cells {
+		for _, w := range c.Warnings {
+			if !warned {
+				p("\n## Cell warnings\n\n")
+				warned = true
+			}
+			p("- **%s**: %s\n", mdEscape(c.Label), mdEscape(w))
 		}
 	}
 	var events bool

@@ -216,6 +216,13 @@ func mergeRuns(runs []Run, dirs []string) Run {
 		}
 		m.Safety.Violations += r.Safety.Violations
 		m.Safety.MaxConcurrentHolder = max(m.Safety.MaxConcurrentHolder, r.Safety.MaxConcurrentHolder)
+		m.Safety.JudgedHolds += r.Safety.JudgedHolds
+		m.Safety.HoldsNotJudged += r.Safety.HoldsNotJudged
+		if i == 0 || m.Safety.NotJudged != "" && r.Safety.NotJudged != "" {
+			m.Safety.NotJudged = r.Safety.NotJudged // nothing judged anywhere: say why
+		} else {
+			m.Safety.NotJudged = ""
+		}
 		// Client cost adds; the busiest client decides whether the figure
 		// was client-bound.
 		cpuSec += r.Client.CPUSeconds
@@ -256,6 +263,7 @@ func mergeRuns(runs []Run, dirs []string) Run {
 		client.CPUMicrosCycle = cpuSec * 1e6 / cycles
 	}
 	m.Client = client
+	m.OpenLoop = combineOpenLoop(runs, true)
 	if servers != nil {
 		if cycles > 0 {
 			servers.CPUMicrosCycle = servers.CPUSeconds * 1e6 / cycles

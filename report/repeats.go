@@ -132,7 +132,7 @@ func CombineRepeats(runs []Run) Run {
 	// do; throughput and latency are then replaced by medians.
 	m := mergeRuns(sameMasterNames(runs), dirs)
 	m.Config, m.BaselineRTT, m.BaselineParallel = runs[0].Config, runs[0].BaselineRTT, runs[0].BaselineParallel
-	m.OpenLoop = combineOpenLoop(runs)
+	m.OpenLoop = combineOpenLoop(runs, false)
 	var secs float64
 	for _, r := range runs {
 		secs += r.MeasuredSeconds
@@ -212,24 +212,37 @@ func medianLatency(runs []Run, get func(Run) Latency) Latency {
 	return out
 }
 
-// combineOpenLoop adds offered and unserved starts; the offered rate is
-// the cell's own and the pacer lag the worst repeat's.
-func combineOpenLoop(runs []Run) *OpenLoop {
+// combineOpenLoop adds offered, served and unserved starts; the pacer lag
+// is the worst run's. Concurrent segments' offered and served rates add;
+// repeats' do not (the offered rate is the cell's own, the served rate is
+// over all their measured seconds).
+func combineOpenLoop(runs []Run, concurrent bool) *OpenLoop {
 	var out *OpenLoop
+	var secs float64
 	for _, r := range runs {
 		if r.OpenLoop == nil {
 			continue
 		}
+		secs += r.MeasuredSeconds
 		if out == nil {
 			o := *r.OpenLoop
 			out = &o
 			continue
 		}
 		out.Offered += r.OpenLoop.Offered
+		out.Served += r.OpenLoop.Served
 		out.Unserved += r.OpenLoop.Unserved
+		out.Overloaded = out.Overloaded || r.OpenLoop.Overloaded
+		if concurrent {
+			out.OfferedRate += r.OpenLoop.OfferedRate
+			out.ServedRate += r.OpenLoop.ServedRate
+		}
 		if r.OpenLoop.PacerLag.P99 > out.PacerLag.P99 {
 			out.PacerLag = r.OpenLoop.PacerLag
 		}
+	}
+	if out != nil && !concurrent && secs > 0 {
+		out.ServedRate = float64(out.Served) / secs
 	}
 	return out
 }

@@ -108,6 +108,14 @@ type Outcomes struct {
 type Safety struct {
 	Violations          int64 `json:"violations"`
 	MaxConcurrentHolder int64 `json:"max_concurrent_holders"`
+	// The run's probe judges each hold on its validity window (from the
+	// start of its use to its end or the validity's, whichever is first).
+	// JudgedHolds had a window; HoldsNotJudged had no validity left when
+	// their use began. NotJudged says why nothing was judged (e.g. "hold 0"):
+	// then 0 violations proves nothing.
+	JudgedHolds    int64  `json:"judged_holds"`
+	HoldsNotJudged int64  `json:"holds_not_judged"`
+	NotJudged      string `json:"not_judged,omitempty"`
 	// The protected resource (chaos scenarios): read-modify-writes under the
 	// lock on a shared counter; lost = acknowledged writes missing from the
 	// final value.
@@ -144,14 +152,24 @@ type LockUse struct {
 	HoldOverruns int64 `json:"hold_overruns"`
 }
 
-// OpenLoop is the offered load of an open-loop cell.
+// OpenLoop is the offered load of an open-loop cell. Every start intended
+// in the measured window is offered, whether or not a worker was free.
 type OpenLoop struct {
 	OfferedRate float64 `json:"offered_rate"` // acquires per second scheduled
 	Offered     int64   `json:"offered"`
-	Unserved    int64   `json:"unserved"` // scheduled, never started before the end
-	// PacerLag is how late the generator itself issued each start: part of
-	// the corrected latency that is lockbench's, not the lock's.
+	Unserved    int64   `json:"unserved"` // offered − served: never started before the end
+	// Served: offered starts that lockbench started (an acquire was sent),
+	// and their rate over the measured seconds.
+	Served     int64   `json:"served"`
+	ServedRate float64 `json:"served_rate"`
+	// PacerLag is how late lockbench started an acquire it could have
+	// started (a worker was free and the start was due): part of the
+	// corrected latency that is lockbench's, not the lock's. Queueing
+	// behind busy workers is not in it; it is in the corrected latency.
 	PacerLag Latency `json:"pacer_lag_us"`
+	// Overloaded: some offered starts were never served; the lock (or
+	// max-in-flight) could not keep up and the corrected latency grows.
+	Overloaded bool `json:"overloaded"`
 }
 
 // Servers is the masters' own CPU in the window (INFO cpu).

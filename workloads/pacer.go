@@ -3,6 +3,8 @@ package workloads
 import (
 	"context"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -11,61 +13,234 @@ import (
 	"lockbench/report"
 )
 
-// pacer hands out intended start times at a constant rate. Go's timers wake
-// up to ~1 ms late on an idle process (measured here: a 50 µs Sleep takes
-// 1.08 ms), and in open loop that lag would be charged to the lock as
-// latency. So the pacer sleeps on its own OS thread with nanosleep and a
-// 1 ns timer slack: ~20-30 µs late instead. Its remaining lag is recorded so
-// the report can show how much of the corrected latency is the generator's.
+// PacerLagLimit is the pacer lag p99 above which an open-loop result says
+// the generator, not the lock, set part of the corrected latency. It is
+// also how late past the end a start may still be made when it was due
+// just before the end (the generator's own lateness, not a backlog).
+const PacerLagLimit = time.Millisecond
+
+// pacer is the open loop's schedule: ticket n is an acquire intended to
+// start at begin + n/rate. It hands out no tickets itself. A free worker
+// claims the oldest due ticket (so when the lock falls behind, workers take
+// the backlog one after another at the cost of an atomic, as in the closed
+// loop); only workers with nothing due wait, and the pacer wakes them when
+// tickets fall due — several per wake-up when it is behind.
+//
+// Go's timers wake up to ~1 ms late on an idle process (measured here: a
+// 50 µs Sleep takes 1.08 ms), and in open loop that lag would be charged to
+// the lock as latency. So the pacer sleeps on its own OS thread with
+// nanosleep and a 1 ns timer slack: ~20-30 µs late instead.
 type pacer struct {
-	rate    float64
-	begin   time.Time
-	end     time.Time
-	measure time.Time // lag is recorded from here on
-	lag     *hdrhistogram.Histogram
+	begin    time.Time
+	measure  time.Time // the measured window opens: warm-up tickets not yet started are dropped
+	end      time.Time // no ticket intended at or after end
+	interval float64   // ns between tickets
+	first    int64     // first ticket intended at or after measure
+	last     int64     // first ticket intended at or after end
+
+	next atomic.Int64 // the oldest ticket not yet claimed
+	idle atomic.Int64 // workers waiting for a ticket
+	// wake carries one token per idle worker to wake; wentIdle tells a
+	// pacer waiting on busy workers that one is free.
+	wake     chan struct{}
+	wentIdle chan struct{}
+	done     chan struct{} // closed when the pacer stops
+
+	lag lagRecorder
 }
 
-// run sends intended times on out until end or ctx; it closes out. When
-// every worker is busy the send blocks, but later times stay on schedule, so
-// queueing delay lands in the corrected latency. It returns how many
-// tickets in the measured window were scheduled and how many could not be
-// handed out before the end.
-func (p *pacer) run(ctx context.Context, out chan<- time.Time) (offered, unserved int64) {
-	defer close(out)
+func newPacer(rate float64, begin, measure, end time.Time, workers int) *pacer {
+	p := &pacer{
+		begin: begin, measure: measure, end: end, interval: float64(time.Second) / rate,
+		wake: make(chan struct{}, workers), wentIdle: make(chan struct{}, 1), done: make(chan struct{}),
+		lag: newLagRecorder(min(workers, 16)),
+	}
+	p.first = p.ticketsBefore(measure)
+	p.last = p.ticketsBefore(end)
+	return p
+}
+
+// at is when ticket n is intended to start.
+func (p *pacer) at(n int64) time.Time {
+	return p.begin.Add(time.Duration(float64(n) * p.interval))
+}
+
+// ticketsBefore counts the tickets intended before t.
+func (p *pacer) ticketsBefore(t time.Time) int64 {
+	d := t.Sub(p.begin)
+	if d <= 0 {
+		return 0
+	}
+	n := int64(float64(d) / p.interval)
+	// Float rounding: make at(n-1) < t <= at(n) exact.
+	for n > 0 && !p.at(n-1).Before(t) {
+		n--
+	}
+	for p.at(n).Before(t) {
+		n++
+	}
+	return n
+}
+
+// offered counts the window's tickets intended before t (the window's end,
+// or an interrupt).
+func (p *pacer) offered(t time.Time) int64 {
+	if t.After(p.end) {
+		t = p.end
+	}
+	return max(0, p.ticketsBefore(t)-p.first)
+}
+
+// claim gives a free worker the oldest due ticket, waiting for one if none
+// is due. It returns false when the schedule is over: every ticket handed
+// out, ctx done, or the end passed with only a backlog left (those tickets
+// stay unserved). lag is how late the start is against the later of the
+// ticket's time and the moment the worker became free: the generator's own
+// lateness, not queueing behind busy workers.
+func (p *pacer) claim(ctx context.Context) (n int64, intended time.Time, lag time.Duration, ok bool) {
+	free := time.Now()
+	for {
+		now := time.Now()
+		n = p.next.Load()
+		if n < p.first && !now.Before(p.measure) {
+			// The warm-up's backlog does not spill into the window.
+			p.next.CompareAndSwap(n, p.first)
+			continue
+		}
+		if n >= p.last || ctx.Err() != nil {
+			return 0, time.Time{}, 0, false
+		}
+		intended = p.at(n)
+		if !now.Before(p.end) && now.Sub(intended) > PacerLagLimit {
+			return 0, time.Time{}, 0, false
+		}
+		if !intended.After(now) {
+			if p.next.CompareAndSwap(n, n+1) {
+				return n, intended, now.Sub(later(intended, free)), true
+			}
+			continue
+		}
+		if !p.wait(ctx) {
+			return 0, time.Time{}, 0, false
+		}
+	}
+}
+
+// wait parks an idle worker until the pacer wakes it (or a ticket is
+// already due, or the schedule ends).
+func (p *pacer) wait(ctx context.Context) bool {
+	p.idle.Add(1)
+	defer p.idle.Add(-1)
+	select {
+	case p.wentIdle <- struct{}{}:
+	default:
+	}
+	// Counted idle before looking again: a ticket that fell due meanwhile
+	// is seen here, or the pacer saw this worker idle and sends a token.
+	if n := p.next.Load(); n >= p.last || !p.at(n).After(time.Now()) {
+		return true
+	}
+	select {
+	case <-p.wake:
+	case <-p.done:
+	case <-ctx.Done():
+		return false
+	}
+	return true
+}
+
+// run wakes idle workers as tickets fall due, until every ticket is due or
+// ctx ends; then it closes done. When every worker is busy it sleeps until
+// one goes idle: busy workers take due tickets themselves.
+func (p *pacer) run(ctx context.Context) {
+	defer close(p.done)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	// PR_SET_TIMERSLACK applies to this thread only; it ends with it.
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-	interval := float64(time.Second) / p.rate
-	for i := int64(0); ; i++ {
-		intended := p.begin.Add(time.Duration(float64(i) * interval))
-		if !intended.Before(p.end) {
+	var covered int64 // tickets below this have a worker woken for them
+	for ctx.Err() == nil {
+		c := max(covered, p.next.Load())
+		if c >= p.last {
 			return
 		}
-		for {
-			d := time.Until(intended)
-			if d <= 0 || ctx.Err() != nil {
-				break
+		now := time.Now()
+		if t := p.at(c); t.After(now) {
+			sleepUntil(ctx, t)
+			continue
+		}
+		idle := p.idle.Load() - int64(len(p.wake))
+		if idle <= 0 {
+			select {
+			case <-p.wentIdle:
+			case <-ctx.Done():
 			}
-			// Short slices keep an interrupt prompt.
-			ts := unix.NsecToTimespec(int64(min(d, 50*time.Millisecond)))
-			_ = unix.Nanosleep(&ts, nil)
+			continue
 		}
-		if ctx.Err() != nil {
-			return
-		}
-		measured := !intended.Before(p.measure)
-		if measured {
-			offered++
-			report.RecordDuration(p.lag, time.Since(intended))
-		}
-		select {
-		case out <- intended:
-		case <-ctx.Done():
-			if measured {
-				unserved++
+		due := min(p.ticketsBefore(now.Add(1)), p.last) - c
+		k := min(due, idle)
+		for range k {
+			select {
+			case p.wake <- struct{}{}:
+			default:
 			}
-			return
 		}
+		covered = c + k
 	}
+}
+
+// sleepUntil sleeps on this thread until t or ctx ends, in slices short
+// enough to keep an interrupt prompt.
+func sleepUntil(ctx context.Context, t time.Time) {
+	for ctx.Err() == nil {
+		d := time.Until(t)
+		if d <= 0 {
+			return
+		}
+		ts := unix.NsecToTimespec(int64(min(d, 50*time.Millisecond)))
+		_ = unix.Nanosleep(&ts, nil)
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// lagRecorder is the pacer lag histogram, sharded like report.Recorder so
+// workers do not queue on one lock.
+type lagRecorder struct {
+	shards []lagShard
+}
+
+type lagShard struct {
+	mu sync.Mutex
+	h  *hdrhistogram.Histogram
+	_  [64]byte
+}
+
+func newLagRecorder(n int) lagRecorder {
+	r := lagRecorder{shards: make([]lagShard, max(n, 1))}
+	for i := range r.shards {
+		r.shards[i].h = report.NewHistogram()
+	}
+	return r
+}
+
+func (r *lagRecorder) record(shard int, d time.Duration) {
+	s := &r.shards[shard%len(r.shards)]
+	s.mu.Lock()
+	report.RecordDuration(s.h, d)
+	s.mu.Unlock()
+}
+
+// total merges the shards; call it once the workers are done.
+func (r *lagRecorder) total() *hdrhistogram.Histogram {
+	h := report.NewHistogram()
+	for i := range r.shards {
+		h.Merge(r.shards[i].h)
+	}
+	return h
 }

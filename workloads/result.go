@@ -25,7 +25,8 @@ func (s *Stats) Result(eng Locker, config any, started time.Time) report.Run {
 			Acquired: s.Acquired, NotAcquired: s.NotAcquired, Errors: s.Errors,
 			PerMaster: map[string]report.MasterOutcomes{},
 		},
-		Safety:          report.Safety{Violations: s.Violations, MaxConcurrentHolder: s.MaxConcurrent},
+		Safety: report.Safety{Violations: s.Violations, MaxConcurrentHolder: s.MaxConcurrent,
+			JudgedHolds: s.JudgedHolds, HoldsNotJudged: s.HoldsNotJudged, NotJudged: s.notJudged()},
 		LockUse:         report.LockUse{Extends: s.Extends, ExtendFailures: s.ExtendFailures, HoldOverruns: s.HoldOverruns},
 		MeasuredSeconds: secs,
 		Interrupted:     s.Interrupted,
@@ -101,5 +102,59 @@ func (s *Stats) Result(eng Locker, config any, started time.Time) report.Run {
 	if s.Violations > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("safety: %d overlapping holds of one key were seen", s.Violations))
 	}
+	if s.HoldsNotJudged > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("safety: %d of %d holds could not be judged: their validity ran out before their use began",
+			s.HoldsNotJudged, s.HoldsNotJudged+s.JudgedHolds))
+	}
+	if s.Rate > 0 {
+		r.OpenLoop = s.openLoop()
+		r.Warnings = append(r.Warnings, s.openLoopWarnings(r.OpenLoop)...)
+	}
 	return r
+}
+
+// notJudged says why the probe judged no hold ("" when it judged some).
+func (s *Stats) notJudged() string {
+	switch {
+	case s.JudgedHolds > 0:
+		return ""
+	case s.HoldsNotJudged > 0:
+		return "every hold's validity ran out before its use"
+	case s.Acquired == 0:
+		return "no acquisitions"
+	}
+	return "hold 0"
+}
+
+func (s *Stats) openLoop() *report.OpenLoop {
+	ol := &report.OpenLoop{OfferedRate: s.Rate, Offered: s.Offered, Served: s.Started, Unserved: s.Unserved,
+		Overloaded: s.Unserved > 0}
+	if s.PacerLag != nil {
+		ol.PacerLag = report.Summarize(s.PacerLag)
+	}
+	if secs := s.Measured.Seconds(); secs > 0 {
+		ol.ServedRate = float64(s.Started) / secs
+	}
+	return ol
+}
+
+// openLoopWarnings say loudly when the lock could not keep up with the
+// offered rate, or lockbench could not keep the schedule.
+func (s *Stats) openLoopWarnings(ol *report.OpenLoop) []string {
+	var w []string
+	if ol.Unserved > 0 {
+		w = append(w, fmt.Sprintf("open loop OVERLOADED: %d of %d offered starts (%.0f%%) were never served; served %.0f/s of %.0f/s offered: "+
+			"the lock could not keep up at this max-in-flight, and the corrected latency grows with the backlog (p99 %s)",
+			ol.Unserved, ol.Offered, 100*float64(ol.Unserved)/float64(max(ol.Offered, 1)), ol.ServedRate, ol.OfferedRate, micros(report.Summarize(s.Acquire).P99)))
+	}
+	if lim := float64(PacerLagLimit.Microseconds()); ol.PacerLag.Count > 0 && ol.PacerLag.P99 > lim {
+		w = append(w, fmt.Sprintf("open loop: pacer lag p99 %s exceeds %s: lockbench started acquires late that it could have started, "+
+			"so part of the corrected latency is the generator's, not the lock's", micros(ol.PacerLag.P99), micros(lim)))
+	}
+	return w
+}
+
+// micros prints a µs figure in a readable unit.
+func micros(us float64) string {
+	return time.Duration(us * float64(time.Microsecond)).Round(time.Microsecond).String()
 }

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -93,10 +92,14 @@ type Stats struct {
 	Extends            int64                   // successful auto-extensions
 	ExtendFailures     int64                   // auto-extensions that lost the lock
 	HoldOverruns       int64                   // holds cut short because the validity ran out
-	Offered            int64                   // open loop: acquires scheduled in the window
-	Unserved           int64                   // open loop: scheduled but never started
-	PacerLag           *hdrhistogram.Histogram // open loop: how late the pacer issued each start, µs
+	Rate               float64                 // open loop: acquires per second offered; 0 = closed loop
+	Offered            int64                   // open loop: acquires intended to start in the window
+	Started            int64                   // open loop: of those, started (an acquire was sent)
+	Unserved           int64                   // open loop: Offered − Started, never started
+	PacerLag           *hdrhistogram.Histogram // open loop: how late lockbench started what it could have started, µs
 	Violations         int64
+	JudgedHolds        int64 // holds the probe judged on a validity window
+	HoldsNotJudged     int64 // holds whose validity ran out before their use began
 	MaxConcurrent      int64
 	Measured           time.Duration
 	WindowStart        time.Time
@@ -108,6 +111,7 @@ type Stats struct {
 }
 
 type workerCounts struct {
+	started                        int64
 	acquired, notAcquired, errors  int64
 	extends, extendFails, overruns int64
 	perMaster                      [][engine.NumOutcomes]int64
@@ -127,7 +131,13 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 	begin := time.Now()
 	measureFrom := begin.Add(cfg.Warmup)
 	end := measureFrom.Add(cfg.Duration)
-	runCtx, cancel := context.WithDeadline(ctx, end)
+	stopAt := end
+	if cfg.Rate > 0 {
+		// A start due just before the end may begin up to PacerLagLimit
+		// after it (the generator's own lateness, not a backlog).
+		stopAt = end.Add(PacerLagLimit)
+	}
+	runCtx, cancel := context.WithDeadline(ctx, stopAt)
 	defer cancel()
 
 	rec := report.NewRecorder(min(cfg.Workers, 16), measureFrom)
@@ -174,18 +184,15 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 		}
 	}()
 
-	// Open loop: a pacer hands out intended start times on schedule.
-	var tickets chan time.Time
-	var offered, unserved atomic.Int64
-	pace := &pacer{rate: cfg.Rate, begin: begin, end: end, measure: measureFrom, lag: report.NewHistogram()}
+	// Open loop: free workers claim intended start times from the pacer's
+	// schedule.
+	var pace *pacer
 	pacerDone := make(chan struct{})
 	if cfg.Rate > 0 {
-		tickets = make(chan time.Time, cfg.Workers)
+		pace = newPacer(cfg.Rate, begin, measureFrom, end, cfg.Workers)
 		go func() {
 			defer close(pacerDone)
-			o, u := pace.run(runCtx, tickets)
-			offered.Add(o)
-			unserved.Add(u)
+			pace.run(runCtx)
 		}()
 	} else {
 		close(pacerDone)
@@ -200,32 +207,34 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 		go func(w int) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(w)+1))
-			for runCtx.Err() == nil {
+			for {
 				var intended time.Time
-				if tickets != nil {
-					var ok bool
-					if intended, ok = <-tickets; !ok {
+				measured := false
+				if pace != nil {
+					n, t, lag, ok := pace.claim(runCtx)
+					if !ok {
 						return
 					}
-					if runCtx.Err() != nil {
-						if !intended.Before(measureFrom) {
-							unserved.Add(1)
-						}
-						return
+					intended = t
+					if measured = n >= pace.first; measured {
+						wc.started++
+						pace.lag.record(w, lag)
 					}
+				} else if runCtx.Err() != nil {
+					return
 				}
 				idx := cfg.Chooser.Next(rng)
 				key := cfg.Keys.Name(idx)
 				t0 := time.Now()
-				if intended.IsZero() {
+				if pace == nil {
 					intended = t0
+					measured = !t0.Before(measureFrom)
 				}
 				lock, res := lk.Acquire(runCtx, key)
 				if res.Err != nil && lock == nil {
 					return // the run ended mid-retry: not an outcome
 				}
 				done := time.Now()
-				measured := !intended.Before(measureFrom)
 				if lock == nil {
 					if measured {
 						rec.Record(w, report.Failed, done.Sub(intended))
@@ -239,7 +248,7 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 				if measured {
 					wc.acquired++
 					rec.Record(w, report.Acquire, done.Sub(intended))
-					if tickets != nil {
+					if pace != nil {
 						rec.Record(w, report.AcquireUncorrected, done.Sub(t0))
 					}
 					rec.Record(w, report.Release, rel.Elapsed)
@@ -284,17 +293,19 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 		MaxConcurrent:      probe.MaxConcurrent(),
 		Interrupted:        ctx.Err() != nil,
 		WindowStart:        measureFrom,
-		Offered:            offered.Load(),
-		Unserved:           unserved.Load(),
+		JudgedHolds:        probe.Judged(),
+		HoldsNotJudged:     probe.NotJudged(),
+		Rate:               cfg.Rate,
 	}
-	if tickets == nil {
+	if pace == nil {
 		st.AcquireUncorrected = nil
 	} else {
-		st.PacerLag = pace.lag
-		for range tickets { // scheduled, never started
-			unserved.Add(1)
+		st.PacerLag = pace.lag.total()
+		st.Offered = pace.offered(stop)
+		for _, wc := range counts {
+			st.Started += wc.started
 		}
-		st.Unserved = unserved.Load()
+		st.Unserved = st.Offered - st.Started
 	}
 	if stop.After(measureFrom) {
 		st.Measured = stop.Sub(measureFrom)
@@ -327,15 +338,16 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 // hold keeps the lock for a drawn hold time inside the probe. A hold is
 // judged on the lock's validity window: it ends when the hold does or when
 // the validity runs out, whichever is first, unless auto-extension keeps the
-// lock alive.
+// lock alive. A hold of 0 is no use of the lock, so the probe has nothing
+// to judge.
 func hold(ctx context.Context, lk Locker, lock *engine.Lock, idx uint64, cfg RunConfig, rng *rand.Rand,
 	probe *Probe, wc *workerCounts, measured bool) {
-	probe.Enter(idx)
-	defer probe.Exit(idx)
 	d := cfg.Hold.Next(rng)
 	if d <= 0 {
 		return
 	}
+	h := probe.Enter(idx, lock.ValidUntil)
+	defer probe.Exit(h)
 	until := time.Now().Add(d)
 	ext, canExtend := lk.(Extender)
 	for {
@@ -365,6 +377,7 @@ func hold(ctx context.Context, lk Locker, lock *engine.Lock, idx uint64, cfg Run
 			return
 		}
 		if r := ext.Extend(ctx, lock, cfg.TTL); r.OK {
+			probe.Extend(h, lock.ValidUntil)
 			if measured {
 				wc.extends++
 			}

@@ -47,7 +47,7 @@ func TestSeedStockCounter(t *testing.T) {
 				t.Errorf("acquire failed after %d attempts: %v", res.Attempts, res.PerMaster)
 				return
 			}
-			probe.Enter(1)
+			h := probe.Enter(1, time.Now().Add(cfg.TTL))
 			// Read-modify-write with a gap, so two holders would lose an update.
 			v, err := redistest.Do(stockAddr, "GET", "stock:1")
 			n, _ := strconv.Atoi(v)
@@ -58,7 +58,7 @@ func TestSeedStockCounter(t *testing.T) {
 			if err != nil {
 				t.Error(err)
 			}
-			probe.Exit(1)
+			probe.Exit(h)
 			e.Release(context.Background(), lock)
 		}()
 	}
@@ -72,22 +72,53 @@ func TestSeedStockCounter(t *testing.T) {
 	}
 }
 
-// The probe must go red when holds overlap, or it proves nothing.
+// The probe must go red when holds overlap inside their validity windows,
+// or it proves nothing; a holder stalled past its validity is no overlap,
+// and a hold with no validity left is not judged (not counted safe).
 func TestProbeDetectsOverlap(t *testing.T) {
 	p := &workloads.Probe{}
-	if !p.Enter(7) {
-		t.Fatal("first holder flagged")
+	long := time.Now().Add(time.Hour)
+	a := p.Enter(7, long)
+	if !a.Judged || !a.Clear {
+		t.Fatal("first holder flagged or not judged")
 	}
-	if p.Enter(7) {
+	if b := p.Enter(7, long); !b.Judged || b.Clear {
 		t.Fatal("second concurrent holder not flagged")
+	} else {
+		p.Exit(b)
 	}
-	p.Exit(7)
-	p.Exit(7)
-	if !p.Enter(7) || p.Enter(8) == false {
+	p.Exit(a)
+	if c := p.Enter(7, long); !c.Clear || !p.Enter(8, long).Clear {
 		t.Fatal("holders after exit or of another key flagged")
 	}
-	if p.Violations() != 1 || p.MaxConcurrent() != 2 {
-		t.Fatalf("violations %d max %d; want 1 and 2", p.Violations(), p.MaxConcurrent())
+	if p.Violations() != 1 || p.MaxConcurrent() != 2 || p.Judged() != 4 {
+		t.Fatalf("violations %d max %d judged %d; want 1, 2 and 4", p.Violations(), p.MaxConcurrent(), p.Judged())
+	}
+}
+
+func TestProbeJudgesOnValidityWindows(t *testing.T) {
+	p := &workloads.Probe{}
+	// A holder whose validity ran out while it still sat inside: its window
+	// is over, so the next holder is not an overlap.
+	stalled := p.Enter(1, time.Now().Add(20*time.Millisecond))
+	time.Sleep(30 * time.Millisecond)
+	if h := p.Enter(1, time.Now().Add(time.Hour)); !h.Clear {
+		t.Fatal("a holder past its validity counted as an overlap")
+	}
+	p.Exit(stalled)
+	// An extended holder stays inside its window.
+	ext := p.Enter(2, time.Now().Add(20*time.Millisecond))
+	p.Extend(ext, time.Now().Add(time.Hour))
+	time.Sleep(30 * time.Millisecond)
+	if h := p.Enter(2, time.Now().Add(time.Hour)); h.Clear {
+		t.Fatal("overlap with an extended holder not flagged")
+	}
+	// No validity left when the use began: not judged, never safe.
+	if h := p.Enter(3, time.Now().Add(-time.Millisecond)); h.Judged {
+		t.Fatal("a hold with no validity left was judged")
+	}
+	if p.Violations() != 1 || p.Judged() != 4 || p.NotJudged() != 1 {
+		t.Fatalf("violations %d judged %d not judged %d; want 1, 4 and 1", p.Violations(), p.Judged(), p.NotJudged())
 	}
 }
 

@@ -1,0 +1,130 @@
+package workloads_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"lockbench/engine"
+	"lockbench/internal/redistest"
+	"lockbench/localmasters"
+	"lockbench/workloads"
+)
+
+func openEngine(t *testing.T, masters int) *engine.Engine {
+	t.Helper()
+	set := redistest.StartMasters(t, masters, localmasters.PersistNone)
+	cfg := engine.DefaultConfig()
+	cfg.Masters = set.Addrs()
+	e, err := engine.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+// An open loop the lock cannot keep up with (4 workers holding 5 ms serve
+// at most 800/s of 5,000/s): every start intended in the window is offered,
+// unserved = offered − started exactly, the corrected latency grows with
+// the backlog, the pacer lag does not (busy workers are queueing, not
+// lockbench being late) and the result says it was overloaded. Before the
+// fix the pacer was still handing out the warm-up's backlog when the
+// window closed: 0 offered, 0 acquired, no warning.
+func TestOpenLoopOverloadedCountsEveryIntendedStart(t *testing.T) {
+	e := openEngine(t, 1)
+	ch, _ := workloads.NewChooser(workloads.ChooserConfig{Keys: 100_000})
+	st, err := workloads.Run(context.Background(), e, workloads.RunConfig{
+		Workers: 4, Rate: 5000, Duration: time.Second, Warmup: 300 * time.Millisecond,
+		Keys: workloads.Keys{Prefix: "olover:", Count: 100_000}, Chooser: ch, Hold: workloads.FixedHold{D: 5 * time.Millisecond}, Seed: 2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("offered %d started %d unserved %d acquired %d; corrected p99 %dµs, pacer lag p50 %dµs p99 %dµs",
+		st.Offered, st.Started, st.Unserved, st.Acquired, st.Acquire.ValueAtQuantile(99),
+		st.PacerLag.ValueAtQuantile(50), st.PacerLag.ValueAtQuantile(99))
+	if st.Offered != 5000 {
+		t.Fatalf("offered %d; 5000/s for 1s must offer every one of the 5000 intended starts", st.Offered)
+	}
+	if st.Started < 50 || st.Started > 900 || st.Unserved != st.Offered-st.Started {
+		t.Fatalf("started %d unserved %d of %d offered; want ~800 started and unserved = offered − started", st.Started, st.Unserved, st.Offered)
+	}
+	if st.Acquired < st.Started-4 || st.Acquired > st.Started {
+		t.Fatalf("acquired %d of %d started", st.Acquired, st.Started)
+	}
+	if p99 := st.Acquire.ValueAtQuantile(99); p99 < 300_000 {
+		t.Fatalf("corrected p99 %dµs; a backlog growing for 1s must show in it", p99)
+	}
+	if lag := st.PacerLag.ValueAtQuantile(50); lag > 1000 {
+		t.Fatalf("pacer lag p50 %dµs: queueing behind busy workers was charged to the pacer", lag)
+	}
+	r := st.Result(e, nil, time.Now())
+	ol := r.OpenLoop
+	if ol == nil || !ol.Overloaded || ol.Served != st.Started || ol.ServedRate <= 0 || !hasWarning(r.Warnings, "OVERLOADED") {
+		t.Fatalf("result open loop %+v, warnings %q; want overloaded, served and a warning", ol, r.Warnings)
+	}
+}
+
+// Enough workers: every intended start is served, none late by the pacer
+// lag limit, and no warning.
+func TestOpenLoopKeepsUp(t *testing.T) {
+	e := openEngine(t, 3)
+	ch, _ := workloads.NewChooser(workloads.ChooserConfig{Keys: 1000})
+	st, err := workloads.Run(context.Background(), e, workloads.RunConfig{
+		Workers: 16, Rate: 500, Duration: time.Second, Warmup: 200 * time.Millisecond,
+		Keys: workloads.Keys{Prefix: "olok:", Count: 1000}, Chooser: ch, Seed: 4,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lagMax := time.Duration(st.PacerLag.Max()) * time.Microsecond
+	t.Logf("offered %d started %d unserved %d; pacer lag p50 %dµs max %v", st.Offered, st.Started, st.Unserved, st.PacerLag.ValueAtQuantile(50), lagMax)
+	if st.Offered != 500 || st.Unserved != st.Offered-st.Started {
+		t.Fatalf("offered %d started %d unserved %d; want 500 and unserved = offered − started", st.Offered, st.Started, st.Unserved)
+	}
+	// A start due just before the end may begin up to the lag limit after
+	// it; only a starved machine makes lockbench later than that.
+	if st.Unserved != 0 && lagMax <= workloads.PacerLagLimit {
+		t.Fatalf("%d starts unserved at 500/s with 16 workers", st.Unserved)
+	}
+	r := st.Result(e, nil, time.Now())
+	if st.Unserved == 0 && (r.OpenLoop.Overloaded || hasWarning(r.Warnings, "OVERLOADED")) {
+		t.Fatalf("warned of overload with nothing unserved: %q", r.Warnings)
+	}
+}
+
+// The run's safety probe says when it judged nothing: with hold 0 no
+// critical section exists, so 0 violations proves nothing.
+func TestRunSafetyJudgedOnHolds(t *testing.T) {
+	e := openEngine(t, 3)
+	ch, _ := workloads.NewChooser(workloads.ChooserConfig{Keys: 1000})
+	for _, hold := range []time.Duration{0, time.Millisecond} {
+		st, err := workloads.Run(context.Background(), e, workloads.RunConfig{
+			Workers: 4, Duration: 300 * time.Millisecond, Keys: workloads.Keys{Prefix: "judge:" + hold.String() + ":", Count: 1000},
+			Chooser: ch, Hold: workloads.FixedHold{D: hold}, Seed: 6,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sf := st.Result(e, nil, time.Now()).Safety
+		t.Logf("hold %v: acquired %d, %+v", hold, st.Acquired, sf)
+		if hold == 0 && (sf.JudgedHolds != 0 || sf.NotJudged != "hold 0") {
+			t.Fatalf("hold 0: judged %d, not judged %q; want 0 and \"hold 0\"", sf.JudgedHolds, sf.NotJudged)
+		}
+		// No warm-up here: every hold is in the window.
+		if hold > 0 && (sf.JudgedHolds < st.Acquired || sf.NotJudged != "" || sf.HoldsNotJudged != 0) {
+			t.Fatalf("hold %v: judged %d of %d acquired, not judged %d (%q)", hold, sf.JudgedHolds, st.Acquired, sf.HoldsNotJudged, sf.NotJudged)
+		}
+	}
+}
+
+func hasWarning(ws []string, s string) bool {
+	for _, w := range ws {
+		if strings.Contains(w, s) {
+			return true
+		}
+	}
+	return false
+}
