@@ -131,14 +131,18 @@ func (c *call) wait(deadline time.Time) bool {
 	return false
 }
 
-// finish stops the call and returns a copy of the outcomes: masters still
-// pending become Timeout unless the quorum rule decided without them.
-// failed marks an acquire that did not win, so a late OK gets released.
-func (c *call) finish(failed func(ok int) bool) ([]Outcome, int) {
+// finish stops the call and returns a copy of the outcomes, the OK count
+// and the time since t1: masters still pending become Timeout unless the
+// quorum rule decided without them. An acquire that lost (no quorum, or no
+// validity left) is marked failed at the same instant, so that a SET
+// answering OK from then on gets released.
+func (c *call) finish(t1 time.Time) ([]Outcome, int, time.Duration) {
 	c.mu.Lock()
 	c.closed = true
 	ok := c.ok
-	c.failed = failed != nil && failed(ok)
+	elapsed := time.Since(t1)
+	cfg := &c.e.cfg
+	c.failed = c.kind == opSet && (ok < Quorum(len(c.outs)) || Validity(cfg.TTL, elapsed, cfg.DriftFactor) <= 0)
 	outs := make([]Outcome, len(c.outs))
 	copy(outs, c.outs)
 	keepPending := c.early && c.decided()
@@ -153,7 +157,7 @@ func (c *call) finish(failed func(ok int) bool) ([]Outcome, int) {
 	if free {
 		c.e.calls.Put(c)
 	}
-	return outs, ok
+	return outs, ok, elapsed
 }
 
 // lateCounts are replies that arrived after the caller moved on, per master

@@ -187,12 +187,7 @@ func (e *Engine) TryAcquire(ctx context.Context, key string) (*Lock, Result) {
 	}
 	token := e.tokens.next()
 	t1 := time.Now()
-	var elapsed time.Duration
-	lost := func(ok int) bool {
-		elapsed = time.Since(t1)
-		return ok < e.quorum || Validity(e.cfg.TTL, elapsed, e.cfg.DriftFactor) <= 0
-	}
-	outs, ok := e.run(opSet, key, token, e.cfg.TTL.Milliseconds(), true, lost)
+	outs, ok, elapsed := e.run(opSet, key, token, e.cfg.TTL.Milliseconds(), true, t1)
 	validity := Validity(e.cfg.TTL, elapsed, e.cfg.DriftFactor)
 	res := Result{Successes: ok, Elapsed: elapsed, Validity: validity, PerMaster: outs}
 	if ok >= e.quorum && validity > 0 {
@@ -203,15 +198,15 @@ func (e *Engine) TryAcquire(ctx context.Context, key string) (*Lock, Result) {
 	}
 	// Release everywhere, also where the SET seemed to fail: a timed-out SET
 	// may still have landed.
-	e.run(opRelease, key, token, 0, false, nil)
+	e.run(opRelease, key, token, 0, false, time.Now())
 	return nil, res
 }
 
 // Release frees the lock on every master (compare-and-delete).
 func (e *Engine) Release(ctx context.Context, l *Lock) OpResult {
 	t1 := time.Now()
-	outs, n := e.run(opRelease, l.Key, l.Token, 0, false, nil)
-	return OpResult{OK: n > 0, Count: n, Elapsed: time.Since(t1), PerMaster: outs}
+	outs, n, elapsed := e.run(opRelease, l.Key, l.Token, 0, false, t1)
+	return OpResult{OK: n > 0, Count: n, Elapsed: elapsed, PerMaster: outs}
 }
 
 // Extend resets the TTL to ttl on every master that still holds our token.
@@ -221,11 +216,10 @@ func (e *Engine) Extend(ctx context.Context, l *Lock, ttl time.Duration) OpResul
 	if !t1.Before(l.ValidUntil) {
 		return OpResult{Elapsed: 0, PerMaster: make([]Outcome, len(e.links))}
 	}
-	outs, n := e.run(opExtend, l.Key, l.Token, ttl.Milliseconds(), true, nil)
-	now := time.Now()
-	validity := Validity(ttl, now.Sub(t1), e.cfg.DriftFactor)
-	res := OpResult{Count: n, Elapsed: now.Sub(t1), Validity: validity, PerMaster: outs}
-	if n >= e.quorum && validity > 0 && now.Before(l.ValidUntil) {
+	outs, n, elapsed := e.run(opExtend, l.Key, l.Token, ttl.Milliseconds(), true, t1)
+	validity := Validity(ttl, elapsed, e.cfg.DriftFactor)
+	res := OpResult{Count: n, Elapsed: elapsed, Validity: validity, PerMaster: outs}
+	if n >= e.quorum && validity > 0 && t1.Add(elapsed).Before(l.ValidUntil) {
 		res.OK = true
 		l.Start = t1
 		l.ValidUntil = t1.Add(ttl - Drift(ttl, e.cfg.DriftFactor))
@@ -234,11 +228,10 @@ func (e *Engine) Extend(ctx context.Context, l *Lock, ttl time.Duration) OpResul
 }
 
 // run sends one command to every master in the configured mode and returns
-// the outcomes and how many were OK. decides says whether wait=quorum may
-// stop early for this command (acquire and extend; a release goes to all).
-// failed, for an acquire, says from the OK count whether it lost, so that a
-// SET answering OK after the decision is released.
-func (e *Engine) run(kind opKind, key, token string, ttlMs int64, decides bool, failed func(ok int) bool) ([]Outcome, int) {
+// the outcomes, how many were OK and the time since t1 when it stopped
+// waiting. decides says whether wait=quorum may stop early for this command
+// (acquire and extend; a release goes to all).
+func (e *Engine) run(kind opKind, key, token string, ttlMs int64, decides bool, t1 time.Time) ([]Outcome, int, time.Duration) {
 	c := e.newCall(kind, key, token, ttlMs, decides && e.cfg.Wait == WaitQuorum)
 	if e.cfg.Mode == Multiplexed {
 		deadline := time.Now().Add(e.cfg.Timeout)
@@ -246,14 +239,14 @@ func (e *Engine) run(kind opKind, key, token string, ttlMs int64, decides bool, 
 			c.send(i, deadline)
 		}
 		c.wait(deadline)
-		return c.finish(failed)
+		return c.finish(t1)
 	}
 	sent := e.sequential(c)
-	outs, ok := c.finish(failed)
+	outs, ok, elapsed := c.finish(t1)
 	for i := sent; i < len(outs); i++ {
 		outs[i] = NotSent
 	}
-	return outs, ok
+	return outs, ok, elapsed
 }
 
 // sequential tries master after master, each with its own timeout, until
