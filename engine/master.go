@@ -13,33 +13,37 @@ import (
 
 // ParseMaster turns host:port, redis://[user:pass@]host:port[/db] or
 // rediss://… into rueidis options and a display address without secrets.
+// Its errors show the input only through RedactURL and quote no piece of it
+// on their own (a password holding "/" or "?" would otherwise surface as a
+// "port" or a "path").
 func ParseMaster(s string) (rueidis.ClientOption, string, error) {
 	s = strings.TrimSpace(s)
+	shown := RedactURL(s)
 	if s == "" {
 		return rueidis.ClientOption{}, "", fmt.Errorf("masters: empty address; use host:port or redis://[user:pass@]host:port")
 	}
 	if !strings.Contains(s, "://") {
 		host, port, err := net.SplitHostPort(s)
-		if err != nil || host == "" {
-			return rueidis.ClientOption{}, "", fmt.Errorf("masters: %q is not host:port or a redis:// URL", s)
+		if err != nil || host == "" || strings.Contains(s, "@") {
+			return rueidis.ClientOption{}, "", fmt.Errorf("masters: %q is not host:port; with a user or password use redis://[user:pass@]host:port", shown)
 		}
-		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-			return rueidis.ClientOption{}, "", fmt.Errorf("masters: %q has port %q; use 1..65535", s, port)
+		if !validPort(port) {
+			return rueidis.ClientOption{}, "", fmt.Errorf("masters: %q has no valid port; use 1..65535", shown)
 		}
 		s = "redis://" + s
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
-		return rueidis.ClientOption{}, "", fmt.Errorf("masters: %q is not host:port, redis://[user:pass@]host:port or rediss://…", RedactURL(s))
+		return rueidis.ClientOption{}, "", fmt.Errorf("masters: %q is not host:port, redis://[user:pass@]host:port or rediss://…", shown)
 	}
-	if _, port, err := net.SplitHostPort(u.Host); err != nil {
-		return rueidis.ClientOption{}, "", fmt.Errorf("masters: %q has no port; use host:port", RedactURL(s))
-	} else if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-		return rueidis.ClientOption{}, "", fmt.Errorf("masters: %q has port %q; use 1..65535", RedactURL(s), port)
+	if _, port, err := net.SplitHostPort(u.Host); err != nil || !validPort(port) {
+		return rueidis.ClientOption{}, "", fmt.Errorf("masters: %q has no valid port; use host:port with a port in 1..65535", shown)
 	}
 	opt, err := rueidis.ParseURL(s)
 	if err != nil {
-		return rueidis.ClientOption{}, "", fmt.Errorf("masters: %q: %v", RedactURL(s), err)
+		// rueidis quotes the path or query it rejects; those hold no
+		// userinfo once url.Parse has split it off, but redact anyway.
+		return rueidis.ClientOption{}, "", fmt.Errorf("masters: %q: %s", shown, RedactIn(err.Error(), s))
 	}
 	display := u.Host
 	if u.Scheme == "rediss" {
@@ -48,16 +52,61 @@ func ParseMaster(s string) (rueidis.ClientOption, string, error) {
 	return opt, display, nil
 }
 
-// RedactURL hides a password in a master URL so it never reaches output.
+func validPort(port string) bool {
+	p, err := strconv.Atoi(port)
+	return err == nil && p >= 1 && p <= 65535
+}
+
+// RedactURL hides the userinfo of a master address so a password never
+// reaches output. It works on the text, not on a parsed URL, because the
+// inputs that most need it are the ones url.Parse rejects (a bad escape, a
+// password holding "/", "user:pass@host:port" without a scheme): everything
+// between the scheme (or the start) and the last "@" is userinfo. The user
+// name before the first ":" stays visible; a lone userinfo without ":" may be
+// a password, so it is hidden whole.
 func RedactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
+	rest, scheme := s, ""
+	if i := strings.Index(s, "://"); i >= 0 {
+		scheme, rest = s[:i+3], s[i+3:]
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
 		return s
 	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	user, _, hasPass := strings.Cut(rest[:at], ":")
+	if !hasPass {
+		user = ""
 	}
-	return u.String()
+	return scheme + user + ":xxxxx" + rest[at:]
+}
+
+// RedactIn replaces, in a message about the master address raw, the address
+// and its userinfo with their redacted form (for errors from libraries that
+// quote what they were given).
+func RedactIn(msg, raw string) string {
+	if red := RedactURL(raw); red != raw {
+		msg = strings.ReplaceAll(msg, raw, red)
+		info := userinfo(raw)
+		_, pass, _ := strings.Cut(info, ":")
+		for _, secret := range []string{info, pass, url.PathEscape(pass), strconv.Quote(pass)} {
+			if secret != "" && secret != `""` {
+				msg = strings.ReplaceAll(msg, secret, "xxxxx")
+			}
+		}
+	}
+	return msg
+}
+
+// userinfo is what RedactURL hides: the text between the scheme (or the
+// start) and the last "@".
+func userinfo(s string) string {
+	if i := strings.Index(s, "://"); i >= 0 {
+		s = s[i+3:]
+	}
+	if at := strings.LastIndex(s, "@"); at >= 0 {
+		return s[:at]
+	}
+	return ""
 }
 
 // clientOption completes parsed options with what the engine relies on.

@@ -3,6 +3,8 @@ package plan
 import (
 	"strings"
 
+	"lockbench/engine"
+
 	"github.com/spf13/pflag"
 )
 
@@ -15,11 +17,38 @@ func (f durationFlag) Set(s string) error {
 	return f.d.parse(strings.TrimSpace(s))
 }
 
+// mastersFlag is --masters: comma-separated like pflag's string slice, but
+// its Set never fails, because pflag would quote the whole value (password
+// included) in its error; each address is checked, redacted, by Validate.
+type mastersFlag struct {
+	m       *[]string
+	changed bool
+}
+
+func (f *mastersFlag) String() string {
+	if len(*f.m) == 0 {
+		return ""
+	}
+	shown := make([]string, len(*f.m))
+	for i, m := range *f.m {
+		shown[i] = engine.RedactURL(m)
+	}
+	return "[" + strings.Join(shown, ",") + "]"
+}
+func (f *mastersFlag) Type() string { return "strings" }
+func (f *mastersFlag) Set(s string) error {
+	if !f.changed {
+		*f.m, f.changed = nil, true
+	}
+	*f.m = append(*f.m, strings.Split(s, ",")...)
+	return nil
+}
+
 // BindFlags registers every setting as a flag on fs, bound to s; the flag
 // names are the YAML names with "_" written as "-".
 func BindFlags(fs *pflag.FlagSet, s *Settings) {
 	dur := func(p *Duration, name, usage string) { fs.Var(durationFlag{p}, name, usage) }
-	fs.StringSliceVar(&s.Masters, "masters", s.Masters, "masters as host:port, redis://[user:pass@]host:port or rediss://… (comma-separated); default: start --local masters")
+	fs.Var(&mastersFlag{m: &s.Masters}, "masters", "masters as host:port, redis://[user:pass@]host:port or rediss://… (comma-separated); default: start --local masters")
 	fs.IntVar(&s.Local, "local", s.Local, "start this many local redis-server masters on 127.0.0.1 (when --masters is not given)")
 	fs.StringVar(&s.Persistence, "persistence", s.Persistence, "persistence: none, aof-no, aof-everysec, aof-always (local masters are started so; external ones are set with CONFIG SET by sweep)")
 	fs.StringVar(&s.Embedded, "embedded", s.Embedded, "embedded in-process masters when redis-server is missing: auto, never, always")

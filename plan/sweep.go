@@ -299,10 +299,20 @@ func baseName(p string) string {
 	return p
 }
 
-// CleanYAMLError keeps the YAML decoder's message but drops its prefix.
+// CleanYAMLError keeps the YAML decoder's message but drops its prefix. The
+// decoder quotes the start of a value it cannot use (`redis:/...`); a value
+// holding ":" or "@" may be a master URL with a password, so it is hidden.
 func CleanYAMLError(err error) string {
 	s := err.Error()
 	s = strings.TrimPrefix(s, "yaml: unmarshal errors:\n")
 	s = strings.TrimPrefix(s, "yaml: ")
+	s = quotedValue.ReplaceAllStringFunc(s, func(q string) string {
+		if strings.ContainsAny(q, ":@") {
+			return "`(value hidden)`"
+		}
+		return q
+	})
 	return strings.Join(strings.Fields(s), " ")
 }
+
+var quotedValue = regexp.MustCompile("`[^`]*`")

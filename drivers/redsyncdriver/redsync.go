@@ -54,7 +54,7 @@ func New(ctx context.Context, cfg engine.Config) (*Driver, error) {
 		opt, err := goredislib.ParseURL(url)
 		if err != nil {
 			d.Close()
-			return nil, fmt.Errorf("masters: %q: %v", engine.RedactURL(m), err)
+			return nil, fmt.Errorf("masters: %q: %s", engine.RedactURL(m), engine.RedactIn(err.Error(), m))
 		}
 		if opt.TLSConfig != nil && !cfg.TLS.Empty() {
 			if opt.TLSConfig, err = cfg.TLS.Config(opt.TLSConfig.ServerName); err != nil {
