@@ -44,6 +44,15 @@ func (f *mastersFlag) Set(s string) error {
 	return nil
 }
 
+// Append, Replace and GetSlice make it a pflag.SliceValue (ApplyChanged
+// copies slices through them, never through the redacted String).
+func (f *mastersFlag) Append(v string) error { *f.m = append(*f.m, v); return nil }
+func (f *mastersFlag) Replace(v []string) error {
+	*f.m = append([]string(nil), v...)
+	return nil
+}
+func (f *mastersFlag) GetSlice() []string { return append([]string(nil), *f.m...) }
+
 // BindFlags registers every setting as a flag on fs, bound to s; the flag
 // names are the YAML names with "_" written as "-".
 func BindFlags(fs *pflag.FlagSet, s *Settings) {

@@ -108,3 +108,18 @@ func TestMastersFlagHidesPassword(t *testing.T) {
 		t.Fatalf("masters %q, %v", s.Masters, err)
 	}
 }
+
+// TestMastersFlagOverridesFile: ApplyChanged carries --masters (with a
+// password) to a scenario's settings unchanged, not in its redacted form.
+func TestMastersFlagOverridesFile(t *testing.T) {
+	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
+	var flags Settings
+	BindFlags(fs, &flags)
+	if err := fs.Parse([]string{"--masters", "redis://u:pw@a:1,b:2"}); err != nil {
+		t.Fatal(err)
+	}
+	dst := Defaults()
+	if err := ApplyChanged(fs, &dst); err != nil || strings.Join(dst.Masters, " ") != "redis://u:pw@a:1 b:2" {
+		t.Fatalf("masters %q, %v", dst.Masters, err)
+	}
+}
