@@ -45,10 +45,13 @@ type Summary struct {
 	Cells       []CellSummary    `json:"cells"`
 	Capacity    []Capacity       `json:"capacity"`
 	Thresholds  ThresholdsResult `json:"thresholds"`
-	Plots       []string         `json:"plots"` // plot files written, relative to OutDir
-	Files       []string         `json:"files"` // every file written, relative to OutDir
-	Warnings    []string         `json:"warnings,omitempty"`
-	Manifest    Manifest         `json:"manifest"`
+	// Differences between cells that differ in one setting, judged
+	// against the noise of their repeats.
+	Differences []Difference `json:"differences,omitempty"`
+	Plots       []string     `json:"plots"` // plot files written, relative to OutDir
+	Files       []string     `json:"files"` // every file written, relative to OutDir
+	Warnings    []string     `json:"warnings,omitempty"`
+	Manifest    Manifest     `json:"manifest"`
 }
 
 // SLO is the service level a cell must meet to count towards capacity.
@@ -103,6 +106,9 @@ type CellSummary struct {
 	PercentilesFile    string                    `json:"percentiles_file,omitempty"`
 	Safety             Safety                    `json:"safety"`
 	OpenLoop           *OpenLoop                 `json:"open_loop,omitempty"`
+	// Repeats: the cell's figures per repeat and their spread; the
+	// figures above are then medians.
+	Repeats *Repeats `json:"repeats,omitempty"`
 }
 
 func (o *Options) normalize(dirs []string) error {
@@ -200,6 +206,7 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 		runs[i].Cell = &CellInfo{Index: c.Info.Index, ID: c.Info.ID, Label: c.Info.Label, Axes: c.Axes, File: c.Info.File}
 	}
 	s.Capacity = capacity(res.Cells, s.Cells, s.SLO, opt.TargetRate)
+	s.Differences = differences(res.Cells)
 	s.Thresholds = ThresholdsResult{Checked: []string{}, Broken: CheckThresholds(runs, opt.Thresholds)}
 	for _, t := range opt.Thresholds {
 		s.Thresholds.Checked = append(s.Thresholds.Checked, t.Expr)
@@ -280,7 +287,7 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 		ClientBound:     clientBound(r.Client),
 		MeasuredSeconds: r.MeasuredSeconds, Interrupted: r.Interrupted,
 		Events: r.Events, Warnings: r.Warnings, PerMaster: r.Outcomes.PerMaster,
-		Safety: r.Safety, OpenLoop: r.OpenLoop,
+		Safety: r.Safety, OpenLoop: r.OpenLoop, Repeats: r.Repeats,
 	}
 	if r.Servers != nil {
 		cs.ServerBusiestShare = finiteOr0(r.Servers.BusiestShare)

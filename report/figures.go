@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -123,6 +124,7 @@ func loadFigure(cells []*cell, s *Summary) *figure {
 		for _, g := range groups {
 			sort.SliceStable(g.Cells, func(i, j int) bool { return g.Cells[i].Set.loadValue() < g.Cells[j].Set.loadValue() })
 			var x, y, px, p []float64
+			var ylo, yhi, plo, phi []float64
 			var knee *CellSummary
 			for _, c := range g.Cells {
 				cs := sums[c]
@@ -131,8 +133,12 @@ func loadFigure(cells []*cell, s *Summary) *figure {
 					continue
 				}
 				x, y = append(x, lv), append(y, cs.CyclesPerSec)
+				lo, hi := spreadBounds(cs, "cycles_per_sec", cs.CyclesPerSec, 1)
+				ylo, yhi = append(ylo, lo), append(yhi, hi)
 				if cs.Acquire.P99 > 0 { // no successful acquire: no p99
 					px, p = append(px, lv), append(p, cs.Acquire.P99/1000)
+					lo, hi := spreadBounds(cs, "acquire_p99", cs.Acquire.P99, 1000)
+					plo, phi = append(plo, lo), append(phi, hi)
 				}
 				if cs.MeetsSLO && (knee == nil || cs.CyclesPerSec > knee.CyclesPerSec) {
 					knee = &cs
@@ -142,8 +148,8 @@ func loadFigure(cells []*cell, s *Summary) *figure {
 				continue
 			}
 			label := legendLabel(g.Label)
-			tp.Series = append(tp.Series, plots.Series{Label: label, X: x, Y: y, Color: colour, Points: true})
-			lat.Series = append(lat.Series, plots.Series{Label: label, X: px, Y: p, Color: colour, Points: true})
+			tp.Series = append(tp.Series, withErrors(plots.Series{Label: label, X: x, Y: y, Color: colour, Points: true}, ylo, yhi))
+			lat.Series = append(lat.Series, withErrors(plots.Series{Label: label, X: px, Y: p, Color: colour, Points: true}, plo, phi))
 			colour++
 			if colour == 7 { // grey is kept for the knee and the ideal line
 				colour++
@@ -193,7 +199,7 @@ func loadFigure(cells []*cell, s *Summary) *figure {
 	return &figure{
 		Name:    "throughput-vs-load",
 		Title:   "Throughput and p99 against load",
-		Caption: "Top: lock cycles per second achieved (acquire + release); bottom: acquire p99 (ms), against workers (closed loop) or offered acquires/s (open loop). One line per configuration; rings mark the knee, the highest rate still within the SLO (dashed red line).",
+		Caption: "Top: lock cycles per second achieved (acquire + release); bottom: acquire p99 (ms), against workers (closed loop) or offered acquires/s (open loop). One line per configuration; rings mark the knee, the highest rate still within the SLO (dashed red line)." + errorBarNote(cells),
 		Fig:     &plots.Figure{Title: "Throughput and acquire p99 against load", Grid: grid, Width: 620 * float64(len(cols)), Height: 760},
 		Cell:    -1,
 	}
@@ -206,6 +212,11 @@ func modesFigure(cells []*cell, s *Summary) *figure {
 	}
 	if !modes["sequential"] || !modes["multiplexed"] {
 		return nil
+	}
+	if distinctN(cells) >= 2 {
+		if f := modesByNFigure(cells, s); f != nil {
+			return f
+		}
 	}
 	sums := summariesByCell(cells, s)
 	type pair struct {
@@ -245,12 +256,25 @@ func modesFigure(cells []*cell, s *Summary) *figure {
 		{Label: "multiplexed p50", Color: 1, Light: true},
 		{Label: "multiplexed p99", Color: 1},
 	}}
+	repeated := false
 	for _, pr := range pairs {
 		bars.Groups = append(bars.Groups, pr.name)
-		bars.Sets[0].Values = append(bars.Sets[0].Values, pr.seq.Acquire.P50/1000)
-		bars.Sets[1].Values = append(bars.Sets[1].Values, pr.seq.Acquire.P99/1000)
-		bars.Sets[2].Values = append(bars.Sets[2].Values, pr.mux.Acquire.P50/1000)
-		bars.Sets[3].Values = append(bars.Sets[3].Values, pr.mux.Acquire.P99/1000)
+		for i, v := range []struct {
+			cs     *CellSummary
+			figure string
+			value  float64
+		}{{pr.seq, "acquire_p50", pr.seq.Acquire.P50}, {pr.seq, "acquire_p99", pr.seq.Acquire.P99},
+			{pr.mux, "acquire_p50", pr.mux.Acquire.P50}, {pr.mux, "acquire_p99", pr.mux.Acquire.P99}} {
+			set := &bars.Sets[i]
+			lo, hi := spreadBounds(*v.cs, v.figure, v.value, 1000)
+			set.Values, set.Low, set.High = append(set.Values, v.value/1000), append(set.Low, lo), append(set.High, hi)
+			repeated = repeated || v.cs.Repeats != nil
+		}
+	}
+	if !repeated {
+		for i := range bars.Sets {
+			bars.Sets[i].Low, bars.Sets[i].High = nil, nil
+		}
 	}
 	p := &plots.Panel{
 		X:    plots.Axis{Label: "masters (N) and other settings"},
@@ -262,10 +286,13 @@ func modesFigure(cells []*cell, s *Summary) *figure {
 		all = append(all, set.Values...)
 	}
 	caption := "Acquire latency p50 (light) and p99 (dark) in ms when the N masters are asked one after another (sequential) or all at once (multiplexed), for each N and other swept setting."
+	if repeated {
+		caption = "Acquire latency p50 (light circles) and p99 (dark triangles) in ms, medians of the repeats with error bars, when the N masters are asked one after another (sequential) or all at once (multiplexed), for each N and other swept setting." + errorBarNote(cells)
+	}
 	if plots.SpansDecades(all...) {
 		// Bars cannot stand on a log axis; dots can.
 		p.Y.Log = true
-		caption = "Acquire latency p50 (light circles) and p99 (dark triangles) in ms, on a log scale since they span decades, when the N masters are asked one after another (sequential) or all at once (multiplexed), for each N and other swept setting."
+		caption = "Acquire latency p50 (light circles) and p99 (dark triangles) in ms, on a log scale since they span decades, when the N masters are asked one after another (sequential) or all at once (multiplexed), for each N and other swept setting." + errorBarNote(cells)
 	}
 	w := math.Max(700, 130*float64(len(pairs)))
 	return &figure{
@@ -423,6 +450,153 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 		Fig:  &plots.Figure{Title: plots.Truncate("Timeline: "+c.Info.Label, 90), Grid: grid, Width: 900, Height: 300 * float64(len(grid))},
 		Cell: idx,
 	}
+}
+
+func distinctN(cells []*cell) int {
+	set := map[int]bool{}
+	for _, c := range cells {
+		set[c.Set.N] = true
+	}
+	return len(set)
+}
+
+// nSkip are the axes a line of the modes-against-N figure runs along or
+// that split it into panels.
+var nSkip = map[string]bool{"local": true, "masters": true, "N": true, "workers": true, "rate": true}
+
+// modesByNFigure draws acquire latency against N, one line per mode ×
+// wait (and other setting), p50 solid and p99 dashed, one panel per load:
+// the trend the comparison exists to show (sequential grows with N,
+// multiplexed barely) is read off the slope.
+func modesByNFigure(cells []*cell, s *Summary) *figure {
+	sums := summariesByCell(cells, s)
+	var loads []float64
+	for _, c := range cells {
+		if !slices.Contains(loads, c.Set.loadValue()) {
+			loads = append(loads, c.Set.loadValue())
+		}
+	}
+	sort.Float64s(loads)
+	colours := map[string]int{}
+	var row []*plots.Panel
+	var ys []float64
+	for _, lv := range loads {
+		var mine []*cell
+		for _, c := range cells {
+			if c.Set.loadValue() == lv {
+				mine = append(mine, c)
+			}
+		}
+		p := &plots.Panel{Title: loadTitle(mine[0].Set), X: plots.Axis{Label: "masters (N)"}, Y: plots.Axis{Label: "acquire latency (ms)"}}
+		var xs []float64
+		for _, g := range groupBy(mine, nSkip) {
+			series, x, y := nSeries(g, sums, colours)
+			p.Series = append(p.Series, series...)
+			xs, ys = append(xs, x...), append(ys, y...)
+		}
+		if len(p.Series) == 0 {
+			continue
+		}
+		p.X.Ticks = valueTicks(xs)
+		lo, hi := minMax(xs)
+		p.X.Min, p.X.Max = plots.F(lo-0.5), plots.F(hi+0.5)
+		row = append(row, p)
+	}
+	if len(row) == 0 {
+		return nil
+	}
+	logY := plots.SpansDecades(ys...)
+	for _, p := range row {
+		p.Y.Log = logY
+	}
+	caption := "Acquire latency (ms) against the number of masters N: solid lines p50, dashed p99, one colour per acquisition mode × wait (and other swept setting), one panel per load. Sequential acquisition asks the masters one after another, so its latency grows with N; multiplexed asks all at once." + errorBarNote(cells)
+	return &figure{
+		Name:    "acquisition-modes",
+		Title:   "Sequential vs multiplexed acquisition against N",
+		Caption: caption,
+		Fig:     &plots.Figure{Title: "Sequential vs multiplexed acquisition against N", Grid: [][]*plots.Panel{row}, Width: math.Max(700, 460*float64(len(row))), Height: 520},
+		Cell:    -1,
+	}
+}
+
+func loadTitle(s settings) string {
+	if s.Load == "open" {
+		return rate(s.Rate) + " acquires/s offered"
+	}
+	if s.Workers == 1 {
+		return "1 worker"
+	}
+	return strconv.Itoa(s.Workers) + " workers"
+}
+
+// nSeries is one group's p50 and p99 lines against N, with error bars
+// when its cells repeated; the colour follows the group's label so that
+// it matches across panels.
+func nSeries(g *group, sums map[*cell]CellSummary, colours map[string]int) ([]plots.Series, []float64, []float64) {
+	cs := slices.Clone(g.Cells)
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].Set.N < cs[j].Set.N })
+	var x, p50, p99, lo50, hi50, lo99, hi99 []float64
+	for _, c := range cs {
+		sum := sums[c]
+		if sum.Acquire.Count == 0 || sum.Acquire.P50 <= 0 {
+			continue
+		}
+		x = append(x, float64(c.Set.N))
+		p50, p99 = append(p50, sum.Acquire.P50/1000), append(p99, sum.Acquire.P99/1000)
+		l, h := spreadBounds(sum, "acquire_p50", sum.Acquire.P50, 1000)
+		lo50, hi50 = append(lo50, l), append(hi50, h)
+		l, h = spreadBounds(sum, "acquire_p99", sum.Acquire.P99, 1000)
+		lo99, hi99 = append(lo99, l), append(hi99, h)
+	}
+	if distinctFloats(x) < 2 {
+		return nil, nil, nil
+	}
+	colour, ok := colours[g.Label]
+	if !ok {
+		colour = len(colours)
+		if colour >= 7 { // grey is kept for markers
+			colour++
+		}
+		colours[g.Label] = colour
+	}
+	label := legendLabel(g.Label)
+	return []plots.Series{
+		withErrors(plots.Series{Label: label + " p50", X: x, Y: p50, Color: colour, Points: true}, lo50, hi50),
+		withErrors(plots.Series{Label: label + " p99", X: x, Y: p99, Color: colour, Points: true, Dashed: true}, lo99, hi99),
+	}, x, slices.Concat(p50, p99, lo50, hi99)
+}
+
+// spreadBounds is the interval of a repeated cell's figure (its
+// confidence interval of the median) divided by unit; a cell measured
+// once has none, and its bar collapses onto the point.
+func spreadBounds(cs CellSummary, figure string, v, unit float64) (lo, hi float64) {
+	if cs.Repeats != nil {
+		if sp := cs.Repeats.Spread[figure]; sp.N >= 2 {
+			return sp.CILow / unit, sp.CIHigh / unit
+		}
+	}
+	return v / unit, v / unit
+}
+
+// withErrors sets a series' error bars when any point has a spread.
+func withErrors(s plots.Series, lo, hi []float64) plots.Series {
+	for i := range lo {
+		if lo[i] != s.Y[i] || hi[i] != s.Y[i] {
+			s.YLow, s.YHigh = lo, hi
+			return s
+		}
+	}
+	return s
+}
+
+// errorBarNote is the caption's word on error bars, when cells repeated.
+func errorBarNote(cells []*cell) string {
+	for _, c := range cells {
+		if c.Run.Repeats != nil {
+			return " Points of repeated cells are medians; the error bars span the " + CIText(c.Run.Repeats) + "."
+		}
+	}
+	return ""
 }
 
 func summariesByCell(cells []*cell, s *Summary) map[*cell]CellSummary {

@@ -31,7 +31,16 @@ type view struct {
 	// ShowCapacity is false when every cell is a fault scenario: their load
 	// is contention by design, and an SLO knee would say nothing.
 	ShowCapacity bool
+	// Differences shown in the verdict (the first maxDifferences), and
+	// how many more summary.json lists.
+	Differences     []Difference
+	MoreDifferences int
+	// SpreadNote says what "± x%" means, when any cell was repeated.
+	SpreadNote string
 }
+
+// maxDifferences keeps the verdict readable on large sweeps.
+const maxDifferences = 24
 
 type safetyRow struct {
 	Index                                int
@@ -55,6 +64,7 @@ type cellView struct {
 	P50, P90, P99, P999, Max         string
 	FailedP99, ReleaseP99            string
 	Success, CPU, Share, LoadText    string
+	RepeatsT                         string
 	AcquiredT, NotAcquiredT, ErrorsT string
 	ViolationsT                      string // "not judged (…)" when the probe judged no hold
 	Hlogs                            []string
@@ -100,16 +110,23 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 		v.Figures = append(v.Figures, fv)
 	}
 	for _, c := range s.Cells {
+		sp := func(text, figure string) string { return withSpread(text, c.Repeats, figure) }
 		cv := cellView{CellSummary: c,
-			Tput: rate(c.CyclesPerSec), Acq: rate(c.AcquiresPerSec),
-			P50: ms(c.Acquire.P50), P90: ms(c.Acquire.P90), P99: ms(c.Acquire.P99), P999: ms(c.Acquire.P999), Max: ms(c.Acquire.Max),
-			FailedP99: ms(c.Failed.P99), ReleaseP99: ms(c.Release.P99),
+			Tput: sp(rate(c.CyclesPerSec), "cycles_per_sec"), Acq: sp(rate(c.AcquiresPerSec), "acquires_per_sec"),
+			P50: sp(ms(c.Acquire.P50), "acquire_p50"), P90: sp(ms(c.Acquire.P90), "acquire_p90"), P99: sp(ms(c.Acquire.P99), "acquire_p99"), P999: sp(ms(c.Acquire.P999), "acquire_p999"), Max: ms(c.Acquire.Max),
+			FailedP99: ms(c.Failed.P99), ReleaseP99: sp(ms(c.Release.P99), "release_p99"), RepeatsT: "1",
 			Success: pct(c.SuccessRatio), CPU: sig3(c.ClientCPUPerCycle), Share: pct0(c.ClientCPUShare),
 			AcquiredT: count(c.Acquired), NotAcquiredT: count(c.NotAcquired), ErrorsT: count(c.Errors),
 		}
 		cv.ViolationsT = count(c.Violations)
 		if c.Safety.NotJudged != "" {
 			cv.ViolationsT = "not judged (" + c.Safety.NotJudged + ")"
+		}
+		if c.Repeats != nil {
+			cv.RepeatsT = strconv.Itoa(c.Repeats.Count)
+			if v.SpreadNote == "" {
+				v.SpreadNote = "Figures of repeated cells are medians of their repeats ± the larger side of the " + CIText(c.Repeats) + "; max and counts cover all repeats."
+			}
 		}
 		if c.Load == "open" {
 			cv.LoadText = "open, " + rate(c.Rate) + "/s"
@@ -181,9 +198,25 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 		}
 		v.Capacity = append(v.Capacity, cv)
 	}
+	v.Differences = s.Differences
+	if len(v.Differences) > maxDifferences {
+		v.Differences, v.MoreDifferences = v.Differences[:maxDifferences], len(s.Differences)-maxDifferences
+	}
 	b, _ := json.MarshalIndent(s.Manifest, "", "  ")
 	v.Manifest = string(b)
 	return v
+}
+
+// withSpread appends " ±3.1%" to a repeated cell's figure.
+func withSpread(text string, rep *Repeats, figure string) string {
+	if rep == nil {
+		return text
+	}
+	sp := rep.Spread[figure]
+	if sp.N < 2 {
+		return text
+	}
+	return text + " ±" + SpreadText(sp)
 }
 
 // makeSafetyRow is one line of the safety table: what was done to the lock
@@ -302,6 +335,8 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 {{else}}<p class="bad">{{len .S.Thresholds.Broken}} threshold checks broken:</p>
 <ul>{{range .S.Thresholds.Broken}}<li><code>{{.Threshold}}</code> broken by <b>{{.Cell}}</b>: actual {{.ActualText}}</li>{{end}}</ul>{{end}}
 {{else}}<p>No thresholds were checked (--threshold).</p>{{end}}
+{{if .Differences}}<p id="noise">What each swept setting changed, against the noise of the repeats (Mann–Whitney U at 0.05; the spread is the larger relative spread of the two cells):</p>
+<ul>{{range .Differences}}<li>{{.Text}}</li>{{end}}</ul>{{if .MoreDifferences}}<p>… and {{.MoreDifferences}} more in summary.json (differences).</p>{{end}}{{end}}
 {{range .S.Warnings}}<div class="warn">{{.}}</div>{{end}}
 
 {{if .Safety}}<h2 id="safety">Safety under faults</h2>
@@ -332,10 +367,10 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 
 <h2 id="cells">Cells</h2>
 <h3>Throughput and latency</h3>
-<p>Latencies in ms. Acquire latency is of successful acquires (open loop: from the intended start, so queueing counts); a cycle is one acquire plus its release.</p>
+<p>Latencies in ms. Acquire latency is of successful acquires (open loop: from the intended start, so queueing counts); a cycle is one acquire plus its release.{{with .SpreadNote}} {{.}}{{end}}</p>
 <div class="scroll"><table>
-<tr><th>#</th><th class="l">cell</th><th class="l">load</th><th>cycles/s</th><th>acquires/s</th><th>acquire p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>failed acquire p99</th><th>release p99</th><th>SLO</th></tr>
-{{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}{{if .Interrupted}} <span class="bad">(interrupted)</span>{{end}}</td><td class="l">{{.LoadText}}</td><td>{{.Tput}}</td><td>{{.Acq}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td><td>{{.FailedP99}}</td><td>{{.ReleaseP99}}</td><td>{{if .MeetsSLO}}<span class="ok">met</span>{{else}}<span class="bad">missed</span>{{end}}</td></tr>
+<tr><th>#</th><th class="l">cell</th><th class="l">load</th><th>repeats</th><th>cycles/s</th><th>acquires/s</th><th>acquire p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>failed acquire p99</th><th>release p99</th><th>SLO</th></tr>
+{{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}{{if .Interrupted}} <span class="bad">(interrupted)</span>{{end}}</td><td class="l">{{.LoadText}}</td><td>{{.RepeatsT}}</td><td>{{.Tput}}</td><td>{{.Acq}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td><td>{{.FailedP99}}</td><td>{{.ReleaseP99}}</td><td>{{if .MeetsSLO}}<span class="ok">met</span>{{else}}<span class="bad">missed</span>{{end}}</td></tr>
 {{end}}</table></div>
 <h3>Outcomes, safety and client cost</h3>
 <p>Success = acquired / (acquired + not acquired + errors). Violations are moments the safety probe saw two holders of one lock. A client CPU share near 100% means the figure measures the load generator, not Redis.</p>

@@ -44,6 +44,16 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 		}
 		p("\n")
 	}
+	if len(v.Differences) > 0 {
+		p("What each swept setting changed, against the noise of the repeats (Mann–Whitney U at 0.05):\n\n")
+		for _, d := range v.Differences {
+			p("- %s\n", mdEscape(d.Text))
+		}
+		if v.MoreDifferences > 0 {
+			p("- … and %d more in summary.json (differences)\n", v.MoreDifferences)
+		}
+		p("\n")
+	}
 	for _, w := range s.Warnings {
 		p("> warning: %s\n\n", mdEscape(w))
 	}
@@ -84,9 +94,13 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 		p("\n\n")
 	}
 
-	p("## Cells\n\nLatencies of successful acquires in ms; a cycle is one acquire plus its release; success = acquired / attempts.\n\n")
-	p("| # | cell | load | cycles/s | acquires/s | p50 | p90 | p99 | p99.9 | max | acquired | not acquired | errors | success | violations | client CPU µs/cycle | client CPU share | SLO |\n")
-	p("|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	p("## Cells\n\nLatencies of successful acquires in ms; a cycle is one acquire plus its release; success = acquired / attempts.")
+	if v.SpreadNote != "" {
+		p(" %s", v.SpreadNote)
+	}
+	p("\n\n")
+	p("| # | cell | load | repeats | cycles/s | acquires/s | p50 | p90 | p99 | p99.9 | max | acquired | not acquired | errors | success | violations | client CPU µs/cycle | client CPU share | SLO |\n")
+	p("|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for _, c := range v.Cells {
 		label := mdEscape(c.Label)
 		if c.ClientBound {
@@ -96,8 +110,8 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 		if c.MeetsSLO {
 			slo = "met"
 		}
-		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			c.Index, label, c.LoadText, c.Tput, c.Acq, c.P50, c.P90, c.P99, c.P999, c.Max,
+		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			c.Index, label, c.LoadText, c.RepeatsT, c.Tput, c.Acq, c.P50, c.P90, c.P99, c.P999, c.Max,
 			c.AcquiredT, c.NotAcquiredT, c.ErrorsT, c.Success, c.ViolationsT, c.CPU, c.Share, slo)
 	}
 	if len(v.Timelines) > 0 {

@@ -34,6 +34,10 @@ type synthCell struct {
 	// the latency: a fault.
 	SlowFrom, SlowTo int
 	Seed             uint64
+	// Repeats > 1 makes the cell a repeated one: its repeats are the
+	// measured figures times a log-normal noise of sd RepeatNoise.
+	Repeats     int
+	RepeatNoise float64
 }
 
 func (c synthCell) id() string {
@@ -168,6 +172,10 @@ func writeSynthDir(t testing.TB, dir string, name string, cells []synthCell) map
 			u := Summarize(totals[MetricAcquireUncorrected])
 			run.AcquireUncorrected = &u
 		}
+		if c.Repeats > 1 {
+			run = synthRepeats(c, run)
+			run.Cell = &info
+		}
 		if err := WriteFileAtomic(filepath.Join(dir, info.File), func(w io.Writer) error { return WriteJSON(w, run) }); err != nil {
 			t.Fatal(err)
 		}
@@ -176,6 +184,30 @@ func writeSynthDir(t testing.TB, dir string, name string, cells []synthCell) map
 		t.Fatal(err)
 	}
 	return samples
+}
+
+// synthRepeats splits a cell's measurement into c.Repeats repeats whose
+// throughput (and inversely latency) carries log-normal noise.
+func synthRepeats(c synthCell, run Run) Run {
+	rng := rand.New(rand.NewPCG(c.Seed, 99+uint64(c.Index)))
+	n := int64(c.Repeats)
+	scale := func(l Latency, f float64) Latency {
+		l.P50, l.P90, l.P99, l.P999, l.Mean = l.P50*f, l.P90*f, l.P99*f, l.P999*f, l.Mean*f
+		l.Count /= n
+		return l
+	}
+	reps := make([]Run, c.Repeats)
+	for k := range reps {
+		f := math.Exp(c.RepeatNoise * rng.NormFloat64())
+		r := run
+		r.Throughput = Throughput{CyclesPerSec: run.Throughput.CyclesPerSec * f, AcquiresPerSec: run.Throughput.AcquiresPerSec * f}
+		r.AcquireLatency, r.ReleaseLatency = scale(run.AcquireLatency, 1/f), scale(run.ReleaseLatency, 1/f)
+		r.AcquireFailedLatency = scale(run.AcquireFailedLatency, 1)
+		r.Outcomes = Outcomes{Acquired: run.Outcomes.Acquired / n, NotAcquired: run.Outcomes.NotAcquired / n, PerMaster: run.Outcomes.PerMaster}
+		r.MeasuredSeconds = run.MeasuredSeconds / float64(n)
+		reps[k] = r
+	}
+	return CombineRepeats(reps)
 }
 
 func must(t testing.TB, err error) {
@@ -214,11 +246,12 @@ func sweepCells() []synthCell {
 					Index: i, Axes: map[string]string{"persistence": pers, "mode": mode, "workers": fmt.Sprint(w)},
 					Config: cfg(pers, mode, w, "closed", 0, 1000), MedianUs: median, Sigma: 0.45,
 					PerSec: int(float64(w) * 1e6 / median / 8), Seconds: 10, FailedPerS: w * w / 8, ClientShare: 0.35, Seed: 7,
-					SlowFrom: -1, SlowTo: -1,
+					SlowFrom: -1, SlowTo: -1, Repeats: 5, RepeatNoise: 0.04,
 				}
 				if i == 5 {
 					c.Events = []Event{{AtSeconds: 3, Kind: "kill", Target: "127.0.0.1:7002", Detail: "SIGKILL"}, {AtSeconds: 6, Kind: "restart", Target: "127.0.0.1:7002"}}
 					c.SlowFrom, c.SlowTo = 3, 6
+					c.Repeats = 0 // the fault cell ran once
 				}
 				cells = append(cells, c)
 				i++

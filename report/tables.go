@@ -14,7 +14,10 @@ func csvHeader(axes []string) []string {
 	return append(h, "cycles_per_sec", "acquires_per_sec",
 		"p50_us", "p90_us", "p99_us", "p999_us", "max_us",
 		"acquired", "not_acquired", "errors", "success_ratio", "violations",
-		"client_cpu_us_per_cycle", "client_bound")
+		"client_cpu_us_per_cycle", "client_bound",
+		// Added with repeats: the spread of the medians above.
+		"repeats", "cycles_per_sec_min", "cycles_per_sec_max", "cycles_per_sec_rel_spread",
+		"p99_us_min", "p99_us_max", "p99_rel_spread")
 }
 
 func writeCSV(path string, s *Summary) error {
@@ -34,6 +37,7 @@ func writeCSV(path string, s *Summary) error {
 				f(c.Acquire.P50, 0), f(c.Acquire.P90, 0), f(c.Acquire.P99, 0), f(c.Acquire.P999, 0), f(c.Acquire.Max, 0),
 				i64(c.Acquired), i64(c.NotAcquired), i64(c.Errors), f(c.SuccessRatio, 6), i64(c.Violations),
 				f(c.ClientCPUPerCycle, 2), strconv.FormatBool(c.ClientBound))
+			row = append(row, spreadColumns(c.Repeats)...)
 			if err := cw.Write(row); err != nil {
 				return err
 			}
@@ -45,4 +49,15 @@ func writeCSV(path string, s *Summary) error {
 
 func writeSummaryJSON(path string, s *Summary) error {
 	return writeShared(path, func(w io.Writer) error { return WriteJSON(w, s) })
+}
+
+// spreadColumns are cells.csv's repeat columns; a cell measured once has
+// one repeat and no spread.
+func spreadColumns(r *Repeats) []string {
+	if r == nil {
+		return []string{"1", "", "", "", "", "", ""}
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	t, p := r.Spread["cycles_per_sec"], r.Spread["acquire_p99"]
+	return []string{strconv.Itoa(r.Count), f(t.Min), f(t.Max), f(t.RelSpread), f(p.Min), f(p.Max), f(p.RelSpread)}
 }

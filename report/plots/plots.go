@@ -69,6 +69,9 @@ type Series struct {
 	Dashed bool // a second family of lines in the same colours
 	Points bool // mark each point too
 	Glyph  int  // 0 none; otherwise a larger glyph drawn alone (no line)
+	// YLow and YHigh, when given (one per point), draw an error bar from
+	// YLow[i] to YHigh[i] at each point: the spread of repeats.
+	YLow, YHigh []float64
 }
 
 // Bars is a grouped bar chart: one bar per set in each group.
@@ -83,6 +86,62 @@ type BarSet struct {
 	Values []float64
 	Color  int
 	Light  bool // the lighter shade of Color
+	// Low and High, when given, are error bars: the sets are then drawn
+	// as dots with bars rather than as bars.
+	Low, High []float64
+}
+
+// dots: a log axis has no base for a bar, and an error bar on a dot reads
+// better than one on a bar's top.
+func (b *Bars) dots(logY bool) bool {
+	if logY {
+		return true
+	}
+	for _, s := range b.Sets {
+		if len(s.Low) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// errorBars draws one error bar per point, from low[i] to high[i].
+func errorBars(xys plotter.XYs, low, high []float64, clr color.Color, logY bool) (*plotter.YErrorBars, error) {
+	if len(low) != len(xys) || len(high) != len(xys) {
+		return nil, fmt.Errorf("%d points, %d low and %d high error values", len(xys), len(low), len(high))
+	}
+	if err := finite("error bar low", low); err != nil {
+		return nil, err
+	}
+	if err := finite("error bar high", high); err != nil {
+		return nil, err
+	}
+	if logY {
+		if err := positive("error bar low", low); err != nil {
+			return nil, err
+		}
+	}
+	e := errs{xys: xys, low: low, high: high}
+	eb, err := plotter.NewYErrorBars(e)
+	if err != nil {
+		return nil, err
+	}
+	eb.LineStyle.Color = clr
+	eb.LineStyle.Width = vg.Points(1.2)
+	eb.CapWidth = vg.Points(6)
+	return eb, nil
+}
+
+// errs gives plotter.YErrorBars the distances below and above each point.
+type errs struct {
+	xys       plotter.XYs
+	low, high []float64
+}
+
+func (e errs) Len() int                    { return len(e.xys) }
+func (e errs) XY(i int) (float64, float64) { return e.xys[i].X, e.xys[i].Y }
+func (e errs) YError(i int) (float64, float64) {
+	return math.Max(0, e.xys[i].Y-e.low[i]), math.Max(0, e.high[i]-e.xys[i].Y)
 }
 
 // Marker is a full-width or full-height line with a short tag drawn next to
@@ -321,6 +380,13 @@ func (pn *Panel) build(addLegend func(string, plot.Thumbnailer)) (*plot.Plot, er
 			hasData = true
 			continue
 		}
+		if len(s.YLow) > 0 {
+			eb, err := errorBars(xys, s.YLow, s.YHigh, clr, pn.Y.Log)
+			if err != nil {
+				return nil, fmt.Errorf("series %q: %w", s.Label, err)
+			}
+			p.Add(eb)
+		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
 			return nil, fmt.Errorf("series %q: %w", s.Label, err)
@@ -396,13 +462,22 @@ func (pn *Panel) addBars(p *plot.Plot, addLegend func(string, plot.Thumbnailer))
 		if s.Light {
 			clr = lightColor(s.Color)
 		}
-		if pn.Y.Log {
-			if err := positive(s.Label, s.Values); err != nil {
-				return err
+		if pn.Bars.dots(pn.Y.Log) {
+			if pn.Y.Log {
+				if err := positive(s.Label, s.Values); err != nil {
+					return err
+				}
 			}
 			xys := make(plotter.XYs, groups)
 			for g, v := range s.Values {
 				xys[g] = plotter.XY{X: float64(g) + (float64(i)-float64(n-1)/2)*0.8/float64(n), Y: v}
+			}
+			if len(s.Low) > 0 {
+				eb, err := errorBars(xys, s.Low, s.High, clr, pn.Y.Log)
+				if err != nil {
+					return fmt.Errorf("bar set %q: %w", s.Label, err)
+				}
+				p.Add(eb)
 			}
 			sc, err := plotter.NewScatter(xys)
 			if err != nil {
