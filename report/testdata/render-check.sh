@@ -57,6 +57,12 @@ window.addEventListener('load', function () {
   }
   document.body.setAttribute('data-images', imgs.length);
   document.body.setAttribute('data-broken', broken);
+  // Repeated cells show "median ±spread" in the rendered tables.
+  var spread = 0, tds = document.querySelectorAll('td');
+  for (var j = 0; j < tds.length; j++) {
+    if (/\d ±\d/.test(tds[j].textContent)) spread++;
+  }
+  document.body.setAttribute('data-spread', spread);
 });
 </script>
 JS
@@ -71,4 +77,9 @@ if [ "$images" -eq 0 ] || [ "$broken" -ne 0 ]; then
 	echo "render-check: $broken of $images images did not render" >&2
 	exit 1
 fi
-echo "render-check: $images images rendered; screenshot: $out"
+spread=$(sed -n 's/.*data-spread="\([0-9]*\)".*/\1/p' "$tmp/dom.html" | head -n 1)
+if grep -q 'medians of their repeats' "$dir/report.html" && [ "${spread:-0}" -eq 0 ]; then
+	echo "render-check: the report has repeated cells but no table shows median ± spread" >&2
+	exit 1
+fi
+echo "render-check: $images images rendered, ${spread:-0} table cells show median ± spread; screenshot: $out"
