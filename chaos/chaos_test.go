@@ -287,7 +287,10 @@ faults:
 // The checker must be able to go red: overlapping windows of one key count,
 // touching or separate windows and other keys do not.
 func TestOverlapsGoRed(t *testing.T) {
-	h := func(k uint64, a, b int64, c int) Hold { return Hold{Key: k, Start: a, End: b, Client: c} }
+	// A hold from a to b: acquired at a, used until b, long TTL.
+	h := func(k uint64, a, b int64, c int) Hold {
+		return Hold{Key: k, T1: a, Used: b, TTL: int64(time.Hour), Client: c}
+	}
 	cases := []struct {
 		holds     []Hold
 		viol, max int64
@@ -298,7 +301,7 @@ func TestOverlapsGoRed(t *testing.T) {
 		{[]Hold{h(1, 0, 10, 0), h(1, 5, 5, 1)}, 0, 1}, // no window left: not judged
 	}
 	for i, c := range cases {
-		v, m := Overlaps(c.holds)
+		v, m, _ := Overlaps(c.holds)
 		if v != c.viol || m != c.max {
 			t.Errorf("case %d: %d violations, max %d; want %d, %d", i, v, m, c.viol, c.max)
 		}
@@ -312,5 +315,49 @@ func TestOverlapsGoRed(t *testing.T) {
 	p.enter(2, now.Add(time.Hour))
 	if p.violations.Load() != 1 || p.maxConcurrent.Load() != 2 {
 		t.Fatalf("probe: %d violations, max %d; want 1, 2", p.violations.Load(), p.maxConcurrent.Load())
+	}
+}
+
+// The checker judges each hold on the window the algorithm grants from what
+// the client measured (t1 + TTL - drift), not on the engine's ValidUntil:
+// with replies 600 ms late and a 1 s TTL the lock is acquired with about
+// 388 ms of validity left after the acquire, and the window runs until
+// t1 + 988 ms, well after the acquire returned at t1 + 600 ms. A checker
+// that took t1 + validity as the end would find no window at all and judge
+// nothing.
+func TestHoldWindowsFromClientLog(t *testing.T) {
+	c := cellFrom(t, `
+settings: {masters: 3, clients: 1, workers: 8, keys: 64, ttl: 1s, timeout: 900ms, hold: 50ms, hold_distribution: fixed, duration: 3s}
+faults:
+  - {at: 0s, kind: latency, latency: 600ms}
+`)
+	r := run(t, c)
+	if r.Check.Unjudged != 0 || r.Check.Holds == 0 {
+		t.Fatalf("%d of %d holds not judged; want every hold judged on t1 + TTL - drift", r.Check.Unjudged, r.Check.Holds)
+	}
+}
+
+// The window is t1 + elapsed .. min(used, t1 + TTL - (TTL x drift + 2ms)),
+// computed from the client's log alone.
+func TestHoldWindow(t *testing.T) {
+	ms := int64(time.Millisecond)
+	slow := Hold{Key: 1, T1: 0, Elapsed: 600 * ms, Used: 5000 * ms, TTL: 1000 * ms, Drift: 0.01}
+	if s, e, ok := slow.Window(); !ok || s != 600*ms || e != 988*ms {
+		t.Fatalf("window %d..%d ok %v; want 600ms..988ms", s, e, ok)
+	}
+	early := slow
+	early.Used = 700 * ms
+	if _, e, _ := early.Window(); e != 700*ms {
+		t.Fatalf("a hold used until 700ms ends at %d", e)
+	}
+	late := slow
+	late.Elapsed = 988 * ms // no validity left when the acquire returned
+	if _, _, ok := late.Window(); ok {
+		t.Fatal("a hold with no validity left was judged")
+	}
+	// A second holder at t1 + 900ms is inside the first one's window.
+	second := Hold{Key: 1, T1: 850 * ms, Elapsed: 50 * ms, Used: 950 * ms, TTL: 1000 * ms, Drift: 0.01}
+	if v, m, u := Overlaps([]Hold{slow, second, late}); v != 1 || m != 2 || u != 1 {
+		t.Fatalf("%d violations, max %d, %d not judged; want 1, 2, 1", v, m, u)
 	}
 }

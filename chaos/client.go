@@ -314,7 +314,10 @@ func (c *client) cycle(w int, rng *rand.Rand, rec *report.Recorder, wc *workerCo
 	for m, o := range res.PerMaster {
 		wc.perMaster[m][o]++
 	}
-	hid := c.probe.enter(idx, lock.ValidUntil)
+	// The checkers judge the hold on the window the client measured itself.
+	hold := Hold{Key: idx, T1: t0.UnixNano(), Elapsed: int64(got.Sub(t0)), TTL: int64(cfg.Engine.TTL), Drift: cfg.Engine.DriftFactor}
+	validEnd := t0.Add(time.Duration(hold.ValidEnd() - hold.T1))
+	hid := c.probe.enter(idx, validEnd)
 
 	var token int64
 	var err error
@@ -330,6 +333,8 @@ func (c *client) cycle(w int, rng *rand.Rand, rec *report.Recorder, wc *workerCo
 	}
 	if ok {
 		time.Sleep(c.hold.Next(rng))
+		// A careful client trusts its lock library's ValidUntil, as a real
+		// one would; only the checkers do not.
 		if cfg.CheckValidity && !time.Now().Before(lock.ValidUntil) {
 			wc.overruns++
 		} else {
@@ -344,11 +349,8 @@ func (c *client) cycle(w int, rng *rand.Rand, rec *report.Recorder, wc *workerCo
 	}
 	used := time.Now()
 	c.probe.exit(idx, hid)
-	endAt := used
-	if lock.ValidUntil.Before(endAt) {
-		endAt = lock.ValidUntil
-	}
-	holds.add(Hold{Key: idx, Start: got.UnixNano(), End: endAt.UnixNano()})
+	hold.Used = used.UnixNano()
+	holds.add(hold)
 	rel := c.eng.Release(ctx, lock)
 	rec.Record(w, report.Release, rel.Elapsed)
 }

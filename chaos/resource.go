@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -25,7 +26,7 @@ import (
 //	P acks       writes applied
 //	P rej:w      fenced writes refused (stale token)
 //	P rej:r      fenced reads refused (stale token)
-//	P holds      the hold log: "K startNs endNs client" per hold
+//	P holds      the hold log: "K t1 elapsed used ttl drift client" per hold (ns)
 type resource struct {
 	c      rueidis.Client
 	prefix string
@@ -113,14 +114,38 @@ func (r *resource) write(ctx context.Context, idx uint64, v, token int64) (ok bo
 	return n == 1, err
 }
 
-// Hold is one client's use of one lock, judged on its validity window:
-// from the moment the acquire returned to the end of the use or of the
-// validity, whichever came first. All processes share this machine's
-// wall clock.
+// Hold is one client's use of one lock as the client logged it: its own
+// clock readings and the lock settings it asked for, nothing the engine
+// under test computed. The checker derives the validity window from these,
+// so an engine that overstates (or understates) its validity cannot hide an
+// overlap. All processes share this machine's wall clock.
 type Hold struct {
-	Key        uint64
-	Start, End int64 // Unix ns
-	Client     int
+	Key     uint64
+	T1      int64   // Unix ns just before the acquire was called: the algorithm's t1
+	Elapsed int64   // ns from T1 until the acquire returned
+	Used    int64   // Unix ns when the holder stopped using the lock
+	TTL     int64   // ns, as asked for
+	Drift   float64 // drift factor, as configured
+	Client  int
+}
+
+// Window is the span in which the hold counts: from the end of the acquire
+// to the end of its use or of the validity the algorithm grants, whichever
+// is first. The validity ends at t1 + TTL − drift, drift = TTL × factor +
+// 2 ms (validity = TTL − elapsed − drift counts from the end of the
+// acquire). ok is false when no validity was left when the acquire
+// returned: such a hold cannot be judged.
+func (h Hold) Window() (start, end int64, ok bool) {
+	start = h.T1 + h.Elapsed
+	end = min(h.Used, h.ValidEnd())
+	return start, end, end > start
+}
+
+// ValidEnd is when the validity the algorithm grants ends: t1 + TTL − drift.
+// The checker's own formula, on purpose not the engine's.
+func (h Hold) ValidEnd() int64 {
+	drift := int64(float64(h.TTL)*h.Drift) + int64(2*time.Millisecond)
+	return h.T1 + h.TTL - drift
 }
 
 // holdLog batches holds and appends them to the resource's hold log.
@@ -155,7 +180,8 @@ func newHoldLog(r *resource, client int) *holdLog {
 }
 
 func (l *holdLog) add(h Hold) {
-	s := strconv.FormatUint(h.Key, 10) + " " + strconv.FormatInt(h.Start, 10) + " " + strconv.FormatInt(h.End, 10) + " " + strconv.Itoa(l.client)
+	s := strings.Join([]string{strconv.FormatUint(h.Key, 10), strconv.FormatInt(h.T1, 10), strconv.FormatInt(h.Elapsed, 10),
+		strconv.FormatInt(h.Used, 10), strconv.FormatInt(h.TTL, 10), strconv.FormatFloat(h.Drift, 'g', -1, 64), strconv.Itoa(l.client)}, " ")
 	l.mu.Lock()
 	l.buf = append(l.buf, s)
 	l.mu.Unlock()
@@ -195,6 +221,7 @@ func (l *holdLog) close() error {
 // Check is what the checkers found on the resource after a cell.
 type Check struct {
 	Holds          int64 `json:"holds"`
+	Unjudged       int64 `json:"holds_not_judged"`
 	Violations     int64 `json:"violations"`
 	MaxConcurrent  int64 `json:"max_concurrent_holders"`
 	Acks           int64 `json:"acknowledged_writes"`
@@ -270,44 +297,54 @@ func CheckResource(ctx context.Context, addr, prefix string, keys uint64) (Check
 		}
 	}
 	ck.Holds = int64(len(holds))
-	ck.Violations, ck.MaxConcurrent = Overlaps(holds)
+	ck.Violations, ck.MaxConcurrent, ck.Unjudged = Overlaps(holds)
 	return ck, nil
 }
 
+const holdFormat = `"key t1 elapsed used ttl drift client"`
+
 func parseHold(s string) (Hold, error) {
 	f := strings.Fields(s)
-	if len(f) != 4 {
-		return Hold{}, fmt.Errorf("resource: hold log entry %q is not \"key start end client\"", s)
+	if len(f) != 7 {
+		return Hold{}, fmt.Errorf("resource: hold log entry %q is not %s", s, holdFormat)
 	}
-	k, e1 := strconv.ParseUint(f[0], 10, 64)
-	a, e2 := strconv.ParseInt(f[1], 10, 64)
-	b, e3 := strconv.ParseInt(f[2], 10, 64)
-	c, e4 := strconv.Atoi(f[3])
-	if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
-		return Hold{}, fmt.Errorf("resource: hold log entry %q is not \"key start end client\"", s)
+	var h Hold
+	var errs [7]error
+	h.Key, errs[0] = strconv.ParseUint(f[0], 10, 64)
+	h.T1, errs[1] = strconv.ParseInt(f[1], 10, 64)
+	h.Elapsed, errs[2] = strconv.ParseInt(f[2], 10, 64)
+	h.Used, errs[3] = strconv.ParseInt(f[3], 10, 64)
+	h.TTL, errs[4] = strconv.ParseInt(f[4], 10, 64)
+	h.Drift, errs[5] = strconv.ParseFloat(f[5], 64)
+	h.Client, errs[6] = strconv.Atoi(f[6])
+	if err := errors.Join(errs[:]...); err != nil {
+		return Hold{}, fmt.Errorf("resource: hold log entry %q is not %s", s, holdFormat)
 	}
-	return Hold{Key: k, Start: a, End: b, Client: c}, nil
+	return h, nil
 }
 
 // Overlaps counts holds that began while another hold of the same key was
-// still inside its window (as the live probe counts them), and the most
-// holders of one key at once. A hold that ends exactly when the next
-// begins does not overlap it.
-func Overlaps(holds []Hold) (violations, maxConcurrent int64) {
-	byKey := map[uint64][]Hold{}
+// still inside its window (as the live probe counts them), the most holders
+// of one key at once, and the holds that could not be judged (no window). A
+// hold that ends exactly when the next begins does not overlap it.
+func Overlaps(holds []Hold) (violations, maxConcurrent, unjudged int64) {
+	type window struct{ start, end int64 }
+	byKey := map[uint64][]window{}
 	for _, h := range holds {
-		byKey[h.Key] = append(byKey[h.Key], h)
+		start, end, ok := h.Window()
+		if !ok {
+			unjudged++
+			continue
+		}
+		byKey[h.Key] = append(byKey[h.Key], window{start, end})
 	}
-	for _, hs := range byKey {
-		sort.Slice(hs, func(i, j int) bool { return hs[i].Start < hs[j].Start })
-		var ends []int64 // ends of the holds still open, a small set
-		for _, h := range hs {
-			if h.End <= h.Start {
-				continue // no validity left when the acquire returned: no window to judge
-			}
+	for _, ws := range byKey {
+		sort.Slice(ws, func(i, j int) bool { return ws[i].start < ws[j].start })
+		var ends []int64 // ends of the windows still open, a small set
+		for _, w := range ws {
 			live := ends[:0]
 			for _, e := range ends {
-				if e > h.Start {
+				if e > w.start {
 					live = append(live, e)
 				}
 			}
@@ -315,9 +352,9 @@ func Overlaps(holds []Hold) (violations, maxConcurrent int64) {
 			if len(ends) > 0 {
 				violations++
 			}
-			ends = append(ends, h.End)
+			ends = append(ends, w.end)
 			maxConcurrent = max(maxConcurrent, int64(len(ends)))
 		}
 	}
-	return violations, maxConcurrent
+	return violations, maxConcurrent, unjudged
 }

@@ -549,7 +549,7 @@ func buildRun(cell Cell, opt Options, t0 time.Time, results []ClientResult, ck C
 		"acquisitions": s.Acquisitions, "seed": s.Seed, "faults": faultText, "expect": expect,
 		"proxied": cell.NeedsNetwork(), "lockbench_version": Version,
 		"checks": map[string]any{
-			"holds_logged": ck.Holds, "final_sum": ck.FinalSum, "acknowledged_writes": ck.Acks,
+			"holds_logged": ck.Holds, "judged_holds": ck.Holds - ck.Unjudged, "holds_not_judged": ck.Unjudged, "final_sum": ck.FinalSum, "acknowledged_writes": ck.Acks,
 			"stale_reads_rejected": ck.RejectedReads, "fencing_tokens": ck.Tokens,
 			"probe_violations": probeViol, "probe_scope": map[bool]string{true: "per client process", false: "all clients (one process)"}[processes],
 			"resource_errors": resErrs, "attempts": attempts, "per_client": perClient(results),
@@ -617,6 +617,9 @@ func buildRun(cell Cell, opt Options, t0 time.Time, results []ClientResult, ck C
 	}
 	if ck.Violations > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("safety: %d holds overlapped another holder of the same key inside its validity window", ck.Violations))
+	}
+	if ck.Unjudged > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("safety: %d of %d holds could not be judged: no validity (t1 + ttl - drift) was left when the acquire returned", ck.Unjudged, ck.Holds))
 	}
 	if ck.LostUpdates > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("safety: %d of %d acknowledged writes were lost (final counters sum to %d)", ck.LostUpdates, ck.Acks, ck.FinalSum))
