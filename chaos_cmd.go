@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"lockbench/chaos"
 	"lockbench/localmasters"
@@ -68,6 +69,7 @@ func bindChaosFlags(fs *pflag.FlagSet, s *chaos.Settings) []chaosOverride {
 	fs.BoolVar(&s.Fencing, "fencing", s.Fencing, "fencing tokens: the resource refuses stale reads and writes")
 	fs.BoolVar(&s.CheckValidity, "check-validity", s.CheckValidity, "skip a write when the lock's validity ran out during the hold")
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed (0: from the clock)")
+	fs.Int64Var(&s.MinAcquisitions, "min-acquisitions", s.MinAcquisitions, "a cell with fewer acquisitions or acknowledged writes judged nothing and fails (0: no minimum)")
 	return []chaosOverride{
 		{"masters", func(d *chaos.Settings, s chaos.Settings) { d.Masters = s.Masters }},
 		{"persistence", func(d *chaos.Settings, s chaos.Settings) { d.Persistence = s.Persistence }},
@@ -86,6 +88,7 @@ func bindChaosFlags(fs *pflag.FlagSet, s *chaos.Settings) []chaosOverride {
 		{"fencing", func(d *chaos.Settings, s chaos.Settings) { d.Fencing = s.Fencing }},
 		{"check-validity", func(d *chaos.Settings, s chaos.Settings) { d.CheckValidity = s.CheckValidity }},
 		{"seed", func(d *chaos.Settings, s chaos.Settings) { d.Seed = s.Seed }},
+		{"min-acquisitions", func(d *chaos.Settings, s chaos.Settings) { d.MinAcquisitions = s.MinAcquisitions }},
 	}
 }
 
@@ -316,7 +319,7 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) int {
 	fmt.Fprintf(os.Stderr, "lockbench chaos: %s, %d cells, results in %s\n", sc.Name, len(sc.Cells), dir)
 	opt := chaos.Options{ClientCommand: []string{exe, "chaos", chaosClientArg}, Log: os.Stderr, RunID: newChaosRunID(), Scenario: sc.Name}
 	failed := false
-	var unmet []string
+	var unmet, unjudged []string
 	var done []*chaos.CellResult
 	var doneCells []chaos.Cell
 	for i, c := range sc.Cells {
@@ -351,6 +354,9 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) int {
 			for _, f := range res.Failed {
 				unmet = append(unmet, c.Name+": "+f)
 			}
+			for _, f := range res.NotJudged {
+				unjudged = append(unjudged, c.Name+": "+f)
+			}
 		}
 		if res.Run.Interrupted {
 			break
@@ -362,8 +368,11 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) int {
 		fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
 		return exitFailure
 	}
-	printSafetyTable(os.Stdout, doneCells, done)
+	printSafetyTable(os.Stdout, doneCells, done, colorOutput(os.Stdout))
 	fmt.Fprintf(os.Stderr, "lockbench chaos: %d of %d cells written to %s\n", len(man.Cells), len(sc.Cells), dir)
+	for _, u := range unjudged {
+		fmt.Fprintln(os.Stderr, "lockbench chaos: NOT JUDGED:", u)
+	}
 	for _, u := range unmet {
 		fmt.Fprintln(os.Stderr, "lockbench chaos: NOT SHOWN:", u)
 	}
@@ -376,7 +385,7 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) int {
 		return exitInterrupted
 	case failed:
 		return exitFailure
-	case len(unmet) > 0:
+	case len(unmet) > 0 || len(unjudged) > 0:
 		return exitExpectation
 	}
 	return code
@@ -411,13 +420,25 @@ func faultSummary(c chaos.Cell) string {
 	return strings.Join(s, "; ")
 }
 
-// printSafetyTable is the human summary of the cells run.
-func printSafetyTable(w io.Writer, cells []chaos.Cell, res []*chaos.CellResult) {
+// printSafetyTable is the human summary of the cells run. With color,
+// violations, lost updates and a cell that failed are red (a violation also
+// in a cell without expectations).
+func printSafetyTable(w io.Writer, cells []chaos.Cell, res []*chaos.CellResult, color bool) {
 	if len(res) == 0 {
 		return
 	}
+	paint := func(s string, bad bool) string {
+		if !color {
+			return s
+		}
+		if bad {
+			return "\x1b[31m" + s + "\x1b[0m"
+		}
+		return "\x1b[39m" + s + "\x1b[0m" // the same width, so the columns stay aligned
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "cell\tfaults\tacquisitions\tviolations\tlost updates\tfencing\tstale writes rejected\tavailability (attempts)\tavailability (time)\texpectations")
+	fmt.Fprintf(tw, "cell\tfaults\tacquisitions\t%s\t%s\tfencing\tstale writes rejected\tavailability (attempts)\tavailability (time)\t%s\n",
+		paint("violations", false), paint("lost updates", false), paint("expectations", false))
 	for i, r := range res {
 		s := r.Run.Safety
 		kinds := []string{}
@@ -431,13 +452,6 @@ func printSafetyTable(w io.Writer, cells []chaos.Cell, res []*chaos.CellResult) 
 		if len(kinds) == 0 {
 			kinds = []string{"none"}
 		}
-		exp := "-"
-		if len(cells[i].Expect) > 0 {
-			exp = "met"
-			if len(r.Failed) > 0 {
-				exp = fmt.Sprintf("NOT MET (%d)", len(r.Failed))
-			}
-		}
 		rej := "-"
 		if s.Fencing {
 			rej = fmt.Sprint(s.StaleWritesRejected)
@@ -446,10 +460,30 @@ func printSafetyTable(w io.Writer, cells []chaos.Cell, res []*chaos.CellResult) 
 		if r.Run.Interrupted {
 			name += " (interrupted)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%v\t%s\t%.1f%%\t%.1f%%\t%s\n", name, strings.Join(kinds, "+"), r.Run.Outcomes.Acquired,
-			s.Violations, s.LostUpdates, s.Fencing, rej, 100*s.AvailabilityOps, 100*s.AvailabilityTime, exp)
+		exp, bad := verdictText(r)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%v\t%s\t%.1f%%\t%.1f%%\t%s\n", name, strings.Join(kinds, "+"), r.Run.Outcomes.Acquired,
+			paint(fmt.Sprint(s.Violations), s.Violations > 0), paint(fmt.Sprint(s.LostUpdates), s.LostUpdates > 0),
+			s.Fencing, rej, 100*s.AvailabilityOps, 100*s.AvailabilityTime, paint(exp, bad))
 	}
 	tw.Flush()
+}
+
+// verdictText is the expectations column; bad marks a cell that failed.
+func verdictText(r *chaos.CellResult) (string, bool) {
+	switch r.Verdict {
+	case "not judged":
+		return fmt.Sprintf("NOT JUDGED (%d)", len(r.NotJudged)), true
+	case "not met":
+		return fmt.Sprintf("NOT MET (%d)", len(r.Failed)), true
+	case "":
+		return "unchecked", false
+	}
+	return r.Verdict, false
+}
+
+// colorOutput: color only on a terminal, and not when NO_COLOR is set.
+func colorOutput(f *os.File) bool {
+	return os.Getenv("NO_COLOR") == "" && term.IsTerminal(int(f.Fd()))
 }
 
 func redisPath() string {

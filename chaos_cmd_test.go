@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"lockbench/chaos"
 	"lockbench/faults"
 	"lockbench/internal/redistest"
 )
@@ -171,5 +172,98 @@ cells: [{name: a}, {name: b}]
 	}
 	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
 		t.Errorf("temp files left: %v", left)
+	}
+}
+
+// The terminal table never shows a cell without expectations as met, and
+// paints violations red also there; a cell that failed is red.
+func TestChaosSafetyTableVerdicts(t *testing.T) {
+	cells := []chaos.Cell{{Name: "plain"}, {Name: "empty", Expect: []chaos.Expectation{{Metric: "violations", Op: "==", Value: 0}}}}
+	plain := &chaos.CellResult{Verdict: "unchecked"}
+	plain.Run.Safety.Violations = 3
+	empty := &chaos.CellResult{Verdict: "not judged", NotJudged: []string{"0 acquisitions, fewer than min_acquisitions 10"}}
+	var b strings.Builder
+	printSafetyTable(&b, cells, []*chaos.CellResult{plain, empty}, true)
+	out := b.String()
+	const red = "\x1b[31m"
+	for _, want := range []string{red + "3\x1b[0m", "unchecked", red + "NOT JUDGED (1)\x1b[0m"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "met") {
+		t.Errorf("a cell was shown as met:\n%s", out)
+	}
+	b.Reset()
+	printSafetyTable(&b, cells, []*chaos.CellResult{plain, empty}, false)
+	if strings.Contains(b.String(), "\x1b") || !strings.Contains(b.String(), "NOT JUDGED (1)") {
+		t.Errorf("without color:\n%s", b.String())
+	}
+}
+
+// Cells that judged nothing fail (exit 3) whatever their figures: a fault
+// that never happened, clients that reach no master (with violations: 0
+// expected, which holds vacuously), no acknowledged write, a crash of a
+// master that held no lock. A cell without expectations is "unchecked".
+// The report of a chaos directory has no capacity section.
+func TestChaosCellsThatJudgedNothingFail(t *testing.T) {
+	redistest.Require(t)
+	dir := t.TempDir()
+	scenario := filepath.Join(dir, "s.yaml")
+	os.WriteFile(scenario, []byte(`
+settings: {masters: 3, clients: 2, workers: 4, keys: 8, ttl: 1s, hold: 5ms, duration: 1500ms}
+cells:
+  - name: missed-fault
+    settings: {acquisitions: 40, duration: 10s}
+    faults: [{at: 8s, kind: crash, masters: [0]}]
+  - name: unreachable
+    faults: [{at: 0s, kind: partition}]
+    expect: {violations: 0}
+  - name: no-acks
+    settings: {ttl: 200ms, timeout: 20ms, hold: 300ms, hold_distribution: fixed, check_validity: true}
+  - name: empty-crash
+    faults: [{at: 0s, kind: crash, masters: [0]}]
+  - name: plain
+`), 0o644)
+	out := filepath.Join(dir, "res")
+	stdout, stderr, code := lockbench(t, "chaos", "-f", scenario, "--out", out)
+	if code != 3 {
+		t.Fatalf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
+	}
+	want := map[string]string{
+		"missed-fault": `fault "crash at 8s masters 0 restart immediate" did not happen`,
+		"unreachable":  "0 acquisitions, fewer than min_acquisitions 10",
+		"no-acks":      "0 acknowledged writes, fewer than min_acquisitions 10",
+		"empty-crash":  "hit a master that held no lock key",
+	}
+	var man struct {
+		Cells []struct{ Label, File string }
+	}
+	if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(out, "manifest.json"))), &man); err != nil || len(man.Cells) != 5 {
+		t.Fatalf("manifest: %v %+v", err, man)
+	}
+	for _, c := range man.Cells {
+		var run struct {
+			Safety struct {
+				Verdict   string
+				NotJudged string `json:"not_judged"`
+			}
+		}
+		if err := json.Unmarshal([]byte(mustRead(t, filepath.Join(out, c.File))), &run); err != nil {
+			t.Fatal(err)
+		}
+		reasons := run.Safety.NotJudged
+		if w, ok := want[c.Label]; ok && (run.Safety.Verdict != "not judged" || !strings.Contains(reasons, w)) {
+			t.Errorf("%s: verdict %q (%s); want not judged: %s", c.Label, run.Safety.Verdict, reasons, w)
+		}
+		if c.Label == "plain" && run.Safety.Verdict != "unchecked" {
+			t.Errorf("plain: verdict %q (%s); want unchecked", run.Safety.Verdict, reasons)
+		}
+	}
+	if n := strings.Count(stdout, "NOT JUDGED"); n != 4 || !strings.Contains(stdout, "unchecked") {
+		t.Errorf("table: %d cells NOT JUDGED, want 4, and plain unchecked:\n%s", n, stdout)
+	}
+	if strings.Contains(strings.ToLower(stdout), "capacity") {
+		t.Errorf("chaos printed a capacity section:\n%s", stdout)
 	}
 }

@@ -106,7 +106,9 @@ func printReport(s *report.Summary) {
 		}
 	}
 	fmt.Printf("files: %s\n", orNone(others))
-	fmt.Printf("capacity (SLO: acquire p99 ≤ %s, success ≥ %g):\n", report.FormatMicros(s.SLO.AcquireP99Micros), s.SLO.MinSuccess)
+	if len(s.Capacity) > 0 { // none for chaos cells
+		fmt.Printf("capacity (SLO: acquire p99 ≤ %s, success ≥ %g):\n", report.FormatMicros(s.SLO.AcquireP99Micros), s.SLO.MinSuccess)
+	}
 	for _, c := range s.Capacity {
 		line := fmt.Sprintf("  %s: ", c.Config)
 		if c.MaxRate <= 0 {

@@ -48,6 +48,12 @@ type CellResult struct {
 	Clients   []ClientResult // per client, in order
 	// Failed lists the expectations the cell did not meet.
 	Failed []string
+	// NotJudged lists why the cell showed nothing, whatever its figures
+	// say (a fault that did not happen, too few acquisitions, ...).
+	NotJudged []string
+	// Verdict is met, not met, not judged, unchecked (no expectations) or
+	// interrupted.
+	Verdict string
 	// Pids and Addrs are every process and listener the cell started, for
 	// callers that verify the cleanup.
 	Pids  []int
@@ -392,6 +398,14 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 			res.Run.Warnings = append(res.Run.Warnings, msg)
 		}
 	}
+	if !interrupted {
+		res.NotJudged = notJudged(cell, res, sched.Missed(), events)
+	}
+	for _, m := range res.NotJudged {
+		res.Run.Warnings = append(res.Run.Warnings, "not judged: "+m)
+	}
+	res.Verdict = verdict(interrupted, res.NotJudged, res.Failed, len(cell.Expect))
+	res.Run.Safety.Verdict, res.Run.Safety.NotJudged = res.Verdict, strings.Join(res.NotJudged, "; ")
 	if cfgMap, ok := res.Run.Config.(map[string]any); ok {
 		cfgMap["expect_failed"] = res.Failed
 	}
@@ -404,6 +418,52 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 		cell.Name, res.Run.Outcomes.Acquired, check.Violations, check.LostUpdates, check.RejectedWrites,
 		100*res.Run.Safety.AvailabilityOps, 100*res.Run.Safety.AvailabilityTime, map[bool]string{true: " (INTERRUPTED)"}[interrupted])
 	return res, nil
+}
+
+// notJudged lists why a finished cell showed nothing whatever its figures
+// say: a scheduled fault that did not happen, too few acquisitions or
+// acknowledged writes to judge, holds the checker did not see, or a crash
+// of a master that held no lock (nothing for it to forget).
+func notJudged(cell Cell, r *CellResult, missed []faults.Spec, events []faults.Event) []string {
+	var out []string
+	for _, f := range missed {
+		out = append(out, fmt.Sprintf("scheduled fault %q did not happen", f))
+	}
+	minimum, acquired := cell.Settings.MinAcquisitions, r.Run.Outcomes.Acquired
+	if acquired < minimum {
+		out = append(out, fmt.Sprintf("%d acquisitions, fewer than min_acquisitions %d", acquired, minimum))
+	}
+	if r.Check.Acks < minimum {
+		out = append(out, fmt.Sprintf("%d acknowledged writes, fewer than min_acquisitions %d", r.Check.Acks, minimum))
+	}
+	if r.Check.Holds != acquired {
+		out = append(out, fmt.Sprintf("the checker saw %d holds for %d acquisitions", r.Check.Holds, acquired))
+	}
+	for _, e := range events {
+		switch {
+		case e.Kind != "crash":
+		case e.HeldKeys == 0:
+			out = append(out, fmt.Sprintf("the crash of %s hit a master that held no lock key", e.Target))
+		case e.HeldKeys < 0:
+			out = append(out, fmt.Sprintf("the crash of %s: the lock keys it held could not be counted", e.Target))
+		}
+	}
+	return out
+}
+
+// verdict sums a cell up; only "met" is a pass that means something.
+func verdict(interrupted bool, notJudged, unmet []string, expectations int) string {
+	switch {
+	case interrupted:
+		return "interrupted"
+	case len(notJudged) > 0:
+		return "not judged"
+	case expectations == 0:
+		return "unchecked"
+	case len(unmet) > 0:
+		return "not met"
+	}
+	return "met"
 }
 
 func pidList(p []int) string {
@@ -566,6 +626,7 @@ func buildRun(cell Cell, opt Options, t0 time.Time, results []ClientResult, ck C
 			Violations: ck.Violations, MaxConcurrentHolder: ck.MaxConcurrent,
 			ResourceChecked: true, AcknowledgedWrites: ck.Acks, LostUpdates: ck.LostUpdates,
 			Fencing: s.Fencing, StaleWritesRejected: ck.RejectedWrites,
+			JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged,
 		},
 		LockUse:         report.LockUse{HoldOverruns: overruns},
 		MeasuredSeconds: secs,

@@ -65,6 +65,10 @@ type Settings struct {
 	// taken (each client stops after its share); duration is the cap.
 	Acquisitions int64  `yaml:"acquisitions" json:"acquisitions"`
 	Seed         uint64 `yaml:"seed" json:"seed"`
+	// MinAcquisitions: a cell with fewer acquisitions, or fewer
+	// acknowledged writes, judged too little to show anything and fails
+	// (0: no minimum).
+	MinAcquisitions int64 `yaml:"min_acquisitions" json:"min_acquisitions"`
 }
 
 // DefaultSettings are the settings a scenario starts from.
@@ -75,7 +79,7 @@ func DefaultSettings() Settings {
 		TTL: plan.Duration(2 * time.Second), Timeout: plan.Duration(e.Timeout), Drift: e.DriftFactor,
 		Mode: string(e.Mode), Wait: string(e.Wait), Hold: plan.Duration(100 * time.Millisecond), HoldDist: "uniform",
 		RetryMin: plan.Duration(time.Millisecond), RetryMax: plan.Duration(10 * time.Millisecond),
-		Duration: plan.Duration(10 * time.Second),
+		Duration: plan.Duration(10 * time.Second), MinAcquisitions: 10,
 	}
 }
 
@@ -129,6 +133,9 @@ func (s Settings) Validate() error {
 	}
 	if s.Duration <= 0 {
 		return fmt.Errorf("duration: %v is not accepted; use a positive duration such as 10s", s.Duration)
+	}
+	if s.MinAcquisitions < 0 {
+		return fmt.Errorf("min_acquisitions: %d is not accepted; use 0 (no minimum) or a count such as 10", s.MinAcquisitions)
 	}
 	if s.Acquisitions < 0 {
 		return fmt.Errorf("acquisitions: %d is not accepted; use 0 (run for duration) or a count", s.Acquisitions)

@@ -147,3 +147,44 @@ func TestFaultAndExpectFlags(t *testing.T) {
 		t.Fatal("expect without a condition accepted")
 	}
 }
+
+// A cell judged nothing when a fault did not happen, it made too few
+// acquisitions or acknowledged writes, the checker missed holds, or a
+// crash hit a master with no lock key; otherwise its verdict says whether
+// expectations existed and held.
+func TestNotJudgedAndVerdict(t *testing.T) {
+	cell := Cell{Settings: DefaultSettings()}
+	good := &CellResult{Check: Check{Holds: 50, Acks: 50}}
+	good.Run.Outcomes.Acquired = 50
+	crash := faults.Event{Kind: "crash", Target: "master 1", HeldKeys: 3}
+	if got := notJudged(cell, good, nil, []faults.Event{crash}); len(got) != 0 {
+		t.Fatalf("a sound cell was not judged: %v", got)
+	}
+	bad := &CellResult{Check: Check{Holds: 9, Acks: 4}}
+	bad.Run.Outcomes.Acquired = 8
+	missed := []faults.Spec{{At: 3 * time.Second, Kind: faults.Crash, Masters: []int{1}}}
+	empty := faults.Event{Kind: "crash", Target: "master 2", HeldKeys: 0}
+	got := strings.Join(notJudged(cell, bad, missed, []faults.Event{crash, empty}), "\n")
+	for _, want := range []string{`fault "crash at 3s masters 1 restart immediate" did not happen`, "8 acquisitions, fewer than min_acquisitions 10",
+		"4 acknowledged writes, fewer than min_acquisitions 10", "9 holds for 8 acquisitions", "master 2 hit a master that held no lock key"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("not judged %q; want %q", got, want)
+		}
+	}
+	if strings.Contains(got, "master 1 hit") {
+		t.Error("a crash of a master holding keys was not judged")
+	}
+	for _, c := range []struct {
+		interrupted      bool
+		notJudged, unmet []string
+		expects          int
+		want             string
+	}{
+		{false, nil, nil, 0, "unchecked"}, {false, nil, nil, 2, "met"}, {false, nil, []string{"x"}, 2, "not met"},
+		{false, []string{"x"}, nil, 2, "not judged"}, {false, []string{"x"}, nil, 0, "not judged"}, {true, nil, nil, 2, "interrupted"},
+	} {
+		if v := verdict(c.interrupted, c.notJudged, c.unmet, c.expects); v != c.want {
+			t.Errorf("verdict%v = %q, want %q", c, v, c.want)
+		}
+	}
+}

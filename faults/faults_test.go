@@ -261,6 +261,13 @@ func TestSchedulerAppliesAndUndoes(t *testing.T) {
 	if !set.Masters()[0].Running() || set.Masters()[1].Pid() != pid1 {
 		t.Fatal("master 0 not restarted, or the never-due crash of master 1 happened")
 	}
+	// The fault that was never due is reported as missed, the others not.
+	if m := s.Missed(); len(m) != 1 || m[0].String() != specs[3].String() {
+		t.Fatalf("missed %v; want only %v", m, specs[3])
+	}
+	if ev[2].HeldKeys != 0 {
+		t.Fatalf("crash of an empty master: held keys %d, want 0", ev[2].HeldKeys)
+	}
 }
 
 func TestSpecStringAndRestart(t *testing.T) {

@@ -170,6 +170,10 @@ type Event struct {
 	Kind   string // crash, restart, partition, heal, latency, latency_end, reset, reset_end, pause, resume, clock_jump
 	Target string
 	Detail string
+	// HeldKeys: crash, the keys the master held when it was killed (its
+	// lock keys; the masters hold nothing else); -1 when they could not be
+	// counted.
+	HeldKeys int
 }
 
 // Scheduler applies specs at their times and undoes what is still active
@@ -180,6 +184,8 @@ type Scheduler struct {
 
 	mu      sync.Mutex
 	t0      time.Time
+	specs   []Spec
+	applied map[int]int // actions that took effect, by spec index
 	timers  []*time.Timer
 	undo    map[int]func(reason string) // active faults' undo, by spec index
 	events  []Event
@@ -193,7 +199,7 @@ func NewScheduler(ctx context.Context, specs []Spec, t Targets) (*Scheduler, err
 	if err := t.Check(specs); err != nil {
 		return nil, err
 	}
-	return &Scheduler{t: t, ctx: ctx, undo: map[int]func(string){}}, nil
+	return &Scheduler{t: t, ctx: ctx, undo: map[int]func(string){}, applied: map[int]int{}}, nil
 }
 
 // Start applies the faults due at 0 now (so they are in place before any
@@ -201,6 +207,7 @@ func NewScheduler(ctx context.Context, specs []Spec, t Targets) (*Scheduler, err
 func (s *Scheduler) Start(t0 time.Time, specs []Spec) {
 	s.mu.Lock()
 	s.t0 = t0
+	s.specs = specs
 	s.mu.Unlock()
 	for i, sp := range specs {
 		if sp.At <= 0 {
@@ -246,6 +253,31 @@ func (s *Scheduler) Events() []Event {
 	return append([]Event(nil), s.events...)
 }
 
+// Missed lists the scheduled faults that did not (fully) happen: not due
+// before the cell ended, or an action that failed (see Err).
+func (s *Scheduler) Missed() []Spec {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Spec
+	for i, sp := range s.specs {
+		want := 1
+		if sp.Kind == Crash || sp.Kind == ClockJump {
+			want = len(orAll(sp.Masters, len(s.t.Masters))) // one action per master
+		}
+		if s.applied[i] < want {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// took counts one action of spec i that took effect.
+func (s *Scheduler) took(i int) {
+	s.mu.Lock()
+	s.applied[i]++
+	s.mu.Unlock()
+}
+
 // Err joins the errors of fault actions.
 func (s *Scheduler) Err() error {
 	s.mu.Lock()
@@ -254,11 +286,15 @@ func (s *Scheduler) Err() error {
 }
 
 func (s *Scheduler) event(at time.Time, kind, target, detail string) {
+	s.eventKeys(at, kind, target, detail, 0)
+}
+
+func (s *Scheduler) eventKeys(at time.Time, kind, target, detail string, heldKeys int) {
 	if at.IsZero() {
 		at = time.Now()
 	}
 	s.mu.Lock()
-	s.events = append(s.events, Event{At: at, Kind: kind, Target: target, Detail: detail})
+	s.events = append(s.events, Event{At: at, Kind: kind, Target: target, Detail: detail, HeldKeys: heldKeys})
 	s.mu.Unlock()
 }
 
@@ -325,6 +361,7 @@ func (s *Scheduler) apply(i int, sp Spec, at time.Time) {
 			s.fail(err)
 			return
 		}
+		s.took(i)
 		s.event(at, "partition", pairName(sp.Clients, sp.Masters), durationDetail(sp.For))
 		s.later(i, sp.For, func(reason string) {
 			s.fail(s.t.Net.Heal(sp.Clients, sp.Masters))
@@ -335,6 +372,7 @@ func (s *Scheduler) apply(i int, sp Spec, at time.Time) {
 			s.fail(err)
 			return
 		}
+		s.took(i)
 		s.event(at, "latency", pairName(sp.Clients, sp.Masters), fmt.Sprintf("%v ± %v on replies; %s", sp.Latency, sp.Jitter, durationDetail(sp.For)))
 		s.later(i, sp.For, func(reason string) {
 			s.fail(s.t.Net.ClearLatency(sp.Clients, sp.Masters))
@@ -342,7 +380,11 @@ func (s *Scheduler) apply(i int, sp Spec, at time.Time) {
 		})
 	case Reset:
 		if sp.For <= 0 {
-			s.fail(s.t.Net.Reset(sp.Clients, sp.Masters))
+			if err := s.t.Net.Reset(sp.Clients, sp.Masters); err != nil {
+				s.fail(err)
+				return
+			}
+			s.took(i)
 			s.event(at, "reset", pairName(sp.Clients, sp.Masters), "connections dropped")
 			return
 		}
@@ -350,6 +392,7 @@ func (s *Scheduler) apply(i int, sp Spec, at time.Time) {
 			s.fail(err)
 			return
 		}
+		s.took(i)
 		s.event(at, "reset", pairName(sp.Clients, sp.Masters), "every connection reset for "+sp.For.String())
 		s.later(i, sp.For, func(reason string) {
 			s.fail(s.t.Net.EndReset(sp.Clients, sp.Masters))
@@ -357,8 +400,16 @@ func (s *Scheduler) apply(i int, sp Spec, at time.Time) {
 		})
 	case Pause:
 		cs := orAll(sp.Clients, len(s.t.Clients))
+		paused := 0
 		for _, c := range cs {
-			s.fail(s.t.Clients[c].Pause())
+			if err := s.t.Clients[c].Pause(); err != nil {
+				s.fail(err)
+				continue
+			}
+			paused++
+		}
+		if paused == len(cs) {
+			s.took(i)
 		}
 		s.event(at, "pause", clientsName(sp.Clients), durationDetail(sp.For))
 		s.later(i, sp.For, func(reason string) {
@@ -374,6 +425,7 @@ func (s *Scheduler) apply(i int, sp Spec, at time.Time) {
 				s.fail(err)
 				continue
 			}
+			s.took(i)
 			s.event(at, "clock_jump", s.masterName(m), fmt.Sprintf("wall clock %+v, now %+v from real time", sp.By, c.Offset()))
 		}
 	default:
@@ -405,7 +457,8 @@ func (s *Scheduler) crash(i int, sp Spec, at time.Time) {
 			s.fail(err)
 			continue
 		}
-		s.event(at, "crash", s.masterName(m), fmt.Sprintf("kill -9 pid %d holding %s keys", pid, keys))
+		s.took(i)
+		s.eventKeys(at, "crash", s.masterName(m), fmt.Sprintf("kill -9 pid %d holding %s keys", pid, keyCount(keys)), keys)
 		restart := func(reason string) {
 			if reason == EndOfCell {
 				return // the cell ended first: the master stays down
@@ -417,7 +470,7 @@ func (s *Scheduler) crash(i int, sp Spec, at time.Time) {
 				return
 			}
 			s.event(time.Time{}, "restart", s.masterName(m),
-				fmt.Sprintf("%v after the kill, pid %d, %s keys on it right after (reloaded, or set since)", time.Since(killed).Round(time.Millisecond), ms.Pid(), dbsize(ms.Addr())))
+				fmt.Sprintf("%v after the kill, pid %d, %s keys on it right after (reloaded, or set since)", time.Since(killed).Round(time.Millisecond), ms.Pid(), keyCount(dbsize(ms.Addr()))))
 		}
 		switch {
 		case delay == 0:
@@ -428,12 +481,24 @@ func (s *Scheduler) crash(i int, sp Spec, at time.Time) {
 	}
 }
 
-func dbsize(addr string) string {
+// dbsize counts the keys on a master; -1 when it cannot.
+func dbsize(addr string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	n, err := localmasters.Do(ctx, addr, "DBSIZE")
+	s, err := localmasters.Do(ctx, addr, "DBSIZE")
 	if err != nil {
-		return "?"
+		return -1
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
 	}
 	return n
+}
+
+func keyCount(n int) string {
+	if n < 0 {
+		return "?"
+	}
+	return strconv.Itoa(n)
 }

@@ -205,7 +205,12 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 		runs[i] = c.Run
 		runs[i].Cell = &CellInfo{Index: c.Info.Index, ID: c.Info.ID, Label: c.Info.Label, Axes: c.Axes, File: c.Info.File}
 	}
-	s.Capacity = capacity(res.Cells, s.Cells, s.SLO, opt.TargetRate)
+	s.Capacity = []Capacity{}
+	if slices.ContainsFunc(res.Cells, func(c *cell) bool { return !c.Run.Safety.ResourceChecked }) {
+		// Chaos cells alone get no capacity plan: their load is
+		// contention by design, and an SLO knee would say nothing.
+		s.Capacity = capacity(res.Cells, s.Cells, s.SLO, opt.TargetRate)
+	}
 	s.Differences = differences(res.Cells)
 	s.Thresholds = ThresholdsResult{Checked: []string{}, Broken: CheckThresholds(runs, opt.Thresholds)}
 	for _, t := range opt.Thresholds {

@@ -48,6 +48,9 @@ type safetyRow struct {
 	Violations, Lost, Rejected, AvailOps string
 	AvailTime, Fencing                   string
 	Bad                                  bool
+	// Verdict of a chaos cell; VerdictBad when it failed.
+	Verdict    string
+	VerdictBad bool
 }
 
 type figView struct {
@@ -253,7 +256,25 @@ func makeSafetyRow(c CellSummary) safetyRow {
 		row.Fencing = "yes"
 		row.Rejected = count(sf.StaleWritesRejected)
 	}
+	row.Verdict, row.VerdictBad = verdictText(sf)
 	return row
+}
+
+// verdictText is what a chaos cell showed: never "met" without
+// expectations that held on a cell that judged something.
+func verdictText(sf Safety) (string, bool) {
+	switch sf.Verdict {
+	case "not judged":
+		return "NOT JUDGED: " + sf.NotJudged, true
+	case "not met":
+		return "NOT MET", true
+	case "":
+		if !sf.ResourceChecked {
+			return "—", false
+		}
+		return "unchecked", false
+	}
+	return sf.Verdict, false
 }
 
 // ms writes µs as milliseconds with about three significant digits.
@@ -329,7 +350,7 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 <nav><a href="#verdict">Verdict</a>{{if .Safety}}<a href="#safety">Safety</a>{{end}}{{if .ShowCapacity}}<a href="#capacity">Capacity</a>{{end}}<a href="#plots">Plots</a><a href="#cells">Cells</a>{{if .Timelines}}<a href="#timelines">Timelines</a>{{end}}<a href="#details">Per-cell details</a><a href="#manifest">Manifest</a></nav>
 
 <h2 id="verdict">Verdict</h2>
-<p>SLO used for capacity: {{.SLOText}}. Target rate: {{if .S.TargetRate}}{{printf "%.0f" .S.TargetRate}} cycles/s{{else}}not given (--target-rate){{end}}.</p>
+{{if .ShowCapacity}}<p>SLO used for capacity: {{.SLOText}}. Target rate: {{if .S.TargetRate}}{{printf "%.0f" .S.TargetRate}} cycles/s{{else}}not given (--target-rate){{end}}.</p>{{end}}
 {{if .S.Thresholds.Checked}}
 {{if .S.Thresholds.OK}}<p class="ok">All thresholds met: {{range $i, $t := .S.Thresholds.Checked}}{{if $i}}, {{end}}<code>{{$t}}</code>{{end}}.</p>
 {{else}}<p class="bad">{{len .S.Thresholds.Broken}} threshold checks broken:</p>
@@ -342,8 +363,8 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 {{if .Safety}}<h2 id="safety">Safety under faults</h2>
 <p>Violations: two holders of one lock within their validity windows. Lost updates: acknowledged read-modify-writes on the protected resource missing from its final value. With fencing, the resource rejects writes carrying a token older than one it has seen. Availability: share of acquire attempts that succeeded, and share of seconds in which some acquire succeeded.</p>
 <div class="scroll"><table>
-<tr><th>#</th><th class="l">cell</th><th class="l">faults</th><th>acquisitions</th><th>violations</th><th>lost updates</th><th>fencing</th><th>stale writes rejected</th><th>availability (attempts)</th><th>availability (time)</th></tr>
-{{range .Safety}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td class="l">{{.Faults}}</td><td>{{.Acquired}}</td><td{{if .Bad}} class="bad"{{end}}>{{.Violations}}</td><td{{if .Bad}} class="bad"{{end}}>{{.Lost}}</td><td>{{.Fencing}}</td><td>{{.Rejected}}</td><td>{{.AvailOps}}</td><td>{{.AvailTime}}</td></tr>
+<tr><th>#</th><th class="l">cell</th><th class="l">faults</th><th>acquisitions</th><th>violations</th><th>lost updates</th><th>fencing</th><th>stale writes rejected</th><th>availability (attempts)</th><th>availability (time)</th><th class="l">expectations</th></tr>
+{{range .Safety}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td class="l">{{.Faults}}</td><td>{{.Acquired}}</td><td{{if .Bad}} class="bad"{{end}}>{{.Violations}}</td><td{{if .Bad}} class="bad"{{end}}>{{.Lost}}</td><td>{{.Fencing}}</td><td>{{.Rejected}}</td><td>{{.AvailOps}}</td><td>{{.AvailTime}}</td><td class="l wrap{{if .VerdictBad}} bad{{end}}">{{.Verdict}}</td></tr>
 {{end}}</table></div>
 {{end}}
 
@@ -370,7 +391,7 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 <p>Latencies in ms. Acquire latency is of successful acquires (open loop: from the intended start, so queueing counts); a cycle is one acquire plus its release.{{with .SpreadNote}} {{.}}{{end}}</p>
 <div class="scroll"><table>
 <tr><th>#</th><th class="l">cell</th><th class="l">load</th><th>repeats</th><th>cycles/s</th><th>acquires/s</th><th>acquire p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>failed acquire p99</th><th>release p99</th><th>SLO</th></tr>
-{{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}{{if .Interrupted}} <span class="bad">(interrupted)</span>{{end}}</td><td class="l">{{.LoadText}}</td><td>{{.RepeatsT}}</td><td>{{.Tput}}</td><td>{{.Acq}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td><td>{{.FailedP99}}</td><td>{{.ReleaseP99}}</td><td>{{if .MeetsSLO}}<span class="ok">met</span>{{else}}<span class="bad">missed</span>{{end}}</td></tr>
+{{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}{{if .Interrupted}} <span class="bad">(interrupted)</span>{{end}}</td><td class="l">{{.LoadText}}</td><td>{{.RepeatsT}}</td><td>{{.Tput}}</td><td>{{.Acq}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td><td>{{.FailedP99}}</td><td>{{.ReleaseP99}}</td><td>{{if not $.ShowCapacity}}—{{else if .MeetsSLO}}<span class="ok">met</span>{{else}}<span class="bad">missed</span>{{end}}</td></tr>
 {{end}}</table></div>
 <h3>Outcomes, safety and client cost</h3>
 <p>Success = acquired / (acquired + not acquired + errors). Violations are moments the safety probe saw two holders of one lock. A client CPU share near 100% means the figure measures the load generator, not Redis.</p>

@@ -27,11 +27,14 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 	}
 	p("%d cells · generated %s · from %s\n\n", len(s.Cells), s.GeneratedAt.Format("2006-01-02 15:04:05 UTC"), "`"+strings.Join(s.Dirs, "`, `")+"`")
 
-	p("## Verdict\n\nSLO used for capacity: %s.", v.SLOText)
-	if s.TargetRate > 0 {
-		p(" Target rate: %.0f cycles/s.", s.TargetRate)
+	p("## Verdict\n\n")
+	if v.ShowCapacity {
+		p("SLO used for capacity: %s.", v.SLOText)
+		if s.TargetRate > 0 {
+			p(" Target rate: %.0f cycles/s.", s.TargetRate)
+		}
+		p("\n\n")
 	}
-	p("\n\n")
 	switch {
 	case len(s.Thresholds.Checked) == 0:
 		p("No thresholds were checked.\n\n")
@@ -60,9 +63,16 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 
 	if len(v.Safety) > 0 {
 		p("## Safety under faults\n\nViolations: two holders of one lock within their validity windows; lost updates: acknowledged writes missing from the protected resource; availability: share of attempts / of seconds in which the lock could be had.\n\n")
-		p("| # | cell | faults | acquisitions | violations | lost updates | fencing | stale writes rejected | availability (attempts) | availability (time) |\n|--:|---|---|--:|--:|--:|---|--:|--:|--:|\n")
+		p("| # | cell | faults | acquisitions | violations | lost updates | fencing | stale writes rejected | availability (attempts) | availability (time) | expectations |\n|--:|---|---|--:|--:|--:|---|--:|--:|--:|---|\n")
+		bold := func(s string, bad bool) string {
+			if bad {
+				return "**" + s + "**"
+			}
+			return s
+		}
 		for _, r := range v.Safety {
-			p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Index, mdEscape(r.Label), mdEscape(r.Faults), r.Acquired, r.Violations, r.Lost, r.Fencing, r.Rejected, r.AvailOps, r.AvailTime)
+			p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Index, mdEscape(r.Label), mdEscape(r.Faults), r.Acquired,
+				bold(r.Violations, r.Bad), bold(r.Lost, r.Bad), r.Fencing, r.Rejected, r.AvailOps, r.AvailTime, bold(mdEscape(r.Verdict), r.VerdictBad))
 		}
 		p("\n")
 	}
@@ -107,7 +117,10 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 			label += " (client-bound)"
 		}
 		slo := "missed"
-		if c.MeetsSLO {
+		switch {
+		case !v.ShowCapacity:
+			slo = "—" // chaos cells: no SLO is judged
+		case c.MeetsSLO:
 			slo = "met"
 		}
 		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",

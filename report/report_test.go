@@ -685,9 +685,13 @@ func TestSafetyTable(t *testing.T) {
 		r.Safety = Safety{Violations: int64(7 * (1 - i)), ResourceChecked: true, AcknowledgedWrites: 1000, LostUpdates: int64(3 * (1 - i)),
 			Fencing: i == 1, StaleWritesRejected: int64(5 * i), AvailabilityOps: 0.9, AvailabilityTime: 0.75}
 		r.Events = []Event{{AtSeconds: 1, Kind: "crash", Target: "master 0"}, {AtSeconds: 1.2, Kind: "restart", Target: "master 0"}}
+		if i == 1 { // cell 0 has no verdict: unchecked
+			r.Safety.Verdict, r.Safety.NotJudged = "not judged", "scheduled fault \"crash at 3s\" did not happen"
+		}
 		must(t, WriteFileAtomic(f, func(w io.Writer) error { return WriteJSON(w, r) }))
 	}
-	if _, err := Build([]string{dir}, Options{}); err != nil {
+	s, err := Build([]string{dir}, Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	page, _ = os.ReadFile(filepath.Join(dir, "report.html"))
@@ -699,5 +703,30 @@ func TestSafetyTable(t *testing.T) {
 	}
 	if !strings.Contains(string(md), "| 1 | ") || !strings.Contains(string(md), "| crash, restart | ") || !strings.Contains(string(md), "| yes | 5 |") {
 		t.Errorf("report.md safety table:\n%s", md)
+	}
+	// A cell without a verdict is unchecked, never met, and its violations
+	// are still red; a cell that judged nothing is red with the reason.
+	for _, want := range []string{`class="bad">7<`, `>unchecked<`, `bad">NOT JUDGED: scheduled fault &#34;crash at 3s&#34; did not happen<`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	for _, want := range []string{"| **7** |", "| unchecked |", "| **NOT JUDGED: scheduled fault \"crash at 3s\" did not happen** |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(string(page)+string(md), ">met<") || strings.Contains(string(md), "| met |") {
+		t.Error("a cell was shown as met")
+	}
+	// Chaos cells alone get no capacity plan (their load is contention by
+	// design): not in the summary, the HTML or the Markdown.
+	if len(s.Capacity) != 0 {
+		t.Errorf("capacity for chaos cells: %+v", s.Capacity)
+	}
+	for _, no := range []string{"Capacity planning", "SLO used for capacity"} {
+		if strings.Contains(string(page), no) || strings.Contains(string(md), no) {
+			t.Errorf("a chaos report shows %q", no)
+		}
 	}
 }

@@ -126,6 +126,10 @@ type Safety struct {
 	StaleWritesRejected int64   `json:"stale_writes_rejected,omitempty"`
 	AvailabilityOps     float64 `json:"availability_attempts,omitempty"` // share of acquire attempts that succeeded
 	AvailabilityTime    float64 `json:"availability_time,omitempty"`     // share of seconds in which some acquire succeeded
+	// Verdict of a chaos cell: met, not met, not judged (NotJudged says
+	// why, reasons joined by "; "), unchecked (no expectations) or
+	// interrupted.
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // Client is the load generator's own cost.
