@@ -113,6 +113,9 @@ func applyOverrides(sw *plan.Sweep, fs *pflag.FlagSet) ([]plan.Cell, error) {
 	if fs.Changed("masters") {
 		sw.Settings.Local = 0
 	}
+	if err := sw.CheckSize(sw.Settings.Force); err != nil {
+		return nil, err
+	}
 	cells, err := sw.Cells()
 	if err != nil {
 		return nil, err

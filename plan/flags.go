@@ -95,7 +95,7 @@ func BindFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.StringVar(&s.KeyPrefix, "key-prefix", s.KeyPrefix, "key prefix (default lockbench:RUNID:)")
 	fs.StringVar(&s.Segment, "segment", s.Segment, "multi-machine: run segment i of n (\"1/2\"): workers, rate and keyspace are split")
 	fs.StringVar(&s.StartAt, "start-at", s.StartAt, "multi-machine: start the load at this RFC 3339 time, e.g. 2026-11-30T10:00:00Z")
-	fs.BoolVar(&s.Force, "force", s.Force, "run even when keys under the key prefix already exist (another run's?)")
+	fs.BoolVar(&s.Force, "force", s.Force, "run even when keys under the key prefix already exist (another run's?); sweep: run a matrix of more than 10,000 cells")
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed for key choice (0: random)")
 }
 

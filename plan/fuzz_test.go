@@ -30,12 +30,15 @@ func FuzzParseSweep(f *testing.F) {
 			}
 			return
 		}
+		if sw.CellCount() > MaxCells {
+			if sw.CheckSize(false) == nil {
+				t.Fatalf("%d cells not refused", sw.CellCount())
+			}
+			return
+		}
 		cells, err := sw.Cells()
 		if err != nil {
 			t.Fatalf("parsed, then failed to expand: %v", err)
-		}
-		if len(cells) > 1_000_000 {
-			return
 		}
 		for _, c := range cells {
 			if _, err := c.Settings.Validate(); err != nil {

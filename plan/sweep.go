@@ -3,10 +3,12 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -87,6 +89,11 @@ func ParseSweep(name string, b []byte) (*Sweep, error) {
 	}
 	if err := ValidateRepeat(sw.Repeat); err != nil {
 		return nil, fmt.Errorf("config: %s: %w", name, err)
+	}
+	if sw.CellCount() > MaxCells {
+		// Too many to expand here; the caller refuses it (CheckSize) or,
+		// with --force, expands and validates every cell itself.
+		return sw, nil
 	}
 	cells, err := sw.Cells()
 	if err != nil {
@@ -181,6 +188,44 @@ func (sw *Sweep) Axes() []Axis { return sw.axes }
 
 // SetAxes replaces the matrix (tests and flag overrides).
 func (sw *Sweep) SetAxes(a []Axis) { sw.axes = a }
+
+// MaxCells bounds a sweep's matrix unless the user insists (--force): past
+// it the expansion alone takes seconds and gigabytes, and the run days.
+const MaxCells = 10_000
+
+// CellCount is how many cells the matrix expands to, by arithmetic (the
+// product of the axes' lengths, saturating at math.MaxInt), so that a huge
+// matrix is judged before anything is expanded.
+func (sw *Sweep) CellCount() int {
+	n := 1
+	for _, ax := range sw.axes {
+		k := len(ax.Values)
+		if k != 0 && n > math.MaxInt/k {
+			return math.MaxInt
+		}
+		n *= k
+	}
+	return n
+}
+
+// CheckSize refuses a matrix of more than MaxCells cells unless force, with
+// the count and the axes that make it.
+func (sw *Sweep) CheckSize(force bool) error {
+	n := sw.CellCount()
+	if n <= MaxCells || force {
+		return nil
+	}
+	var parts []string
+	for _, ax := range sw.axes {
+		parts = append(parts, fmt.Sprintf("%s %d", ax.Name, len(ax.Values)))
+	}
+	count := strconv.Itoa(n)
+	if n == math.MaxInt {
+		count = "more than " + strconv.Itoa(math.MaxInt)
+	}
+	return fmt.Errorf("matrix: %s cells (%s) is more than %d; use fewer values, or --force to run them all",
+		count, strings.Join(parts, " × "), MaxCells)
+}
 
 // Cells expands the matrix over the fixed settings.
 func (sw *Sweep) Cells() ([]Cell, error) {
