@@ -29,9 +29,13 @@ func ReadIntervalLog(r io.Reader) ([]*hdrhistogram.Histogram, error) {
 	}
 }
 
-// WriteIntervalLog writes intervals as an HdrHistogram interval log with
-// absolute timestamps, tagged tag, readable by any HdrHistogram log reader.
-func WriteIntervalLog(w io.Writer, tag string, intervals []*hdrhistogram.Histogram) error {
+// WriteIntervalLog writes intervals as an HdrHistogram interval log of one
+// metric (named in the header comment) with absolute timestamps. The
+// intervals are written untagged, whatever tag they were read with: one
+// metric per file, so HdrHistogram's own tools (the Java
+// HistogramLogProcessor reads only untagged intervals unless given -tag)
+// read the files as they are.
+func WriteIntervalLog(w io.Writer, metric string, intervals []*hdrhistogram.Histogram) error {
 	bw := bufio.NewWriter(w)
 	lw := hdrhistogram.NewHistogramLogWriter(bw)
 	if err := lw.OutputLogFormatVersion(); err != nil {
@@ -42,21 +46,24 @@ func WriteIntervalLog(w io.Writer, tag string, intervals []*hdrhistogram.Histogr
 			return err
 		}
 	}
-	if err := lw.OutputComment("[values in microseconds]"); err != nil {
+	if err := lw.OutputComment(logComment(metric)); err != nil {
 		return err
 	}
 	if err := lw.OutputLegend(); err != nil {
 		return err
 	}
 	for _, h := range intervals {
-		if tag != "" {
-			h.SetTag(tag)
-		}
+		h.SetTag("")
 		if err := lw.OutputIntervalHistogram(h); err != nil {
 			return err
 		}
 	}
 	return bw.Flush()
+}
+
+// logComment is the header comment of a metric's interval log.
+func logComment(metric string) string {
+	return "lockbench " + metric + " latency, microseconds, 1 s intervals (one metric per file, untagged)"
 }
 
 // readLogFile reads one metric's interval log; a missing file is no error

@@ -70,7 +70,7 @@ func (r *Recorder) LogTo(metric int, w io.Writer, start time.Time) error {
 		lw.OutputLogFormatVersion,
 		func() error { return lw.OutputStartTime(start.UnixMilli()) },
 		func() error {
-			return lw.OutputComment("lockbench " + metricNames[metric] + " latency, microseconds, 1 s intervals")
+			return lw.OutputComment(logComment(metricNames[metric]))
 		},
 		lw.OutputLegend,
 	} {
@@ -119,7 +119,7 @@ func (r *Recorder) Flush(now time.Time) Interval {
 		if lw := r.logs[m]; lw != nil && r.err == nil {
 			h.SetStartTimeMs(r.last.UnixMilli())
 			h.SetEndTimeMs(now.UnixMilli())
-			h.SetTag(metricNames[m])
+			// Untagged: one metric per file (see WriteIntervalLog).
 			// The library prints the max column as value/1e6 (its ns→ms
 			// default, not settable); the encoded histogram is exact µs.
 			if err := lw.OutputIntervalHistogram(h); err != nil {

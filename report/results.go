@@ -12,8 +12,10 @@ import "time"
 //	DIR/cells/NNN-ID.failed.hlog          failed acquires
 //	DIR/cells/NNN-ID.release.hlog         releases
 //
-// Interval histograms carry StartTimeMs/EndTimeMs (Unix ms) and a tag equal
-// to the metric name; their counts per interval give the per-second rates.
+// Interval histograms carry StartTimeMs/EndTimeMs (Unix ms) and no tag (one
+// metric per file, so HdrHistogram's own tools read them as they are; files
+// of older versions carry Tag=METRIC, which readers here ignore); their
+// counts per interval give the per-second rates.
 
 // Manifest describes one results directory.
 type Manifest struct {
@@ -59,7 +61,7 @@ type Event struct {
 	Detail    string  `json:"detail,omitempty"`
 }
 
-// Metric names: hlog file suffixes and histogram tags.
+// Metric names: hlog file suffixes.
 const (
 	MetricAcquire            = "acquire"
 	MetricAcquireUncorrected = "acquire_uncorrected"
