@@ -116,42 +116,58 @@ func (l *link) dispatch(q *queue) {
 
 // send writes one batch and answers every request in it.
 func (l *link) send(batch []*request) {
-	now := time.Now()
-	// A fresh slice per batch: rueidis' writer may still read it after
-	// DoMulti returned on a deadline, so it is never reused.
-	cmds := make([]rueidis.Completed, 0, len(batch))
-	live := make([]*request, 0, len(batch))
-	var deadline time.Time
-	for _, r := range batch {
-		if !now.Before(r.deadline) {
-			// Waited in the queue past its deadline: not worth sending.
-			r.call.deliver(r.master, Timeout)
-			continue
-		}
-		live = append(live, r)
-		cmds = append(cmds, l.build(r, false))
-		if r.deadline.After(deadline) {
-			deadline = r.deadline
-		}
-	}
+	live, deadline := l.expire(batch)
 	if len(live) == 0 {
 		return
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	results := l.client.DoMulti(ctx, cmds...)
 	var retry []*request
-	for i, r := range live {
-		err := results[i].Error()
+	check := func(r *request, res rueidis.RedisResult) {
+		err := res.Error()
 		if err != nil && r.call.kind != opSet && isNoScript(err) {
 			retry = append(retry, r)
-			continue
+			return
 		}
-		l.answer(r, results[i], err)
+		l.answer(r, res, err)
+	}
+	if len(live) == 1 {
+		// One command (low concurrency): no slices to allocate.
+		check(live[0], l.client.Do(ctx, l.build(live[0], false)))
+	} else {
+		// A fresh slice per batch: rueidis' writer may still read it after
+		// DoMulti returned on a deadline, so it is never reused.
+		cmds := make([]rueidis.Completed, len(live))
+		for i, r := range live {
+			cmds[i] = l.build(r, false)
+		}
+		for i, res := range l.client.DoMulti(ctx, cmds...) {
+			check(live[i], res)
+		}
 	}
 	if len(retry) > 0 {
 		l.sendEval(ctx, retry)
 	}
+}
+
+// expire answers Timeout to the requests that waited in the queue past
+// their deadline (not worth sending) and returns the others, in order, with
+// the latest deadline among them.
+func (l *link) expire(batch []*request) ([]*request, time.Time) {
+	now := time.Now()
+	live := batch[:0]
+	var deadline time.Time
+	for _, r := range batch {
+		if !now.Before(r.deadline) {
+			r.call.deliver(r.master, Timeout)
+			continue
+		}
+		live = append(live, r)
+		if r.deadline.After(deadline) {
+			deadline = r.deadline
+		}
+	}
+	return live, deadline
 }
 
 // sendEval resends scripts with their body: the script cache is empty (a
