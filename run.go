@@ -200,6 +200,20 @@ func printRun(w io.Writer, r *report.Run, s plan.Settings) {
 		fmt.Fprintf(w, "servers: %.2f CPU s, %.1f CPU µs/cycle, busiest master %.0f%% of one core\n",
 			r.Servers.CPUSeconds, r.Servers.CPUMicrosCycle, 100*r.Servers.BusiestShare)
 	}
+	if m := r.Machine; m != nil {
+		fmt.Fprintf(w, "machine: %d cores %.0f%% busy: lockbench %.0f%%, masters %.0f%%, other %.0f%%, steal %.0f%%\n",
+			m.Cores, 100*(m.BusyShare+m.StealShare), 100*m.ClientShare, 100*m.ServersShare, 100*m.OtherShare, 100*m.StealShare)
+	}
+	if c := r.RedisCost; c != nil {
+		fmt.Fprintf(w, "redis cost: %.1f µs of commands per cycle on the costliest master (one core: %.0f cycles/s)", c.CommandMicrosCycle, c.ProjectedRate)
+		if c.CPUMicrosCycle > 0 {
+			fmt.Fprintf(w, ", %.1f µs of its CPU (one core: %.0f cycles/s)", c.CPUMicrosCycle, c.ProjectedRateCPU)
+		}
+		fmt.Fprintf(w, "; measured %.0f cycles/s\n", c.MeasuredRate)
+	}
+	if l := r.Limit; l != nil {
+		fmt.Fprintf(w, "limited by: %s (%s)\n", l.By, l.Evidence)
+	}
 }
 
 // spreadSuffix is " ± 3.1% (median of 5)" for a figure of a repeated run.

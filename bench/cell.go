@@ -110,6 +110,8 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 		return nil, err
 	}
 	rc.ServerCPU = func() []time.Duration { return eng.ServerCPU(context.Background()) }
+	win := newWindowReadings(ctx, eng, m)
+	rc.OnWindow = win.mark
 	var locker workloads.Locker = eng
 	if s.Driver == "redsync" {
 		rs, err := redsyncdriver.New(ctx, cfg)
@@ -164,6 +166,7 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 	}
 	pl := report.Summarize(ph)
 	res.BaselineParallel = &pl
+	win.finish(&res, st)
 	if m.Embedded {
 		res.Warnings = append(res.Warnings, "embedded in-process masters (redis-server not found): these are not Redis figures")
 	}

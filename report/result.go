@@ -214,6 +214,12 @@ type Run struct {
 	// Repeats: the cell was measured several times (--repeat); the
 	// headline figures above are then the medians of these.
 	Repeats *Repeats `json:"repeats,omitempty"`
+
+	// Machine is where the machine's CPU went; Limit what limited the
+	// cell; RedisCost the masters' own cost per lock cycle.
+	Machine   *CPUSplit  `json:"machine,omitempty"`
+	Limit     *Limit     `json:"limit,omitempty"`
+	RedisCost *RedisCost `json:"redis_cost,omitempty"`
 }
 
 // WriteJSON writes v as indented JSON.

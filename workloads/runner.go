@@ -53,6 +53,10 @@ type RunConfig struct {
 	// ServerCPU, when set, reads the masters' CPU time so the window's
 	// server cost is reported next to the client's.
 	ServerCPU func() []time.Duration
+	// OnWindow, when set, is called as the measured window opens (true)
+	// and once the run has stopped (false; only if it opened), so a caller
+	// can take its own readings over the window.
+	OnWindow func(opened bool)
 	// Logs, when set, receive per-second interval histograms (.hlog) by
 	// report metric index.
 	Logs map[int]io.Writer
@@ -151,6 +155,7 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 	var cpuAtStart time.Duration
 	var rssAtStart int64
 	var serverAtStart []time.Duration
+	var opened bool
 	ticking := make(chan struct{})
 	go func() {
 		defer close(ticking)
@@ -163,6 +168,10 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 		}
 		if m, ok := lk.(interface{ MarkMeasured() }); ok {
 			m.MarkMeasured() // late replies from here on are the run's, not the warm-up's
+		}
+		opened = true
+		if cfg.OnWindow != nil {
+			cfg.OnWindow(true)
 		}
 		cpuAtStart = ProcessCPU()
 		rssAtStart = residentBytes()
@@ -269,6 +278,9 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 	}
 	cpuAtEnd := ProcessCPU()
 	rssAtEnd := residentBytes()
+	if opened && cfg.OnWindow != nil {
+		cfg.OnWindow(false)
+	}
 	var serverAtEnd []time.Duration
 	if cfg.ServerCPU != nil && serverAtStart != nil {
 		serverAtEnd = cfg.ServerCPU()

@@ -1,0 +1,206 @@
+package bench
+
+import (
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/procfs"
+
+	"lockbench/report"
+)
+
+// machineProbe reads where this machine's CPU goes (/proc) at the measured
+// window's start and end: the whole machine, lockbench, and every master
+// that runs here.
+type machineProbe struct {
+	fs   procfs.FS
+	pids []int // per master: its process here, 0 when not found
+	here []bool
+	// fallback is each master's CPU from INFO over the window, for a
+	// master that runs here but whose process is not visible (another
+	// pid namespace); set after the run.
+	fallback   []time.Duration
+	clientCPUs []int
+	localCPUs  []int
+	// proxy reads the --net-latency proxy's CPU seconds, when there is one.
+	proxy func() float64
+
+	start, end cpuSample
+}
+
+type cpuSample struct {
+	at                 time.Time
+	cores              int
+	total, busy, steal float64 // CPU seconds summed over all cores
+	client             float64 // lockbench's process
+	masters            []float64
+	proxy              float64
+}
+
+// newMachineProbe is nil when /proc cannot be read (not Linux). addrs are
+// the masters as dialled; localPids the processes of local masters;
+// infoPids what each master's INFO says its process is.
+func newMachineProbe(addrs []string, localPids, infoPids []int) *machineProbe {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return nil
+	}
+	if _, err := fs.Stat(); err != nil {
+		return nil
+	}
+	p := &machineProbe{fs: fs}
+	p.pids, p.here = mastersHere(fs, addrs, localPids, infoPids)
+	return p
+}
+
+// sample reads /proc now; a value it cannot read stays 0 (masters: -1).
+func (p *machineProbe) sample() cpuSample {
+	s := cpuSample{at: time.Now(), masters: make([]float64, len(p.pids))}
+	if st, err := p.fs.Stat(); err == nil {
+		c := st.CPUTotal
+		s.cores = len(st.CPU)
+		s.busy = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ
+		s.steal = c.Steal
+		s.total = s.busy + s.steal + c.Idle + c.Iowait
+	}
+	s.client = procCPU(p.fs, 0)
+	for i, pid := range p.pids {
+		s.masters[i] = -1
+		if pid > 0 {
+			s.masters[i] = procCPU(p.fs, pid)
+		}
+	}
+	if p.proxy != nil {
+		s.proxy = p.proxy()
+	}
+	return s
+}
+
+// procCPU is a process's user+system CPU seconds (pid 0: this process),
+// -1 when it cannot be read.
+func procCPU(fs procfs.FS, pid int) float64 {
+	var proc procfs.Proc
+	var err error
+	if pid == 0 {
+		proc, err = fs.Self()
+	} else {
+		proc, err = fs.Proc(pid)
+	}
+	if err != nil {
+		return -1
+	}
+	st, err := proc.Stat()
+	if err != nil {
+		return -1
+	}
+	return st.CPUTime()
+}
+
+// split is the window's CPU split; nil without two good readings.
+func (p *machineProbe) split(addrs []string) *report.CPUSplit {
+	a, b := p.start, p.end
+	total := b.total - a.total
+	wall := b.at.Sub(a.at).Seconds()
+	if total <= 0 || wall <= 0 || b.cores == 0 {
+		return nil
+	}
+	m := &report.CPUSplit{
+		Cores: b.cores, BusyShare: (b.busy - a.busy) / total, StealShare: (b.steal - a.steal) / total,
+		MasterCoreShare: map[string]float64{}, ClientCPUs: p.clientCPUs, LocalCPUs: p.localCPUs,
+	}
+	if a.client >= 0 && b.client >= 0 {
+		m.ClientShare = (b.client - a.client) / total
+	}
+	servers := 0.0
+	for i, addr := range addrs {
+		if !p.here[i] {
+			continue
+		}
+		m.MastersShareMachine = true
+		cpu := -1.0
+		if a.masters[i] >= 0 && b.masters[i] >= 0 {
+			cpu = b.masters[i] - a.masters[i]
+		} else if i < len(p.fallback) && p.fallback[i] >= 0 {
+			cpu = p.fallback[i].Seconds()
+		}
+		if cpu >= 0 {
+			servers += cpu
+			m.MasterCoreShare[addr] = cpu / wall
+		}
+	}
+	m.ServersShare = servers / total
+	m.OtherShare = max(0, m.BusyShare-m.ClientShare-m.ServersShare)
+	if p.proxy != nil {
+		ps := (b.proxy - a.proxy) / total
+		m.ProxyShare = &ps
+	}
+	return m
+}
+
+// mastersHere finds, per master, whether it runs on this machine and its
+// process: local masters by their pid, given ones on a loopback address
+// by INFO's process_id when /proc shows a redis-server on that port.
+func mastersHere(fs procfs.FS, addrs []string, localPids []int, infoPids []int) (pids []int, here []bool) {
+	pids, here = make([]int, len(addrs)), make([]bool, len(addrs))
+	for i, addr := range addrs {
+		if i < len(localPids) && localPids[i] > 0 {
+			pids[i], here[i] = localPids[i], true
+			continue
+		}
+		host, port, ok := hostPort(addr)
+		if !ok || !isLoopback(host) {
+			continue
+		}
+		here[i] = true
+		if i < len(infoPids) && isRedisOnPort(fs, infoPids[i], port) {
+			pids[i] = infoPids[i]
+		}
+	}
+	return pids, here
+}
+
+// hostPort takes host and port out of host:port or a redis:// URL.
+func hostPort(addr string) (string, string, bool) {
+	if _, rest, ok := strings.Cut(addr, "://"); ok {
+		addr = rest
+		if at := strings.LastIndex(addr, "@"); at >= 0 {
+			addr = addr[at+1:]
+		}
+		addr, _, _ = strings.Cut(addr, "/")
+	}
+	h, p, err := net.SplitHostPort(addr)
+	return h, p, err == nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// isRedisOnPort: pid is a redis-server whose title names the port, so a
+// pid from another pid namespace is not taken for a process here.
+func isRedisOnPort(fs procfs.FS, pid int, port string) bool {
+	if pid <= 0 {
+		return false
+	}
+	proc, err := fs.Proc(pid)
+	if err != nil {
+		return false
+	}
+	comm, err := proc.Comm()
+	if err != nil || !strings.HasPrefix(comm, "redis-server") {
+		return false
+	}
+	args, err := proc.CmdLine()
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(args, func(a string) bool {
+		return strings.HasSuffix(a, ":"+port) || strings.Contains(a, ":"+port+" ") || a == port
+	})
+}

@@ -1,0 +1,92 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+
+	"lockbench/engine"
+	"lockbench/report"
+	"lockbench/workloads"
+)
+
+// windowReadings are what a cell reads around its measured window besides
+// latencies: the machine's CPU split and the masters' command counters.
+type windowReadings struct {
+	ctx           context.Context
+	eng           *engine.Engine
+	probe         *machineProbe
+	before, after []map[string]engine.CommandStat
+}
+
+func newWindowReadings(ctx context.Context, eng *engine.Engine, m *Masters) *windowReadings {
+	var localPids []int
+	if m.Local != nil {
+		for _, lm := range m.Local.Masters() {
+			localPids = append(localPids, lm.Pid())
+		}
+	}
+	w := &windowReadings{ctx: ctx, eng: eng, probe: newMachineProbe(m.Addrs, localPids, eng.ServerPIDs(ctx))}
+	if w.probe != nil {
+		w.probe.clientCPUs, w.probe.localCPUs = m.ClientCPUs, m.LocalCPUs
+	}
+	return w
+}
+
+// mark is the runner's OnWindow: readings as the window opens and closes.
+func (w *windowReadings) mark(opened bool) {
+	if opened {
+		w.before = w.eng.CommandStats(w.ctx)
+		if w.probe != nil {
+			w.probe.start = w.probe.sample()
+		}
+		return
+	}
+	if w.probe != nil {
+		w.probe.end = w.probe.sample()
+	}
+	w.after = w.eng.CommandStats(context.Background())
+}
+
+// finish puts the machine split, the Redis cost and the limit verdict into
+// the result.
+func (w *windowReadings) finish(res *report.Run, st *workloads.Stats) {
+	addrs := w.eng.Addrs()
+	if w.probe != nil && w.before != nil {
+		w.probe.fallback = st.ServerCPU
+		res.Machine = w.probe.split(addrs)
+	}
+	if w.before != nil && w.after != nil {
+		masters := make([]report.MasterWindow, len(addrs))
+		for i, a := range addrs {
+			masters[i] = report.MasterWindow{Addr: a, Before: counts(w.before[i]), After: counts(w.after[i]), CPUSeconds: -1}
+			if i < len(st.ServerCPU) && st.ServerCPU[i] >= 0 {
+				masters[i].CPUSeconds = st.ServerCPU[i].Seconds()
+			}
+		}
+		res.RedisCost = report.NewRedisCost(masters, st.Acquired, st.Measured.Seconds())
+	}
+	l := report.LimitOf(res)
+	res.Limit = &l
+	switch l.By {
+	case report.LimitGenerator, report.LimitMachine:
+		res.Warnings = append(res.Warnings, fmt.Sprintf("limited by the %s (%s): the throughput is a lower bound of what the masters sustain", limitNoun(l.By), l.Evidence))
+	}
+}
+
+func limitNoun(by string) string {
+	if by == report.LimitGenerator {
+		return "load generator"
+	}
+	return "shared machine"
+}
+
+func counts(m map[string]engine.CommandStat) map[string]report.CommandCount {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]report.CommandCount, len(m))
+	for k, v := range m {
+		out[k] = report.CommandCount{Calls: v.Calls, Usec: v.Usec}
+	}
+	return out
+}
