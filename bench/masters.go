@@ -27,10 +27,11 @@ type Masters struct {
 	Local    *localmasters.Set
 	Embedded bool
 	Version  string // redis_version from INFO (first master)
-	// LocalCPUs pin the local masters and ClientCPUs lockbench (--local-cpus).
-	LocalCPUs, ClientCPUs []int
 	restore  []func(context.Context) error
 	served   map[string]bool // cell IDs measured on this set
+
+	// LocalCPUs pin the local masters and ClientCPUs lockbench (--local-cpus).
+	LocalCPUs, ClientCPUs []int
 }
 
 // Pool keeps the masters of consecutive cells: local masters are restarted
