@@ -115,8 +115,19 @@ func printReport(s *report.Summary) {
 			line += "no cell met the SLO"
 		} else {
 			line += fmt.Sprintf("%.0f cycles/s", c.MaxRate)
+			switch {
+			case c.LowerBound && c.Limit != nil:
+				line = fmt.Sprintf("  %s: ≥ %.0f cycles/s, a lower bound (limited by %s)", c.Config, c.MaxRate, c.Limit.By)
+			case c.RedisCapacity:
+				line += fmt.Sprintf(" (Redis capacity, limited by %s)", c.Limit.By)
+			case c.Limit != nil:
+				line += fmt.Sprintf(" (limited by %s)", c.Limit.By)
+			}
+			if c.ProjectedRate > 0 {
+				line += fmt.Sprintf("; Redis-cost projection %.0f cycles/s", c.ProjectedRate)
+			}
 			if c.HeadroomPct != nil && c.Groups != nil {
-				line += fmt.Sprintf(", headroom %+.0f%% at %.0f/s, %d lock group(s)", *c.HeadroomPct, c.TargetRate, *c.Groups)
+				line += fmt.Sprintf(", headroom %+.0f%% at %.0f/s, %d lock group(s) from the %s", *c.HeadroomPct, c.TargetRate, *c.Groups, c.GroupsFrom)
 			}
 			if c.ClientBound {
 				line += " — CLIENT-BOUND (measures the load generator, not Redis)"

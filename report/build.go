@@ -109,6 +109,15 @@ type CellSummary struct {
 	// Repeats: the cell's figures per repeat and their spread; the
 	// figures above are then medians.
 	Repeats *Repeats `json:"repeats,omitempty"`
+
+	// Limit is what limited the cell (the result's verdict, or worked out
+	// from it for results written before verdicts were); Machine and
+	// RedisCost are the result's; FsyncShareP50 is the share of the acquire
+	// p50 that the same cell without persistence did not have.
+	Limit         *Limit     `json:"limit,omitempty"`
+	Machine       *CPUSplit  `json:"machine,omitempty"`
+	RedisCost     *RedisCost `json:"redis_cost,omitempty"`
+	FsyncShareP50 *float64   `json:"fsync_share_p50,omitempty"`
 }
 
 func (o *Options) normalize(dirs []string) error {
@@ -205,6 +214,7 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 		runs[i] = c.Run
 		runs[i].Cell = &CellInfo{Index: c.Info.Index, ID: c.Info.ID, Label: c.Info.Label, Axes: c.Axes, File: c.Info.File}
 	}
+	fsyncShares(res.Cells, s.Cells)
 	s.Capacity = []Capacity{}
 	if slices.ContainsFunc(res.Cells, func(c *cell) bool { return !c.Run.Safety.ResourceChecked }) {
 		// Chaos cells alone get no capacity plan: their load is
@@ -296,6 +306,11 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 	}
 	if r.Servers != nil {
 		cs.ServerBusiestShare = finiteOr0(r.Servers.BusiestShare)
+	}
+	cs.Limit, cs.Machine, cs.RedisCost = r.Limit, r.Machine, r.RedisCost
+	if cs.Limit == nil {
+		l := LimitOf(&r)
+		cs.Limit = &l
 	}
 	cs.MeetsSLO = cs.Acquire.Count > 0 && cs.Acquire.P99 <= slo.AcquireP99Micros && cs.SuccessRatio >= slo.MinSuccess
 	return cs

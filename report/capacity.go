@@ -28,6 +28,23 @@ type Capacity struct {
 	Groups      *int     `json:"lock_groups,omitempty"`
 	ClientBound bool     `json:"client_bound"`
 	Note        string   `json:"note"`
+
+	// Limit is what limited the knee: the verdict of the first heavier
+	// step that broke the SLO, or of the knee cell when none did.
+	// RedisCapacity: the knee is the masters' capacity (limit server or
+	// latency); LowerBound: the masters may sustain more (limit generator,
+	// machine, or no step broke the SLO).
+	Limit         *Limit `json:"limit,omitempty"`
+	RedisCapacity bool   `json:"redis_capacity"`
+	LowerBound    bool   `json:"lower_bound"`
+	// ProjectedRate is the Redis-cost projection at the knee: the rate one
+	// core per master sustains at the costliest master's CPU per cycle
+	// (ProjectionBasis "cpu"), or at its command time alone ("commands").
+	ProjectedRate   float64 `json:"projected_rate,omitempty"`
+	ProjectionBasis string  `json:"projection_basis,omitempty"`
+	// GroupsFrom says what Groups and HeadroomPct were computed from:
+	// "knee" (a Redis capacity) or "projection".
+	GroupsFrom string `json:"lock_groups_from,omitempty"`
 }
 
 // loadSkip are the axes a load sweep steps through.
@@ -54,7 +71,12 @@ func capacity(cells []*cell, sums []CellSummary, slo SLO, target float64) []Capa
 		}
 		sloText := fmt.Sprintf("acquire p99 ≤ %s and success ≥ %s", FormatMicros(slo.AcquireP99Micros), pct(slo.MinSuccess))
 		if knee == nil {
+			cp.Limit = steps[0].Limit
+			cp.ProjectedRate, cp.ProjectionBasis = projection(steps[0].RedisCost)
 			cp.Note = fmt.Sprintf("no cell met the SLO (%s): no capacity can be quoted for this configuration", sloText)
+			if cp.Limit != nil {
+				cp.Note += fmt.Sprintf("; the lightest step was limited by %s (%s)", cp.Limit.By, cp.Limit.Evidence)
+			}
 			out = append(out, cp)
 			continue
 		}
@@ -71,31 +93,97 @@ func capacity(cells []*cell, sums []CellSummary, slo SLO, target float64) []Capa
 			}
 		}
 		cp.ClientBound = knee.ClientBound
-		if target > 0 && cp.MaxRate > 0 {
-			h := (cp.MaxRate/target - 1) * 100
-			n := int(math.Ceil(target / cp.MaxRate))
-			cp.HeadroomPct, cp.Groups = &h, &n
+		judged := knee
+		if next != nil {
+			judged = next
 		}
-		switch {
-		case cp.ClientBound:
-			cp.Note = fmt.Sprintf("client-bound: the load generator was saturated (client CPU %s of the machine) at this rate, so it measures the client, not Redis; the masters may sustain more — rerun with more client machines", pct0(knee.ClientCPUShare))
-		case !cp.KneeFound && len(steps) > 1:
-			cp.Note = "every step met the SLO: the highest step is a lower bound, the knee lies beyond the loads tried"
-		case !cp.KneeFound:
-			cp.Note = "a single load step: a lower bound, not a knee"
-		case next.ClientBound:
-			cp.Note = fmt.Sprintf("client-bound beyond the knee: at %s the load generator ran out of CPU (%s of the machine); more client machines may move the knee", loadText(*next), pct0(next.ClientCPUShare))
-		case next.Acquire.P99 <= slo.AcquireP99Micros:
-			cp.Note = fmt.Sprintf("contention-bound: at %s the success ratio fell to %s (SLO %s) while p99 stayed within %s: more attempts found the lock taken", loadText(*next), pct(next.SuccessRatio), pct(slo.MinSuccess), FormatMicros(slo.AcquireP99Micros))
-		default:
-			cp.Note = fmt.Sprintf("server-bound (or network-bound): at %s acquire p99 rose to %s (SLO %s) while the client had spare CPU (%s)", loadText(*next), FormatMicros(next.Acquire.P99), FormatMicros(slo.AcquireP99Micros), pct0(next.ClientCPUShare))
-			if next.ServerBusiestShare >= 0.8 {
-				cp.Note += fmt.Sprintf("; the busiest master used %s of a core", pct0(next.ServerBusiestShare))
-			}
+		cp.Limit = judged.Limit
+		if next != nil && cp.Limit != nil && cp.Limit.By == LimitNone {
+			// Served, yet over the SLO with CPU to spare: the wait itself.
+			cp.Limit = &Limit{By: LimitLatency, Evidence: fmt.Sprintf("acquire p99 %s over the SLO while the load was served: %s", FormatMicros(next.Acquire.P99), cp.Limit.Evidence)}
 		}
+		cp.ProjectedRate, cp.ProjectionBasis = projection(knee.RedisCost)
+		cp.RedisCapacity = next != nil && cp.Limit != nil && (cp.Limit.By == LimitServer || cp.Limit.By == LimitLatency)
+		cp.LowerBound = next == nil || (cp.Limit != nil && (cp.Limit.By == LimitGenerator || cp.Limit.By == LimitMachine))
+		cp.Note = capacityNote(cp, steps, next, slo)
+		planGroups(&cp, target)
 		out = append(out, cp)
 	}
 	return out
+}
+
+// capacityNote says in words what the knee is and what limited it.
+func capacityNote(cp Capacity, steps []CellSummary, next *CellSummary, slo SLO) string {
+	by, ev := "unknown", "no verdict in the results"
+	if cp.Limit != nil {
+		by, ev = cp.Limit.By, cp.Limit.Evidence
+	}
+	proj := ""
+	if cp.ProjectedRate > 0 {
+		proj = fmt.Sprintf("; the masters' own cost projects %s cycles/s per lock group", rate(cp.ProjectedRate))
+	}
+	switch {
+	case next == nil && len(steps) > 1:
+		return fmt.Sprintf("lower bound: every step met the SLO, the knee lies beyond the loads tried (heaviest step limited by %s: %s)%s", by, ev, proj)
+	case next == nil:
+		return fmt.Sprintf("lower bound: a single load step, not a knee; it was limited by %s (%s)%s", limitPhrase(by), ev, proj)
+	case cp.RedisCapacity:
+		return fmt.Sprintf("Redis capacity: at %s acquire p99 was %s (SLO %s), limited by %s (%s)", loadText(*next), FormatMicros(next.Acquire.P99), FormatMicros(slo.AcquireP99Micros), by, ev)
+	case cp.LowerBound:
+		return fmt.Sprintf("lower bound: limited by %s at %s (%s)%s", limitPhrase(by), loadText(*next), ev, proj)
+	case by == LimitContention:
+		return fmt.Sprintf("contention-bound: at %s the success ratio fell to %s (SLO %s): %s; more lock groups do not help keys that are contended", loadText(*next), pct(next.SuccessRatio), pct(slo.MinSuccess), ev)
+	}
+	return fmt.Sprintf("at %s the SLO was missed (p99 %s, success %s), limited by %s (%s)", loadText(*next), FormatMicros(next.Acquire.P99), pct(next.SuccessRatio), by, ev)
+}
+
+// limitPhrase names a verdict for a sentence.
+func limitPhrase(by string) string {
+	switch by {
+	case LimitGenerator:
+		return "the load generator"
+	case LimitMachine:
+		return "the shared machine"
+	case LimitServer:
+		return "the servers"
+	case LimitNone:
+		return "the load offered"
+	}
+	return by
+}
+
+// projection is the Redis-cost projection of a cell: from the masters'
+// whole CPU per cycle when known, else from command time alone.
+func projection(rc *RedisCost) (float64, string) {
+	switch {
+	case rc == nil:
+		return 0, ""
+	case rc.ProjectedRateCPU > 0:
+		return rc.ProjectedRateCPU, "cpu"
+	case rc.ProjectedRate > 0:
+		return rc.ProjectedRate, "commands"
+	}
+	return 0, ""
+}
+
+// planGroups sets headroom and lock groups for target: from the knee only
+// when it is the masters' capacity, else from the Redis-cost projection,
+// never from a knee the generator or the machine set.
+func planGroups(cp *Capacity, target float64) {
+	base := 0.0
+	switch {
+	case cp.RedisCapacity:
+		base, cp.GroupsFrom = cp.MaxRate, "knee"
+	case cp.ProjectedRate > 0:
+		base, cp.GroupsFrom = cp.ProjectedRate, "projection"
+	}
+	if target <= 0 || base <= 0 {
+		cp.GroupsFrom = ""
+		return
+	}
+	h := (base/target - 1) * 100
+	n := int(math.Ceil(target / base))
+	cp.HeadroomPct, cp.Groups = &h, &n
 }
 
 func loadText(s CellSummary) string {

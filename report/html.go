@@ -74,6 +74,50 @@ type cellView struct {
 	MasterRows                       []masterRow
 	EventsText                       []string
 	BusiestText                      string
+	Cost                             costView
+}
+
+// costView is a cell's machine split, Redis cost and verdict, as text.
+type costView struct {
+	Busy, Client, Servers, Other, Steal, Busiest string
+	CmdUs, CPUUs, Projection, Measured, Fsync    string
+	LimitBy, LimitEvidence                       string
+}
+
+func makeCostView(c CellSummary) costView {
+	v := costView{"—", "—", "—", "—", "—", "—", "—", "—", "—", rate(c.CyclesPerSec), "—", "—", ""}
+	if m := c.Machine; m != nil {
+		v.Busy, v.Client, v.Servers = pct0(m.BusyShare+m.StealShare), pct0(m.ClientShare), pct0(m.ServersShare)
+		v.Other, v.Steal = pct0(m.OtherShare), pct0(m.StealShare)
+		if m.ProxyShare != nil {
+			v.Client += " (proxy " + pct0(*m.ProxyShare) + ")"
+		}
+		if !m.MastersShareMachine {
+			v.Servers = "elsewhere"
+		}
+	}
+	if c.ServerBusiestShare > 0 || c.Machine != nil {
+		r := Run{Servers: &Servers{BusiestShare: c.ServerBusiestShare}, Machine: c.Machine}
+		if b, ok := busiestMaster(&r); ok {
+			v.Busiest = pct0(b)
+		}
+	}
+	if rc := c.RedisCost; rc != nil {
+		v.CmdUs = sig3(rc.CommandMicrosCycle)
+		if rc.CPUMicrosCycle > 0 {
+			v.CPUUs = sig3(rc.CPUMicrosCycle)
+		}
+		if p, basis := projection(rc); p > 0 {
+			v.Projection = rate(p) + "/s (" + map[string]string{"cpu": "server CPU", "commands": "command time"}[basis] + ")"
+		}
+	}
+	if c.FsyncShareP50 != nil {
+		v.Fsync = pct0(*c.FsyncShareP50)
+	}
+	if c.Limit != nil {
+		v.LimitBy, v.LimitEvidence = c.Limit.By, c.Limit.Evidence
+	}
+	return v
 }
 
 type masterRow struct {
@@ -84,6 +128,7 @@ type masterRow struct {
 type capView struct {
 	Capacity
 	MaxRateT, KneeLoadT, HeadroomT, GroupsT string
+	LimitT, ProjectionT                     string
 }
 
 func makeView(s *Summary, figs []figure, png map[string][]byte) view {
@@ -165,6 +210,7 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 		if c.ServerBusiestShare > 0 {
 			cv.BusiestText = pct0(c.ServerBusiestShare)
 		}
+		cv.Cost = makeCostView(c)
 		for i, e := range c.Events {
 			t := fmt.Sprintf("%d. at %.1f s: %s", i+1, e.AtSeconds, e.Kind)
 			if e.Target != "" {
@@ -184,9 +230,18 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 		}
 	}
 	for _, c := range s.Capacity {
-		cv := capView{Capacity: c, MaxRateT: "—", KneeLoadT: "—", HeadroomT: "—", GroupsT: "—"}
+		cv := capView{Capacity: c, MaxRateT: "—", KneeLoadT: "—", HeadroomT: "—", GroupsT: "—", LimitT: "—", ProjectionT: "—"}
+		if c.Limit != nil {
+			cv.LimitT = c.Limit.By
+		}
+		if c.ProjectedRate > 0 {
+			cv.ProjectionT = rate(c.ProjectedRate) + "/s (" + map[string]string{"cpu": "server CPU", "commands": "command time"}[c.ProjectionBasis] + ")"
+		}
 		if c.MaxRate > 0 {
 			cv.MaxRateT = rate(c.MaxRate)
+			if c.LowerBound {
+				cv.MaxRateT = "≥ " + cv.MaxRateT + " (lower bound)"
+			}
 			if c.Load == "open" {
 				cv.KneeLoadT = rate(c.KneeLoad) + " offered/s"
 			} else {
@@ -198,6 +253,9 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 		}
 		if c.Groups != nil {
 			cv.GroupsT = strconv.Itoa(*c.Groups)
+			if c.GroupsFrom == "projection" {
+				cv.GroupsT += " (from the projection)"
+			}
 		}
 		v.Capacity = append(v.Capacity, cv)
 	}
@@ -371,9 +429,10 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 {{if .ShowCapacity}}<h2 id="capacity">Capacity planning</h2>
 <p>For each configuration (cells that differ only in workers or offered rate), the highest lock rate achieved by a cell that met the SLO.
 Every master of one Redlock set sees every lock, so more capacity means more independent lock groups: resources sharded across separate N-master sets.</p>
+<p>A knee is quoted as the masters' capacity only when the servers or the wait (network, fsync) limited it. A knee set by the load generator or by a machine that lockbench and the masters share is a lower bound: the Redis-cost projection beside it (one core per master at the costliest master's CPU per lock cycle, from INFO) is then what lock groups are planned from.</p>
 <div class="scroll"><table class="full">
-<tr><th class="l">configuration</th><th>load</th><th>cells</th><th>max rate within SLO (cycles/s)</th><th>reached at</th><th>headroom at target</th><th>lock groups needed</th><th class="l">what limited it</th></tr>
-{{range .Capacity}}<tr><td class="l label">{{.Config}}</td><td>{{.Load}}</td><td>{{.Cells}}</td><td>{{.MaxRateT}}</td><td>{{.KneeLoadT}}</td><td>{{.HeadroomT}}</td><td>{{.GroupsT}}</td><td class="wrap">{{if .ClientBound}}<span class="bad">client-bound.</span> {{end}}{{.Note}}</td></tr>
+<tr><th class="l">configuration</th><th>load</th><th>cells</th><th>max rate within SLO (cycles/s)</th><th>reached at</th><th>limited by</th><th>Redis-cost projection</th><th>headroom at target</th><th>lock groups needed</th><th class="l">what it is</th></tr>
+{{range .Capacity}}<tr><td class="l label">{{.Config}}</td><td>{{.Load}}</td><td>{{.Cells}}</td><td>{{.MaxRateT}}</td><td>{{.KneeLoadT}}</td><td>{{.LimitT}}</td><td>{{.ProjectionT}}</td><td>{{.HeadroomT}}</td><td>{{.GroupsT}}</td><td class="wrap">{{if .ClientBound}}<span class="bad">client-bound.</span> {{end}}{{.Note}}</td></tr>
 {{end}}</table></div>
 {{end}}
 
@@ -398,6 +457,12 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 <div class="scroll"><table>
 <tr><th>#</th><th class="l">cell</th><th>acquired</th><th>not acquired</th><th>errors</th><th>success</th><th>safety violations</th><th>client CPU µs/cycle</th><th>client CPU share</th><th>client-bound</th></tr>
 {{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td>{{.AcquiredT}}</td><td>{{.NotAcquiredT}}</td><td>{{.ErrorsT}}</td><td>{{.Success}}</td><td{{if .Violations}} class="bad"{{end}}>{{.ViolationsT}}</td><td>{{.CPU}}</td><td>{{.Share}}</td><td>{{if .ClientBound}}<span class="bad">yes</span>{{else}}no{{end}}</td></tr>
+{{end}}</table></div>
+<h3 id="limits">Machine, Redis cost and what limited each cell</h3>
+<p>Shares of the whole machine (cores × time) from /proc in the measured window: busy (incl. steal), lockbench, the masters that run on this machine, everything else. Redis cost: the costliest master's command time (INFO commandstats: SET, EVALSHA, EVAL) and whole process CPU per lock cycle; the projection is what one core per master sustains at that CPU cost. Fsync share: the part of the acquire p50 that the same cell without persistence did not have. The verdict rules are in the README.</p>
+<div class="scroll"><table>
+<tr><th>#</th><th class="l">cell</th><th>machine busy</th><th>lockbench</th><th>masters</th><th>other</th><th>steal</th><th>busiest master (of a core)</th><th>Redis µs/cycle (commands)</th><th>server CPU µs/cycle</th><th>one-core projection</th><th>measured cycles/s</th><th>fsync share of p50</th><th>limited by</th><th class="l">evidence</th></tr>
+{{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td>{{.Cost.Busy}}</td><td>{{.Cost.Client}}</td><td>{{.Cost.Servers}}</td><td>{{.Cost.Other}}</td><td>{{.Cost.Steal}}</td><td>{{.Cost.Busiest}}</td><td>{{.Cost.CmdUs}}</td><td>{{.Cost.CPUUs}}</td><td>{{.Cost.Projection}}</td><td>{{.Cost.Measured}}</td><td>{{.Cost.Fsync}}</td><td>{{.Cost.LimitBy}}</td><td class="l wrap">{{.Cost.LimitEvidence}}</td></tr>
 {{end}}</table></div>
 
 {{if .Timelines}}<h2 id="timelines">Timelines</h2>

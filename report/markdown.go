@@ -77,15 +77,16 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 		p("\n")
 	}
 	if v.ShowCapacity {
-		p("## Capacity planning\n\nPer configuration, the highest lock rate of a cell that met the SLO. Every master of one Redlock set sees every lock, so more capacity means more independent lock groups (resources sharded across separate N-master sets).\n\n")
-		p("| configuration | load | cells | max rate within SLO (cycles/s) | reached at | headroom at target | lock groups needed | what limited it |\n")
-		p("|---|---|--:|--:|--:|--:|--:|---|\n")
+		p("## Capacity planning\n\nPer configuration, the highest lock rate of a cell that met the SLO. Every master of one Redlock set sees every lock, so more capacity means more independent lock groups (resources sharded across separate N-master sets). ")
+		p("A knee is quoted as the masters' capacity only when the servers or the wait (network, fsync) limited it; a knee set by the load generator or by a machine that lockbench and the masters share is a lower bound, and lock groups are then planned from the Redis-cost projection (one core per master at the costliest master's CPU per lock cycle).\n\n")
+		p("| configuration | load | cells | max rate within SLO (cycles/s) | reached at | limited by | Redis-cost projection | headroom at target | lock groups needed | what it is |\n")
+		p("|---|---|--:|--:|--:|---|--:|--:|--:|---|\n")
 		for _, c := range v.Capacity {
 			note := c.Note
 			if c.ClientBound {
 				note = "**client-bound.** " + note
 			}
-			p("| %s | %s | %d | %s | %s | %s | %s | %s |\n", mdEscape(c.Config), c.Load, c.Cells, c.MaxRateT, c.KneeLoadT, c.HeadroomT, c.GroupsT, mdEscape(note))
+			p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", mdEscape(c.Config), c.Load, c.Cells, c.MaxRateT, c.KneeLoadT, c.LimitT, c.ProjectionT, c.HeadroomT, c.GroupsT, mdEscape(note))
 		}
 	}
 	p("\n## Plots\n\n")
@@ -126,6 +127,14 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			c.Index, label, c.LoadText, c.RepeatsT, c.Tput, c.Acq, c.P50, c.P90, c.P99, c.P999, c.Max,
 			c.AcquiredT, c.NotAcquiredT, c.ErrorsT, c.Success, c.ViolationsT, c.CPU, c.Share, slo)
+	}
+	p("\n### Machine, Redis cost and what limited each cell\n\nShares of the whole machine from /proc in the measured window; Redis cost per lock cycle on the costliest master (commands: INFO commandstats SET/EVALSHA/EVAL; CPU: the whole server process); the projection is one core per master at that CPU cost; fsync share: the part of the acquire p50 the same cell without persistence did not have.\n\n")
+	p("| # | cell | machine busy | lockbench | masters | other | steal | busiest master | Redis µs/cycle | server CPU µs/cycle | one-core projection | measured cycles/s | fsync share of p50 | limited by | evidence |\n")
+	p("|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n")
+	for _, c := range v.Cells {
+		k := c.Cost
+		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Index, mdEscape(c.Label), k.Busy, k.Client, k.Servers, k.Other, k.Steal,
+			k.Busiest, k.CmdUs, k.CPUUs, k.Projection, k.Measured, k.Fsync, k.LimitBy, mdEscape(k.LimitEvidence))
 	}
 	if len(v.Timelines) > 0 {
 		p("\n## Timelines\n\n")

@@ -488,12 +488,20 @@ func TestCapacity(t *testing.T) {
 			Config: cfg("none", "multiplexed", 256, "open", r, 100000), MedianUs: median, Sigma: 0.4,
 			PerSec: int(r / 10), Seconds: 3, ClientShare: 0.3, Seed: 9, SlowFrom: -1, SlowTo: -1})
 	}
-	for i, r := range []float64{5000, 10000} {
+	for i, r := range []float64{5000, 10000, 20000} {
 		c := synthCell{Index: 4 + i, Axes: map[string]string{"driver": "redsync", "rate": fmt.Sprint(r)},
 			Config: cfg("none", "multiplexed", 256, "open", r, 100000), MedianUs: 900, Sigma: 0.4,
-			PerSec: int(r / 10), Seconds: 3, ClientShare: 0.5, Seed: 9, SlowFrom: -1, SlowTo: -1}
-		if r == 10000 {
+			PerSec: int(r / 10), Seconds: 3, ClientShare: 0.5, Seed: 9, SlowFrom: -1, SlowTo: -1,
+			RedisCost: &RedisCost{CommandMicrosCycle: 100, ProjectedRate: 10_000, CPUMicrosCycle: 400, ProjectedRateCPU: 2500}}
+		switch r {
+		case 10000:
 			c.ClientShare = 0.92 // the load generator ran out of CPU
+		case 20000:
+			// Past the knee on a box that lockbench and the masters filled,
+			// while no master came near a core: the machine, a lower bound.
+			c.MedianUs = 8000
+			c.Machine = &CPUSplit{Cores: 8, BusyShare: 0.97, ClientShare: 0.5, ServersShare: 0.4, OtherShare: 0.07,
+				MastersShareMachine: true, MasterCoreShare: map[string]float64{"a": 0.5}}
 		}
 		cells = append(cells, c)
 	}
@@ -513,8 +521,9 @@ func TestCapacity(t *testing.T) {
 	if s.Cells[3].MeetsSLO || !knee.MeetsSLO {
 		t.Fatalf("SLO: 20000/s met=%v (p99 %v µs), 40000/s met=%v (p99 %v µs)", knee.MeetsSLO, knee.Acquire.P99, s.Cells[3].MeetsSLO, s.Cells[3].Acquire.P99)
 	}
-	if lb.KneeLoad != 20000 || lb.MaxRate != knee.CyclesPerSec || !lb.KneeFound || lb.ClientBound || !strings.Contains(lb.Note, "server-bound") {
-		t.Errorf("lockbench capacity %+v, want knee at 20000 offered/s, %v cycles/s, server-side", lb, knee.CyclesPerSec)
+	if lb.KneeLoad != 20000 || lb.MaxRate != knee.CyclesPerSec || !lb.KneeFound || lb.ClientBound || !strings.Contains(lb.Note, "Redis capacity") ||
+		!lb.RedisCapacity || lb.LowerBound || lb.Limit == nil || lb.Limit.By != LimitLatency || lb.GroupsFrom != "knee" {
+		t.Errorf("lockbench capacity %+v, want knee at 20000 offered/s, %v cycles/s, a Redis capacity set by latency", lb, knee.CyclesPerSec)
 	}
 	wantHead := (knee.CyclesPerSec/3000 - 1) * 100
 	if lb.HeadroomPct == nil || math.Abs(*lb.HeadroomPct-wantHead) > 1e-9 {
@@ -523,11 +532,14 @@ func TestCapacity(t *testing.T) {
 	if lb.Groups == nil || *lb.Groups != int(math.Ceil(3000/knee.CyclesPerSec)) {
 		t.Errorf("lock groups %v, want ceil(3000/%v)", lb.Groups, knee.CyclesPerSec)
 	}
-	if !rs.ClientBound || !strings.Contains(rs.Note, "client-bound") || rs.KneeLoad != 10000 {
-		t.Errorf("redsync capacity %+v: want client-bound at 10000/s", rs)
+	if !rs.ClientBound || rs.KneeLoad != 10000 || !rs.KneeFound || rs.Limit == nil || rs.Limit.By != LimitMachine || !rs.LowerBound || rs.RedisCapacity ||
+		!strings.Contains(rs.Note, "lower bound: limited by the shared machine at 20,000 offered/s") || !strings.Contains(rs.Note, "projects 2,500 cycles/s") {
+		t.Errorf("redsync capacity %+v: want a lower bound at 10000/s, limited by the machine, with the projection beside", rs)
 	}
-	if rs.Groups == nil || *rs.Groups != 3 { // 3000 / 1000 cycles/s
-		t.Errorf("redsync lock groups %v, want 3", rs.Groups)
+	// Never from a knee the machine set (3000 / 1000 cycles/s would be 3):
+	// from the projection, 3000 / 2500.
+	if rs.Groups == nil || *rs.Groups != 2 || rs.GroupsFrom != "projection" || rs.ProjectedRate != 2500 || rs.ProjectionBasis != "cpu" {
+		t.Errorf("redsync lock groups %v from %q (projection %v %s), want 2 from the projection", rs.Groups, rs.GroupsFrom, rs.ProjectedRate, rs.ProjectionBasis)
 	}
 	// A higher SLO moves the knee.
 	s, err = Build([]string{dir}, Options{SLOP99: 30 * time.Millisecond, Formats: []string{"json"}})

@@ -38,6 +38,9 @@ type synthCell struct {
 	// measured figures times a log-normal noise of sd RepeatNoise.
 	Repeats     int
 	RepeatNoise float64
+	// Machine and RedisCost go into the result as written.
+	Machine   *CPUSplit
+	RedisCost *RedisCost
 }
 
 func (c synthCell) id() string {
@@ -167,6 +170,8 @@ func writeSynthDir(t testing.TB, dir string, name string, cells []synthCell) map
 			StartedAt:       time.UnixMilli(cellStart).UTC(),
 			Cell:            &info,
 			Events:          c.Events,
+			Machine:         c.Machine,
+			RedisCost:       c.RedisCost,
 		}
 		if open {
 			u := Summarize(totals[MetricAcquireUncorrected])

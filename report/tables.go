@@ -17,7 +17,9 @@ func csvHeader(axes []string) []string {
 		"client_cpu_us_per_cycle", "client_bound",
 		// Added with repeats: the spread of the medians above.
 		"repeats", "cycles_per_sec_min", "cycles_per_sec_max", "cycles_per_sec_rel_spread",
-		"p99_us_min", "p99_us_max", "p99_rel_spread")
+		"p99_us_min", "p99_us_max", "p99_rel_spread",
+		"limit", "machine_busy_share", "client_share", "servers_share", "busiest_master_core_share",
+		"redis_command_us_per_cycle", "redis_cpu_us_per_cycle", "projected_rate", "fsync_share_p50")
 }
 
 func writeCSV(path string, s *Summary) error {
@@ -38,6 +40,7 @@ func writeCSV(path string, s *Summary) error {
 				i64(c.Acquired), i64(c.NotAcquired), i64(c.Errors), f(c.SuccessRatio, 6), i64(c.Violations),
 				f(c.ClientCPUPerCycle, 2), strconv.FormatBool(c.ClientBound))
 			row = append(row, spreadColumns(c.Repeats)...)
+			row = append(row, costColumns(c, f)...)
 			if err := cw.Write(row); err != nil {
 				return err
 			}
@@ -60,4 +63,28 @@ func spreadColumns(r *Repeats) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	t, p := r.Spread["cycles_per_sec"], r.Spread["acquire_p99"]
 	return []string{strconv.Itoa(r.Count), f(t.Min), f(t.Max), f(t.RelSpread), f(p.Min), f(p.Max), f(p.RelSpread)}
+}
+
+// costColumns are the verdict, machine split and Redis cost; empty where
+// the result did not measure them.
+func costColumns(c CellSummary, f func(float64, int) string) []string {
+	out := make([]string, 9)
+	if c.Limit != nil {
+		out[0] = c.Limit.By
+	}
+	if m := c.Machine; m != nil {
+		out[1], out[2], out[3] = f(m.BusyShare+m.StealShare, 3), f(m.ClientShare, 3), f(m.ServersShare, 3)
+	}
+	if b, ok := busiestMaster(&Run{Machine: c.Machine, Servers: &Servers{BusiestShare: c.ServerBusiestShare}}); ok {
+		out[4] = f(b, 3)
+	}
+	if rc := c.RedisCost; rc != nil {
+		out[5], out[6] = f(rc.CommandMicrosCycle, 2), f(rc.CPUMicrosCycle, 2)
+		p, _ := projection(rc)
+		out[7] = f(p, 0)
+	}
+	if c.FsyncShareP50 != nil {
+		out[8] = f(*c.FsyncShareP50, 3)
+	}
+	return out
 }
