@@ -304,7 +304,7 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) int {
 	man := &report.Manifest{
 		Name: sc.Name, Description: sc.Description, ConfigFile: a.file,
 		Config:           map[string]any{"kind": "chaos", "settings": sc.Settings, "cells": cellsCfg},
-		LockbenchVersion: version, GoVersion: runtime.Version(), Machine: machine(), StartedAt: time.Now().UTC(),
+		LockbenchVersion: version, GoVersion: runtime.Version(), Machine: machine(""), StartedAt: time.Now().UTC(),
 	}
 	if v, err := localmasters.RedisServerVersion(firstNonEmpty(redisPath(), "redis-server")); err == nil {
 		man.RedisServerVersion = v

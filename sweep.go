@@ -20,6 +20,7 @@ import (
 
 	"lockbench/bench"
 	"lockbench/configs"
+	"lockbench/localmasters"
 	"lockbench/plan"
 	"lockbench/report"
 )
@@ -186,7 +187,7 @@ func runSweep(sw *plan.Sweep, cells []plan.Cell, a sweepArgs) int {
 	man := &report.Manifest{
 		Name: sw.Name, Description: strings.TrimSpace(sw.Description), ConfigFile: a.file,
 		Config:           map[string]any{"settings": sw.Settings.Redacted(), "axes": sw.Axes(), "report": sw.Report, "thresholds": sw.Thresholds, "repeat": sw.Repeat},
-		LockbenchVersion: version, GoVersion: runtime.Version(), Machine: machine(), StartedAt: time.Now().UTC(),
+		LockbenchVersion: version, GoVersion: runtime.Version(), Machine: machine(sw.Settings.LocalCPUs), StartedAt: time.Now().UTC(),
 		Segment: sw.Settings.Segment,
 	}
 	writeManifest := func() error {
@@ -372,10 +373,14 @@ func runSweepCell(ctx context.Context, pool *bench.Pool, dir string, c plan.Cell
 	return res, m.Version, nil
 }
 
-// machine describes where the client ran, for the manifest.
-func machine() report.Machine {
+// machine describes where the client ran, for the manifest, with the CPU
+// split of --local-cpus (validated before).
+func machine(localCPUs string) report.Machine {
 	host, _ := os.Hostname()
 	m := report.Machine{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU()}
+	if localCPUs != "" {
+		m.LocalCPUs, m.ClientCPUs, _ = localmasters.SplitCPUs(localCPUs)
+	}
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {

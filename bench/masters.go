@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"time"
 
@@ -38,8 +39,9 @@ type Masters struct {
 // only when N or the persistence mode changes; external masters get the
 // cell's persistence by CONFIG SET, restored to the original when done.
 type Pool struct {
-	Log io.Writer
-	cur *Masters
+	Log   io.Writer
+	cur   *Masters
+	unpin func() error // undoes pinning lockbench (--local-cpus)
 }
 
 // Prepare returns masters fit for s, reusing the current set when possible.
@@ -75,10 +77,22 @@ func (p *Pool) start(ctx context.Context, s plan.Settings, key string) (*Masters
 		if err != nil {
 			return nil, err
 		}
-		set, err := localmasters.Start(ctx, localmasters.Options{N: s.Local, Persistence: persist, Embedded: s.Embedded, Log: p.Log})
+		var local, client []int
+		if s.LocalCPUs != "" {
+			if local, client, err = localmasters.SplitCPUs(s.LocalCPUs); err != nil {
+				return nil, err
+			}
+		}
+		set, err := localmasters.Start(ctx, localmasters.Options{N: s.Local, Persistence: persist, Embedded: s.Embedded, Log: p.Log, CPUs: local})
 		if err != nil {
 			return nil, err
 		}
+		if len(client) > 0 {
+			if p.unpin, err = pinSelf(client); err != nil {
+				return nil, errors.Join(err, set.Stop())
+			}
+		}
+		m.LocalCPUs, m.ClientCPUs = local, client
 		m.Local, m.Embedded, m.Version = set, set.Embedded(), set.Version()
 		m.Addrs, m.Display = set.Addrs(), set.Addrs()
 		p.cur = m
@@ -115,12 +129,33 @@ func (p *Pool) Close() error {
 	if m.Local != nil {
 		errs = append(errs, m.Local.Stop())
 	}
+	if p.unpin != nil {
+		errs = append(errs, p.unpin())
+		p.unpin = nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, r := range m.restore {
 		errs = append(errs, r(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// pinSelf runs lockbench on cpus only, with as many Go processors, and
+// returns how to undo it.
+func pinSelf(cpus []int) (func() error, error) {
+	before, err := localmasters.AllowedCPUs(0)
+	if err != nil {
+		return nil, err
+	}
+	if err := localmasters.PinProcess(0, cpus); err != nil {
+		return nil, err
+	}
+	procs := runtime.GOMAXPROCS(len(cpus))
+	return func() error {
+		runtime.GOMAXPROCS(procs)
+		return localmasters.PinProcess(0, before)
+	}, nil
 }
 
 func orNone(p string) string {

@@ -50,6 +50,9 @@ type Options struct {
 	// restarts), e.g. libfaketime's LD_PRELOAD for a master with a fake
 	// clock. Set it, not a wrapper command, so the pid stays redis-server's.
 	Env []string
+	// CPUs, when set, pin every redis-server of the set (and its restarts,
+	// all of its threads) to these CPUs.
+	CPUs []int
 }
 
 // Set is a group of masters started together.
@@ -60,6 +63,7 @@ type Set struct {
 	version  string
 	persist  Persistence
 	env      []string
+	cpus     []int
 
 	stopping chan struct{} // closed when Stop begins; aborts readiness waits
 	stopOnce sync.Once
@@ -160,7 +164,10 @@ func Start(ctx context.Context, opt Options) (*Set, error) {
 		return nil, fmt.Errorf("localmasters: invalid embedded %q: accepted values are auto, never, always", opt.Embedded)
 	}
 
-	s := &Set{embedded: bin == "", bin: bin, persist: persist, env: opt.Env, stopping: make(chan struct{})}
+	s := &Set{embedded: bin == "", bin: bin, persist: persist, env: opt.Env, cpus: opt.CPUs, stopping: make(chan struct{})}
+	if s.embedded && len(opt.CPUs) > 0 {
+		return nil, errors.New("localmasters: CPU pinning is not possible for embedded miniredis masters (they run inside this process); install redis-server")
+	}
 	if s.embedded && len(opt.Env) > 0 {
 		return nil, errors.New("localmasters: env is not supported by embedded miniredis masters (they are not processes); install redis-server")
 	}
@@ -559,6 +566,12 @@ func (m *Master) runLocked(ctx context.Context) (bindFailed bool, err error) {
 	}
 
 	err = m.waitReady(ctx, p)
+	if err == nil && len(m.set.cpus) > 0 {
+		// Once ready, every thread the server starts with exists.
+		if err = PinProcess(cmd.Process.Pid, m.set.cpus); err != nil {
+			return false, errors.Join(report(err.Error()), m.killLocked())
+		}
+	}
 	if err == nil {
 		return false, nil
 	}

@@ -60,6 +60,7 @@ func BindFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.Var(&mastersFlag{m: &s.Masters}, "masters", "masters as host:port, redis://[user:pass@]host:port or rediss://… (comma-separated); default: start --local masters")
 	fs.IntVar(&s.Local, "local", s.Local, "start this many local redis-server masters on 127.0.0.1 (when --masters is not given)")
 	fs.StringVar(&s.Persistence, "persistence", s.Persistence, "persistence: none, aof-no, aof-everysec, aof-always (local masters are started so; external ones are set with CONFIG SET by sweep)")
+	fs.StringVar(&s.LocalCPUs, "local-cpus", s.LocalCPUs, "pin the local masters to these CPUs (e.g. 0 or 2-3) and lockbench to the others")
 	fs.StringVar(&s.Embedded, "embedded", s.Embedded, "embedded in-process masters when redis-server is missing: auto, never, always")
 	dur(&s.NetLatency, "net-latency", "delay every master's replies by this much through an embedded proxy (whole ms), as across a network")
 	dur(&s.NetJitter, "net-jitter", "random ± variation of --net-latency (whole ms)")

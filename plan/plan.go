@@ -70,6 +70,9 @@ func (s Settings) Validate() (warnings []string, err error) {
 			seen[display] = true
 		}
 	}
+	if err := s.checkLocalCPUs(); err != nil {
+		return nil, err
+	}
 	if s.Persistence != "" && !contains(persistenceModes, s.Persistence) {
 		return nil, fmt.Errorf("persistence: %q is not accepted; use %s", s.Persistence, strings.Join(persistenceModes, ", "))
 	}
@@ -239,4 +242,20 @@ func contains(list []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// checkLocalCPUs: pinning needs local redis-server masters and must leave
+// lockbench a CPU.
+func (s Settings) checkLocalCPUs() error {
+	if s.LocalCPUs == "" {
+		return nil
+	}
+	if len(s.Masters) > 0 {
+		return fmt.Errorf("local-cpus: pins local masters; with --masters the servers are not started here (pin them where they run)")
+	}
+	if _, found := localmasters.RedisServerPath(); s.Embedded == "always" || (s.Embedded == "auto" && !found) {
+		return fmt.Errorf("local-cpus: needs real redis-server masters; embedded masters run inside lockbench and cannot be pinned apart")
+	}
+	_, _, err := localmasters.SplitCPUs(s.LocalCPUs)
+	return err
 }

@@ -52,6 +52,9 @@ type Settings struct {
 	Local       int      `yaml:"local" json:"local"` // N local masters when Masters is empty
 	Persistence string   `yaml:"persistence" json:"persistence"`
 	Embedded    string   `yaml:"embedded" json:"embedded"`
+	// LocalCPUs pins the local masters to these CPUs and lockbench to the
+	// others ("0", "2-3"), so they stop competing for the same cores.
+	LocalCPUs string `yaml:"local_cpus" json:"local_cpus,omitempty"`
 	// NetLatency puts every master behind an embedded toxiproxy that delays
 	// its replies, to see the modes as they behave across a network.
 	NetLatency  Duration `yaml:"net_latency" json:"net_latency,omitempty"`

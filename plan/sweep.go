@@ -305,7 +305,7 @@ func RepeatsNeedFreshMasters(s Settings) bool {
 // MastersKey says which cells can share one set of masters: a change of
 // key means new local masters (or new persistence on external ones).
 func MastersKey(s Settings) string {
-	return fmt.Sprintf("%v|%d|%s|%s", s.Masters, s.Local, s.Persistence, s.Embedded)
+	return fmt.Sprintf("%v|%d|%s|%s|%s", s.Masters, s.Local, s.Persistence, s.Embedded, s.LocalCPUs)
 }
 
 // applyAxis sets one YAML-named field from a YAML scalar, type-checked by

@@ -41,6 +41,11 @@ type Machine struct {
 	Arch        string `json:"arch"`
 	Cores       int    `json:"cores"`
 	MemoryBytes int64  `json:"memory_bytes"`
+
+	// LocalCPUs and ClientCPUs: --local-cpus pinned the local masters and
+	// lockbench to these CPUs.
+	LocalCPUs  []int `json:"local_cpus,omitempty"`
+	ClientCPUs []int `json:"lockbench_cpus,omitempty"`
 }
 
 // CellInfo names one cell of a sweep and where its files are.

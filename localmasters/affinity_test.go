@@ -1,0 +1,93 @@
+//go:build linux
+
+package localmasters_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"lockbench/internal/redistest"
+	"lockbench/localmasters"
+)
+
+// cpusAllowed reads Cpus_allowed_list of a process or thread status file.
+func cpusAllowed(t *testing.T, status string) string {
+	t.Helper()
+	b, err := os.ReadFile(status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("%s: no Cpus_allowed_list", status)
+	return ""
+}
+
+// --local-cpus: a started master (every thread of it, and a restarted one)
+// runs only on the CPUs it was given, as the kernel reports.
+func TestMastersPinnedToCPUs(t *testing.T) {
+	bin := redistest.Require(t)
+	allowed, err := localmasters.AllowedCPUs(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(allowed) < 2 {
+		t.Skipf("this process may use %d CPU(s); pinning apart needs 2", len(allowed))
+	}
+	want := allowed[len(allowed)-1:]
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	set, err := localmasters.Start(ctx, localmasters.Options{N: 1, RedisServer: bin, Embedded: "never", CPUs: want, Log: t.Output()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = set.Stop() })
+	m := set.Masters()[0]
+	check := func(when string) {
+		pid := m.Pid()
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+		if len(tasks) < 2 {
+			t.Errorf("%s: %d threads of redis-server, want its background threads too", when, len(tasks))
+		}
+		for _, st := range append([]string{fmt.Sprintf("/proc/%d/status", pid)}, tasks...) {
+			if got := cpusAllowed(t, st); got != localmasters.FormatCPUList(want) {
+				t.Errorf("%s: %s Cpus_allowed_list %q, want %q", when, st, got, localmasters.FormatCPUList(want))
+			}
+		}
+	}
+	check("started")
+	if err := m.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("restarted")
+}
+
+func TestCPUList(t *testing.T) {
+	got, err := localmasters.ParseCPUList("3, 0-1,1")
+	if err != nil || fmt.Sprint(got) != "[0 1 3]" || localmasters.FormatCPUList(got) != "0-1,3" {
+		t.Errorf("parse %v %v, format %q", got, err, localmasters.FormatCPUList(got))
+	}
+	for _, bad := range []string{"", "a", "2-1", "-1", "1-"} {
+		if _, err := localmasters.ParseCPUList(bad); err == nil || !strings.Contains(err.Error(), "local-cpus:") {
+			t.Errorf("%q: %v, want a local-cpus error", bad, err)
+		}
+	}
+	allowed, _ := localmasters.AllowedCPUs(0)
+	if _, _, err := localmasters.SplitCPUs(localmasters.FormatCPUList(allowed)); err == nil || !strings.Contains(err.Error(), "leaves lockbench no CPU") {
+		t.Errorf("all CPUs to the masters: %v, want refused", err)
+	}
+	if _, _, err := localmasters.SplitCPUs("4000"); err == nil || !strings.Contains(err.Error(), "CPU 4000") {
+		t.Errorf("a CPU not here: %v, want refused", err)
+	}
+}
