@@ -1,7 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -174,4 +177,78 @@ func busiestText(b float64, known bool) string {
 		return ""
 	}
 	return fmt.Sprintf("; busiest master %s of a core", pct0(b))
+}
+
+// combineReadings sets the machine split, Redis cost and verdict of repeats
+// run one after another on one machine: shares are averaged over the
+// repeats' measured time, the Redis cost is the repeat with the median CPU
+// per cycle, and the verdict is worked out again on the combined result.
+func combineReadings(m *Run, runs []Run) {
+	var splits []*CPUSplit
+	var weights []float64
+	var costs []*RedisCost
+	for _, r := range runs {
+		if r.Machine != nil {
+			splits, weights = append(splits, r.Machine), append(weights, r.MeasuredSeconds)
+		}
+		if r.RedisCost != nil {
+			costs = append(costs, r.RedisCost)
+		}
+	}
+	m.Machine = meanSplit(splits, weights)
+	m.RedisCost = nil
+	if len(costs) > 0 {
+		slices.SortFunc(costs, func(a, b *RedisCost) int { return cmp.Compare(a.CPUMicrosCycle, b.CPUMicrosCycle) })
+		m.RedisCost = costs[len(costs)/2]
+	}
+	l := LimitOf(m)
+	m.Limit = &l
+}
+
+func meanSplit(splits []*CPUSplit, weights []float64) *CPUSplit {
+	if len(splits) == 0 {
+		return nil
+	}
+	out := *splits[0]
+	out.MasterCoreShare = map[string]float64{}
+	var total float64
+	for _, w := range weights {
+		total += w
+	}
+	if total <= 0 {
+		return &out
+	}
+	out.BusyShare, out.StealShare, out.ClientShare, out.ServersShare, out.OtherShare = 0, 0, 0, 0, 0
+	var proxy float64
+	sameMasters := true
+	for i, s := range splits {
+		f := weights[i] / total
+		out.BusyShare += f * s.BusyShare
+		out.StealShare += f * s.StealShare
+		out.ClientShare += f * s.ClientShare
+		out.ServersShare += f * s.ServersShare
+		out.OtherShare += f * s.OtherShare
+		for a, v := range s.MasterCoreShare {
+			out.MasterCoreShare[a] += f * v
+		}
+		if !maps.EqualFunc(s.MasterCoreShare, splits[0].MasterCoreShare, func(float64, float64) bool { return true }) {
+			sameMasters = false
+		}
+		if s.ProxyShare != nil {
+			proxy += f * *s.ProxyShare
+		}
+	}
+	if out.ProxyShare != nil {
+		out.ProxyShare = &proxy
+	}
+	if !sameMasters {
+		// Fresh masters for each repeat: a master's share is not
+		// averaged with another's; the repeat with the median busiest
+		// master speaks for them.
+		sorted := slices.Clone(splits)
+		busiest := func(s *CPUSplit) float64 { b, _ := busiestMaster(&Run{Machine: s}); return b }
+		slices.SortFunc(sorted, func(a, b *CPUSplit) int { return cmp.Compare(busiest(a), busiest(b)) })
+		out.MasterCoreShare = sorted[len(sorted)/2].MasterCoreShare
+	}
+	return &out
 }

@@ -148,3 +148,26 @@ func TestRedisCostArithmetic(t *testing.T) {
 		t.Error("fsync share must be 0 when persistence was not slower")
 	}
 }
+
+// Repeats: the machine shares average over the repeats' time and the
+// verdict is worked out on the combined cell.
+func TestCombinedRepeatsKeepReadings(t *testing.T) {
+	a := *limitRun(0.95, 0.5, 0.4, 0.2, 0.1)
+	b := *limitRun(0.85, 0.4, 0.3, 0.4, 0.1)
+	a.MeasuredSeconds, b.MeasuredSeconds = 1, 3
+	a.RedisCost = &RedisCost{CPUMicrosCycle: 10}
+	b.RedisCost = &RedisCost{CPUMicrosCycle: 30}
+	m := CombineRepeats([]Run{a, b})
+	if m.Machine == nil || math.Abs(m.Machine.BusyShare-0.875) > 1e-9 || math.Abs(m.Machine.MasterCoreShare["a"]-0.35) > 1e-9 {
+		t.Fatalf("combined machine %+v, want busy 0.875 and master a 0.35 (time-weighted)", m.Machine)
+	}
+	if m.Limit == nil || m.Limit.By != LimitLatency || m.RedisCost == nil || m.RedisCost.CPUMicrosCycle != 30 {
+		t.Errorf("combined limit %+v cost %+v, want latency (87.5%% busy is not saturated) and the median cost", m.Limit, m.RedisCost)
+	}
+	// Fresh masters per repeat: different addresses are not averaged.
+	b.Machine.MasterCoreShare = map[string]float64{"x": 0.6}
+	m = CombineRepeats([]Run{a, b, a})
+	if got := m.Machine.MasterCoreShare; len(got) != 2 || got["a"] != 0.2 {
+		t.Errorf("fresh masters: %v, want the median repeat's own shares", got)
+	}
+}

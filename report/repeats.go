@@ -175,6 +175,7 @@ func CombineRepeats(runs []Run) Run {
 		m.AcquireUncorrected = &l
 	}
 	m.Repeats = rep
+	combineReadings(&m, runs)
 	return m
 }
 
