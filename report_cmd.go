@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -135,6 +137,7 @@ func printReport(s *report.Summary) {
 		}
 		fmt.Println(line)
 	}
+	printSpread(os.Stdout, s)
 	for _, f := range s.Files {
 		if f == "report.html" {
 			fmt.Printf("open: %s\n", filepath.Join(s.OutDir, f))
@@ -147,4 +150,45 @@ func orNone(v []string) string {
 		return "none"
 	}
 	return strings.Join(v, " ")
+}
+
+// printSpread shows repeated cells as median ± spread, and what each swept
+// setting changed against that noise.
+func printSpread(w io.Writer, s *report.Summary) {
+	var rep *report.Repeats
+	for _, c := range s.Cells {
+		if c.Repeats != nil {
+			rep = c.Repeats
+			break
+		}
+	}
+	if rep == nil {
+		return
+	}
+	fmt.Fprintf(w, "cells: medians of the repeats ± the larger side of the %s\n", report.CIText(rep))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  cell\trepeats\tcycles/s\tacquire p50 ms\tacquire p99 ms\trelease p99 ms\t")
+	for _, c := range s.Cells {
+		n, sp := 1, map[string]report.Spread{}
+		if c.Repeats != nil {
+			n, sp = c.Repeats.Count, c.Repeats.Spread
+		}
+		cell := func(v float64, figure string, unit float64) string {
+			t := strconv.FormatFloat(v/unit, 'f', map[bool]int{true: 0, false: 3}[unit == 1], 64)
+			if x, ok := sp[figure]; ok && x.N >= 2 {
+				t += " ±" + report.SpreadText(x)
+			}
+			return t
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t\n", c.Label, n, cell(c.CyclesPerSec, "cycles_per_sec", 1),
+			cell(c.Acquire.P50, "acquire_p50", 1000), cell(c.Acquire.P99, "acquire_p99", 1000), cell(c.Release.P99, "release_p99", 1000))
+	}
+	tw.Flush()
+	for i, d := range s.Differences {
+		if i == 10 {
+			fmt.Fprintf(w, "  … %d more differences in summary.json\n", len(s.Differences)-10)
+			break
+		}
+		fmt.Fprintln(w, "  "+d.Text)
+	}
 }

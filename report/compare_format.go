@@ -76,7 +76,7 @@ func figureTitle(r CompareRow) string {
 }
 
 func writeCompareText(w io.Writer, c *Comparison) error {
-	fmt.Fprintf(w, "compare %s → %s: %d cells matched", c.Old, c.New, c.Matched)
+	fmt.Fprintf(w, "compare %s → %s: %s matched", c.Old, c.New, cellsText(c.Matched))
 	if len(c.Ignored) > 0 {
 		fmt.Fprintf(w, " ignoring %s", strings.Join(c.Ignored, ", "))
 	}
@@ -117,7 +117,7 @@ func writeCompareFooter(w io.Writer, c *Comparison, bullet string) {
 }
 
 func writeCompareMD(w io.Writer, c *Comparison) error {
-	fmt.Fprintf(w, "Comparison of `%s` (old) and `%s` (new): %d cells matched", c.Old, c.New, c.Matched)
+	fmt.Fprintf(w, "Comparison of `%s` (old) and `%s` (new): %s matched", c.Old, c.New, cellsText(c.Matched))
 	if len(c.Ignored) > 0 {
 		fmt.Fprintf(w, " ignoring %s", strings.Join(c.Ignored, ", "))
 	}
@@ -152,4 +152,11 @@ func writeCompareCSV(w io.Writer, c *Comparison) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+func cellsText(n int) string {
+	if n == 1 {
+		return "1 cell"
+	}
+	return fmt.Sprintf("%d cells", n)
 }

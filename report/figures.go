@@ -368,6 +368,9 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 	if len(acq) < 2 {
 		return nil
 	}
+	if segs := repeatSegments(acq, c.Run.Repeats); len(segs) > 1 {
+		return repeatTimelineFigure(c, idx, s, segs)
+	}
 	origin := acq[0].StartTimeMs()
 	for _, m := range metrics {
 		for _, h := range c.Intervals[m] {
@@ -420,21 +423,7 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 		bottom.Y.Log = plots.SpansDecades(append(p99, slo)...)
 		bottom.HLines = []plots.Marker{{At: slo, Tag: "SLO", Legend: "SLO: acquire p99 ≤ " + FormatMicros(s.SLO.AcquireP99Micros), Color: 3}}
 	}
-	var marks []plots.Marker
-	for i, e := range c.Run.Events {
-		if math.IsNaN(e.AtSeconds) || math.IsInf(e.AtSeconds, 0) {
-			continue
-		}
-		text := fmt.Sprintf("%d: %s", i+1, e.Kind)
-		if e.Target != "" {
-			text += " " + e.Target
-		}
-		if e.Detail != "" {
-			text += " (" + e.Detail + ")"
-		}
-		text += fmt.Sprintf(" at %.1f s", e.AtSeconds)
-		marks = append(marks, plots.Marker{At: e.AtSeconds, Tag: strconv.Itoa(i + 1), Legend: plots.Truncate(text, 70), Color: 4})
-	}
+	marks := eventMarkers(c.Run.Events)
 	top.VLines, bottom.VLines = marks, marks
 	grid := [][]*plots.Panel{{top}}
 	if len(bottom.Series) > 0 {
@@ -449,6 +438,102 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 		Name: name, Title: "Timeline: " + c.Info.Label, Caption: caption,
 		Fig:  &plots.Figure{Title: plots.Truncate("Timeline: "+c.Info.Label, 90), Grid: grid, Width: 900, Height: 300 * float64(len(grid))},
 		Cell: idx,
+	}
+}
+
+// eventMarkers are a cell's events as numbered vertical lines.
+func eventMarkers(events []Event) []plots.Marker {
+	var marks []plots.Marker
+	for i, e := range events {
+		if math.IsNaN(e.AtSeconds) || math.IsInf(e.AtSeconds, 0) {
+			continue
+		}
+		text := fmt.Sprintf("%d: %s", i+1, e.Kind)
+		if e.Target != "" {
+			text += " " + e.Target
+		}
+		if e.Detail != "" {
+			text += " (" + e.Detail + ")"
+		}
+		text += fmt.Sprintf(" at %.1f s", e.AtSeconds)
+		marks = append(marks, plots.Marker{At: e.AtSeconds, Tag: strconv.Itoa(i + 1), Legend: plots.Truncate(text, 70), Color: 4})
+	}
+	return marks
+}
+
+// repeatSegments splits a repeated cell's intervals (all repeats' logs
+// in order) at the start of each repeat.
+func repeatSegments(ivs []*hdrhistogram.Histogram, rep *Repeats) [][]*hdrhistogram.Histogram {
+	if rep == nil || len(rep.Runs) < 2 {
+		return nil
+	}
+	var out [][]*hdrhistogram.Histogram
+	start, k := 0, 1
+	for i := 1; i <= len(ivs); i++ {
+		if i == len(ivs) {
+			out = append(out, ivs[start:i])
+			break
+		}
+		if k < len(rep.Runs) && ivs[i].StartTimeMs() >= rep.Runs[k].StartedAt.UnixMilli() {
+			out = append(out, ivs[start:i])
+			start = i
+			for k < len(rep.Runs) && ivs[i].StartTimeMs() >= rep.Runs[k].StartedAt.UnixMilli() {
+				k++
+			}
+		}
+	}
+	return out
+}
+
+// repeatTimelineFigure draws a repeated cell's timeline as one line per
+// repeat, each from the start of its own measured window, so that the
+// repeats lie over one another instead of apart across the sweep.
+func repeatTimelineFigure(c *cell, idx int, s *Summary, segs [][]*hdrhistogram.Histogram) *figure {
+	top := &plots.Panel{Title: "Throughput per second",
+		X: plots.Axis{Label: "time since the repeat's measured window opened (s)", Min: plots.F(0)},
+		Y: plots.Axis{Label: "cycles per second", Min: plots.F(0)}}
+	bottom := &plots.Panel{Title: "Acquire p99 per second",
+		X: plots.Axis{Label: "time since the repeat's measured window opened (s)", Min: plots.F(0)},
+		Y: plots.Axis{Label: "acquire p99 (ms)"}}
+	var all []float64
+	for k, seg := range segs {
+		origin := seg[0].StartTimeMs()
+		var tx, rate, px, p99 []float64
+		for _, h := range seg {
+			t0 := float64(h.StartTimeMs()-origin) / 1000
+			t1 := t0 + intervalSeconds(h)
+			r := float64(h.TotalCount()) / intervalSeconds(h)
+			tx, rate = append(tx, t0, t1), append(rate, r, r)
+			if h.TotalCount() > 0 {
+				v := float64(h.ValueAtQuantile(99)) / 1000
+				px, p99 = append(px, t0, t1), append(p99, v, v)
+			}
+		}
+		colour := k
+		if colour >= 7 {
+			colour++ // grey is kept for markers
+		}
+		label := fmt.Sprintf("repeat %d", k+1)
+		top.Series = append(top.Series, plots.Series{Label: label, X: tx, Y: rate, Color: colour})
+		if len(px) > 0 {
+			bottom.Series = append(bottom.Series, plots.Series{Label: label, X: px, Y: p99, Color: colour})
+			all = append(all, p99...)
+		}
+	}
+	slo := s.SLO.AcquireP99Micros / 1000
+	bottom.Y.Log = plots.SpansDecades(append(all, slo)...)
+	bottom.HLines = []plots.Marker{{At: slo, Tag: "SLO", Legend: "SLO: acquire p99 ≤ " + FormatMicros(s.SLO.AcquireP99Micros), Color: 3}}
+	marks := eventMarkers(c.Run.Events)
+	top.VLines, bottom.VLines = marks, marks
+	grid := [][]*plots.Panel{{top}}
+	if len(bottom.Series) > 0 {
+		grid = append(grid, []*plots.Panel{bottom})
+	}
+	return &figure{
+		Name: fmt.Sprintf("timeline-%03d", c.Info.Index), Title: "Timeline: " + c.Info.Label,
+		Caption: fmt.Sprintf("Cycles per second and acquire p99 (ms) for each 1 s interval of the HDR interval logs, one line per repeat (%d), each from the start of its own measured window: a repeat that stands apart is the machine's noise.", len(segs)),
+		Fig:     &plots.Figure{Title: plots.Truncate("Timeline: "+c.Info.Label, 90), Grid: grid, Width: 900, Height: 300 * float64(len(grid))},
+		Cell:    idx,
 	}
 }
 

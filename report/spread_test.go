@@ -99,6 +99,11 @@ func TestSpreadInTablesAndPlots(t *testing.T) {
 	if bars == 0 || !strings.Contains(load.Caption, "error bars") {
 		t.Error("throughput-vs-load has no error bars")
 	}
+	// A repeated cell's timeline: one line per repeat, laid over each other.
+	tl := figureNamed(t, figs, "timeline-000")
+	if se := tl.Fig.Grid[0][0].Series; len(se) != 5 || se[4].Label != "repeat 5" || se[4].X[0] != 0 {
+		t.Errorf("timeline of a repeated cell: %d series", len(se))
+	}
 	modes := figureNamed(t, figs, "acquisition-modes")
 	if b := modes.Fig.Grid[0][0].Bars; b == nil || len(b.Sets[0].Low) == 0 {
 		t.Error("acquisition-modes bars have no error bars")

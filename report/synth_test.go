@@ -210,6 +210,8 @@ func synthRepeats(c synthCell, run Run) Run {
 		r.AcquireFailedLatency = scale(run.AcquireFailedLatency, 1)
 		r.Outcomes = Outcomes{Acquired: run.Outcomes.Acquired / n, NotAcquired: run.Outcomes.NotAcquired / n, PerMaster: run.Outcomes.PerMaster}
 		r.MeasuredSeconds = run.MeasuredSeconds / float64(n)
+		// The cell's seconds are split among its repeats, in order.
+		r.StartedAt = run.StartedAt.Add(time.Duration(float64(k) * r.MeasuredSeconds * float64(time.Second)))
 		reps[k] = r
 	}
 	return CombineRepeats(reps)
