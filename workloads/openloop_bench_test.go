@@ -113,3 +113,87 @@ func median(xs []float64) float64 {
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
+
+// BenchmarkRunnerOpenVsClosed is the load generator's own cost per cycle,
+// without Redis: a fake lock whose every acquire and release is one round
+// trip to a server goroutine (a park and a wake, as with the engine's
+// replies). Closed loop and an open loop offered far more than it can
+// serve, 512 workers each, back to back; reported: client CPU µs per cycle
+// of each and their ratio (target ≤ 1.2). LOCKBENCH_BENCH_RATE sets the
+// open loop's rate instead (e.g. below saturation, where the pacer wakes
+// idle workers).
+//
+//	go test -run '^$' -bench RunnerOpenVsClosed -benchtime 1x ./workloads
+func BenchmarkRunnerOpenVsClosed(b *testing.B) {
+	rate := 5_000_000.0
+	if v := os.Getenv("LOCKBENCH_BENCH_RATE"); v != "" {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r <= 0 {
+			b.Fatalf("LOCKBENCH_BENCH_RATE: %q is not a positive rate", v)
+		}
+		rate = r
+	}
+	lk := newEchoLocker()
+	defer lk.close()
+	ch, _ := workloads.NewChooser(workloads.ChooserConfig{Keys: 100_000})
+	cell := func(name string, rate float64) float64 {
+		st, err := workloads.Run(context.Background(), lk, workloads.RunConfig{
+			Workers: 512, Rate: rate, Duration: time.Second, Warmup: 200 * time.Millisecond,
+			Keys: workloads.Keys{Prefix: name + ":", Count: 100_000}, Chooser: ch, Seed: 1,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r := st.Result(lk, nil, time.Now())
+		b.Logf("%s: %.0f cycles/s, %.2f client CPU µs/cycle", name, r.Throughput.CyclesPerSec, r.Client.CPUMicrosCycle)
+		return r.Client.CPUMicrosCycle
+	}
+	b.ResetTimer()
+	for range b.N {
+		closed := cell("closed", 0)
+		open := cell("open", rate)
+		b.ReportMetric(closed, "closed-cpu-µs/cycle")
+		b.ReportMetric(open, "open-cpu-µs/cycle")
+		b.ReportMetric(open/closed, "open/closed-cpu/cycle")
+	}
+}
+
+// echoLocker always grants the lock after one round trip to its server
+// goroutine.
+type echoLocker struct{ reqs chan chan struct{} }
+
+func newEchoLocker() *echoLocker {
+	l := &echoLocker{reqs: make(chan chan struct{}, 1024)}
+	go func() {
+		for r := range l.reqs {
+			r <- struct{}{}
+		}
+	}()
+	return l
+}
+
+func (l *echoLocker) close() { close(l.reqs) }
+
+func (l *echoLocker) roundTrip() {
+	r := make(chan struct{}, 1)
+	l.reqs <- r
+	<-r
+}
+
+func (l *echoLocker) Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
+	l.roundTrip()
+	now := time.Now()
+	return &engine.Lock{Key: key, Start: now, ValidUntil: now.Add(time.Minute)},
+		engine.Result{Acquired: true, Attempts: 1, Successes: 1, PerMaster: []engine.Outcome{engine.OK}}
+}
+
+func (l *echoLocker) Release(ctx context.Context, lk *engine.Lock) engine.OpResult {
+	l.roundTrip()
+	return engine.OpResult{OK: true, Count: 1, PerMaster: []engine.Outcome{engine.OK}}
+}
+
+func (l *echoLocker) Addrs() []string { return []string{"echo"} }
+
+func (l *echoLocker) LateOutcomes() [][engine.NumOutcomes]int64 {
+	return make([][engine.NumOutcomes]int64, 1)
+}
