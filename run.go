@@ -162,7 +162,7 @@ func printRun(w io.Writer, r *report.Run, s plan.Settings) {
 	if ol := r.OpenLoop; ol != nil {
 		fmt.Fprintf(w, "open loop: offered %.0f/s (%d starts), served %.0f/s (%d), unserved %d, pacer lag p99 %.0f µs%s\n",
 			ol.OfferedRate, ol.Offered, ol.ServedRate, ol.Served, ol.Unserved, ol.PacerLag.P99,
-			map[bool]string{true: "  OVERLOADED: the lock could not keep up", false: ""}[ol.Overloaded])
+			openLoopNote(ol))
 	}
 	fmt.Fprintln(w)
 	printRepeats(w, r)
@@ -252,6 +252,17 @@ func printRepeats(w io.Writer, r *report.Run) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+}
+
+// openLoopNote says who left offered starts unserved.
+func openLoopNote(ol *report.OpenLoop) string {
+	switch {
+	case ol.Overloaded:
+		return "  OVERLOADED: the lock could not keep up"
+	case ol.Unserved > 0:
+		return "  (unserved: lockbench was late, see warnings)"
+	}
+	return ""
 }
 
 // printSafety never shows a green 0 when the probe judged nothing.

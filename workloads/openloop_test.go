@@ -62,7 +62,7 @@ func TestOpenLoopOverloadedCountsEveryIntendedStart(t *testing.T) {
 	}
 	r := st.Result(e, nil, time.Now())
 	ol := r.OpenLoop
-	if ol == nil || !ol.Overloaded || ol.Served != st.Started || ol.ServedRate <= 0 || !hasWarning(r.Warnings, "OVERLOADED") {
+	if ol == nil || !ol.Overloaded || st.UnservedLate || ol.Served != st.Started || ol.ServedRate <= 0 || !hasWarning(r.Warnings, "OVERLOADED") {
 		t.Fatalf("result open loop %+v, warnings %q; want overloaded, served and a warning", ol, r.Warnings)
 	}
 }
@@ -79,19 +79,20 @@ func TestOpenLoopKeepsUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lagMax := time.Duration(st.PacerLag.Max()) * time.Microsecond
-	t.Logf("offered %d started %d unserved %d; pacer lag p50 %dµs max %v", st.Offered, st.Started, st.Unserved, st.PacerLag.ValueAtQuantile(50), lagMax)
+	t.Logf("offered %d started %d unserved %d (lockbench late: %v); pacer lag p50 %dµs max %dµs",
+		st.Offered, st.Started, st.Unserved, st.UnservedLate, st.PacerLag.ValueAtQuantile(50), st.PacerLag.Max())
 	if st.Offered != 500 || st.Unserved != st.Offered-st.Started {
 		t.Fatalf("offered %d started %d unserved %d; want 500 and unserved = offered − started", st.Offered, st.Started, st.Unserved)
 	}
 	// A start due just before the end may begin up to the lag limit after
-	// it; only a starved machine makes lockbench later than that.
-	if st.Unserved != 0 && lagMax <= workloads.PacerLagLimit {
-		t.Fatalf("%d starts unserved at 500/s with 16 workers", st.Unserved)
-	}
+	// it; only a starved machine makes lockbench later than that, and then
+	// the result must blame lockbench, not the lock.
 	r := st.Result(e, nil, time.Now())
-	if st.Unserved == 0 && (r.OpenLoop.Overloaded || hasWarning(r.Warnings, "OVERLOADED")) {
-		t.Fatalf("warned of overload with nothing unserved: %q", r.Warnings)
+	if st.Unserved != 0 && !st.UnservedLate {
+		t.Fatalf("%d starts unserved at 500/s with 16 workers, blamed on the lock", st.Unserved)
+	}
+	if r.OpenLoop.Overloaded || hasWarning(r.Warnings, "OVERLOADED") {
+		t.Fatalf("warned of overload at 500/s with 16 workers: %q", r.Warnings)
 	}
 }
 

@@ -47,6 +47,9 @@ type pacer struct {
 
 	next atomic.Int64 // the oldest ticket not yet claimed
 	idle atomic.Int64 // workers waiting for a ticket
+	// lateAtEnd: a start left unserved at the end had a free worker in
+	// time; lockbench was late, not the lock.
+	lateAtEnd atomic.Bool
 	// wake carries one token per idle worker to wake, and is closed when
 	// the pacer stops; wentIdle tells a pacer waiting on busy workers that
 	// one is free.
@@ -114,11 +117,17 @@ func (p *pacer) claim(ctx context.Context) (n int64, intended time.Time, lag tim
 			p.next.CompareAndSwap(n, p.first)
 			continue
 		}
-		if n >= p.last || ctx.Err() != nil {
+		if n >= p.last {
 			return 0, time.Time{}, 0, false
 		}
 		intended = p.at(n)
-		if !now.Before(p.end) && now.Sub(intended) > PacerLagLimit {
+		if ctx.Err() != nil || !now.Before(p.end) && now.Sub(intended) > PacerLagLimit {
+			// Left unserved. If this worker was free by the time the start
+			// was due (plus the lag limit), lockbench, not the lock, was
+			// too slow for it.
+			if !intended.After(now) && !free.After(intended.Add(PacerLagLimit)) {
+				p.lateAtEnd.Store(true)
+			}
 			return 0, time.Time{}, 0, false
 		}
 		if !intended.After(now) {
@@ -127,15 +136,13 @@ func (p *pacer) claim(ctx context.Context) (n int64, intended time.Time, lag tim
 			}
 			continue
 		}
-		if !p.wait(ctx) {
-			return 0, time.Time{}, 0, false
-		}
+		p.wait()
 	}
 }
 
 // wait parks an idle worker until the pacer wakes it (or a ticket is
 // already due, or the schedule ends).
-func (p *pacer) wait(ctx context.Context) bool {
+func (p *pacer) wait() {
 	p.idle.Add(1)
 	defer p.idle.Add(-1)
 	select {
@@ -145,11 +152,10 @@ func (p *pacer) wait(ctx context.Context) bool {
 	// Counted idle before looking again: a ticket that fell due meanwhile
 	// is seen here, or the pacer saw this worker idle and sends a token.
 	if n := p.next.Load(); n >= p.last || !p.at(n).After(time.Now()) {
-		return true
+		return
 	}
 	// One channel only: the pacer closes wake when it stops, also on ctx.
 	<-p.wake
-	return ctx.Err() == nil
 }
 
 // run wakes idle workers as tickets fall due, until every ticket is due or

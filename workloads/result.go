@@ -128,7 +128,7 @@ func (s *Stats) notJudged() string {
 
 func (s *Stats) openLoop() *report.OpenLoop {
 	ol := &report.OpenLoop{OfferedRate: s.Rate, Offered: s.Offered, Served: s.Started, Unserved: s.Unserved,
-		Overloaded: s.Unserved > 0}
+		Overloaded: s.Unserved > 0 && !s.UnservedLate && !s.Interrupted}
 	if s.PacerLag != nil {
 		ol.PacerLag = report.Summarize(s.PacerLag)
 	}
@@ -142,10 +142,15 @@ func (s *Stats) openLoop() *report.OpenLoop {
 // offered rate, or lockbench could not keep the schedule.
 func (s *Stats) openLoopWarnings(ol *report.OpenLoop) []string {
 	var w []string
-	if ol.Unserved > 0 {
-		w = append(w, fmt.Sprintf("open loop OVERLOADED: %d of %d offered starts (%.0f%%) were never served; served %.0f/s of %.0f/s offered: "+
+	pct := 100 * float64(ol.Unserved) / float64(max(ol.Offered, 1))
+	switch {
+	case ol.Overloaded:
+		w = append(w, fmt.Sprintf("open loop OVERLOADED: %d of %d offered starts (%.1f%%) were never served; served %.0f/s of %.0f/s offered: "+
 			"the lock could not keep up at this max-in-flight, and the corrected latency grows with the backlog (p99 %s)",
-			ol.Unserved, ol.Offered, 100*float64(ol.Unserved)/float64(max(ol.Offered, 1)), ol.ServedRate, ol.OfferedRate, micros(report.Summarize(s.Acquire).P99)))
+			ol.Unserved, ol.Offered, pct, ol.ServedRate, ol.OfferedRate, micros(report.Summarize(s.Acquire).P99)))
+	case ol.Unserved > 0 && !s.Interrupted:
+		w = append(w, fmt.Sprintf("open loop: %d of %d offered starts (%.1f%%) were never served although a worker was free for them: "+
+			"lockbench itself was too late (pacer lag p99 %s), not the lock", ol.Unserved, ol.Offered, pct, micros(ol.PacerLag.P99)))
 	}
 	if lim := float64(PacerLagLimit.Microseconds()); ol.PacerLag.Count > 0 && ol.PacerLag.P99 > lim {
 		w = append(w, fmt.Sprintf("open loop: pacer lag p99 %s exceeds %s: lockbench started acquires late that it could have started, "+

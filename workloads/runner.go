@@ -100,6 +100,7 @@ type Stats struct {
 	Offered            int64                   // open loop: acquires intended to start in the window
 	Started            int64                   // open loop: of those, started (an acquire was sent)
 	Unserved           int64                   // open loop: Offered − Started, never started
+	UnservedLate       bool                    // open loop: an unserved start had a free worker in time: lockbench was late, not the lock
 	PacerLag           *hdrhistogram.Histogram // open loop: how late lockbench started what it could have started, µs
 	Violations         int64
 	JudgedHolds        int64 // holds the probe judged on a validity window
@@ -318,6 +319,7 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 			st.Started += wc.started
 		}
 		st.Unserved = st.Offered - st.Started
+		st.UnservedLate = pace.lateAtEnd.Load()
 	}
 	if stop.After(measureFrom) {
 		st.Measured = stop.Sub(measureFrom)
