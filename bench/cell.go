@@ -113,13 +113,16 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 	win := newWindowReadings(ctx, eng, m)
 	rc.OnWindow = win.mark
 	var locker workloads.Locker = eng
+	var rsSettings *redsyncdriver.Settings // the terms redsync ran on, in the result
 	if s.Driver == "redsync" {
-		rs, err := redsyncdriver.New(ctx, cfg)
+		rs, err := redsyncdriver.New(ctx, cfg, s.Workers)
 		if err != nil {
 			return nil, err
 		}
 		defer rs.Close()
 		locker = rs
+		st := rs.Settings()
+		rsSettings = &st
 		tokenPrefixes = append(tokenPrefixes, rs.TokenPrefix())
 	}
 	// Segments on several machines start together.
@@ -147,11 +150,12 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 	shown.KeyPrefix = prefix
 	res := st.Result(locker, struct {
 		plan.Settings
-		Quorum       int    `json:"quorum"`
-		Embedded     bool   `json:"embedded_masters"`
-		RedisVersion string `json:"redis_server_version,omitempty"`
-		Version      string `json:"lockbench_version"`
-	}{shown, engine.Quorum(len(m.Addrs)), m.Embedded, m.Version, Version}, started)
+		Quorum       int                     `json:"quorum"`
+		Embedded     bool                    `json:"embedded_masters"`
+		RedisVersion string                  `json:"redis_server_version,omitempty"`
+		Version      string                  `json:"lockbench_version"`
+		Redsync      *redsyncdriver.Settings `json:"redsync,omitempty"`
+	}{shown, engine.Quorum(len(m.Addrs)), m.Embedded, m.Version, Version, rsSettings}, started)
 	res.BaselineRTT = map[string]report.Latency{}
 	for i, addr := range eng.Addrs() {
 		h := report.NewHistogram()

@@ -1,13 +1,18 @@
 // Package redsyncdriver runs the same workload through go-redsync/redsync v4
 // on go-redis v9, so users can compare the library they run today with
 // lockbench's engine under the same load, in the same report.
+//
+// The comparison is on equal terms: as many go-redis connections per master
+// as workers can use, the per-master timeout on every command (release and
+// extend too), the same drift (TTL × factor + 2 ms) and the same retry loop,
+// and every master's reply counted as the engine counts it.
 package redsyncdriver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"time"
 
@@ -19,86 +24,127 @@ import (
 	"lockbench/engine"
 )
 
-// Driver adapts redsync to the runner's Locker interface.
-type Driver struct {
-	cfg     engine.Config
-	rs      *redsync.Redsync
-	clients []*goredislib.Client
-	addrs   []string
-	opts    []redsync.Option
-	tokens  *engine.TokenSource
+// Settings are the terms redsync ran on, recorded with the result.
+type Settings struct {
+	// PoolSize is go-redis' connections per master: 2 × workers (at least
+	// go-redis' default of 10 per core). Each worker has one command in
+	// flight per master; under wait=quorum one more may still be finishing.
+	PoolSize int `json:"pool_size"`
+	// DriftFactor is what redsync is given. redsync's drift is TTL × factor,
+	// the engine's TTL × factor + 2 ms; the factor is raised by 2 ms / TTL so
+	// both lock windows end at t1 + TTL − drift.
+	DriftFactor float64 `json:"drift_factor"`
+	Drift       string  `json:"drift"`
+	// Timeout bounds each master's reply to acquire, release and extend.
+	Timeout string `json:"per_master_timeout"`
+	// Retries are the driver's loop over redsync's TryLockContext (one
+	// attempt each), with the engine's random delay, so that every attempt's
+	// per-master outcomes are seen.
+	Retries int `json:"retries"`
 }
 
-// New connects one go-redis client per master and checks each with PING.
-// redsync always acquires on all masters at once, so only mode multiplexed
-// is accepted; wait=quorum maps to redsync's WithFailFast.
-func New(ctx context.Context, cfg engine.Config) (*Driver, error) {
+// Driver adapts redsync to the runner's Locker and Extender interfaces.
+type Driver struct {
+	cfg      engine.Config
+	rs       *redsync.Redsync
+	clients  []*goredislib.Client
+	addrs    []string
+	tokens   *engine.TokenSource
+	late     *lateCounts
+	settings Settings
+}
+
+// New connects one go-redis client per master, sized for workers, and
+// checks each with PING. redsync always acquires on all masters at once, so
+// only mode multiplexed is accepted; wait=quorum maps to redsync's
+// WithFailFast.
+func New(ctx context.Context, cfg engine.Config, workers int) (*Driver, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Mode != engine.Multiplexed {
 		return nil, fmt.Errorf("mode: %q is not available with driver redsync; redsync acquires on all masters at once (multiplexed)", cfg.Mode)
 	}
-	d := &Driver{cfg: cfg, tokens: engine.NewTokenSource()}
+	d := &Driver{cfg: cfg, tokens: engine.NewTokenSource(), late: newLateCounts(len(cfg.Masters))}
+	d.settings = Settings{
+		PoolSize:    max(2*workers, 10*runtime.GOMAXPROCS(0)),
+		DriftFactor: driftFactor(cfg.TTL, cfg.DriftFactor),
+		Drift:       engine.Drift(cfg.TTL, cfg.DriftFactor).String(),
+		Timeout:     cfg.Timeout.String(),
+		Retries:     cfg.Retries,
+	}
 	var pools []redsyncredis.Pool
-	for _, m := range cfg.Masters {
-		_, display, err := engine.ParseMaster(m)
+	for i, m := range cfg.Masters {
+		c, display, err := d.connect(ctx, m)
 		if err != nil {
 			d.Close()
 			return nil, err
 		}
-		url := m
-		if !strings.Contains(url, "://") {
-			url = "redis://" + url
-		}
-		opt, err := goredislib.ParseURL(url)
-		if err != nil {
-			d.Close()
-			return nil, fmt.Errorf("masters: %q: %s", engine.RedactURL(m), engine.RedactIn(err.Error(), m))
-		}
-		if opt.TLSConfig != nil && !cfg.TLS.Empty() {
-			if opt.TLSConfig, err = cfg.TLS.Config(opt.TLSConfig.ServerName); err != nil {
-				d.Close()
-				return nil, err
-			}
-		}
-		// Without this go-redis ignores context deadlines on the socket, and
-		// redsync's per-master timeout would not bound anything.
-		opt.ContextTimeoutEnabled = true
-		opt.MaxRetries = -1
-		c := goredislib.NewClient(opt)
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = c.Ping(pctx).Err()
-		cancel()
-		if err != nil {
-			c.Close()
-			d.Close()
-			return nil, fmt.Errorf("master %s: %w", display, err)
-		}
 		d.clients = append(d.clients, c)
 		d.addrs = append(d.addrs, display)
-		pools = append(pools, goredis.NewPool(c))
+		pools = append(pools, countingPool{inner: goredis.NewPool(c), node: i})
 	}
 	d.rs = redsync.New(pools...)
-	d.opts = []redsync.Option{
-		redsync.WithExpiry(cfg.TTL),
-		redsync.WithTries(cfg.Retries + 1),
-		redsync.WithDriftFactor(cfg.DriftFactor),
-		// redsync's per-master timeout is expiry × factor.
-		redsync.WithTimeoutFactor(float64(cfg.Timeout) / float64(cfg.TTL)),
-		redsync.WithFailFast(cfg.Wait == engine.WaitQuorum),
-		// Our own token format, so the cleanup after a run recognises them.
-		redsync.WithGenValueFunc(func() (string, error) { return d.tokens.Next(), nil }),
-		redsync.WithRetryDelayFunc(func(int) time.Duration {
-			span := cfg.RetryMax - cfg.RetryMin
-			if span <= 0 {
-				return cfg.RetryMin
-			}
-			return cfg.RetryMin + rand.N(span+1)
-		}),
-	}
 	return d, nil
 }
+
+// connect opens and pings one master's go-redis client.
+func (d *Driver) connect(ctx context.Context, m string) (*goredislib.Client, string, error) {
+	_, display, err := engine.ParseMaster(m)
+	if err != nil {
+		return nil, "", err
+	}
+	url := m
+	if !strings.Contains(url, "://") {
+		url = "redis://" + url
+	}
+	opt, err := goredislib.ParseURL(url)
+	if err != nil {
+		return nil, "", fmt.Errorf("masters: %q: %s", engine.RedactURL(m), engine.RedactIn(err.Error(), m))
+	}
+	if opt.TLSConfig != nil && !d.cfg.TLS.Empty() {
+		if opt.TLSConfig, err = d.cfg.TLS.Config(opt.TLSConfig.ServerName); err != nil {
+			return nil, "", err
+		}
+	}
+	// Without this go-redis ignores context deadlines on the socket, and
+	// the per-master timeout would not bound anything.
+	opt.ContextTimeoutEnabled = true
+	opt.MaxRetries = -1
+	opt.PoolSize = d.settings.PoolSize
+	c := goredislib.NewClient(opt)
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err = c.Ping(pctx).Err()
+	cancel()
+	if err != nil {
+		c.Close()
+		return nil, "", fmt.Errorf("master %s: %w", display, err)
+	}
+	return c, display, nil
+}
+
+// driftFactor is the factor that gives redsync (drift = TTL × factor) the
+// engine's drift, TTL × factor + 2 ms.
+func driftFactor(ttl time.Duration, factor float64) float64 {
+	return float64(engine.Drift(ttl, factor)) / float64(ttl)
+}
+
+// options are redsync's settings for a lock of ttl.
+func (d *Driver) options(ttl time.Duration, extra ...redsync.Option) []redsync.Option {
+	return append([]redsync.Option{
+		redsync.WithExpiry(ttl),
+		redsync.WithTries(1),
+		redsync.WithDriftFactor(driftFactor(ttl, d.cfg.DriftFactor)),
+		// redsync's per-master timeout on acquire is expiry × factor.
+		redsync.WithTimeoutFactor(float64(d.cfg.Timeout) / float64(ttl)),
+		redsync.WithFailFast(d.cfg.Wait == engine.WaitQuorum),
+		// Our own token format, so the cleanup after a run recognises them.
+		redsync.WithGenValueFunc(func() (string, error) { return d.tokens.Next(), nil }),
+	}, extra...)
+}
+
+// Settings are the terms this driver runs redsync on.
+func (d *Driver) Settings() Settings { return d.settings }
 
 // TokenPrefix is what every lock value of this driver starts with.
 func (d *Driver) TokenPrefix() string { return d.tokens.Prefix() }
@@ -114,67 +160,105 @@ func (d *Driver) Close() {
 // Addrs are the masters' display addresses.
 func (d *Driver) Addrs() []string { return d.addrs }
 
-// LateOutcomes: redsync does not report replies after its decision.
-func (d *Driver) LateOutcomes() [][engine.NumOutcomes]int64 {
-	return make([][engine.NumOutcomes]int64, len(d.addrs))
+// LateOutcomes are SET replies that came after redsync had decided (only
+// under wait=quorum, where redsync returns without waiting for them).
+func (d *Driver) LateOutcomes() [][engine.NumOutcomes]int64 { return d.late.snapshot() }
+
+// Acquire tries to take key, retrying after the engine's random delay up to
+// Retries times, each attempt one redsync TryLockContext.
+func (d *Driver) Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
+	start := time.Now()
+	for attempt := 1; ; attempt++ {
+		lock, res := d.tryAcquire(ctx, key)
+		res.Attempts = attempt
+		res.Elapsed = time.Since(start)
+		if lock != nil || attempt > d.cfg.Retries || ctx.Err() != nil {
+			return lock, res
+		}
+		delay := d.cfg.RetryMin
+		if span := d.cfg.RetryMax - d.cfg.RetryMin; span > 0 {
+			delay += rand.N(span + 1)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
 }
 
-// Acquire locks key with redsync. redsync reveals per-master outcomes only
-// for failures (taken nodes, node errors); on success they stay pending.
-func (d *Driver) Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
-	m := d.rs.NewMutex(key, d.opts...)
-	t0 := time.Now()
-	err := m.LockContext(ctx)
-	res := engine.Result{Elapsed: time.Since(t0), Attempts: 1, PerMaster: make([]engine.Outcome, len(d.addrs))}
+// tryAcquire is one redsync attempt, with every master's SET outcome.
+func (d *Driver) tryAcquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
+	n := len(d.addrs)
+	if err := ctx.Err(); err != nil {
+		return nil, engine.Result{Err: err, PerMaster: make([]engine.Outcome, n)}
+	}
+	rec := newAttempt(opSetNX, n, d.cfg.Wait == engine.WaitQuorum, d.late)
+	m := d.rs.NewMutex(key, d.options(d.cfg.TTL)...)
+	t1 := time.Now()
+	err := m.TryLockContext(withAttempt(ctx, rec))
+	end := time.Now()
+	outs, ok := rec.close()
+	res := engine.Result{Successes: ok, Elapsed: end.Sub(t1), PerMaster: outs,
+		Validity: engine.Validity(d.cfg.TTL, end.Sub(t1), d.cfg.DriftFactor)}
 	if err == nil {
 		res.Acquired = true
-		res.Validity = time.Until(m.Until())
-		return &engine.Lock{Key: key, Token: m.Value(), Start: t0, ValidUntil: m.Until(), Handle: m}, res
+		res.Validity = m.Until().Sub(end)
+		return &engine.Lock{Key: key, Token: m.Value(), Start: t1, ValidUntil: m.Until(), Handle: m}, res
 	}
 	if ctx.Err() != nil {
 		res.Err = ctx.Err()
 	}
-	var taken *redsync.ErrTaken
-	if errors.As(err, &taken) {
-		for _, n := range taken.Nodes {
-			res.PerMaster[n] = engine.Taken
-		}
-	}
-	for _, e := range unwrapAll(err) {
-		var nodeTaken *redsync.ErrNodeTaken
-		var re *redsync.RedisError
-		switch {
-		case errors.As(e, &nodeTaken) && nodeTaken.Node < len(res.PerMaster):
-			res.PerMaster[nodeTaken.Node] = engine.Taken
-		case errors.As(e, &re) && re.Node < len(res.PerMaster):
-			if errors.Is(re.Err, context.DeadlineExceeded) {
-				res.PerMaster[re.Node] = engine.Timeout
-			} else {
-				res.PerMaster[re.Node] = engine.Error
-			}
-		}
-	}
 	return nil, res
 }
 
-// Release unlocks with redsync's own compare-and-delete.
-func (d *Driver) Release(ctx context.Context, l *engine.Lock) engine.OpResult {
-	m, ok := l.Handle.(*redsync.Mutex)
-	if !ok {
-		m = d.rs.NewMutex(l.Key, append(d.opts, redsync.WithValue(l.Token))...)
+// mutexFor is the redsync mutex of a held lock, for a lock of ttl.
+func (d *Driver) mutexFor(l *engine.Lock, ttl time.Duration) *redsync.Mutex {
+	if m, ok := l.Handle.(*redsync.Mutex); ok && ttl == d.cfg.TTL {
+		return m
 	}
-	t0 := time.Now()
-	released, _ := m.UnlockContext(ctx)
-	return engine.OpResult{OK: released, Elapsed: time.Since(t0), PerMaster: make([]engine.Outcome, len(d.addrs))}
+	return d.rs.NewMutex(l.Key, d.options(ttl, redsync.WithValue(l.Token))...)
 }
 
-func unwrapAll(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, unwrapAll(e)...)
-		}
-		return out
+// Release unlocks with redsync's own compare-and-delete, each master
+// bounded by the per-master timeout as the engine's release is. OK when at
+// least one master freed it (as the engine counts it; redsync's own answer
+// wants a quorum).
+func (d *Driver) Release(ctx context.Context, l *engine.Lock) engine.OpResult {
+	rec := newAttempt(opEval, len(d.addrs), false, nil)
+	m := d.mutexFor(l, d.cfg.TTL)
+	t1 := time.Now()
+	cctx, cancel := context.WithTimeout(withAttempt(ctx, rec), d.cfg.Timeout)
+	_, _ = m.UnlockContext(cctx)
+	cancel()
+	elapsed := time.Since(t1)
+	outs, n := rec.close()
+	return engine.OpResult{OK: n > 0, Count: n, Elapsed: elapsed, PerMaster: outs}
+}
+
+// Extend resets the TTL through redsync's ExtendContext, each master bounded
+// by the per-master timeout. As with the engine, a lock whose validity has
+// run out is not extended, and the extension counts only if it ended within
+// the old validity.
+func (d *Driver) Extend(ctx context.Context, l *engine.Lock, ttl time.Duration) engine.OpResult {
+	n := len(d.addrs)
+	t1 := time.Now()
+	if !t1.Before(l.ValidUntil) {
+		return engine.OpResult{PerMaster: make([]engine.Outcome, n)}
 	}
-	return []error{err}
+	rec := newAttempt(opEval, n, false, nil)
+	m := d.mutexFor(l, ttl)
+	cctx, cancel := context.WithTimeout(withAttempt(ctx, rec), d.cfg.Timeout)
+	extended, _ := m.ExtendContext(cctx)
+	cancel()
+	now := time.Now()
+	outs, ok := rec.close()
+	res := engine.OpResult{Count: ok, Elapsed: now.Sub(t1), PerMaster: outs}
+	if extended && now.Before(l.ValidUntil) {
+		res.OK = true
+		res.Validity = m.Until().Sub(now)
+		l.Start, l.ValidUntil, l.Handle = t1, m.Until(), m
+	}
+	return res
 }

@@ -2,6 +2,7 @@ package redsyncdriver
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -9,18 +10,25 @@ import (
 	"lockbench/engine"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
+	"lockbench/workloads"
 )
+
+func newDriver(t *testing.T, cfg engine.Config, workers int) *Driver {
+	t.Helper()
+	d, err := New(context.Background(), cfg, workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	return d
+}
 
 func TestRedsyncDriver(t *testing.T) {
 	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
 	cfg := engine.DefaultConfig()
 	cfg.Masters = set.Addrs()
 	cfg.TTL = 2 * time.Second
-	d, err := New(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := newDriver(t, cfg, 4)
 	ctx := context.Background()
 	lock, res := d.Acquire(ctx, "rs:key")
 	if lock == nil || !res.Acquired || res.Validity <= 0 || !strings.HasPrefix(lock.Token, d.TokenPrefix()) {
@@ -42,7 +50,98 @@ func TestRedsyncDriver(t *testing.T) {
 		t.Fatal("key left after release")
 	}
 	cfg.Mode = engine.Sequential
-	if _, err := New(context.Background(), cfg); err == nil || !strings.HasPrefix(err.Error(), "mode:") {
+	if _, err := New(context.Background(), cfg, 4); err == nil || !strings.HasPrefix(err.Error(), "mode:") {
 		t.Fatalf("sequential with redsync: %v", err)
 	}
 }
+
+// TestRedsyncOnEqualTerms: the pool holds every worker's commands, each
+// master's OK is counted (Successes too), the per-master timeout bounds the
+// release, the lock window is the engine's (t1 + TTL − drift), Extend goes
+// through redsync and resets the TTL, and a quorum that came too late is
+// contention, not an error.
+func TestRedsyncOnEqualTerms(t *testing.T) {
+	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
+	cfg := engine.DefaultConfig()
+	cfg.Masters = set.Addrs()
+	cfg.TTL = 2 * time.Second
+	d := newDriver(t, cfg, 300)
+	if st := d.Settings(); st.PoolSize < 300 || d.clients[0].Options().PoolSize != st.PoolSize {
+		t.Fatalf("pool %d (client %d) for 300 workers", st.PoolSize, d.clients[0].Options().PoolSize)
+	}
+	ctx := context.Background()
+
+	lock, res := d.Acquire(ctx, "eq:a")
+	if lock == nil || res.Successes != 3 || !allAre(res.PerMaster, engine.OK) {
+		t.Fatalf("acquire: successes %d, per master %v", res.Successes, res.PerMaster)
+	}
+	// Same drift as the engine: the window ends at t1 + TTL − drift (t1 is
+	// taken just before redsync's own start, so up to 1 ms later here).
+	want := cfg.TTL - engine.Drift(cfg.TTL, cfg.DriftFactor)
+	if got := lock.ValidUntil.Sub(lock.Start); got < want || got > want+time.Millisecond {
+		t.Fatalf("window %v, want TTL − drift = %v", got, want)
+	}
+	if d.Settings().Drift != engine.Drift(cfg.TTL, cfg.DriftFactor).String() {
+		t.Fatalf("recorded drift %s", d.Settings().Drift)
+	}
+
+	// Extend through redsync: every master's TTL is reset, the window moves.
+	time.Sleep(300 * time.Millisecond)
+	old := lock.ValidUntil
+	ext := d.Extend(ctx, lock, cfg.TTL)
+	if !ext.OK || ext.Count != 3 || !allAre(ext.PerMaster, engine.OK) || !lock.ValidUntil.After(old) {
+		t.Fatalf("extend: %+v, window %v → %v", ext, old, lock.ValidUntil)
+	}
+	for _, a := range set.Addrs() {
+		if ms, _ := redistest.Do(a, "PTTL", "eq:a"); atoi(ms) < int(cfg.TTL.Milliseconds())-150 {
+			t.Fatalf("%s: PTTL %s ms after extend; want close to %v", a, ms, cfg.TTL)
+		}
+	}
+
+	slow := cfg
+	slow.TTL, slow.Timeout = 7*time.Millisecond, 5*time.Millisecond
+	ds := newDriver(t, slow, 4) // connects (PING) before the master is stuck
+
+	// One master stuck: its SET times out, the other two are counted OK,
+	// and the release comes back after the per-master timeout.
+	stuck := set.Masters()[2]
+	if err := stuck.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer stuck.Resume()
+	l2, r2 := d.Acquire(ctx, "eq:b")
+	if l2 == nil || r2.Successes != 2 || r2.PerMaster[0] != engine.OK || r2.PerMaster[1] != engine.OK || r2.PerMaster[2] != engine.Timeout {
+		t.Fatalf("acquire with a stuck master: successes %d, per master %v", r2.Successes, r2.PerMaster)
+	}
+	done := make(chan engine.OpResult, 1)
+	go func() { done <- d.Release(ctx, l2) }()
+	select {
+	case rel := <-done:
+		if !rel.OK || rel.Count != 2 || rel.PerMaster[2] != engine.Timeout {
+			t.Fatalf("release with a stuck master: %+v", rel)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("release waited on the stuck master (no per-master timeout)")
+	}
+
+	// Quorum but too slow: TTL 7 ms, per-master timeout 5 ms, wait=all: the
+	// stuck master costs the whole timeout, so validity = 7 − ≥5 − 2.07 < 0.
+	l3, r3 := ds.Acquire(ctx, "eq:c")
+	if l3 != nil || r3.Successes != 2 || r3.Validity > 0 {
+		t.Fatalf("too slow: acquired %v, successes %d, validity %v", l3 != nil, r3.Successes, r3.Validity)
+	}
+	if !workloads.IsContention(r3) {
+		t.Fatalf("a quorum that came too late is filed as an error: %+v", r3)
+	}
+}
+
+func allAre(outs []engine.Outcome, o engine.Outcome) bool {
+	for _, x := range outs {
+		if x != o {
+			return false
+		}
+	}
+	return len(outs) > 0
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
