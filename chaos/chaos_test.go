@@ -27,9 +27,9 @@ settings:
   ttl: 2s
   timeout: 10ms
   wait: quorum
-  hold: 600ms
+  hold: 1200ms # long enough that a slow restart still lands inside a hold
   check_validity: true
-  duration: 4500ms
+  duration: 6000ms # time after a slow restart for overlaps to show
 faults:
   - {at: 0s, kind: partition, clients: [0], masters: [2]}
   - {at: 0s, kind: partition, clients: [1], masters: [0]}
