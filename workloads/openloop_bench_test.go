@@ -21,7 +21,7 @@ import (
 // BenchmarkOpenVsClosed runs, on the same 5 local masters, a closed loop of
 // 512 workers and open loops of 512 workers offered 40k/s and 80k/s (both
 // past the closed loop's maximum on a small box), interleaved in rounds so
-// a busy machine's swings hit all three alike. It reports the medians over
+// a busy machine's swings hit all three alike (the order turns each round). It reports the medians over
 // the rounds of the open/closed throughput ratio (target ≥ 0.9), the
 // client CPU per cycle ratio (target ≤ 1.2) and the plateau: served at 80k
 // over served at 40k (target ≥ 0.9: no collapse past saturation).
@@ -74,9 +74,16 @@ func BenchmarkOpenVsClosed(b *testing.B) {
 		var closedR, ratio, cpuRatio, plateau []float64
 		for k := range rounds {
 			tag := fmt.Sprintf("%d.%d", i, k)
-			closed, closedCPU := cell("closed"+tag, 0)
-			open40, _ := cell("open40k"+tag, 40_000)
-			open80, open80CPU := cell("open80k"+tag, 80_000)
+			// The order turns each round, so no cell always follows another.
+			var closed, closedCPU, open40, open80, open80CPU float64
+			steps := []func(){
+				func() { closed, closedCPU = cell("closed"+tag, 0) },
+				func() { open40, _ = cell("open40k"+tag, 40_000) },
+				func() { open80, open80CPU = cell("open80k"+tag, 80_000) },
+			}
+			for j := range steps {
+				steps[(j+k)%len(steps)]()
+			}
 			closedR = append(closedR, closed)
 			ratio = append(ratio, open80/closed)
 			cpuRatio = append(cpuRatio, open80CPU/closedCPU)
