@@ -153,6 +153,9 @@ func BenchmarkRunnerOpenVsClosed(b *testing.B) {
 		}
 		r := st.Result(lk, nil, time.Now())
 		b.Logf("%s: %.0f cycles/s, %.2f client CPU µs/cycle", name, r.Throughput.CyclesPerSec, r.Client.CPUMicrosCycle)
+		if ol := r.OpenLoop; ol != nil {
+			b.Logf("%s: served %.0f/s of %.0f/s, pacer lag p50 %.0fµs p99 %.0fµs", name, ol.ServedRate, ol.OfferedRate, ol.PacerLag.P50, ol.PacerLag.P99)
+		}
 		return r.Client.CPUMicrosCycle
 	}
 	b.ResetTimer()
