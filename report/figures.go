@@ -582,8 +582,12 @@ func modesByNFigure(cells []*cell, s *Summary) *figure {
 		if len(p.Series) == 0 {
 			continue
 		}
-		p.X.Ticks = valueTicks(xs)
-		lo, hi := minMax(xs)
+		ns := make([]float64, len(xs))
+		for i, x := range xs {
+			ns[i] = math.Round(x) // the N under a dodged point
+		}
+		p.X.Ticks = valueTicks(ns)
+		lo, hi := minMax(ns)
 		p.X.Min, p.X.Max = plots.F(lo-0.5), plots.F(hi+0.5)
 		row = append(row, p)
 	}
@@ -594,7 +598,7 @@ func modesByNFigure(cells []*cell, s *Summary) *figure {
 	for _, p := range row {
 		p.Y.Log = logY
 	}
-	caption := "Acquire latency (ms) against the number of masters N: solid lines p50, dashed p99, one colour per acquisition mode × wait (and other swept setting), one panel per load. Sequential acquisition asks the masters one after another, so its latency grows with N; multiplexed asks all at once." + errorBarNote(cells)
+	caption := "Acquire latency (ms) against the number of masters N: solid lines p50, dashed p99, one colour per acquisition mode × wait (and other swept setting), set a little apart at each N, one panel per load. Sequential acquisition asks the masters one after another, so its latency grows with N; multiplexed asks all at once." + errorBarNote(cells)
 	return &figure{
 		Name:    "acquisition-modes",
 		Title:   "Sequential vs multiplexed acquisition against N",
@@ -644,6 +648,13 @@ func nSeries(g *group, sums map[*cell]CellSummary, colours map[string]int) ([]pl
 		}
 		colours[g.Label] = colour
 	}
+	// Lines side by side at each N (dodged by a few hundredths), so that
+	// their error bars do not hide each other.
+	dodged := make([]float64, len(x))
+	for i := range x {
+		dodged[i] = x[i] + 0.05*(float64(colour)-1.5)
+	}
+	x = dodged
 	label := legendLabel(g.Label)
 	return []plots.Series{
 		withErrors(plots.Series{Label: label + " p50", X: x, Y: p50, Color: colour, Points: true}, lo50, hi50),

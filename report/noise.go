@@ -98,10 +98,29 @@ func noiseVerdict(f Figure, r CompareRow, noise float64) (verdict, text string) 
 		return "significant", fmt.Sprintf("%s, beyond the noise (p=%.3f, %s)", change, r.P, n)
 	case r.Verdict == "~":
 		return "within noise", fmt.Sprintf("%s, within noise (p=%.2f; spread ±%.1f%%)", change, r.P, noise)
-	case math.Abs(r.Delta) <= noise || math.IsNaN(r.Delta):
+	case withinSpread(r):
 		return "within noise", fmt.Sprintf("%s, within noise (spread ±%.1f%%; %s are too few to test)", change, noise, n)
 	}
-	return "beyond spread", fmt.Sprintf("%s, beyond the ±%.1f%% spread, but %s are too few to test", change, noise, n)
+	return "beyond spread", fmt.Sprintf("%s, beyond the spread of the repeats (±%.1f%%), but %s are too few to test", change, noise, n)
+}
+
+// withinSpread: the change of the medians is no larger than either
+// cell's spread, compared as ratios (a fall to a tenth is as far as a
+// rise to ten times; percentages would cap falls at −100%).
+func withinSpread(r CompareRow) bool {
+	if r.Old.Median <= 0 || r.New.Median <= 0 {
+		return true // no ratio to judge
+	}
+	change := math.Abs(math.Log(r.New.Median / r.Old.Median))
+	return change <= math.Max(logSpread(r.Old), logSpread(r.New))
+}
+
+// logSpread is the larger side of a spread's interval as a log ratio.
+func logSpread(sp Spread) float64 {
+	if sp.CILow <= 0 || sp.Median <= 0 {
+		return math.Inf(1)
+	}
+	return math.Max(math.Log(sp.CIHigh/sp.Median), math.Log(sp.Median/sp.CILow))
 }
 
 // signedPct writes a change with a real minus sign: −3%, +12%.
