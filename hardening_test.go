@@ -251,10 +251,16 @@ func TestSweepInterruptKeepsPartialResults(t *testing.T) {
 
 func TestRunThresholdExit3(t *testing.T) {
 	redistest.Require(t)
-	_, stderr, code := lockbench(t, "run", "--local", "3", "--duration", "500ms", "--warmup", "0s", "--workers", "2",
+	_, stderr, code := lockbench(t, "run", "--local", "3", "--duration", "500ms", "--warmup", "0s", "--workers", "2", "--hold", "1ms",
 		"--threshold", "acquire.p99<1us", "--threshold", "violations==0")
 	if code != 3 || !strings.Contains(stderr, "acquire.p99<1us") || strings.Contains(stderr, "violations==0") {
 		t.Fatalf("exit %d, want 3 naming only the broken threshold: %q", code, stderr)
+	}
+	// With hold 0 the probe judges nothing: a safety threshold is not met.
+	_, stderr, code = lockbench(t, "run", "--local", "3", "--duration", "300ms", "--warmup", "0s", "--workers", "2",
+		"--threshold", "violations==0")
+	if code != 3 || !strings.Contains(stderr, "violations==0") || !strings.Contains(stderr, "not judged (hold 0)") {
+		t.Fatalf("hold 0: exit %d, want 3 with the safety threshold not judged: %q", code, stderr)
 	}
 	_, stderr, code = lockbench(t, "run", "--threshold", "acquire.p99<<1")
 	if code != 2 || !strings.Contains(stderr, "threshold") {

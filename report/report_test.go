@@ -608,6 +608,12 @@ func TestThresholds(t *testing.T) {
 	if !strings.Contains(broken[0].String(), "acquire.p99<10ms") || !strings.Contains(broken[0].String(), "slow") {
 		t.Errorf("message %q should name the threshold and the cell", broken[0])
 	}
+	// A run whose probe judged nothing never meets a safety threshold.
+	unjudged := run("hold0", 1, 1000, 0)
+	unjudged.Safety.NotJudged = "hold 0"
+	if b := CheckThresholds([]Run{unjudged}, []Threshold{mustThreshold(t, "violations==0")}); len(b) != 1 || b[0].ActualText != "not judged (hold 0)" {
+		t.Errorf("not judged: %+v, want violations==0 broken as not judged", b)
+	}
 	// A run without a cell (lockbench run) is named plainly.
 	if b := CheckThresholds([]Run{{AcquireLatency: Latency{P99: 20000}}}, []Threshold{mustThreshold(t, "acquire.p99<=10ms")}); len(b) != 1 || b[0].Cell != "run" {
 		t.Errorf("single run: %+v", b)

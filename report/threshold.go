@@ -164,6 +164,13 @@ func CheckThresholds(runs []Run, ths []Threshold) []Broken {
 	for i, r := range runs {
 		for _, t := range ths {
 			a := t.Actual(r)
+			if t.Metric == "violations" && r.Safety.NotJudged != "" {
+				// The probe judged no hold: 0 violations proves nothing, so
+				// a safety threshold cannot be met.
+				out = append(out, Broken{Cell: runLabel(r, i, len(runs)), Threshold: t.Expr, Actual: a,
+					ActualText: "not judged (" + r.Safety.NotJudged + ")"})
+				continue
+			}
 			if t.Met(a) {
 				continue
 			}
