@@ -197,3 +197,21 @@ func TestNoiseVerdict(t *testing.T) {
 		t.Error("report.md lacks the verdict line")
 	}
 }
+
+// With too few repeats to test, a change is weighed against the spread as
+// a ratio: a fall to a tenth is beyond a spread of +103% (×2.03), a 3%
+// change within a ±5% spread.
+func TestNoiseVerdictTooFewRepeats(t *testing.T) {
+	f, _ := FigureByName("cycles_per_sec")
+	r := judge("c", "", f, []float64{1000, 1500, 3600}, []float64{100, 150, 160}, DefaultAlpha)
+	if r.Verdict != "too few repeats" {
+		t.Fatalf("3+3: %s", r.Verdict)
+	}
+	if v, text := noiseVerdict(f, r, 100*math.Max(r.Old.RelSpread, r.New.RelSpread)); v != "beyond spread" || !strings.Contains(text, "too few to test") {
+		t.Errorf("−90%% against ±%.0f%%: %s: %s", 100*r.Old.RelSpread, v, text)
+	}
+	r = judge("c", "", f, []float64{950, 1000, 1050}, []float64{970, 1030, 1080}, DefaultAlpha)
+	if v, _ := noiseVerdict(f, r, 5); v != "within noise" {
+		t.Errorf("+3%% against ±5%%: %s", v)
+	}
+}
