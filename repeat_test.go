@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"lockbench/internal/redistest"
 	"lockbench/report"
@@ -155,5 +160,49 @@ func TestCompareRealSweeps(t *testing.T) {
 	_, stderr, code = lockbench(t, "compare", c, a, "--ignore", "workers", "--fail-on", "cycles_per_sec<-5%")
 	if code != 3 || !strings.Contains(stderr, "regression") {
 		t.Errorf("64 → 1 workers with --fail-on: exit %d, want 3: %s", code, stderr)
+	}
+}
+
+// An interrupt in a later round keeps every finished repeat: each cell's
+// file combines the repeats it has, the one cut short marked and left out
+// of the spread.
+func TestSweepRepeatInterruptKeepsRepeats(t *testing.T) {
+	redistest.Require(t)
+	dir := filepath.Join(t.TempDir(), "res")
+	sw := writeFile(t, t.TempDir(), "s.yaml", "settings:\n  local: 3\n  workers: 4\n  keys: 1000\n  warmup: 0s\n  duration: 4s\nmatrix:\n  mode: [sequential, multiplexed]\nrepeat: 4\n")
+	cmd := exec.Command(binary, "sweep", "-f", sw, "--out", dir, "--no-report")
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) && !strings.Contains(e.String(), "cell 1/2 (repeat 3/4) mode=sequential: warm-up") {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // past the baseline, into the measured 4 s
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("want exit 130, got %v; %s", err, e.String())
+	}
+	var first, second report.Run
+	for id, r := range map[string]*report.Run{"000-mode=sequential": &first, "001-mode=multiplexed": &second} {
+		b, err := os.ReadFile(filepath.Join(dir, "cells", id+".json"))
+		if err != nil || json.Unmarshal(b, r) != nil || r.Repeats == nil {
+			t.Fatalf("%s: %v %+v", id, err, r.Repeats)
+		}
+	}
+	if first.Repeats.Count != 3 || !first.Repeats.Runs[2].Interrupted || !first.Interrupted || first.Repeats.Spread["cycles_per_sec"].N != 2 {
+		t.Errorf("cell cut short in repeat 3: %d repeats, last interrupted %v, spread over %d", first.Repeats.Count, first.Repeats.Runs[2].Interrupted, first.Repeats.Spread["cycles_per_sec"].N)
+	}
+	if second.Repeats.Count != 2 || second.Interrupted {
+		t.Errorf("cell not reached in round 3: %d repeats, interrupted %v", second.Repeats.Count, second.Interrupted)
+	}
+	for _, pat := range []string{"cells/.*", "cells/repeats/.*"} {
+		if tmp, _ := filepath.Glob(filepath.Join(dir, pat)); len(tmp) > 0 {
+			t.Errorf("temp files left: %v", tmp)
+		}
 	}
 }
