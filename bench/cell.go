@@ -55,12 +55,18 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 	if s.NetLatency > 0 {
 		// Every master behind a proxy that delays its replies; the
 		// baselines below go through it too, so ratios stay like for like.
-		net, err := faults.NewNetwork(m.Addrs, 1)
-		if err != nil {
-			return nil, err
+		// Its goroutines are labelled so its CPU can be told apart.
+		var net *faults.Network
+		var err error
+		withProxyLabel(func() {
+			if net, err = faults.NewNetwork(m.Addrs, 1); err == nil {
+				err = net.Latency(nil, nil, time.Duration(s.NetLatency), time.Duration(s.NetJitter))
+			}
+		})
+		if net != nil {
+			defer net.Close()
 		}
-		defer net.Close()
-		if err := net.Latency(nil, nil, time.Duration(s.NetLatency), time.Duration(s.NetJitter)); err != nil {
+		if err != nil {
 			return nil, err
 		}
 		cfg.Masters = net.Addrs(0)
@@ -110,7 +116,7 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 		return nil, err
 	}
 	rc.ServerCPU = func() []time.Duration { return eng.ServerCPU(context.Background()) }
-	win := newWindowReadings(ctx, eng, m)
+	win := newWindowReadings(ctx, eng, m, s.NetLatency > 0)
 	rc.OnWindow = win.mark
 	var locker workloads.Locker = eng
 	var rsSettings *redsyncdriver.Settings // the terms redsync ran on, in the result

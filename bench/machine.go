@@ -24,8 +24,10 @@ type machineProbe struct {
 	fallback   []time.Duration
 	clientCPUs []int
 	localCPUs  []int
-	// proxy reads the --net-latency proxy's CPU seconds, when there is one.
-	proxy func() float64
+	// proxySeconds is the --net-latency proxy's CPU in the window, when
+	// proxyKnown.
+	proxySeconds float64
+	proxyKnown   bool
 
 	start, end cpuSample
 }
@@ -36,7 +38,6 @@ type cpuSample struct {
 	total, busy, steal float64 // CPU seconds summed over all cores
 	client             float64 // lockbench's process
 	masters            []float64
-	proxy              float64
 }
 
 // newMachineProbe is nil when /proc cannot be read (not Linux). addrs are
@@ -71,9 +72,6 @@ func (p *machineProbe) sample() cpuSample {
 		if pid > 0 {
 			s.masters[i] = procCPU(p.fs, pid)
 		}
-	}
-	if p.proxy != nil {
-		s.proxy = p.proxy()
 	}
 	return s
 }
@@ -132,8 +130,8 @@ func (p *machineProbe) split(addrs []string) *report.CPUSplit {
 	}
 	m.ServersShare = servers / total
 	m.OtherShare = max(0, m.BusyShare-m.ClientShare-m.ServersShare)
-	if p.proxy != nil {
-		ps := (b.proxy - a.proxy) / total
+	if p.proxyKnown {
+		ps := p.proxySeconds / total
 		m.ProxyShare = &ps
 	}
 	return m

@@ -16,9 +16,10 @@ type windowReadings struct {
 	eng           *engine.Engine
 	probe         *machineProbe
 	before, after []map[string]engine.CommandStat
+	proxy         *proxyProfile // --net-latency: the in-process proxy's CPU
 }
 
-func newWindowReadings(ctx context.Context, eng *engine.Engine, m *Masters) *windowReadings {
+func newWindowReadings(ctx context.Context, eng *engine.Engine, m *Masters, proxied bool) *windowReadings {
 	var localPids []int
 	if m.Local != nil {
 		for _, lm := range m.Local.Masters() {
@@ -28,6 +29,9 @@ func newWindowReadings(ctx context.Context, eng *engine.Engine, m *Masters) *win
 	w := &windowReadings{ctx: ctx, eng: eng, probe: newMachineProbe(m.Addrs, localPids, eng.ServerPIDs(ctx))}
 	if w.probe != nil {
 		w.probe.clientCPUs, w.probe.localCPUs = m.ClientCPUs, m.LocalCPUs
+	}
+	if proxied {
+		w.proxy = &proxyProfile{}
 	}
 	return w
 }
@@ -39,10 +43,16 @@ func (w *windowReadings) mark(opened bool) {
 		if w.probe != nil {
 			w.probe.start = w.probe.sample()
 		}
+		if w.proxy != nil {
+			w.proxy.start()
+		}
 		return
 	}
 	if w.probe != nil {
 		w.probe.end = w.probe.sample()
+	}
+	if w.proxy != nil && w.probe != nil {
+		w.probe.proxySeconds, w.probe.proxyKnown = w.proxy.stop()
 	}
 	w.after = w.eng.CommandStats(context.Background())
 }
