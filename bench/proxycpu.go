@@ -3,8 +3,8 @@ package bench
 import (
 	"bytes"
 	"context"
-	"runtime/pprof"
 	"os"
+	"runtime/pprof"
 	"slices"
 
 	"github.com/google/pprof/profile"
