@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"os"
 	"runtime/pprof"
 	"slices"
 
@@ -41,7 +40,6 @@ func (p *proxyProfile) stop() (float64, bool) {
 	}
 	pprof.StopCPUProfile()
 	p.on = false
-	_ = os.WriteFile("/tmp/cap_prof.pb.gz", p.buf.Bytes(), 0o644)
 	prof, err := profile.Parse(&p.buf)
 	if err != nil {
 		return 0, false
