@@ -37,9 +37,10 @@ type Capacity struct {
 	Limit         *Limit `json:"limit,omitempty"`
 	RedisCapacity bool   `json:"redis_capacity"`
 	LowerBound    bool   `json:"lower_bound"`
-	// ProjectedRate is the Redis-cost projection at the knee: the rate one
-	// core per master sustains at the costliest master's CPU per cycle
-	// (ProjectionBasis "cpu"), or at its command time alone ("commands").
+	// ProjectedRate is the Redis-cost projection: the rate one core per
+	// master sustains at the costliest master's CPU per cycle (ProjectionBasis
+	// "cpu"), or at its command time alone ("commands"), in the step with
+	// the highest measured rate (the largest batches).
 	ProjectedRate   float64 `json:"projected_rate,omitempty"`
 	ProjectionBasis string  `json:"projection_basis,omitempty"`
 	// GroupsFrom says what Groups and HeadroomPct were computed from:
@@ -72,7 +73,7 @@ func capacity(cells []*cell, sums []CellSummary, slo SLO, target float64) []Capa
 		sloText := fmt.Sprintf("acquire p99 ≤ %s and success ≥ %s", FormatMicros(slo.AcquireP99Micros), pct(slo.MinSuccess))
 		if knee == nil {
 			cp.Limit = steps[0].Limit
-			cp.ProjectedRate, cp.ProjectionBasis = projection(steps[0].RedisCost)
+			cp.ProjectedRate, cp.ProjectionBasis = projection(busiestStep(steps).RedisCost)
 			cp.Note = fmt.Sprintf("no cell met the SLO (%s): no capacity can be quoted for this configuration", sloText)
 			if cp.Limit != nil {
 				cp.Note += fmt.Sprintf("; the lightest step was limited by %s (%s)", cp.Limit.By, cp.Limit.Evidence)
@@ -102,7 +103,7 @@ func capacity(cells []*cell, sums []CellSummary, slo SLO, target float64) []Capa
 			// Served, yet over the SLO with CPU to spare: the wait itself.
 			cp.Limit = &Limit{By: LimitLatency, Evidence: fmt.Sprintf("acquire p99 %s over the SLO while the load was served: %s", FormatMicros(next.Acquire.P99), cp.Limit.Evidence)}
 		}
-		cp.ProjectedRate, cp.ProjectionBasis = projection(knee.RedisCost)
+		cp.ProjectedRate, cp.ProjectionBasis = projection(busiestStep(steps).RedisCost)
 		cp.RedisCapacity = next != nil && cp.Limit != nil && (cp.Limit.By == LimitServer || cp.Limit.By == LimitLatency)
 		cp.LowerBound = next == nil || (cp.Limit != nil && (cp.Limit.By == LimitGenerator || cp.Limit.By == LimitMachine))
 		cp.Note = capacityNote(cp, steps, next, slo)
@@ -150,6 +151,19 @@ func limitPhrase(by string) string {
 		return "the load offered"
 	}
 	return by
+}
+
+// busiestStep is the step whose masters handled the most cycles/s: the
+// cost per cycle falls as batches grow with load, so its cost is the
+// nearest to what a master pays near its own limit.
+func busiestStep(steps []CellSummary) CellSummary {
+	b := steps[0]
+	for _, s := range steps[1:] {
+		if s.RedisCost != nil && (b.RedisCost == nil || s.CyclesPerSec > b.CyclesPerSec) {
+			b = s
+		}
+	}
+	return b
 }
 
 // projection is the Redis-cost projection of a cell: from the masters'

@@ -78,7 +78,7 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 	}
 	if v.ShowCapacity {
 		p("## Capacity planning\n\nPer configuration, the highest lock rate of a cell that met the SLO. Every master of one Redlock set sees every lock, so more capacity means more independent lock groups (resources sharded across separate N-master sets). ")
-		p("A knee is quoted as the masters' capacity only when the servers or the wait (network, fsync) limited it; a knee set by the load generator or by a machine that lockbench and the masters share is a lower bound, and lock groups are then planned from the Redis-cost projection (one core per master at the costliest master's CPU per lock cycle).\n\n")
+		p("A knee is quoted as the masters' capacity only when the servers or the wait (network, fsync) limited it; a knee set by the load generator or by a machine that lockbench and the masters share is a lower bound, and lock groups are then planned from the Redis-cost projection (one core per master at the costliest master's CPU per lock cycle, in the step with the highest measured rate).\n\n")
 		p("| configuration | load | cells | max rate within SLO (cycles/s) | reached at | limited by | Redis-cost projection | headroom at target | lock groups needed | what it is |\n")
 		p("|---|---|--:|--:|--:|---|--:|--:|--:|---|\n")
 		for _, c := range v.Capacity {
