@@ -97,7 +97,7 @@ func LimitOf(r *Run) Limit {
 		return Limit{LimitGenerator, ev + busiestText(busiest, busiestKnown) + machineText(m)}
 	}
 	if saturated {
-		return Limit{LimitMachine, "the machine was saturated" + machineText(m) + busiestText(busiest, busiestKnown)}
+		return Limit{LimitMachine, "the machine was saturated" + machineText(m) + busiestText(busiest, busiestKnown) + errorsText(r, attempts)}
 	}
 	if o := r.OpenLoop; o != nil && o.PacerLag.Count > 0 && o.PacerLag.P50 >= PacerLateMicros {
 		return Limit{LimitGenerator, fmt.Sprintf("the open-loop pacer issued starts a median %s late", FormatMicros(o.PacerLag.P50)) + machineText(m)}
@@ -251,4 +251,13 @@ func meanSplit(splits []*CPUSplit, weights []float64) *CPUSplit {
 		out.MasterCoreShare = sorted[len(sorted)/2].MasterCoreShare
 	}
 	return &out
+}
+
+// errorsText names the acquires that failed on timeouts or errors, the
+// first sign of a starved client or server.
+func errorsText(r *Run, attempts int64) string {
+	if e := float64(r.Outcomes.Errors) / float64(attempts); e >= ContentionShare {
+		return fmt.Sprintf("; %s of acquire attempts timed out or errored", pct(e))
+	}
+	return ""
 }

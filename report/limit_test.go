@@ -28,6 +28,7 @@ func TestLimitRules(t *testing.T) {
 		return r
 	}
 	proxied := func(r *Run, share float64) *Run { r.Machine.ProxyShare = &share; return r }
+	timedOut := func(r *Run) *Run { r.Outcomes.Errors = r.Outcomes.Acquired; return r }
 	contended := limitRun(0.5, 0.2, 0.2, 0.1)
 	contended.Outcomes.NotAcquired = 5_000
 	cases := []struct {
@@ -41,6 +42,7 @@ func TestLimitRules(t *testing.T) {
 		{"shared box saturated, masters light", limitRun(0.97, 0.46, 0.40, 0.16, 0.16, 0.17, 0.15, 0.16), LimitMachine,
 			[]string{"machine 97% busy", "lockbench 46%", "masters 40%", "busiest master 17% of a core"}},
 		{"saturated box, busiest master 0.69 of a core", limitRun(0.95, 0.4, 0.5, 0.69, 0.2), LimitMachine, nil},
+		{"saturated box, timeouts named", timedOut(limitRun(0.99, 0.06, 0.03, 0.02)), LimitMachine, []string{"50% of acquire attempts timed out or errored"}},
 		{"saturated box, busiest master 0.7 of a core", limitRun(0.95, 0.4, 0.5, 0.7, 0.2), LimitServer, []string{"70% of a core"}},
 		{"idle box, one master at a full core", limitRun(0.6, 0.1, 0.5, 0.95), LimitServer, []string{"95% of a core"}},
 		{"generator out of CPU", limitRun(0.92, 0.85, 0.05, 0.03), LimitGenerator, []string{"lockbench used 85% of the 2 CPUs"}},
