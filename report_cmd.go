@@ -115,6 +115,12 @@ func printReport(s *report.Summary) {
 		line := fmt.Sprintf("  %s: ", c.Config)
 		if c.MaxRate <= 0 {
 			line += "no cell met the SLO"
+			if c.Limit != nil {
+				line += fmt.Sprintf(" (limited by %s)", c.Limit.By)
+			}
+			if c.ProjectedRate > 0 {
+				line += fmt.Sprintf("; Redis-cost projection %.0f cycles/s", c.ProjectedRate)
+			}
 		} else {
 			line += fmt.Sprintf("%.0f cycles/s", c.MaxRate)
 			switch {
