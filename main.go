@@ -29,13 +29,14 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"run":     {"run one benchmark cell (closed or open loop) on local or given masters", cmdRun},
-	"masters": {"start local redis-server masters and keep them up until Ctrl-C", cmdMasters},
-	"sweep":   {"run a scenario file's matrix of cells into a results directory, then report", cmdSweep},
-	"report":  {"build plots, tables and a capacity plan from results directories (merging them)", cmdReport},
-	"compare": {"compare two results cell by cell: old, new, delta and whether the repeats show a real difference", cmdCompare},
-	"chaos":   {"run a chaos scenario (crash, partition, pause, clock jump) and check safety on a protected resource", cmdChaos},
-	"version": {"print the version", func([]string) int { fmt.Println("lockbench", version); return exitOK }},
+	"quickstart": {"what lockbench without arguments runs: the quickstart sweep (installing redis-server as root when missing), then the report", cmdQuickstart},
+	"run":        {"run one benchmark cell (closed or open loop) on local or given masters", cmdRun},
+	"masters":    {"start local redis-server masters and keep them up until Ctrl-C", cmdMasters},
+	"sweep":      {"run a scenario file's matrix of cells into a results directory, then report", cmdSweep},
+	"report":     {"build plots, tables and a capacity plan from results directories (merging them)", cmdReport},
+	"compare":    {"compare two results cell by cell: old, new, delta and whether the repeats show a real difference", cmdCompare},
+	"chaos":      {"run a chaos scenario (crash, partition, pause, clock jump) and check safety on a protected resource", cmdChaos},
+	"version":    {"print the version", func([]string) int { fmt.Println("lockbench", version); return exitOK }},
 }
 
 func usage() {
@@ -46,7 +47,7 @@ func usage() {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-8s %s\n", n, commands[n].summary)
+		fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(os.Stderr, "\n'lockbench COMMAND --help' shows a command's flags.")
 }
@@ -55,9 +56,7 @@ func main() {
 	bench.Version = version
 	args := os.Args[1:]
 	if len(args) == 0 {
-		// The quickstart: configs/quickstart.yaml on local masters, then
-		// the report.
-		os.Exit(cmdSweep([]string{"-f", "quickstart"}))
+		os.Exit(cmdQuickstart(nil))
 	}
 	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage()

@@ -41,7 +41,7 @@ func FuzzParseSweep(f *testing.F) {
 			t.Fatalf("parsed, then failed to expand: %v", err)
 		}
 		for _, c := range cells {
-			if _, err := c.Settings.Validate(); err != nil {
+			if _, err := c.Settings.ValidateInput(); err != nil {
 				t.Fatalf("parsed, but cell %s is invalid: %v", c.Label, err)
 			}
 		}

@@ -49,7 +49,34 @@ const MaxWorkers = 100_000
 
 // Validate returns one error naming the first bad field, its value and what
 // is accepted; warnings are settings that work but are probably a mistake.
+// It also checks that this machine can serve the settings (CheckServers).
 func (s Settings) Validate() (warnings []string, err error) {
+	if warnings, err = s.ValidateInput(); err != nil {
+		return nil, err
+	}
+	if err := s.CheckServers(); err != nil {
+		return nil, err
+	}
+	return warnings, nil
+}
+
+// CheckServers says whether this machine can serve the settings' masters:
+// a persistence mode needs real redis-server masters, which embedded masters
+// (used when redis-server is missing) are not.
+func (s Settings) CheckServers() error {
+	if len(s.Masters) == 0 && s.Persistence != "" && s.Persistence != "none" {
+		if _, found := localmasters.RedisServerPath(); s.Embedded == "always" || (s.Embedded == "auto" && !found) {
+			return fmt.Errorf("persistence: %q needs real redis-server masters; embedded masters (used when redis-server is missing) support only none", s.Persistence)
+		}
+	}
+	return nil
+}
+
+// ValidateInput is Validate without CheckServers: whether the settings
+// themselves are sound, whatever is installed here (a scenario file is
+// judged so, and a flag may still replace the cells this machine cannot
+// serve).
+func (s Settings) ValidateInput() (warnings []string, err error) {
 	if len(s.Masters) == 0 {
 		if s.Local < 1 || s.Local > 99 {
 			return nil, fmt.Errorf("local: %d is not accepted; use 1..99 local masters (or give --masters)", s.Local)
@@ -75,11 +102,6 @@ func (s Settings) Validate() (warnings []string, err error) {
 	}
 	if s.Persistence != "" && !contains(persistenceModes, s.Persistence) {
 		return nil, fmt.Errorf("persistence: %q is not accepted; use %s", s.Persistence, strings.Join(persistenceModes, ", "))
-	}
-	if len(s.Masters) == 0 && s.Persistence != "" && s.Persistence != "none" {
-		if _, found := localmasters.RedisServerPath(); s.Embedded == "always" || (s.Embedded == "auto" && !found) {
-			return nil, fmt.Errorf("persistence: %q needs real redis-server masters; embedded masters (used when redis-server is missing) support only none", s.Persistence)
-		}
 	}
 	if s.NetLatency < 0 || s.NetJitter < 0 || time.Duration(s.NetLatency)%time.Millisecond != 0 || time.Duration(s.NetJitter)%time.Millisecond != 0 || s.NetLatency > Duration(10*time.Second) {
 		return nil, fmt.Errorf("net-latency: %v ± %v is not accepted; use whole milliseconds up to 10s (the proxy's unit)", s.NetLatency, s.NetJitter)

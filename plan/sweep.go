@@ -100,7 +100,7 @@ func ParseSweep(name string, b []byte) (*Sweep, error) {
 		return nil, fmt.Errorf("config: %s: %w", name, err)
 	}
 	for _, c := range cells {
-		if _, err := c.Settings.Validate(); err != nil {
+		if _, err := c.Settings.ValidateInput(); err != nil {
 			return nil, fmt.Errorf("config: %s: cell %s: %w", name, c.Label, err)
 		}
 	}
