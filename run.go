@@ -167,7 +167,11 @@ func printRun(w io.Writer, r *report.Run, s plan.Settings) {
 	fmt.Fprintln(w)
 	printRepeats(w, r)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "latency µs\tcount\tp50\tp90\tp99\tp99.9\tmax\tmean\t")
+	head := "latency µs"
+	if r.Repeats != nil {
+		head = "latency µs (percentiles: medians of the repeats)"
+	}
+	fmt.Fprintln(tw, head+"\tcount\tp50\tp90\tp99\tp99.9\tmax\tmean\t")
 	type row struct {
 		name string
 		l    report.Latency

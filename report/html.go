@@ -449,8 +449,8 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 <h3>Throughput and latency</h3>
 <p>Latencies in ms. Acquire latency is of successful acquires (open loop: from the intended start, so queueing counts); a cycle is one acquire plus its release.{{with .SpreadNote}} {{.}}{{end}}</p>
 <div class="scroll"><table>
-<tr><th>#</th><th class="l">cell</th><th class="l">load</th><th>repeats</th><th>cycles/s</th><th>acquires/s</th><th>acquire p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>failed acquire p99</th><th>release p99</th><th>SLO</th></tr>
-{{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}{{if .Interrupted}} <span class="bad">(interrupted)</span>{{end}}</td><td class="l">{{.LoadText}}</td><td>{{.RepeatsT}}</td><td>{{.Tput}}</td><td>{{.Acq}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td><td>{{.FailedP99}}</td><td>{{.ReleaseP99}}</td><td>{{if not $.ShowCapacity}}—{{else if .MeetsSLO}}<span class="ok">met</span>{{else}}<span class="bad">missed</span>{{end}}</td></tr>
+<tr><th>#</th><th class="l">cell</th><th class="l">load</th>{{if .SpreadNote}}<th>repeats</th>{{end}}<th>cycles/s</th><th>acquires/s</th><th>acquire p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>max</th><th>failed acquire p99</th><th>release p99</th><th>SLO</th></tr>
+{{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}{{if .Interrupted}} <span class="bad">(interrupted)</span>{{end}}</td><td class="l">{{.LoadText}}</td>{{if $.SpreadNote}}<td>{{.RepeatsT}}</td>{{end}}<td>{{.Tput}}</td><td>{{.Acq}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td><td>{{.FailedP99}}</td><td>{{.ReleaseP99}}</td><td>{{if not $.ShowCapacity}}—{{else if .MeetsSLO}}<span class="ok">met</span>{{else}}<span class="bad">missed</span>{{end}}</td></tr>
 {{end}}</table></div>
 <h3>Outcomes, safety and client cost</h3>
 <p>Success = acquired / (acquired + not acquired + errors). Violations are moments the safety probe saw two holders of one lock. A client CPU share near 100% means the figure measures the load generator, not Redis.</p>

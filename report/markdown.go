@@ -110,8 +110,12 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 		p(" %s", v.SpreadNote)
 	}
 	p("\n\n")
-	p("| # | cell | load | repeats | cycles/s | acquires/s | p50 | p90 | p99 | p99.9 | max | acquired | not acquired | errors | success | violations | client CPU µs/cycle | client CPU share | SLO |\n")
-	p("|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	repHead, repAlign := "", ""
+	if v.SpreadNote != "" {
+		repHead, repAlign = " repeats |", "--:|"
+	}
+	p("| # | cell | load |%s cycles/s | acquires/s | p50 | p90 | p99 | p99.9 | max | acquired | not acquired | errors | success | violations | client CPU µs/cycle | client CPU share | SLO |\n", repHead)
+	p("|--:|---|---|%s--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n", repAlign)
 	for _, c := range v.Cells {
 		label := mdEscape(c.Label)
 		if c.ClientBound {
@@ -124,8 +128,12 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 		case c.MeetsSLO:
 			slo = "met"
 		}
-		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			c.Index, label, c.LoadText, c.RepeatsT, c.Tput, c.Acq, c.P50, c.P90, c.P99, c.P999, c.Max,
+		load := c.LoadText
+		if repHead != "" {
+			load += " | " + c.RepeatsT
+		}
+		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			c.Index, label, load, c.Tput, c.Acq, c.P50, c.P90, c.P99, c.P999, c.Max,
 			c.AcquiredT, c.NotAcquiredT, c.ErrorsT, c.Success, c.ViolationsT, c.CPU, c.Share, slo)
 	}
 	p("\n### Machine, Redis cost and what limited each cell\n\nShares of the whole machine from /proc in the measured window; Redis cost per lock cycle on the costliest master (commands: INFO commandstats SET/EVALSHA/EVAL; CPU: the whole server process); the projection is one core per master at that CPU cost; fsync share: the part of the acquire p50 the same cell without persistence did not have.\n\n")
