@@ -153,45 +153,11 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 	}
 
 	// The window's bookkeeping: CPU and memory marks, one flush a second.
-	var cpuAtStart time.Duration
-	var rssAtStart int64
-	var serverAtStart []time.Duration
-	var opened bool
+	win := &window{cfg: cfg, rec: rec, from: measureFrom}
 	ticking := make(chan struct{})
 	go func() {
 		defer close(ticking)
-		t := time.NewTimer(time.Until(measureFrom))
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-runCtx.Done():
-			return
-		}
-		if m, ok := lk.(interface{ MarkMeasured() }); ok {
-			m.MarkMeasured() // late replies from here on are the run's, not the warm-up's
-		}
-		opened = true
-		if cfg.OnWindow != nil {
-			cfg.OnWindow(true)
-		}
-		cpuAtStart = ProcessCPU()
-		rssAtStart = residentBytes()
-		if cfg.ServerCPU != nil {
-			serverAtStart = cfg.ServerCPU()
-		}
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case now := <-tick.C:
-				iv := rec.Flush(now)
-				if cfg.OnInterval != nil {
-					cfg.OnInterval(iv)
-				}
-			case <-runCtx.Done():
-				return
-			}
-		}
+		win.watch(runCtx, lk)
 	}()
 
 	// Open loop: free workers claim intended start times from the pacer's
@@ -208,65 +174,15 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 		close(pacerDone)
 	}
 
+	c := &cellRun{ctx: runCtx, lk: lk, cfg: cfg, pace: pace, rec: rec, probe: probe, measureFrom: measureFrom}
 	counts := make([]*workerCounts, cfg.Workers)
 	var wg sync.WaitGroup
 	for w := range counts {
-		wc := &workerCounts{perMaster: make([][engine.NumOutcomes]int64, n)}
-		counts[w] = wc
+		counts[w] = &workerCounts{perMaster: make([][engine.NumOutcomes]int64, n)}
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(w)+1))
-			for {
-				var intended time.Time
-				measured := false
-				if pace != nil {
-					n, t, lag, ok := pace.claim(runCtx)
-					if !ok {
-						return
-					}
-					intended = t
-					if measured = n >= pace.first; measured {
-						wc.started++
-						pace.lag.record(w, lag)
-					}
-				} else if runCtx.Err() != nil {
-					return
-				}
-				idx := cfg.Chooser.Next(rng)
-				key := cfg.Keys.Name(idx)
-				t0 := time.Now()
-				if pace == nil {
-					intended = t0
-					measured = !t0.Before(measureFrom)
-				}
-				lock, res := lk.Acquire(runCtx, key)
-				if res.Err != nil && lock == nil {
-					return // the run ended mid-retry: not an outcome
-				}
-				done := time.Now()
-				if lock == nil {
-					if measured {
-						rec.Record(w, report.Failed, done.Sub(intended))
-						countFailure(wc, res)
-					}
-					continue
-				}
-				hold(runCtx, lk, lock, idx, cfg, rng, probe, wc, measured)
-				// Released even when the run ended meanwhile: never leave a lock behind.
-				rel := lk.Release(context.Background(), lock)
-				if measured {
-					wc.acquired++
-					rec.Record(w, report.Acquire, done.Sub(intended))
-					if pace != nil {
-						rec.Record(w, report.AcquireUncorrected, done.Sub(t0))
-					}
-					rec.Record(w, report.Release, rel.Elapsed)
-					for m, o := range res.PerMaster {
-						wc.perMaster[m][o]++
-					}
-				}
-			}
+			c.worker(w, counts[w])
 		}(w)
 	}
 	wg.Wait()
@@ -277,76 +193,216 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 	if stop.After(end) {
 		stop = end
 	}
-	cpuAtEnd := ProcessCPU()
-	rssAtEnd := residentBytes()
-	if opened && cfg.OnWindow != nil {
-		cfg.OnWindow(false)
-	}
-	var serverAtEnd []time.Duration
-	if cfg.ServerCPU != nil && serverAtStart != nil {
-		serverAtEnd = cfg.ServerCPU()
-	}
-	if stop.After(measureFrom) {
-		iv := rec.Flush(stop)
-		if cfg.OnInterval != nil {
-			cfg.OnInterval(iv)
-		}
-	}
+	win.close(stop)
 	if err := rec.Err(); err != nil {
 		return nil, err
 	}
 
-	st := &Stats{
-		Acquire:            rec.Total(report.Acquire),
-		AcquireUncorrected: rec.Total(report.AcquireUncorrected),
-		AcquireFailed:      rec.Total(report.Failed),
-		Release:            rec.Total(report.Release),
-		PerMaster:          make([][engine.NumOutcomes]int64, n),
-		Violations:         probe.Violations(),
-		MaxConcurrent:      probe.MaxConcurrent(),
-		Interrupted:        ctx.Err() != nil,
-		WindowStart:        measureFrom,
-		JudgedHolds:        probe.Judged(),
-		HoldsNotJudged:     probe.NotJudged(),
-		Rate:               cfg.Rate,
+	return c.stats(ctx.Err() != nil, counts, n, stop, win), nil
+}
+
+// window takes the measured window's marks: CPU, memory and the servers'
+// CPU when it opens and once the run has stopped, and one flush a second.
+type window struct {
+	cfg                  RunConfig
+	rec                  *report.Recorder
+	from                 time.Time
+	opened               bool
+	cpuStart, cpuEnd     time.Duration
+	rssStart, rssEnd     int64
+	serverStart, servEnd []time.Duration
+}
+
+// watch waits for the window to open, takes the opening marks and flushes
+// the recorder every second until ctx ends.
+func (win *window) watch(ctx context.Context, lk Locker) {
+	cfg := win.cfg
+	t := time.NewTimer(time.Until(win.from))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return
 	}
-	if pace == nil {
+	if m, ok := lk.(interface{ MarkMeasured() }); ok {
+		m.MarkMeasured() // late replies from here on are the run's, not the warm-up's
+	}
+	win.opened = true
+	if cfg.OnWindow != nil {
+		cfg.OnWindow(true)
+	}
+	win.cpuStart = ProcessCPU()
+	win.rssStart = residentBytes()
+	if cfg.ServerCPU != nil {
+		win.serverStart = cfg.ServerCPU()
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case now := <-tick.C:
+			iv := win.rec.Flush(now)
+			if cfg.OnInterval != nil {
+				cfg.OnInterval(iv)
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// close takes the closing marks and flushes the last interval; call it
+// after watch has returned.
+func (win *window) close(stop time.Time) {
+	cfg := win.cfg
+	win.cpuEnd = ProcessCPU()
+	win.rssEnd = residentBytes()
+	if win.opened && cfg.OnWindow != nil {
+		cfg.OnWindow(false)
+	}
+	if cfg.ServerCPU != nil && win.serverStart != nil {
+		win.servEnd = cfg.ServerCPU()
+	}
+	if stop.After(win.from) {
+		iv := win.rec.Flush(stop)
+		if cfg.OnInterval != nil {
+			cfg.OnInterval(iv)
+		}
+	}
+}
+
+// fill puts the window's length and costs into the stats.
+func (win *window) fill(st *Stats, stop time.Time) {
+	if !stop.After(win.from) {
+		return
+	}
+	st.Measured = stop.Sub(win.from)
+	st.CPU = win.cpuEnd - win.cpuStart
+	st.RSSStart, st.RSSEnd = win.rssStart, win.rssEnd
+	for i := range win.servEnd {
+		d := time.Duration(-1)
+		if i < len(win.serverStart) && win.serverStart[i] >= 0 && win.servEnd[i] >= 0 {
+			d = win.servEnd[i] - win.serverStart[i]
+		}
+		st.ServerCPU = append(st.ServerCPU, d)
+	}
+}
+
+// cellRun is what every worker of one Run shares.
+type cellRun struct {
+	ctx         context.Context
+	lk          Locker
+	cfg         RunConfig
+	pace        *pacer // nil in closed loop
+	rec         *report.Recorder
+	probe       *Probe
+	measureFrom time.Time
+}
+
+// worker is one worker's loop: in closed loop it starts the next acquire
+// as soon as the last cycle ends, in open loop it claims the oldest due
+// intended start. Latency counts from the intended start.
+func (c *cellRun) worker(w int, wc *workerCounts) {
+	cfg := c.cfg
+	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(w)+1))
+	for {
+		var intended time.Time
+		measured := false
+		if c.pace != nil {
+			n, t, lag, ok := c.pace.claim(c.ctx)
+			if !ok {
+				return
+			}
+			intended = t
+			if measured = n >= c.pace.first; measured {
+				wc.started++
+				c.pace.lag.record(w, lag)
+			}
+		} else if c.ctx.Err() != nil {
+			return
+		}
+		idx := cfg.Chooser.Next(rng)
+		key := cfg.Keys.Name(idx)
+		t0 := time.Now()
+		if c.pace == nil {
+			intended = t0
+			measured = !t0.Before(c.measureFrom)
+		}
+		lock, res := c.lk.Acquire(c.ctx, key)
+		if res.Err != nil && lock == nil {
+			return // the run ended mid-retry: not an outcome
+		}
+		done := time.Now()
+		if lock == nil {
+			if measured {
+				c.rec.Record(w, report.Failed, done.Sub(intended))
+				countFailure(wc, res)
+			}
+			continue
+		}
+		hold(c.ctx, c.lk, lock, idx, cfg, rng, c.probe, wc, measured)
+		// Released even when the run ended meanwhile: never leave a lock behind.
+		rel := c.lk.Release(context.Background(), lock)
+		if measured {
+			wc.acquired++
+			c.rec.Record(w, report.Acquire, done.Sub(intended))
+			if c.pace != nil {
+				c.rec.Record(w, report.AcquireUncorrected, done.Sub(t0))
+			}
+			c.rec.Record(w, report.Release, rel.Elapsed)
+			for m, o := range res.PerMaster {
+				wc.perMaster[m][o]++
+			}
+		}
+	}
+}
+
+// stats gathers what the workers, the recorder, the probe, the pacer and
+// the window's marks saw; n is the number of masters.
+func (c *cellRun) stats(interrupted bool, counts []*workerCounts, n int, stop time.Time, win *window) *Stats {
+	st := &Stats{
+		Acquire:            c.rec.Total(report.Acquire),
+		AcquireUncorrected: c.rec.Total(report.AcquireUncorrected),
+		AcquireFailed:      c.rec.Total(report.Failed),
+		Release:            c.rec.Total(report.Release),
+		PerMaster:          make([][engine.NumOutcomes]int64, n),
+		Violations:         c.probe.Violations(),
+		MaxConcurrent:      c.probe.MaxConcurrent(),
+		Interrupted:        interrupted,
+		WindowStart:        c.measureFrom,
+		JudgedHolds:        c.probe.Judged(),
+		HoldsNotJudged:     c.probe.NotJudged(),
+		Rate:               c.cfg.Rate,
+	}
+	if c.pace == nil {
 		st.AcquireUncorrected = nil
 	} else {
-		st.PacerLag = pace.lag.total()
-		st.Offered = pace.offered(stop)
-		for _, wc := range counts {
-			st.Started += wc.started
-		}
-		st.Unserved = st.Offered - st.Started
-		st.UnservedLate = pace.lateAtEnd.Load()
+		st.PacerLag = c.pace.lag.total()
+		st.Offered = c.pace.offered(stop)
+		st.UnservedLate = c.pace.lateAtEnd.Load()
 	}
-	if stop.After(measureFrom) {
-		st.Measured = stop.Sub(measureFrom)
-		st.CPU = cpuAtEnd - cpuAtStart
-		st.RSSStart, st.RSSEnd = rssAtStart, rssAtEnd
-		for i := range serverAtEnd {
-			d := time.Duration(-1)
-			if i < len(serverAtStart) && serverAtStart[i] >= 0 && serverAtEnd[i] >= 0 {
-				d = serverAtEnd[i] - serverAtStart[i]
-			}
-			st.ServerCPU = append(st.ServerCPU, d)
-		}
-	}
+	win.fill(st, stop)
 	for _, wc := range counts {
-		st.Acquired += wc.acquired
-		st.NotAcquired += wc.notAcquired
-		st.Errors += wc.errors
-		st.Extends += wc.extends
-		st.ExtendFailures += wc.extendFails
-		st.HoldOverruns += wc.overruns
-		for m := range wc.perMaster {
-			for o := range wc.perMaster[m] {
-				st.PerMaster[m][o] += wc.perMaster[m][o]
-			}
+		st.add(wc)
+	}
+	st.Unserved = st.Offered - st.Started // 0 - 0 in closed loop
+	return st
+}
+
+// add folds one worker's counts into the stats.
+func (st *Stats) add(wc *workerCounts) {
+	st.Started += wc.started
+	st.Acquired += wc.acquired
+	st.NotAcquired += wc.notAcquired
+	st.Errors += wc.errors
+	st.Extends += wc.extends
+	st.ExtendFailures += wc.extendFails
+	st.HoldOverruns += wc.overruns
+	for m := range wc.perMaster {
+		for o := range wc.perMaster[m] {
+			st.PerMaster[m][o] += wc.perMaster[m][o]
 		}
 	}
-	return st, nil
 }
 
 // hold keeps the lock for a drawn hold time inside the probe. A hold is
