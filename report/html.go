@@ -475,7 +475,7 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 
 <h2 id="details">Per-cell details</h2>
 {{range .Cells}}<details><summary>{{.Index}}: {{.Label}}</summary>
-<p>N = {{.CellSummary.Masters}} masters · measured {{printf "%.1f" .MeasuredSeconds}} s · max concurrent holders of one key: {{.MaxHolders}}{{with .BusiestText}} · busiest master CPU {{.}} of a core{{end}}{{with .PercentilesFile}} · <a href="{{.}}">acquire percentile distribution</a>{{end}}{{range .Hlogs}} · <a href="{{.}}">{{.}}</a>{{end}}</p>
+<p>N = {{.CellSummary.Masters}} masters · measured {{printf "%.1f" .MeasuredSeconds}} s · max concurrent holders of one key: {{.MaxHolders}} · safety probe: {{if .Safety.NotJudged}}not judged ({{.Safety.NotJudged}}){{else}}{{.Safety.JudgedHolds}} holds judged on validity windows{{if .Safety.HoldsNotJudged}}, {{.Safety.HoldsNotJudged}} not judged{{end}}{{end}}{{with .OpenLoop}} · open loop: offered {{.Offered}}, served {{.Served}}, unserved {{.Unserved}}, pacer lag p99 {{printf "%.0f" .PacerLag.P99}} µs{{end}}{{with .BusiestText}} · busiest master CPU {{.}} of a core{{end}}{{with .PercentilesFile}} · <a href="{{.}}">acquire percentile distribution</a>{{end}}{{range .Hlogs}} · <a href="{{.}}">{{.}}</a>{{end}}</p>
 {{if .MasterRows}}<table><tr><th class="l">master</th><th>ok</th><th>taken</th><th>timeout</th><th>error</th><th>pending</th><th>not sent</th><th>late</th><th>late released</th></tr>
 {{range .MasterRows}}<tr><td class="l">{{.Addr}}</td><td>{{.OK}}</td><td>{{.Taken}}</td><td>{{.Timeout}}</td><td>{{.Err}}</td><td>{{.Pending}}</td><td>{{.NotSent}}</td><td>{{.Late}}</td><td>{{.Rel}}</td></tr>
 {{end}}</table>{{end}}
