@@ -122,39 +122,18 @@ func loadFigure(cells []*cell, s *Summary) *figure {
 		var xs, p99s []float64
 		var kneeX, kneeY, kneeP []float64
 		for _, g := range groups {
-			sort.SliceStable(g.Cells, func(i, j int) bool { return g.Cells[i].Set.loadValue() < g.Cells[j].Set.loadValue() })
-			var x, y, px, p []float64
-			var ylo, yhi, plo, phi []float64
-			var knee *CellSummary
-			for _, c := range g.Cells {
-				cs := sums[c]
-				lv := c.Set.loadValue()
-				if lv <= 0 {
-					continue
-				}
-				x, y = append(x, lv), append(y, cs.CyclesPerSec)
-				lo, hi := spreadBounds(cs, "cycles_per_sec", cs.CyclesPerSec, 1)
-				ylo, yhi = append(ylo, lo), append(yhi, hi)
-				if cs.Acquire.P99 > 0 { // no successful acquire: no p99
-					px, p = append(px, lv), append(p, cs.Acquire.P99/1000)
-					lo, hi := spreadBounds(cs, "acquire_p99", cs.Acquire.P99, 1000)
-					plo, phi = append(plo, lo), append(phi, hi)
-				}
-				if cs.MeetsSLO && (knee == nil || cs.CyclesPerSec > knee.CyclesPerSec) {
-					knee = &cs
-				}
-			}
-			if distinctFloats(x) < 2 {
+			t, l, knee := loadLines(g, sums)
+			if distinctFloats(t.X) < 2 {
 				continue
 			}
-			label := legendLabel(g.Label)
-			tp.Series = append(tp.Series, withErrors(plots.Series{Label: label, X: x, Y: y, Color: colour, Points: true}, ylo, yhi))
-			lat.Series = append(lat.Series, withErrors(plots.Series{Label: label, X: px, Y: p, Color: colour, Points: true}, plo, phi))
+			t.Label, t.Color = legendLabel(g.Label), colour
+			l.Label, l.Color = t.Label, colour
+			tp.Series, lat.Series = append(tp.Series, t), append(lat.Series, l)
 			colour++
 			if colour == 7 { // grey is kept for the knee and the ideal line
 				colour++
 			}
-			xs, p99s = append(xs, x...), append(p99s, p...)
+			xs, p99s = append(xs, t.X...), append(p99s, l.Y...)
 			if knee != nil {
 				kneeX = append(kneeX, loadOf(*knee))
 				kneeY = append(kneeY, knee.CyclesPerSec)
@@ -203,6 +182,35 @@ func loadFigure(cells []*cell, s *Summary) *figure {
 		Fig:     &plots.Figure{Title: "Throughput and acquire p99 against load", Grid: grid, Width: 620 * float64(len(cols)), Height: 760},
 		Cell:    -1,
 	}
+}
+
+// loadLines are one configuration's throughput and p99 against load, with
+// error bars when its cells repeated, and its knee (the most cycles/s
+// within the SLO).
+func loadLines(g *group, sums map[*cell]CellSummary) (tp, lat plots.Series, knee *CellSummary) {
+	sort.SliceStable(g.Cells, func(i, j int) bool { return g.Cells[i].Set.loadValue() < g.Cells[j].Set.loadValue() })
+	var x, y, px, p, ylo, yhi, plo, phi []float64
+	for _, c := range g.Cells {
+		cs := sums[c]
+		lv := c.Set.loadValue()
+		if lv <= 0 {
+			continue
+		}
+		x, y = append(x, lv), append(y, cs.CyclesPerSec)
+		lo, hi := spreadBounds(cs, "cycles_per_sec", cs.CyclesPerSec, 1)
+		ylo, yhi = append(ylo, lo), append(yhi, hi)
+		if cs.Acquire.P99 > 0 { // no successful acquire: no p99
+			px, p = append(px, lv), append(p, cs.Acquire.P99/1000)
+			lo, hi := spreadBounds(cs, "acquire_p99", cs.Acquire.P99, 1000)
+			plo, phi = append(plo, lo), append(phi, hi)
+		}
+		if cs.MeetsSLO && (knee == nil || cs.CyclesPerSec > knee.CyclesPerSec) {
+			knee = &cs
+		}
+	}
+	tp = withErrors(plots.Series{X: x, Y: y, Points: true}, ylo, yhi)
+	lat = withErrors(plots.Series{X: px, Y: p, Points: true}, plo, phi)
+	return tp, lat, knee
 }
 
 func modesFigure(cells []*cell, s *Summary) *figure {

@@ -158,24 +158,7 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 		v.Figures = append(v.Figures, fv)
 	}
 	for _, c := range s.Cells {
-		sp := func(text, figure string) string { return withSpread(text, c.Repeats, figure) }
-		cv := cellView{CellSummary: c,
-			Tput: sp(rate(c.CyclesPerSec), "cycles_per_sec"), Acq: sp(rate(c.AcquiresPerSec), "acquires_per_sec"),
-			P50: sp(ms(c.Acquire.P50), "acquire_p50"), P90: sp(ms(c.Acquire.P90), "acquire_p90"), P99: sp(ms(c.Acquire.P99), "acquire_p99"), P999: sp(ms(c.Acquire.P999), "acquire_p999"), Max: ms(c.Acquire.Max),
-			FailedP99: ms(c.Failed.P99), ReleaseP99: sp(ms(c.Release.P99), "release_p99"), RepeatsT: "1",
-			Success: pct(c.SuccessRatio), CPU: sig3(c.ClientCPUPerCycle), Share: pct0(c.ClientCPUShare),
-			AcquiredT: count(c.Acquired), NotAcquiredT: count(c.NotAcquired), ErrorsT: count(c.Errors),
-		}
-		cv.ViolationsT = count(c.Violations)
-		if c.Safety.NotJudged != "" {
-			cv.ViolationsT = "not judged (" + c.Safety.NotJudged + ")"
-		}
-		if c.Repeats != nil {
-			cv.RepeatsT = strconv.Itoa(c.Repeats.Count)
-			if v.SpreadNote == "" {
-				v.SpreadNote = "Figures of repeated cells are medians of their repeats ± the larger side of the " + CIText(c.Repeats) + "; max and counts cover all repeats."
-			}
-		}
+		cv := cellFigures(c)
 		if c.Load == "open" {
 			cv.LoadText = "open, " + rate(c.Rate) + "/s"
 			if ol := c.OpenLoop; ol != nil {
@@ -229,6 +212,7 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 			v.ShowCapacity = true
 		}
 	}
+	v.SpreadNote = spreadNote(s.Cells)
 	for _, c := range s.Capacity {
 		cv := capView{Capacity: c, MaxRateT: "—", KneeLoadT: "—", HeadroomT: "—", GroupsT: "—", LimitT: "—", ProjectionT: "—"}
 		if c.Limit != nil {
@@ -266,6 +250,37 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 	b, _ := json.MarshalIndent(s.Manifest, "", "  ")
 	v.Manifest = string(b)
 	return v
+}
+
+// cellFigures writes a cell's figures for the tables: a repeated cell's
+// as "median ±spread".
+func cellFigures(c CellSummary) cellView {
+	sp := func(text, figure string) string { return withSpread(text, c.Repeats, figure) }
+	cv := cellView{CellSummary: c,
+		Tput: sp(rate(c.CyclesPerSec), "cycles_per_sec"), Acq: sp(rate(c.AcquiresPerSec), "acquires_per_sec"),
+		P50: sp(ms(c.Acquire.P50), "acquire_p50"), P90: sp(ms(c.Acquire.P90), "acquire_p90"), P99: sp(ms(c.Acquire.P99), "acquire_p99"), P999: sp(ms(c.Acquire.P999), "acquire_p999"), Max: ms(c.Acquire.Max),
+		FailedP99: ms(c.Failed.P99), ReleaseP99: sp(ms(c.Release.P99), "release_p99"), RepeatsT: "1",
+		Success: pct(c.SuccessRatio), CPU: sig3(c.ClientCPUPerCycle), Share: pct0(c.ClientCPUShare),
+		AcquiredT: count(c.Acquired), NotAcquiredT: count(c.NotAcquired), ErrorsT: count(c.Errors),
+	}
+	cv.ViolationsT = count(c.Violations)
+	if c.Safety.NotJudged != "" {
+		cv.ViolationsT = "not judged (" + c.Safety.NotJudged + ")"
+	}
+	if c.Repeats != nil {
+		cv.RepeatsT = strconv.Itoa(c.Repeats.Count)
+	}
+	return cv
+}
+
+// spreadNote says what "±" means, when any cell was repeated.
+func spreadNote(cells []CellSummary) string {
+	for _, c := range cells {
+		if c.Repeats != nil {
+			return "Figures of repeated cells are medians of their repeats ± the larger side of the " + CIText(c.Repeats) + "; max and counts cover all repeats."
+		}
+	}
+	return ""
 }
 
 // withSpread appends " ±3.1%" to a repeated cell's figure.

@@ -105,45 +105,7 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 		p("\n\n")
 	}
 
-	p("## Cells\n\nLatencies of successful acquires in ms; a cycle is one acquire plus its release; success = acquired / attempts.")
-	if v.SpreadNote != "" {
-		p(" %s", v.SpreadNote)
-	}
-	p("\n\n")
-	repHead, repAlign := "", ""
-	if v.SpreadNote != "" {
-		repHead, repAlign = " repeats |", "--:|"
-	}
-	p("| # | cell | load |%s cycles/s | acquires/s | p50 | p90 | p99 | p99.9 | max | acquired | not acquired | errors | success | violations | client CPU µs/cycle | client CPU share | SLO |\n", repHead)
-	p("|--:|---|---|%s--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n", repAlign)
-	for _, c := range v.Cells {
-		label := mdEscape(c.Label)
-		if c.ClientBound {
-			label += " (client-bound)"
-		}
-		slo := "missed"
-		switch {
-		case !v.ShowCapacity:
-			slo = "—" // chaos cells: no SLO is judged
-		case c.MeetsSLO:
-			slo = "met"
-		}
-		load := c.LoadText
-		if repHead != "" {
-			load += " | " + c.RepeatsT
-		}
-		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			c.Index, label, load, c.Tput, c.Acq, c.P50, c.P90, c.P99, c.P999, c.Max,
-			c.AcquiredT, c.NotAcquiredT, c.ErrorsT, c.Success, c.ViolationsT, c.CPU, c.Share, slo)
-	}
-	p("\n### Machine, Redis cost and what limited each cell\n\nShares of the whole machine from /proc in the measured window; Redis cost per lock cycle on the costliest master (commands: INFO commandstats SET/EVALSHA/EVAL; CPU: the whole server process); the projection is one core per master at that CPU cost; fsync share: the part of the acquire p50 the same cell without persistence did not have.\n\n")
-	p("| # | cell | machine busy | lockbench | masters | other | steal | busiest master | Redis µs/cycle | server CPU µs/cycle | one-core projection | measured cycles/s | fsync share of p50 | limited by | evidence |\n")
-	p("|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n")
-	for _, c := range v.Cells {
-		k := c.Cost
-		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Index, mdEscape(c.Label), k.Busy, k.Client, k.Servers, k.Other, k.Steal,
-			k.Busiest, k.CmdUs, k.CPUUs, k.Projection, k.Measured, k.Fsync, k.LimitBy, mdEscape(k.LimitEvidence))
-	}
+	writeMDCells(&b, v)
 	if len(v.Timelines) > 0 {
 		p("\n## Timelines\n\n")
 		for _, f := range v.Timelines {
@@ -186,4 +148,49 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 	}
 	p("\n## Manifest\n\n```json\n%s\n```\n", v.Manifest)
 	return writeShared(path, func(w io.Writer) error { _, err := io.WriteString(w, b.String()); return err })
+}
+
+// writeMDCells is the cells table: a repeated cell's figures as
+// "median ±spread", with a repeats column when any cell was repeated.
+func writeMDCells(b *strings.Builder, v view) {
+	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	p("## Cells\n\nLatencies of successful acquires in ms; a cycle is one acquire plus its release; success = acquired / attempts.")
+	if v.SpreadNote != "" {
+		p(" %s", v.SpreadNote)
+	}
+	p("\n\n")
+	repHead, repAlign := "", ""
+	if v.SpreadNote != "" {
+		repHead, repAlign = " repeats |", "--:|"
+	}
+	p("| # | cell | load |%s cycles/s | acquires/s | p50 | p90 | p99 | p99.9 | max | acquired | not acquired | errors | success | violations | client CPU µs/cycle | client CPU share | SLO |\n", repHead)
+	p("|--:|---|---|%s--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n", repAlign)
+	for _, c := range v.Cells {
+		label := mdEscape(c.Label)
+		if c.ClientBound {
+			label += " (client-bound)"
+		}
+		slo := "missed"
+		switch {
+		case !v.ShowCapacity:
+			slo = "—" // chaos cells: no SLO is judged
+		case c.MeetsSLO:
+			slo = "met"
+		}
+		load := c.LoadText
+		if repHead != "" {
+			load += " | " + c.RepeatsT
+		}
+		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			c.Index, label, load, c.Tput, c.Acq, c.P50, c.P90, c.P99, c.P999, c.Max,
+			c.AcquiredT, c.NotAcquiredT, c.ErrorsT, c.Success, c.ViolationsT, c.CPU, c.Share, slo)
+	}
+	p("\n### Machine, Redis cost and what limited each cell\n\nShares of the whole machine from /proc in the measured window; Redis cost per lock cycle on the costliest master (commands: INFO commandstats SET/EVALSHA/EVAL; CPU: the whole server process); the projection is one core per master at that CPU cost; fsync share: the part of the acquire p50 the same cell without persistence did not have.\n\n")
+	p("| # | cell | machine busy | lockbench | masters | other | steal | busiest master | Redis µs/cycle | server CPU µs/cycle | one-core projection | measured cycles/s | fsync share of p50 | limited by | evidence |\n")
+	p("|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n")
+	for _, c := range v.Cells {
+		k := c.Cost
+		p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c.Index, mdEscape(c.Label), k.Busy, k.Client, k.Servers, k.Other, k.Steal,
+			k.Busiest, k.CmdUs, k.CPUUs, k.Projection, k.Measured, k.Fsync, k.LimitBy, mdEscape(k.LimitEvidence))
+	}
 }

@@ -342,75 +342,11 @@ func (pn *Panel) build(addLegend func(string, plot.Thumbnailer)) (*plot.Plot, er
 	}
 
 	for _, s := range pn.Series {
-		if len(s.X) != len(s.Y) {
-			return nil, fmt.Errorf("series %q: %d x values, %d y values", s.Label, len(s.X), len(s.Y))
-		}
-		if len(s.X) == 0 {
-			continue
-		}
-		if err := finite(s.Label+" x", s.X); err != nil {
-			return nil, err
-		}
-		if err := finite(s.Label+" y", s.Y); err != nil {
-			return nil, err
-		}
-		if pn.X.Log {
-			if err := positive(s.Label+" x", s.X); err != nil {
-				return nil, err
-			}
-		}
-		if pn.Y.Log {
-			if err := positive(s.Label+" y", s.Y); err != nil {
-				return nil, err
-			}
-		}
-		xys := make(plotter.XYs, len(s.X))
-		for i := range s.X {
-			xys[i] = plotter.XY{X: s.X[i], Y: s.Y[i]}
-		}
-		clr := Color(s.Color)
-		if s.Glyph > 0 {
-			sc, err := plotter.NewScatter(xys)
-			if err != nil {
-				return nil, err
-			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(5), Shape: glyphShape(s.Glyph)}
-			p.Add(sc)
-			addLegend(s.Label, sc)
-			hasData = true
-			continue
-		}
-		if len(s.YLow) > 0 {
-			eb, err := errorBars(xys, s.YLow, s.YHigh, clr, pn.Y.Log)
-			if err != nil {
-				return nil, fmt.Errorf("series %q: %w", s.Label, err)
-			}
-			p.Add(eb)
-		}
-		l, err := plotter.NewLine(xys)
+		drawn, err := pn.addSeries(p, s, addLegend)
 		if err != nil {
-			return nil, fmt.Errorf("series %q: %w", s.Label, err)
+			return nil, err
 		}
-		l.LineStyle.Color = clr
-		l.LineStyle.Width = vg.Points(1.6)
-		dash := mod(s.Color/10, len(dashes))
-		if s.Dashed {
-			dash = mod(dash+1, len(dashes))
-		}
-		l.LineStyle.Dashes = dashes[dash]
-		p.Add(l)
-		if s.Points {
-			sc, err := plotter.NewScatter(xys)
-			if err != nil {
-				return nil, err
-			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
-			p.Add(sc)
-			addLegend(s.Label, legendPair{l, sc})
-		} else {
-			addLegend(s.Label, l)
-		}
-		hasData = true
+		hasData = hasData || drawn
 	}
 	if !hasData {
 		return nil, fmt.Errorf("panel %q has no data", pn.Title)
@@ -443,6 +379,79 @@ func (pn *Panel) build(addLegend func(string, plot.Thumbnailer)) (*plot.Plot, er
 		p.Y.Max *= 1.08 // room above the tallest bar
 	}
 	return p, nil
+}
+
+// addSeries draws one series (a line, its points and error bars, or
+// glyphs alone); drawn is false for an empty one.
+func (pn *Panel) addSeries(p *plot.Plot, s Series, addLegend func(string, plot.Thumbnailer)) (drawn bool, err error) {
+	if len(s.X) != len(s.Y) {
+		return false, fmt.Errorf("series %q: %d x values, %d y values", s.Label, len(s.X), len(s.Y))
+	}
+	if len(s.X) == 0 {
+		return false, nil
+	}
+	if err := finite(s.Label+" x", s.X); err != nil {
+		return false, err
+	}
+	if err := finite(s.Label+" y", s.Y); err != nil {
+		return false, err
+	}
+	if pn.X.Log {
+		if err := positive(s.Label+" x", s.X); err != nil {
+			return false, err
+		}
+	}
+	if pn.Y.Log {
+		if err := positive(s.Label+" y", s.Y); err != nil {
+			return false, err
+		}
+	}
+	xys := make(plotter.XYs, len(s.X))
+	for i := range s.X {
+		xys[i] = plotter.XY{X: s.X[i], Y: s.Y[i]}
+	}
+	clr := Color(s.Color)
+	if s.Glyph > 0 {
+		sc, err := plotter.NewScatter(xys)
+		if err != nil {
+			return false, err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(5), Shape: glyphShape(s.Glyph)}
+		p.Add(sc)
+		addLegend(s.Label, sc)
+		return true, nil
+	}
+	if len(s.YLow) > 0 {
+		eb, err := errorBars(xys, s.YLow, s.YHigh, clr, pn.Y.Log)
+		if err != nil {
+			return false, fmt.Errorf("series %q: %w", s.Label, err)
+		}
+		p.Add(eb)
+	}
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return false, fmt.Errorf("series %q: %w", s.Label, err)
+	}
+	l.LineStyle.Color = clr
+	l.LineStyle.Width = vg.Points(1.6)
+	dash := mod(s.Color/10, len(dashes))
+	if s.Dashed {
+		dash = mod(dash+1, len(dashes))
+	}
+	l.LineStyle.Dashes = dashes[dash]
+	p.Add(l)
+	if s.Points {
+		sc, err := plotter.NewScatter(xys)
+		if err != nil {
+			return false, err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
+		p.Add(sc)
+		addLegend(s.Label, legendPair{l, sc})
+	} else {
+		addLegend(s.Label, l)
+	}
+	return true, nil
 }
 
 // addBars draws grouped bars, or on a log y axis (where a bar has no
