@@ -114,6 +114,11 @@ func (p *machineProbe) split(addrs []string) *report.CPUSplit {
 	servers := 0.0
 	for i, addr := range addrs {
 		if !p.here[i] {
+			// Elsewhere: not this machine's CPU, but its core share
+			// (INFO) still tells whether that master was saturated.
+			if i < len(p.fallback) && p.fallback[i] >= 0 {
+				m.MasterCoreShare[addr] = p.fallback[i].Seconds() / wall
+			}
 			continue
 		}
 		m.MastersShareMachine = true
