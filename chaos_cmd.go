@@ -19,6 +19,7 @@ import (
 
 	"lockbench/chaos"
 	"lockbench/localmasters"
+	"lockbench/metrics"
 	"lockbench/plan"
 	"lockbench/report"
 )
@@ -39,6 +40,7 @@ type chaosArgs struct {
 	cells    []string
 	faults   []string
 	expect   []string
+	metrics  string
 }
 
 // chaosOverride is a settings flag: how it is bound and how it is copied
@@ -128,6 +130,7 @@ func cmdChaos(args []string) int {
 	fs.StringArrayVar(&a.cells, "cell", nil, "run only this cell (repeatable)")
 	fs.StringArrayVar(&a.faults, "fault", nil, `replace the faults: KIND at=D field=value..., e.g. "crash at=3s masters=1 restart=immediate" (repeatable)`)
 	fs.StringArrayVar(&a.expect, "expect", nil, `replace the expectations: METRIC OP VALUE, e.g. "violations>0" (repeatable)`)
+	fs.StringVar(&a.metrics, "metrics-addr", "", metricsAddrUsage)
 	overrides := bindChaosFlags(fs, &flags)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -144,6 +147,15 @@ func cmdChaos(args []string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
 		return exitUsage
+	}
+	if fs.Changed("metrics-addr") {
+		sc.MetricsAddr = a.metrics
+	}
+	if sc.MetricsAddr != "" {
+		if err := metrics.CheckAddr(sc.MetricsAddr); err != nil {
+			fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
+			return exitUsage
+		}
 	}
 	if a.dryRun {
 		printChaosPlan(os.Stdout, sc)
@@ -288,6 +300,12 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) int {
 		stop() // a second Ctrl-C exits at once
 	}()
 	chaos.Version = version
+	exp, err := startMetrics("chaos", sc.MetricsAddr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
+		return exitFailure
+	}
+	defer exp.Close()
 
 	cellsCfg := make([]any, len(sc.Cells))
 	for i, c := range sc.Cells {
@@ -317,7 +335,8 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) int {
 		return exitFailure
 	}
 	fmt.Fprintf(os.Stderr, "lockbench chaos: %s, %d cells, results in %s\n", sc.Name, len(sc.Cells), dir)
-	opt := chaos.Options{ClientCommand: []string{exe, "chaos", chaosClientArg}, Log: os.Stderr, RunID: newChaosRunID(), Scenario: sc.Name}
+	opt := chaos.Options{ClientCommand: []string{exe, "chaos", chaosClientArg}, Log: os.Stderr, RunID: newChaosRunID(), Scenario: sc.Name,
+		Observer: chaosObserver(exp, sc.Name)}
 	failed := false
 	var unmet, unjudged []string
 	var done []*chaos.CellResult

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"lockbench/localmasters"
+	"lockbench/metrics"
 )
 
 // cmdMasters starts local masters and keeps them up, so several runs (say
@@ -24,6 +25,7 @@ func cmdMasters(args []string) int {
 	persistence := fs.String("persistence", "none", "none, aof-no, aof-everysec, aof-always")
 	keep := fs.Duration("for", time.Hour, "stop the masters after this long (or at Ctrl-C)")
 	addrFile := fs.String("addr-file", "", "also write the comma-separated addresses to this file")
+	metricsAddr := fs.String("metrics-addr", "", metricsAddrUsage)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitOK
@@ -44,6 +46,18 @@ func cmdMasters(args []string) int {
 		fmt.Fprintf(os.Stderr, "lockbench masters: for: %v is not accepted; use a positive duration\n", *keep)
 		return exitUsage
 	}
+	if *metricsAddr != "" {
+		if err := metrics.CheckAddr(*metricsAddr); err != nil {
+			fmt.Fprintln(os.Stderr, "lockbench masters:", err)
+			return exitUsage
+		}
+	}
+	exp, err := startMetrics("masters", *metricsAddr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench masters:", err)
+		return exitFailure
+	}
+	defer exp.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	set, err := localmasters.Start(ctx, localmasters.Options{N: *n, Persistence: p, Embedded: "never", Log: os.Stderr})
@@ -52,6 +66,11 @@ func cmdMasters(args []string) int {
 		return exitFailure
 	}
 	defer set.Stop()
+	if exp != nil {
+		exp.WatchMasters(set.Addrs(), func(ctx context.Context, addr string) (string, error) {
+			return localmasters.Do(ctx, addr, "INFO")
+		})
+	}
 	addrs := strings.Join(set.Addrs(), ",")
 	if *addrFile != "" {
 		if err := os.WriteFile(*addrFile, []byte(addrs+"\n"), 0o644); err != nil {

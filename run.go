@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"lockbench/bench"
+	"lockbench/metrics"
 	"lockbench/plan"
 	"lockbench/report"
 )
@@ -24,6 +25,7 @@ func cmdRun(args []string) int {
 	plan.BindFlags(fs, &s)
 	asJSON := fs.Bool("json", false, "print exactly one JSON object on stdout")
 	out := fs.String("out", "", "also write the JSON result to this file (atomically)")
+	metricsAddr := fs.String("metrics-addr", "", metricsAddrUsage)
 	thresholdExprs := fs.StringArray("threshold", nil, "exit 3 unless the run meets this, e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
 	repeat := fs.Int("repeat", 1, "measure the cell this many times; figures become medians with their spread (JSON: repeats)")
 	if err := fs.Parse(args); err != nil {
@@ -54,9 +56,21 @@ func cmdRun(args []string) int {
 		fmt.Fprintln(os.Stderr, "lockbench run:", err)
 		return exitUsage
 	}
+	if *metricsAddr != "" {
+		if err := metrics.CheckAddr(*metricsAddr); err != nil {
+			fmt.Fprintln(os.Stderr, "lockbench run:", err)
+			return exitUsage
+		}
+	}
 	for _, w := range warnings {
 		fmt.Fprintln(os.Stderr, "WARNING:", w)
 	}
+	exp, err := startMetrics("run", *metricsAddr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench run:", err)
+		return exitFailure
+	}
+	defer exp.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -66,7 +80,7 @@ func cmdRun(args []string) int {
 	}()
 
 	pool := &bench.Pool{Log: os.Stderr}
-	res, err := runRepeats(ctx, pool, s, *repeat)
+	res, err := runRepeats(ctx, pool, s, *repeat, bench.CellOptions{Metrics: exp, Scenario: "run", CellID: "run"})
 	if cerr := pool.Close(); cerr != nil {
 		fmt.Fprintln(os.Stderr, "lockbench run:", cerr)
 	}
@@ -105,7 +119,9 @@ func cmdRun(args []string) int {
 // runRepeats measures the cell n times on the pool's masters (restarted
 // between repeats only when their persistence keeps state) and combines
 // the repeats; an interrupt keeps the repeats finished so far.
-func runRepeats(ctx context.Context, pool *bench.Pool, s plan.Settings, n int) (*report.Run, error) {
+// runRepeats measures the cell n times; opt is every repeat's options but
+// the run id, which each repeat gets its own of.
+func runRepeats(ctx context.Context, pool *bench.Pool, s plan.Settings, n int, opt bench.CellOptions) (*report.Run, error) {
 	runID := bench.NewRunID()
 	var runs []report.Run
 	for r := 1; r <= n; r++ {
@@ -118,7 +134,8 @@ func runRepeats(ctx context.Context, pool *bench.Pool, s plan.Settings, n int) (
 			id = fmt.Sprintf("%s-r%d", runID, r)
 			fmt.Fprintf(os.Stderr, "lockbench run: repeat %d/%d\n", r, n)
 		}
-		res, err := bench.RunCell(ctx, s, m, 0, bench.CellOptions{RunID: id})
+		opt.RunID = id
+		res, err := bench.RunCell(ctx, s, m, 0, opt)
 		if err != nil {
 			return nil, err
 		}

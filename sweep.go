@@ -21,6 +21,7 @@ import (
 	"lockbench/bench"
 	"lockbench/configs"
 	"lockbench/localmasters"
+	"lockbench/metrics"
 	"lockbench/plan"
 	"lockbench/report"
 )
@@ -33,6 +34,7 @@ type sweepArgs struct {
 	noReport   bool
 	thresholds []string
 	repeat     int
+	metrics    string
 }
 
 func cmdSweep(args []string) int {
@@ -45,6 +47,7 @@ func cmdSweep(args []string) int {
 	fs.BoolVar(&a.noReport, "no-report", false, "do not build the report at the end")
 	fs.StringArrayVar(&a.thresholds, "threshold", nil, "exit 3 unless every cell meets this, e.g. acquire.p99<10ms (repeatable; added to the file's thresholds)")
 	fs.IntVar(&a.repeat, "repeat", 1, "measure every cell this many times, interleaved (A,B,C,A,B,C…); figures become medians with their spread (overrides the file's repeat)")
+	fs.StringVar(&a.metrics, "metrics-addr", "", metricsAddrUsage)
 	plan.BindFlags(fs, &overrides)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -70,6 +73,15 @@ func cmdSweep(args []string) int {
 		sw.Repeat = a.repeat
 	}
 	sw.Thresholds = append(sw.Thresholds, a.thresholds...)
+	if fs.Changed("metrics-addr") {
+		sw.MetricsAddr = a.metrics
+	}
+	if sw.MetricsAddr != "" {
+		if err := metrics.CheckAddr(sw.MetricsAddr); err != nil {
+			fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
+			return exitUsage
+		}
+	}
 	if _, err := parseThresholds(sw.Thresholds); err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
 		return exitUsage
@@ -177,6 +189,12 @@ func runSweep(sw *plan.Sweep, cells []plan.Cell, a sweepArgs) int {
 		fmt.Fprintln(os.Stderr, "lockbench sweep: out:", err)
 		return exitFailure
 	}
+	exp, err := startMetrics("sweep", sw.MetricsAddr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
+		return exitFailure
+	}
+	defer exp.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -202,7 +220,8 @@ func runSweep(sw *plan.Sweep, cells []plan.Cell, a sweepArgs) int {
 
 	prog := newProgress(cells, sw.Repeat)
 	pool := &bench.Pool{Log: prog.logWriter()}
-	st := &sweepState{dir: dir, man: man, writeManifest: writeManifest, runID: bench.NewRunID(), repeats: sw.Repeat, runs: make([][]report.Run, len(cells))}
+	st := &sweepState{dir: dir, man: man, writeManifest: writeManifest, runID: bench.NewRunID(), repeats: sw.Repeat, runs: make([][]report.Run, len(cells)),
+		metrics: exp, scenario: sw.Name}
 	failed := false
 rounds:
 	// Round r measures every cell once: slow drift of the machine lands on
@@ -258,6 +277,8 @@ type sweepState struct {
 	writeManifest func() error
 	runID         string
 	repeats       int
+	metrics       *metrics.Exporter // live metrics (nil: off)
+	scenario      string
 	runs          [][]report.Run // by cell position: repeats so far
 }
 
@@ -271,7 +292,8 @@ func (st *sweepState) runCell(ctx context.Context, pool *bench.Pool, i int, c pl
 		stem = filepath.Join("repeats", fmt.Sprintf("%s.r%d", c.ID, r))
 		runID = fmt.Sprintf("%s-r%d", st.runID, r) // fresh keys for every repeat
 	}
-	res, redisVersion, err := runSweepCell(ctx, pool, st.dir, c, stem, runID, prog)
+	opt := bench.CellOptions{RunID: runID, OnInterval: prog.interval, Metrics: st.metrics, Scenario: st.scenario, CellID: c.ID}
+	res, redisVersion, err := runSweepCell(ctx, pool, st.dir, c, stem, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +351,7 @@ func estimate(sw *plan.Sweep, cells []plan.Cell) time.Duration {
 
 // runSweepCell prepares masters, streams .hlog files (cells/STEM.METRIC.hlog)
 // through temp names and runs the cell.
-func runSweepCell(ctx context.Context, pool *bench.Pool, dir string, c plan.Cell, stem, runID string, prog *progress) (*report.Run, string, error) {
+func runSweepCell(ctx context.Context, pool *bench.Pool, dir string, c plan.Cell, stem string, opt bench.CellOptions) (*report.Run, string, error) {
 	m, err := pool.PrepareFor(ctx, c.Settings, c.ID)
 	if err != nil {
 		return nil, "", err
@@ -337,9 +359,9 @@ func runSweepCell(ctx context.Context, pool *bench.Pool, dir string, c plan.Cell
 	if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, "cells", stem)), 0o755); err != nil {
 		return nil, "", fmt.Errorf("out: %w", err)
 	}
-	metrics := map[int]string{report.Acquire: report.MetricAcquire, report.Failed: report.MetricFailed, report.Release: report.MetricRelease}
+	logNames := map[int]string{report.Acquire: report.MetricAcquire, report.Failed: report.MetricFailed, report.Release: report.MetricRelease}
 	if c.Settings.Load == "open" {
-		metrics[report.AcquireUncorrected] = report.MetricAcquireUncorrected
+		logNames[report.AcquireUncorrected] = report.MetricAcquireUncorrected
 	}
 	logs := map[int]io.Writer{}
 	var files []*os.File
@@ -349,7 +371,7 @@ func runSweepCell(ctx context.Context, pool *bench.Pool, dir string, c plan.Cell
 			os.Remove(f.Name()) // only still there when the cell failed
 		}
 	}()
-	for idx, name := range metrics {
+	for idx, name := range logNames {
 		f, err := os.Create(filepath.Join(dir, "cells", filepath.Dir(stem), "."+filepath.Base(stem)+"."+name+".hlog.tmp"))
 		if err != nil {
 			return nil, "", fmt.Errorf("out: %w", err)
@@ -357,7 +379,8 @@ func runSweepCell(ctx context.Context, pool *bench.Pool, dir string, c plan.Cell
 		files = append(files, f)
 		logs[idx] = f
 	}
-	res, err := bench.RunCell(ctx, c.Settings, m, c.Index, bench.CellOptions{RunID: runID, Logs: logs, OnInterval: prog.interval})
+	opt.Logs = logs
+	res, err := bench.RunCell(ctx, c.Settings, m, c.Index, opt)
 	if err != nil {
 		return nil, "", err
 	}

@@ -11,6 +11,7 @@ import (
 	"lockbench/drivers/redsyncdriver"
 	"lockbench/engine"
 	"lockbench/faults"
+	"lockbench/metrics"
 	"lockbench/plan"
 	"lockbench/report"
 	"lockbench/workloads"
@@ -27,6 +28,11 @@ type CellOptions struct {
 	RunID      string            // names the keys: lockbench:RUNID:…
 	Logs       map[int]io.Writer // .hlog writers by report metric
 	OnInterval func(report.Interval)
+	// Metrics, when set, get the cell's live figures, labelled with
+	// Scenario and CellID and the cell's settings.
+	Metrics  *metrics.Exporter
+	Scenario string
+	CellID   string
 }
 
 // NewRunID is a short random id for key prefixes.
@@ -140,6 +146,13 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 			t.Stop()
 		}
 	}
+	if opt.Metrics != nil {
+		mc := opt.Metrics.Cell(MetricLabels(s, len(s.Masters) == 0, opt.Scenario, opt.CellID), m.Display)
+		mc.SetWorkers(rc.Workers)
+		mc.SetRate(rc.Rate)
+		defer mc.SetWorkers(0)
+		rc.Observer = mc
+	}
 	started := time.Now()
 	st, err := workloads.Run(ctx, locker, rc)
 	if err != nil {
@@ -181,4 +194,14 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 		res.Warnings = append(res.Warnings, "embedded in-process masters (redis-server not found): these are not Redis figures")
 	}
 	return &res, nil
+}
+
+// MetricLabels are a cell's live-metric labels: bounded values from its
+// settings (persistence "server" on external masters left as they are).
+func MetricLabels(s plan.Settings, local bool, scenario, cellID string) metrics.Labels {
+	p := s.Persistence
+	if p == "" {
+		p = map[bool]string{true: "none", false: "server"}[local]
+	}
+	return metrics.Labels{Scenario: scenario, Cell: cellID, Segment: s.Segment, Mode: s.Mode, Wait: s.Wait, Persistence: p, Driver: s.Driver}
 }

@@ -72,6 +72,19 @@ type client struct {
 	hold  workloads.HoldTime
 	stop  chan struct{} // closed to end the run early (interrupt)
 	once  sync.Once
+	obs   Observer  // live metrics (in-process clients only); nil: none
+	t0    time.Time // the cell's start: writes are filed by second since it
+}
+
+// Observer sees a chaos client's events as they happen (live metrics):
+// the runner's events plus the protected resource's.
+type Observer interface {
+	workloads.Observer
+	SetWorkers(n int)
+	// LostUpdates: a write found n acknowledged writes made since its read
+	// (an overlapping holder's), which it now overwrites.
+	LostUpdates(n int64)
+	StaleWriteRejected()
 }
 
 // newClient connects; probe may be shared by the clients of one process.
@@ -191,6 +204,7 @@ func (c *client) run(t0 time.Time) ClientResult {
 	}
 	cpu0 := workloads.ProcessCPU()
 	out.Start = time.Now()
+	c.t0 = t0
 
 	// One flush a second from t0, so every client's intervals line up.
 	flushDone := make(chan struct{})
@@ -290,12 +304,21 @@ func (c *client) cycle(w int, rng *rand.Rand, rec *report.Recorder, wc *workerCo
 	idx := rng.Uint64N(cfg.Keys)
 	key := cfg.Prefix + "lock:" + strconv.FormatUint(idx, 10)
 	t0 := time.Now()
+	if c.obs != nil {
+		c.obs.AcquireStarted()
+	}
 	lock, res := c.eng.Acquire(ctx, key)
 	got := time.Now()
+	if c.obs != nil {
+		c.obs.AcquireEnded()
+	}
 	wc.attempts++
 	if lock == nil {
 		rec.Record(w, report.Failed, got.Sub(t0))
 		countFailure(wc, res)
+		if c.obs != nil {
+			c.obs.Failed(got.Sub(t0), res.PerMaster, workloads.IsContention(res))
+		}
 		delay := cfg.RetryMin
 		if span := cfg.RetryMax - cfg.RetryMin; span > 0 {
 			delay += time.Duration(rng.Int64N(int64(span) + 1))
@@ -341,7 +364,7 @@ func (c *client) cycle(w int, rng *rand.Rand, rec *report.Recorder, wc *workerCo
 			// The pause hook lands here: after any check, before the write,
 			// as in the GC-pause story.
 			c.gate.wait()
-			_, err = c.res.write(ctx, idx, v+1, token)
+			err = c.write(ctx, idx, v+1, token)
 		}
 	}
 	if err != nil {
@@ -353,6 +376,24 @@ func (c *client) cycle(w int, rng *rand.Rand, rec *report.Recorder, wc *workerCo
 	holds.add(hold)
 	rel := c.eng.Release(ctx, lock)
 	rec.Record(w, report.Release, rel.Elapsed)
+	if c.obs != nil {
+		c.obs.Cycle(got.Sub(t0), -1, rel.Elapsed, res.PerMaster)
+	}
+}
+
+// write stores v on the resource, filed under the second of the cell it
+// lands in, and tells the observer what the resource said.
+func (c *client) write(ctx context.Context, idx uint64, v, token int64) error {
+	slot := int64(time.Since(c.t0) / time.Second)
+	applied, lost, err := c.res.write(ctx, idx, v, token, slot)
+	if c.obs == nil || err != nil {
+		return err
+	}
+	if !applied {
+		c.obs.StaleWriteRejected()
+	}
+	c.obs.LostUpdates(lost)
+	return nil
 }
 
 // countFailure files a failed acquire by its per-master outcomes.

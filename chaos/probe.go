@@ -17,6 +17,9 @@ type windowProbe struct {
 	seq           atomic.Uint64
 	violations    atomic.Int64
 	maxConcurrent atomic.Int64
+	// onViolation, when set, hears of each overlap as it happens (live
+	// metrics); set before the clients start.
+	onViolation func()
 }
 
 type probeShard struct {
@@ -49,6 +52,9 @@ func (p *windowProbe) enter(key uint64, until time.Time) uint64 {
 	}
 	if len(live) > 0 {
 		p.violations.Add(1)
+		if p.onViolation != nil {
+			p.onViolation()
+		}
 	}
 	live = append(live, probeHold{id: id, until: until})
 	s.holders[key] = live

@@ -27,14 +27,27 @@ import (
 //	P rej:w      fenced writes refused (stale token)
 //	P rej:r      fenced reads refused (stale token)
 //	P holds      the hold log: "K t1 elapsed used ttl drift client" per hold (ns)
+//	P lost:s     hash: second of the cell → lost updates seen by writes then
+//	P rej:w:s    hash: second of the cell → fenced writes refused then
+//
+// A write that read v and finds c on the counter overwrites c−v writes
+// acknowledged since its read: those are lost. Summed over all writes this
+// is exactly acks − final sum (each write moves the counter by v+1−c), so
+// the per-second series adds up to the lost-update total.
 type resource struct {
 	c      rueidis.Client
 	prefix string
 }
 
 var (
-	// writeScript applies a write and acknowledges it atomically.
-	writeScript = rueidis.NewLuaScript(`redis.call('SET', KEYS[1], ARGV[1]) return redis.call('INCR', KEYS[2])`)
+	// writeScript applies a write and acknowledges it atomically; it
+	// returns the writes it overwrote (see resource).
+	writeScript = rueidis.NewLuaScript(`
+local lost = tonumber(redis.call('GET', KEYS[1]) or '0') - (tonumber(ARGV[1]) - 1)
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('INCR', KEYS[2])
+if lost ~= 0 then redis.call('HINCRBY', KEYS[3], ARGV[2], lost) end
+return lost`)
 	// fencedReadScript refuses a reader whose token is older than one the
 	// resource has seen, and otherwise records the token: a later write
 	// with an older token is then refused too, so no write can land
@@ -45,15 +58,22 @@ local t = tonumber(ARGV[1])
 if t < hi then redis.call('INCR', KEYS[3]) return -1 end
 if t > hi then redis.call('SET', KEYS[2], ARGV[1]) end
 return tonumber(redis.call('GET', KEYS[1]) or '0')`)
-	// fencedWriteScript refuses a write whose token is older than one seen.
+	// fencedWriteScript refuses a write whose token is older than one seen;
+	// it returns {applied, writes overwritten}.
 	fencedWriteScript = rueidis.NewLuaScript(`
 local hi = tonumber(redis.call('GET', KEYS[2]) or '0')
 local t = tonumber(ARGV[2])
-if t < hi then redis.call('INCR', KEYS[4]) return 0 end
+if t < hi then
+  redis.call('INCR', KEYS[4])
+  redis.call('HINCRBY', KEYS[6], ARGV[3], 1)
+  return {0, 0}
+end
 if t > hi then redis.call('SET', KEYS[2], ARGV[2]) end
+local lost = tonumber(redis.call('GET', KEYS[1]) or '0') - (tonumber(ARGV[1]) - 1)
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('INCR', KEYS[3])
-return 1`)
+if lost ~= 0 then redis.call('HINCRBY', KEYS[5], ARGV[3], lost) end
+return {1, lost}`)
 )
 
 const resourceTimeout = 2 * time.Second
@@ -100,18 +120,27 @@ func (r *resource) read(ctx context.Context, idx uint64, token int64) (v int64, 
 	return v, v >= 0, nil
 }
 
-// write stores v; ok is false when a fenced write was refused.
-func (r *resource) write(ctx context.Context, idx uint64, v, token int64) (ok bool, err error) {
+// write stores v, filed under second slot of the cell; applied is false
+// when a fenced write was refused, lost is how many acknowledged writes it
+// overwrote.
+func (r *resource) write(ctx context.Context, idx uint64, v, token, slot int64) (applied bool, lost int64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, resourceTimeout)
 	defer cancel()
-	val := strconv.FormatInt(v, 10)
+	val, sec := strconv.FormatInt(v, 10), strconv.FormatInt(slot, 10)
 	if token == 0 {
-		err = writeScript.Exec(ctx, r.c, []string{r.k(idx, "res"), r.key("acks")}, []string{val}).Error()
-		return err == nil, err
+		lost, err = writeScript.Exec(ctx, r.c, []string{r.k(idx, "res"), r.key("acks"), r.key("lost", "s")}, []string{val, sec}).AsInt64()
+		return err == nil, lost, err
 	}
-	n, err := fencedWriteScript.Exec(ctx, r.c, []string{r.k(idx, "res"), r.k(idx, "hi"), r.key("acks"), r.key("rej", "w")},
-		[]string{val, strconv.FormatInt(token, 10)}).AsInt64()
-	return n == 1, err
+	res, err := fencedWriteScript.Exec(ctx, r.c,
+		[]string{r.k(idx, "res"), r.k(idx, "hi"), r.key("acks"), r.key("rej", "w"), r.key("lost", "s"), r.key("rej", "w", "s")},
+		[]string{val, strconv.FormatInt(token, 10), sec}).AsIntSlice()
+	if err == nil && len(res) != 2 {
+		err = fmt.Errorf("resource: fenced write answered %v, want {applied, lost}", res)
+	}
+	if err != nil {
+		return false, 0, err
+	}
+	return res[0] == 1, res[1], nil
 }
 
 // Hold is one client's use of one lock as the client logged it: its own
@@ -230,6 +259,12 @@ type Check struct {
 	RejectedWrites int64 `json:"stale_writes_rejected"`
 	RejectedReads  int64 `json:"stale_reads_rejected"`
 	Tokens         int64 `json:"fencing_tokens"`
+	// When things happened, by second of the cell (from its t0): lost
+	// updates and refused fenced writes as the writes saw them, and the
+	// starts (Unix ns) of the holds that overlapped another.
+	LostBySecond     map[int64]int64 `json:"-"`
+	RejectedBySecond map[int64]int64 `json:"-"`
+	ViolationStarts  []int64         `json:"-"`
 }
 
 // CheckResource reads the resource after a cell: the hold log for
@@ -277,6 +312,12 @@ func CheckResource(ctx context.Context, addr, prefix string, keys uint64) (Check
 	// Each acknowledged write added one to what its writer read; a write
 	// that overlapped another's read-modify-write added nothing.
 	ck.LostUpdates = ck.Acks - ck.FinalSum
+	if ck.LostBySecond, err = bySecond(ctx, r, r.key("lost", "s")); err != nil {
+		return ck, err
+	}
+	if ck.RejectedBySecond, err = bySecond(ctx, r, r.key("rej", "w", "s")); err != nil {
+		return ck, err
+	}
 
 	var holds []Hold
 	n, err := r.c.Do(ctx, r.c.B().Llen().Key(r.key("holds")).Build()).AsInt64()
@@ -297,11 +338,28 @@ func CheckResource(ctx context.Context, addr, prefix string, keys uint64) (Check
 		}
 	}
 	ck.Holds = int64(len(holds))
-	ck.Violations, ck.MaxConcurrent, ck.Unjudged = Overlaps(holds)
+	ck.Violations, ck.MaxConcurrent, ck.Unjudged = overlaps(holds, func(start int64) { ck.ViolationStarts = append(ck.ViolationStarts, start) })
 	return ck, nil
 }
 
 const holdFormat = `"key t1 elapsed used ttl drift client"`
+
+// bySecond reads a second → count hash the write scripts keep.
+func bySecond(ctx context.Context, r *resource, key string) (map[int64]int64, error) {
+	kv, err := r.c.Do(ctx, r.c.B().Hgetall().Key(key).Build()).AsIntMap()
+	if err != nil {
+		return nil, fmt.Errorf("resource: HGETALL %s: %w", key, err)
+	}
+	out := make(map[int64]int64, len(kv))
+	for k, v := range kv {
+		s, err := strconv.ParseInt(k, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("resource: %s: second %q is not a number", key, k)
+		}
+		out[s] += v
+	}
+	return out, nil
+}
 
 func parseHold(s string) (Hold, error) {
 	f := strings.Fields(s)
@@ -328,6 +386,12 @@ func parseHold(s string) (Hold, error) {
 // of one key at once, and the holds that could not be judged (no window). A
 // hold that ends exactly when the next begins does not overlap it.
 func Overlaps(holds []Hold) (violations, maxConcurrent, unjudged int64) {
+	return overlaps(holds, nil)
+}
+
+// overlaps is Overlaps that also hands the start (Unix ns) of each
+// overlapping hold's window to seen.
+func overlaps(holds []Hold, seen func(start int64)) (violations, maxConcurrent, unjudged int64) {
 	type window struct{ start, end int64 }
 	byKey := map[uint64][]window{}
 	for _, h := range holds {
@@ -351,6 +415,9 @@ func Overlaps(holds []Hold) (violations, maxConcurrent, unjudged int64) {
 			ends = live
 			if len(ends) > 0 {
 				violations++
+				if seen != nil {
+					seen(w.start)
+				}
 			}
 			ends = append(ends, w.end)
 			maxConcurrent = max(maxConcurrent, int64(len(ends)))

@@ -36,6 +36,9 @@ type Options struct {
 	RunID         string    // names the keys; "" = random
 	TempDir       string    // where the cell's temp dir goes ("" = the system's)
 	Scenario      string    // the scenario's name, for the result's config
+	// Observer, when set, gives a cell its live-metrics observer (masters:
+	// their addresses). Client processes report only in their results.
+	Observer func(c Cell, masters []string) Observer
 }
 
 // CellResult is a finished (or interrupted) cell.
@@ -218,6 +221,13 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 		targets.Masters = append(targets.Masters, m)
 	}
 	sharedProbe := &windowProbe{}
+	var obs Observer
+	if opt.Observer != nil {
+		obs = opt.Observer(cell, addrs)
+		obs.SetWorkers(s.Workers * s.Clients)
+		defer obs.SetWorkers(0)
+		sharedProbe.onViolation = obs.Violation
+	}
 	if s.ClientMode == "processes" {
 		cleanups = append(cleanups, func() {
 			for _, p := range procs {
@@ -255,6 +265,7 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 			if err != nil {
 				return nil, err
 			}
+			c.obs = obs
 			inproc = append(inproc, c)
 			targets.Clients = append(targets.Clients, c)
 		}
@@ -676,6 +687,7 @@ func buildRun(cell Cell, opt Options, t0 time.Time, results []ClientResult, ck C
 	for _, e := range events {
 		r.Events = append(r.Events, report.Event{AtSeconds: math.Round(e.At.Sub(t0).Seconds()*1000) / 1000, Kind: e.Kind, Target: e.Target, Detail: e.Detail})
 	}
+	r.Safety.Timeline = safetyTimeline(ck, t0)
 	if ck.Violations > 0 {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("safety: %d holds overlapped another holder of the same key inside its validity window", ck.Violations))
 	}
@@ -689,6 +701,34 @@ func buildRun(cell Cell, opt Options, t0 time.Time, results []ClientResult, ck C
 		r.Warnings = append(r.Warnings, fmt.Sprintf("resource: %d reads or writes failed (timeouts or errors); they were not acknowledged", resErrs))
 	}
 	return r
+}
+
+// safetyTimeline files the check's findings by second of the cell.
+func safetyTimeline(ck Check, t0 time.Time) []report.SafetySecond {
+	by := map[int64]*report.SafetySecond{}
+	at := func(sec int64) *report.SafetySecond {
+		if by[sec] == nil {
+			by[sec] = &report.SafetySecond{Second: sec}
+		}
+		return by[sec]
+	}
+	for _, ns := range ck.ViolationStarts {
+		at(max(0, (ns-t0.UnixNano())/int64(time.Second))).Violations++
+	}
+	for sec, n := range ck.LostBySecond {
+		at(sec).LostUpdates += n
+	}
+	for sec, n := range ck.RejectedBySecond {
+		at(sec).StaleWritesRejected += n
+	}
+	out := make([]report.SafetySecond, 0, len(by))
+	for _, s := range by {
+		if s.Violations != 0 || s.LostUpdates != 0 || s.StaleWritesRejected != 0 {
+			out = append(out, *s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Second < out[j].Second })
+	return out
 }
 
 // Version is stamped into results (set by main).

@@ -226,6 +226,7 @@ type Scenario struct {
 	Description string
 	Settings    Settings
 	Cells       []Cell
+	MetricsAddr string // live metrics endpoint, HOST:PORT ("" = off)
 }
 
 // The YAML shapes. Cells decode their settings key by key over the
@@ -237,6 +238,7 @@ type scenarioYAML struct {
 	Faults      []yaml.Node       `yaml:"faults"`
 	Expect      map[string]string `yaml:"expect"`
 	Cells       []cellYAML        `yaml:"cells"`
+	MetricsAddr string            `yaml:"metrics_addr"`
 }
 
 type cellYAML struct {
@@ -291,7 +293,7 @@ func Parse(file string, b []byte) (*Scenario, error) {
 	if err := dec.Decode(&y); err != nil {
 		return nil, wrap(fmt.Errorf("%s", plan.CleanYAMLError(err)))
 	}
-	sc := &Scenario{Name: y.Name, Description: strings.TrimSpace(y.Description), Settings: DefaultSettings()}
+	sc := &Scenario{Name: y.Name, Description: strings.TrimSpace(y.Description), Settings: DefaultSettings(), MetricsAddr: y.MetricsAddr}
 	if sc.Name == "" {
 		sc.Name = strings.TrimSuffix(filepath.Base(file), ".yaml")
 	}

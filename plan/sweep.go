@@ -26,6 +26,9 @@ type Sweep struct {
 	// Repeat measures every cell this many times, interleaved (A, B, C,
 	// A, B, C, …) so that slow drift of the machine spreads over all cells.
 	Repeat int `yaml:"repeat"`
+	// MetricsAddr serves live metrics on HOST:PORT while the sweep runs
+	// ("" = off; --metrics-addr overrides it).
+	MetricsAddr string `yaml:"metrics_addr"`
 
 	axes []Axis
 }
@@ -156,7 +159,7 @@ func checkSettingsTypes(doc yaml.Node) error {
 		if doc.Kind == 0 {
 			return nil
 		}
-		return fmt.Errorf("line %d: want a mapping with name, description, settings, matrix, report, thresholds, repeat", doc.Line)
+		return fmt.Errorf("line %d: want a mapping with name, description, settings, matrix, report, thresholds, repeat, metrics_addr", doc.Line)
 	}
 	top := doc.Content[0]
 	for i := 0; i+1 < len(top.Content); i += 2 {

@@ -130,6 +130,18 @@ type Safety struct {
 	// why, reasons joined by "; "), unchecked (no expectations) or
 	// interrupted.
 	Verdict string `json:"verdict,omitempty"`
+	// Timeline says when (chaos): the seconds of the cell, from its start,
+	// in which violations began, updates were lost or stale writes refused.
+	Timeline []SafetySecond `json:"timeline,omitempty"`
+}
+
+// SafetySecond is one second of a chaos cell (counted from its start) in
+// which something unsafe happened or a stale write was refused.
+type SafetySecond struct {
+	Second              int64 `json:"second"`
+	Violations          int64 `json:"violations,omitempty"`
+	LostUpdates         int64 `json:"lost_updates,omitempty"`
+	StaleWritesRejected int64 `json:"stale_writes_rejected,omitempty"`
 }
 
 // Client is the load generator's own cost.

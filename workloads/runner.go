@@ -34,6 +34,26 @@ type Extender interface {
 	Extend(ctx context.Context, l *engine.Lock, ttl time.Duration) engine.OpResult
 }
 
+// Observer sees the runner's events as they happen, for live metrics
+// (package metrics implements it). Its methods run on the workers: they must
+// be cheap and safe for concurrent use. Counts are of the measured window,
+// like the result's; the in-flight bracket and the probe are not.
+type Observer interface {
+	AcquireStarted()
+	AcquireEnded()
+	// Cycle: a successful acquire and its release; uncorrected < 0 in
+	// closed loop.
+	Cycle(acquire, uncorrected, release time.Duration, perMaster []engine.Outcome)
+	Failed(latency time.Duration, perMaster []engine.Outcome, contention bool)
+	Extended(ok bool)
+	Violation()
+	// Started: an open-loop start in the window, lag late (the pacer lag).
+	Started(lag time.Duration)
+	// Scheduled: when the cell ends, its open-loop starts offered and the
+	// ones never started.
+	Scheduled(offered, unserved int64)
+}
+
 // RunConfig is one cell. Closed loop (Rate 0): Workers each acquire a key,
 // hold it, release it, again and again. Open loop (Rate > 0): acquires start
 // at Rate per second on schedule, served by up to Workers at once, and
@@ -62,6 +82,8 @@ type RunConfig struct {
 	Logs map[int]io.Writer
 	// OnInterval is called after every one-second flush (progress lines).
 	OnInterval func(report.Interval)
+	// Observer, when set, is told of every outcome as it happens.
+	Observer Observer
 }
 
 // Validate names the first bad field.
@@ -304,6 +326,7 @@ type cellRun struct {
 // intended start. Latency counts from the intended start.
 func (c *cellRun) worker(w int, wc *workerCounts) {
 	cfg := c.cfg
+	obs := cfg.Observer
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(w)+1))
 	for {
 		var intended time.Time
@@ -317,6 +340,9 @@ func (c *cellRun) worker(w int, wc *workerCounts) {
 			if measured = n >= c.pace.first; measured {
 				wc.started++
 				c.pace.lag.record(w, lag)
+				if obs != nil {
+					obs.Started(lag)
+				}
 			}
 		} else if c.ctx.Err() != nil {
 			return
@@ -328,7 +354,13 @@ func (c *cellRun) worker(w int, wc *workerCounts) {
 			intended = t0
 			measured = !t0.Before(c.measureFrom)
 		}
+		if obs != nil {
+			obs.AcquireStarted()
+		}
 		lock, res := c.lk.Acquire(c.ctx, key)
+		if obs != nil {
+			obs.AcquireEnded()
+		}
 		if res.Err != nil && lock == nil {
 			return // the run ended mid-retry: not an outcome
 		}
@@ -337,6 +369,9 @@ func (c *cellRun) worker(w int, wc *workerCounts) {
 			if measured {
 				c.rec.Record(w, report.Failed, done.Sub(intended))
 				countFailure(wc, res)
+				if obs != nil {
+					obs.Failed(done.Sub(intended), res.PerMaster, IsContention(res))
+				}
 			}
 			continue
 		}
@@ -352,6 +387,13 @@ func (c *cellRun) worker(w int, wc *workerCounts) {
 			c.rec.Record(w, report.Release, rel.Elapsed)
 			for m, o := range res.PerMaster {
 				wc.perMaster[m][o]++
+			}
+			if obs != nil {
+				uncorrected := time.Duration(-1)
+				if c.pace != nil {
+					uncorrected = done.Sub(t0)
+				}
+				obs.Cycle(done.Sub(intended), uncorrected, rel.Elapsed, res.PerMaster)
 			}
 		}
 	}
@@ -386,6 +428,9 @@ func (c *cellRun) stats(interrupted bool, counts []*workerCounts, n int, stop ti
 		st.add(wc)
 	}
 	st.Unserved = st.Offered - st.Started // 0 - 0 in closed loop
+	if c.pace != nil && c.cfg.Observer != nil {
+		c.cfg.Observer.Scheduled(st.Offered, st.Unserved)
+	}
 	return st
 }
 
@@ -418,6 +463,9 @@ func hold(ctx context.Context, lk Locker, lock *engine.Lock, idx uint64, cfg Run
 	}
 	h := probe.Enter(idx, lock.ValidUntil)
 	defer probe.Exit(h)
+	if h.Judged && !h.Clear && cfg.Observer != nil {
+		cfg.Observer.Violation()
+	}
 	until := time.Now().Add(d)
 	ext, canExtend := lk.(Extender)
 	for {
@@ -446,16 +494,19 @@ func hold(ctx context.Context, lk Locker, lock *engine.Lock, idx uint64, cfg Run
 		if !time.Now().Before(until) {
 			return
 		}
-		if r := ext.Extend(ctx, lock, cfg.TTL); r.OK {
-			probe.Extend(h, lock.ValidUntil)
-			if measured {
-				wc.extends++
-			}
-		} else {
+		r := ext.Extend(ctx, lock, cfg.TTL)
+		if measured && cfg.Observer != nil {
+			cfg.Observer.Extended(r.OK)
+		}
+		if !r.OK {
 			if measured {
 				wc.extendFails++
 			}
 			return
+		}
+		probe.Extend(h, lock.ValidUntil)
+		if measured {
+			wc.extends++
 		}
 	}
 }

@@ -1,0 +1,147 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"lockbench/engine"
+)
+
+// Cell is one cell's view of the exporter: every child series resolved when
+// the cell starts, so the workers' calls are atomic adds. Its methods are
+// safe for concurrent use. Counters of earlier cells stay exported: a sweep's
+// counters only grow, the cell being a label.
+type Cell struct {
+	cycles                            prometheus.Counter
+	acquired, notAcquired, errored    prometheus.Counter
+	replies                           [][engine.NumOutcomes]prometheus.Counter // [master][outcome]; nil for pending
+	extendOK, extendFailed            prometheus.Counter
+	violations, lostUpdates, rejected prometheus.Counter
+	offered, unserved, started        prometheus.Counter
+	acquire, uncorrected, failed      prometheus.Observer
+	release                           prometheus.Observer
+	inFlight, workers, pacerLag, rate prometheus.Gauge
+}
+
+// Cell resolves the series of one cell; masters are display addresses
+// (no credentials), in the engine's order.
+func (e *Exporter) Cell(l Labels, masters []string) *Cell {
+	lv := l.values()
+	with := func(extra ...string) []string { return append(append([]string(nil), lv...), extra...) }
+	v := e.vec
+	c := &Cell{
+		cycles:       v.cycles.WithLabelValues(lv...),
+		acquired:     v.acquires.WithLabelValues(with("acquired")...),
+		notAcquired:  v.acquires.WithLabelValues(with("not_acquired")...),
+		errored:      v.acquires.WithLabelValues(with("error")...),
+		extendOK:     v.extends.WithLabelValues(with("ok")...),
+		extendFailed: v.extends.WithLabelValues(with("failed")...),
+		violations:   v.violations.WithLabelValues(lv...),
+		lostUpdates:  v.lostUpdates.WithLabelValues(lv...),
+		rejected:     v.staleWrites.WithLabelValues(lv...),
+		offered:      v.offered.WithLabelValues(lv...),
+		unserved:     v.unserved.WithLabelValues(lv...),
+		started:      v.started.WithLabelValues(lv...),
+		rate:         v.rate.WithLabelValues(lv...),
+		acquire:      v.acquire.WithLabelValues(lv...),
+		uncorrected:  v.uncorrected.WithLabelValues(lv...),
+		failed:       v.failed.WithLabelValues(lv...),
+		release:      v.release.WithLabelValues(lv...),
+		inFlight:     v.inFlight.WithLabelValues(lv...),
+		workers:      v.workers.WithLabelValues(lv...),
+		pacerLag:     v.pacerLag.WithLabelValues(lv...),
+		replies:      make([][engine.NumOutcomes]prometheus.Counter, len(masters)),
+	}
+	for m, addr := range masters {
+		for o := engine.OK; o < engine.NumOutcomes; o++ {
+			c.replies[m][o] = v.masterReplies.WithLabelValues(with(addr, o.String())...)
+		}
+	}
+	return c
+}
+
+// SetWorkers shows the cell's workers (0 when it ends).
+func (c *Cell) SetWorkers(n int) { c.workers.Set(float64(n)) }
+
+// AcquireStarted and AcquireEnded bracket every acquire (in-flight gauge).
+func (c *Cell) AcquireStarted() { c.inFlight.Inc() }
+
+// AcquireEnded: see AcquireStarted.
+func (c *Cell) AcquireEnded() { c.inFlight.Dec() }
+
+// Cycle counts a successful acquire and its release; uncorrected < 0 means
+// closed loop (no separate uncorrected latency).
+func (c *Cell) Cycle(acquire, uncorrected, release time.Duration, perMaster []engine.Outcome) {
+	c.cycles.Inc()
+	c.acquired.Inc()
+	c.acquire.Observe(acquire.Seconds())
+	if uncorrected >= 0 {
+		c.uncorrected.Observe(uncorrected.Seconds())
+	}
+	c.release.Observe(release.Seconds())
+	c.replied(perMaster)
+}
+
+// Failed counts a failed acquire: contention (taken, or a quorum too slow)
+// or error (masters timed out or failed).
+func (c *Cell) Failed(latency time.Duration, perMaster []engine.Outcome, contention bool) {
+	if contention {
+		c.notAcquired.Inc()
+	} else {
+		c.errored.Inc()
+	}
+	c.failed.Observe(latency.Seconds())
+	c.replied(perMaster)
+}
+
+func (c *Cell) replied(perMaster []engine.Outcome) {
+	for m, o := range perMaster {
+		if m < len(c.replies) && o < engine.NumOutcomes {
+			if ctr := c.replies[m][o]; ctr != nil {
+				ctr.Inc()
+			}
+		}
+	}
+}
+
+// Extended counts an auto-extension.
+func (c *Cell) Extended(ok bool) {
+	if ok {
+		c.extendOK.Inc()
+	} else {
+		c.extendFailed.Inc()
+	}
+}
+
+// Violation counts an overlapping hold seen by the live probe.
+func (c *Cell) Violation() { c.violations.Inc() }
+
+// SetRate shows the open-loop rate offered (0 in closed loop): live, the
+// unserved rate is this minus rate(lockbench_open_loop_started_total).
+func (c *Cell) SetRate(perSecond float64) { c.rate.Set(perSecond) }
+
+// Started counts an open-loop start in the window and shows how late the
+// generator made it (the pacer lag).
+func (c *Cell) Started(lag time.Duration) {
+	c.started.Inc()
+	c.pacerLag.Set(lag.Seconds())
+}
+
+// Scheduled adds a finished cell's open-loop starts offered and unserved
+// (known exactly once the schedule is over).
+func (c *Cell) Scheduled(offered, unserved int64) {
+	c.offered.Add(float64(offered))
+	c.unserved.Add(float64(max(unserved, 0)))
+}
+
+// LostUpdates counts acknowledged writes overwritten by an overlapping
+// holder (chaos).
+func (c *Cell) LostUpdates(n int64) {
+	if n > 0 {
+		c.lostUpdates.Add(float64(n))
+	}
+}
+
+// StaleWriteRejected counts a write the fenced resource refused (chaos).
+func (c *Cell) StaleWriteRejected() { c.rejected.Inc() }

@@ -1,0 +1,82 @@
+package metrics
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// InfoFunc runs INFO on a master and returns its text.
+type InfoFunc func(ctx context.Context, addr string) (string, error)
+
+// mastersCollector asks each master for INFO at scrape time: whether it
+// answers, and its CPU and command counters (what `lockbench masters`
+// exports while other runs use its masters).
+type mastersCollector struct {
+	addrs                  []string
+	info                   InfoFunc
+	up, cpu, clients, cmds *prometheus.Desc
+}
+
+// WatchMasters exports lockbench_master_up, _cpu_seconds_total,
+// _connected_clients and _commands_processed_total for addrs (display
+// addresses: they become the master label).
+func (e *Exporter) WatchMasters(addrs []string, info InfoFunc) {
+	l := []string{"master"}
+	e.reg.MustRegister(&mastersCollector{
+		addrs: addrs, info: info,
+		up:      prometheus.NewDesc("lockbench_master_up", "1 when the master answered INFO at this scrape, else 0.", l, nil),
+		cpu:     prometheus.NewDesc("lockbench_master_cpu_seconds_total", "The master's CPU time (INFO used_cpu_sys + used_cpu_user).", l, nil),
+		clients: prometheus.NewDesc("lockbench_master_connected_clients", "Clients connected to the master (INFO connected_clients).", l, nil),
+		cmds:    prometheus.NewDesc("lockbench_master_commands_processed_total", "Commands the master processed (INFO total_commands_processed).", l, nil),
+	})
+}
+
+func (c *mastersCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.up
+	ch <- c.cpu
+	ch <- c.clients
+	ch <- c.cmds
+}
+
+func (c *mastersCollector) Collect(ch chan<- prometheus.Metric) {
+	var wg sync.WaitGroup
+	for _, addr := range c.addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			text, err := c.info(ctx, addr)
+			if err != nil {
+				ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 0, addr)
+				return
+			}
+			f := infoFields(text)
+			ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 1, addr)
+			ch <- prometheus.MustNewConstMetric(c.cpu, prometheus.CounterValue, f["used_cpu_sys"]+f["used_cpu_user"], addr)
+			ch <- prometheus.MustNewConstMetric(c.clients, prometheus.GaugeValue, f["connected_clients"], addr)
+			ch <- prometheus.MustNewConstMetric(c.cmds, prometheus.CounterValue, f["total_commands_processed"], addr)
+		}()
+	}
+	wg.Wait()
+}
+
+// infoFields reads the numeric "name:value" lines of INFO.
+func infoFields(text string) map[string]float64 {
+	out := map[string]float64{}
+	for _, line := range strings.Split(text, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			continue
+		}
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			out[k] = f
+		}
+	}
+	return out
+}
