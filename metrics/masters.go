@@ -22,6 +22,9 @@ type mastersCollector struct {
 	up, cpu, clients, cmds *prometheus.Desc
 }
 
+// masterNames are the families WatchMasters exports.
+var masterNames = []string{"lockbench_master_up", "lockbench_master_cpu_seconds_total", "lockbench_master_connected_clients", "lockbench_master_commands_processed_total"}
+
 // WatchMasters exports lockbench_master_up, _cpu_seconds_total,
 // _connected_clients and _commands_processed_total for addrs (display
 // addresses: they become the master label).
@@ -29,10 +32,10 @@ func (e *Exporter) WatchMasters(addrs []string, info InfoFunc) {
 	l := []string{"master"}
 	e.reg.MustRegister(&mastersCollector{
 		addrs: addrs, info: info,
-		up:      prometheus.NewDesc("lockbench_master_up", "1 when the master answered INFO at this scrape, else 0.", l, nil),
-		cpu:     prometheus.NewDesc("lockbench_master_cpu_seconds_total", "The master's CPU time (INFO used_cpu_sys + used_cpu_user).", l, nil),
-		clients: prometheus.NewDesc("lockbench_master_connected_clients", "Clients connected to the master (INFO connected_clients).", l, nil),
-		cmds:    prometheus.NewDesc("lockbench_master_commands_processed_total", "Commands the master processed (INFO total_commands_processed).", l, nil),
+		up:      prometheus.NewDesc(masterNames[0], "1 when the master answered INFO at this scrape, else 0.", l, nil),
+		cpu:     prometheus.NewDesc(masterNames[1], "The master's CPU time (INFO used_cpu_sys + used_cpu_user).", l, nil),
+		clients: prometheus.NewDesc(masterNames[2], "Clients connected to the master (INFO connected_clients).", l, nil),
+		cmds:    prometheus.NewDesc(masterNames[3], "Commands the master processed (INFO total_commands_processed).", l, nil),
 	})
 }
 

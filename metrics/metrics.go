@@ -23,12 +23,12 @@ import (
 )
 
 // LatencyBuckets resolve 100 µs to 10 s in steps of at most 1.5×
-// (1, 1.5, 2, 3, 5, 7 per decade), so histogram_quantile lands within half
+// (1, 1.5, 2, 3, 4, 5, 7 per decade), so histogram_quantile lands within half
 // a step of the true value across the range of lock latencies.
 var LatencyBuckets = func() []float64 {
 	var out []float64
 	for d := 1e-4; d < 10; d *= 10 {
-		for _, m := range []float64{1, 1.5, 2, 3, 5, 7} {
+		for _, m := range []float64{1, 1.5, 2, 3, 4, 5, 7} {
 			out = append(out, roundSig(d*m))
 		}
 	}
@@ -216,4 +216,18 @@ func (e *Exporter) sampleCPU(cpu func() time.Duration) {
 			last, lastAt = c, now
 		}
 	}
+}
+
+// ExportedNames are the lockbench_ metric families a run can export (a
+// dashboard's queries must name one of these, or a _bucket/_sum/_count of a
+// histogram among them).
+func ExportedNames() []string {
+	names := []string{
+		"lockbench_cycles_total", "lockbench_acquires_total", "lockbench_master_replies_total", "lockbench_extends_total",
+		"lockbench_safety_violations_total", "lockbench_lost_updates_total", "lockbench_stale_writes_rejected_total",
+		"lockbench_open_loop_offered_total", "lockbench_open_loop_unserved_total",
+		"lockbench_acquire_seconds", "lockbench_acquire_uncorrected_seconds", "lockbench_acquire_failed_seconds", "lockbench_release_seconds",
+		"lockbench_acquires_in_flight", "lockbench_workers", "lockbench_pacer_lag_seconds", "lockbench_client_cpu_share_ratio", "lockbench_build_info",
+	}
+	return append(names, masterNames...)
 }
