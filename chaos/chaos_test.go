@@ -49,10 +49,15 @@ func run(t *testing.T, c Cell) *CellResult {
 	t.Helper()
 	redistest.Require(t)
 	start := time.Now()
-	r, err := RunCell(context.Background(), c, testOptions(t))
+	obs := &countingObserver{}
+	opt := testOptions(t)
+	opt.Observer = func(Cell, []string) Observer { return obs }
+	r, err := RunCell(context.Background(), c, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
+	obs.check(t, r, c.Settings.ClientMode == "processes")
+	checkTimeline(t, r)
 	ck := r.Check
 	t.Logf("%s in %v: %d acquired, %d violations (probe %v), %d lost updates of %d acks, %d stale writes rejected, availability %.3f / %.3f",
 		c.Name, time.Since(start).Round(time.Millisecond), r.Run.Outcomes.Acquired, ck.Violations, r.Value("probe_violations"),
@@ -91,6 +96,13 @@ func TestCrashNoPersistenceImmediateRestartViolates(t *testing.T) {
 	// In one process the live probe sees the same overlaps.
 	if r.Value("probe_violations") == 0 {
 		t.Fatal("the in-process probe missed the overlaps the hold log shows")
+	}
+	// The timeline says when: no violation before the crash's second.
+	crashAt, _, _ := event(r, "crash")
+	for _, s := range r.Run.Safety.Timeline {
+		if s.Violations > 0 && float64(s.Second+1) <= crashAt {
+			t.Errorf("violations in second %d, before the crash at %.3f s", s.Second, crashAt)
+		}
 	}
 }
 

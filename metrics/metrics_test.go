@@ -33,8 +33,9 @@ func exercise(c *Cell) {
 	c.Extended(true)
 	c.Extended(false)
 	c.Violation()
-	c.Offered(30 * time.Microsecond)
-	c.Unserved(2)
+	c.SetRate(500)
+	c.Started(30 * time.Microsecond)
+	c.Scheduled(10, 2)
 	c.LostUpdates(3)
 	c.LostUpdates(-1) // a negative deficit is not a counter decrease
 	c.StaleWriteRejected()

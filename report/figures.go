@@ -439,6 +439,11 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 	}
 	name := fmt.Sprintf("timeline-%03d", c.Info.Index)
 	caption := "Cycles per second, failed acquires per second and acquire p99 (ms) for each 1 s interval of the HDR interval logs, drawn as steps."
+	if safety := safetyPanel(c.Run.Safety, tx[len(tx)-1]); safety != nil {
+		safety.VLines = marks
+		grid = append(grid, []*plots.Panel{safety})
+		caption += " The last panel counts, per second, the holds that began overlapping another holder (violations) and the acknowledged writes overwritten (lost updates)."
+	}
 	if len(marks) > 0 {
 		caption += " Numbered dashed lines mark the faults and steps listed in the legend."
 	}
@@ -701,6 +706,49 @@ func errorBarNote(cells []*cell) string {
 		}
 	}
 	return ""
+}
+
+// safetyPanel draws a chaos cell's safety timeline second by second, so the
+// picture says when: violations and lost updates (and, with fencing, the
+// stale writes refused) against the fault marks. nil unless the cell
+// checked a protected resource.
+func safetyPanel(s Safety, end float64) *plots.Panel {
+	if !s.ResourceChecked {
+		return nil
+	}
+	n := int(math.Ceil(end))
+	for _, x := range s.Timeline {
+		n = max(n, int(x.Second)+1)
+	}
+	viol, lost, rej := make([]float64, n), make([]float64, n), make([]float64, n)
+	for _, x := range s.Timeline {
+		if x.Second < 0 {
+			continue
+		}
+		viol[x.Second] += float64(x.Violations)
+		lost[x.Second] += float64(x.LostUpdates)
+		rej[x.Second] += float64(x.StaleWritesRejected)
+	}
+	steps := func(label string, v []float64, color int, dashed bool) plots.Series {
+		sr := plots.Series{Label: label, Color: color, Dashed: dashed}
+		for i, y := range v {
+			sr.X, sr.Y = append(sr.X, float64(i), float64(i+1)), append(sr.Y, y, y)
+		}
+		return sr
+	}
+	p := &plots.Panel{
+		Title: fmt.Sprintf("Safety per second: %d violations, %d lost updates in all", s.Violations, s.LostUpdates),
+		X:     plots.Axis{Label: "time since the measured window opened (s)", Min: plots.F(0)},
+		Y:     plots.Axis{Label: "per second"},
+		Series: []plots.Series{
+			steps("violations (overlapping holds begun)", viol, 3, false),
+			steps("lost updates", lost, 2, true),
+		},
+	}
+	if s.Fencing {
+		p.Series = append(p.Series, steps("stale writes refused (fencing)", rej, 6, false))
+	}
+	return p
 }
 
 func summariesByCell(cells []*cell, s *Summary) map[*cell]CellSummary {

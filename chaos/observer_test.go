@@ -1,0 +1,66 @@
+package chaos
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"lockbench/engine"
+)
+
+// countingObserver tallies what in-process clients report live.
+type countingObserver struct {
+	inFlight, cycles, failed, violations, lost, rejected, workers atomic.Int64
+}
+
+func (o *countingObserver) AcquireStarted()                                 { o.inFlight.Add(1) }
+func (o *countingObserver) AcquireEnded()                                   { o.inFlight.Add(-1) }
+func (o *countingObserver) Cycle(_, _, _ time.Duration, _ []engine.Outcome) { o.cycles.Add(1) }
+func (o *countingObserver) Failed(time.Duration, []engine.Outcome, bool)    { o.failed.Add(1) }
+func (o *countingObserver) Extended(bool)                                   {}
+func (o *countingObserver) Violation()                                      { o.violations.Add(1) }
+func (o *countingObserver) Started(time.Duration)                           {}
+func (o *countingObserver) Scheduled(int64, int64)                          {}
+func (o *countingObserver) SetWorkers(n int)                                { o.workers.Store(int64(n)) }
+func (o *countingObserver) LostUpdates(n int64)                             { o.lost.Add(n) }
+func (o *countingObserver) StaleWriteRejected()                             { o.rejected.Add(1) }
+func (o *countingObserver) check(t *testing.T, r *CellResult, processes bool) {
+	t.Helper()
+	if processes {
+		if o.cycles.Load() != 0 {
+			t.Errorf("client processes reported %d cycles live; they have no observer", o.cycles.Load())
+		}
+		return
+	}
+	out := r.Run.Outcomes
+	for _, c := range []struct {
+		name      string
+		got, want int64
+	}{
+		{"cycles", o.cycles.Load(), out.Acquired},
+		{"failed acquires", o.failed.Load(), out.NotAcquired + out.Errors},
+		{"in flight at the end", o.inFlight.Load(), 0},
+		{"violations (live probe)", o.violations.Load(), int64(r.Value("probe_violations"))},
+		{"lost updates (seen by the writes)", o.lost.Load(), r.Check.LostUpdates},
+		{"stale writes rejected", o.rejected.Load(), r.Check.RejectedWrites},
+		{"workers after the cell", o.workers.Load(), 0},
+	} {
+		if c.got != c.want {
+			t.Errorf("live %s: %d, the result says %d", c.name, c.got, c.want)
+		}
+	}
+}
+
+// checkTimeline: the per-second safety series adds up to the totals.
+func checkTimeline(t *testing.T, r *CellResult) {
+	t.Helper()
+	var v, l, w int64
+	for _, s := range r.Run.Safety.Timeline {
+		v, l, w = v+s.Violations, l+s.LostUpdates, w+s.StaleWritesRejected
+	}
+	ck := r.Check
+	if v != ck.Violations || l != ck.LostUpdates || w != ck.RejectedWrites {
+		t.Errorf("timeline sums to %d violations, %d lost updates, %d stale writes rejected; the check found %d, %d, %d",
+			v, l, w, ck.Violations, ck.LostUpdates, ck.RejectedWrites)
+	}
+}
