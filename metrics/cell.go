@@ -15,7 +15,7 @@ import (
 type Cell struct {
 	cycles                            prometheus.Counter
 	acquired, notAcquired, errored    prometheus.Counter
-	replies                           [][engine.NumOutcomes]prometheus.Counter // [master][outcome]; nil for pending
+	replies                           [][engine.NumOutcomes]prometheus.Counter // [master][outcome]
 	extendOK, extendFailed            prometheus.Counter
 	violations, lostUpdates, rejected prometheus.Counter
 	offered, unserved, started        prometheus.Counter
@@ -54,7 +54,7 @@ func (e *Exporter) Cell(l Labels, masters []string) *Cell {
 		replies:      make([][engine.NumOutcomes]prometheus.Counter, len(masters)),
 	}
 	for m, addr := range masters {
-		for o := engine.OK; o < engine.NumOutcomes; o++ {
+		for o := range engine.NumOutcomes {
 			c.replies[m][o] = v.masterReplies.WithLabelValues(with(addr, o.String())...)
 		}
 	}
@@ -98,9 +98,7 @@ func (c *Cell) Failed(latency time.Duration, perMaster []engine.Outcome, content
 func (c *Cell) replied(perMaster []engine.Outcome) {
 	for m, o := range perMaster {
 		if m < len(c.replies) && o < engine.NumOutcomes {
-			if ctr := c.replies[m][o]; ctr != nil {
-				ctr.Inc()
-			}
+			c.replies[m][o].Inc()
 		}
 	}
 }

@@ -123,8 +123,11 @@ func TestCellCounts(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if n := testutil.CollectAndCount(e.vec.masterReplies); n != 3*4 {
-		t.Errorf("%d per-master series, want 3 masters × 4 outcomes (pending is not an answer)", n)
+	if n := testutil.CollectAndCount(e.vec.masterReplies); n != 3*int(engine.NumOutcomes) {
+		t.Errorf("%d per-master series, want 3 masters × %d outcomes", n, engine.NumOutcomes)
+	}
+	if got := testutil.ToFloat64(e.vec.masterReplies.WithLabelValues(with("m3", "pending")...)); got != 1 {
+		t.Errorf("m3 pending: %v, want 1", got)
 	}
 }
 
