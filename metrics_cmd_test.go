@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -142,10 +143,16 @@ func TestLiveMetricsScrapedByRealPrometheus(t *testing.T) {
 	target := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	base := startPrometheus(t, target)
 	out := filepath.Join(t.TempDir(), "run.json")
-	stdout, stderr, code := lockbench(t, "run", "--local", "3", "--duration", "6s", "--warmup", "1s", "--workers", "4", "--keys", "1000",
+	cmd := exec.Command(binary, "run", "--local", "3", "--duration", "6s", "--warmup", "1s", "--workers", "4", "--keys", "1000",
 		"--metrics-addr", target, "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	promtoolCheck(t, "http://"+target+"/metrics")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("lockbench run: %v\n%s", err, stderr.String())
 	}
 	if resp, err := http.Get("http://" + target + "/metrics"); err == nil {
 		resp.Body.Close()
@@ -219,6 +226,59 @@ func TestLiveMetricsScrapedByRealPrometheus(t *testing.T) {
 	t.Logf("acquire p99: JSON %.0f µs, Prometheus %.0f µs", run.AcquireLatency.P99, p99*1e6)
 	if math.IsNaN(p99) || p99 < want/1.5*0.99 || p99 > want*1.5*1.01 {
 		t.Errorf("histogram_quantile(0.99) = %v s, JSON p99 = %v s: not within one bucket step", p99, want)
+	}
+	checkDashboardQueries(t, base, ts[len(ts)-1])
+}
+
+// checkDashboardQueries runs every query of the shipped Grafana dashboard
+// on the Prometheus that scraped the run, with Grafana's variables filled
+// in: each must parse, and return series when its metrics were scraped.
+func checkDashboardQueries(t *testing.T, base string, at float64) {
+	t.Helper()
+	b, err := os.ReadFile("deploy/grafana/lockbench.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exprs := regexp.MustCompile(`"expr": "((?:[^"\\]|\\.)*)"`).FindAllStringSubmatch(string(b), -1)
+	if len(exprs) == 0 {
+		t.Fatal("no queries in the dashboard")
+	}
+	fill := strings.NewReplacer("$__rate_interval", "5s", "$scenario", ".*", "$segment", ".*")
+	for _, m := range exprs {
+		var q string
+		if err := json.Unmarshal([]byte(`"`+m[1]+`"`), &q); err != nil {
+			t.Fatal(err)
+		}
+		r := promQuery(t, base, fill.Replace(q), at) // fails the test unless it parses and runs
+		uncorrected := strings.Contains(q, "uncorrected") // closed loop: that histogram has no data
+		if len(r.Data.Result) == 0 && !uncorrected {
+			t.Errorf("dashboard query returned nothing after a run: %s", q)
+		}
+	}
+}
+
+// promtoolCheck scrapes a live endpoint once the run's cells are counting
+// and has promtool lint what it serves.
+func promtoolCheck(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var body []byte
+	for !strings.Contains(string(body), "lockbench_cycles_total{") {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s served no cycles counter within 30s:\n%s", url, body)
+		}
+		time.Sleep(200 * time.Millisecond)
+		resp, err := http.Get(url)
+		if err != nil {
+			continue
+		}
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	cmd := exec.Command("promtool", "check", "metrics")
+	cmd.Stdin = strings.NewReader(string(body))
+	if out, err := cmd.CombinedOutput(); err != nil || len(strings.TrimSpace(string(out))) > 0 {
+		t.Fatalf("promtool check metrics on a live run: %v\n%s", err, out)
 	}
 }
 
