@@ -249,7 +249,7 @@ func checkDashboardQueries(t *testing.T, base string, at float64) {
 		if err := json.Unmarshal([]byte(`"`+m[1]+`"`), &q); err != nil {
 			t.Fatal(err)
 		}
-		r := promQuery(t, base, fill.Replace(q), at) // fails the test unless it parses and runs
+		r := promQuery(t, base, fill.Replace(q), at)      // fails the test unless it parses and runs
 		uncorrected := strings.Contains(q, "uncorrected") // closed loop: that histogram has no data
 		if len(r.Data.Result) == 0 && !uncorrected {
 			t.Errorf("dashboard query returned nothing after a run: %s", q)
