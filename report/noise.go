@@ -90,18 +90,34 @@ func difference(axis string, base, c *cell, context string) Difference {
 
 // noiseVerdict words one figure's change: significant, within the noise,
 // or beyond the spread but with too few repeats to test.
-func noiseVerdict(f Figure, r CompareRow, noise float64) (verdict, text string) {
+func noiseVerdict(f Figure, r CompareRow, _ float64) (verdict, text string) {
 	change := fmt.Sprintf("%s %s", signedPct(r.Delta), f.Text)
 	n := fmt.Sprintf("%d+%d repeats", r.Old.N, r.New.N)
+	spread := spreadRange(r)
 	switch {
 	case r.Verdict == "significant":
 		return "significant", fmt.Sprintf("%s, beyond the noise (p=%.3f, %s)", change, r.P, n)
 	case r.Verdict == "~":
-		return "within noise", fmt.Sprintf("%s, within noise (p=%.2f; spread ±%.1f%%)", change, r.P, noise)
+		return "within noise", fmt.Sprintf("%s, within noise (p=%.2f; spread %s)", change, r.P, spread)
 	case withinSpread(r):
-		return "within noise", fmt.Sprintf("%s, within noise (spread ±%.1f%%; %s are too few to test)", change, noise, n)
+		return "within noise", fmt.Sprintf("%s, within noise (spread %s; %s are too few to test)", change, spread, n)
 	}
-	return "beyond spread", fmt.Sprintf("%s, beyond the spread of the repeats (±%.1f%%), but %s are too few to test", change, noise, n)
+	return "beyond spread", fmt.Sprintf("%s, beyond the spread of the repeats (%s), but %s are too few to test", change, spread, n)
+}
+
+// spreadRange is the wider of the two cells' intervals around its median,
+// "−12%…+31%": spreads of noisy figures are lopsided, so both sides are
+// shown; a change is weighed against the wider side, as a ratio.
+func spreadRange(r CompareRow) string {
+	sp := r.Old
+	if logSpread(r.New) > logSpread(r.Old) {
+		sp = r.New
+	}
+	if sp.Median == 0 || sp.N < 2 {
+		return "unknown"
+	}
+	lo, hi := (sp.CILow/sp.Median-1)*100, (sp.CIHigh/sp.Median-1)*100
+	return strings.Replace(fmt.Sprintf("%.0f%%…+%.0f%%", lo, hi), "-", "−", 1)
 }
 
 // withinSpread: the change of the medians is no larger than either
