@@ -100,7 +100,9 @@ func cmdSweep(args []string) int {
 
 // loadScenario reads a file, or a shipped scenario by name.
 func loadScenario(name string) (*plan.Sweep, error) {
-	if _, err := os.Stat(name); err != nil {
+	// A directory is never a scenario file (a results folder may share a
+	// shipped scenario's name).
+	if fi, err := os.Stat(name); err != nil || fi.IsDir() {
 		if b, ok := configs.Get(name); ok {
 			return plan.ParseSweep(name, b)
 		}
