@@ -162,6 +162,8 @@ func loadFigure(cells []*cell, s *Summary) *figure {
 		lo, hi := minMax(xs)
 		tp.X.Min, tp.X.Max = plots.F(lo), plots.F(hi)
 		lat.X.Min, lat.X.Max = tp.X.Min, tp.X.Max
+		dodge(tp.Series, logX, lo, hi)
+		dodge(lat.Series, logX, lo, hi)
 		lat.Y.Log = plots.SpansDecades(append(p99s, slo)...)
 		if len(p99s) == 0 {
 			lat = nil // no cell acquired anything: no latency to draw
@@ -673,6 +675,35 @@ func nSeries(g *group, sums map[*cell]CellSummary, colours map[string]int) ([]pl
 		withErrors(plots.Series{Label: label + " p50", X: x, Y: p50, Color: colour, Points: true}, lo50, hi50),
 		withErrors(plots.Series{Label: label + " p99", X: x, Y: p99, Color: colour, Points: true, Dashed: true}, lo99, hi99),
 	}, x, slices.Concat(p50, p99, lo50, hi99)
+}
+
+// dodge sets the lines with error bars a little apart at each x (1% of
+// the axis per line), so that their bars do not hide each other.
+func dodge(series []plots.Series, logX bool, lo, hi float64) {
+	k := 0
+	for i := range series {
+		if len(series[i].YLow) > 0 {
+			k++
+		}
+	}
+	j := 0
+	for i := range series {
+		s := &series[i]
+		if len(s.YLow) == 0 {
+			continue
+		}
+		off := 0.01 * (float64(j) - float64(k-1)/2)
+		j++
+		x := make([]float64, len(s.X))
+		for n, v := range s.X {
+			if logX {
+				x[n] = v * math.Pow(hi/lo, off)
+			} else {
+				x[n] = v + off*(hi-lo)
+			}
+		}
+		s.X = x
+	}
 }
 
 // spreadBounds is the interval of a repeated cell's figure (its
