@@ -235,8 +235,16 @@ func TestMasterDiesMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	dead := st.PerMaster[0][engine.Error] + st.PerMaster[0][engine.Timeout]
-	if dead == 0 || st.Errors != 0 {
-		t.Fatalf("dead master: %d errors/timeouts on it, %d failed acquires; want the first > 0 and no failed acquire", dead, st.Errors)
+	// A failed acquire needs two more masters failing besides the dead one
+	// (quorum 3 of 5): on a starved machine a live master can miss its
+	// 50 ms timeout, but the dead one alone must never fail an acquire.
+	var others int64
+	for m := 1; m < len(st.PerMaster); m++ {
+		others += st.PerMaster[m][engine.Error] + st.PerMaster[m][engine.Timeout]
+	}
+	if dead == 0 || 2*st.Errors > others {
+		t.Fatalf("dead master: %d errors/timeouts on it, %d failed acquires with %d errors/timeouts on the live masters; want the first > 0 and every failed acquire explained by two live masters failing",
+			dead, st.Errors, others)
 	}
 	if after := st.Acquired - (firstSecond.Load() - 1); after < 100 {
 		t.Fatalf("only %d acquires after the first second; the run must go on after the kill", after)
