@@ -295,3 +295,26 @@ func TestMetricsAddrBadInput(t *testing.T) {
 		}
 	}
 }
+
+// The YAML key of sweep and chaos scenarios: checked like the flag, and
+// the flag overrides it.
+func TestMetricsAddrYAMLKey(t *testing.T) {
+	dir := t.TempDir()
+	sweepFile := filepath.Join(dir, "s.yaml")
+	chaosFile := filepath.Join(dir, "c.yaml")
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(sweepFile, []byte("name: s\nmetrics_addr: nope\nsettings: {duration: 1s}\n"), 0o644))
+	must(os.WriteFile(chaosFile, []byte("name: c\nmetrics_addr: nope\nsettings: {duration: 1s}\n"), 0o644))
+	for _, cmd := range [][]string{{"sweep", "-f", sweepFile, "--dry-run"}, {"chaos", "-f", chaosFile, "--dry-run"}} {
+		if _, stderr, code := lockbench(t, cmd...); code != exitUsage || !strings.Contains(stderr, `metrics-addr: "nope" is not accepted`) {
+			t.Errorf("%v with metrics_addr: nope: exit %d, %q; want exit 2 naming metrics-addr", cmd, code, stderr)
+		}
+		if _, stderr, code := lockbench(t, append(cmd, "--metrics-addr", "127.0.0.1:0")...); code != 0 {
+			t.Errorf("%v: the flag must override the file's key: exit %d, %q", cmd, code, stderr)
+		}
+	}
+}

@@ -232,3 +232,18 @@ func TestBusyAddrIsAnError(t *testing.T) {
 		t.Fatalf("second listener on %s: %v, want a metrics-addr error", e.Addr(), err)
 	}
 }
+
+// BenchmarkCellCycle is a cycle's cost to the workers with metrics on: the
+// in-flight bracket and one Cycle on 5 masters, from many goroutines.
+func BenchmarkCellCycle(b *testing.B) {
+	c := New(Options{}).Cell(labels, []string{"m1", "m2", "m3", "m4", "m5"})
+	outs := []engine.Outcome{engine.OK, engine.OK, engine.OK, engine.OK, engine.OK}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			c.AcquireStarted()
+			c.AcquireEnded()
+			c.Cycle(800*time.Microsecond, -1, 300*time.Microsecond, outs)
+		}
+	})
+}
