@@ -329,7 +329,7 @@ func combineRepeatLogs(dir, id string, n int) error {
 	for _, m := range []string{report.MetricAcquire, report.MetricAcquireUncorrected, report.MetricFailed, report.MetricRelease} {
 		var parts []string
 		for r := 1; r <= n; r++ {
-			parts = append(parts, filepath.Join(dir, "cells", "repeats", fmt.Sprintf("%s.r%d.%s.hlog", id, r, m)))
+			parts = append(parts, report.RepeatLogPath(dir, id, r, m))
 		}
 		if err := report.ConcatIntervalLogs(filepath.Join(dir, "cells", id+"."+m+".hlog"), m, parts); err != nil {
 			return err

@@ -75,12 +75,7 @@ func Merge(dirs []string, out string) error {
 		merged := mergeRuns(runs, segNames)
 		if len(runs) > 1 {
 			merged.Warnings = append(merged.Warnings, fmt.Sprintf("merged from %d segments: %s", len(runs), strings.Join(segNames, ", ")))
-			if merged.Repeats != nil {
-				// Per-repeat figures of concurrent segments are not added
-				// up here: the spread would mix machines.
-				merged.Repeats = nil
-				merged.Warnings = append(merged.Warnings, "merge: the segments' repeats were merged into one figure; their spread is not shown")
-			}
+			merged.Repeats = nil // added up per repeat below, when the segments' repeats line up
 		}
 		if len(segs) < len(inputs) {
 			// Throughput and counts then cover fewer machines than the rest.
@@ -135,6 +130,15 @@ func Merge(dirs []string, out string) error {
 				if !recomputed[m] {
 					merged.Warnings = append(merged.Warnings, fmt.Sprintf("merge: no %s interval logs, so its percentiles could not be merged (count and max only)", m))
 				}
+			}
+		}
+		if len(segs) > 1 && first.Run.Repeats != nil {
+			cells := make([]*cell, len(segs))
+			for i, sg := range segs {
+				cells[i] = sg.c
+			}
+			if err := applySegmentRepeats(&merged, segNames, cells, out, info); err != nil {
+				return err
 			}
 		}
 		ci := info
@@ -287,4 +291,100 @@ func mergeCountsOnly(runs []Run, f func(Run) Latency) Latency {
 		l.Max = max(l.Max, x.Max)
 	}
 	return l
+}
+
+// applySegmentRepeats gives a merged cell the repeats of its segments,
+// added repeat by repeat (segments run their repeat k together): counts
+// and throughput add, percentiles come from the added per-repeat logs,
+// and the headline figures become the medians again. Without lined-up
+// repeats or their logs the cell keeps the all-repeats figures, and says so.
+func applySegmentRepeats(merged *Run, dirs []string, cells []*cell, out string, info CellInfo) error {
+	rep, lats, err := mergeRepeats(dirs, cells, out, info)
+	if err != nil {
+		return err
+	}
+	if rep == nil {
+		merged.Warnings = append(merged.Warnings, "merge: the segments' repeats do not line up (or their per-repeat logs are missing); figures cover all repeats, without a spread")
+		return nil
+	}
+	merged.Repeats = rep
+	merged.Throughput = Throughput{CyclesPerSec: rep.Spread["cycles_per_sec"].Median, AcquiresPerSec: rep.Spread["acquires_per_sec"].Median}
+	merged.AcquireLatency = medianLatency(lats, func(r Run) Latency { return r.AcquireLatency })
+	merged.ReleaseLatency = medianLatency(lats, func(r Run) Latency { return r.ReleaseLatency })
+	return nil
+}
+
+// mergeRepeats adds the segments' repeat k into one repeat k and writes its
+// added logs to out; nil when the repeats do not line up or logs are missing.
+func mergeRepeats(dirs []string, cells []*cell, out string, info CellInfo) (*Repeats, []Run, error) {
+	n := cells[0].Run.Repeats.Count
+	for _, c := range cells {
+		if c.Run.Repeats == nil || c.Run.Repeats.Count != n || len(c.Run.Repeats.Runs) != n {
+			return nil, nil, nil
+		}
+	}
+	rep := &Repeats{Count: n, Spread: map[string]Spread{}, FreshMasters: cells[0].Run.Repeats.FreshMasters}
+	var lats []Run
+	for k := 1; k <= n; k++ {
+		rr := addRepeatFigures(cells, k)
+		var lat Run
+		for _, m := range []string{MetricAcquire, MetricRelease} {
+			var logs [][]*hdrhistogram.Histogram
+			for i, c := range cells {
+				hs, ok, err := readLogFile(RepeatLogPath(dirs[i], c.Info.ID, k, m))
+				if err != nil || !ok {
+					return nil, nil, err
+				}
+				logs = append(logs, hs)
+			}
+			ivs, _ := mergeIntervals(logs)
+			sum, _ := total(ivs)
+			if m == MetricAcquire {
+				lat.AcquireLatency = Summarize(sum)
+			} else {
+				lat.ReleaseLatency = Summarize(sum)
+			}
+			path := RepeatLogPath(out, info.ID, k, m)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return nil, nil, fmt.Errorf("out: %w", err)
+			}
+			if err := writeShared(path, func(w io.Writer) error { return WriteIntervalLog(w, m, ivs) }); err != nil {
+				return nil, nil, err
+			}
+		}
+		a, r := lat.AcquireLatency, lat.ReleaseLatency
+		rr.AcquireP50, rr.AcquireP90, rr.AcquireP99, rr.AcquireP999 = a.P50, a.P90, a.P99, a.P999
+		rr.ReleaseP50, rr.ReleaseP99 = r.P50, r.P99
+		rep.Runs = append(rep.Runs, rr)
+		lats = append(lats, lat)
+	}
+	for _, f := range Figures {
+		rep.Spread[f.Name] = NewSpread(Samples(Run{Repeats: rep}, f))
+	}
+	return rep, lats, nil
+}
+
+// addRepeatFigures adds the segments' counts and rates of repeat k.
+func addRepeatFigures(cells []*cell, k int) RepeatRun {
+	rr := RepeatRun{Repeat: k}
+	for i, c := range cells {
+		x := c.Run.Repeats.Runs[k-1]
+		if i == 0 || x.StartedAt.Before(rr.StartedAt) {
+			rr.StartedAt = x.StartedAt
+		}
+		rr.MeasuredSeconds = max(rr.MeasuredSeconds, x.MeasuredSeconds)
+		rr.CyclesPerSec += x.CyclesPerSec
+		rr.AcquiresPerSec += x.AcquiresPerSec
+		rr.Acquired += x.Acquired
+		rr.NotAcquired += x.NotAcquired
+		rr.Errors += x.Errors
+		rr.Violations += x.Violations
+		rr.Interrupted = rr.Interrupted || x.Interrupted
+	}
+	return rr
+}
+
+// RepeatLogPath is where a sweep keeps repeat k's own log of a cell.
+func RepeatLogPath(dir, id string, k int, metric string) string {
+	return filepath.Join(dir, "cells", "repeats", fmt.Sprintf("%s.r%d.%s.hlog", id, k, metric))
 }

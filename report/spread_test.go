@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // acquisitionCells is the shipped acquisition-compare scenario in small:
@@ -213,5 +215,58 @@ func TestNoiseVerdictTooFewRepeats(t *testing.T) {
 	r = judge("c", "", f, []float64{950, 1000, 1050}, []float64{970, 1030, 1080}, DefaultAlpha)
 	if v, _ := noiseVerdict(f, r, 5); v != "within noise" {
 		t.Errorf("+3%% against ±5%%: %s", v)
+	}
+}
+
+// Segments of a repeated sweep merge repeat by repeat: repeat k's
+// throughput is the segments' sum, its percentiles come from their added
+// repeat-k logs, and the headline is the median of the merged repeats.
+func TestMergeSegmentsWithRepeats(t *testing.T) {
+	root := t.TempDir()
+	var dirs []string
+	for seg := range 2 {
+		cells := []synthCell{{Index: 0, Axes: map[string]string{"mode": "multiplexed"}, Config: cfg("none", "multiplexed", 16, "closed", 0, 1000),
+			MedianUs: 400 * float64(seg+1), Sigma: 0.3, PerSec: 2000, Seconds: 6, Seed: uint64(seg + 1), SlowFrom: -1, SlowTo: -1, Repeats: 3, RepeatNoise: 0.05}}
+		d := filepath.Join(root, fmt.Sprintf("seg%d", seg))
+		writeSynthDir(t, d, "segment", cells)
+		dirs = append(dirs, d)
+	}
+	out := filepath.Join(root, "merged")
+	if err := Merge(dirs, out); err != nil {
+		t.Fatal(err)
+	}
+	var segRuns [2]Run
+	for i, d := range dirs {
+		readJSON(t, filepath.Join(d, "cells", "000-mode=multiplexed.json"), &segRuns[i])
+	}
+	var m Run
+	readJSON(t, filepath.Join(out, "cells", "000-mode=multiplexed.json"), &m)
+	if m.Repeats == nil || m.Repeats.Count != 3 {
+		t.Fatalf("merged repeats: %+v (warnings %v)", m.Repeats, m.Warnings)
+	}
+	for k := range 3 {
+		want := segRuns[0].Repeats.Runs[k].CyclesPerSec + segRuns[1].Repeats.Runs[k].CyclesPerSec
+		if got := m.Repeats.Runs[k].CyclesPerSec; math.Abs(got-want) > 1e-6 {
+			t.Errorf("repeat %d: %v cycles/s, want the segments' sum %v", k+1, got, want)
+		}
+		var logs [][]*hdrhistogram.Histogram
+		for _, d := range dirs {
+			hs, _, err := readLogFile(RepeatLogPath(d, "000-mode=multiplexed", k+1, MetricAcquire))
+			if err != nil {
+				t.Fatal(err)
+			}
+			logs = append(logs, hs)
+		}
+		ivs, _ := mergeIntervals(logs)
+		sum, _ := total(ivs)
+		if got, want := m.Repeats.Runs[k].AcquireP99, Summarize(sum).P99; got != want {
+			t.Errorf("repeat %d: p99 %v, want %v from the added logs", k+1, got, want)
+		}
+	}
+	if m.Throughput.CyclesPerSec != m.Repeats.Spread["cycles_per_sec"].Median || m.AcquireLatency.P99 != m.Repeats.Spread["acquire_p99"].Median {
+		t.Errorf("headline is not the median of the merged repeats")
+	}
+	if _, err := os.Stat(RepeatLogPath(out, "000-mode=multiplexed", 3, MetricRelease)); err != nil {
+		t.Errorf("merged per-repeat logs: %v", err)
 	}
 }

@@ -132,6 +132,9 @@ func writeSynthDir(t testing.TB, dir string, name string, cells []synthCell) map
 				logs[MetricAcquireUncorrected] = append(logs[MetricAcquireUncorrected], stamp(unc, MetricAcquireUncorrected))
 			}
 		}
+		if c.Repeats > 1 {
+			writeSynthRepeatLogs(t, dir, id, c.Repeats, logs)
+		}
 		for m, ivs := range logs {
 			f, err := os.Create(logPath(dir, info, m))
 			if err != nil {
@@ -189,6 +192,22 @@ func writeSynthDir(t testing.TB, dir string, name string, cells []synthCell) map
 		t.Fatal(err)
 	}
 	return samples
+}
+
+// writeSynthRepeatLogs writes each repeat's own logs as a sweep does: the
+// cell's seconds split evenly among its repeats.
+func writeSynthRepeatLogs(t testing.TB, dir, id string, n int, logs map[string][]*hdrhistogram.Histogram) {
+	t.Helper()
+	must(t, os.MkdirAll(filepath.Join(dir, "cells", "repeats"), 0o755))
+	for m, ivs := range logs {
+		per := len(ivs) / n
+		for k := 1; k <= n; k++ {
+			f, err := os.Create(RepeatLogPath(dir, id, k, m))
+			must(t, err)
+			must(t, WriteIntervalLog(f, m, ivs[(k-1)*per:k*per]))
+			must(t, f.Close())
+		}
+	}
 }
 
 // synthRepeats splits a cell's measurement into c.Repeats repeats whose
