@@ -21,7 +21,7 @@ import (
 	"lockbench/localmasters"
 	"lockbench/metrics"
 	"lockbench/plan"
-	"lockbench/report"
+	"lockbench/results"
 )
 
 // chaosClientArg, as the first argument, makes `lockbench chaos` a client
@@ -319,7 +319,7 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) int {
 		}
 		cellsCfg[i] = map[string]any{"name": c.Name, "settings": c.Settings, "faults": fs, "expect": ex}
 	}
-	man := &report.Manifest{
+	man := &results.Manifest{
 		Name: sc.Name, Description: sc.Description, ConfigFile: a.file,
 		Config:           map[string]any{"kind": "chaos", "settings": sc.Settings, "cells": cellsCfg},
 		LockbenchVersion: version, GoVersion: runtime.Version(), Machine: machine(""), StartedAt: time.Now().UTC(),
@@ -328,7 +328,7 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) int {
 		man.RedisServerVersion = v
 	}
 	writeManifest := func() error {
-		return report.WriteFileAtomic(filepath.Join(dir, "manifest.json"), func(w io.Writer) error { return report.WriteJSON(w, man) })
+		return results.WriteFileAtomic(filepath.Join(dir, "manifest.json"), func(w io.Writer) error { return results.WriteJSON(w, man) })
 	}
 	if err := writeManifest(); err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
@@ -411,20 +411,20 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) int {
 }
 
 // writeChaosCell writes the cell's result and interval logs.
-func writeChaosCell(dir string, c chaos.Cell, res *chaos.CellResult) (report.CellInfo, error) {
+func writeChaosCell(dir string, c chaos.Cell, res *chaos.CellResult) (results.CellInfo, error) {
 	axes := map[string]string{"cell": c.Name}
 	for k, v := range c.Overrides {
 		axes[k] = v
 	}
-	info := report.CellInfo{Index: c.Index, ID: c.ID, Label: c.Name, Axes: axes, File: "cells/" + c.ID + ".json"}
+	info := results.CellInfo{Index: c.Index, ID: c.ID, Label: c.Name, Axes: axes, File: "cells/" + c.ID + ".json"}
 	for name, ivs := range res.Intervals {
 		path := filepath.Join(dir, "cells", c.ID+"."+name+".hlog")
-		if err := report.WriteFileAtomic(path, func(w io.Writer) error { return report.WriteIntervalLog(w, name, ivs) }); err != nil {
+		if err := results.WriteFileAtomic(path, func(w io.Writer) error { return results.WriteIntervalLog(w, name, ivs) }); err != nil {
 			return info, err
 		}
 	}
 	res.Run.Cell = &info
-	err := report.WriteFileAtomic(filepath.Join(dir, info.File), func(w io.Writer) error { return report.WriteJSON(w, res.Run) })
+	err := results.WriteFileAtomic(filepath.Join(dir, info.File), func(w io.Writer) error { return results.WriteJSON(w, res.Run) })
 	return info, err
 }
 

@@ -17,7 +17,7 @@ import (
 
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
-	"lockbench/report"
+	"lockbench/results"
 )
 
 func writeFile(t *testing.T, dir, name, body string) string {
@@ -341,13 +341,13 @@ func TestSegmentsMerge(t *testing.T) {
 		t.Fatalf("merged acquired %d (hist %d), want %d+%d", mc.Outcomes.Acquired, mc.Acquire.Count, s1.Outcomes.Acquired, s2.Outcomes.Acquired)
 	}
 	// The merged p99 is the p99 of the two segments' histograms added.
-	all := report.NewHistogram()
+	all := results.NewHistogram()
 	for _, p := range []string{h1, h2} {
 		f, err := os.Open(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ivs, err := report.ReadIntervalLog(f)
+		ivs, err := results.ReadIntervalLog(f)
 		f.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"lockbench/internal/redistest"
-	"lockbench/report"
+	"lockbench/results"
 )
 
 func freePort(t *testing.T) int {
@@ -158,7 +158,7 @@ func TestLiveMetricsScrapedByRealPrometheus(t *testing.T) {
 		resp.Body.Close()
 		t.Fatal("the metrics endpoint still answers after the run ended")
 	}
-	var run report.Run
+	var run results.Run
 	b, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)

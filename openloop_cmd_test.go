@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"lockbench/internal/redistest"
-	"lockbench/report"
+	"lockbench/results"
 )
 
 // The overloaded open loop, as a new user runs it: it must show
@@ -54,13 +54,13 @@ func TestRunSafetyNotJudgedWithHoldZero(t *testing.T) {
 	}
 }
 
-func readRun(t *testing.T, path string) report.Run {
+func readRun(t *testing.T, path string) results.Run {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r report.Run
+	var r results.Run
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}

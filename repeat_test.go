@@ -15,6 +15,7 @@ import (
 
 	"lockbench/internal/redistest"
 	"lockbench/report"
+	"lockbench/results"
 )
 
 func TestRunRepeatJSON(t *testing.T) {
@@ -23,7 +24,7 @@ func TestRunRepeatJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var r report.Run
+	var r results.Run
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestSweepRepeatInterleavedFreshAOF(t *testing.T) {
 	if n := strings.Count(stderr, "localmasters: started"); n != 2 {
 		t.Errorf("masters started %d times, want 2:\n%s", n, stderr)
 	}
-	var r report.Run
+	var r results.Run
 	b, err := os.ReadFile(filepath.Join(out, "cells", "000-mode=sequential.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +99,7 @@ func intervals(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	hs, err := report.ReadIntervalLog(f)
+	hs, err := results.ReadIntervalLog(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,8 +188,8 @@ func TestSweepRepeatInterruptKeepsRepeats(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Fatalf("want exit 130, got %v; %s", err, e.String())
 	}
-	var first, second report.Run
-	for id, r := range map[string]*report.Run{"000-mode=sequential": &first, "001-mode=multiplexed": &second} {
+	var first, second results.Run
+	for id, r := range map[string]*results.Run{"000-mode=sequential": &first, "001-mode=multiplexed": &second} {
 		b, err := os.ReadFile(filepath.Join(dir, "cells", id+".json"))
 		if err != nil || json.Unmarshal(b, r) != nil || r.Repeats == nil {
 			t.Fatalf("%s: %v %+v", id, err, r.Repeats)

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"lockbench/report"
+	"lockbench/results"
 )
 
 // exitThreshold: the report was written but a --threshold was broken.
@@ -109,7 +110,7 @@ func printReport(s *report.Summary) {
 	}
 	fmt.Printf("files: %s\n", orNone(others))
 	if len(s.Capacity) > 0 { // none for chaos cells
-		fmt.Printf("capacity (SLO: acquire p99 ≤ %s, success ≥ %g):\n", report.FormatMicros(s.SLO.AcquireP99Micros), s.SLO.MinSuccess)
+		fmt.Printf("capacity (SLO: acquire p99 ≤ %s, success ≥ %g):\n", results.FormatMicros(s.SLO.AcquireP99Micros), s.SLO.MinSuccess)
 	}
 	for _, c := range s.Capacity {
 		line := fmt.Sprintf("  %s: ", c.Config)
@@ -161,7 +162,7 @@ func orNone(v []string) string {
 // printSpread shows repeated cells as median ± spread, and what each swept
 // setting changed against that noise.
 func printSpread(w io.Writer, s *report.Summary) {
-	var rep *report.Repeats
+	var rep *results.Repeats
 	for _, c := range s.Cells {
 		if c.Repeats != nil {
 			rep = c.Repeats
@@ -175,7 +176,7 @@ func printSpread(w io.Writer, s *report.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  cell\trepeats\tcycles/s\tacquire p50 ms\tacquire p99 ms\trelease p99 ms\t")
 	for _, c := range s.Cells {
-		n, sp := 1, map[string]report.Spread{}
+		n, sp := 1, map[string]results.Spread{}
 		if c.Repeats != nil {
 			n, sp = c.Repeats.Count, c.Repeats.Spread
 		}

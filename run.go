@@ -17,6 +17,7 @@ import (
 	"lockbench/metrics"
 	"lockbench/plan"
 	"lockbench/report"
+	"lockbench/results"
 )
 
 func cmdRun(args []string) int {
@@ -89,13 +90,13 @@ func cmdRun(args []string) int {
 		return exitFailure
 	}
 	if *out != "" {
-		if err := report.WriteFileAtomic(*out, func(w io.Writer) error { return report.WriteJSON(w, res) }); err != nil {
+		if err := results.WriteFileAtomic(*out, func(w io.Writer) error { return results.WriteJSON(w, res) }); err != nil {
 			fmt.Fprintln(os.Stderr, "lockbench run:", err)
 			return exitFailure
 		}
 	}
 	if *asJSON {
-		if err := report.WriteJSON(os.Stdout, res); err != nil {
+		if err := results.WriteJSON(os.Stdout, res); err != nil {
 			return exitFailure
 		}
 	} else {
@@ -107,7 +108,7 @@ func cmdRun(args []string) int {
 	if res.Interrupted {
 		return exitInterrupted
 	}
-	if broken := report.CheckThresholds([]report.Run{*res}, thresholds); len(broken) > 0 {
+	if broken := report.CheckThresholds([]results.Run{*res}, thresholds); len(broken) > 0 {
 		for _, b := range broken {
 			fmt.Fprintln(os.Stderr, "lockbench run: threshold broken:", b.Threshold, "actual", b.ActualText)
 		}
@@ -121,9 +122,9 @@ func cmdRun(args []string) int {
 // the repeats; an interrupt keeps the repeats finished so far.
 // runRepeats measures the cell n times; opt is every repeat's options but
 // the run id, which each repeat gets its own of.
-func runRepeats(ctx context.Context, pool *bench.Pool, s plan.Settings, n int, opt bench.CellOptions) (*report.Run, error) {
+func runRepeats(ctx context.Context, pool *bench.Pool, s plan.Settings, n int, opt bench.CellOptions) (*results.Run, error) {
 	runID := bench.NewRunID()
-	var runs []report.Run
+	var runs []results.Run
 	for r := 1; r <= n; r++ {
 		m, err := pool.PrepareFor(ctx, s, "run")
 		if err != nil {
@@ -167,7 +168,7 @@ func parseThresholds(exprs []string) ([]report.Threshold, error) {
 }
 
 // printRun is the human summary: a short table.
-func printRun(w io.Writer, r *report.Run, s plan.Settings) {
+func printRun(w io.Writer, r *results.Run, s plan.Settings) {
 	load := fmt.Sprintf("workers=%d", s.Workers)
 	if s.Load == "open" {
 		load = fmt.Sprintf("rate=%.0f/s max-in-flight=%d", s.Rate, s.Workers)
@@ -191,7 +192,7 @@ func printRun(w io.Writer, r *report.Run, s plan.Settings) {
 	fmt.Fprintln(tw, head+"\tcount\tp50\tp90\tp99\tp99.9\tmax\tmean\t")
 	type row struct {
 		name string
-		l    report.Latency
+		l    results.Latency
 	}
 	rows := []row{{"acquire ok", r.AcquireLatency}}
 	if r.AcquireUncorrected != nil {
@@ -238,7 +239,7 @@ func printRun(w io.Writer, r *report.Run, s plan.Settings) {
 }
 
 // spreadSuffix is " ± 3.1% (median of 5)" for a figure of a repeated run.
-func spreadSuffix(r *report.Run, figure string) string {
+func spreadSuffix(r *results.Run, figure string) string {
 	if r.Repeats == nil {
 		return ""
 	}
@@ -248,7 +249,7 @@ func spreadSuffix(r *report.Run, figure string) string {
 
 // printRepeats is the spread table of a repeated run: the headline figures
 // are its medians.
-func printRepeats(w io.Writer, r *report.Run) {
+func printRepeats(w io.Writer, r *results.Run) {
 	if r.Repeats == nil {
 		return
 	}
@@ -266,7 +267,7 @@ func printRepeats(w io.Writer, r *report.Run) {
 			name += " µs"
 		}
 		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%.0f\t%.0f\t", name, sp.Median, report.SpreadText(sp), sp.Min, sp.Max)
-		for _, v := range report.Samples(report.Run{Repeats: &report.Repeats{Runs: r.Repeats.Runs}}, f) {
+		for _, v := range report.Samples(results.Run{Repeats: &results.Repeats{Runs: r.Repeats.Runs}}, f) {
 			fmt.Fprintf(tw, "%.0f\t", v)
 		}
 		fmt.Fprintln(tw)
@@ -276,7 +277,7 @@ func printRepeats(w io.Writer, r *report.Run) {
 }
 
 // openLoopNote says who left offered starts unserved.
-func openLoopNote(ol *report.OpenLoop) string {
+func openLoopNote(ol *results.OpenLoop) string {
 	switch {
 	case ol.Overloaded:
 		return "  OVERLOADED: the lock could not keep up"
@@ -287,7 +288,7 @@ func openLoopNote(ol *report.OpenLoop) string {
 }
 
 // printSafety never shows a green 0 when the probe judged nothing.
-func printSafety(w io.Writer, sf report.Safety) {
+func printSafety(w io.Writer, sf results.Safety) {
 	if sf.NotJudged != "" {
 		fmt.Fprintf(w, "safety: not judged (%s)\n", sf.NotJudged)
 		return
@@ -299,7 +300,7 @@ func printSafety(w io.Writer, sf report.Safety) {
 	fmt.Fprintf(w, ", max %d concurrent holders of one key\n", sf.MaxConcurrentHolder)
 }
 
-func sortedMasters(m map[string]report.MasterOutcomes) []string {
+func sortedMasters(m map[string]results.MasterOutcomes) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -24,6 +24,7 @@ import (
 	"lockbench/metrics"
 	"lockbench/plan"
 	"lockbench/report"
+	"lockbench/results"
 )
 
 // sweepArgs are the sweep command's own flags.
@@ -204,14 +205,14 @@ func runSweep(sw *plan.Sweep, cells []plan.Cell, a sweepArgs) int {
 		stop() // a second Ctrl-C exits at once
 	}()
 
-	man := &report.Manifest{
+	man := &results.Manifest{
 		Name: sw.Name, Description: strings.TrimSpace(sw.Description), ConfigFile: a.file,
 		Config:           map[string]any{"settings": sw.Settings.Redacted(), "axes": sw.Axes(), "report": sw.Report, "thresholds": sw.Thresholds, "repeat": sw.Repeat},
 		LockbenchVersion: version, GoVersion: runtime.Version(), Machine: machine(sw.Settings.LocalCPUs), StartedAt: time.Now().UTC(),
 		Segment: sw.Settings.Segment,
 	}
 	writeManifest := func() error {
-		return report.WriteFileAtomic(filepath.Join(dir, "manifest.json"), func(w io.Writer) error { return report.WriteJSON(w, man) })
+		return results.WriteFileAtomic(filepath.Join(dir, "manifest.json"), func(w io.Writer) error { return results.WriteJSON(w, man) })
 	}
 	if err := writeManifest(); err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
@@ -222,7 +223,7 @@ func runSweep(sw *plan.Sweep, cells []plan.Cell, a sweepArgs) int {
 
 	prog := newProgress(cells, sw.Repeat)
 	pool := &bench.Pool{Log: prog.logWriter()}
-	st := &sweepState{dir: dir, man: man, writeManifest: writeManifest, runID: bench.NewRunID(), repeats: sw.Repeat, runs: make([][]report.Run, len(cells)),
+	st := &sweepState{dir: dir, man: man, writeManifest: writeManifest, runID: bench.NewRunID(), repeats: sw.Repeat, runs: make([][]results.Run, len(cells)),
 		metrics: exp, scenario: sw.Name}
 	failed := false
 rounds:
@@ -275,19 +276,19 @@ rounds:
 // far of each cell and the manifest it rewrites after each.
 type sweepState struct {
 	dir           string
-	man           *report.Manifest
+	man           *results.Manifest
 	writeManifest func() error
 	runID         string
 	repeats       int
 	metrics       *metrics.Exporter // live metrics (nil: off)
 	scenario      string
-	runs          [][]report.Run // by cell position: repeats so far
+	runs          [][]results.Run // by cell position: repeats so far
 }
 
 // runCell measures repeat r of cell c, then writes the cell's result file
 // combined over its repeats so far (and their interval logs), so that an
 // interrupted sweep keeps every repeat it finished.
-func (st *sweepState) runCell(ctx context.Context, pool *bench.Pool, i int, c plan.Cell, r int, prog *progress) (*report.Run, error) {
+func (st *sweepState) runCell(ctx context.Context, pool *bench.Pool, i int, c plan.Cell, r int, prog *progress) (*results.Run, error) {
 	stem := c.ID
 	runID := st.runID
 	if st.repeats > 1 {
@@ -307,9 +308,9 @@ func (st *sweepState) runCell(ctx context.Context, pool *bench.Pool, i int, c pl
 			return nil, err
 		}
 	}
-	info := report.CellInfo{Index: c.Index, ID: c.ID, Label: c.Label, Axes: c.Axes, File: "cells/" + c.ID + ".json"}
+	info := results.CellInfo{Index: c.Index, ID: c.ID, Label: c.Label, Axes: c.Axes, File: "cells/" + c.ID + ".json"}
 	combined.Cell = &info
-	if err := report.WriteFileAtomic(filepath.Join(st.dir, info.File), func(w io.Writer) error { return report.WriteJSON(w, combined) }); err != nil {
+	if err := results.WriteFileAtomic(filepath.Join(st.dir, info.File), func(w io.Writer) error { return results.WriteJSON(w, combined) }); err != nil {
 		return nil, err
 	}
 	if r == 1 {
@@ -326,7 +327,7 @@ func (st *sweepState) runCell(ctx context.Context, pool *bench.Pool, i int, c pl
 // its repeats so far, in order: the report's percentile plots then show
 // the histograms of every repeat added together.
 func combineRepeatLogs(dir, id string, n int) error {
-	for _, m := range []string{report.MetricAcquire, report.MetricAcquireUncorrected, report.MetricFailed, report.MetricRelease} {
+	for _, m := range []string{results.MetricAcquire, results.MetricAcquireUncorrected, results.MetricFailed, results.MetricRelease} {
 		var parts []string
 		for r := 1; r <= n; r++ {
 			parts = append(parts, report.RepeatLogPath(dir, id, r, m))
@@ -353,7 +354,7 @@ func estimate(sw *plan.Sweep, cells []plan.Cell) time.Duration {
 
 // runSweepCell prepares masters, streams .hlog files (cells/STEM.METRIC.hlog)
 // through temp names and runs the cell.
-func runSweepCell(ctx context.Context, pool *bench.Pool, dir string, c plan.Cell, stem string, opt bench.CellOptions) (*report.Run, string, error) {
+func runSweepCell(ctx context.Context, pool *bench.Pool, dir string, c plan.Cell, stem string, opt bench.CellOptions) (*results.Run, string, error) {
 	m, err := pool.PrepareFor(ctx, c.Settings, c.ID)
 	if err != nil {
 		return nil, "", err
@@ -361,9 +362,9 @@ func runSweepCell(ctx context.Context, pool *bench.Pool, dir string, c plan.Cell
 	if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, "cells", stem)), 0o755); err != nil {
 		return nil, "", fmt.Errorf("out: %w", err)
 	}
-	logNames := map[int]string{report.Acquire: report.MetricAcquire, report.Failed: report.MetricFailed, report.Release: report.MetricRelease}
+	logNames := map[int]string{results.Acquire: results.MetricAcquire, results.Failed: results.MetricFailed, results.Release: results.MetricRelease}
 	if c.Settings.Load == "open" {
-		logNames[report.AcquireUncorrected] = report.MetricAcquireUncorrected
+		logNames[results.AcquireUncorrected] = results.MetricAcquireUncorrected
 	}
 	logs := map[int]io.Writer{}
 	var files []*os.File
@@ -400,9 +401,9 @@ func runSweepCell(ctx context.Context, pool *bench.Pool, dir string, c plan.Cell
 
 // machine describes where the client ran, for the manifest, with the CPU
 // split of --local-cpus (validated before).
-func machine(localCPUs string) report.Machine {
+func machine(localCPUs string) results.Machine {
 	host, _ := os.Hostname()
-	m := report.Machine{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU()}
+	m := results.Machine{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU()}
 	if localCPUs != "" {
 		m.LocalCPUs, m.ClientCPUs, _ = localmasters.SplitCPUs(localCPUs)
 	}
@@ -476,12 +477,12 @@ func (p *progress) repeatTag() string {
 	return fmt.Sprintf(" (repeat %d/%d)", p.repeat, p.repeats)
 }
 
-func (p *progress) interval(iv report.Interval) {
+func (p *progress) interval(iv results.Interval) {
 	secs := iv.End.Sub(iv.Start).Seconds()
 	if secs <= 0 {
 		return
 	}
-	rate := float64(iv.Counts[report.Acquire]) / secs
+	rate := float64(iv.Counts[results.Acquire]) / secs
 	p.secs++
 	if p.tty {
 		p.bar.Describe(fmt.Sprintf("cell %d/%d%s %s | %.0f cycles/s p99 %.2fms", p.cur.Index+1, len(p.cells), p.repeatTag(), p.cur.Label, rate, iv.AcquireP99/1000))
@@ -493,7 +494,7 @@ func (p *progress) interval(iv report.Interval) {
 	}
 }
 
-func (p *progress) endCell(c plan.Cell, repeat int, r *report.Run) {
+func (p *progress) endCell(c plan.Cell, repeat int, r *results.Run) {
 	p.repeat = repeat
 	line := fmt.Sprintf("cell %d/%d%s %s: %.0f cycles/s, acquire p50 %.0fµs p99 %.0fµs, %d violations",
 		c.Index+1, len(p.cells), p.repeatTag(), c.Label, r.Throughput.CyclesPerSec, r.AcquireLatency.P50, r.AcquireLatency.P99, r.Safety.Violations)

@@ -13,7 +13,7 @@ import (
 	"lockbench/faults"
 	"lockbench/metrics"
 	"lockbench/plan"
-	"lockbench/report"
+	"lockbench/results"
 	"lockbench/workloads"
 )
 
@@ -27,7 +27,7 @@ const BaselineSamples = 500
 type CellOptions struct {
 	RunID      string            // names the keys: lockbench:RUNID:…
 	Logs       map[int]io.Writer // .hlog writers by report metric
-	OnInterval func(report.Interval)
+	OnInterval func(results.Interval)
 	// Metrics, when set, get the cell's live figures, labelled with
 	// Scenario and CellID and the cell's settings.
 	Metrics  *metrics.Exporter
@@ -52,7 +52,7 @@ func KeyPrefix(s plan.Settings, runID string, cellIndex int) string {
 
 // RunCell runs one cell on ready masters and returns its result. Settings
 // must have been validated.
-func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, opt CellOptions) (*report.Run, error) {
+func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, opt CellOptions) (*results.Run, error) {
 	cfg, err := s.EngineConfig()
 	if err != nil {
 		return nil, err
@@ -175,19 +175,19 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 		Version      string                  `json:"lockbench_version"`
 		Redsync      *redsyncdriver.Settings `json:"redsync,omitempty"`
 	}{shown, engine.Quorum(len(m.Addrs)), m.Embedded, m.Version, Version, rsSettings}, started)
-	res.BaselineRTT = map[string]report.Latency{}
+	res.BaselineRTT = map[string]results.Latency{}
 	for i, addr := range eng.Addrs() {
-		h := report.NewHistogram()
+		h := results.NewHistogram()
 		for _, d := range rtts[i] {
-			report.RecordDuration(h, d)
+			results.RecordDuration(h, d)
 		}
-		res.BaselineRTT[addr] = report.Summarize(h)
+		res.BaselineRTT[addr] = results.Summarize(h)
 	}
-	ph := report.NewHistogram()
+	ph := results.NewHistogram()
 	for _, d := range par {
-		report.RecordDuration(ph, d)
+		results.RecordDuration(ph, d)
 	}
-	pl := report.Summarize(ph)
+	pl := results.Summarize(ph)
 	res.BaselineParallel = &pl
 	win.finish(&res, st)
 	if m.Embedded {

@@ -1,14 +1,13 @@
 package bench
 
 import (
+	"lockbench/results"
 	"net"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/prometheus/procfs"
-
-	"lockbench/report"
 )
 
 // machineProbe reads where this machine's CPU goes (/proc) at the measured
@@ -97,14 +96,14 @@ func procCPU(fs procfs.FS, pid int) float64 {
 }
 
 // split is the window's CPU split; nil without two good readings.
-func (p *machineProbe) split(addrs []string) *report.CPUSplit {
+func (p *machineProbe) split(addrs []string) *results.CPUSplit {
 	a, b := p.start, p.end
 	total := b.total - a.total
 	wall := b.at.Sub(a.at).Seconds()
 	if total <= 0 || wall <= 0 || b.cores == 0 {
 		return nil
 	}
-	m := &report.CPUSplit{
+	m := &results.CPUSplit{
 		Cores: b.cores, BusyShare: (b.busy - a.busy) / total, StealShare: (b.steal - a.steal) / total,
 		MasterCoreShare: map[string]float64{}, ClientCPUs: p.clientCPUs, LocalCPUs: p.localCPUs,
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"lockbench/engine"
-	"lockbench/report"
+	"lockbench/results"
 	"lockbench/workloads"
 )
 
@@ -59,44 +59,44 @@ func (w *windowReadings) mark(opened bool) {
 
 // finish puts the machine split, the Redis cost and the limit verdict into
 // the result.
-func (w *windowReadings) finish(res *report.Run, st *workloads.Stats) {
+func (w *windowReadings) finish(res *results.Run, st *workloads.Stats) {
 	addrs := w.eng.Addrs()
 	if w.probe != nil && w.before != nil {
 		w.probe.fallback = st.ServerCPU
 		res.Machine = w.probe.split(addrs)
 	}
 	if w.before != nil && w.after != nil {
-		masters := make([]report.MasterWindow, len(addrs))
+		masters := make([]results.MasterWindow, len(addrs))
 		for i, a := range addrs {
-			masters[i] = report.MasterWindow{Addr: a, Before: counts(w.before[i]), After: counts(w.after[i]), CPUSeconds: -1}
+			masters[i] = results.MasterWindow{Addr: a, Before: counts(w.before[i]), After: counts(w.after[i]), CPUSeconds: -1}
 			if i < len(st.ServerCPU) && st.ServerCPU[i] >= 0 {
 				masters[i].CPUSeconds = st.ServerCPU[i].Seconds()
 			}
 		}
-		res.RedisCost = report.NewRedisCost(masters, st.Acquired, st.Measured.Seconds())
+		res.RedisCost = results.NewRedisCost(masters, st.Acquired, st.Measured.Seconds())
 	}
-	l := report.LimitOf(res)
+	l := results.LimitOf(res)
 	res.Limit = &l
 	switch l.By {
-	case report.LimitGenerator, report.LimitMachine:
+	case results.LimitGenerator, results.LimitMachine:
 		res.Warnings = append(res.Warnings, fmt.Sprintf("limited by the %s (%s): the throughput is a lower bound of what the masters sustain", limitNoun(l.By), l.Evidence))
 	}
 }
 
 func limitNoun(by string) string {
-	if by == report.LimitGenerator {
+	if by == results.LimitGenerator {
 		return "load generator"
 	}
 	return "shared machine"
 }
 
-func counts(m map[string]engine.CommandStat) map[string]report.CommandCount {
+func counts(m map[string]engine.CommandStat) map[string]results.CommandCount {
 	if m == nil {
 		return nil
 	}
-	out := make(map[string]report.CommandCount, len(m))
+	out := make(map[string]results.CommandCount, len(m))
 	for k, v := range m {
-		out[k] = report.CommandCount{Calls: v.Calls, Usec: v.Usec}
+		out[k] = results.CommandCount{Calls: v.Calls, Usec: v.Usec}
 	}
 	return out
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"lockbench/engine"
-	"lockbench/report"
+	"lockbench/results"
 	"lockbench/workloads"
 )
 
@@ -59,7 +59,7 @@ type ClientResult struct {
 }
 
 // logMetrics are the interval logs a client writes (closed loop).
-var logMetrics = map[int]string{report.Acquire: report.MetricAcquire, report.Failed: report.MetricFailed, report.Release: report.MetricRelease}
+var logMetrics = map[int]string{results.Acquire: results.MetricAcquire, results.Failed: results.MetricFailed, results.Release: results.MetricRelease}
 
 // client is one lock client: its own engine (connections), resource
 // connection, workers and pause gate.
@@ -173,7 +173,7 @@ func (c *client) run(t0 time.Time) ClientResult {
 	n := len(cfg.Engine.Masters)
 	out := ClientResult{Index: cfg.Index, LogFiles: map[string]string{}}
 	end := t0.Add(cfg.Duration)
-	rec := report.NewRecorder(min(cfg.Workers, 8), t0)
+	rec := results.NewRecorder(min(cfg.Workers, 8), t0)
 	var files []*os.File
 	defer func() {
 		for _, f := range files {
@@ -298,7 +298,7 @@ func (c *client) run(t0 time.Time) ClientResult {
 }
 
 // cycle is one attempt and, when it wins, one protected read-modify-write.
-func (c *client) cycle(w int, rng *rand.Rand, rec *report.Recorder, wc *workerCounts, holds *holdLog, acquired *atomic.Int64) {
+func (c *client) cycle(w int, rng *rand.Rand, rec *results.Recorder, wc *workerCounts, holds *holdLog, acquired *atomic.Int64) {
 	cfg := c.cfg
 	ctx := context.Background() // per-command timeouts bound everything; a stop lets the cycle finish
 	idx := rng.Uint64N(cfg.Keys)
@@ -314,7 +314,7 @@ func (c *client) cycle(w int, rng *rand.Rand, rec *report.Recorder, wc *workerCo
 	}
 	wc.attempts++
 	if lock == nil {
-		rec.Record(w, report.Failed, got.Sub(t0))
+		rec.Record(w, results.Failed, got.Sub(t0))
 		countFailure(wc, res)
 		if c.obs != nil {
 			c.obs.Failed(got.Sub(t0), res.PerMaster, workloads.IsContention(res))
@@ -333,7 +333,7 @@ func (c *client) cycle(w int, rng *rand.Rand, rec *report.Recorder, wc *workerCo
 	}
 	wc.acquired++
 	acquired.Add(1)
-	rec.Record(w, report.Acquire, got.Sub(t0))
+	rec.Record(w, results.Acquire, got.Sub(t0))
 	for m, o := range res.PerMaster {
 		wc.perMaster[m][o]++
 	}
@@ -375,7 +375,7 @@ func (c *client) cycle(w int, rng *rand.Rand, rec *report.Recorder, wc *workerCo
 	hold.Used = used.UnixNano()
 	holds.add(hold)
 	rel := c.eng.Release(ctx, lock)
-	rec.Record(w, report.Release, rel.Elapsed)
+	rec.Record(w, results.Release, rel.Elapsed)
 	if c.obs != nil {
 		c.obs.Cycle(got.Sub(t0), -1, rel.Elapsed, res.PerMaster)
 	}

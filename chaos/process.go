@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"lockbench/results"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -15,8 +16,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"lockbench/report"
 )
 
 // ClientMain is the entry point of a client process (lockbench starts
@@ -43,7 +42,7 @@ func ClientMain(args []string) int {
 		return 1
 	}
 	writeResult := func(r ClientResult) int {
-		err := report.WriteFileAtomic(*resPath, func(w io.Writer) error { return json.NewEncoder(w).Encode(r) })
+		err := results.WriteFileAtomic(*resPath, func(w io.Writer) error { return json.NewEncoder(w).Encode(r) })
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "chaos client:", err)
 			return 1

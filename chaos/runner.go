@@ -22,7 +22,7 @@ import (
 	"lockbench/engine"
 	"lockbench/faults"
 	"lockbench/localmasters"
-	"lockbench/report"
+	"lockbench/results"
 	"lockbench/workloads"
 )
 
@@ -43,9 +43,9 @@ type Options struct {
 
 // CellResult is a finished (or interrupted) cell.
 type CellResult struct {
-	Run report.Run
+	Run results.Run
 	// Intervals are the merged per-second latency histograms by metric
-	// (report.MetricAcquire, MetricFailed, MetricRelease).
+	// (results.MetricAcquire, MetricFailed, MetricRelease).
 	Intervals map[string][]*hdrhistogram.Histogram
 	Check     Check
 	Clients   []ClientResult // per client, in order
@@ -290,7 +290,7 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 	t0 := time.Now().Add(100 * time.Millisecond)
 	cpu0 := workloads.ProcessCPU()
 	sched.Start(t0, cell.Faults)
-	results := make([]ClientResult, s.Clients)
+	clientResults := make([]ClientResult, s.Clients)
 	var wg sync.WaitGroup
 	if procs != nil {
 		for _, p := range procs {
@@ -303,7 +303,7 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results[i] = c.run(t0)
+				clientResults[i] = c.run(t0)
 			}()
 		}
 	}
@@ -356,7 +356,7 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 			if err != nil {
 				errs = append(errs, err.Error())
 			}
-			results[i] = r
+			clientResults[i] = r
 		}
 	} else {
 		select {
@@ -369,7 +369,7 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 		}
 	}
 	cpu := workloads.ProcessCPU() - cpu0
-	for _, r := range results {
+	for _, r := range clientResults {
 		if r.Err != "" {
 			errs = append(errs, fmt.Sprintf("client %d: %s", r.Index, r.Err))
 		}
@@ -387,15 +387,15 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 		return nil, cerr
 	}
 	res.Check = check
-	res.Clients = results
-	intervals, err := mergeLogs(results, t0)
+	res.Clients = clientResults
+	intervals, err := mergeLogs(clientResults, t0)
 	if err != nil {
 		return nil, err
 	}
 	res.Intervals = intervals
 
 	events := sched.Events()
-	res.Run = buildRun(cell, opt, t0, results, check, intervals, events, addrs, sharedProbe, procs != nil, cpu, interrupted)
+	res.Run = buildRun(cell, opt, t0, clientResults, check, intervals, events, addrs, sharedProbe, procs != nil, cpu, interrupted)
 	if ferr := sched.Err(); ferr != nil {
 		res.Run.Warnings = append(res.Run.Warnings, "faults: "+strings.ReplaceAll(ferr.Error(), "\n", "; "))
 	}
@@ -498,12 +498,12 @@ func procPids(ps []*procClient) string {
 
 // mergeLogs adds the clients' interval logs second by second (every client
 // flushes on the same one-second grid from t0).
-func mergeLogs(results []ClientResult, t0 time.Time) (map[string][]*hdrhistogram.Histogram, error) {
+func mergeLogs(clientResults []ClientResult, t0 time.Time) (map[string][]*hdrhistogram.Histogram, error) {
 	out := map[string][]*hdrhistogram.Histogram{}
 	base := t0.UnixMilli()
-	for _, name := range []string{report.MetricAcquire, report.MetricFailed, report.MetricRelease} {
+	for _, name := range []string{results.MetricAcquire, results.MetricFailed, results.MetricRelease} {
 		bySlot := map[int64]*hdrhistogram.Histogram{}
-		for _, r := range results {
+		for _, r := range clientResults {
 			path := r.LogFiles[name]
 			if path == "" {
 				continue
@@ -512,7 +512,7 @@ func mergeLogs(results []ClientResult, t0 time.Time) (map[string][]*hdrhistogram
 			if err != nil {
 				return nil, fmt.Errorf("client %d log: %w", r.Index, err)
 			}
-			hs, err := report.ReadIntervalLog(f)
+			hs, err := results.ReadIntervalLog(f)
 			f.Close()
 			if err != nil {
 				return nil, fmt.Errorf("client %d log %s: %w", r.Index, name, err)
@@ -527,7 +527,7 @@ func mergeLogs(results []ClientResult, t0 time.Time) (map[string][]*hdrhistogram
 				slot := max(0, ((h.StartTimeMs()+h.EndTimeMs())/2-base)/1000)
 				m := bySlot[slot]
 				if m == nil {
-					m = report.NewHistogram()
+					m = results.NewHistogram()
 					m.SetStartTimeMs(base + slot*1000)
 					bySlot[slot] = m
 				}
@@ -548,7 +548,7 @@ func mergeLogs(results []ClientResult, t0 time.Time) (map[string][]*hdrhistogram
 }
 
 func total(hs []*hdrhistogram.Histogram) *hdrhistogram.Histogram {
-	t := report.NewHistogram()
+	t := results.NewHistogram()
 	for _, h := range hs {
 		t.Merge(h)
 	}
@@ -556,15 +556,15 @@ func total(hs []*hdrhistogram.Histogram) *hdrhistogram.Histogram {
 }
 
 // buildRun fills the result file of a cell.
-func buildRun(cell Cell, opt Options, t0 time.Time, results []ClientResult, ck Check, iv map[string][]*hdrhistogram.Histogram,
-	events []faults.Event, addrs []string, probe *windowProbe, processes bool, cpu time.Duration, interrupted bool) report.Run {
+func buildRun(cell Cell, opt Options, t0 time.Time, clientResults []ClientResult, ck Check, iv map[string][]*hdrhistogram.Histogram,
+	events []faults.Event, addrs []string, probe *windowProbe, processes bool, cpu time.Duration, interrupted bool) results.Run {
 	s := cell.Settings
 	var attempts, acquired, notAcq, errs, overruns, resErrs, probeViol int64
 	end := t0
 	perMaster := make([][engine.NumOutcomes]int64, len(addrs))
 	late := make([]int64, len(addrs))
 	var clientCPU float64
-	for _, r := range results {
+	for _, r := range clientResults {
 		attempts += r.Attempts
 		acquired += r.Acquired
 		notAcq += r.NotAcquired
@@ -623,30 +623,30 @@ func buildRun(cell Cell, opt Options, t0 time.Time, results []ClientResult, ck C
 			"holds_logged": ck.Holds, "judged_holds": ck.Holds - ck.Unjudged, "holds_not_judged": ck.Unjudged, "final_sum": ck.FinalSum, "acknowledged_writes": ck.Acks,
 			"stale_reads_rejected": ck.RejectedReads, "fencing_tokens": ck.Tokens,
 			"probe_violations": probeViol, "probe_scope": map[bool]string{true: "per client process", false: "all clients (one process)"}[processes],
-			"resource_errors": resErrs, "attempts": attempts, "per_client": perClient(results),
+			"resource_errors": resErrs, "attempts": attempts, "per_client": perClient(clientResults),
 		},
 	}
-	r := report.Run{
+	r := results.Run{
 		Config:               cfg,
-		AcquireLatency:       report.Summarize(total(iv[report.MetricAcquire])),
-		AcquireFailedLatency: report.Summarize(total(iv[report.MetricFailed])),
-		ReleaseLatency:       report.Summarize(total(iv[report.MetricRelease])),
-		Outcomes: report.Outcomes{Acquired: acquired, NotAcquired: notAcq, Errors: errs,
-			PerMaster: map[string]report.MasterOutcomes{}},
-		Safety: report.Safety{
+		AcquireLatency:       results.Summarize(total(iv[results.MetricAcquire])),
+		AcquireFailedLatency: results.Summarize(total(iv[results.MetricFailed])),
+		ReleaseLatency:       results.Summarize(total(iv[results.MetricRelease])),
+		Outcomes: results.Outcomes{Acquired: acquired, NotAcquired: notAcq, Errors: errs,
+			PerMaster: map[string]results.MasterOutcomes{}},
+		Safety: results.Safety{
 			Violations: ck.Violations, MaxConcurrentHolder: ck.MaxConcurrent,
 			ResourceChecked: true, AcknowledgedWrites: ck.Acks, LostUpdates: ck.LostUpdates,
 			Fencing: s.Fencing, StaleWritesRejected: ck.RejectedWrites,
 			JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged,
 		},
-		LockUse:         report.LockUse{HoldOverruns: overruns},
+		LockUse:         results.LockUse{HoldOverruns: overruns},
 		MeasuredSeconds: secs,
 		Interrupted:     interrupted,
 		StartedAt:       t0.UTC(),
 	}
 	for i, a := range addrs {
 		pm := perMaster[i]
-		r.Outcomes.PerMaster[a] = report.MasterOutcomes{OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error],
+		r.Outcomes.PerMaster[a] = results.MasterOutcomes{OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error],
 			Pending: pm[engine.Pending], NotSent: pm[engine.NotSent], Late: late[i]}
 	}
 	if attempts > 0 {
@@ -658,7 +658,7 @@ func buildRun(cell Cell, opt Options, t0 time.Time, results []ClientResult, ck C
 	// so that tail is not counted.
 	var upMs, allMs int64
 	windowEnd := t0.Add(time.Duration(s.Duration)).UnixMilli()
-	for _, h := range iv[report.MetricAcquire] {
+	for _, h := range iv[results.MetricAcquire] {
 		d := min(h.EndTimeMs(), windowEnd) - h.StartTimeMs()
 		if d <= 0 {
 			continue
@@ -676,7 +676,7 @@ func buildRun(cell Cell, opt Options, t0 time.Time, results []ClientResult, ck C
 		r.Throughput.AcquiresPerSec = float64(attempts) / secs
 	}
 	cores := runtime.NumCPU()
-	r.Client = report.Client{CPUSeconds: clientCPU, Cores: cores}
+	r.Client = results.Client{CPUSeconds: clientCPU, Cores: cores}
 	if acquired > 0 {
 		r.Client.CPUMicrosCycle = clientCPU * 1e6 / float64(acquired)
 	}
@@ -685,7 +685,7 @@ func buildRun(cell Cell, opt Options, t0 time.Time, results []ClientResult, ck C
 		r.Client.ClientBound = r.Client.CPUShare >= 0.8
 	}
 	for _, e := range events {
-		r.Events = append(r.Events, report.Event{AtSeconds: math.Round(e.At.Sub(t0).Seconds()*1000) / 1000, Kind: e.Kind, Target: e.Target, Detail: e.Detail})
+		r.Events = append(r.Events, results.Event{AtSeconds: math.Round(e.At.Sub(t0).Seconds()*1000) / 1000, Kind: e.Kind, Target: e.Target, Detail: e.Detail})
 	}
 	r.Safety.Timeline = safetyTimeline(ck, t0)
 	if ck.Violations > 0 {
@@ -704,11 +704,11 @@ func buildRun(cell Cell, opt Options, t0 time.Time, results []ClientResult, ck C
 }
 
 // safetyTimeline files the check's findings by second of the cell.
-func safetyTimeline(ck Check, t0 time.Time) []report.SafetySecond {
-	by := map[int64]*report.SafetySecond{}
-	at := func(sec int64) *report.SafetySecond {
+func safetyTimeline(ck Check, t0 time.Time) []results.SafetySecond {
+	by := map[int64]*results.SafetySecond{}
+	at := func(sec int64) *results.SafetySecond {
 		if by[sec] == nil {
-			by[sec] = &report.SafetySecond{Second: sec}
+			by[sec] = &results.SafetySecond{Second: sec}
 		}
 		return by[sec]
 	}
@@ -721,7 +721,7 @@ func safetyTimeline(ck Check, t0 time.Time) []report.SafetySecond {
 	for sec, n := range ck.RejectedBySecond {
 		at(sec).StaleWritesRejected += n
 	}
-	out := make([]report.SafetySecond, 0, len(by))
+	out := make([]results.SafetySecond, 0, len(by))
 	for _, s := range by {
 		if s.Violations != 0 || s.LostUpdates != 0 || s.StaleWritesRejected != 0 {
 			out = append(out, *s)
@@ -736,9 +736,9 @@ var Version = "dev"
 
 // perClient shows each client's share: a client cut off from a majority
 // can take no lock while the others still can.
-func perClient(results []ClientResult) []map[string]any {
-	out := make([]map[string]any, len(results))
-	for i, r := range results {
+func perClient(clientResults []ClientResult) []map[string]any {
+	out := make([]map[string]any, len(clientResults))
+	for i, r := range clientResults {
 		a := 0.0
 		if r.Attempts > 0 {
 			a = float64(r.Acquired) / float64(r.Attempts)

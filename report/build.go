@@ -1,8 +1,12 @@
+// Package report reads results directories (see package results) and turns
+// them into plots, HTML/Markdown/CSV/JSON reports, capacity, merges,
+// thresholds and comparisons. It knows nothing of Redis.
 package report
 
 import (
 	"fmt"
 	"io"
+	"lockbench/results"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,11 +51,11 @@ type Summary struct {
 	Thresholds  ThresholdsResult `json:"thresholds"`
 	// Differences between cells that differ in one setting, judged
 	// against the noise of their repeats.
-	Differences []Difference `json:"differences,omitempty"`
-	Plots       []string     `json:"plots"` // plot files written, relative to OutDir
-	Files       []string     `json:"files"` // every file written, relative to OutDir
-	Warnings    []string     `json:"warnings,omitempty"`
-	Manifest    Manifest     `json:"manifest"`
+	Differences []Difference     `json:"differences,omitempty"`
+	Plots       []string         `json:"plots"` // plot files written, relative to OutDir
+	Files       []string         `json:"files"` // every file written, relative to OutDir
+	Warnings    []string         `json:"warnings,omitempty"`
+	Manifest    results.Manifest `json:"manifest"`
 }
 
 // SLO is the service level a cell must meet to count towards capacity.
@@ -69,55 +73,55 @@ type ThresholdsResult struct {
 
 // CellSummary is one row of the cells table.
 type CellSummary struct {
-	Index              int                       `json:"index"`
-	ID                 string                    `json:"id"`
-	Label              string                    `json:"label"`
-	Axes               map[string]string         `json:"axes"`
-	Masters            int                       `json:"masters"`
-	Persistence        string                    `json:"persistence,omitempty"`
-	Driver             string                    `json:"driver,omitempty"`
-	Mode               string                    `json:"mode,omitempty"`
-	Load               string                    `json:"load"`
-	Workers            int                       `json:"workers"`
-	Rate               float64                   `json:"rate,omitempty"`
-	Keys               float64                   `json:"keys,omitempty"`
-	CyclesPerSec       float64                   `json:"cycles_per_sec"`
-	AcquiresPerSec     float64                   `json:"acquires_per_sec"`
-	Acquire            Latency                   `json:"acquire_latency_us"`
-	AcquireUncorrected *Latency                  `json:"acquire_uncorrected_latency_us,omitempty"`
-	Failed             Latency                   `json:"acquire_failed_latency_us"`
-	Release            Latency                   `json:"release_latency_us"`
-	Acquired           int64                     `json:"acquired"`
-	NotAcquired        int64                     `json:"not_acquired"`
-	Errors             int64                     `json:"errors"`
-	SuccessRatio       float64                   `json:"success_ratio"`
-	Violations         int64                     `json:"violations"`
-	MaxHolders         int64                     `json:"max_concurrent_holders"`
-	ClientCPUPerCycle  float64                   `json:"client_cpu_us_per_cycle"`
-	ClientCPUShare     float64                   `json:"client_cpu_share"`
-	ClientBound        bool                      `json:"client_bound"`
-	ServerBusiestShare float64                   `json:"server_busiest_share,omitempty"`
-	MeetsSLO           bool                      `json:"meets_slo"`
-	MeasuredSeconds    float64                   `json:"measured_seconds"`
-	Interrupted        bool                      `json:"interrupted,omitempty"`
-	Events             []Event                   `json:"events,omitempty"`
-	Warnings           []string                  `json:"warnings,omitempty"`
-	PerMaster          map[string]MasterOutcomes `json:"per_master,omitempty"`
-	PercentilesFile    string                    `json:"percentiles_file,omitempty"`
-	Safety             Safety                    `json:"safety"`
-	OpenLoop           *OpenLoop                 `json:"open_loop,omitempty"`
+	Index              int                               `json:"index"`
+	ID                 string                            `json:"id"`
+	Label              string                            `json:"label"`
+	Axes               map[string]string                 `json:"axes"`
+	Masters            int                               `json:"masters"`
+	Persistence        string                            `json:"persistence,omitempty"`
+	Driver             string                            `json:"driver,omitempty"`
+	Mode               string                            `json:"mode,omitempty"`
+	Load               string                            `json:"load"`
+	Workers            int                               `json:"workers"`
+	Rate               float64                           `json:"rate,omitempty"`
+	Keys               float64                           `json:"keys,omitempty"`
+	CyclesPerSec       float64                           `json:"cycles_per_sec"`
+	AcquiresPerSec     float64                           `json:"acquires_per_sec"`
+	Acquire            results.Latency                   `json:"acquire_latency_us"`
+	AcquireUncorrected *results.Latency                  `json:"acquire_uncorrected_latency_us,omitempty"`
+	Failed             results.Latency                   `json:"acquire_failed_latency_us"`
+	Release            results.Latency                   `json:"release_latency_us"`
+	Acquired           int64                             `json:"acquired"`
+	NotAcquired        int64                             `json:"not_acquired"`
+	Errors             int64                             `json:"errors"`
+	SuccessRatio       float64                           `json:"success_ratio"`
+	Violations         int64                             `json:"violations"`
+	MaxHolders         int64                             `json:"max_concurrent_holders"`
+	ClientCPUPerCycle  float64                           `json:"client_cpu_us_per_cycle"`
+	ClientCPUShare     float64                           `json:"client_cpu_share"`
+	ClientBound        bool                              `json:"client_bound"`
+	ServerBusiestShare float64                           `json:"server_busiest_share,omitempty"`
+	MeetsSLO           bool                              `json:"meets_slo"`
+	MeasuredSeconds    float64                           `json:"measured_seconds"`
+	Interrupted        bool                              `json:"interrupted,omitempty"`
+	Events             []results.Event                   `json:"events,omitempty"`
+	Warnings           []string                          `json:"warnings,omitempty"`
+	PerMaster          map[string]results.MasterOutcomes `json:"per_master,omitempty"`
+	PercentilesFile    string                            `json:"percentiles_file,omitempty"`
+	Safety             results.Safety                    `json:"safety"`
+	OpenLoop           *results.OpenLoop                 `json:"open_loop,omitempty"`
 	// Repeats: the cell's figures per repeat and their spread; the
 	// figures above are then medians.
-	Repeats *Repeats `json:"repeats,omitempty"`
+	Repeats *results.Repeats `json:"repeats,omitempty"`
 
 	// Limit is what limited the cell (the result's verdict, or worked out
 	// from it for results written before verdicts were); Machine and
 	// RedisCost are the result's; FsyncShareP50 is the share of the acquire
 	// p50 that the same cell without persistence did not have.
-	Limit         *Limit     `json:"limit,omitempty"`
-	Machine       *CPUSplit  `json:"machine,omitempty"`
-	RedisCost     *RedisCost `json:"redis_cost,omitempty"`
-	FsyncShareP50 *float64   `json:"fsync_share_p50,omitempty"`
+	Limit         *results.Limit     `json:"limit,omitempty"`
+	Machine       *results.CPUSplit  `json:"machine,omitempty"`
+	RedisCost     *results.RedisCost `json:"redis_cost,omitempty"`
+	FsyncShareP50 *float64           `json:"fsync_share_p50,omitempty"`
 }
 
 func (o *Options) normalize(dirs []string) error {
@@ -199,11 +203,11 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 	if s.Name == "" {
 		s.Name = filepath.Base(filepath.Clean(dir))
 	}
-	runs := make([]Run, len(res.Cells))
+	runs := make([]results.Run, len(res.Cells))
 	for i, c := range res.Cells {
 		cs := summarizeCell(c, s.SLO)
-		if h := c.Totals[MetricAcquire]; h != nil && h.TotalCount() > 0 {
-			rel := cellStem(c.Info) + ".acquire.percentiles.txt"
+		if h := c.Totals[results.MetricAcquire]; h != nil && h.TotalCount() > 0 {
+			rel := results.CellStem(c.Info) + ".acquire.percentiles.txt"
 			if err := writePercentiles(filepath.Join(opt.OutDir, filepath.FromSlash(rel)), h); err != nil {
 				return nil, err
 			}
@@ -212,7 +216,7 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 		}
 		s.Cells = append(s.Cells, cs)
 		runs[i] = c.Run
-		runs[i].Cell = &CellInfo{Index: c.Info.Index, ID: c.Info.ID, Label: c.Info.Label, Axes: c.Axes, File: c.Info.File}
+		runs[i].Cell = &results.CellInfo{Index: c.Info.Index, ID: c.Info.ID, Label: c.Info.Label, Axes: c.Axes, File: c.Info.File}
 	}
 	fsyncShares(res.Cells, s.Cells)
 	s.Capacity = []Capacity{}
@@ -309,7 +313,7 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 	}
 	cs.Limit, cs.Machine, cs.RedisCost = r.Limit, r.Machine, r.RedisCost
 	if cs.Limit == nil {
-		l := LimitOf(&r)
+		l := results.LimitOf(&r)
 		cs.Limit = &l
 	}
 	cs.MeetsSLO = cs.Acquire.Count > 0 && cs.Acquire.P99 <= slo.AcquireP99Micros && cs.SuccessRatio >= slo.MinSuccess
@@ -317,7 +321,7 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 }
 
 // clientBound: the load generator, not Redis, limited the figure.
-func clientBound(c Client) bool { return c.ClientBound || c.CPUShare >= 0.8 }
+func clientBound(c results.Client) bool { return c.ClientBound || c.CPUShare >= 0.8 }
 
 func writeBytes(path string, b []byte) error {
 	return writeShared(path, func(w io.Writer) error {
@@ -330,7 +334,7 @@ func writeBytes(path string, b []byte) error {
 // report is meant to be passed around, and WriteFileAtomic's temp files
 // are private.
 func writeShared(path string, write func(io.Writer) error) error {
-	if err := WriteFileAtomic(path, write); err != nil {
+	if err := results.WriteFileAtomic(path, write); err != nil {
 		return err
 	}
 	if err := os.Chmod(path, 0o644); err != nil {

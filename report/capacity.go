@@ -2,9 +2,9 @@ package report
 
 import (
 	"fmt"
+	"lockbench/results"
 	"math"
 	"sort"
-	"strconv"
 )
 
 // Capacity is the capacity plan of one configuration: cells that differ
@@ -34,9 +34,9 @@ type Capacity struct {
 	// RedisCapacity: the knee is the masters' capacity (limit server or
 	// latency); LowerBound: the masters may sustain more (limit generator,
 	// machine, or no step broke the SLO).
-	Limit         *Limit `json:"limit,omitempty"`
-	RedisCapacity bool   `json:"redis_capacity"`
-	LowerBound    bool   `json:"lower_bound"`
+	Limit         *results.Limit `json:"limit,omitempty"`
+	RedisCapacity bool           `json:"redis_capacity"`
+	LowerBound    bool           `json:"lower_bound"`
 	// ProjectedRate is the Redis-cost projection: the rate one core per
 	// master sustains at the costliest master's CPU per cycle (ProjectionBasis
 	// "cpu"), or at its command time alone ("commands"), in the step with
@@ -70,7 +70,7 @@ func capacity(cells []*cell, sums []CellSummary, slo SLO, target float64) []Capa
 				knee = &steps[i]
 			}
 		}
-		sloText := fmt.Sprintf("acquire p99 ≤ %s and success ≥ %s", FormatMicros(slo.AcquireP99Micros), pct(slo.MinSuccess))
+		sloText := fmt.Sprintf("acquire p99 ≤ %s and success ≥ %s", results.FormatMicros(slo.AcquireP99Micros), results.Pct(slo.MinSuccess))
 		if knee == nil {
 			cp.Limit = steps[0].Limit
 			cp.ProjectedRate, cp.ProjectionBasis = projection(busiestStep(steps).RedisCost)
@@ -99,13 +99,13 @@ func capacity(cells []*cell, sums []CellSummary, slo SLO, target float64) []Capa
 			judged = next
 		}
 		cp.Limit = judged.Limit
-		if next != nil && cp.Limit != nil && cp.Limit.By == LimitNone {
+		if next != nil && cp.Limit != nil && cp.Limit.By == results.LimitNone {
 			// Served, yet over the SLO with CPU to spare: the wait itself.
-			cp.Limit = &Limit{By: LimitLatency, Evidence: fmt.Sprintf("acquire p99 %s over the SLO while the load was served: %s", FormatMicros(next.Acquire.P99), cp.Limit.Evidence)}
+			cp.Limit = &results.Limit{By: results.LimitLatency, Evidence: fmt.Sprintf("acquire p99 %s over the SLO while the load was served: %s", results.FormatMicros(next.Acquire.P99), cp.Limit.Evidence)}
 		}
 		cp.ProjectedRate, cp.ProjectionBasis = projection(busiestStep(steps).RedisCost)
-		cp.RedisCapacity = next != nil && cp.Limit != nil && (cp.Limit.By == LimitServer || cp.Limit.By == LimitLatency)
-		cp.LowerBound = next == nil || (cp.Limit != nil && (cp.Limit.By == LimitGenerator || cp.Limit.By == LimitMachine))
+		cp.RedisCapacity = next != nil && cp.Limit != nil && (cp.Limit.By == results.LimitServer || cp.Limit.By == results.LimitLatency)
+		cp.LowerBound = next == nil || (cp.Limit != nil && (cp.Limit.By == results.LimitGenerator || cp.Limit.By == results.LimitMachine))
 		cp.Note = capacityNote(cp, steps, next, slo)
 		planGroups(&cp, target)
 		out = append(out, cp)
@@ -121,7 +121,7 @@ func capacityNote(cp Capacity, steps []CellSummary, next *CellSummary, slo SLO) 
 	}
 	proj := ""
 	if cp.ProjectedRate > 0 {
-		proj = fmt.Sprintf("; the masters' own cost projects %s cycles/s per lock group", rate(cp.ProjectedRate))
+		proj = fmt.Sprintf("; the masters' own cost projects %s cycles/s per lock group", results.Rate(cp.ProjectedRate))
 	}
 	switch {
 	case next == nil && len(steps) > 1:
@@ -129,25 +129,25 @@ func capacityNote(cp Capacity, steps []CellSummary, next *CellSummary, slo SLO) 
 	case next == nil:
 		return fmt.Sprintf("lower bound: a single load step, not a knee; it was limited by %s (%s)%s", limitPhrase(by), ev, proj)
 	case cp.RedisCapacity:
-		return fmt.Sprintf("Redis capacity: at %s acquire p99 was %s (SLO %s), limited by %s (%s)", loadText(*next), FormatMicros(next.Acquire.P99), FormatMicros(slo.AcquireP99Micros), by, ev)
+		return fmt.Sprintf("Redis capacity: at %s acquire p99 was %s (SLO %s), limited by %s (%s)", loadText(*next), results.FormatMicros(next.Acquire.P99), results.FormatMicros(slo.AcquireP99Micros), by, ev)
 	case cp.LowerBound:
 		return fmt.Sprintf("lower bound: limited by %s at %s (%s)%s", limitPhrase(by), loadText(*next), ev, proj)
-	case by == LimitContention:
-		return fmt.Sprintf("contention-bound: at %s the success ratio fell to %s (SLO %s): %s; more lock groups do not help keys that are contended", loadText(*next), pct(next.SuccessRatio), pct(slo.MinSuccess), ev)
+	case by == results.LimitContention:
+		return fmt.Sprintf("contention-bound: at %s the success ratio fell to %s (SLO %s): %s; more lock groups do not help keys that are contended", loadText(*next), results.Pct(next.SuccessRatio), results.Pct(slo.MinSuccess), ev)
 	}
-	return fmt.Sprintf("at %s the SLO was missed (p99 %s, success %s), limited by %s (%s)", loadText(*next), FormatMicros(next.Acquire.P99), pct(next.SuccessRatio), by, ev)
+	return fmt.Sprintf("at %s the SLO was missed (p99 %s, success %s), limited by %s (%s)", loadText(*next), results.FormatMicros(next.Acquire.P99), results.Pct(next.SuccessRatio), by, ev)
 }
 
 // limitPhrase names a verdict for a sentence.
 func limitPhrase(by string) string {
 	switch by {
-	case LimitGenerator:
+	case results.LimitGenerator:
 		return "the load generator"
-	case LimitMachine:
+	case results.LimitMachine:
 		return "the shared machine"
-	case LimitServer:
+	case results.LimitServer:
 		return "the servers"
-	case LimitNone:
+	case results.LimitNone:
 		return "the load offered"
 	}
 	return by
@@ -168,7 +168,7 @@ func busiestStep(steps []CellSummary) CellSummary {
 
 // projection is the Redis-cost projection of a cell: from the masters'
 // whole CPU per cycle when known, else from command time alone.
-func projection(rc *RedisCost) (float64, string) {
+func projection(rc *results.RedisCost) (float64, string) {
 	switch {
 	case rc == nil:
 		return 0, ""
@@ -202,7 +202,7 @@ func planGroups(cp *Capacity, target float64) {
 
 func loadText(s CellSummary) string {
 	if s.Load == "open" {
-		return rate(s.Rate) + " offered/s"
+		return results.Rate(s.Rate) + " offered/s"
 	}
 	return fmt.Sprintf("%d workers", s.Workers)
 }
@@ -212,12 +212,4 @@ func loadOf(s CellSummary) float64 {
 		return s.Rate
 	}
 	return float64(s.Workers)
-}
-
-// pct0 writes a CPU share as a whole percentage: finer is noise.
-func pct0(r float64) string { return strconv.FormatFloat(math.Round(r*100), 'f', 0, 64) + "%" }
-
-// pct writes a ratio as a percentage with at most two decimals.
-func pct(r float64) string {
-	return strconv.FormatFloat(math.Round(r*10000)/100, 'f', -1, 64) + "%"
 }

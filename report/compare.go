@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"lockbench/results"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ const DefaultAlpha = 0.05
 type CompareCell struct {
 	Label    string
 	Settings map[string]string // identity: the settings that define the cell
-	Run      Run
+	Run      results.Run
 }
 
 // volatileSettings differ between two runs of the very same cell: they
@@ -71,7 +72,7 @@ func LoadCompareSide(path string) ([]CompareCell, error) {
 		if err != nil {
 			return nil, err
 		}
-		var r Run
+		var r results.Run
 		if err := json.Unmarshal(b, &r); err != nil || r.Config == nil {
 			return nil, &InputError{Field: "OLD/NEW", Value: path, Problem: "not a lockbench run result", Accepted: "a results directory or a run JSON file (lockbench run --out FILE)"}
 		}
@@ -112,14 +113,14 @@ type Comparison struct {
 
 // CompareRow is one figure of one matched cell.
 type CompareRow struct {
-	Cell    string  `json:"cell"`
-	Changed string  `json:"changed,omitempty"` // ignored settings that differ: "workers 1 → 64"
-	Figure  string  `json:"figure"`
-	Old     Spread  `json:"old"`
-	New     Spread  `json:"new"`
-	Delta   float64 `json:"delta_pct"` // new median over old, −1, in %; NaN when old is 0
-	P       float64 `json:"p"`
-	MinP    float64 `json:"min_p"`
+	Cell    string         `json:"cell"`
+	Changed string         `json:"changed,omitempty"` // ignored settings that differ: "workers 1 → 64"
+	Figure  string         `json:"figure"`
+	Old     results.Spread `json:"old"`
+	New     results.Spread `json:"new"`
+	Delta   float64        `json:"delta_pct"` // new median over old, −1, in %; NaN when old is 0
+	P       float64        `json:"p"`
+	MinP    float64        `json:"min_p"`
 	// Verdict: "significant", "~" (no difference shown at Alpha), or
 	// "too few repeats" (these sample sizes can never reach Alpha).
 	Verdict string `json:"verdict"`

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"lockbench/results"
 	"math"
 	"strconv"
 	"strings"
@@ -17,7 +18,7 @@ var CompareFormats = []string{"text", "md", "csv", "json"}
 func WriteComparison(w io.Writer, c *Comparison, format string) error {
 	switch format {
 	case "json":
-		return WriteJSON(w, c)
+		return results.WriteJSON(w, c)
 	case "csv":
 		return writeCompareCSV(w, c)
 	case "md":
@@ -34,11 +35,11 @@ func figureValue(f Figure, v float64) string {
 	if f.Micros {
 		return ms(v)
 	}
-	return rate(v)
+	return results.Rate(v)
 }
 
 // spreadCell is "median ± spread" of one side, "median" with one sample.
-func spreadCell(f Figure, sp Spread) string {
+func spreadCell(f Figure, sp results.Spread) string {
 	if sp.N < 2 {
 		return figureValue(f, sp.Median)
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"lockbench/results"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -10,15 +11,15 @@ import (
 // synthCell is a cell of n repeats whose throughput is cps times
 // log-normal noise (sd ≈ noise) and whose p99 moves inversely.
 func synthCompareCell(rng *rand.Rand, workers string, n int, cps, noise float64) CompareCell {
-	runs := make([]Run, n)
+	runs := make([]results.Run, n)
 	for i := range runs {
 		v := cps * math.Exp(rng.NormFloat64()*noise)
-		runs[i] = Run{
+		runs[i] = results.Run{
 			Config:          map[string]any{"workers": workers, "mode": "multiplexed", "local": 5.0},
-			Throughput:      Throughput{CyclesPerSec: v, AcquiresPerSec: v},
-			AcquireLatency:  Latency{P50: 1e6 / v, P99: 5e6 / v, P999: 9e6 / v, Count: int64(v)},
-			ReleaseLatency:  Latency{P50: 1e6 / v, P99: 4e6 / v, Count: int64(v)},
-			Outcomes:        Outcomes{Acquired: int64(v)},
+			Throughput:      results.Throughput{CyclesPerSec: v, AcquiresPerSec: v},
+			AcquireLatency:  results.Latency{P50: 1e6 / v, P99: 5e6 / v, P999: 9e6 / v, Count: int64(v)},
+			ReleaseLatency:  results.Latency{P50: 1e6 / v, P99: 4e6 / v, Count: int64(v)},
+			Outcomes:        results.Outcomes{Acquired: int64(v)},
 			MeasuredSeconds: 1,
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"lockbench/report/plots"
+	"lockbench/results"
 )
 
 // figure is one plot of the report, named by its file stem.
@@ -31,7 +32,7 @@ func renderFigure(f figure, format string) ([]byte, error) {
 }
 
 // figures builds every plot that has something to show.
-func figures(res *results, s *Summary) []figure {
+func figures(res *loadedDir, s *Summary) []figure {
 	var out []figure
 	add := func(f *figure) {
 		if f != nil {
@@ -63,7 +64,7 @@ func spectrumFigure(cells []*cell) *figure {
 	}
 	var ys []float64
 	for i, c := range cells {
-		h := c.Totals[MetricAcquire]
+		h := c.Totals[results.MetricAcquire]
 		if h == nil || h.TotalCount() == 0 {
 			continue
 		}
@@ -153,7 +154,7 @@ func loadFigure(cells []*cell, s *Summary) *figure {
 			tp.Series = append(tp.Series, plots.Series{Label: "offered rate (ideal)", X: []float64{lo, hi}, Y: []float64{lo, hi}, Color: 7, Dashed: true})
 		}
 		slo := s.SLO.AcquireP99Micros / 1000
-		lat.HLines = []plots.Marker{{At: slo, Tag: "SLO", Legend: "SLO: acquire p99 ≤ " + FormatMicros(s.SLO.AcquireP99Micros), Color: 3}}
+		lat.HLines = []plots.Marker{{At: slo, Tag: "SLO", Legend: "SLO: acquire p99 ≤ " + results.FormatMicros(s.SLO.AcquireP99Micros), Color: 3}}
 		logX := plots.SpansDecades(xs...)
 		tp.X.Log, lat.X.Log = logX, logX
 		tp.X.Ticks = valueTicks(xs)
@@ -356,7 +357,7 @@ func contentionFigure(cells []*cell, s *Summary) *figure {
 	// are what matter and would vanish on a 0..1 axis.
 	lo, _ := minMax(append(ys, s.SLO.MinSuccess))
 	p.Y.Min = plots.F(math.Max(0, math.Floor((lo-0.02)*20)/20))
-	p.HLines = []plots.Marker{{At: s.SLO.MinSuccess, Tag: "SLO", Legend: "SLO: success ≥ " + pct(s.SLO.MinSuccess), Color: 3}}
+	p.HLines = []plots.Marker{{At: s.SLO.MinSuccess, Tag: "SLO", Legend: "SLO: success ≥ " + results.Pct(s.SLO.MinSuccess), Color: 3}}
 	return &figure{
 		Name:    "contention",
 		Title:   "Acquire success against " + axis,
@@ -374,7 +375,7 @@ func axisValue(c *cell, axis string) float64 {
 }
 
 func timelineFigure(c *cell, idx int, s *Summary) *figure {
-	acq := c.Intervals[MetricAcquire]
+	acq := c.Intervals[results.MetricAcquire]
 	if len(acq) < 2 {
 		return nil
 	}
@@ -413,7 +414,7 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 	}
 	var fx, fr []float64
 	var anyFailed bool
-	for _, h := range c.Intervals[MetricFailed] {
+	for _, h := range c.Intervals[results.MetricFailed] {
 		t0, t1 := span(h)
 		r := float64(h.TotalCount()) / intervalSeconds(h)
 		fx, fr = append(fx, t0, t1), append(fr, r, r)
@@ -431,7 +432,7 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 	if len(px) > 0 {
 		bottom.Series = []plots.Series{{Label: "acquire p99", X: px, Y: p99, Color: 1}}
 		bottom.Y.Log = plots.SpansDecades(append(p99, slo)...)
-		bottom.HLines = []plots.Marker{{At: slo, Tag: "SLO", Legend: "SLO: acquire p99 ≤ " + FormatMicros(s.SLO.AcquireP99Micros), Color: 3}}
+		bottom.HLines = []plots.Marker{{At: slo, Tag: "SLO", Legend: "SLO: acquire p99 ≤ " + results.FormatMicros(s.SLO.AcquireP99Micros), Color: 3}}
 	}
 	marks := eventMarkers(c.Run.Events)
 	top.VLines, bottom.VLines = marks, marks
@@ -457,7 +458,7 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 }
 
 // eventMarkers are a cell's events as numbered vertical lines.
-func eventMarkers(events []Event) []plots.Marker {
+func eventMarkers(events []results.Event) []plots.Marker {
 	var marks []plots.Marker
 	for i, e := range events {
 		if math.IsNaN(e.AtSeconds) || math.IsInf(e.AtSeconds, 0) {
@@ -478,7 +479,7 @@ func eventMarkers(events []Event) []plots.Marker {
 
 // repeatSegments splits a repeated cell's intervals (all repeats' logs
 // in order) at the start of each repeat.
-func repeatSegments(ivs []*hdrhistogram.Histogram, rep *Repeats) [][]*hdrhistogram.Histogram {
+func repeatSegments(ivs []*hdrhistogram.Histogram, rep *results.Repeats) [][]*hdrhistogram.Histogram {
 	if rep == nil || len(rep.Runs) < 2 {
 		return nil
 	}
@@ -537,7 +538,7 @@ func repeatTimelineFigure(c *cell, idx int, s *Summary, segs [][]*hdrhistogram.H
 	}
 	slo := s.SLO.AcquireP99Micros / 1000
 	bottom.Y.Log = plots.SpansDecades(append(all, slo)...)
-	bottom.HLines = []plots.Marker{{At: slo, Tag: "SLO", Legend: "SLO: acquire p99 ≤ " + FormatMicros(s.SLO.AcquireP99Micros), Color: 3}}
+	bottom.HLines = []plots.Marker{{At: slo, Tag: "SLO", Legend: "SLO: acquire p99 ≤ " + results.FormatMicros(s.SLO.AcquireP99Micros), Color: 3}}
 	marks := eventMarkers(c.Run.Events)
 	top.VLines, bottom.VLines = marks, marks
 	grid := [][]*plots.Panel{{top}}
@@ -625,7 +626,7 @@ func modesByNFigure(cells []*cell, s *Summary) *figure {
 
 func loadTitle(s settings) string {
 	if s.Load == "open" {
-		return rate(s.Rate) + " acquires/s offered"
+		return results.Rate(s.Rate) + " acquires/s offered"
 	}
 	if s.Workers == 1 {
 		return "1 worker"
@@ -743,7 +744,7 @@ func errorBarNote(cells []*cell) string {
 // picture says when: violations and lost updates (and, with fencing, the
 // stale writes refused) against the fault marks. nil unless the cell
 // checked a protected resource.
-func safetyPanel(s Safety, end float64) *plots.Panel {
+func safetyPanel(s results.Safety, end float64) *plots.Panel {
 	if !s.ResourceChecked {
 		return nil
 	}
@@ -811,9 +812,9 @@ func valueTicks(xs []float64) []plots.Tick {
 			label := strconv.FormatFloat(x, 'f', -1, 64)
 			switch {
 			case x >= 10000 && math.Mod(x, 1000) == 0:
-				label = count(int64(x/1000)) + "k" // short enough not to collide
+				label = results.Count(int64(x/1000)) + "k" // short enough not to collide
 			case x == math.Trunc(x):
-				label = count(int64(x))
+				label = results.Count(int64(x))
 			}
 			ticks = append(ticks, plots.Tick{Value: x, Label: label})
 		}

@@ -1,70 +1,14 @@
 package report
 
 import (
-	"bufio"
 	"errors"
 	"io"
+	"lockbench/results"
 	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
-
-// ReadIntervalLog reads every interval histogram of an HdrHistogram
-// interval log. Intervals keep their StartTimeMs/EndTimeMs (Unix ms).
-func ReadIntervalLog(r io.Reader) ([]*hdrhistogram.Histogram, error) {
-	lr := hdrhistogram.NewHistogramLogReader(r)
-	var out []*hdrhistogram.Histogram
-	for {
-		h, err := lr.NextIntervalHistogram()
-		if err != nil {
-			return out, err
-		}
-		if h == nil { // the reader's end of file
-			return out, nil
-		}
-		out = append(out, h)
-	}
-}
-
-// WriteIntervalLog writes intervals as an HdrHistogram interval log of one
-// metric (named in the header comment) with absolute timestamps. The
-// intervals are written untagged, whatever tag they were read with: one
-// metric per file, so HdrHistogram's own tools (the Java
-// HistogramLogProcessor reads only untagged intervals unless given -tag)
-// read the files as they are.
-func WriteIntervalLog(w io.Writer, metric string, intervals []*hdrhistogram.Histogram) error {
-	bw := bufio.NewWriter(w)
-	lw := hdrhistogram.NewHistogramLogWriter(bw)
-	if err := lw.OutputLogFormatVersion(); err != nil {
-		return err
-	}
-	if len(intervals) > 0 {
-		if err := lw.OutputStartTime(intervals[0].StartTimeMs()); err != nil {
-			return err
-		}
-	}
-	if err := lw.OutputComment(logComment(metric)); err != nil {
-		return err
-	}
-	if err := lw.OutputLegend(); err != nil {
-		return err
-	}
-	for _, h := range intervals {
-		h.SetTag("")
-		if err := lw.OutputIntervalHistogram(h); err != nil {
-			return err
-		}
-	}
-	return bw.Flush()
-}
-
-// logComment is the header comment of a metric's interval log.
-func logComment(metric string) string {
-	return "lockbench " + metric + " latency, microseconds, 1 s intervals (one metric per file, untagged)"
-}
 
 // readLogFile reads one metric's interval log; a missing file is no error
 // (older cells, closed loop without the uncorrected log).
@@ -77,7 +21,7 @@ func readLogFile(path string) ([]*hdrhistogram.Histogram, bool, error) {
 		return nil, false, err
 	}
 	defer f.Close()
-	hs, err := ReadIntervalLog(f)
+	hs, err := results.ReadIntervalLog(f)
 	if err != nil {
 		return nil, true, &InputError{Field: "hlog", Value: path, Problem: err.Error(), Accepted: "an HdrHistogram interval log"}
 	}
@@ -87,7 +31,7 @@ func readLogFile(path string) ([]*hdrhistogram.Histogram, bool, error) {
 // total adds all intervals into one histogram: counts add exactly, which
 // is the only sound way to combine percentiles.
 func total(intervals []*hdrhistogram.Histogram) (*hdrhistogram.Histogram, int64) {
-	h := NewHistogram()
+	h := results.NewHistogram()
 	var dropped int64
 	for _, iv := range intervals {
 		dropped += h.Merge(iv)
@@ -134,7 +78,7 @@ func mergeIntervals(logs [][]*hdrhistogram.Histogram) ([]*hdrhistogram.Histogram
 		k := (off + step/2) / step
 		m := slots[k]
 		if m == nil {
-			m = NewHistogram()
+			m = results.NewHistogram()
 			m.SetStartTimeMs(h.StartTimeMs())
 			m.SetEndTimeMs(h.EndTimeMs())
 			slots[k] = m
@@ -153,19 +97,6 @@ func mergeIntervals(logs [][]*hdrhistogram.Histogram) ([]*hdrhistogram.Histogram
 		out[i] = slots[k]
 	}
 	return out, dropped
-}
-
-// cellStem is the file stem of a cell: cells/NNN-ID without ".json".
-func cellStem(c CellInfo) string {
-	if c.File != "" {
-		return strings.TrimSuffix(c.File, ".json")
-	}
-	return filepath.Join("cells", c.ID)
-}
-
-// logPath is where a cell's interval log of one metric lives.
-func logPath(dir string, c CellInfo, metric string) string {
-	return filepath.Join(dir, filepath.FromSlash(cellStem(c))+"."+metric+".hlog")
 }
 
 // writePercentiles writes the classic HdrHistogram percentile distribution
@@ -194,5 +125,5 @@ func ConcatIntervalLogs(out, tag string, paths []string) error {
 	if !found {
 		return nil
 	}
-	return writeShared(out, func(w io.Writer) error { return WriteIntervalLog(w, tag, all) })
+	return writeShared(out, func(w io.Writer) error { return results.WriteIntervalLog(w, tag, all) })
 }

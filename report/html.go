@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math"
+	"lockbench/results"
 	"os"
 	"path/filepath"
 	"sort"
@@ -85,34 +85,34 @@ type costView struct {
 }
 
 func makeCostView(c CellSummary) costView {
-	v := costView{"—", "—", "—", "—", "—", "—", "—", "—", "—", rate(c.CyclesPerSec), "—", "—", ""}
+	v := costView{"—", "—", "—", "—", "—", "—", "—", "—", "—", results.Rate(c.CyclesPerSec), "—", "—", ""}
 	if m := c.Machine; m != nil {
-		v.Busy, v.Client, v.Servers = pct0(m.BusyShare+m.StealShare), pct0(m.ClientShare), pct0(m.ServersShare)
-		v.Other, v.Steal = pct0(m.OtherShare), pct0(m.StealShare)
+		v.Busy, v.Client, v.Servers = results.Pct0(m.BusyShare+m.StealShare), results.Pct0(m.ClientShare), results.Pct0(m.ServersShare)
+		v.Other, v.Steal = results.Pct0(m.OtherShare), results.Pct0(m.StealShare)
 		if m.ProxyShare != nil {
-			v.Client += " (proxy " + pct0(*m.ProxyShare) + ")"
+			v.Client += " (proxy " + results.Pct0(*m.ProxyShare) + ")"
 		}
 		if !m.MastersShareMachine {
 			v.Servers = "elsewhere"
 		}
 	}
 	if c.ServerBusiestShare > 0 || c.Machine != nil {
-		r := Run{Servers: &Servers{BusiestShare: c.ServerBusiestShare}, Machine: c.Machine}
-		if b, ok := busiestMaster(&r); ok {
-			v.Busiest = pct0(b)
+		r := results.Run{Servers: &results.Servers{BusiestShare: c.ServerBusiestShare}, Machine: c.Machine}
+		if b, ok := results.BusiestMaster(&r); ok {
+			v.Busiest = results.Pct0(b)
 		}
 	}
 	if rc := c.RedisCost; rc != nil {
-		v.CmdUs = sig3(rc.CommandMicrosCycle)
+		v.CmdUs = results.Sig3(rc.CommandMicrosCycle)
 		if rc.CPUMicrosCycle > 0 {
-			v.CPUUs = sig3(rc.CPUMicrosCycle)
+			v.CPUUs = results.Sig3(rc.CPUMicrosCycle)
 		}
 		if p, basis := projection(rc); p > 0 {
-			v.Projection = rate(p) + "/s (" + map[string]string{"cpu": "server CPU", "commands": "command time"}[basis] + ")"
+			v.Projection = results.Rate(p) + "/s (" + map[string]string{"cpu": "server CPU", "commands": "command time"}[basis] + ")"
 		}
 	}
 	if c.FsyncShareP50 != nil {
-		v.Fsync = pct0(*c.FsyncShareP50)
+		v.Fsync = results.Pct0(*c.FsyncShareP50)
 	}
 	if c.Limit != nil {
 		v.LimitBy, v.LimitEvidence = c.Limit.By, c.Limit.Evidence
@@ -133,7 +133,7 @@ type capView struct {
 
 func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 	v := view{S: s}
-	v.SLOText = fmt.Sprintf("acquire p99 ≤ %s and success ratio ≥ %s", FormatMicros(s.SLO.AcquireP99Micros), pct(s.SLO.MinSuccess))
+	v.SLOText = fmt.Sprintf("acquire p99 ≤ %s and success ratio ≥ %s", results.FormatMicros(s.SLO.AcquireP99Micros), results.Pct(s.SLO.MinSuccess))
 	written := map[string]bool{}
 	for _, p := range s.Plots {
 		written[p] = true
@@ -160,9 +160,9 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 	for _, c := range s.Cells {
 		cv := cellFigures(c)
 		if c.Load == "open" {
-			cv.LoadText = "open, " + rate(c.Rate) + "/s"
+			cv.LoadText = "open, " + results.Rate(c.Rate) + "/s"
 			if ol := c.OpenLoop; ol != nil {
-				cv.LoadText += ", served " + rate(ol.ServedRate) + "/s"
+				cv.LoadText += ", served " + results.Rate(ol.ServedRate) + "/s"
 				if ol.Overloaded {
 					cv.LoadText += " (OVERLOADED)"
 				}
@@ -187,11 +187,11 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 		sort.Strings(addrs)
 		for _, a := range addrs {
 			m := c.PerMaster[a]
-			cv.MasterRows = append(cv.MasterRows, masterRow{a, count(m.OK), count(m.Taken), count(m.Timeout), count(m.Error),
-				count(m.Pending), count(m.NotSent), count(m.Late), count(m.LateReleased)})
+			cv.MasterRows = append(cv.MasterRows, masterRow{a, results.Count(m.OK), results.Count(m.Taken), results.Count(m.Timeout), results.Count(m.Error),
+				results.Count(m.Pending), results.Count(m.NotSent), results.Count(m.Late), results.Count(m.LateReleased)})
 		}
 		if c.ServerBusiestShare > 0 {
-			cv.BusiestText = pct0(c.ServerBusiestShare)
+			cv.BusiestText = results.Pct0(c.ServerBusiestShare)
 		}
 		cv.Cost = makeCostView(c)
 		for i, e := range c.Events {
@@ -219,15 +219,15 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 			cv.LimitT = c.Limit.By
 		}
 		if c.ProjectedRate > 0 {
-			cv.ProjectionT = rate(c.ProjectedRate) + "/s (" + map[string]string{"cpu": "server CPU", "commands": "command time"}[c.ProjectionBasis] + ")"
+			cv.ProjectionT = results.Rate(c.ProjectedRate) + "/s (" + map[string]string{"cpu": "server CPU", "commands": "command time"}[c.ProjectionBasis] + ")"
 		}
 		if c.MaxRate > 0 {
-			cv.MaxRateT = rate(c.MaxRate)
+			cv.MaxRateT = results.Rate(c.MaxRate)
 			if c.LowerBound {
 				cv.MaxRateT = "≥ " + cv.MaxRateT + " (lower bound)"
 			}
 			if c.Load == "open" {
-				cv.KneeLoadT = rate(c.KneeLoad) + " offered/s"
+				cv.KneeLoadT = results.Rate(c.KneeLoad) + " offered/s"
 			} else {
 				cv.KneeLoadT = strconv.FormatFloat(c.KneeLoad, 'f', -1, 64) + " workers"
 			}
@@ -257,13 +257,13 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 func cellFigures(c CellSummary) cellView {
 	sp := func(text, figure string) string { return withSpread(text, c.Repeats, figure) }
 	cv := cellView{CellSummary: c,
-		Tput: sp(rate(c.CyclesPerSec), "cycles_per_sec"), Acq: sp(rate(c.AcquiresPerSec), "acquires_per_sec"),
+		Tput: sp(results.Rate(c.CyclesPerSec), "cycles_per_sec"), Acq: sp(results.Rate(c.AcquiresPerSec), "acquires_per_sec"),
 		P50: sp(ms(c.Acquire.P50), "acquire_p50"), P90: sp(ms(c.Acquire.P90), "acquire_p90"), P99: sp(ms(c.Acquire.P99), "acquire_p99"), P999: sp(ms(c.Acquire.P999), "acquire_p999"), Max: ms(c.Acquire.Max),
 		FailedP99: ms(c.Failed.P99), ReleaseP99: sp(ms(c.Release.P99), "release_p99"), RepeatsT: "1",
-		Success: pct(c.SuccessRatio), CPU: sig3(c.ClientCPUPerCycle), Share: pct0(c.ClientCPUShare),
-		AcquiredT: count(c.Acquired), NotAcquiredT: count(c.NotAcquired), ErrorsT: count(c.Errors),
+		Success: results.Pct(c.SuccessRatio), CPU: results.Sig3(c.ClientCPUPerCycle), Share: results.Pct0(c.ClientCPUShare),
+		AcquiredT: results.Count(c.Acquired), NotAcquiredT: results.Count(c.NotAcquired), ErrorsT: results.Count(c.Errors),
 	}
-	cv.ViolationsT = count(c.Violations)
+	cv.ViolationsT = results.Count(c.Violations)
 	if c.Safety.NotJudged != "" {
 		cv.ViolationsT = "not judged (" + c.Safety.NotJudged + ")"
 	}
@@ -284,7 +284,7 @@ func spreadNote(cells []CellSummary) string {
 }
 
 // withSpread appends " ±3.1%" to a repeated cell's figure.
-func withSpread(text string, rep *Repeats, figure string) string {
+func withSpread(text string, rep *results.Repeats, figure string) string {
 	if rep == nil {
 		return text
 	}
@@ -318,16 +318,16 @@ func makeSafetyRow(c CellSummary) safetyRow {
 		faults = []string{"none"}
 	}
 	sf := c.Safety
-	row := safetyRow{Index: c.Index, Label: c.Label, Faults: strings.Join(faults, ", "), Acquired: count(c.Acquired),
-		Violations: count(sf.Violations), Lost: "—", Rejected: "—", AvailOps: "—", AvailTime: "—", Fencing: "no",
+	row := safetyRow{Index: c.Index, Label: c.Label, Faults: strings.Join(faults, ", "), Acquired: results.Count(c.Acquired),
+		Violations: results.Count(sf.Violations), Lost: "—", Rejected: "—", AvailOps: "—", AvailTime: "—", Fencing: "no",
 		Bad: sf.Violations > 0 || sf.LostUpdates > 0}
 	if sf.ResourceChecked {
-		row.Lost = count(sf.LostUpdates)
-		row.AvailOps, row.AvailTime = pct(sf.AvailabilityOps), pct(sf.AvailabilityTime)
+		row.Lost = results.Count(sf.LostUpdates)
+		row.AvailOps, row.AvailTime = results.Pct(sf.AvailabilityOps), results.Pct(sf.AvailabilityTime)
 	}
 	if sf.Fencing {
 		row.Fencing = "yes"
-		row.Rejected = count(sf.StaleWritesRejected)
+		row.Rejected = results.Count(sf.StaleWritesRejected)
 	}
 	row.Verdict, row.VerdictBad = verdictText(sf)
 	return row
@@ -335,7 +335,7 @@ func makeSafetyRow(c CellSummary) safetyRow {
 
 // verdictText is what a chaos cell showed: never "met" without
 // expectations that held on a cell that judged something.
-func verdictText(sf Safety) (string, bool) {
+func verdictText(sf results.Safety) (string, bool) {
 	switch sf.Verdict {
 	case "not judged":
 		return "NOT JUDGED: " + sf.NotJudged, true
@@ -351,28 +351,7 @@ func verdictText(sf Safety) (string, bool) {
 }
 
 // ms writes µs as milliseconds with about three significant digits.
-func ms(us float64) string { return sig3(us / 1000) }
-
-// rate writes a per-second figure as a whole number with thousands
-// separators.
-func rate(v float64) string { return count(int64(math.Round(v))) }
-
-func count(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func ms(us float64) string { return results.Sig3(us / 1000) }
 
 func writeHTML(path string, s *Summary, figs []figure, png map[string][]byte) error {
 	var buf bytes.Buffer

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"lockbench/results"
 	"math"
 	"os"
 	"path/filepath"
@@ -89,8 +90,8 @@ func (s settings) loadValue() float64 {
 
 // cell is one loaded cell with its histograms.
 type cell struct {
-	Info CellInfo
-	Run  Run
+	Info results.CellInfo
+	Run  results.Run
 	Set  settings
 	Axes map[string]string
 	// Intervals per metric, as logged; Totals are their sums.
@@ -98,19 +99,19 @@ type cell struct {
 	Totals    map[string]*hdrhistogram.Histogram
 }
 
-// results is one loaded results directory.
-type results struct {
+// loadedDir is one loaded results directory.
+type loadedDir struct {
 	Dir      string
-	Manifest Manifest
+	Manifest results.Manifest
 	Cells    []*cell
 	Warnings []string
 }
 
-var metrics = []string{MetricAcquire, MetricAcquireUncorrected, MetricFailed, MetricRelease}
+var metrics = []string{results.MetricAcquire, results.MetricAcquireUncorrected, results.MetricFailed, results.MetricRelease}
 
 // loadDir reads a results directory. withLogs also reads the interval logs.
-func loadDir(dir string, withLogs bool) (*results, error) {
-	res := &results{Dir: dir}
+func loadDir(dir string, withLogs bool) (*loadedDir, error) {
+	res := &loadedDir{Dir: dir}
 	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -128,7 +129,7 @@ func loadDir(dir string, withLogs bool) (*results, error) {
 		sort.Strings(files)
 		for i, f := range files {
 			stem := strings.TrimSuffix(filepath.Base(f), ".json")
-			infos = append(infos, CellInfo{Index: i, ID: stem, File: "cells/" + filepath.Base(f)})
+			infos = append(infos, results.CellInfo{Index: i, ID: stem, File: "cells/" + filepath.Base(f)})
 		}
 	}
 	for _, info := range infos {
@@ -161,7 +162,7 @@ func loadDir(dir string, withLogs bool) (*results, error) {
 		c.Set = settingsOf(c.Run.Config)
 		if withLogs {
 			for _, m := range metrics {
-				hs, ok, err := readLogFile(logPath(dir, info, m))
+				hs, ok, err := readLogFile(results.LogPath(dir, info, m))
 				if err != nil {
 					return nil, err
 				}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"lockbench/results"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,7 +26,7 @@ func Merge(dirs []string, out string) error {
 		return &InputError{Field: "--out", Value: "", Problem: "no output directory", Accepted: "a directory for the merged results"}
 	}
 	absOut, _ := filepath.Abs(out)
-	var inputs []*results
+	var inputs []*loadedDir
 	for _, d := range dirs {
 		if a, _ := filepath.Abs(d); a == absOut {
 			return &InputError{Field: "--out", Value: out, Problem: "is one of the input directories", Accepted: "a new directory, so that no segment is overwritten"}
@@ -64,7 +65,7 @@ func Merge(dirs []string, out string) error {
 		if info.File == "" {
 			info.File = "cells/" + id + ".json"
 		}
-		runs := make([]Run, len(segs))
+		runs := make([]results.Run, len(segs))
 		for i, s := range segs {
 			runs[i] = s.c.Run
 		}
@@ -86,7 +87,7 @@ func Merge(dirs []string, out string) error {
 			var logs [][]*hdrhistogram.Histogram
 			var have []string
 			for _, s := range segs {
-				hs, ok, err := readLogFile(logPath(s.dir, s.c.Info, m))
+				hs, ok, err := readLogFile(results.LogPath(s.dir, s.c.Info, m))
 				if err != nil {
 					return err
 				}
@@ -101,32 +102,32 @@ func Merge(dirs []string, out string) error {
 			if len(have) != len(segs) {
 				// Adding some segments' histograms would understate the
 				// tail; a partial merge is worse than none.
-				return &InputError{Field: "hlog", Value: logPath(segs[0].dir, first.Info, m), Problem: fmt.Sprintf("cell %s has a %s log in %s but not in every segment", id, m, strings.Join(have, ", ")), Accepted: "segments with the same set of .hlog files"}
+				return &InputError{Field: "hlog", Value: results.LogPath(segs[0].dir, first.Info, m), Problem: fmt.Sprintf("cell %s has a %s log in %s but not in every segment", id, m, strings.Join(have, ", ")), Accepted: "segments with the same set of .hlog files"}
 			}
 			ivs, dropped := mergeIntervals(logs)
 			if dropped > 0 {
 				merged.Warnings = append(merged.Warnings, fmt.Sprintf("merge: %d %s values beyond the histogram range were dropped", dropped, m))
 			}
 			sum, _ := total(ivs)
-			lat := Summarize(sum)
+			lat := results.Summarize(sum)
 			recomputed[m] = true
 			switch m {
-			case MetricAcquire:
+			case results.MetricAcquire:
 				merged.AcquireLatency = lat
-			case MetricAcquireUncorrected:
+			case results.MetricAcquireUncorrected:
 				merged.AcquireUncorrected = &lat
-			case MetricFailed:
+			case results.MetricFailed:
 				merged.AcquireFailedLatency = lat
-			case MetricRelease:
+			case results.MetricRelease:
 				merged.ReleaseLatency = lat
 			}
-			path := logPath(out, info, m)
-			if err := writeShared(path, func(w io.Writer) error { return WriteIntervalLog(w, m, ivs) }); err != nil {
+			path := results.LogPath(out, info, m)
+			if err := writeShared(path, func(w io.Writer) error { return results.WriteIntervalLog(w, m, ivs) }); err != nil {
 				return err
 			}
 		}
 		if len(segs) > 1 {
-			for _, m := range []string{MetricAcquire, MetricFailed, MetricRelease} {
+			for _, m := range []string{results.MetricAcquire, results.MetricFailed, results.MetricRelease} {
 				if !recomputed[m] {
 					merged.Warnings = append(merged.Warnings, fmt.Sprintf("merge: no %s interval logs, so its percentiles could not be merged (count and max only)", m))
 				}
@@ -144,15 +145,15 @@ func Merge(dirs []string, out string) error {
 		ci := info
 		merged.Cell = &ci
 		path := filepath.Join(out, filepath.FromSlash(info.File))
-		if err := writeShared(path, func(w io.Writer) error { return WriteJSON(w, merged) }); err != nil {
+		if err := writeShared(path, func(w io.Writer) error { return results.WriteJSON(w, merged) }); err != nil {
 			return err
 		}
 		man.Cells = append(man.Cells, info)
 	}
-	return writeShared(filepath.Join(out, "manifest.json"), func(w io.Writer) error { return WriteJSON(w, man) })
+	return writeShared(filepath.Join(out, "manifest.json"), func(w io.Writer) error { return results.WriteJSON(w, man) })
 }
 
-func mergeManifests(inputs []*results, dirs []string) Manifest {
+func mergeManifests(inputs []*loadedDir, dirs []string) results.Manifest {
 	m := inputs[0].Manifest
 	m.Cells = nil
 	m.Segment = ""
@@ -187,19 +188,19 @@ func mergeManifests(inputs []*results, dirs []string) Manifest {
 // mergeRuns adds the counts of concurrent segments of one cell. Latencies
 // are left to the caller, who recomputes them from the added histograms;
 // without histograms they keep only what can be combined soundly.
-func mergeRuns(runs []Run, dirs []string) Run {
+func mergeRuns(runs []results.Run, dirs []string) results.Run {
 	m := runs[0]
 	if len(runs) == 1 {
 		return m
 	}
-	m.Throughput = Throughput{}
-	m.Outcomes = Outcomes{PerMaster: map[string]MasterOutcomes{}}
-	m.Safety = Safety{}
+	m.Throughput = results.Throughput{}
+	m.Outcomes = results.Outcomes{PerMaster: map[string]results.MasterOutcomes{}}
+	m.Safety = results.Safety{}
 	m.Warnings = nil
 	m.Events = nil
 	var cpuSec, cycles float64
-	var client Client
-	var servers *Servers
+	var client results.Client
+	var servers *results.Servers
 	for i, r := range runs {
 		m.Throughput.CyclesPerSec += r.Throughput.CyclesPerSec
 		m.Throughput.AcquiresPerSec += r.Throughput.AcquiresPerSec
@@ -240,7 +241,7 @@ func mergeRuns(runs []Run, dirs []string) Run {
 		// window: take the largest reading rather than adding.
 		if r.Servers != nil {
 			if servers == nil {
-				servers = &Servers{PerMaster: map[string]float64{}}
+				servers = &results.Servers{PerMaster: map[string]float64{}}
 			}
 			servers.CPUSeconds = max(servers.CPUSeconds, r.Servers.CPUSeconds)
 			servers.BusiestShare = max(servers.BusiestShare, r.Servers.BusiestShare)
@@ -276,15 +277,15 @@ func mergeRuns(runs []Run, dirs []string) Run {
 	}
 	// Without histograms, percentiles cannot be combined: keep counts and
 	// the largest max only.
-	m.AcquireLatency = mergeCountsOnly(runs, func(r Run) Latency { return r.AcquireLatency })
-	m.AcquireFailedLatency = mergeCountsOnly(runs, func(r Run) Latency { return r.AcquireFailedLatency })
-	m.ReleaseLatency = mergeCountsOnly(runs, func(r Run) Latency { return r.ReleaseLatency })
+	m.AcquireLatency = mergeCountsOnly(runs, func(r results.Run) results.Latency { return r.AcquireLatency })
+	m.AcquireFailedLatency = mergeCountsOnly(runs, func(r results.Run) results.Latency { return r.AcquireFailedLatency })
+	m.ReleaseLatency = mergeCountsOnly(runs, func(r results.Run) results.Latency { return r.ReleaseLatency })
 	m.AcquireUncorrected = nil
 	return m
 }
 
-func mergeCountsOnly(runs []Run, f func(Run) Latency) Latency {
-	var l Latency
+func mergeCountsOnly(runs []results.Run, f func(results.Run) results.Latency) results.Latency {
+	var l results.Latency
 	for _, r := range runs {
 		x := f(r)
 		l.Count += x.Count
@@ -298,7 +299,7 @@ func mergeCountsOnly(runs []Run, f func(Run) Latency) Latency {
 // and throughput add, percentiles come from the added per-repeat logs,
 // and the headline figures become the medians again. Without lined-up
 // repeats or their logs the cell keeps the all-repeats figures, and says so.
-func applySegmentRepeats(merged *Run, dirs []string, cells []*cell, out string, info CellInfo) error {
+func applySegmentRepeats(merged *results.Run, dirs []string, cells []*cell, out string, info results.CellInfo) error {
 	rep, lats, err := mergeRepeats(dirs, cells, out, info)
 	if err != nil {
 		return err
@@ -308,27 +309,27 @@ func applySegmentRepeats(merged *Run, dirs []string, cells []*cell, out string, 
 		return nil
 	}
 	merged.Repeats = rep
-	merged.Throughput = Throughput{CyclesPerSec: rep.Spread["cycles_per_sec"].Median, AcquiresPerSec: rep.Spread["acquires_per_sec"].Median}
-	merged.AcquireLatency = medianLatency(lats, func(r Run) Latency { return r.AcquireLatency })
-	merged.ReleaseLatency = medianLatency(lats, func(r Run) Latency { return r.ReleaseLatency })
+	merged.Throughput = results.Throughput{CyclesPerSec: rep.Spread["cycles_per_sec"].Median, AcquiresPerSec: rep.Spread["acquires_per_sec"].Median}
+	merged.AcquireLatency = medianLatency(lats, func(r results.Run) results.Latency { return r.AcquireLatency })
+	merged.ReleaseLatency = medianLatency(lats, func(r results.Run) results.Latency { return r.ReleaseLatency })
 	return nil
 }
 
 // mergeRepeats adds the segments' repeat k into one repeat k and writes its
 // added logs to out; nil when the repeats do not line up or logs are missing.
-func mergeRepeats(dirs []string, cells []*cell, out string, info CellInfo) (*Repeats, []Run, error) {
+func mergeRepeats(dirs []string, cells []*cell, out string, info results.CellInfo) (*results.Repeats, []results.Run, error) {
 	n := cells[0].Run.Repeats.Count
 	for _, c := range cells {
 		if c.Run.Repeats == nil || c.Run.Repeats.Count != n || len(c.Run.Repeats.Runs) != n {
 			return nil, nil, nil
 		}
 	}
-	rep := &Repeats{Count: n, Spread: map[string]Spread{}, FreshMasters: cells[0].Run.Repeats.FreshMasters}
-	var lats []Run
+	rep := &results.Repeats{Count: n, Spread: map[string]results.Spread{}, FreshMasters: cells[0].Run.Repeats.FreshMasters}
+	var lats []results.Run
 	for k := 1; k <= n; k++ {
 		rr := addRepeatFigures(cells, k)
-		var lat Run
-		for _, m := range []string{MetricAcquire, MetricRelease} {
+		var lat results.Run
+		for _, m := range []string{results.MetricAcquire, results.MetricRelease} {
 			var logs [][]*hdrhistogram.Histogram
 			for i, c := range cells {
 				hs, ok, err := readLogFile(RepeatLogPath(dirs[i], c.Info.ID, k, m))
@@ -339,16 +340,16 @@ func mergeRepeats(dirs []string, cells []*cell, out string, info CellInfo) (*Rep
 			}
 			ivs, _ := mergeIntervals(logs)
 			sum, _ := total(ivs)
-			if m == MetricAcquire {
-				lat.AcquireLatency = Summarize(sum)
+			if m == results.MetricAcquire {
+				lat.AcquireLatency = results.Summarize(sum)
 			} else {
-				lat.ReleaseLatency = Summarize(sum)
+				lat.ReleaseLatency = results.Summarize(sum)
 			}
 			path := RepeatLogPath(out, info.ID, k, m)
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				return nil, nil, fmt.Errorf("out: %w", err)
 			}
-			if err := writeShared(path, func(w io.Writer) error { return WriteIntervalLog(w, m, ivs) }); err != nil {
+			if err := writeShared(path, func(w io.Writer) error { return results.WriteIntervalLog(w, m, ivs) }); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -359,14 +360,14 @@ func mergeRepeats(dirs []string, cells []*cell, out string, info CellInfo) (*Rep
 		lats = append(lats, lat)
 	}
 	for _, f := range Figures {
-		rep.Spread[f.Name] = NewSpread(Samples(Run{Repeats: rep}, f))
+		rep.Spread[f.Name] = NewSpread(Samples(results.Run{Repeats: rep}, f))
 	}
 	return rep, lats, nil
 }
 
 // addRepeatFigures adds the segments' counts and rates of repeat k.
-func addRepeatFigures(cells []*cell, k int) RepeatRun {
-	rr := RepeatRun{Repeat: k}
+func addRepeatFigures(cells []*cell, k int) results.RepeatRun {
+	rr := results.RepeatRun{Repeat: k}
 	for i, c := range cells {
 		x := c.Run.Repeats.Runs[k-1]
 		if i == 0 || x.StartedAt.Before(rr.StartedAt) {

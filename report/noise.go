@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"lockbench/results"
 	"math"
 	"strings"
 )
@@ -132,7 +133,7 @@ func withinSpread(r CompareRow) bool {
 }
 
 // logSpread is the larger side of a spread's interval as a log ratio.
-func logSpread(sp Spread) float64 {
+func logSpread(sp results.Spread) float64 {
 	if sp.CILow <= 0 || sp.Median <= 0 {
 		return math.Inf(1)
 	}

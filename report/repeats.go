@@ -1,44 +1,12 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"lockbench/results"
+	"maps"
 	"slices"
-	"time"
 )
-
-// Repeats is a cell measured several times: each repeat's figures and the
-// spread of each figure across them. The cell's headline figures are the
-// medians of these.
-type Repeats struct {
-	Count int         `json:"count"`
-	Runs  []RepeatRun `json:"runs"`
-	// Spread of each figure, keyed by figure name (see Figures).
-	Spread map[string]Spread `json:"spread"`
-	// FreshMasters: each repeat started on freshly started local masters
-	// (persistence keeps state, an AOF file, that would otherwise grow
-	// from one repeat to the next).
-	FreshMasters bool `json:"fresh_masters,omitempty"`
-}
-
-// RepeatRun is one repeat's own figures.
-type RepeatRun struct {
-	Repeat          int       `json:"repeat"` // 1-based
-	StartedAt       time.Time `json:"started_at"`
-	MeasuredSeconds float64   `json:"measured_seconds"`
-	CyclesPerSec    float64   `json:"cycles_per_sec"`
-	AcquiresPerSec  float64   `json:"acquires_per_sec"`
-	AcquireP50      float64   `json:"acquire_p50_us"`
-	AcquireP90      float64   `json:"acquire_p90_us"`
-	AcquireP99      float64   `json:"acquire_p99_us"`
-	AcquireP999     float64   `json:"acquire_p999_us"`
-	ReleaseP50      float64   `json:"release_p50_us"`
-	ReleaseP99      float64   `json:"release_p99_us"`
-	Acquired        int64     `json:"acquired"`
-	NotAcquired     int64     `json:"not_acquired"`
-	Errors          int64     `json:"errors"`
-	Violations      int64     `json:"violations"`
-	Interrupted     bool      `json:"interrupted,omitempty"`
-}
 
 // Figure is one number of a cell that repeats spread and compare judges.
 type Figure struct {
@@ -48,19 +16,19 @@ type Figure struct {
 	// (latency): it decides what counts as a regression.
 	Higher bool
 	Micros bool // a latency in µs
-	get    func(RepeatRun) float64
+	get    func(results.RepeatRun) float64
 }
 
 // Figures are the figures with a spread, in the order tables show them.
 var Figures = []Figure{
-	{"cycles_per_sec", "cycles/s", true, false, func(r RepeatRun) float64 { return r.CyclesPerSec }},
-	{"acquires_per_sec", "acquires/s", true, false, func(r RepeatRun) float64 { return r.AcquiresPerSec }},
-	{"acquire_p50", "acquire p50", false, true, func(r RepeatRun) float64 { return r.AcquireP50 }},
-	{"acquire_p90", "acquire p90", false, true, func(r RepeatRun) float64 { return r.AcquireP90 }},
-	{"acquire_p99", "acquire p99", false, true, func(r RepeatRun) float64 { return r.AcquireP99 }},
-	{"acquire_p999", "acquire p99.9", false, true, func(r RepeatRun) float64 { return r.AcquireP999 }},
-	{"release_p50", "release p50", false, true, func(r RepeatRun) float64 { return r.ReleaseP50 }},
-	{"release_p99", "release p99", false, true, func(r RepeatRun) float64 { return r.ReleaseP99 }},
+	{"cycles_per_sec", "cycles/s", true, false, func(r results.RepeatRun) float64 { return r.CyclesPerSec }},
+	{"acquires_per_sec", "acquires/s", true, false, func(r results.RepeatRun) float64 { return r.AcquiresPerSec }},
+	{"acquire_p50", "acquire p50", false, true, func(r results.RepeatRun) float64 { return r.AcquireP50 }},
+	{"acquire_p90", "acquire p90", false, true, func(r results.RepeatRun) float64 { return r.AcquireP90 }},
+	{"acquire_p99", "acquire p99", false, true, func(r results.RepeatRun) float64 { return r.AcquireP99 }},
+	{"acquire_p999", "acquire p99.9", false, true, func(r results.RepeatRun) float64 { return r.AcquireP999 }},
+	{"release_p50", "release p50", false, true, func(r results.RepeatRun) float64 { return r.ReleaseP50 }},
+	{"release_p99", "release p99", false, true, func(r results.RepeatRun) float64 { return r.ReleaseP99 }},
 }
 
 // FigureByName finds a figure; ok is false for an unknown name.
@@ -83,8 +51,8 @@ func FigureNames() []string {
 }
 
 // repeatRunOf takes one repeat's figures from its result.
-func repeatRunOf(i int, r Run) RepeatRun {
-	return RepeatRun{
+func repeatRunOf(i int, r results.Run) results.RepeatRun {
+	return results.RepeatRun{
 		Repeat: i + 1, StartedAt: r.StartedAt, MeasuredSeconds: r.MeasuredSeconds,
 		CyclesPerSec: finiteOr0(r.Throughput.CyclesPerSec), AcquiresPerSec: finiteOr0(r.Throughput.AcquiresPerSec),
 		AcquireP50: r.AcquireLatency.P50, AcquireP90: r.AcquireLatency.P90, AcquireP99: r.AcquireLatency.P99, AcquireP999: r.AcquireLatency.P999,
@@ -96,7 +64,7 @@ func repeatRunOf(i int, r Run) RepeatRun {
 
 // Samples are one figure's values across the repeats of r; a run without
 // repeats is one sample of its headline figure.
-func Samples(r Run, f Figure) []float64 {
+func Samples(r results.Run, f Figure) []float64 {
 	if r.Repeats == nil || len(r.Repeats.Runs) == 0 {
 		return []float64{f.get(repeatRunOf(0, r))}
 	}
@@ -113,14 +81,14 @@ func Samples(r Run, f Figure) []float64 {
 // CombineRepeats makes one cell result of several repeats of it. Headline
 // throughput and percentiles are the medians of the repeats; counts and
 // CPU seconds add; max is the largest. One repeat is returned as it is.
-func CombineRepeats(runs []Run) Run {
+func CombineRepeats(runs []results.Run) results.Run {
 	if len(runs) == 0 {
-		return Run{}
+		return results.Run{}
 	}
 	if len(runs) == 1 {
 		return runs[0]
 	}
-	rep := &Repeats{Count: len(runs), Spread: map[string]Spread{}}
+	rep := &results.Repeats{Count: len(runs), Spread: map[string]results.Spread{}}
 	for i, r := range runs {
 		rep.Runs = append(rep.Runs, repeatRunOf(i, r))
 	}
@@ -159,16 +127,16 @@ func CombineRepeats(runs []Run) Run {
 		m.Servers.CPUMicrosCycle = m.Servers.CPUSeconds * 1e6 / cyclesOf(runs)
 	}
 	for _, f := range Figures {
-		rep.Spread[f.Name] = NewSpread(Samples(Run{Repeats: rep}, f))
+		rep.Spread[f.Name] = NewSpread(Samples(results.Run{Repeats: rep}, f))
 	}
-	m.Throughput = Throughput{CyclesPerSec: rep.Spread["cycles_per_sec"].Median, AcquiresPerSec: rep.Spread["acquires_per_sec"].Median}
-	m.AcquireLatency = medianLatency(runs, func(r Run) Latency { return r.AcquireLatency })
-	m.AcquireFailedLatency = medianLatency(runs, func(r Run) Latency { return r.AcquireFailedLatency })
-	m.ReleaseLatency = medianLatency(runs, func(r Run) Latency { return r.ReleaseLatency })
+	m.Throughput = results.Throughput{CyclesPerSec: rep.Spread["cycles_per_sec"].Median, AcquiresPerSec: rep.Spread["acquires_per_sec"].Median}
+	m.AcquireLatency = medianLatency(runs, func(r results.Run) results.Latency { return r.AcquireLatency })
+	m.AcquireFailedLatency = medianLatency(runs, func(r results.Run) results.Latency { return r.AcquireFailedLatency })
+	m.ReleaseLatency = medianLatency(runs, func(r results.Run) results.Latency { return r.ReleaseLatency })
 	if runs[0].AcquireUncorrected != nil {
-		l := medianLatency(runs, func(r Run) Latency {
+		l := medianLatency(runs, func(r results.Run) results.Latency {
 			if r.AcquireUncorrected == nil {
-				return Latency{}
+				return results.Latency{}
 			}
 			return *r.AcquireUncorrected
 		})
@@ -179,7 +147,7 @@ func CombineRepeats(runs []Run) Run {
 	return m
 }
 
-func cyclesOf(runs []Run) float64 {
+func cyclesOf(runs []results.Run) float64 {
 	var c float64
 	for _, r := range runs {
 		c += r.Throughput.CyclesPerSec * r.MeasuredSeconds
@@ -193,8 +161,8 @@ func cyclesOf(runs []Run) float64 {
 // medianLatency: each percentile is the median of the repeats' own
 // (repeats with no sample left out); count adds, max is the largest, mean
 // is weighted by count.
-func medianLatency(runs []Run, get func(Run) Latency) Latency {
-	var out Latency
+func medianLatency(runs []results.Run, get func(results.Run) results.Latency) results.Latency {
+	var out results.Latency
 	var p50, p90, p99, p999 []float64
 	var sum float64
 	for _, r := range runs {
@@ -217,8 +185,8 @@ func medianLatency(runs []Run, get func(Run) Latency) Latency {
 // is the worst run's. Concurrent segments' offered and served rates add;
 // repeats' do not (the offered rate is the cell's own, the served rate is
 // over all their measured seconds).
-func combineOpenLoop(runs []Run, concurrent bool) *OpenLoop {
-	var out *OpenLoop
+func combineOpenLoop(runs []results.Run, concurrent bool) *results.OpenLoop {
+	var out *results.OpenLoop
 	var secs float64
 	for _, r := range runs {
 		if r.OpenLoop == nil {
@@ -251,16 +219,16 @@ func combineOpenLoop(runs []Run, concurrent bool) *OpenLoop {
 // sameMasterNames renames the masters of later repeats to the first
 // repeat's when they were restarted on other ports, so that per-master
 // counts add up per position rather than listing every port ever used.
-func sameMasterNames(runs []Run) []Run {
+func sameMasterNames(runs []results.Run) []results.Run {
 	names := sortedKeys(runs[0].Outcomes.PerMaster)
-	out := make([]Run, len(runs))
+	out := make([]results.Run, len(runs))
 	for i, r := range runs {
 		out[i] = r
 		mine := sortedKeys(r.Outcomes.PerMaster)
 		if i == 0 || len(mine) != len(names) || slices.Equal(mine, names) {
 			continue
 		}
-		pm := map[string]MasterOutcomes{}
+		pm := map[string]results.MasterOutcomes{}
 		for j, a := range mine {
 			pm[names[j]] = r.Outcomes.PerMaster[a]
 		}
@@ -287,7 +255,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // SpreadText is a spread's relative size, "3.1%", or "—" with one sample.
-func SpreadText(sp Spread) string {
+func SpreadText(sp results.Spread) string {
 	if sp.N < 2 {
 		return "—"
 	}
@@ -296,7 +264,7 @@ func SpreadText(sp Spread) string {
 
 // CIText says what the ± of a repeated cell is: a 95% interval of the
 // median, or with fewer than 6 repeats the range and the level it reaches.
-func CIText(r *Repeats) string {
+func CIText(r *results.Repeats) string {
 	for _, f := range Figures {
 		sp := r.Spread[f.Name]
 		if sp.N < 2 {
@@ -308,4 +276,78 @@ func CIText(r *Repeats) string {
 		return fmt.Sprintf("%.0f%% confidence interval of the median", sp.CILevel*100)
 	}
 	return "range of the repeats"
+}
+
+// combineReadings sets the machine split, Redis cost and verdict of repeats
+// run one after another on one machine: shares are averaged over the
+// repeats' measured time, the Redis cost is the repeat with the median CPU
+// per cycle, and the verdict is worked out again on the combined result.
+func combineReadings(m *results.Run, runs []results.Run) {
+	var splits []*results.CPUSplit
+	var weights []float64
+	var costs []*results.RedisCost
+	for _, r := range runs {
+		if r.Machine != nil {
+			splits, weights = append(splits, r.Machine), append(weights, r.MeasuredSeconds)
+		}
+		if r.RedisCost != nil {
+			costs = append(costs, r.RedisCost)
+		}
+	}
+	m.Machine = meanSplit(splits, weights)
+	m.RedisCost = nil
+	if len(costs) > 0 {
+		slices.SortFunc(costs, func(a, b *results.RedisCost) int { return cmp.Compare(a.CPUMicrosCycle, b.CPUMicrosCycle) })
+		m.RedisCost = costs[len(costs)/2]
+	}
+	l := results.LimitOf(m)
+	m.Limit = &l
+}
+
+func meanSplit(splits []*results.CPUSplit, weights []float64) *results.CPUSplit {
+	if len(splits) == 0 {
+		return nil
+	}
+	out := *splits[0]
+	out.MasterCoreShare = map[string]float64{}
+	var total float64
+	for _, w := range weights {
+		total += w
+	}
+	if total <= 0 {
+		return &out
+	}
+	out.BusyShare, out.StealShare, out.ClientShare, out.ServersShare, out.OtherShare = 0, 0, 0, 0, 0
+	var proxy float64
+	sameMasters := true
+	for i, s := range splits {
+		f := weights[i] / total
+		out.BusyShare += f * s.BusyShare
+		out.StealShare += f * s.StealShare
+		out.ClientShare += f * s.ClientShare
+		out.ServersShare += f * s.ServersShare
+		out.OtherShare += f * s.OtherShare
+		for a, v := range s.MasterCoreShare {
+			out.MasterCoreShare[a] += f * v
+		}
+		if !maps.EqualFunc(s.MasterCoreShare, splits[0].MasterCoreShare, func(float64, float64) bool { return true }) {
+			sameMasters = false
+		}
+		if s.ProxyShare != nil {
+			proxy += f * *s.ProxyShare
+		}
+	}
+	if out.ProxyShare != nil {
+		out.ProxyShare = &proxy
+	}
+	if !sameMasters {
+		// Fresh masters for each repeat: a master's share is not
+		// averaged with another's; the repeat with the median busiest
+		// master speaks for them.
+		sorted := slices.Clone(splits)
+		busiest := func(s *results.CPUSplit) float64 { b, _ := results.BusiestMaster(&results.Run{Machine: s}); return b }
+		slices.SortFunc(sorted, func(a, b *results.CPUSplit) int { return cmp.Compare(busiest(a), busiest(b)) })
+		out.MasterCoreShare = sorted[len(sorted)/2].MasterCoreShare
+	}
+	return &out
 }

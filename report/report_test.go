@@ -11,6 +11,7 @@ import (
 	"image"
 	_ "image/png" // image.Decode of the plots
 	"io"
+	"lockbench/results"
 	"math"
 	"net/url"
 	"os"
@@ -316,7 +317,7 @@ func TestMergeAddsHistograms(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := cell(1, 0).id()
-	all := NewHistogram()
+	all := results.NewHistogram()
 	for _, v := range append(sa[id], sb[id]...) {
 		must(t, all.RecordValue(v))
 	}
@@ -326,7 +327,7 @@ func TestMergeAddsHistograms(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	merged := NewHistogram()
+	merged := results.NewHistogram()
 	lr := hdrhistogram.NewHistogramLogReader(f)
 	intervals := 0
 	for {
@@ -355,7 +356,7 @@ func TestMergeAddsHistograms(t *testing.T) {
 
 	// The merged cell JSON has latencies recomputed from the merged
 	// histogram and counts added.
-	var run, ra, rb Run
+	var run, ra, rb results.Run
 	readJSON(t, filepath.Join(out, "cells", id+".json"), &run)
 	readJSON(t, filepath.Join(a, "cells", id+".json"), &ra)
 	readJSON(t, filepath.Join(b, "cells", id+".json"), &rb)
@@ -411,8 +412,8 @@ func TestIntervalLogReadBack(t *testing.T) {
 	c := synthCell{Index: 0, Axes: map[string]string{"mode": "multiplexed"}, Config: cfg("none", "multiplexed", 4, "closed", 0, 10),
 		MedianUs: 500, Sigma: 0.5, PerSec: 700, Seconds: 4, FailedPerS: 1, Seed: 5, SlowFrom: 1, SlowTo: 2}
 	writeSynthDir(t, dir, "x", []synthCell{c})
-	info := CellInfo{ID: c.id(), File: "cells/" + c.id() + ".json"}
-	path := logPath(dir, info, MetricAcquire)
+	info := results.CellInfo{ID: c.id(), File: "cells/" + c.id() + ".json"}
+	path := results.LogPath(dir, info, results.MetricAcquire)
 
 	read := func(path string) []*hdrhistogram.Histogram {
 		f, err := os.Open(path)
@@ -456,7 +457,7 @@ func TestIntervalLogReadBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	must(t, WriteIntervalLog(f, MetricAcquire, got))
+	must(t, results.WriteIntervalLog(f, results.MetricAcquire, got))
 	must(t, f.Close())
 	again := read(out)
 	if len(again) != len(got) {
@@ -492,7 +493,7 @@ func TestCapacity(t *testing.T) {
 		c := synthCell{Index: 4 + i, Axes: map[string]string{"driver": "redsync", "rate": fmt.Sprint(r)},
 			Config: cfg("none", "multiplexed", 256, "open", r, 100000), MedianUs: 900, Sigma: 0.4,
 			PerSec: int(r / 10), Seconds: 3, ClientShare: 0.5, Seed: 9, SlowFrom: -1, SlowTo: -1,
-			RedisCost: &RedisCost{CommandMicrosCycle: 100, ProjectedRate: 10_000, CPUMicrosCycle: 400, ProjectedRateCPU: 2500}}
+			RedisCost: &results.RedisCost{CommandMicrosCycle: 100, ProjectedRate: 10_000, CPUMicrosCycle: 400, ProjectedRateCPU: 2500}}
 		switch r {
 		case 10000:
 			c.ClientShare = 0.92 // the load generator ran out of CPU
@@ -500,7 +501,7 @@ func TestCapacity(t *testing.T) {
 			// Past the knee on a box that lockbench and the masters filled,
 			// while no master came near a core: the machine, a lower bound.
 			c.MedianUs = 8000
-			c.Machine = &CPUSplit{Cores: 8, BusyShare: 0.97, ClientShare: 0.5, ServersShare: 0.4, OtherShare: 0.07,
+			c.Machine = &results.CPUSplit{Cores: 8, BusyShare: 0.97, ClientShare: 0.5, ServersShare: 0.4, OtherShare: 0.07,
 				MastersShareMachine: true, MasterCoreShare: map[string]float64{"a": 0.5}}
 		}
 		cells = append(cells, c)
@@ -522,7 +523,7 @@ func TestCapacity(t *testing.T) {
 		t.Fatalf("SLO: 20000/s met=%v (p99 %v µs), 40000/s met=%v (p99 %v µs)", knee.MeetsSLO, knee.Acquire.P99, s.Cells[3].MeetsSLO, s.Cells[3].Acquire.P99)
 	}
 	if lb.KneeLoad != 20000 || lb.MaxRate != knee.CyclesPerSec || !lb.KneeFound || lb.ClientBound || !strings.Contains(lb.Note, "Redis capacity") ||
-		!lb.RedisCapacity || lb.LowerBound || lb.Limit == nil || lb.Limit.By != LimitLatency || lb.GroupsFrom != "knee" {
+		!lb.RedisCapacity || lb.LowerBound || lb.Limit == nil || lb.Limit.By != results.LimitLatency || lb.GroupsFrom != "knee" {
 		t.Errorf("lockbench capacity %+v, want knee at 20000 offered/s, %v cycles/s, a Redis capacity set by latency", lb, knee.CyclesPerSec)
 	}
 	wantHead := (knee.CyclesPerSec/3000 - 1) * 100
@@ -532,7 +533,7 @@ func TestCapacity(t *testing.T) {
 	if lb.Groups == nil || *lb.Groups != int(math.Ceil(3000/knee.CyclesPerSec)) {
 		t.Errorf("lock groups %v, want ceil(3000/%v)", lb.Groups, knee.CyclesPerSec)
 	}
-	if !rs.ClientBound || rs.KneeLoad != 10000 || !rs.KneeFound || rs.Limit == nil || rs.Limit.By != LimitMachine || !rs.LowerBound || rs.RedisCapacity ||
+	if !rs.ClientBound || rs.KneeLoad != 10000 || !rs.KneeFound || rs.Limit == nil || rs.Limit.By != results.LimitMachine || !rs.LowerBound || rs.RedisCapacity ||
 		!strings.Contains(rs.Note, "lower bound: limited by the shared machine at 20,000 offered/s") || !strings.Contains(rs.Note, "projects 2,500 cycles/s") {
 		t.Errorf("redsync capacity %+v: want a lower bound at 10000/s, limited by the machine, with the projection beside", rs)
 	}
@@ -589,11 +590,11 @@ func TestThresholds(t *testing.T) {
 		}
 	}
 
-	run := func(label string, p99ms float64, acquired, notAcquired int64) Run {
-		return Run{Cell: &CellInfo{Label: label}, AcquireLatency: Latency{P99: p99ms * 1000, Count: acquired},
-			Outcomes: Outcomes{Acquired: acquired, NotAcquired: notAcquired}, Throughput: Throughput{CyclesPerSec: 12000}}
+	run := func(label string, p99ms float64, acquired, notAcquired int64) results.Run {
+		return results.Run{Cell: &results.CellInfo{Label: label}, AcquireLatency: results.Latency{P99: p99ms * 1000, Count: acquired},
+			Outcomes: results.Outcomes{Acquired: acquired, NotAcquired: notAcquired}, Throughput: results.Throughput{CyclesPerSec: 12000}}
 	}
-	runs := []Run{run("slow", 12, 990, 10), run("fast", 8, 980, 20)}
+	runs := []results.Run{run("slow", 12, 990, 10), run("fast", 8, 980, 20)}
 	broken := CheckThresholds(runs, []Threshold{mustThreshold(t, "acquire.p99<10ms"), mustThreshold(t, "success>=0.99"),
 		mustThreshold(t, "throughput>=10000"), mustThreshold(t, "violations==0")})
 	if len(broken) != 2 {
@@ -611,11 +612,11 @@ func TestThresholds(t *testing.T) {
 	// A run whose probe judged nothing never meets a safety threshold.
 	unjudged := run("hold0", 1, 1000, 0)
 	unjudged.Safety.NotJudged = "hold 0"
-	if b := CheckThresholds([]Run{unjudged}, []Threshold{mustThreshold(t, "violations==0")}); len(b) != 1 || b[0].ActualText != "not judged (hold 0)" {
+	if b := CheckThresholds([]results.Run{unjudged}, []Threshold{mustThreshold(t, "violations==0")}); len(b) != 1 || b[0].ActualText != "not judged (hold 0)" {
 		t.Errorf("not judged: %+v, want violations==0 broken as not judged", b)
 	}
 	// A run without a cell (lockbench run) is named plainly.
-	if b := CheckThresholds([]Run{{AcquireLatency: Latency{P99: 20000}}}, []Threshold{mustThreshold(t, "acquire.p99<=10ms")}); len(b) != 1 || b[0].Cell != "run" {
+	if b := CheckThresholds([]results.Run{{AcquireLatency: results.Latency{P99: 20000}}}, []Threshold{mustThreshold(t, "acquire.p99<=10ms")}); len(b) != 1 || b[0].Cell != "run" {
 		t.Errorf("single run: %+v", b)
 	}
 }
@@ -702,16 +703,16 @@ func TestSafetyTable(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(dir, "cells", "00*.json"))
 	sort.Strings(files)
 	for i, f := range files {
-		var r Run
+		var r results.Run
 		b, _ := os.ReadFile(f)
 		must(t, json.Unmarshal(b, &r))
-		r.Safety = Safety{Violations: int64(7 * (1 - i)), ResourceChecked: true, AcknowledgedWrites: 1000, LostUpdates: int64(3 * (1 - i)),
+		r.Safety = results.Safety{Violations: int64(7 * (1 - i)), ResourceChecked: true, AcknowledgedWrites: 1000, LostUpdates: int64(3 * (1 - i)),
 			Fencing: i == 1, StaleWritesRejected: int64(5 * i), AvailabilityOps: 0.9, AvailabilityTime: 0.75}
-		r.Events = []Event{{AtSeconds: 1, Kind: "crash", Target: "master 0"}, {AtSeconds: 1.2, Kind: "restart", Target: "master 0"}}
+		r.Events = []results.Event{{AtSeconds: 1, Kind: "crash", Target: "master 0"}, {AtSeconds: 1.2, Kind: "restart", Target: "master 0"}}
 		if i == 1 { // cell 0 has no verdict: unchecked
 			r.Safety.Verdict, r.Safety.NotJudged = "not judged", "scheduled fault \"crash at 3s\" did not happen"
 		}
-		must(t, WriteFileAtomic(f, func(w io.Writer) error { return WriteJSON(w, r) }))
+		must(t, results.WriteFileAtomic(f, func(w io.Writer) error { return results.WriteJSON(w, r) }))
 	}
 	s, err := Build([]string{dir}, Options{})
 	if err != nil {
@@ -719,7 +720,7 @@ func TestSafetyTable(t *testing.T) {
 	}
 	page, _ = os.ReadFile(filepath.Join(dir, "report.html"))
 	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
-	for _, want := range []string{"Safety under faults", "crash, restart", ">7<", ">" + pct(0.75) + "<"} {
+	for _, want := range []string{"Safety under faults", "crash, restart", ">7<", ">" + results.Pct(0.75) + "<"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("report.html lacks %q", want)
 		}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"lockbench/results"
 	"strings"
 	"testing"
 
@@ -8,23 +9,23 @@ import (
 )
 
 // timelineCell is a chaos-like cell: 6 one-second intervals from t=0.
-func timelineCell(safety Safety) *cell {
+func timelineCell(safety results.Safety) *cell {
 	var acq []*hdrhistogram.Histogram
 	for i := range 6 {
-		h := NewHistogram()
+		h := results.NewHistogram()
 		_ = h.RecordValue(500)
 		h.SetStartTimeMs(int64(1_000_000 + 1000*i))
 		h.SetEndTimeMs(int64(1_000_000 + 1000*(i+1)))
 		acq = append(acq, h)
 	}
-	return &cell{Info: CellInfo{Index: 0, Label: "crash"}, Intervals: map[string][]*hdrhistogram.Histogram{MetricAcquire: acq},
-		Run: Run{Safety: safety, Events: []Event{{AtSeconds: 3, Kind: "crash", Target: "master 1"}}}}
+	return &cell{Info: results.CellInfo{Index: 0, Label: "crash"}, Intervals: map[string][]*hdrhistogram.Histogram{results.MetricAcquire: acq},
+		Run: results.Run{Safety: safety, Events: []results.Event{{AtSeconds: 3, Kind: "crash", Target: "master 1"}}}}
 }
 
 // The chaos timeline says when the violations and lost updates happened:
 // a third panel, per second, next to the fault marks.
 func TestChaosTimelineShowsSafetyPerSecond(t *testing.T) {
-	s := Safety{ResourceChecked: true, Violations: 5, LostUpdates: 3, Timeline: []SafetySecond{
+	s := results.Safety{ResourceChecked: true, Violations: 5, LostUpdates: 3, Timeline: []results.SafetySecond{
 		{Second: 3, Violations: 2, LostUpdates: 1}, {Second: 4, Violations: 3, LostUpdates: 2}}}
 	f := timelineFigure(timelineCell(s), 0, &Summary{})
 	if f == nil || len(f.Fig.Grid) != 3 {
@@ -53,7 +54,7 @@ func TestChaosTimelineShowsSafetyPerSecond(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A safe chaos cell still gets the panel (all zero: "none", not absent).
-	safe := timelineFigure(timelineCell(Safety{ResourceChecked: true}), 0, &Summary{})
+	safe := timelineFigure(timelineCell(results.Safety{ResourceChecked: true}), 0, &Summary{})
 	if len(safe.Fig.Grid) != 3 {
 		t.Fatalf("a chaos cell without violations has %d panels, want 3", len(safe.Fig.Grid))
 	}
@@ -61,7 +62,7 @@ func TestChaosTimelineShowsSafetyPerSecond(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A plain benchmark cell has no protected resource: no safety panel.
-	if plain := timelineFigure(timelineCell(Safety{}), 0, &Summary{}); len(plain.Fig.Grid) != 2 {
+	if plain := timelineFigure(timelineCell(results.Safety{}), 0, &Summary{}); len(plain.Fig.Grid) != 2 {
 		t.Fatalf("a benchmark cell has %d panels, want 2", len(plain.Fig.Grid))
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"lockbench/results"
 	"math"
 	"os"
 	"path/filepath"
@@ -59,7 +60,7 @@ func TestSpreadInTablesAndPlots(t *testing.T) {
 	}
 	page := mustRead(t, filepath.Join(dir, "report.html"))
 	sp := s.Cells[0].Repeats.Spread["cycles_per_sec"]
-	want := rate(sp.Median) + " ±" + SpreadText(sp)
+	want := results.Rate(sp.Median) + " ±" + SpreadText(sp)
 	if !strings.Contains(page, "<td>"+want+"</td>") || !strings.Contains(page, "medians of their repeats") {
 		t.Errorf("report.html cells table lacks %q and its note", want)
 	}
@@ -235,11 +236,11 @@ func TestMergeSegmentsWithRepeats(t *testing.T) {
 	if err := Merge(dirs, out); err != nil {
 		t.Fatal(err)
 	}
-	var segRuns [2]Run
+	var segRuns [2]results.Run
 	for i, d := range dirs {
 		readJSON(t, filepath.Join(d, "cells", "000-mode=multiplexed.json"), &segRuns[i])
 	}
-	var m Run
+	var m results.Run
 	readJSON(t, filepath.Join(out, "cells", "000-mode=multiplexed.json"), &m)
 	if m.Repeats == nil || m.Repeats.Count != 3 {
 		t.Fatalf("merged repeats: %+v (warnings %v)", m.Repeats, m.Warnings)
@@ -251,7 +252,7 @@ func TestMergeSegmentsWithRepeats(t *testing.T) {
 		}
 		var logs [][]*hdrhistogram.Histogram
 		for _, d := range dirs {
-			hs, _, err := readLogFile(RepeatLogPath(d, "000-mode=multiplexed", k+1, MetricAcquire))
+			hs, _, err := readLogFile(RepeatLogPath(d, "000-mode=multiplexed", k+1, results.MetricAcquire))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -259,14 +260,14 @@ func TestMergeSegmentsWithRepeats(t *testing.T) {
 		}
 		ivs, _ := mergeIntervals(logs)
 		sum, _ := total(ivs)
-		if got, want := m.Repeats.Runs[k].AcquireP99, Summarize(sum).P99; got != want {
+		if got, want := m.Repeats.Runs[k].AcquireP99, results.Summarize(sum).P99; got != want {
 			t.Errorf("repeat %d: p99 %v, want %v from the added logs", k+1, got, want)
 		}
 	}
 	if m.Throughput.CyclesPerSec != m.Repeats.Spread["cycles_per_sec"].Median || m.AcquireLatency.P99 != m.Repeats.Spread["acquire_p99"].Median {
 		t.Errorf("headline is not the median of the merged repeats")
 	}
-	if _, err := os.Stat(RepeatLogPath(out, "000-mode=multiplexed", 3, MetricRelease)); err != nil {
+	if _, err := os.Stat(RepeatLogPath(out, "000-mode=multiplexed", 3, results.MetricRelease)); err != nil {
 		t.Errorf("merged per-repeat logs: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"lockbench/results"
 	"math"
 	"slices"
 
@@ -9,37 +10,17 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Spread is what the repeats of one figure say: their median (the
-// headline), range, and a distribution-free confidence interval of the
-// median from order statistics.
-type Spread struct {
-	Median float64 `json:"median"`
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
-	// CILow..CIHigh covers the true median with probability CILevel. With
-	// fewer than 6 repeats no pair of order statistics reaches 95%, so the
-	// interval is the whole range and CILevel says what it does reach
-	// (0.9375 with 5 repeats, 0.75 with 3); with one repeat there is none.
-	CILow   float64 `json:"ci_low"`
-	CIHigh  float64 `json:"ci_high"`
-	CILevel float64 `json:"ci_level"`
-	// RelSpread is the larger side of the interval over the median: the
-	// noise floor of this figure, shown as "median ± RelSpread".
-	RelSpread float64 `json:"rel_spread"`
-	N         int     `json:"n"`
-}
-
 // CIConfidence is the level the median's interval aims for.
 const CIConfidence = 0.95
 
 // NewSpread summarizes the samples of one figure.
-func NewSpread(samples []float64) Spread {
+func NewSpread(samples []float64) results.Spread {
 	xs := finiteSorted(samples)
 	n := len(xs)
 	if n == 0 {
-		return Spread{}
+		return results.Spread{}
 	}
-	sp := Spread{N: n, Median: median(xs), Min: xs[0], Max: xs[n-1], CILow: xs[0], CIHigh: xs[n-1]}
+	sp := results.Spread{N: n, Median: median(xs), Min: xs[0], Max: xs[n-1], CILow: xs[0], CIHigh: xs[n-1]}
 	if n == 1 {
 		return sp
 	}

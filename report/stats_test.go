@@ -1,6 +1,7 @@
 package report
 
 import (
+	"lockbench/results"
 	"math"
 	"testing"
 )
@@ -126,20 +127,20 @@ func popcount(x int) int {
 }
 
 func TestCombineRepeats(t *testing.T) {
-	mk := func(cps, p99 float64, acq int64, cpu float64) Run {
-		return Run{
-			Throughput:     Throughput{CyclesPerSec: cps, AcquiresPerSec: cps},
-			AcquireLatency: Latency{P50: p99 / 10, P99: p99, Max: p99 * 3, Mean: p99 / 5, Count: acq},
-			ReleaseLatency: Latency{P50: 1, P99: 2, Count: acq},
-			Outcomes: Outcomes{Acquired: acq, PerMaster: map[string]MasterOutcomes{
+	mk := func(cps, p99 float64, acq int64, cpu float64) results.Run {
+		return results.Run{
+			Throughput:     results.Throughput{CyclesPerSec: cps, AcquiresPerSec: cps},
+			AcquireLatency: results.Latency{P50: p99 / 10, P99: p99, Max: p99 * 3, Mean: p99 / 5, Count: acq},
+			ReleaseLatency: results.Latency{P50: 1, P99: 2, Count: acq},
+			Outcomes: results.Outcomes{Acquired: acq, PerMaster: map[string]results.MasterOutcomes{
 				"127.0.0.1:1": {OK: acq}, "127.0.0.1:2": {OK: acq}}},
-			Client:          Client{CPUSeconds: cpu, Cores: 2, CPUShare: 0.3},
+			Client:          results.Client{CPUSeconds: cpu, Cores: 2, CPUShare: 0.3},
 			MeasuredSeconds: 1,
 		}
 	}
 	second := mk(300, 900, 300, 2)
-	second.Outcomes.PerMaster = map[string]MasterOutcomes{"127.0.0.1:7": {OK: 300}, "127.0.0.1:8": {OK: 300}} // restarted masters
-	c := CombineRepeats([]Run{mk(100, 500, 100, 1), second, mk(200, 700, 200, 1)})
+	second.Outcomes.PerMaster = map[string]results.MasterOutcomes{"127.0.0.1:7": {OK: 300}, "127.0.0.1:8": {OK: 300}} // restarted masters
+	c := CombineRepeats([]results.Run{mk(100, 500, 100, 1), second, mk(200, 700, 200, 1)})
 	if c.Repeats == nil || c.Repeats.Count != 3 || len(c.Repeats.Runs) != 3 {
 		t.Fatalf("repeats block: %+v", c.Repeats)
 	}
@@ -162,7 +163,7 @@ func TestCombineRepeats(t *testing.T) {
 	if got := Samples(c, Figures[0]); len(got) != 3 || got[1] != 300 {
 		t.Errorf("samples %v", got)
 	}
-	if one := CombineRepeats([]Run{mk(1, 1, 1, 1)}); one.Repeats != nil {
+	if one := CombineRepeats([]results.Run{mk(1, 1, 1, 1)}); one.Repeats != nil {
 		t.Error("one repeat got a repeats block")
 	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"lockbench/results"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -29,7 +30,7 @@ type synthCell struct {
 	Violations  int64
 	ClientShare float64
 	ClientBound bool
-	Events      []Event
+	Events      []results.Event
 	// Slow seconds [from, to) run at a tenth of the rate and ten times
 	// the latency: a fault.
 	SlowFrom, SlowTo int
@@ -39,8 +40,8 @@ type synthCell struct {
 	Repeats     int
 	RepeatNoise float64
 	// Machine and RedisCost go into the result as written.
-	Machine   *CPUSplit
-	RedisCost *RedisCost
+	Machine   *results.CPUSplit
+	RedisCost *results.RedisCost
 }
 
 func (c synthCell) id() string {
@@ -82,7 +83,7 @@ func (c synthCell) second(rng *rand.Rand, sec int, median float64, n int) []int6
 	out := make([]int64, n)
 	for i := range out {
 		v := median * math.Exp(c.Sigma*rng.NormFloat64())
-		out[i] = int64(math.Max(1, math.Min(v, MaxMicros)))
+		out[i] = int64(math.Max(1, math.Min(v, results.MaxMicros)))
 	}
 	return out
 }
@@ -96,13 +97,13 @@ func writeSynthDir(t testing.TB, dir string, name string, cells []synthCell) map
 		t.Fatal(err)
 	}
 	start := time.Date(2025, 11, 30, 10, 0, 0, 0, time.UTC)
-	man := Manifest{Name: name, Description: "synthetic results for tests", LockbenchVersion: "test", GoVersion: "go1.26",
-		RedisServerVersion: "7.2.4", Machine: Machine{Hostname: "test-host", OS: "linux", Arch: "amd64", Cores: 8},
+	man := results.Manifest{Name: name, Description: "synthetic results for tests", LockbenchVersion: "test", GoVersion: "go1.26",
+		RedisServerVersion: "7.2.4", Machine: results.Machine{Hostname: "test-host", OS: "linux", Arch: "amd64", Cores: 8},
 		StartedAt: start, FinishedAt: start.Add(time.Hour)}
 	samples := map[string][]int64{}
 	for _, c := range cells {
 		id := c.id()
-		info := CellInfo{Index: c.Index, ID: id, Label: c.label(), Axes: c.Axes, File: "cells/" + id + ".json"}
+		info := results.CellInfo{Index: c.Index, ID: id, Label: c.label(), Axes: c.Axes, File: "cells/" + id + ".json"}
 		man.Cells = append(man.Cells, info)
 		rng := rand.New(rand.NewPCG(c.Seed, uint64(c.Index)+1))
 		cellStart := start.Add(time.Duration(c.Index) * time.Minute).UnixMilli()
@@ -115,7 +116,7 @@ func writeSynthDir(t testing.TB, dir string, name string, cells []synthCell) map
 				h.SetTag(tag)
 				return h
 			}
-			acq, unc, rel, fail := NewHistogram(), NewHistogram(), NewHistogram(), NewHistogram()
+			acq, unc, rel, fail := results.NewHistogram(), results.NewHistogram(), results.NewHistogram(), results.NewHistogram()
 			for _, v := range c.second(rng, sec, c.MedianUs, c.PerSec) {
 				_ = acq.RecordValue(v)
 				_ = unc.RecordValue(max(1, v*9/10))
@@ -125,18 +126,18 @@ func writeSynthDir(t testing.TB, dir string, name string, cells []synthCell) map
 			for _, v := range c.second(rng, sec, c.MedianUs*1.5, c.FailedPerS) {
 				_ = fail.RecordValue(v)
 			}
-			logs[MetricAcquire] = append(logs[MetricAcquire], stamp(acq, MetricAcquire))
-			logs[MetricRelease] = append(logs[MetricRelease], stamp(rel, MetricRelease))
-			logs[MetricFailed] = append(logs[MetricFailed], stamp(fail, MetricFailed))
+			logs[results.MetricAcquire] = append(logs[results.MetricAcquire], stamp(acq, results.MetricAcquire))
+			logs[results.MetricRelease] = append(logs[results.MetricRelease], stamp(rel, results.MetricRelease))
+			logs[results.MetricFailed] = append(logs[results.MetricFailed], stamp(fail, results.MetricFailed))
 			if open {
-				logs[MetricAcquireUncorrected] = append(logs[MetricAcquireUncorrected], stamp(unc, MetricAcquireUncorrected))
+				logs[results.MetricAcquireUncorrected] = append(logs[results.MetricAcquireUncorrected], stamp(unc, results.MetricAcquireUncorrected))
 			}
 		}
 		if c.Repeats > 1 {
 			writeSynthRepeatLogs(t, dir, id, c.Repeats, logs)
 		}
 		for m, ivs := range logs {
-			f, err := os.Create(logPath(dir, info, m))
+			f, err := os.Create(results.LogPath(dir, info, m))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,22 +154,22 @@ func writeSynthDir(t testing.TB, dir string, name string, cells []synthCell) map
 		for m, ivs := range logs {
 			totals[m], _ = total(ivs)
 		}
-		acquired := totals[MetricAcquire].TotalCount()
-		failed := totals[MetricFailed].TotalCount()
+		acquired := totals[results.MetricAcquire].TotalCount()
+		failed := totals[results.MetricFailed].TotalCount()
 		secs := float64(c.Seconds)
-		run := Run{
+		run := results.Run{
 			Config:               c.Config,
-			Throughput:           Throughput{CyclesPerSec: float64(acquired) / secs, AcquiresPerSec: float64(acquired+failed) / secs},
-			AcquireLatency:       Summarize(totals[MetricAcquire]),
-			AcquireFailedLatency: Summarize(totals[MetricFailed]),
-			ReleaseLatency:       Summarize(totals[MetricRelease]),
-			Outcomes: Outcomes{Acquired: acquired, NotAcquired: failed, PerMaster: map[string]MasterOutcomes{
+			Throughput:           results.Throughput{CyclesPerSec: float64(acquired) / secs, AcquiresPerSec: float64(acquired+failed) / secs},
+			AcquireLatency:       results.Summarize(totals[results.MetricAcquire]),
+			AcquireFailedLatency: results.Summarize(totals[results.MetricFailed]),
+			ReleaseLatency:       results.Summarize(totals[results.MetricRelease]),
+			Outcomes: results.Outcomes{Acquired: acquired, NotAcquired: failed, PerMaster: map[string]results.MasterOutcomes{
 				"127.0.0.1:7001": {OK: acquired, Taken: failed}, "127.0.0.1:7002": {OK: acquired, Taken: failed},
 				"127.0.0.1:7003": {OK: acquired + failed/2, Taken: failed / 2},
 			}},
-			Safety:          Safety{Violations: c.Violations, MaxConcurrentHolder: 1},
-			Client:          Client{CPUSeconds: c.ClientShare * 8 * secs, CPUMicrosCycle: c.ClientShare * 8 * 1e6 / max(1, float64(acquired)/secs), CPUShare: c.ClientShare, Cores: 8, ClientBound: c.ClientBound},
-			Servers:         &Servers{CPUSeconds: 2, BusiestShare: 0.4},
+			Safety:          results.Safety{Violations: c.Violations, MaxConcurrentHolder: 1},
+			Client:          results.Client{CPUSeconds: c.ClientShare * 8 * secs, CPUMicrosCycle: c.ClientShare * 8 * 1e6 / max(1, float64(acquired)/secs), CPUShare: c.ClientShare, Cores: 8, ClientBound: c.ClientBound},
+			Servers:         &results.Servers{CPUSeconds: 2, BusiestShare: 0.4},
 			MeasuredSeconds: secs,
 			StartedAt:       time.UnixMilli(cellStart).UTC(),
 			Cell:            &info,
@@ -177,18 +178,18 @@ func writeSynthDir(t testing.TB, dir string, name string, cells []synthCell) map
 			RedisCost:       c.RedisCost,
 		}
 		if open {
-			u := Summarize(totals[MetricAcquireUncorrected])
+			u := results.Summarize(totals[results.MetricAcquireUncorrected])
 			run.AcquireUncorrected = &u
 		}
 		if c.Repeats > 1 {
 			run = synthRepeats(c, run)
 			run.Cell = &info
 		}
-		if err := WriteFileAtomic(filepath.Join(dir, info.File), func(w io.Writer) error { return WriteJSON(w, run) }); err != nil {
+		if err := results.WriteFileAtomic(filepath.Join(dir, info.File), func(w io.Writer) error { return results.WriteJSON(w, run) }); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := WriteFileAtomic(filepath.Join(dir, "manifest.json"), func(w io.Writer) error { return WriteJSON(w, man) }); err != nil {
+	if err := results.WriteFileAtomic(filepath.Join(dir, "manifest.json"), func(w io.Writer) error { return results.WriteJSON(w, man) }); err != nil {
 		t.Fatal(err)
 	}
 	return samples
@@ -204,7 +205,7 @@ func writeSynthRepeatLogs(t testing.TB, dir, id string, n int, logs map[string][
 		for k := 1; k <= n; k++ {
 			f, err := os.Create(RepeatLogPath(dir, id, k, m))
 			must(t, err)
-			must(t, WriteIntervalLog(f, m, ivs[(k-1)*per:k*per]))
+			must(t, results.WriteIntervalLog(f, m, ivs[(k-1)*per:k*per]))
 			must(t, f.Close())
 		}
 	}
@@ -212,22 +213,22 @@ func writeSynthRepeatLogs(t testing.TB, dir, id string, n int, logs map[string][
 
 // synthRepeats splits a cell's measurement into c.Repeats repeats whose
 // throughput (and inversely latency) carries log-normal noise.
-func synthRepeats(c synthCell, run Run) Run {
+func synthRepeats(c synthCell, run results.Run) results.Run {
 	rng := rand.New(rand.NewPCG(c.Seed, 99+uint64(c.Index)))
 	n := int64(c.Repeats)
-	scale := func(l Latency, f float64) Latency {
+	scale := func(l results.Latency, f float64) results.Latency {
 		l.P50, l.P90, l.P99, l.P999, l.Mean = l.P50*f, l.P90*f, l.P99*f, l.P999*f, l.Mean*f
 		l.Count /= n
 		return l
 	}
-	reps := make([]Run, c.Repeats)
+	reps := make([]results.Run, c.Repeats)
 	for k := range reps {
 		f := math.Exp(c.RepeatNoise * rng.NormFloat64())
 		r := run
-		r.Throughput = Throughput{CyclesPerSec: run.Throughput.CyclesPerSec * f, AcquiresPerSec: run.Throughput.AcquiresPerSec * f}
+		r.Throughput = results.Throughput{CyclesPerSec: run.Throughput.CyclesPerSec * f, AcquiresPerSec: run.Throughput.AcquiresPerSec * f}
 		r.AcquireLatency, r.ReleaseLatency = scale(run.AcquireLatency, 1/f), scale(run.ReleaseLatency, 1/f)
 		r.AcquireFailedLatency = scale(run.AcquireFailedLatency, 1)
-		r.Outcomes = Outcomes{Acquired: run.Outcomes.Acquired / n, NotAcquired: run.Outcomes.NotAcquired / n, PerMaster: run.Outcomes.PerMaster}
+		r.Outcomes = results.Outcomes{Acquired: run.Outcomes.Acquired / n, NotAcquired: run.Outcomes.NotAcquired / n, PerMaster: run.Outcomes.PerMaster}
 		r.MeasuredSeconds = run.MeasuredSeconds / float64(n)
 		// The cell's seconds are split among its repeats, in order.
 		r.StartedAt = run.StartedAt.Add(time.Duration(float64(k) * r.MeasuredSeconds * float64(time.Second)))
@@ -275,7 +276,7 @@ func sweepCells() []synthCell {
 					SlowFrom: -1, SlowTo: -1, Repeats: 5, RepeatNoise: 0.04,
 				}
 				if i == 5 {
-					c.Events = []Event{{AtSeconds: 3, Kind: "kill", Target: "127.0.0.1:7002", Detail: "SIGKILL"}, {AtSeconds: 6, Kind: "restart", Target: "127.0.0.1:7002"}}
+					c.Events = []results.Event{{AtSeconds: 3, Kind: "kill", Target: "127.0.0.1:7002", Detail: "SIGKILL"}, {AtSeconds: 6, Kind: "restart", Target: "127.0.0.1:7002"}}
 					c.SlowFrom, c.SlowTo = 3, 6
 					c.Repeats = 0 // the fault cell ran once
 				}

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/csv"
 	"io"
+	"lockbench/results"
 	"strconv"
 )
 
@@ -51,12 +52,12 @@ func writeCSV(path string, s *Summary) error {
 }
 
 func writeSummaryJSON(path string, s *Summary) error {
-	return writeShared(path, func(w io.Writer) error { return WriteJSON(w, s) })
+	return writeShared(path, func(w io.Writer) error { return results.WriteJSON(w, s) })
 }
 
 // spreadColumns are cells.csv's repeat columns; a cell measured once has
 // one repeat and no spread.
-func spreadColumns(r *Repeats) []string {
+func spreadColumns(r *results.Repeats) []string {
 	if r == nil {
 		return []string{"1", "", "", "", "", "", ""}
 	}
@@ -75,7 +76,7 @@ func costColumns(c CellSummary, f func(float64, int) string) []string {
 	if m := c.Machine; m != nil {
 		out[1], out[2], out[3] = f(m.BusyShare+m.StealShare, 3), f(m.ClientShare, 3), f(m.ServersShare, 3)
 	}
-	if b, ok := busiestMaster(&Run{Machine: c.Machine, Servers: &Servers{BusiestShare: c.ServerBusiestShare}}); ok {
+	if b, ok := results.BusiestMaster(&results.Run{Machine: c.Machine, Servers: &results.Servers{BusiestShare: c.ServerBusiestShare}}); ok {
 		out[4] = f(b, 3)
 	}
 	if rc := c.RedisCost; rc != nil {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"lockbench/results"
 	"math"
 	"regexp"
 	"strconv"
@@ -57,7 +58,7 @@ func ParseThreshold(s string) (Threshold, error) {
 	}
 	t := Threshold{Expr: expr, Metric: metric, Op: op}
 	if kind, stat, ok := strings.Cut(metric, "."); ok {
-		if kind != MetricAcquire && kind != MetricFailed && kind != MetricRelease {
+		if kind != results.MetricAcquire && kind != results.MetricFailed && kind != results.MetricRelease {
 			return bad(fmt.Sprintf("%q is not a latency (acquire, failed, release)", kind))
 		}
 		if !latencyStats[stat] {
@@ -101,16 +102,16 @@ func (t Threshold) latency() bool { return strings.Contains(t.Metric, ".") }
 
 // Actual is the value of t's metric in r: µs for latencies, cycles/s for
 // throughput, a ratio for success.
-func (t Threshold) Actual(r Run) float64 {
+func (t Threshold) Actual(r results.Run) float64 {
 	kind, stat, ok := strings.Cut(t.Metric, ".")
 	if ok {
-		var l Latency
+		var l results.Latency
 		switch kind {
-		case MetricAcquire:
+		case results.MetricAcquire:
 			l = r.AcquireLatency
-		case MetricFailed:
+		case results.MetricFailed:
 			l = r.AcquireFailedLatency
-		case MetricRelease:
+		case results.MetricRelease:
 			l = r.ReleaseLatency
 		}
 		return map[string]float64{"p50": l.P50, "p90": l.P90, "p99": l.P99, "p999": l.P999, "max": l.Max, "mean": l.Mean}[stat]
@@ -148,7 +149,7 @@ func (t Threshold) Met(actual float64) bool {
 func (t Threshold) format(v float64) string {
 	switch {
 	case t.latency():
-		return FormatMicros(v)
+		return results.FormatMicros(v)
 	case t.Metric == "success":
 		return strconv.FormatFloat(v, 'f', 4, 64)
 	case t.Metric == "throughput":
@@ -159,7 +160,7 @@ func (t Threshold) format(v float64) string {
 
 // CheckThresholds checks every threshold against every run and lists the
 // broken ones, run by run.
-func CheckThresholds(runs []Run, ths []Threshold) []Broken {
+func CheckThresholds(runs []results.Run, ths []Threshold) []Broken {
 	var out []Broken
 	for i, r := range runs {
 		for _, t := range ths {
@@ -180,7 +181,7 @@ func CheckThresholds(runs []Run, ths []Threshold) []Broken {
 	return out
 }
 
-func runLabel(r Run, i, n int) string {
+func runLabel(r results.Run, i, n int) string {
 	if r.Cell != nil {
 		if r.Cell.Label != "" {
 			return r.Cell.Label
@@ -197,46 +198,12 @@ func runLabel(r Run, i, n int) string {
 
 // SuccessRatio is acquired / (acquired + not acquired + errors); 0 when
 // nothing was attempted, so that an idle cell never passes an SLO.
-func SuccessRatio(o Outcomes) float64 {
+func SuccessRatio(o results.Outcomes) float64 {
 	n := o.Acquired + o.NotAcquired + o.Errors
 	if n == 0 {
 		return 0
 	}
 	return float64(o.Acquired) / float64(n)
-}
-
-// FormatMicros writes a latency in µs with a unit that keeps it short:
-// 845 µs, 1.81 ms, 12.3 ms, 1.20 s.
-func FormatMicros(us float64) string {
-	switch {
-	case us >= 1e6:
-		return trimZeros(sig3(us/1e6)) + " s"
-	case us >= 1e3:
-		return trimZeros(sig3(us/1e3)) + " ms"
-	}
-	return trimZeros(sig3(us)) + " µs"
-}
-
-// trimZeros drops a fraction of zeros: 10.0 → 10, 1.50 → 1.5.
-func trimZeros(s string) string {
-	if !strings.Contains(s, ".") {
-		return s
-	}
-	return strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
-}
-
-// sig3 rounds to about three significant digits without exponents.
-func sig3(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a >= 100 || a == 0:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case a >= 1:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 3, 64)
 }
 
 // InputError is bad input: which field, the bad value, why and what is

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"lockbench/results"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -9,8 +10,6 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
-
-	"lockbench/report"
 )
 
 // pacerQuantum is the least time between two wake-ups of the pacer. Each
@@ -221,7 +220,7 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// lagRecorder is the pacer lag histogram, sharded like report.Recorder so
+// lagRecorder is the pacer lag histogram, sharded like results.Recorder so
 // workers do not queue on one lock.
 type lagRecorder struct {
 	shards []lagShard
@@ -236,7 +235,7 @@ type lagShard struct {
 func newLagRecorder(n int) lagRecorder {
 	r := lagRecorder{shards: make([]lagShard, max(n, 1))}
 	for i := range r.shards {
-		r.shards[i].h = report.NewHistogram()
+		r.shards[i].h = results.NewHistogram()
 	}
 	return r
 }
@@ -244,13 +243,13 @@ func newLagRecorder(n int) lagRecorder {
 func (r *lagRecorder) record(shard int, d time.Duration) {
 	s := &r.shards[shard%len(r.shards)]
 	s.mu.Lock()
-	report.RecordDuration(s.h, d)
+	results.RecordDuration(s.h, d)
 	s.mu.Unlock()
 }
 
 // total merges the shards; call it once the workers are done.
 func (r *lagRecorder) total() *hdrhistogram.Histogram {
-	h := report.NewHistogram()
+	h := results.NewHistogram()
 	for i := range r.shards {
 		h.Merge(r.shards[i].h)
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"lockbench/engine"
-	"lockbench/report"
+	"lockbench/results"
 )
 
 // ClientBoundShare is the share of the machine's CPU above which a figure is
@@ -14,26 +14,26 @@ import (
 const ClientBoundShare = 0.8
 
 // Result turns the stats into the result file shape.
-func (s *Stats) Result(eng Locker, config any, started time.Time) report.Run {
+func (s *Stats) Result(eng Locker, config any, started time.Time) results.Run {
 	secs := s.Measured.Seconds()
-	r := report.Run{
+	r := results.Run{
 		Config:               config,
-		AcquireLatency:       report.Summarize(s.Acquire),
-		AcquireFailedLatency: report.Summarize(s.AcquireFailed),
-		ReleaseLatency:       report.Summarize(s.Release),
-		Outcomes: report.Outcomes{
+		AcquireLatency:       results.Summarize(s.Acquire),
+		AcquireFailedLatency: results.Summarize(s.AcquireFailed),
+		ReleaseLatency:       results.Summarize(s.Release),
+		Outcomes: results.Outcomes{
 			Acquired: s.Acquired, NotAcquired: s.NotAcquired, Errors: s.Errors,
-			PerMaster: map[string]report.MasterOutcomes{},
+			PerMaster: map[string]results.MasterOutcomes{},
 		},
-		Safety: report.Safety{Violations: s.Violations, MaxConcurrentHolder: s.MaxConcurrent,
+		Safety: results.Safety{Violations: s.Violations, MaxConcurrentHolder: s.MaxConcurrent,
 			JudgedHolds: s.JudgedHolds, HoldsNotJudged: s.HoldsNotJudged, NotJudged: s.notJudged()},
-		LockUse:         report.LockUse{Extends: s.Extends, ExtendFailures: s.ExtendFailures, HoldOverruns: s.HoldOverruns},
+		LockUse:         results.LockUse{Extends: s.Extends, ExtendFailures: s.ExtendFailures, HoldOverruns: s.HoldOverruns},
 		MeasuredSeconds: secs,
 		Interrupted:     s.Interrupted,
 		StartedAt:       started.UTC(),
 	}
 	if s.AcquireUncorrected != nil {
-		l := report.Summarize(s.AcquireUncorrected)
+		l := results.Summarize(s.AcquireUncorrected)
 		r.AcquireUncorrected = &l
 	}
 	if secs > 0 {
@@ -51,7 +51,7 @@ func (s *Stats) Result(eng Locker, config any, started time.Time) report.Run {
 		for _, v := range late[i] {
 			nLate += v
 		}
-		mo := report.MasterOutcomes{
+		mo := results.MasterOutcomes{
 			OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error],
 			Pending: pm[engine.Pending], NotSent: pm[engine.NotSent], Late: nLate,
 		}
@@ -61,7 +61,7 @@ func (s *Stats) Result(eng Locker, config any, started time.Time) report.Run {
 		r.Outcomes.PerMaster[addr] = mo
 	}
 	if len(s.ServerCPU) > 0 {
-		sv := &report.Servers{PerMaster: map[string]float64{}}
+		sv := &results.Servers{PerMaster: map[string]float64{}}
 		known := true
 		for i, addr := range eng.Addrs() {
 			if i >= len(s.ServerCPU) || s.ServerCPU[i] < 0 {
@@ -126,11 +126,11 @@ func (s *Stats) notJudged() string {
 	return "hold 0"
 }
 
-func (s *Stats) openLoop() *report.OpenLoop {
-	ol := &report.OpenLoop{OfferedRate: s.Rate, Offered: s.Offered, Served: s.Started, Unserved: s.Unserved,
+func (s *Stats) openLoop() *results.OpenLoop {
+	ol := &results.OpenLoop{OfferedRate: s.Rate, Offered: s.Offered, Served: s.Started, Unserved: s.Unserved,
 		Overloaded: s.Unserved > 0 && !s.UnservedLate && !s.Interrupted}
 	if s.PacerLag != nil {
-		ol.PacerLag = report.Summarize(s.PacerLag)
+		ol.PacerLag = results.Summarize(s.PacerLag)
 	}
 	if secs := s.Measured.Seconds(); secs > 0 {
 		ol.ServedRate = float64(s.Started) / secs
@@ -140,14 +140,14 @@ func (s *Stats) openLoop() *report.OpenLoop {
 
 // openLoopWarnings say loudly when the lock could not keep up with the
 // offered rate, or lockbench could not keep the schedule.
-func (s *Stats) openLoopWarnings(ol *report.OpenLoop) []string {
+func (s *Stats) openLoopWarnings(ol *results.OpenLoop) []string {
 	var w []string
 	pct := 100 * float64(ol.Unserved) / float64(max(ol.Offered, 1))
 	switch {
 	case ol.Overloaded:
 		w = append(w, fmt.Sprintf("open loop OVERLOADED: %d of %d offered starts (%.1f%%) were never served; served %.0f/s of %.0f/s offered: "+
 			"the lock could not keep up at this max-in-flight, and the corrected latency grows with the backlog (p99 %s)",
-			ol.Unserved, ol.Offered, pct, ol.ServedRate, ol.OfferedRate, micros(report.Summarize(s.Acquire).P99)))
+			ol.Unserved, ol.Offered, pct, ol.ServedRate, ol.OfferedRate, micros(results.Summarize(s.Acquire).P99)))
 	case ol.Unserved > 0 && !s.Interrupted:
 		w = append(w, fmt.Sprintf("open loop: %d of %d offered starts (%.1f%%) were never served although a worker was free for them: "+
 			"lockbench itself was too late (pacer lag p99 %s), not the lock", ol.Unserved, ol.Offered, pct, micros(ol.PacerLag.P99)))

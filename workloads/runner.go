@@ -17,7 +17,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"lockbench/engine"
-	"lockbench/report"
+	"lockbench/results"
 )
 
 // Locker is what the runner drives: lockbench's engine, or another Redlock
@@ -81,7 +81,7 @@ type RunConfig struct {
 	// report metric index.
 	Logs map[int]io.Writer
 	// OnInterval is called after every one-second flush (progress lines).
-	OnInterval func(report.Interval)
+	OnInterval func(results.Interval)
 	// Observer, when set, is told of every outcome as it happens.
 	Observer Observer
 }
@@ -167,7 +167,7 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 	runCtx, cancel := context.WithDeadline(ctx, stopAt)
 	defer cancel()
 
-	rec := report.NewRecorder(min(cfg.Workers, 16), measureFrom)
+	rec := results.NewRecorder(min(cfg.Workers, 16), measureFrom)
 	for m, w := range cfg.Logs {
 		if err := rec.LogTo(m, w, measureFrom); err != nil {
 			return nil, fmt.Errorf("out: %w", err)
@@ -227,7 +227,7 @@ func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 // CPU when it opens and once the run has stopped, and one flush a second.
 type window struct {
 	cfg                  RunConfig
-	rec                  *report.Recorder
+	rec                  *results.Recorder
 	from                 time.Time
 	opened               bool
 	cpuStart, cpuEnd     time.Duration
@@ -316,7 +316,7 @@ type cellRun struct {
 	lk          Locker
 	cfg         RunConfig
 	pace        *pacer // nil in closed loop
-	rec         *report.Recorder
+	rec         *results.Recorder
 	probe       *Probe
 	measureFrom time.Time
 }
@@ -367,7 +367,7 @@ func (c *cellRun) worker(w int, wc *workerCounts) {
 		done := time.Now()
 		if lock == nil {
 			if measured {
-				c.rec.Record(w, report.Failed, done.Sub(intended))
+				c.rec.Record(w, results.Failed, done.Sub(intended))
 				countFailure(wc, res)
 				if obs != nil {
 					obs.Failed(done.Sub(intended), res.PerMaster, IsContention(res))
@@ -380,11 +380,11 @@ func (c *cellRun) worker(w int, wc *workerCounts) {
 		rel := c.lk.Release(context.Background(), lock)
 		if measured {
 			wc.acquired++
-			c.rec.Record(w, report.Acquire, done.Sub(intended))
+			c.rec.Record(w, results.Acquire, done.Sub(intended))
 			if c.pace != nil {
-				c.rec.Record(w, report.AcquireUncorrected, done.Sub(t0))
+				c.rec.Record(w, results.AcquireUncorrected, done.Sub(t0))
 			}
-			c.rec.Record(w, report.Release, rel.Elapsed)
+			c.rec.Record(w, results.Release, rel.Elapsed)
 			for m, o := range res.PerMaster {
 				wc.perMaster[m][o]++
 			}
@@ -403,10 +403,10 @@ func (c *cellRun) worker(w int, wc *workerCounts) {
 // the window's marks saw; n is the number of masters.
 func (c *cellRun) stats(interrupted bool, counts []*workerCounts, n int, stop time.Time, win *window) *Stats {
 	st := &Stats{
-		Acquire:            c.rec.Total(report.Acquire),
-		AcquireUncorrected: c.rec.Total(report.AcquireUncorrected),
-		AcquireFailed:      c.rec.Total(report.Failed),
-		Release:            c.rec.Total(report.Release),
+		Acquire:            c.rec.Total(results.Acquire),
+		AcquireUncorrected: c.rec.Total(results.AcquireUncorrected),
+		AcquireFailed:      c.rec.Total(results.Failed),
+		Release:            c.rec.Total(results.Release),
 		PerMaster:          make([][engine.NumOutcomes]int64, n),
 		Violations:         c.probe.Violations(),
 		MaxConcurrent:      c.probe.MaxConcurrent(),

@@ -11,7 +11,7 @@ import (
 	"lockbench/engine"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
-	"lockbench/report"
+	"lockbench/results"
 	"lockbench/workloads"
 )
 
@@ -223,7 +223,7 @@ func TestMasterDiesMidRun(t *testing.T) {
 		defer close(done)
 		st, err = workloads.Run(context.Background(), e, workloads.RunConfig{
 			Workers: 8, Duration: 1500 * time.Millisecond, Keys: workloads.Keys{Prefix: "die:", Count: 1000}, Chooser: ch, Seed: 5,
-			OnInterval: func(iv report.Interval) { firstSecond.CompareAndSwap(0, iv.Counts[report.Acquire]+1) },
+			OnInterval: func(iv results.Interval) { firstSecond.CompareAndSwap(0, iv.Counts[results.Acquire]+1) },
 		})
 	}()
 	time.Sleep(500 * time.Millisecond)

@@ -1,10 +1,7 @@
-package report
+package results
 
 import (
-	"cmp"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 )
 
@@ -77,22 +74,22 @@ func LimitOf(r *Run) Limit {
 	if attempts == 0 {
 		return Limit{By: LimitNone, Evidence: "not judged: no acquire attempt was measured"}
 	}
-	busiest, busiestKnown := busiestMaster(r)
+	busiest, busiestKnown := BusiestMaster(r)
 	m := r.Machine
 	saturated := m != nil && m.BusyShare+m.StealShare >= SaturatedShare
 	clientCPUs := clientCPUCount(r)
 	clientOwn := clientCoreShare(r) / float64(clientCPUs)
 
 	if na := float64(r.Outcomes.NotAcquired) / float64(attempts); na >= ContentionShare {
-		return Limit{LimitContention, fmt.Sprintf("%s of acquire attempts found the lock taken", pct(na))}
+		return Limit{LimitContention, fmt.Sprintf("%s of acquire attempts found the lock taken", Pct(na))}
 	}
 	if busiestKnown && (busiest >= ServerFullCore || (saturated && busiest >= ServerSharedCore)) {
-		return Limit{LimitServer, fmt.Sprintf("the busiest master used %s of a core (a master runs commands on one thread)%s", pct0(busiest), machineText(m))}
+		return Limit{LimitServer, fmt.Sprintf("the busiest master used %s of a core (a master runs commands on one thread)%s", Pct0(busiest), machineText(m))}
 	}
 	if clientOwn >= GeneratorShare {
-		ev := fmt.Sprintf("lockbench used %s of the %d CPUs it may use", pct0(clientOwn), clientCPUs)
+		ev := fmt.Sprintf("lockbench used %s of the %d CPUs it may use", Pct0(clientOwn), clientCPUs)
 		if m != nil && m.ProxyShare != nil {
-			ev += fmt.Sprintf(", of which the --net-latency proxy %s", pct0(*m.ProxyShare*float64(m.Cores)/float64(clientCPUs)))
+			ev += fmt.Sprintf(", of which the --net-latency proxy %s", Pct0(*m.ProxyShare*float64(m.Cores)/float64(clientCPUs)))
 		}
 		return Limit{LimitGenerator, ev + busiestText(busiest, busiestKnown) + machineText(m)}
 	}
@@ -104,10 +101,10 @@ func LimitOf(r *Run) Limit {
 	}
 	idle := "CPUs idle"
 	if m != nil {
-		idle = fmt.Sprintf("machine %s busy", pct0(m.BusyShare+m.StealShare))
+		idle = fmt.Sprintf("machine %s busy", Pct0(m.BusyShare+m.StealShare))
 	}
 	if o := r.OpenLoop; o != nil && o.Offered > 0 && float64(o.Unserved)/float64(o.Offered) < UnservedShare {
-		return Limit{LimitNone, fmt.Sprintf("the offered %s/s were served (%s unserved; %s)", rate(o.OfferedRate), pct(float64(o.Unserved)/float64(o.Offered)), idle)}
+		return Limit{LimitNone, fmt.Sprintf("the offered %s/s were served (%s unserved; %s)", Rate(o.OfferedRate), Pct(float64(o.Unserved)/float64(o.Offered)), idle)}
 	}
 	return Limit{LimitLatency, latencyText(r, idle)}
 }
@@ -121,13 +118,13 @@ func latencyText(r *Run, idle string) string {
 		fmt.Fprintf(&b, " (%.1f× the parallel SET round trip, %s)", r.AcquireLatency.P50/r.BaselineParallel.P50, FormatMicros(r.BaselineParallel.P50))
 	}
 	if o := r.OpenLoop; o != nil && o.Offered > 0 {
-		fmt.Fprintf(&b, "; %s of the offered starts found no free worker", pct(float64(o.Unserved)/float64(o.Offered)))
+		fmt.Fprintf(&b, "; %s of the offered starts found no free worker", Pct(float64(o.Unserved)/float64(o.Offered)))
 	}
 	return b.String()
 }
 
-// busiestMaster is the busiest master's CPU over wall time (1 = a core).
-func busiestMaster(r *Run) (float64, bool) {
+// BusiestMaster is the busiest master's CPU over wall time (1 = a core).
+func BusiestMaster(r *Run) (float64, bool) {
 	if r.Machine != nil && len(r.Machine.MasterCoreShare) > 0 {
 		b := 0.0
 		for _, s := range r.Machine.MasterCoreShare {
@@ -164,100 +161,26 @@ func machineText(m *CPUSplit) string {
 	if m == nil {
 		return ""
 	}
-	client := pct0(m.ClientShare)
+	client := Pct0(m.ClientShare)
 	if m.ProxyShare != nil {
-		client += fmt.Sprintf(" (of which the proxy %s)", pct0(*m.ProxyShare))
+		client += fmt.Sprintf(" (of which the proxy %s)", Pct0(*m.ProxyShare))
 	}
 	return fmt.Sprintf("; machine %s busy of %d cores: lockbench %s, masters %s, other %s, steal %s",
-		pct0(m.BusyShare+m.StealShare), m.Cores, client, pct0(m.ServersShare), pct0(m.OtherShare), pct0(m.StealShare))
+		Pct0(m.BusyShare+m.StealShare), m.Cores, client, Pct0(m.ServersShare), Pct0(m.OtherShare), Pct0(m.StealShare))
 }
 
 func busiestText(b float64, known bool) string {
 	if !known {
 		return ""
 	}
-	return fmt.Sprintf("; busiest master %s of a core", pct0(b))
-}
-
-// combineReadings sets the machine split, Redis cost and verdict of repeats
-// run one after another on one machine: shares are averaged over the
-// repeats' measured time, the Redis cost is the repeat with the median CPU
-// per cycle, and the verdict is worked out again on the combined result.
-func combineReadings(m *Run, runs []Run) {
-	var splits []*CPUSplit
-	var weights []float64
-	var costs []*RedisCost
-	for _, r := range runs {
-		if r.Machine != nil {
-			splits, weights = append(splits, r.Machine), append(weights, r.MeasuredSeconds)
-		}
-		if r.RedisCost != nil {
-			costs = append(costs, r.RedisCost)
-		}
-	}
-	m.Machine = meanSplit(splits, weights)
-	m.RedisCost = nil
-	if len(costs) > 0 {
-		slices.SortFunc(costs, func(a, b *RedisCost) int { return cmp.Compare(a.CPUMicrosCycle, b.CPUMicrosCycle) })
-		m.RedisCost = costs[len(costs)/2]
-	}
-	l := LimitOf(m)
-	m.Limit = &l
-}
-
-func meanSplit(splits []*CPUSplit, weights []float64) *CPUSplit {
-	if len(splits) == 0 {
-		return nil
-	}
-	out := *splits[0]
-	out.MasterCoreShare = map[string]float64{}
-	var total float64
-	for _, w := range weights {
-		total += w
-	}
-	if total <= 0 {
-		return &out
-	}
-	out.BusyShare, out.StealShare, out.ClientShare, out.ServersShare, out.OtherShare = 0, 0, 0, 0, 0
-	var proxy float64
-	sameMasters := true
-	for i, s := range splits {
-		f := weights[i] / total
-		out.BusyShare += f * s.BusyShare
-		out.StealShare += f * s.StealShare
-		out.ClientShare += f * s.ClientShare
-		out.ServersShare += f * s.ServersShare
-		out.OtherShare += f * s.OtherShare
-		for a, v := range s.MasterCoreShare {
-			out.MasterCoreShare[a] += f * v
-		}
-		if !maps.EqualFunc(s.MasterCoreShare, splits[0].MasterCoreShare, func(float64, float64) bool { return true }) {
-			sameMasters = false
-		}
-		if s.ProxyShare != nil {
-			proxy += f * *s.ProxyShare
-		}
-	}
-	if out.ProxyShare != nil {
-		out.ProxyShare = &proxy
-	}
-	if !sameMasters {
-		// Fresh masters for each repeat: a master's share is not
-		// averaged with another's; the repeat with the median busiest
-		// master speaks for them.
-		sorted := slices.Clone(splits)
-		busiest := func(s *CPUSplit) float64 { b, _ := busiestMaster(&Run{Machine: s}); return b }
-		slices.SortFunc(sorted, func(a, b *CPUSplit) int { return cmp.Compare(busiest(a), busiest(b)) })
-		out.MasterCoreShare = sorted[len(sorted)/2].MasterCoreShare
-	}
-	return &out
+	return fmt.Sprintf("; busiest master %s of a core", Pct0(b))
 }
 
 // errorsText names the acquires that failed on timeouts or errors, the
 // first sign of a starved client or server.
 func errorsText(r *Run, attempts int64) string {
 	if e := float64(r.Outcomes.Errors) / float64(attempts); e >= ContentionShare {
-		return fmt.Sprintf("; %s of acquire attempts timed out or errored", pct(e))
+		return fmt.Sprintf("; %s of acquire attempts timed out or errored", Pct(e))
 	}
 	return ""
 }

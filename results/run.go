@@ -1,43 +1,9 @@
-// Package report turns recorded latencies and counts into result files and
-// summaries. It knows nothing of Redis.
-package report
+// Package results holds what a benchmark cell produced: the typed result,
+// the manifest of a results directory, the run-time recorder, .hlog files
+// and atomic writes. It draws nothing: report reads results and draws.
+package results
 
-import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"time"
-
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-)
-
-// Histogram bounds: 1 µs to 60 s at 3 significant digits.
-const (
-	MinMicros = 1
-	MaxMicros = 60_000_000
-	SigFigs   = 3
-)
-
-// NewHistogram returns an empty latency histogram in microseconds. It is not
-// safe for concurrent use: keep one per worker and Merge them.
-func NewHistogram() *hdrhistogram.Histogram {
-	return hdrhistogram.New(MinMicros, MaxMicros, SigFigs)
-}
-
-// RecordDuration records d in microseconds, clamped into the histogram's range
-// so that an outlier is kept as the max rather than dropped.
-func RecordDuration(h *hdrhistogram.Histogram, d time.Duration) {
-	us := d.Microseconds()
-	if us < MinMicros {
-		us = MinMicros
-	}
-	if us > MaxMicros {
-		us = MaxMicros
-	}
-	_ = h.RecordValue(us)
-}
+import "time"
 
 // Latency is the summary of one histogram, in microseconds.
 type Latency struct {
@@ -48,22 +14,6 @@ type Latency struct {
 	Max   float64 `json:"max"`
 	Mean  float64 `json:"mean"`
 	Count int64   `json:"count"`
-}
-
-// Summarize reads the usual percentiles off a histogram.
-func Summarize(h *hdrhistogram.Histogram) Latency {
-	if h == nil || h.TotalCount() == 0 {
-		return Latency{}
-	}
-	return Latency{
-		P50:   float64(h.ValueAtQuantile(50)),
-		P90:   float64(h.ValueAtQuantile(90)),
-		P99:   float64(h.ValueAtQuantile(99)),
-		P999:  float64(h.ValueAtQuantile(99.9)),
-		Max:   float64(h.Max()),
-		Mean:  h.Mean(),
-		Count: h.TotalCount(),
-	}
 }
 
 // Throughput is per second of the measured window.
@@ -232,32 +182,4 @@ type Run struct {
 	Machine   *CPUSplit  `json:"machine,omitempty"`
 	Limit     *Limit     `json:"limit,omitempty"`
 	RedisCost *RedisCost `json:"redis_cost,omitempty"`
-}
-
-// WriteJSON writes v as indented JSON.
-func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-// WriteFileAtomic writes through a temp file and a rename, so a reader never
-// sees half a file, even after an interrupt.
-func WriteFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("out: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("out: %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("out: %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("out: %w", err)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"bytes"
@@ -99,5 +99,12 @@ func TestHlogReadByJavaLogProcessor(t *testing.T) {
 		if count != c.count || maxV < c.max || maxV > c.max*1.001 {
 			t.Errorf("%s: the processor read count %d max %v µs; written %d, max %v µs", filepath.Base(c.path), count, maxV, c.count, c.max)
 		}
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package results
 
 import (
 	"math"
@@ -142,68 +142,5 @@ func TestRedisCostArithmetic(t *testing.T) {
 	}
 	if NewRedisCost(masters, 0, 2) != nil {
 		t.Error("no cycles: want no cost, not a division by zero")
-	}
-	if got := FsyncShare(4000, 1000); !near(got, 0.75) {
-		t.Errorf("fsync share %v, want 0.75", got)
-	}
-	if FsyncShare(900, 1000) != 0 || FsyncShare(0, 0) != 0 {
-		t.Error("fsync share must be 0 when persistence was not slower")
-	}
-}
-
-// Repeats: the machine shares average over the repeats' time and the
-// verdict is worked out on the combined cell.
-func TestCombinedRepeatsKeepReadings(t *testing.T) {
-	a := *limitRun(0.95, 0.5, 0.4, 0.2, 0.1)
-	b := *limitRun(0.85, 0.4, 0.3, 0.4, 0.1)
-	a.MeasuredSeconds, b.MeasuredSeconds = 1, 3
-	a.RedisCost = &RedisCost{CPUMicrosCycle: 10}
-	b.RedisCost = &RedisCost{CPUMicrosCycle: 30}
-	m := CombineRepeats([]Run{a, b})
-	if m.Machine == nil || math.Abs(m.Machine.BusyShare-0.875) > 1e-9 || math.Abs(m.Machine.MasterCoreShare["a"]-0.35) > 1e-9 {
-		t.Fatalf("combined machine %+v, want busy 0.875 and master a 0.35 (time-weighted)", m.Machine)
-	}
-	if m.Limit == nil || m.Limit.By != LimitLatency || m.RedisCost == nil || m.RedisCost.CPUMicrosCycle != 30 {
-		t.Errorf("combined limit %+v cost %+v, want latency (87.5%% busy is not saturated) and the median cost", m.Limit, m.RedisCost)
-	}
-	// Fresh masters per repeat: different addresses are not averaged.
-	b.Machine.MasterCoreShare = map[string]float64{"x": 0.6}
-	m = CombineRepeats([]Run{a, b, a})
-	if got := m.Machine.MasterCoreShare; len(got) != 2 || got["a"] != 0.2 {
-		t.Errorf("fresh masters: %v, want the median repeat's own shares", got)
-	}
-}
-
-// Each persistent cell's fsync share is taken against its twin without
-// persistence (same mode and workers) in the same sweep.
-func TestFsyncSharePairsTwins(t *testing.T) {
-	dir := t.TempDir()
-	writeSynthDir(t, dir, "fsync", sweepCells())
-	s, err := Build([]string{dir}, Options{Formats: []string{"json"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	byKey := map[string]CellSummary{}
-	for _, c := range s.Cells {
-		byKey[c.Axes["persistence"]+"/"+c.Axes["mode"]+"/"+c.Axes["workers"]] = c
-	}
-	checked := 0
-	for _, c := range s.Cells {
-		switch c.Axes["persistence"] {
-		case "aof-always":
-			twin := byKey["none/"+c.Axes["mode"]+"/"+c.Axes["workers"]]
-			want := FsyncShare(c.Acquire.P50, twin.Acquire.P50)
-			if c.FsyncShareP50 == nil || math.Abs(*c.FsyncShareP50-want) > 1e-12 || want < 0.5 {
-				t.Errorf("%s: fsync share %v, want %v against %s", c.Label, c.FsyncShareP50, want, twin.Label)
-			}
-			checked++
-		case "none":
-			if c.FsyncShareP50 != nil {
-				t.Errorf("%s: no persistence, yet an fsync share", c.Label)
-			}
-		}
-	}
-	if checked != 4 {
-		t.Errorf("checked %d persistent cells, want 4", checked)
 	}
 }

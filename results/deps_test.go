@@ -1,0 +1,39 @@
+package results
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestLoadPathDrawsNothing: the packages that generate load (and chaos,
+// which walks the same path) reach neither gonum nor report, so a load
+// generator's binary and build carry no plotting. The report package is
+// listed as a control: it does import gonum, so the check can fail.
+func TestLoadPathDrawsNothing(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go tool not on PATH")
+	}
+	deps := func(pkgs ...string) []string {
+		t.Helper()
+		out, err := exec.Command(goTool, append([]string{"list", "-deps"}, pkgs...)...).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %v: %v", pkgs, err)
+		}
+		return strings.Fields(string(out))
+	}
+	drawing := func(p string) bool { return strings.HasPrefix(p, "gonum.org/") || p == "lockbench/report" }
+	for _, p := range deps("lockbench/engine", "lockbench/workloads", "lockbench/bench", "lockbench/chaos", "lockbench/results") {
+		if drawing(p) {
+			t.Errorf("the load path imports %s", p)
+		}
+	}
+	control := false
+	for _, p := range deps("lockbench/report") {
+		control = control || strings.HasPrefix(p, "gonum.org/")
+	}
+	if !control {
+		t.Error("control: report lists no gonum package, so this check judges nothing")
+	}
+}

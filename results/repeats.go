@@ -1,0 +1,57 @@
+package results
+
+import "time"
+
+// Repeats is a cell measured several times: each repeat's figures and the
+// spread of each figure across them. The cell's headline figures are the
+// medians of these.
+type Repeats struct {
+	Count int         `json:"count"`
+	Runs  []RepeatRun `json:"runs"`
+	// Spread of each figure, keyed by figure name (see Figures).
+	Spread map[string]Spread `json:"spread"`
+	// FreshMasters: each repeat started on freshly started local masters
+	// (persistence keeps state, an AOF file, that would otherwise grow
+	// from one repeat to the next).
+	FreshMasters bool `json:"fresh_masters,omitempty"`
+}
+
+// RepeatRun is one repeat's own figures.
+type RepeatRun struct {
+	Repeat          int       `json:"repeat"` // 1-based
+	StartedAt       time.Time `json:"started_at"`
+	MeasuredSeconds float64   `json:"measured_seconds"`
+	CyclesPerSec    float64   `json:"cycles_per_sec"`
+	AcquiresPerSec  float64   `json:"acquires_per_sec"`
+	AcquireP50      float64   `json:"acquire_p50_us"`
+	AcquireP90      float64   `json:"acquire_p90_us"`
+	AcquireP99      float64   `json:"acquire_p99_us"`
+	AcquireP999     float64   `json:"acquire_p999_us"`
+	ReleaseP50      float64   `json:"release_p50_us"`
+	ReleaseP99      float64   `json:"release_p99_us"`
+	Acquired        int64     `json:"acquired"`
+	NotAcquired     int64     `json:"not_acquired"`
+	Errors          int64     `json:"errors"`
+	Violations      int64     `json:"violations"`
+	Interrupted     bool      `json:"interrupted,omitempty"`
+}
+
+// Spread is what the repeats of one figure say: their median (the
+// headline), range, and a distribution-free confidence interval of the
+// median from order statistics.
+type Spread struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	// CILow..CIHigh covers the true median with probability CILevel. With
+	// fewer than 6 repeats no pair of order statistics reaches 95%, so the
+	// interval is the whole range and CILevel says what it does reach
+	// (0.9375 with 5 repeats, 0.75 with 3); with one repeat there is none.
+	CILow   float64 `json:"ci_low"`
+	CIHigh  float64 `json:"ci_high"`
+	CILevel float64 `json:"ci_level"`
+	// RelSpread is the larger side of the interval over the median: the
+	// noise floor of this figure, shown as "median ± RelSpread".
+	RelSpread float64 `json:"rel_spread"`
+	N         int     `json:"n"`
+}
