@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -27,10 +24,6 @@ import (
 // chaosClientArg, as the first argument, makes `lockbench chaos` a client
 // process of a running scenario (started by lockbench itself, not by users).
 const chaosClientArg = "__client"
-
-// exitExpectation: the results were written but a cell did not show what
-// its scenario claims (the same code as a broken report threshold).
-const exitExpectation = exitThreshold
 
 type chaosArgs struct {
 	file     string
@@ -108,9 +101,9 @@ func (d *durationFlag) Set(s string) error {
 	return nil
 }
 
-func cmdChaos(args []string) int {
+func cmdChaos(args []string) error {
 	if len(args) > 0 && args[0] == chaosClientArg {
-		return chaos.ClientMain(args[1:])
+		return quietExit(chaos.ClientMain(args[1:]))
 	}
 	var a chaosArgs
 	flags := chaos.DefaultSettings()
@@ -133,38 +126,30 @@ func cmdChaos(args []string) int {
 	fs.StringVar(&a.metrics, "metrics-addr", "", metricsAddrUsage)
 	overrides := bindChaosFlags(fs, &flags)
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
-		return exitUsage
+		return flagErr(err)
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "lockbench chaos: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	sc, err := chaosScenario(a, fs, flags, overrides)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
-		return exitUsage
+		return usageErr(err)
 	}
 	if fs.Changed("metrics-addr") {
 		sc.MetricsAddr = a.metrics
 	}
 	if sc.MetricsAddr != "" {
 		if err := metrics.CheckAddr(sc.MetricsAddr); err != nil {
-			fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
-			return exitUsage
+			return usageErr(err)
 		}
 	}
 	if a.dryRun {
 		printChaosPlan(os.Stdout, sc)
-		return exitOK
+		return nil
 	}
 	if len(sc.Cells) > 0 {
 		if _, ok := localmasters.RedisServerPath(); !ok {
-			fmt.Fprintln(os.Stderr, "lockbench chaos: redis-server not found in PATH; chaos needs real masters it can kill (apt-get install redis-server)")
-			return exitFailure
+			return errors.New("redis-server not found in PATH; chaos needs real masters it can kill (apt-get install redis-server)")
 		}
 	}
 	return runChaos(sc, a)
@@ -275,65 +260,24 @@ func printChaosPlan(w io.Writer, sc *chaos.Scenario) {
 	}
 }
 
-func runChaos(sc *chaos.Scenario, a chaosArgs) int {
-	dir := a.out
-	if dir == "" {
-		dir = filepath.Join("results", sc.Name+"-"+time.Now().Format("20060102-150405"))
-	}
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		fmt.Fprintf(os.Stderr, "lockbench chaos: out: %s exists and is not empty; choose another --out\n", dir)
-		return exitUsage
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "cells"), 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench chaos: out:", err)
-		return exitFailure
-	}
+func runChaos(sc *chaos.Scenario, a chaosArgs) error {
 	exe, err := os.Executable()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
-		return exitFailure
+		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	out, err := createResultsDir(a.out, chaosManifest(sc, a.file))
+	if err != nil {
+		return err
+	}
+	dir, man := out.path, out.man
+	ctx, stop := interruptible()
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second Ctrl-C exits at once
-	}()
 	chaos.Version = version
 	exp, err := startMetrics("chaos", sc.MetricsAddr)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
-		return exitFailure
+		return err
 	}
 	defer exp.Close()
-
-	cellsCfg := make([]any, len(sc.Cells))
-	for i, c := range sc.Cells {
-		var fs []string
-		for _, f := range c.Faults {
-			fs = append(fs, f.String())
-		}
-		var ex []string
-		for _, e := range c.Expect {
-			ex = append(ex, e.String())
-		}
-		cellsCfg[i] = map[string]any{"name": c.Name, "settings": c.Settings, "faults": fs, "expect": ex}
-	}
-	man := &results.Manifest{
-		Name: sc.Name, Description: sc.Description, ConfigFile: a.file,
-		Config:           map[string]any{"kind": "chaos", "settings": sc.Settings, "cells": cellsCfg},
-		LockbenchVersion: version, GoVersion: runtime.Version(), Machine: machine(""), StartedAt: time.Now().UTC(),
-	}
-	if v, err := localmasters.RedisServerVersion(firstNonEmpty(redisPath(), "redis-server")); err == nil {
-		man.RedisServerVersion = v
-	}
-	writeManifest := func() error {
-		return results.WriteFileAtomic(filepath.Join(dir, "manifest.json"), func(w io.Writer) error { return results.WriteJSON(w, man) })
-	}
-	if err := writeManifest(); err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
-		return exitFailure
-	}
 	fmt.Fprintf(os.Stderr, "lockbench chaos: %s, %d cells, results in %s\n", sc.Name, len(sc.Cells), dir)
 	opt := chaos.Options{ClientCommand: []string{exe, "chaos", chaosClientArg}, Log: os.Stderr, RunID: newChaosRunID(), Scenario: sc.Name,
 		Observer: chaosObserver(exp, sc.Name)}
@@ -363,7 +307,7 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) int {
 			break
 		}
 		man.Cells = append(man.Cells, info)
-		if err := writeManifest(); err != nil {
+		if err := out.writeManifest(); err != nil {
 			fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
 			failed = true
 			break
@@ -381,11 +325,8 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) int {
 			break
 		}
 	}
-	man.FinishedAt = time.Now().UTC()
-	man.Interrupted = ctx.Err() != nil
-	if err := writeManifest(); err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
-		return exitFailure
+	if err := out.finish(ctx.Err() != nil); err != nil {
+		return err
 	}
 	printSafetyTable(os.Stdout, doneCells, done, colorOutput(os.Stdout))
 	fmt.Fprintf(os.Stderr, "lockbench chaos: %d of %d cells written to %s\n", len(man.Cells), len(sc.Cells), dir)
@@ -395,19 +336,45 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) int {
 	for _, u := range unmet {
 		fmt.Fprintln(os.Stderr, "lockbench chaos: NOT SHOWN:", u)
 	}
-	code := exitOK
+	var reportErr error
 	if !a.noReport && len(man.Cells) > 0 && !man.Interrupted {
-		code = cmdReport([]string{dir})
+		reportErr = reportStage(dir, defaultReportOptions())
 	}
 	switch {
 	case man.Interrupted:
-		return exitInterrupted
+		return quietExit(exitInterrupted)
 	case failed:
-		return exitFailure
+		return quietExit(exitFailure)
 	case len(unmet) > 0 || len(unjudged) > 0:
-		return exitExpectation
+		return quietExit(exitThreshold) // a cell did not show what its scenario claims
 	}
-	return code
+	return reportErr
+}
+
+// chaosManifest describes a chaos run: every cell's settings, faults and
+// expectations as given.
+func chaosManifest(sc *chaos.Scenario, file string) *results.Manifest {
+	cellsCfg := make([]any, len(sc.Cells))
+	for i, c := range sc.Cells {
+		var fs []string
+		for _, f := range c.Faults {
+			fs = append(fs, f.String())
+		}
+		var ex []string
+		for _, e := range c.Expect {
+			ex = append(ex, e.String())
+		}
+		cellsCfg[i] = map[string]any{"name": c.Name, "settings": c.Settings, "faults": fs, "expect": ex}
+	}
+	man := &results.Manifest{
+		Name: sc.Name, Description: sc.Description, ConfigFile: file,
+		Config:           map[string]any{"kind": "chaos", "settings": sc.Settings, "cells": cellsCfg},
+		LockbenchVersion: version, GoVersion: runtime.Version(), Machine: machine(""), StartedAt: time.Now().UTC(),
+	}
+	if v, err := localmasters.RedisServerVersion(firstNonEmpty(redisPath(), "redis-server")); err == nil {
+		man.RedisServerVersion = v
+	}
+	return man
 }
 
 // writeChaosCell writes the cell's result and interval logs.

@@ -14,7 +14,7 @@ import (
 
 // cmdCompare compares two results (directories or run JSON files) cell by
 // cell: old, new, delta and whether the repeats show a real difference.
-func cmdCompare(args []string) int {
+func cmdCompare(args []string) error {
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: lockbench compare OLD NEW [flags]\n\n"+
@@ -29,74 +29,59 @@ func cmdCompare(args []string) int {
 	format := fs.String("format", "text", "output: "+strings.Join(report.CompareFormats, ", "))
 	alpha := fs.Float64("alpha", report.DefaultAlpha, "significance level of the test")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintln(os.Stderr, "lockbench compare:", err)
-		return exitUsage
-	}
-	fail := func(err error) int {
-		fmt.Fprintln(os.Stderr, "lockbench compare:", err)
-		var ie *report.InputError
-		if errors.As(err, &ie) {
-			return exitUsage
-		}
-		return exitFailure
+		return flagErr(err)
 	}
 	if fs.NArg() != 2 {
-		fmt.Fprintf(os.Stderr, "lockbench compare: OLD NEW: %d given; use two results directories or run JSON files\n", fs.NArg())
-		return exitUsage
+		return usagef("OLD NEW: %d given; use two results directories or run JSON files", fs.NArg())
 	}
 	if !slices.Contains(report.CompareFormats, *format) {
-		return fail(&report.InputError{Field: "--format", Value: *format, Problem: "not a format", Accepted: strings.Join(report.CompareFormats, ", ")})
+		return &report.InputError{Field: "--format", Value: *format, Problem: "not a format", Accepted: strings.Join(report.CompareFormats, ", ")}
 	}
 	var conds []report.FailOn
 	for _, e := range *failOn {
 		f, err := report.ParseFailOn(e)
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		conds = append(conds, f)
 	}
 	old, err := report.LoadCompareSide(fs.Arg(0))
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	cur, err := report.LoadCompareSide(fs.Arg(1))
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	c, err := report.Compare(old, cur, *ignore, *alpha)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	c.Old, c.New = fs.Arg(0), fs.Arg(1)
 	check := c.CheckFailOn(conds)
 	if err := report.WriteComparison(os.Stdout, c, *format); err != nil {
-		return fail(err)
+		return err
 	}
 	return compareExit(c, check, len(conds) > 0)
 }
 
 // compareExit: 3 on a significant regression beyond a --fail-on; a guard
 // that could judge nothing is an error, never a silent pass.
-func compareExit(c *report.Comparison, check *report.FailOnCheck, guarded bool) int {
+func compareExit(c *report.Comparison, check *report.FailOnCheck, guarded bool) error {
 	for _, n := range check.NotJudged {
 		fmt.Fprintln(os.Stderr, "lockbench compare: not judged:", n)
 	}
 	if c.Matched == 0 {
-		fmt.Fprintln(os.Stderr, "lockbench compare: no cell of NEW matched one of OLD; --ignore the settings that differ")
-		return exitFailure
+		return errors.New("no cell of NEW matched one of OLD; --ignore the settings that differ")
 	}
 	if len(check.Broken) > 0 {
 		for _, b := range check.Broken {
 			fmt.Fprintln(os.Stderr, "lockbench compare: regression:", b)
 		}
-		return exitThreshold
+		return quietExit(exitThreshold)
 	}
 	if guarded && len(check.Unjudged) > 0 {
-		fmt.Fprintf(os.Stderr, "lockbench compare: --fail-on %s could be judged on no cell; measure more repeats (--repeat 5 or more)\n", strings.Join(check.Unjudged, ", "))
-		return exitFailure
+		return fmt.Errorf("--fail-on %s could be judged on no cell; measure more repeats (--repeat 5 or more)", strings.Join(check.Unjudged, ", "))
 	}
-	return exitOK
+	return nil
 }

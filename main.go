@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -15,17 +14,9 @@ import (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
-// Exit codes shared by every command.
-const (
-	exitOK          = 0
-	exitFailure     = 1   // the run could not be done
-	exitUsage       = 2   // bad input: nothing was started
-	exitInterrupted = 130 // SIGINT/SIGTERM: partial results were kept
-)
-
 type command struct {
 	summary string
-	run     func(args []string) int
+	run     func(args []string) error
 }
 
 var commands = map[string]command{
@@ -36,7 +27,7 @@ var commands = map[string]command{
 	"report":     {"build plots, tables and a capacity plan from results directories (merging them)", cmdReport},
 	"compare":    {"compare two results cell by cell: old, new, delta and whether the repeats show a real difference", cmdCompare},
 	"chaos":      {"run a chaos scenario (crash, partition, pause, clock jump) and check safety on a protected resource", cmdChaos},
-	"version":    {"print the version", func([]string) int { fmt.Println("lockbench", version); return exitOK }},
+	"version":    {"print the version", func([]string) error { fmt.Println("lockbench", version); return nil }},
 }
 
 func usage() {
@@ -56,7 +47,7 @@ func main() {
 	bench.Version = version
 	args := os.Args[1:]
 	if len(args) == 0 {
-		os.Exit(cmdQuickstart(nil))
+		exit("quickstart", cmdQuickstart(nil))
 	}
 	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage()
@@ -68,20 +59,7 @@ func main() {
 		usage()
 		os.Exit(exitUsage)
 	}
-	os.Exit(cmd.run(args[1:]))
-}
-
-// usageError marks bad input (exit 2).
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-
-func exitCode(err error) int {
-	var ue usageError
-	if errors.As(err, &ue) {
-		return exitUsage
-	}
-	return exitFailure
+	exit(args[0], cmd.run(args[1:]))
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

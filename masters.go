@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -19,7 +18,7 @@ import (
 // cmdMasters starts local masters and keeps them up, so several runs (say
 // lockbench and --driver redsync) can be measured back to back on the same
 // servers.
-func cmdMasters(args []string) int {
+func cmdMasters(args []string) error {
 	fs := pflag.NewFlagSet("masters", pflag.ContinueOnError)
 	n := fs.Int("local", 5, "number of local redis-server masters")
 	persistence := fs.String("persistence", "none", "none, aof-no, aof-everysec, aof-always")
@@ -27,43 +26,33 @@ func cmdMasters(args []string) int {
 	addrFile := fs.String("addr-file", "", "also write the comma-separated addresses to this file")
 	metricsAddr := fs.String("metrics-addr", "", metricsAddrUsage)
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintln(os.Stderr, "lockbench masters:", err)
-		return exitUsage
+		return flagErr(err)
 	}
 	p, err := localmasters.ParsePersistence(*persistence)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench masters:", err)
-		return exitUsage
+		return usageErr(err)
 	}
 	if *n < 1 {
-		fmt.Fprintf(os.Stderr, "lockbench masters: local: %d is not accepted; use 1 or more\n", *n)
-		return exitUsage
+		return usagef("local: %d is not accepted; use 1 or more", *n)
 	}
 	if *keep <= 0 {
-		fmt.Fprintf(os.Stderr, "lockbench masters: for: %v is not accepted; use a positive duration\n", *keep)
-		return exitUsage
+		return usagef("for: %v is not accepted; use a positive duration", *keep)
 	}
 	if *metricsAddr != "" {
 		if err := metrics.CheckAddr(*metricsAddr); err != nil {
-			fmt.Fprintln(os.Stderr, "lockbench masters:", err)
-			return exitUsage
+			return usageErr(err)
 		}
 	}
 	exp, err := startMetrics("masters", *metricsAddr)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench masters:", err)
-		return exitFailure
+		return err
 	}
 	defer exp.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	set, err := localmasters.Start(ctx, localmasters.Options{N: *n, Persistence: p, Embedded: "never", Log: os.Stderr})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench masters:", err)
-		return exitFailure
+		return err
 	}
 	defer set.Stop()
 	if exp != nil {
@@ -74,8 +63,7 @@ func cmdMasters(args []string) int {
 	addrs := strings.Join(set.Addrs(), ",")
 	if *addrFile != "" {
 		if err := os.WriteFile(*addrFile, []byte(addrs+"\n"), 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "lockbench masters:", err)
-			return exitFailure
+			return err
 		}
 	}
 	fmt.Println(addrs)
@@ -85,5 +73,5 @@ func cmdMasters(args []string) int {
 	case <-ctx.Done():
 	case <-t.C:
 	}
-	return exitOK
+	return nil
 }

@@ -19,21 +19,20 @@ import (
 // first installs it where it can (as root, with apt-get); where it cannot,
 // it runs the cells embedded masters can serve and says in one line which
 // it skipped and how to get them.
-func cmdQuickstart(args []string) int {
+func cmdQuickstart(args []string) error {
 	args = append([]string{"-f", "quickstart"}, args...)
 	if _, ok := localmasters.RedisServerPath(); !ok {
 		if err := installRedisServer(os.Stderr); err != nil {
 			skipped, kept, modes, serr := unservedCells("quickstart")
 			if serr != nil {
-				fmt.Fprintln(os.Stderr, "lockbench:", serr)
-				return exitUsage
+				return inCommand("", usageErr(serr))
 			}
 			fmt.Fprintf(os.Stderr, "lockbench: redis-server not found (%v): running the %d quickstart cells embedded masters can serve, skipping %d (persistence %s); for those: apt-get install redis-server, then ./lockbench again\n",
 				err, kept, skipped, strings.Join(modes, ", "))
 			args = append(args, "--persistence", "none")
 		}
 	}
-	return cmdSweep(args)
+	return inCommand("sweep", cmdSweep(args))
 }
 
 // installRedisServer installs the Debian package when this process may

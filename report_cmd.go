@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,12 +16,9 @@ import (
 	"lockbench/results"
 )
 
-// exitThreshold: the report was written but a --threshold was broken.
-const exitThreshold = 3
-
 // cmdReport turns one results directory (or several segments of one sweep,
 // merged first) into plots, tables and a self-contained HTML page.
-func cmdReport(args []string) int {
+func cmdReport(args []string) error {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: lockbench report DIR [DIR...] [flags]\n\n"+
@@ -38,53 +34,57 @@ func cmdReport(args []string) int {
 	thresholds := fs.StringArray("threshold", nil, "fail (exit 3) unless every cell meets this, e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
 	formats := fs.StringSlice("format", report.Formats, "formats to write: "+strings.Join(report.Formats, ",")+" (md implies png)")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintln(os.Stderr, "lockbench report:", err)
-		return exitUsage
-	}
-	usage := func(field, value, accepted string) int {
-		fmt.Fprintf(os.Stderr, "lockbench report: %s: %q is not accepted; use %s\n", field, value, accepted)
-		return exitUsage
+		return flagErr(err)
 	}
 	dirs := fs.Args()
 	if len(dirs) == 0 {
-		fmt.Fprintln(os.Stderr, "lockbench report: DIR: none given; use one or more results directories written by lockbench sweep")
-		return exitUsage
+		return usagef("DIR: none given; use one or more results directories written by lockbench sweep")
 	}
 	opt := report.Options{OutDir: *out, Formats: *formats}
 	d, err := time.ParseDuration(*sloP99)
 	if err != nil || d <= 0 {
-		return usage("--slo-p99", *sloP99, "a positive duration such as 10ms or 500us")
+		return notAccepted("--slo-p99", *sloP99, sloP99Accepted)
 	}
 	opt.SLOP99 = d
 	if opt.SLOSuccess, err = strconv.ParseFloat(*sloSuccess, 64); err != nil || opt.SLOSuccess <= 0 || opt.SLOSuccess > 1 {
-		return usage("--slo-success", *sloSuccess, "a ratio in (0, 1] such as 0.99")
+		return notAccepted("--slo-success", *sloSuccess, sloSuccessAccepted)
 	}
 	if opt.TargetRate, err = strconv.ParseFloat(*target, 64); err != nil || opt.TargetRate < 0 {
-		return usage("--target-rate", *target, "a rate in cycles/s such as 50000, or 0 for none")
+		return notAccepted("--target-rate", *target, "a rate in cycles/s such as 50000, or 0 for none")
 	}
-	for _, t := range *thresholds {
-		th, err := report.ParseThreshold(t)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "lockbench report:", err)
-			return exitUsage
-		}
-		opt.Thresholds = append(opt.Thresholds, th)
+	if opt.Thresholds, err = parseThresholds(*thresholds); err != nil {
+		return usageErr(err)
 	}
 	if len(dirs) > 1 && opt.OutDir == "" {
 		opt.OutDir = filepath.Join(filepath.Dir(filepath.Clean(dirs[0])), "merged-"+time.Now().Format("20060102-150405"))
 	}
+	return buildReport(dirs, opt)
+}
 
+// What --slo-p99 and --slo-success accept (the sweep's report: section
+// too).
+const (
+	sloP99Accepted     = "a positive duration such as 10ms or 500us"
+	sloSuccessAccepted = "a ratio in (0, 1] such as 0.99"
+)
+
+// defaultReportOptions are the report command's flag defaults, for the
+// report stage of sweep and chaos.
+func defaultReportOptions() report.Options {
+	return report.Options{Formats: report.Formats, SLOP99: 10 * time.Millisecond, SLOSuccess: 0.99}
+}
+
+// notAccepted is bad input in one field.
+func notAccepted(field, value, accepted string) error {
+	return usagef("%s: %q is not accepted; use %s", field, value, accepted)
+}
+
+// buildReport writes the report of dirs and prints what it wrote; a broken
+// threshold ends with exit 3 once the report is written.
+func buildReport(dirs []string, opt report.Options) error {
 	s, err := report.Build(dirs, opt)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench report:", err)
-		var ie *report.InputError
-		if errors.As(err, &ie) {
-			return exitUsage
-		}
-		return exitFailure
+		return err
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintln(os.Stderr, "WARNING:", w)
@@ -94,9 +94,16 @@ func cmdReport(args []string) int {
 		for _, b := range s.Thresholds.Broken {
 			fmt.Fprintln(os.Stderr, "lockbench report:", b)
 		}
-		return exitThreshold
+		return quietExit(exitThreshold)
 	}
-	return exitOK
+	return nil
+}
+
+// reportStage builds the report at the end of a sweep or chaos run. Its
+// error is printed at once, as the report command's: the run's own
+// outcome (interrupted, a failed cell) decides the exit code first.
+func reportStage(dir string, opt report.Options) error {
+	return quietExit(printErr("report", buildReport([]string{dir}, opt)))
 }
 
 func printReport(s *report.Summary) {

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"sort"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
@@ -20,7 +17,7 @@ import (
 	"lockbench/results"
 )
 
-func cmdRun(args []string) int {
+func cmdRun(args []string) error {
 	s := plan.Defaults()
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	plan.BindFlags(fs, &s)
@@ -30,37 +27,28 @@ func cmdRun(args []string) int {
 	thresholdExprs := fs.StringArray("threshold", nil, "exit 3 unless the run meets this, e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
 	repeat := fs.Int("repeat", 1, "measure the cell this many times; figures become medians with their spread (JSON: repeats)")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintln(os.Stderr, "lockbench run:", err)
-		return exitUsage
+		return flagErr(err)
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "lockbench run: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
+		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	if fs.Changed("masters") && fs.Changed("local") {
-		fmt.Fprintln(os.Stderr, "lockbench run: masters: give either --masters or --local, not both")
-		return exitUsage
+		return usagef("masters: give either --masters or --local, not both")
 	}
 	warnings, err := s.Validate()
 	if err == nil {
 		err = plan.ValidateRepeat(*repeat)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench run:", err)
-		return exitUsage
+		return usageErr(err)
 	}
 	thresholds, err := parseThresholds(*thresholdExprs)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench run:", err)
-		return exitUsage
+		return usageErr(err)
 	}
 	if *metricsAddr != "" {
 		if err := metrics.CheckAddr(*metricsAddr); err != nil {
-			fmt.Fprintln(os.Stderr, "lockbench run:", err)
-			return exitUsage
+			return usageErr(err)
 		}
 	}
 	for _, w := range warnings {
@@ -68,17 +56,11 @@ func cmdRun(args []string) int {
 	}
 	exp, err := startMetrics("run", *metricsAddr)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench run:", err)
-		return exitFailure
+		return err
 	}
 	defer exp.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
-	go func() {
-		// A second Ctrl-C exits at once; the first lets the run wind down.
-		<-ctx.Done()
-		stop()
-	}()
 
 	pool := &bench.Pool{Log: os.Stderr}
 	res, err := runRepeats(ctx, pool, s, *repeat, bench.CellOptions{Metrics: exp, Scenario: "run", CellID: "run"})
@@ -86,18 +68,16 @@ func cmdRun(args []string) int {
 		fmt.Fprintln(os.Stderr, "lockbench run:", cerr)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench run:", err)
-		return exitFailure
+		return err
 	}
 	if *out != "" {
 		if err := results.WriteFileAtomic(*out, func(w io.Writer) error { return results.WriteJSON(w, res) }); err != nil {
-			fmt.Fprintln(os.Stderr, "lockbench run:", err)
-			return exitFailure
+			return err
 		}
 	}
 	if *asJSON {
 		if err := results.WriteJSON(os.Stdout, res); err != nil {
-			return exitFailure
+			return quietExit(exitFailure) // stdout is gone: nothing to tell
 		}
 	} else {
 		printRun(os.Stdout, res, s)
@@ -106,15 +86,15 @@ func cmdRun(args []string) int {
 		fmt.Fprintln(os.Stderr, "WARNING:", w)
 	}
 	if res.Interrupted {
-		return exitInterrupted
+		return quietExit(exitInterrupted)
 	}
 	if broken := report.CheckThresholds([]results.Run{*res}, thresholds); len(broken) > 0 {
 		for _, b := range broken {
 			fmt.Fprintln(os.Stderr, "lockbench run: threshold broken:", b.Threshold, "actual", b.ActualText)
 		}
-		return exitThreshold
+		return quietExit(exitThreshold)
 	}
-	return exitOK
+	return nil
 }
 
 // runRepeats measures the cell n times on the pool's masters (restarted

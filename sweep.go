@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -38,7 +35,7 @@ type sweepArgs struct {
 	metrics    string
 }
 
-func cmdSweep(args []string) int {
+func cmdSweep(args []string) error {
 	var a sweepArgs
 	overrides := plan.Defaults()
 	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
@@ -51,25 +48,18 @@ func cmdSweep(args []string) int {
 	fs.StringVar(&a.metrics, "metrics-addr", "", metricsAddrUsage)
 	plan.BindFlags(fs, &overrides)
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return exitOK
-		}
-		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
-		return exitUsage
+		return flagErr(err)
 	}
 	if a.file == "" {
-		fmt.Fprintln(os.Stderr, "lockbench sweep: file: none given; use -f configs/NAME.yaml or a shipped name ("+strings.Join(configs.Names(), ", ")+")")
-		return exitUsage
+		return usagef("file: none given; use -f configs/NAME.yaml or a shipped name (%s)", strings.Join(configs.Names(), ", "))
 	}
 	sw, err := loadScenario(a.file)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
-		return exitUsage
+		return usageErr(err)
 	}
 	if fs.Changed("repeat") {
 		if err := plan.ValidateRepeat(a.repeat); err != nil {
-			fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
-			return exitUsage
+			return usageErr(err)
 		}
 		sw.Repeat = a.repeat
 	}
@@ -79,22 +69,19 @@ func cmdSweep(args []string) int {
 	}
 	if sw.MetricsAddr != "" {
 		if err := metrics.CheckAddr(sw.MetricsAddr); err != nil {
-			fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
-			return exitUsage
+			return usageErr(err)
 		}
 	}
 	if _, err := parseThresholds(sw.Thresholds); err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
-		return exitUsage
+		return usageErr(err)
 	}
 	cells, err := applyOverrides(sw, fs)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
-		return exitUsage
+		return usageErr(err)
 	}
 	if a.dryRun {
 		printPlan(os.Stdout, sw, cells)
-		return exitOK
+		return nil
 	}
 	return runSweep(sw, cells, a)
 }
@@ -179,51 +166,30 @@ func printPlan(w io.Writer, sw *plan.Sweep, cells []plan.Cell) {
 	tw.Flush()
 }
 
-func runSweep(sw *plan.Sweep, cells []plan.Cell, a sweepArgs) int {
-	dir := a.out
-	if dir == "" {
-		dir = filepath.Join("results", sw.Name+"-"+time.Now().Format("20060102-150405"))
-	}
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		fmt.Fprintf(os.Stderr, "lockbench sweep: out: %s exists and is not empty; choose another --out\n", dir)
-		return exitUsage
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "cells"), 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench sweep: out:", err)
-		return exitFailure
-	}
-	exp, err := startMetrics("sweep", sw.MetricsAddr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
-		return exitFailure
-	}
-	defer exp.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second Ctrl-C exits at once
-	}()
-
-	man := &results.Manifest{
+func runSweep(sw *plan.Sweep, cells []plan.Cell, a sweepArgs) error {
+	out, err := createResultsDir(a.out, &results.Manifest{
 		Name: sw.Name, Description: strings.TrimSpace(sw.Description), ConfigFile: a.file,
 		Config:           map[string]any{"settings": sw.Settings.Redacted(), "axes": sw.Axes(), "report": sw.Report, "thresholds": sw.Thresholds, "repeat": sw.Repeat},
 		LockbenchVersion: version, GoVersion: runtime.Version(), Machine: machine(sw.Settings.LocalCPUs), StartedAt: time.Now().UTC(),
 		Segment: sw.Settings.Segment,
+	})
+	if err != nil {
+		return err
 	}
-	writeManifest := func() error {
-		return results.WriteFileAtomic(filepath.Join(dir, "manifest.json"), func(w io.Writer) error { return results.WriteJSON(w, man) })
+	dir, man := out.path, out.man
+	exp, err := startMetrics("sweep", sw.MetricsAddr)
+	if err != nil {
+		return err
 	}
-	if err := writeManifest(); err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
-		return exitFailure
-	}
+	defer exp.Close()
+	ctx, stop := interruptible()
+	defer stop()
 	fmt.Fprintf(os.Stderr, "lockbench sweep: %s, %d cells%s, estimated %s, results in %s\n",
 		sw.Name, len(cells), repeatText(sw.Repeat), estimate(sw, cells), dir)
 
 	prog := newProgress(cells, sw.Repeat)
 	pool := &bench.Pool{Log: prog.logWriter()}
-	st := &sweepState{dir: dir, man: man, writeManifest: writeManifest, runID: bench.NewRunID(), repeats: sw.Repeat, runs: make([][]results.Run, len(cells)),
+	st := &sweepState{out: out, runID: bench.NewRunID(), repeats: sw.Repeat, runs: make([][]results.Run, len(cells)),
 		metrics: exp, scenario: sw.Name}
 	failed := false
 rounds:
@@ -252,37 +218,32 @@ rounds:
 	if err := pool.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
 	}
-	man.FinishedAt = time.Now().UTC()
-	man.Interrupted = ctx.Err() != nil
-	if err := writeManifest(); err != nil {
-		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
-		return exitFailure
+	if err := out.finish(ctx.Err() != nil); err != nil {
+		return err
 	}
 	fmt.Fprintf(os.Stderr, "lockbench sweep: %d of %d cells written to %s\n", len(man.Cells), len(cells), dir)
-	code := exitOK
+	var reportErr error
 	if !a.noReport && len(man.Cells) > 0 {
-		code = buildSweepReport(dir, sw)
+		reportErr = buildSweepReport(dir, sw)
 	}
 	switch {
 	case man.Interrupted:
-		return exitInterrupted
+		return quietExit(exitInterrupted)
 	case failed:
-		return exitFailure
+		return quietExit(exitFailure)
 	}
-	return code
+	return reportErr
 }
 
 // sweepState is what a sweep keeps between cells: the repeats measured so
 // far of each cell and the manifest it rewrites after each.
 type sweepState struct {
-	dir           string
-	man           *results.Manifest
-	writeManifest func() error
-	runID         string
-	repeats       int
-	metrics       *metrics.Exporter // live metrics (nil: off)
-	scenario      string
-	runs          [][]results.Run // by cell position: repeats so far
+	out      *resultsDir
+	runID    string
+	repeats  int
+	metrics  *metrics.Exporter // live metrics (nil: off)
+	scenario string
+	runs     [][]results.Run // by cell position: repeats so far
 }
 
 // runCell measures repeat r of cell c, then writes the cell's result file
@@ -296,7 +257,7 @@ func (st *sweepState) runCell(ctx context.Context, pool *bench.Pool, i int, c pl
 		runID = fmt.Sprintf("%s-r%d", st.runID, r) // fresh keys for every repeat
 	}
 	opt := bench.CellOptions{RunID: runID, OnInterval: prog.interval, Metrics: st.metrics, Scenario: st.scenario, CellID: c.ID}
-	res, redisVersion, err := runSweepCell(ctx, pool, st.dir, c, stem, opt)
+	res, redisVersion, err := runSweepCell(ctx, pool, st.out.path, c, stem, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -304,20 +265,20 @@ func (st *sweepState) runCell(ctx context.Context, pool *bench.Pool, i int, c pl
 	combined := report.CombineRepeats(st.runs[i])
 	if combined.Repeats != nil {
 		combined.Repeats.FreshMasters = plan.RepeatsNeedFreshMasters(c.Settings)
-		if err := combineRepeatLogs(st.dir, c.ID, len(st.runs[i])); err != nil {
+		if err := combineRepeatLogs(st.out.path, c.ID, len(st.runs[i])); err != nil {
 			return nil, err
 		}
 	}
 	info := results.CellInfo{Index: c.Index, ID: c.ID, Label: c.Label, Axes: c.Axes, File: "cells/" + c.ID + ".json"}
 	combined.Cell = &info
-	if err := results.WriteFileAtomic(filepath.Join(st.dir, info.File), func(w io.Writer) error { return results.WriteJSON(w, combined) }); err != nil {
+	if err := results.WriteFileAtomic(filepath.Join(st.out.path, info.File), func(w io.Writer) error { return results.WriteJSON(w, combined) }); err != nil {
 		return nil, err
 	}
 	if r == 1 {
-		st.man.Cells = append(st.man.Cells, info)
+		st.out.man.Cells = append(st.out.man.Cells, info)
 	}
-	st.man.RedisServerVersion = firstNonEmpty(st.man.RedisServerVersion, redisVersion)
-	if err := st.writeManifest(); err != nil {
+	st.out.man.RedisServerVersion = firstNonEmpty(st.out.man.RedisServerVersion, redisVersion)
+	if err := st.out.writeManifest(); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -1,21 +1,32 @@
 package main
 
-import "lockbench/plan"
+import (
+	"time"
 
-// buildSweepReport runs the report stage on a finished sweep directory.
-func buildSweepReport(dir string, sw *plan.Sweep) int {
-	args := []string{dir}
+	"lockbench/plan"
+)
+
+// buildSweepReport runs the report stage on a finished sweep directory with
+// the scenario's report: section and thresholds (unset values keep the
+// report command's defaults).
+func buildSweepReport(dir string, sw *plan.Sweep) error {
+	opt := defaultReportOptions()
 	if sw.Report.SLOP99 > 0 {
-		args = append(args, "--slo-p99", sw.Report.SLOP99.String())
+		opt.SLOP99 = time.Duration(sw.Report.SLOP99)
 	}
 	if sw.Report.SLOSuccess > 0 {
-		args = append(args, "--slo-success", fmtFloat(sw.Report.SLOSuccess))
+		opt.SLOSuccess = sw.Report.SLOSuccess
+	}
+	if opt.SLOSuccess > 1 {
+		return quietExit(printErr("report", notAccepted("--slo-success", fmtFloat(opt.SLOSuccess), sloSuccessAccepted)))
 	}
 	if sw.Report.TargetRate > 0 {
-		args = append(args, "--target-rate", fmtFloat(sw.Report.TargetRate))
+		opt.TargetRate = sw.Report.TargetRate
 	}
-	for _, t := range sw.Thresholds {
-		args = append(args, "--threshold", t)
+	ths, err := parseThresholds(sw.Thresholds)
+	if err != nil {
+		return quietExit(printErr("report", usageErr(err)))
 	}
-	return cmdReport(args)
+	opt.Thresholds = ths
+	return reportStage(dir, opt)
 }
