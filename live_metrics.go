@@ -34,6 +34,14 @@ func chaosObserver(e *metrics.Exporter, scenario string) func(c chaos.Cell, mast
 	}
 	return func(c chaos.Cell, masters []string) chaos.Observer {
 		s := c.Settings
-		return e.Cell(metrics.Labels{Scenario: scenario, Cell: c.Name, Mode: s.Mode, Wait: s.Wait, Persistence: s.Persistence, Driver: "lockbench"}, masters)
+		return chaosCell{e.Cell(metrics.Labels{Scenario: scenario, Cell: c.Name, Mode: s.Mode, Wait: s.Wait, Persistence: s.Persistence, Driver: "lockbench"}, masters)}
 	}
+}
+
+// chaosCell takes chaos client processes' counts in bulk.
+type chaosCell struct{ *metrics.Cell }
+
+func (c chaosCell) AddCounts(d chaos.Counts) {
+	c.Add(metrics.Tally{Cycles: d.Cycles, NotAcquired: d.NotAcquired, Errors: d.Errors, Violations: d.Violations,
+		LostUpdates: d.LostUpdates, StaleWritesRejected: d.Rejected, PerMaster: d.PerMaster})
 }

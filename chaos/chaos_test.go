@@ -56,7 +56,7 @@ func run(t *testing.T, c Cell) *CellResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs.check(t, r, c.Settings.ClientMode == "processes")
+	obs.check(t, r)
 	checkTimeline(t, r)
 	ck := r.Check
 	t.Logf("%s in %v: %d acquired, %d violations (probe %v), %d lost updates of %d acks, %d stale writes rejected, availability %.3f / %.3f",

@@ -85,6 +85,8 @@ type Observer interface {
 	// (an overlapping holder's), which it now overwrites.
 	LostUpdates(n int64)
 	StaleWriteRejected()
+	// AddCounts: what a client process counted since its last report.
+	AddCounts(d Counts)
 }
 
 // newClient connects; probe may be shared by the clients of one process.

@@ -62,6 +62,9 @@ func ClientMain(args []string) int {
 		return 1
 	}
 	defer c.close()
+	// Live metrics: the parent reads these counts off stdout.
+	tl := newTally(len(cfg.Engine.Masters))
+	c.obs, c.probe.onViolation = tl, tl.Violation
 	fmt.Println("ready")
 	in := bufio.NewReader(os.Stdin)
 	line, err := in.ReadString('\n')
@@ -83,7 +86,14 @@ func ClientMain(args []string) int {
 		<-sigs
 		c.Stop()
 	}()
+	stopStream, streamed := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(streamed)
+		tl.stream(os.Stdout, stopStream)
+	}()
 	res := c.run(time.Unix(0, t))
+	close(stopStream)
+	<-streamed
 	return writeResult(res)
 }
 
@@ -102,7 +112,8 @@ type procClient struct {
 // startProcClient starts argv plus --config/--result in its own process
 // group (Ctrl-C reaches only the parent, which stops it) and with a
 // parent-death signal, so it never outlives lockbench.
-func startProcClient(argv, env []string, idx int, cfgPath, resultPath, stderrPath string) (*procClient, error) {
+// obs (nil: none) hears what the process counts as it runs.
+func startProcClient(argv, env []string, idx int, cfgPath, resultPath, stderrPath string, obs Observer) (*procClient, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("client_mode processes: no command to start a client process with")
 	}
@@ -129,14 +140,14 @@ func startProcClient(argv, env []string, idx int, cfgPath, resultPath, stderrPat
 	p := &procClient{idx: idx, cmd: cmd, stdin: stdin, ready: make(chan error, 1), done: make(chan struct{}),
 		resultPath: resultPath, stderrPath: stderrPath}
 	go func() {
-		line, err := bufio.NewReader(stdout).ReadString('\n')
+		r := bufio.NewReader(stdout)
+		line, err := r.ReadString('\n')
 		if err == nil && strings.TrimSpace(line) != "ready" {
 			err = fmt.Errorf("said %q, not ready", strings.TrimSpace(line))
 		}
 		p.ready <- err
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	go func() {
+		readCounts(r, obs)
+		// Wait closes stdout: only once the last counts were read.
 		p.waitErr = cmd.Wait()
 		close(p.done)
 	}()

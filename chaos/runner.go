@@ -37,7 +37,8 @@ type Options struct {
 	TempDir       string    // where the cell's temp dir goes ("" = the system's)
 	Scenario      string    // the scenario's name, for the result's config
 	// Observer, when set, gives a cell its live-metrics observer (masters:
-	// their addresses). Client processes report only in their results.
+	// their addresses). Client processes report their counts once a
+	// second (AddCounts), without latencies.
 	Observer func(c Cell, masters []string) Observer
 }
 
@@ -241,7 +242,7 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 				return nil, err
 			}
 			p, err := startProcClient(opt.ClientCommand, opt.ClientEnv, c, cfgPath,
-				filepath.Join(tmp, fmt.Sprintf("client-%d.result.json", c)), filepath.Join(tmp, fmt.Sprintf("client-%d.stderr", c)))
+				filepath.Join(tmp, fmt.Sprintf("client-%d.result.json", c)), filepath.Join(tmp, fmt.Sprintf("client-%d.stderr", c)), obs)
 			if err != nil {
 				return nil, err
 			}

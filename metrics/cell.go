@@ -141,5 +141,31 @@ func (c *Cell) LostUpdates(n int64) {
 	}
 }
 
+// Tally is counts reported in bulk: what a chaos client process counted
+// since its last report (it has no latencies to give).
+type Tally struct {
+	Cycles, NotAcquired, Errors                  int64
+	Violations, LostUpdates, StaleWritesRejected int64
+	PerMaster                                    [][engine.NumOutcomes]int64
+}
+
+// Add adds a tally.
+func (c *Cell) Add(t Tally) {
+	c.cycles.Add(float64(t.Cycles))
+	c.acquired.Add(float64(t.Cycles))
+	c.notAcquired.Add(float64(t.NotAcquired))
+	c.errored.Add(float64(t.Errors))
+	c.violations.Add(float64(t.Violations))
+	c.LostUpdates(t.LostUpdates)
+	c.rejected.Add(float64(t.StaleWritesRejected))
+	for m := range t.PerMaster {
+		for o, n := range t.PerMaster[m] {
+			if m < len(c.replies) && n > 0 {
+				c.replies[m][o].Add(float64(n))
+			}
+		}
+	}
+}
+
 // StaleWriteRejected counts a write the fenced resource refused (chaos).
 func (c *Cell) StaleWriteRejected() { c.rejected.Inc() }

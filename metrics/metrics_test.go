@@ -247,3 +247,28 @@ func BenchmarkCellCycle(b *testing.B) {
 		}
 	})
 }
+
+// A chaos client process's counts arrive in bulk and land on the same series.
+func TestCellAddTally(t *testing.T) {
+	e := New(Options{})
+	c := e.Cell(labels, []string{"m1", "m2"})
+	pm := make([][engine.NumOutcomes]int64, 2)
+	pm[1][engine.Timeout] = 4
+	c.Add(Tally{Cycles: 7, NotAcquired: 2, Errors: 1, Violations: 3, LostUpdates: 5, StaleWritesRejected: 6, PerMaster: pm})
+	c.Add(Tally{LostUpdates: -1}) // a negative deficit is not a decrease
+	lv := labels.values()
+	with := func(extra ...string) []string { return append(append([]string(nil), lv...), extra...) }
+	for name, c := range map[string]struct{ got, want float64 }{
+		"cycles":       {testutil.ToFloat64(e.vec.cycles.WithLabelValues(lv...)), 7},
+		"acquired":     {testutil.ToFloat64(e.vec.acquires.WithLabelValues(with("acquired")...)), 7},
+		"not_acquired": {testutil.ToFloat64(e.vec.acquires.WithLabelValues(with("not_acquired")...)), 2},
+		"violations":   {testutil.ToFloat64(e.vec.violations.WithLabelValues(lv...)), 3},
+		"lost":         {testutil.ToFloat64(e.vec.lostUpdates.WithLabelValues(lv...)), 5},
+		"rejected":     {testutil.ToFloat64(e.vec.staleWrites.WithLabelValues(lv...)), 6},
+		"m2 timeout":   {testutil.ToFloat64(e.vec.masterReplies.WithLabelValues(with("m2", "timeout")...)), 4},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %v, want %v", name, c.got, c.want)
+		}
+	}
+}

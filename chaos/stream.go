@@ -1,0 +1,136 @@
+package chaos
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"lockbench/engine"
+)
+
+// Counts are what a client process has counted so far: it prints them on
+// stdout once a second ("counts {json}") and the parent hands the growth to
+// its live-metrics observer. Latencies are not streamed (the result files
+// carry them).
+type Counts struct {
+	Cycles      int64                       `json:"cycles"`
+	NotAcquired int64                       `json:"not_acquired"`
+	Errors      int64                       `json:"errors"`
+	Violations  int64                       `json:"violations"`
+	LostUpdates int64                       `json:"lost_updates"`
+	Rejected    int64                       `json:"stale_writes_rejected"`
+	PerMaster   [][engine.NumOutcomes]int64 `json:"per_master"`
+}
+
+// Sub is c − prev, field by field (prev may have fewer masters).
+func (c Counts) Sub(prev Counts) Counts {
+	d := Counts{Cycles: c.Cycles - prev.Cycles, NotAcquired: c.NotAcquired - prev.NotAcquired, Errors: c.Errors - prev.Errors,
+		Violations: c.Violations - prev.Violations, LostUpdates: c.LostUpdates - prev.LostUpdates, Rejected: c.Rejected - prev.Rejected,
+		PerMaster: make([][engine.NumOutcomes]int64, len(c.PerMaster))}
+	for m := range c.PerMaster {
+		for o := range c.PerMaster[m] {
+			d.PerMaster[m][o] = c.PerMaster[m][o]
+			if m < len(prev.PerMaster) {
+				d.PerMaster[m][o] -= prev.PerMaster[m][o]
+			}
+		}
+	}
+	return d
+}
+
+// tally is a client process's observer: atomic counts, read once a second.
+type tally struct {
+	cycles, notAcquired, errors, violations, lost, rejected atomic.Int64
+	perMaster                                               [][engine.NumOutcomes]atomic.Int64
+}
+
+func newTally(masters int) *tally {
+	return &tally{perMaster: make([][engine.NumOutcomes]atomic.Int64, masters)}
+}
+
+func (t *tally) AcquireStarted()       {}
+func (t *tally) AcquireEnded()         {}
+func (t *tally) Extended(bool)         {}
+func (t *tally) Started(time.Duration) {}
+func (t *tally) Scheduled(_, _ int64)  {}
+func (t *tally) SetWorkers(int)        {}
+func (t *tally) Violation()            { t.violations.Add(1) }
+func (t *tally) LostUpdates(n int64)   { t.lost.Add(n) }
+func (t *tally) StaleWriteRejected()   { t.rejected.Add(1) }
+func (t *tally) AddCounts(Counts)      {}
+
+func (t *tally) Cycle(_, _, _ time.Duration, perMaster []engine.Outcome) {
+	t.cycles.Add(1)
+	t.replied(perMaster)
+}
+
+func (t *tally) Failed(_ time.Duration, perMaster []engine.Outcome, contention bool) {
+	if contention {
+		t.notAcquired.Add(1)
+	} else {
+		t.errors.Add(1)
+	}
+	t.replied(perMaster)
+}
+
+func (t *tally) replied(perMaster []engine.Outcome) {
+	for m, o := range perMaster {
+		if m < len(t.perMaster) && o < engine.NumOutcomes {
+			t.perMaster[m][o].Add(1)
+		}
+	}
+}
+
+func (t *tally) counts() Counts {
+	c := Counts{Cycles: t.cycles.Load(), NotAcquired: t.notAcquired.Load(), Errors: t.errors.Load(), Violations: t.violations.Load(),
+		LostUpdates: t.lost.Load(), Rejected: t.rejected.Load(), PerMaster: make([][engine.NumOutcomes]int64, len(t.perMaster))}
+	for m := range t.perMaster {
+		for o := range t.perMaster[m] {
+			c.PerMaster[m][o] = t.perMaster[m][o].Load()
+		}
+	}
+	return c
+}
+
+// stream prints the tally on w once a second until stop, then once more.
+func (t *tally) stream(w io.Writer, stop <-chan struct{}) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+		case <-stop:
+			t.print(w)
+			return
+		}
+		t.print(w)
+	}
+}
+
+func (t *tally) print(w io.Writer) {
+	b, _ := json.Marshal(t.counts())
+	fmt.Fprintf(w, "counts %s\n", b)
+}
+
+// readCounts hands the growth of each "counts" line from a client process
+// to obs until r ends.
+func readCounts(r *bufio.Reader, obs Observer) {
+	var last Counts
+	for {
+		line, err := r.ReadString('\n')
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "counts "); ok && obs != nil {
+			var c Counts
+			if json.Unmarshal([]byte(rest), &c) == nil {
+				obs.AddCounts(c.Sub(last))
+				last = c
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
