@@ -59,16 +59,7 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 	}
 	cfg.Masters = m.Addrs
 	if s.NetLatency > 0 {
-		// Every master behind a proxy that delays its replies; the
-		// baselines below go through it too, so ratios stay like for like.
-		// Its goroutines are labelled so its CPU can be told apart.
-		var net *faults.Network
-		var err error
-		withProxyLabel(func() {
-			if net, err = faults.NewNetwork(m.Addrs, 1); err == nil {
-				err = net.Latency(nil, nil, time.Duration(s.NetLatency), time.Duration(s.NetJitter))
-			}
-		})
+		net, err := latencyProxy(s, m.Addrs)
 		if net != nil {
 			defer net.Close()
 		}
@@ -93,15 +84,8 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 		return nil, err
 	}
 	defer eng.Close()
-	// Keys of another live run under the same prefix: refuse, unless forced.
-	for i, addr := range eng.Addrs() {
-		n, err := eng.CountKeys(ctx, i, prefix)
-		if err != nil {
-			return nil, fmt.Errorf("master %s: %w", addr, err)
-		}
-		if n > 0 && !s.Force {
-			return nil, fmt.Errorf("key-prefix: %d keys under %q already exist on master %s (another live run?); use another --key-prefix, or --force", n, prefix, addr)
-		}
+	if err := checkPrefixFree(ctx, eng, prefix, s.Force); err != nil {
+		return nil, err
 	}
 	tokenPrefixes := []string{eng.TokenPrefix()}
 	// Only this cell's own locks go, whatever happens (never FLUSHALL):
@@ -137,15 +121,7 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 		rsSettings = &st
 		tokenPrefixes = append(tokenPrefixes, rs.TokenPrefix())
 	}
-	// Segments on several machines start together.
-	if at, _ := s.StartTime(); time.Until(at) > 0 {
-		t := time.NewTimer(time.Until(at))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-		}
-	}
+	waitSegmentStart(ctx, s)
 	if opt.Metrics != nil {
 		mc := opt.Metrics.Cell(MetricLabels(s, len(s.Masters) == 0, opt.Scenario, opt.CellID), m.Display)
 		mc.SetWorkers(rc.Workers)
@@ -158,6 +134,66 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 	if err != nil {
 		return nil, err
 	}
+	res := st.Result(locker, cellConfig(s, m, seed, prefix, rsSettings), started)
+	res.BaselineRTT = map[string]results.Latency{}
+	for i, addr := range eng.Addrs() {
+		res.BaselineRTT[addr] = summarizeDurations(rtts[i])
+	}
+	pl := summarizeDurations(par)
+	res.BaselineParallel = &pl
+	win.finish(&res, st)
+	if m.Embedded {
+		res.Warnings = append(res.Warnings, "embedded in-process masters (redis-server not found): these are not Redis figures")
+	}
+	return &res, nil
+}
+
+// latencyProxy puts every master behind a proxy that delays its replies;
+// the baselines go through it too, so ratios stay like for like. Its
+// goroutines are labelled so its CPU can be told apart.
+func latencyProxy(s plan.Settings, addrs []string) (*faults.Network, error) {
+	var net *faults.Network
+	var err error
+	withProxyLabel(func() {
+		if net, err = faults.NewNetwork(addrs, 1); err == nil {
+			err = net.Latency(nil, nil, time.Duration(s.NetLatency), time.Duration(s.NetJitter))
+		}
+	})
+	return net, err
+}
+
+// checkPrefixFree refuses keys of another live run under the same prefix,
+// unless forced.
+func checkPrefixFree(ctx context.Context, eng *engine.Engine, prefix string, force bool) error {
+	for i, addr := range eng.Addrs() {
+		n, err := eng.CountKeys(ctx, i, prefix)
+		if err != nil {
+			return fmt.Errorf("master %s: %w", addr, err)
+		}
+		if n > 0 && !force {
+			return fmt.Errorf("key-prefix: %d keys under %q already exist on master %s (another live run?); use another --key-prefix, or --force", n, prefix, addr)
+		}
+	}
+	return nil
+}
+
+// waitSegmentStart waits for the start time segments on several machines
+// share (none: no wait).
+func waitSegmentStart(ctx context.Context, s plan.Settings) {
+	if at, _ := s.StartTime(); time.Until(at) > 0 {
+		t := time.NewTimer(time.Until(at))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+}
+
+// cellConfig is the result's config: the settings the cell ran on (this
+// segment's share, secrets redacted, the masters as shown) and what else
+// decided its figures.
+func cellConfig(s plan.Settings, m *Masters, seed uint64, prefix string, rs *redsyncdriver.Settings) any {
 	seg, _, _ := s.ForSegment()
 	shown := seg.Redacted()
 	shown.Masters = m.Display
@@ -167,33 +203,23 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 	}
 	shown.Seed = seed
 	shown.KeyPrefix = prefix
-	res := st.Result(locker, struct {
+	return struct {
 		plan.Settings
 		Quorum       int                     `json:"quorum"`
 		Embedded     bool                    `json:"embedded_masters"`
 		RedisVersion string                  `json:"redis_server_version,omitempty"`
 		Version      string                  `json:"lockbench_version"`
 		Redsync      *redsyncdriver.Settings `json:"redsync,omitempty"`
-	}{shown, engine.Quorum(len(m.Addrs)), m.Embedded, m.Version, Version, rsSettings}, started)
-	res.BaselineRTT = map[string]results.Latency{}
-	for i, addr := range eng.Addrs() {
-		h := results.NewHistogram()
-		for _, d := range rtts[i] {
-			results.RecordDuration(h, d)
-		}
-		res.BaselineRTT[addr] = results.Summarize(h)
+	}{shown, engine.Quorum(len(m.Addrs)), m.Embedded, m.Version, Version, rs}
+}
+
+// summarizeDurations is the latency summary of a baseline's samples.
+func summarizeDurations(ds []time.Duration) results.Latency {
+	h := results.NewHistogram()
+	for _, d := range ds {
+		results.RecordDuration(h, d)
 	}
-	ph := results.NewHistogram()
-	for _, d := range par {
-		results.RecordDuration(ph, d)
-	}
-	pl := results.Summarize(ph)
-	res.BaselineParallel = &pl
-	win.finish(&res, st)
-	if m.Embedded {
-		res.Warnings = append(res.Warnings, "embedded in-process masters (redis-server not found): these are not Redis figures")
-	}
-	return &res, nil
+	return results.Summarize(h)
 }
 
 // MetricLabels are a cell's live-metric labels: bounded values from its

@@ -176,25 +176,15 @@ func (c *client) run(t0 time.Time) ClientResult {
 	out := ClientResult{Index: cfg.Index, LogFiles: map[string]string{}}
 	end := t0.Add(cfg.Duration)
 	rec := results.NewRecorder(min(cfg.Workers, 8), t0)
-	var files []*os.File
+	files, err := c.openLogs(rec, t0, out.LogFiles)
 	defer func() {
 		for _, f := range files {
 			f.Close()
 		}
 	}()
-	for m, name := range logMetrics {
-		path := filepath.Join(cfg.LogDir, fmt.Sprintf("client-%d.%s.hlog", cfg.Index, name))
-		f, err := os.Create(path)
-		if err != nil {
-			out.Err = err.Error()
-			return out
-		}
-		files = append(files, f)
-		if err := rec.LogTo(m, f, t0); err != nil {
-			out.Err = err.Error()
-			return out
-		}
-		out.LogFiles[name] = path
+	if err != nil {
+		out.Err = err.Error()
+		return out
 	}
 	holds := newHoldLog(c.res, cfg.Index)
 
@@ -208,7 +198,58 @@ func (c *client) run(t0 time.Time) ClientResult {
 	out.Start = time.Now()
 	c.t0 = t0
 
-	// One flush a second from t0, so every client's intervals line up.
+	stopFlush := flushEverySecond(rec)
+	var acquired atomic.Int64
+	counts := c.runWorkers(end, rec, holds, &acquired)
+	out.End = time.Now()
+	stopFlush()
+	rec.Flush(out.End)
+	if err := rec.Err(); err != nil {
+		out.Err = err.Error()
+	}
+	if err := holds.close(); err != nil && out.Err == "" {
+		out.Err = err.Error()
+	}
+	for _, f := range files {
+		if err := f.Sync(); err != nil && out.Err == "" {
+			out.Err = err.Error()
+		}
+	}
+	out.CPUSeconds = (workloads.ProcessCPU() - cpu0).Seconds()
+	addCounts(&out, counts, n)
+	out.Late = c.eng.LateOutcomes()
+	out.ProbeViolations = c.probe.violations.Load()
+	out.ProbeMax = c.probe.maxConcurrent.Load()
+	select {
+	case <-c.stop:
+		out.Interrupted = out.End.Before(end) && (cfg.Quota == 0 || acquired.Load() < cfg.Quota)
+	default:
+	}
+	return out
+}
+
+// openLogs creates the client's interval log of each metric and streams
+// the recorder into it; paths gets each log's path by metric name.
+func (c *client) openLogs(rec *results.Recorder, t0 time.Time, paths map[string]string) ([]*os.File, error) {
+	var files []*os.File
+	for m, name := range logMetrics {
+		path := filepath.Join(c.cfg.LogDir, fmt.Sprintf("client-%d.%s.hlog", c.cfg.Index, name))
+		f, err := os.Create(path)
+		if err != nil {
+			return files, err
+		}
+		files = append(files, f)
+		if err := rec.LogTo(m, f, t0); err != nil {
+			return files, err
+		}
+		paths[name] = path
+	}
+	return files, nil
+}
+
+// flushEverySecond flushes rec once a second from now, so every client's
+// intervals line up; the returned func stops it.
+func flushEverySecond(rec *results.Recorder) (stop func()) {
 	flushDone := make(chan struct{})
 	flushStop := make(chan struct{})
 	go func() {
@@ -226,8 +267,16 @@ func (c *client) run(t0 time.Time) ClientResult {
 			}
 		}
 	}()
+	return func() {
+		close(flushStop)
+		<-flushDone
+	}
+}
 
-	var acquired atomic.Int64
+// runWorkers runs the client's workers until the end, a stop or the quota,
+// and returns each worker's counts.
+func (c *client) runWorkers(end time.Time, rec *results.Recorder, holds *holdLog, acquired *atomic.Int64) []*workerCounts {
+	cfg := c.cfg
 	stopped := func() bool {
 		select {
 		case <-c.stop:
@@ -242,7 +291,7 @@ func (c *client) run(t0 time.Time) ClientResult {
 	counts := make([]*workerCounts, cfg.Workers)
 	var wg sync.WaitGroup
 	for w := range counts {
-		wc := &workerCounts{perMaster: make([][engine.NumOutcomes]int64, n)}
+		wc := &workerCounts{perMaster: make([][engine.NumOutcomes]int64, len(cfg.Engine.Masters))}
 		counts[w] = wc
 		wg.Add(1)
 		go func() {
@@ -253,28 +302,17 @@ func (c *client) run(t0 time.Time) ClientResult {
 				if stopped() {
 					return
 				}
-				c.cycle(w, rng, rec, wc, holds, &acquired)
+				c.cycle(w, rng, rec, wc, holds, acquired)
 			}
 		}()
 	}
 	wg.Wait()
-	out.End = time.Now()
-	close(flushStop)
-	<-flushDone
-	rec.Flush(out.End)
-	if err := rec.Err(); err != nil {
-		out.Err = err.Error()
-	}
-	if err := holds.close(); err != nil && out.Err == "" {
-		out.Err = err.Error()
-	}
-	for _, f := range files {
-		if err := f.Sync(); err != nil && out.Err == "" {
-			out.Err = err.Error()
-		}
-	}
-	out.CPUSeconds = (workloads.ProcessCPU() - cpu0).Seconds()
-	out.PerMaster = make([][engine.NumOutcomes]int64, n)
+	return counts
+}
+
+// addCounts adds the workers' counts into the client's result.
+func addCounts(out *ClientResult, counts []*workerCounts, masters int) {
+	out.PerMaster = make([][engine.NumOutcomes]int64, masters)
 	for _, wc := range counts {
 		out.Attempts += wc.attempts
 		out.Acquired += wc.acquired
@@ -288,15 +326,6 @@ func (c *client) run(t0 time.Time) ClientResult {
 			}
 		}
 	}
-	out.Late = c.eng.LateOutcomes()
-	out.ProbeViolations = c.probe.violations.Load()
-	out.ProbeMax = c.probe.maxConcurrent.Load()
-	select {
-	case <-c.stop:
-		out.Interrupted = out.End.Before(end) && (cfg.Quota == 0 || acquired.Load() < cfg.Quota)
-	default:
-	}
-	return out
 }
 
 // cycle is one attempt and, when it wins, one protected read-modify-write.

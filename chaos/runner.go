@@ -105,7 +105,81 @@ func logf(w io.Writer, format string, args ...any) {
 // the result. Everything it started is stopped and its temp dir removed
 // before it returns, also when ctx is cancelled (then the result is
 // partial and marked interrupted).
-func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err error) {
+func RunCell(ctx context.Context, cell Cell, opt Options) (*CellResult, error) {
+	r, err := newCellRun(cell, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer r.cleanup()
+	startCtx, cancelStart := context.WithTimeout(ctx, 30*time.Second)
+	defer cancelStart()
+	if err := r.startServers(startCtx); err != nil {
+		return nil, err
+	}
+	if r.obs = r.observer(); r.obs != nil {
+		defer r.obs.SetWorkers(0)
+	}
+	if err := r.startClients(startCtx); err != nil {
+		return nil, err
+	}
+	r.logStarted()
+	sched, err := faults.NewScheduler(ctx, cell.Faults, r.targets)
+	if err != nil {
+		return nil, err
+	}
+	stopScheduler := sync.OnceFunc(sched.Stop)
+	r.cleanups = append(r.cleanups, stopScheduler)
+
+	// Go. Faults due at 0 are in place before the first acquire.
+	t0 := time.Now().Add(100 * time.Millisecond)
+	cpu0 := workloads.ProcessCPU()
+	sched.Start(t0, cell.Faults)
+	run, err := r.runClients(ctx, t0, stopScheduler)
+	if err != nil {
+		return nil, err
+	}
+	run.cpu = workloads.ProcessCPU() - cpu0
+	return r.collect(t0, run, sched)
+}
+
+// cellRun is one chaos cell on its way through RunCell's steps: start the
+// masters and the resource, start the clients, run the schedule, collect,
+// check.
+type cellRun struct {
+	cell   Cell
+	s      Settings
+	opt    Options
+	prefix string // the cell's keys
+	tmp    string // the cell's temp dir
+	res    *CellResult
+
+	cleanups []func() // run in reverse order when the cell ends
+	stopMu   sync.Mutex
+	stopErrs []error
+
+	masters []*localmasters.Master
+	addrs   []string
+	rset    *localmasters.Set // the protected resource's server
+	raddr   string
+	network *faults.Network // nil when no fault needs proxies
+	targets faults.Targets
+	probe   *windowProbe // shared by in-process clients
+	obs     Observer
+	inproc  []*client     // client_mode goroutines
+	procs   []*procClient // client_mode processes
+}
+
+// clientsRun is what the clients' run left: their results, the errors they
+// reported, the process CPU spent and whether the cell was interrupted.
+type clientsRun struct {
+	results     []ClientResult
+	errs        []string
+	cpu         time.Duration
+	interrupted bool
+}
+
+// newCellRun checks the cell can run here and makes its temp dir.
+func newCellRun(cell Cell, opt Options) (*cellRun, error) {
 	s := cell.Settings
 	if err := cell.Validate(); err != nil {
 		return nil, err
@@ -113,8 +187,7 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 	if s.ClientMode == "processes" && len(opt.ClientCommand) == 0 {
 		return nil, errors.New("client_mode: processes needs a client command (lockbench starts itself)")
 	}
-	clockMasters := cell.ClockMasters()
-	if len(clockMasters) > 0 {
+	if len(cell.ClockMasters()) > 0 {
 		if err := faults.FaketimeAvailable(); err != nil {
 			return nil, fmt.Errorf("clock_jump: %w", err)
 		}
@@ -123,212 +196,206 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 	if runID == "" {
 		runID = strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
 	}
-	prefix := fmt.Sprintf("chaos:%s:%d:", runID, cell.Index)
 	tmp, err := os.MkdirTemp(opt.TempDir, "lockbench-chaos-*")
 	if err != nil {
 		return nil, err
 	}
-	res = &CellResult{}
-	var cleanups []func()
-	var stopErrs []error
-	var stopMu sync.Mutex
-	stopped := func(err error) {
-		if err != nil {
-			stopMu.Lock()
-			stopErrs = append(stopErrs, err)
-			stopMu.Unlock()
-		}
-	}
-	defer func() {
-		for i := len(cleanups) - 1; i >= 0; i-- {
-			cleanups[i]()
-		}
-		stopped(os.RemoveAll(tmp))
-		// The result stands; a server that would not stop is still news.
-		for _, e := range stopErrs {
-			logf(opt.Log, "chaos: cell %s: cleanup: %v", cell.Name, e)
-		}
-	}()
-	startCtx, cancelStart := context.WithTimeout(ctx, 30*time.Second)
-	defer cancelStart()
+	return &cellRun{cell: cell, s: s, opt: opt, prefix: fmt.Sprintf("chaos:%s:%d:", runID, cell.Index), tmp: tmp,
+		res: &CellResult{}, probe: &windowProbe{}}, nil
+}
 
-	// Lock masters: one set each, so one of them can run on a fake clock.
-	persist, _ := localmasters.ParsePersistence(s.Persistence)
-	masters := make([]*localmasters.Master, s.Masters)
-	addrs := make([]string, s.Masters)
-	clocks := map[int]*faults.Clock{}
-	for i := range masters {
+// stopped keeps a cleanup's error for the log.
+func (r *cellRun) stopped(err error) {
+	if err != nil {
+		r.stopMu.Lock()
+		r.stopErrs = append(r.stopErrs, err)
+		r.stopMu.Unlock()
+	}
+}
+
+// cleanup stops everything the cell started, in reverse order, and removes
+// its temp dir.
+func (r *cellRun) cleanup() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+	r.stopped(os.RemoveAll(r.tmp))
+	// The result stands; a server that would not stop is still news.
+	for _, e := range r.stopErrs {
+		logf(r.opt.Log, "chaos: cell %s: cleanup: %v", r.cell.Name, e)
+	}
+}
+
+// startServers starts the lock masters (one set each, so one of them can
+// run on a fake clock), the protected resource's server and, when a fault
+// needs them, the proxies.
+func (r *cellRun) startServers(ctx context.Context) error {
+	clockMasters := r.cell.ClockMasters()
+	persist, _ := localmasters.ParsePersistence(r.s.Persistence)
+	r.masters = make([]*localmasters.Master, r.s.Masters)
+	r.addrs = make([]string, r.s.Masters)
+	r.targets.Clocks = map[int]*faults.Clock{}
+	for i := range r.masters {
 		var env []string
 		if clockMasters[i] {
-			c, err := faults.NewClock(tmp)
+			c, err := faults.NewClock(r.tmp)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if env, err = c.Env(); err != nil {
-				return nil, err
+				return err
 			}
-			clocks[i] = c
+			r.targets.Clocks[i] = c
 		}
-		set, err := localmasters.Start(startCtx, localmasters.Options{N: 1, Persistence: persist, Embedded: "never", Env: env})
+		set, err := localmasters.Start(ctx, localmasters.Options{N: 1, Persistence: persist, Embedded: "never", Env: env})
 		if err != nil {
-			return nil, fmt.Errorf("master %d: %w", i, err)
+			return fmt.Errorf("master %d: %w", i, err)
 		}
-		cleanups = append(cleanups, func() { stopped(set.Stop()) })
-		masters[i], addrs[i] = set.Masters()[0], set.Addrs()[0]
+		r.cleanups = append(r.cleanups, func() { r.stopped(set.Stop()) })
+		r.masters[i], r.addrs[i] = set.Masters()[0], set.Addrs()[0]
+		r.targets.Masters = append(r.targets.Masters, r.masters[i])
 	}
-	rset, err := localmasters.Start(startCtx, localmasters.Options{N: 1, Persistence: localmasters.PersistNone, Embedded: "never"})
+	rset, err := localmasters.Start(ctx, localmasters.Options{N: 1, Persistence: localmasters.PersistNone, Embedded: "never"})
 	if err != nil {
-		return nil, fmt.Errorf("resource server: %w", err)
+		return fmt.Errorf("resource server: %w", err)
 	}
-	cleanups = append(cleanups, func() { stopped(rset.Stop()) })
-	raddr := rset.Addrs()[0]
-	res.Addrs = append(append(res.Addrs, addrs...), raddr)
-
-	var network *faults.Network
-	if cell.NeedsNetwork() {
-		if network, err = faults.NewNetwork(addrs, s.Clients); err != nil {
-			return nil, err
-		}
-		cleanups = append(cleanups, network.Close)
-		for c := range s.Clients {
-			res.Addrs = append(res.Addrs, network.Addrs(c)...)
-		}
+	r.cleanups = append(r.cleanups, func() { r.stopped(rset.Stop()) })
+	r.rset, r.raddr = rset, rset.Addrs()[0]
+	r.res.Addrs = append(append(r.res.Addrs, r.addrs...), r.raddr)
+	if !r.cell.NeedsNetwork() {
+		return nil
 	}
+	if r.network, err = faults.NewNetwork(r.addrs, r.s.Clients); err != nil {
+		return err
+	}
+	r.cleanups = append(r.cleanups, r.network.Close)
+	r.targets.Net = r.network
+	for c := range r.s.Clients {
+		r.res.Addrs = append(r.res.Addrs, r.network.Addrs(c)...)
+	}
+	return nil
+}
 
-	// Clients.
+// observer is the cell's live-metrics observer, nil without one.
+func (r *cellRun) observer() Observer {
+	if r.opt.Observer == nil {
+		return nil
+	}
+	obs := r.opt.Observer(r.cell, r.addrs)
+	obs.SetWorkers(r.s.Workers * r.s.Clients)
+	r.probe.onViolation = obs.Violation
+	return obs
+}
+
+// clientConfigs is each client's share of the cell: its masters (through
+// its proxies when there are any), keys, quota and seed.
+func (r *cellRun) clientConfigs() []ClientConfig {
+	s := r.s
 	cfgs := make([]ClientConfig, s.Clients)
 	for c := range cfgs {
 		ec := s.EngineConfig()
-		ec.Masters = addrs
-		if network != nil {
-			ec.Masters = network.Addrs(c)
+		ec.Masters = r.addrs
+		if r.network != nil {
+			ec.Masters = r.network.Addrs(c)
 		}
 		var quota int64
 		if s.Acquisitions > 0 {
 			quota = (s.Acquisitions + int64(s.Clients) - 1) / int64(s.Clients)
 		}
-		cfgs[c] = ClientConfig{Index: c, Engine: ec, Resource: raddr, Prefix: prefix, Keys: s.Keys, Workers: s.Workers,
+		cfgs[c] = ClientConfig{Index: c, Engine: ec, Resource: r.raddr, Prefix: r.prefix, Keys: s.Keys, Workers: s.Workers,
 			Hold: time.Duration(s.Hold), HoldDist: s.HoldDist, RetryMin: time.Duration(s.RetryMin), RetryMax: time.Duration(s.RetryMax),
 			Fencing: s.Fencing, CheckValidity: s.CheckValidity, Duration: time.Duration(s.Duration), Quota: quota,
-			Seed: s.Seed + uint64(c)*7919, LogDir: tmp}
+			Seed: s.Seed + uint64(c)*7919, LogDir: r.tmp}
 		if cfgs[c].Seed == 0 {
 			cfgs[c].Seed = uint64(time.Now().UnixNano()) + uint64(c)
 		}
 	}
-	var inproc []*client
-	var procs []*procClient
-	targets := faults.Targets{Net: network, Clocks: clocks}
-	for _, m := range masters {
-		targets.Masters = append(targets.Masters, m)
+	return cfgs
+}
+
+// startClients starts the clients, as processes or goroutines, ready to
+// begin at the start time.
+func (r *cellRun) startClients(ctx context.Context) error {
+	if r.s.ClientMode == "processes" {
+		return r.startProcClients(ctx)
 	}
-	sharedProbe := &windowProbe{}
-	var obs Observer
-	if opt.Observer != nil {
-		obs = opt.Observer(cell, addrs)
-		obs.SetWorkers(s.Workers * s.Clients)
-		defer obs.SetWorkers(0)
-		sharedProbe.onViolation = obs.Violation
+	r.cleanups = append(r.cleanups, func() {
+		for _, c := range r.inproc {
+			c.close()
+		}
+	})
+	for _, cfg := range r.clientConfigs() {
+		c, err := newClient(ctx, cfg, r.probe)
+		if err != nil {
+			return err
+		}
+		c.obs = r.obs
+		r.inproc = append(r.inproc, c)
+		r.targets.Clients = append(r.targets.Clients, c)
 	}
-	if s.ClientMode == "processes" {
-		cleanups = append(cleanups, func() {
-			for _, p := range procs {
-				p.kill() // no-op for those already reaped
-			}
-		})
-		for c, cfg := range cfgs {
-			b, _ := json.Marshal(cfg)
-			cfgPath := filepath.Join(tmp, fmt.Sprintf("client-%d.json", c))
-			if err := os.WriteFile(cfgPath, b, 0o600); err != nil {
-				return nil, err
-			}
-			p, err := startProcClient(opt.ClientCommand, opt.ClientEnv, c, cfgPath,
-				filepath.Join(tmp, fmt.Sprintf("client-%d.result.json", c)), filepath.Join(tmp, fmt.Sprintf("client-%d.stderr", c)), obs)
-			if err != nil {
-				return nil, err
-			}
-			procs = append(procs, p)
-			targets.Clients = append(targets.Clients, p)
-			res.Pids = append(res.Pids, p.Pid())
+	return nil
+}
+
+// startProcClients starts one lockbench process per client and waits until
+// each is ready.
+func (r *cellRun) startProcClients(ctx context.Context) error {
+	r.cleanups = append(r.cleanups, func() {
+		for _, p := range r.procs {
+			p.kill() // no-op for those already reaped
 		}
-		for _, p := range procs {
-			if err := p.waitReady(startCtx); err != nil {
-				return nil, err
-			}
+	})
+	for c, cfg := range r.clientConfigs() {
+		b, _ := json.Marshal(cfg)
+		cfgPath := filepath.Join(r.tmp, fmt.Sprintf("client-%d.json", c))
+		if err := os.WriteFile(cfgPath, b, 0o600); err != nil {
+			return err
 		}
-	} else {
-		cleanups = append(cleanups, func() {
-			for _, c := range inproc {
-				c.close()
-			}
-		})
-		for _, cfg := range cfgs {
-			c, err := newClient(startCtx, cfg, sharedProbe)
-			if err != nil {
-				return nil, err
-			}
-			c.obs = obs
-			inproc = append(inproc, c)
-			targets.Clients = append(targets.Clients, c)
+		p, err := startProcClient(r.opt.ClientCommand, r.opt.ClientEnv, c, cfgPath,
+			filepath.Join(r.tmp, fmt.Sprintf("client-%d.result.json", c)), filepath.Join(r.tmp, fmt.Sprintf("client-%d.stderr", c)), r.obs)
+		if err != nil {
+			return err
+		}
+		r.procs = append(r.procs, p)
+		r.targets.Clients = append(r.targets.Clients, p)
+		r.res.Pids = append(r.res.Pids, p.Pid())
+	}
+	for _, p := range r.procs {
+		if err := p.waitReady(ctx); err != nil {
+			return err
 		}
 	}
-	masterPids := make([]int, len(masters))
-	for i, m := range masters {
+	return nil
+}
+
+// logStarted records the servers' pids and says what runs where.
+func (r *cellRun) logStarted() {
+	masterPids := make([]int, len(r.masters))
+	for i, m := range r.masters {
 		masterPids[i] = m.Pid()
 	}
-	rpid := rset.Masters()[0].Pid()
-	res.Pids = append(append(res.Pids, masterPids...), rpid)
-	logf(opt.Log, "chaos: cell %s: masters %s (pids %s), resource %s (pid %d), %d %s clients%s",
-		cell.Name, strings.Join(addrs, " "), pidList(masterPids), raddr, rpid, s.Clients, s.ClientMode, procPids(procs))
+	rpid := r.rset.Masters()[0].Pid()
+	r.res.Pids = append(append(r.res.Pids, masterPids...), rpid)
+	logf(r.opt.Log, "chaos: cell %s: masters %s (pids %s), resource %s (pid %d), %d %s clients%s",
+		r.cell.Name, strings.Join(r.addrs, " "), pidList(masterPids), r.raddr, rpid, r.s.Clients, r.s.ClientMode, procPids(r.procs))
+}
 
-	sched, err := faults.NewScheduler(ctx, cell.Faults, targets)
+// runClients starts the clients at t0 and waits for them to finish, for
+// the cell's end or for an interrupt; then it gathers their results.
+func (r *cellRun) runClients(ctx context.Context, t0 time.Time, stopScheduler func()) (clientsRun, error) {
+	run := clientsRun{results: make([]ClientResult, r.s.Clients)}
+	allDone, err := r.startAt(t0, run.results)
 	if err != nil {
-		return nil, err
+		return run, err
 	}
-	stopScheduler := sync.OnceFunc(sched.Stop)
-	cleanups = append(cleanups, stopScheduler)
-
-	// Go. Faults due at 0 are in place before the first acquire.
-	t0 := time.Now().Add(100 * time.Millisecond)
-	cpu0 := workloads.ProcessCPU()
-	sched.Start(t0, cell.Faults)
-	clientResults := make([]ClientResult, s.Clients)
-	var wg sync.WaitGroup
-	if procs != nil {
-		for _, p := range procs {
-			if err := p.start(t0); err != nil {
-				return nil, fmt.Errorf("client %d: %w", p.idx, err)
-			}
-		}
-	} else {
-		for i, c := range inproc {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				clientResults[i] = c.run(t0)
-			}()
-		}
-	}
-	allDone := make(chan struct{})
-	go func() {
-		if procs == nil {
-			wg.Wait()
-		} else {
-			for _, p := range procs {
-				<-p.done
-			}
-		}
-		close(allDone)
-	}()
 	stopClients := func() {
-		for _, c := range inproc {
+		for _, c := range r.inproc {
 			c.Stop()
 		}
-		for _, p := range procs {
+		for _, p := range r.procs {
 			p.Stop()
 		}
 	}
-	interrupted := false
-	endTimer := time.NewTimer(time.Until(t0.Add(time.Duration(s.Duration))))
+	endTimer := time.NewTimer(time.Until(t0.Add(time.Duration(r.s.Duration))))
 	defer endTimer.Stop()
 	select {
 	case <-allDone:
@@ -338,26 +405,65 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 		// client can finish its last cycle and report.
 		stopScheduler()
 	case <-ctx.Done():
-		interrupted = true
+		run.interrupted = true
 		stopScheduler()
 		stopClients()
 	}
-	limit := 30*time.Second + time.Duration(s.Hold)
+	limit := 30*time.Second + time.Duration(r.s.Hold)
 	select {
 	case <-allDone:
 	case <-ctx.Done():
-		interrupted = true
+		run.interrupted = true
 		stopClients()
 	case <-time.After(limit):
 	}
-	var errs []string
-	if procs != nil {
-		for i, p := range procs {
-			r, err := p.result(limit)
-			if err != nil {
-				errs = append(errs, err.Error())
+	return run, r.gather(&run, allDone, limit)
+}
+
+// startAt lets every client begin at t0; the channel closes when all have
+// finished.
+func (r *cellRun) startAt(t0 time.Time, out []ClientResult) (<-chan struct{}, error) {
+	var wg sync.WaitGroup
+	if r.procs != nil {
+		for _, p := range r.procs {
+			if err := p.start(t0); err != nil {
+				return nil, fmt.Errorf("client %d: %w", p.idx, err)
 			}
-			clientResults[i] = r
+		}
+	} else {
+		for i, c := range r.inproc {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[i] = c.run(t0)
+			}()
+		}
+	}
+	allDone := make(chan struct{})
+	go func() {
+		if r.procs == nil {
+			wg.Wait()
+		} else {
+			for _, p := range r.procs {
+				<-p.done
+			}
+		}
+		close(allDone)
+	}()
+	return allDone, nil
+}
+
+// gather reads the client processes' results (in-process clients wrote
+// theirs), collecting the clients' errors; a client error fails a cell
+// that was not interrupted.
+func (r *cellRun) gather(run *clientsRun, allDone <-chan struct{}, limit time.Duration) error {
+	if r.procs != nil {
+		for i, p := range r.procs {
+			cr, err := p.result(limit)
+			if err != nil {
+				run.errs = append(run.errs, err.Error())
+			}
+			run.results[i] = cr
 		}
 	} else {
 		select {
@@ -365,44 +471,61 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 		case <-time.After(limit):
 			// Closing engines under running workers would panic them; the
 			// connections go with the masters, stopped below.
-			inproc = nil
-			return nil, fmt.Errorf("clients did not finish %v after the end of the cell", limit)
+			r.inproc = nil
+			return fmt.Errorf("clients did not finish %v after the end of the cell", limit)
 		}
 	}
-	cpu := workloads.ProcessCPU() - cpu0
-	for _, r := range clientResults {
-		if r.Err != "" {
-			errs = append(errs, fmt.Sprintf("client %d: %s", r.Index, r.Err))
+	for _, cr := range run.results {
+		if cr.Err != "" {
+			run.errs = append(run.errs, fmt.Sprintf("client %d: %s", cr.Index, cr.Err))
 		}
 	}
-	if len(errs) > 0 && !interrupted {
-		return nil, errors.New(strings.Join(errs, "; "))
+	if len(run.errs) > 0 && !run.interrupted {
+		return errors.New(strings.Join(run.errs, "; "))
 	}
+	return nil
+}
 
+// collect checks the resource, merges the clients' logs and builds the
+// result with its expectations, verdict and warnings.
+func (r *cellRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler) (*CellResult, error) {
 	// Check the resource with a fresh context: an interrupted cell still
 	// gets its partial result checked.
 	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	check, cerr := CheckResource(cctx, raddr, prefix, s.Keys)
+	check, err := CheckResource(cctx, r.raddr, r.prefix, r.s.Keys)
 	cancel()
-	if cerr != nil {
-		return nil, cerr
-	}
-	res.Check = check
-	res.Clients = clientResults
-	intervals, err := mergeLogs(clientResults, t0)
 	if err != nil {
 		return nil, err
 	}
-	res.Intervals = intervals
-
+	res := r.res
+	res.Check, res.Clients = check, run.results
+	if res.Intervals, err = mergeLogs(run.results, t0); err != nil {
+		return nil, err
+	}
 	events := sched.Events()
-	res.Run = buildRun(cell, opt, t0, clientResults, check, intervals, events, addrs, sharedProbe, procs != nil, cpu, interrupted)
+	res.Run = buildRun(r.cell, r.opt, t0, run.results, check, res.Intervals, events, r.addrs, r.probe, r.procs != nil, run.cpu, run.interrupted)
 	if ferr := sched.Err(); ferr != nil {
 		res.Run.Warnings = append(res.Run.Warnings, "faults: "+strings.ReplaceAll(ferr.Error(), "\n", "; "))
 	}
-	res.Run.Warnings = append(res.Run.Warnings, errs...)
-	res.Run.Warnings = append(res.Run.Warnings, s.Warnings()...)
-	for _, e := range cell.Expect {
+	res.Run.Warnings = append(res.Run.Warnings, run.errs...)
+	res.Run.Warnings = append(res.Run.Warnings, r.s.Warnings()...)
+	r.judge(run.interrupted, sched.Missed(), events)
+	for _, m := range r.masters { // a master restarted after a crash has a new pid
+		if pid := m.Pid(); pid != 0 && !slices.Contains(res.Pids, pid) {
+			res.Pids = append(res.Pids, pid)
+		}
+	}
+	logf(r.opt.Log, "chaos: cell %s: %d acquired, %d violations, %d lost updates, %d stale writes rejected, availability %.1f%% of attempts %.1f%% of time%s",
+		r.cell.Name, res.Run.Outcomes.Acquired, check.Violations, check.LostUpdates, check.RejectedWrites,
+		100*res.Run.Safety.AvailabilityOps, 100*res.Run.Safety.AvailabilityTime, map[bool]string{true: " (INTERRUPTED)"}[run.interrupted])
+	return res, nil
+}
+
+// judge weighs the result against the cell's expectations and says
+// whether anything could be judged at all.
+func (r *cellRun) judge(interrupted bool, missed []faults.Spec, events []faults.Event) {
+	res := r.res
+	for _, e := range r.cell.Expect {
 		v := res.Value(e.Metric)
 		if !e.Holds(v) {
 			msg := fmt.Sprintf("expectation not met: %s (measured %s)", e, strconv.FormatFloat(v, 'g', -1, 64))
@@ -411,25 +534,16 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (res *CellResult, err 
 		}
 	}
 	if !interrupted {
-		res.NotJudged = notJudged(cell, res, sched.Missed(), events)
+		res.NotJudged = notJudged(r.cell, res, missed, events)
 	}
 	for _, m := range res.NotJudged {
 		res.Run.Warnings = append(res.Run.Warnings, "not judged: "+m)
 	}
-	res.Verdict = verdict(interrupted, res.NotJudged, res.Failed, len(cell.Expect))
+	res.Verdict = verdict(interrupted, res.NotJudged, res.Failed, len(r.cell.Expect))
 	res.Run.Safety.Verdict, res.Run.Safety.NotJudged = res.Verdict, strings.Join(res.NotJudged, "; ")
 	if cfgMap, ok := res.Run.Config.(map[string]any); ok {
 		cfgMap["expect_failed"] = res.Failed
 	}
-	for _, m := range masters { // a master restarted after a crash has a new pid
-		if pid := m.Pid(); pid != 0 && !slices.Contains(res.Pids, pid) {
-			res.Pids = append(res.Pids, pid)
-		}
-	}
-	logf(opt.Log, "chaos: cell %s: %d acquired, %d violations, %d lost updates, %d stale writes rejected, availability %.1f%% of attempts %.1f%% of time%s",
-		cell.Name, res.Run.Outcomes.Acquired, check.Violations, check.LostUpdates, check.RejectedWrites,
-		100*res.Run.Safety.AvailabilityOps, 100*res.Run.Safety.AvailabilityTime, map[bool]string{true: " (INTERRUPTED)"}[interrupted])
-	return res, nil
 }
 
 // notJudged lists why a finished cell showed nothing whatever its figures
@@ -560,45 +674,102 @@ func total(hs []*hdrhistogram.Histogram) *hdrhistogram.Histogram {
 func buildRun(cell Cell, opt Options, t0 time.Time, clientResults []ClientResult, ck Check, iv map[string][]*hdrhistogram.Histogram,
 	events []faults.Event, addrs []string, probe *windowProbe, processes bool, cpu time.Duration, interrupted bool) results.Run {
 	s := cell.Settings
-	var attempts, acquired, notAcq, errs, overruns, resErrs, probeViol int64
-	end := t0
-	perMaster := make([][engine.NumOutcomes]int64, len(addrs))
-	late := make([]int64, len(addrs))
-	var clientCPU float64
+	sum := sumClients(clientResults, t0, len(addrs), processes)
+	if !processes {
+		sum.probeViol = probe.violations.Load()
+		sum.clientCPU = cpu.Seconds()
+	}
+	secs := sum.end.Sub(t0).Seconds()
+	r := results.Run{
+		Config:               runConfig(cell, opt, addrs, ck, sum, clientResults, processes),
+		AcquireLatency:       results.Summarize(total(iv[results.MetricAcquire])),
+		AcquireFailedLatency: results.Summarize(total(iv[results.MetricFailed])),
+		ReleaseLatency:       results.Summarize(total(iv[results.MetricRelease])),
+		Outcomes: results.Outcomes{Acquired: sum.acquired, NotAcquired: sum.notAcq, Errors: sum.errs,
+			PerMaster: map[string]results.MasterOutcomes{}},
+		Safety: results.Safety{
+			Violations: ck.Violations, MaxConcurrentHolder: ck.MaxConcurrent,
+			ResourceChecked: true, AcknowledgedWrites: ck.Acks, LostUpdates: ck.LostUpdates,
+			Fencing: s.Fencing, StaleWritesRejected: ck.RejectedWrites,
+			JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged,
+		},
+		LockUse:         results.LockUse{HoldOverruns: sum.overruns},
+		MeasuredSeconds: secs,
+		Interrupted:     interrupted,
+		StartedAt:       t0.UTC(),
+	}
+	for i, a := range addrs {
+		pm := sum.perMaster[i]
+		r.Outcomes.PerMaster[a] = results.MasterOutcomes{OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error],
+			Pending: pm[engine.Pending], NotSent: pm[engine.NotSent], Late: sum.late[i]}
+	}
+	if sum.attempts > 0 {
+		r.Safety.AvailabilityOps = float64(sum.acquired) / float64(sum.attempts)
+	}
+	r.Safety.AvailabilityTime = availabilityTime(iv[results.MetricAcquire], t0.Add(time.Duration(s.Duration)))
+	if secs > 0 {
+		r.Throughput.CyclesPerSec = float64(sum.acquired) / secs
+		r.Throughput.AcquiresPerSec = float64(sum.attempts) / secs
+	}
+	r.Client = clientCost(sum.clientCPU, sum.acquired, secs)
+	for _, e := range events {
+		r.Events = append(r.Events, results.Event{AtSeconds: math.Round(e.At.Sub(t0).Seconds()*1000) / 1000, Kind: e.Kind, Target: e.Target, Detail: e.Detail})
+	}
+	r.Safety.Timeline = safetyTimeline(ck, t0)
+	r.Warnings = append(r.Warnings, safetyWarnings(ck, sum.resErrs)...)
+	return r
+}
+
+// clientTotals adds up the clients' counts.
+type clientTotals struct {
+	attempts, acquired, notAcq, errs, overruns, resErrs, probeViol int64
+	end                                                            time.Time // the last client's end
+	perMaster                                                      [][engine.NumOutcomes]int64
+	late                                                           []int64
+	clientCPU                                                      float64
+}
+
+// sumClients adds the clients' counts; probe violations count from client
+// processes only (in-process clients share one probe).
+func sumClients(clientResults []ClientResult, t0 time.Time, masters int, processes bool) clientTotals {
+	t := clientTotals{end: t0, perMaster: make([][engine.NumOutcomes]int64, masters), late: make([]int64, masters)}
 	for _, r := range clientResults {
-		attempts += r.Attempts
-		acquired += r.Acquired
-		notAcq += r.NotAcquired
-		errs += r.Errors
-		overruns += r.Overruns
-		resErrs += r.ResourceErrors
-		clientCPU += r.CPUSeconds
+		t.attempts += r.Attempts
+		t.acquired += r.Acquired
+		t.notAcq += r.NotAcquired
+		t.errs += r.Errors
+		t.overruns += r.Overruns
+		t.resErrs += r.ResourceErrors
+		t.clientCPU += r.CPUSeconds
 		if processes {
-			probeViol += r.ProbeViolations
+			t.probeViol += r.ProbeViolations
 		}
-		if r.End.After(end) {
-			end = r.End
+		if r.End.After(t.end) {
+			t.end = r.End
 		}
 		for m := range r.PerMaster {
-			if m < len(perMaster) {
+			if m < len(t.perMaster) {
 				for o := range r.PerMaster[m] {
-					perMaster[m][o] += r.PerMaster[m][o]
+					t.perMaster[m][o] += r.PerMaster[m][o]
 				}
 			}
 		}
 		for m := range r.Late {
-			if m < len(late) {
+			if m < len(t.late) {
 				for _, v := range r.Late[m] {
-					late[m] += v
+					t.late[m] += v
 				}
 			}
 		}
 	}
-	if !processes {
-		probeViol = probe.violations.Load()
-		clientCPU = cpu.Seconds()
-	}
-	secs := end.Sub(t0).Seconds()
+	return t
+}
+
+// runConfig is the result's config: the keys the report stage reads
+// (persistence, masters, workers, keys, ttl, hold, mode, wait, load,
+// driver, distribution), then the chaos settings and the checkers' figures.
+func runConfig(cell Cell, opt Options, addrs []string, ck Check, sum clientTotals, clientResults []ClientResult, processes bool) map[string]any {
+	s := cell.Settings
 	faultText := make([]string, len(cell.Faults))
 	for i, f := range cell.Faults {
 		faultText[i] = f.String()
@@ -607,10 +778,7 @@ func buildRun(cell Cell, opt Options, t0 time.Time, clientResults []ClientResult
 	for _, e := range cell.Expect {
 		expect[e.Metric] = e.Op + strconv.FormatFloat(e.Value, 'g', -1, 64)
 	}
-	// The keys the report stage reads (persistence, masters, workers, keys,
-	// ttl, hold, mode, wait, load, driver, distribution), then the chaos
-	// settings and the checkers' figures.
-	cfg := map[string]any{
+	return map[string]any{
 		"scenario": opt.Scenario, "cell": cell.Name,
 		"masters": addrs, "local": s.Masters, "persistence": s.Persistence, "driver": "lockbench",
 		"mode": s.Mode, "wait": s.Wait, "load": "closed", "workers": s.Workers * s.Clients, "keys": s.Keys,
@@ -623,44 +791,20 @@ func buildRun(cell Cell, opt Options, t0 time.Time, clientResults []ClientResult
 		"checks": map[string]any{
 			"holds_logged": ck.Holds, "judged_holds": ck.Holds - ck.Unjudged, "holds_not_judged": ck.Unjudged, "final_sum": ck.FinalSum, "acknowledged_writes": ck.Acks,
 			"stale_reads_rejected": ck.RejectedReads, "fencing_tokens": ck.Tokens,
-			"probe_violations": probeViol, "probe_scope": map[bool]string{true: "per client process", false: "all clients (one process)"}[processes],
-			"resource_errors": resErrs, "attempts": attempts, "per_client": perClient(clientResults),
+			"probe_violations": sum.probeViol, "probe_scope": map[bool]string{true: "per client process", false: "all clients (one process)"}[processes],
+			"resource_errors": sum.resErrs, "attempts": sum.attempts, "per_client": perClient(clientResults),
 		},
 	}
-	r := results.Run{
-		Config:               cfg,
-		AcquireLatency:       results.Summarize(total(iv[results.MetricAcquire])),
-		AcquireFailedLatency: results.Summarize(total(iv[results.MetricFailed])),
-		ReleaseLatency:       results.Summarize(total(iv[results.MetricRelease])),
-		Outcomes: results.Outcomes{Acquired: acquired, NotAcquired: notAcq, Errors: errs,
-			PerMaster: map[string]results.MasterOutcomes{}},
-		Safety: results.Safety{
-			Violations: ck.Violations, MaxConcurrentHolder: ck.MaxConcurrent,
-			ResourceChecked: true, AcknowledgedWrites: ck.Acks, LostUpdates: ck.LostUpdates,
-			Fencing: s.Fencing, StaleWritesRejected: ck.RejectedWrites,
-			JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged,
-		},
-		LockUse:         results.LockUse{HoldOverruns: overruns},
-		MeasuredSeconds: secs,
-		Interrupted:     interrupted,
-		StartedAt:       t0.UTC(),
-	}
-	for i, a := range addrs {
-		pm := perMaster[i]
-		r.Outcomes.PerMaster[a] = results.MasterOutcomes{OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error],
-			Pending: pm[engine.Pending], NotSent: pm[engine.NotSent], Late: late[i]}
-	}
-	if attempts > 0 {
-		r.Safety.AvailabilityOps = float64(acquired) / float64(attempts)
-	}
-	// Availability in time: the share of the window's seconds in which some
-	// client took the lock.
-	// After the window no acquire starts (clients finish their last cycle),
-	// so that tail is not counted.
+}
+
+// availabilityTime is the share of the window's seconds in which some
+// client took the lock. After the window no acquire starts (clients finish
+// their last cycle), so that tail is not counted.
+func availabilityTime(acquires []*hdrhistogram.Histogram, windowEnd time.Time) float64 {
 	var upMs, allMs int64
-	windowEnd := t0.Add(time.Duration(s.Duration)).UnixMilli()
-	for _, h := range iv[results.MetricAcquire] {
-		d := min(h.EndTimeMs(), windowEnd) - h.StartTimeMs()
+	end := windowEnd.UnixMilli()
+	for _, h := range acquires {
+		d := min(h.EndTimeMs(), end) - h.StartTimeMs()
 		if d <= 0 {
 			continue
 		}
@@ -670,38 +814,41 @@ func buildRun(cell Cell, opt Options, t0 time.Time, clientResults []ClientResult
 		}
 	}
 	if allMs > 0 {
-		r.Safety.AvailabilityTime = float64(upMs) / float64(allMs)
+		return float64(upMs) / float64(allMs)
 	}
-	if secs > 0 {
-		r.Throughput.CyclesPerSec = float64(acquired) / secs
-		r.Throughput.AcquiresPerSec = float64(attempts) / secs
-	}
+	return 0
+}
+
+// clientCost is the load generator's own CPU for the cell.
+func clientCost(clientCPU float64, acquired int64, secs float64) results.Client {
 	cores := runtime.NumCPU()
-	r.Client = results.Client{CPUSeconds: clientCPU, Cores: cores}
+	c := results.Client{CPUSeconds: clientCPU, Cores: cores}
 	if acquired > 0 {
-		r.Client.CPUMicrosCycle = clientCPU * 1e6 / float64(acquired)
+		c.CPUMicrosCycle = clientCPU * 1e6 / float64(acquired)
 	}
 	if secs > 0 {
-		r.Client.CPUShare = clientCPU / secs / float64(cores)
-		r.Client.ClientBound = r.Client.CPUShare >= 0.8
+		c.CPUShare = clientCPU / secs / float64(cores)
+		c.ClientBound = c.CPUShare >= 0.8
 	}
-	for _, e := range events {
-		r.Events = append(r.Events, results.Event{AtSeconds: math.Round(e.At.Sub(t0).Seconds()*1000) / 1000, Kind: e.Kind, Target: e.Target, Detail: e.Detail})
-	}
-	r.Safety.Timeline = safetyTimeline(ck, t0)
+	return c
+}
+
+// safetyWarnings say what the checkers found, in words.
+func safetyWarnings(ck Check, resErrs int64) []string {
+	var w []string
 	if ck.Violations > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("safety: %d holds overlapped another holder of the same key inside its validity window", ck.Violations))
+		w = append(w, fmt.Sprintf("safety: %d holds overlapped another holder of the same key inside its validity window", ck.Violations))
 	}
 	if ck.Unjudged > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("safety: %d of %d holds could not be judged: no validity (t1 + ttl - drift) was left when the acquire returned", ck.Unjudged, ck.Holds))
+		w = append(w, fmt.Sprintf("safety: %d of %d holds could not be judged: no validity (t1 + ttl - drift) was left when the acquire returned", ck.Unjudged, ck.Holds))
 	}
 	if ck.LostUpdates > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("safety: %d of %d acknowledged writes were lost (final counters sum to %d)", ck.LostUpdates, ck.Acks, ck.FinalSum))
+		w = append(w, fmt.Sprintf("safety: %d of %d acknowledged writes were lost (final counters sum to %d)", ck.LostUpdates, ck.Acks, ck.FinalSum))
 	}
 	if resErrs > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("resource: %d reads or writes failed (timeouts or errors); they were not acknowledged", resErrs))
+		w = append(w, fmt.Sprintf("resource: %d reads or writes failed (timeouts or errors); they were not acknowledged", resErrs))
 	}
-	return r
+	return w
 }
 
 // safetyTimeline files the check's findings by second of the cell.
