@@ -232,9 +232,12 @@ cells:
 	}
 	want := map[string]string{
 		"missed-fault": `fault "crash at 8s masters 0 restart immediate" did not happen`,
-		"unreachable":  "0 acquisitions, fewer than min_acquisitions 10",
-		"no-acks":      "0 acknowledged writes, fewer than min_acquisitions 10",
-		"empty-crash":  "hit a master that held no lock key",
+		// A partition at 0 s is set before the clients start, but toxiproxy
+		// swaps a link's toxics asynchronously: on a starved machine a first
+		// acquire or two can still get through. Too few either way.
+		"unreachable": " acquisitions, fewer than min_acquisitions 10",
+		"no-acks":     "0 acknowledged writes, fewer than min_acquisitions 10",
+		"empty-crash": "hit a master that held no lock key",
 	}
 	var man struct {
 		Cells []struct{ Label, File string }
