@@ -80,7 +80,7 @@ func DefaultConfig() Config {
 		RetryMin:    50 * time.Millisecond,
 		RetryMax:    250 * time.Millisecond,
 		MaxBatch:    128,
-		Dispatchers: 4,
+		Dispatchers: 2, // per-key queues: two keep batches large (fewer writes) yet one in flight while the other fills
 	}
 }
 
