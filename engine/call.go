@@ -57,6 +57,21 @@ func (c *call) send(i int, deadline time.Time) {
 	c.mu.Lock()
 	c.refs++
 	c.mu.Unlock()
+	c.enqueue(i, deadline)
+}
+
+// sendAll queues the command for every master at once, holding the call
+// for all of them in one lock.
+func (c *call) sendAll(deadline time.Time) {
+	c.mu.Lock()
+	c.refs += len(c.reqs)
+	c.mu.Unlock()
+	for i := range c.reqs {
+		c.enqueue(i, deadline)
+	}
+}
+
+func (c *call) enqueue(i int, deadline time.Time) {
 	c.reqs[i] = request{master: i, deadline: deadline, call: c}
 	c.e.links[i].enqueue(&c.reqs[i])
 }

@@ -235,9 +235,7 @@ func (e *Engine) run(kind opKind, key, token string, ttlMs int64, decides bool, 
 	c := e.newCall(kind, key, token, ttlMs, decides && e.cfg.Wait == WaitQuorum)
 	if e.cfg.Mode == Multiplexed {
 		deadline := time.Now().Add(e.cfg.Timeout)
-		for i := range e.links {
-			c.send(i, deadline)
-		}
+		c.sendAll(deadline)
 		c.wait(deadline)
 		return c.finish(t1)
 	}
