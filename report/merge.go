@@ -19,138 +19,189 @@ import (
 // concurrently, and the merged interval logs are written next to the
 // merged cell results. A cell found in one directory only is copied.
 func Merge(dirs []string, out string) error {
-	if len(dirs) == 0 {
-		return &InputError{Field: "DIR", Value: "", Problem: "nothing to merge", Accepted: "one or more results directories"}
-	}
-	if out == "" {
-		return &InputError{Field: "--out", Value: "", Problem: "no output directory", Accepted: "a directory for the merged results"}
-	}
-	absOut, _ := filepath.Abs(out)
-	var inputs []*loadedDir
-	for _, d := range dirs {
-		if a, _ := filepath.Abs(d); a == absOut {
-			return &InputError{Field: "--out", Value: out, Problem: "is one of the input directories", Accepted: "a new directory, so that no segment is overwritten"}
-		}
-		r, err := loadDir(d, false)
-		if err != nil {
-			return err
-		}
-		inputs = append(inputs, r)
+	inputs, err := loadSegments(dirs, out)
+	if err != nil {
+		return err
 	}
 	if err := os.MkdirAll(filepath.Join(out, "cells"), 0o755); err != nil {
 		return fmt.Errorf("out: %w", err)
 	}
-
-	// Cells in order of first appearance.
-	type seg struct {
-		dir string
-		c   *cell
-	}
-	var order []string
-	byID := map[string][]seg{}
-	for _, r := range inputs {
-		for _, c := range r.Cells {
-			if _, ok := byID[c.Info.ID]; !ok {
-				order = append(order, c.Info.ID)
-			}
-			byID[c.Info.ID] = append(byID[c.Info.ID], seg{r.Dir, c})
-		}
-	}
-
 	man := mergeManifests(inputs, dirs)
-	for _, id := range order {
-		segs := byID[id]
-		first := segs[0].c
-		info := first.Info
-		if info.File == "" {
-			info.File = "cells/" + id + ".json"
-		}
-		runs := make([]results.Run, len(segs))
-		for i, s := range segs {
-			runs[i] = s.c.Run
-		}
-		segNames := make([]string, len(segs))
-		for i, s := range segs {
-			segNames[i] = s.dir
-		}
-		merged := mergeRuns(runs, segNames)
-		if len(runs) > 1 {
-			merged.Warnings = append(merged.Warnings, fmt.Sprintf("merged from %d segments: %s", len(runs), strings.Join(segNames, ", ")))
-			merged.Repeats = nil // added up per repeat below, when the segments' repeats line up
-		}
-		if len(segs) < len(inputs) {
-			// Throughput and counts then cover fewer machines than the rest.
-			merged.Warnings = append(merged.Warnings, fmt.Sprintf("merge: cell %s is in %d of %d segments (%s)", id, len(segs), len(inputs), strings.Join(segNames, ", ")))
-		}
-		recomputed := map[string]bool{}
-		for _, m := range metrics {
-			var logs [][]*hdrhistogram.Histogram
-			var have []string
-			for _, s := range segs {
-				hs, ok, err := readLogFile(results.LogPath(s.dir, s.c.Info, m))
-				if err != nil {
-					return err
-				}
-				if ok {
-					logs = append(logs, hs)
-					have = append(have, s.dir)
-				}
-			}
-			if len(have) == 0 {
-				continue
-			}
-			if len(have) != len(segs) {
-				// Adding some segments' histograms would understate the
-				// tail; a partial merge is worse than none.
-				return &InputError{Field: "hlog", Value: results.LogPath(segs[0].dir, first.Info, m), Problem: fmt.Sprintf("cell %s has a %s log in %s but not in every segment", id, m, strings.Join(have, ", ")), Accepted: "segments with the same set of .hlog files"}
-			}
-			ivs, dropped := mergeIntervals(logs)
-			if dropped > 0 {
-				merged.Warnings = append(merged.Warnings, fmt.Sprintf("merge: %d %s values beyond the histogram range were dropped", dropped, m))
-			}
-			sum, _ := total(ivs)
-			lat := results.Summarize(sum)
-			recomputed[m] = true
-			switch m {
-			case results.MetricAcquire:
-				merged.AcquireLatency = lat
-			case results.MetricAcquireUncorrected:
-				merged.AcquireUncorrected = &lat
-			case results.MetricFailed:
-				merged.AcquireFailedLatency = lat
-			case results.MetricRelease:
-				merged.ReleaseLatency = lat
-			}
-			path := results.LogPath(out, info, m)
-			if err := writeShared(path, func(w io.Writer) error { return results.WriteIntervalLog(w, m, ivs) }); err != nil {
-				return err
-			}
-		}
-		if len(segs) > 1 {
-			for _, m := range []string{results.MetricAcquire, results.MetricFailed, results.MetricRelease} {
-				if !recomputed[m] {
-					merged.Warnings = append(merged.Warnings, fmt.Sprintf("merge: no %s interval logs, so its percentiles could not be merged (count and max only)", m))
-				}
-			}
-		}
-		if len(segs) > 1 && first.Run.Repeats != nil {
-			cells := make([]*cell, len(segs))
-			for i, sg := range segs {
-				cells[i] = sg.c
-			}
-			if err := applySegmentRepeats(&merged, segNames, cells, out, info); err != nil {
-				return err
-			}
-		}
-		ci := info
-		merged.Cell = &ci
-		path := filepath.Join(out, filepath.FromSlash(info.File))
-		if err := writeShared(path, func(w io.Writer) error { return results.WriteJSON(w, merged) }); err != nil {
+	for _, segs := range cellsByID(inputs) {
+		info, err := mergeCell(segs, len(inputs), out)
+		if err != nil {
 			return err
 		}
 		man.Cells = append(man.Cells, info)
 	}
 	return writeShared(filepath.Join(out, "manifest.json"), func(w io.Writer) error { return results.WriteJSON(w, man) })
+}
+
+// loadSegments checks the merge's arguments and loads every segment.
+func loadSegments(dirs []string, out string) ([]*loadedDir, error) {
+	if len(dirs) == 0 {
+		return nil, &InputError{Field: "DIR", Value: "", Problem: "nothing to merge", Accepted: "one or more results directories"}
+	}
+	if out == "" {
+		return nil, &InputError{Field: "--out", Value: "", Problem: "no output directory", Accepted: "a directory for the merged results"}
+	}
+	absOut, _ := filepath.Abs(out)
+	var inputs []*loadedDir
+	for _, d := range dirs {
+		if a, _ := filepath.Abs(d); a == absOut {
+			return nil, &InputError{Field: "--out", Value: out, Problem: "is one of the input directories", Accepted: "a new directory, so that no segment is overwritten"}
+		}
+		r, err := loadDir(d, false)
+		if err != nil {
+			return nil, err
+		}
+		inputs = append(inputs, r)
+	}
+	return inputs, nil
+}
+
+// segCell is one segment's copy of a cell.
+type segCell struct {
+	dir string
+	c   *cell
+}
+
+// cellsByID groups the segments' copies of each cell, cells in order of
+// first appearance.
+func cellsByID(inputs []*loadedDir) [][]segCell {
+	var order []string
+	byID := map[string][]segCell{}
+	for _, r := range inputs {
+		for _, c := range r.Cells {
+			if _, ok := byID[c.Info.ID]; !ok {
+				order = append(order, c.Info.ID)
+			}
+			byID[c.Info.ID] = append(byID[c.Info.ID], segCell{r.Dir, c})
+		}
+	}
+	out := make([][]segCell, len(order))
+	for i, id := range order {
+		out[i] = byID[id]
+	}
+	return out
+}
+
+// mergeCell writes the merged result and logs of one cell's segments into
+// out and returns the cell's manifest entry; inputs is how many segments
+// the merge has.
+func mergeCell(segs []segCell, inputs int, out string) (results.CellInfo, error) {
+	first := segs[0].c
+	info := first.Info
+	if info.File == "" {
+		info.File = "cells/" + info.ID + ".json"
+	}
+	runs := make([]results.Run, len(segs))
+	segNames := make([]string, len(segs))
+	for i, s := range segs {
+		runs[i], segNames[i] = s.c.Run, s.dir
+	}
+	merged := mergeRuns(runs, segNames)
+	if len(runs) > 1 {
+		merged.Warnings = append(merged.Warnings, fmt.Sprintf("merged from %d segments: %s", len(runs), strings.Join(segNames, ", ")))
+		merged.Repeats = nil // added up per repeat below, when the segments' repeats line up
+	}
+	if len(segs) < inputs {
+		// Throughput and counts then cover fewer machines than the rest.
+		merged.Warnings = append(merged.Warnings, fmt.Sprintf("merge: cell %s is in %d of %d segments (%s)", info.ID, len(segs), inputs, strings.Join(segNames, ", ")))
+	}
+	if err := mergeCellLogs(&merged, segs, out, info); err != nil {
+		return info, err
+	}
+	if len(segs) > 1 && first.Run.Repeats != nil {
+		cells := make([]*cell, len(segs))
+		for i, sg := range segs {
+			cells[i] = sg.c
+		}
+		if err := applySegmentRepeats(&merged, segNames, cells, out, info); err != nil {
+			return info, err
+		}
+	}
+	ci := info
+	merged.Cell = &ci
+	path := filepath.Join(out, filepath.FromSlash(info.File))
+	return info, writeShared(path, func(w io.Writer) error { return results.WriteJSON(w, merged) })
+}
+
+// mergeCellLogs adds the segments' interval logs of each metric, writes
+// them to out and sets the merged latencies from them.
+func mergeCellLogs(merged *results.Run, segs []segCell, out string, info results.CellInfo) error {
+	recomputed := map[string]bool{}
+	for _, m := range metrics {
+		logs, have, err := segmentLogs(segs, m)
+		if err != nil {
+			return err
+		}
+		if len(have) == 0 {
+			continue
+		}
+		if len(have) != len(segs) {
+			// Adding some segments' histograms would understate the
+			// tail; a partial merge is worse than none.
+			return &InputError{Field: "hlog", Value: results.LogPath(segs[0].dir, segs[0].c.Info, m), Problem: fmt.Sprintf("cell %s has a %s log in %s but not in every segment", info.ID, m, strings.Join(have, ", ")), Accepted: "segments with the same set of .hlog files"}
+		}
+		lat, dropped, err := addLogs(logs, m, results.LogPath(out, info, m))
+		if dropped > 0 {
+			merged.Warnings = append(merged.Warnings, fmt.Sprintf("merge: %d %s values beyond the histogram range were dropped", dropped, m))
+		}
+		if err != nil {
+			return err
+		}
+		recomputed[m] = true
+		setLatency(merged, m, lat)
+	}
+	if len(segs) > 1 {
+		for _, m := range []string{results.MetricAcquire, results.MetricFailed, results.MetricRelease} {
+			if !recomputed[m] {
+				merged.Warnings = append(merged.Warnings, fmt.Sprintf("merge: no %s interval logs, so its percentiles could not be merged (count and max only)", m))
+			}
+		}
+	}
+	return nil
+}
+
+// segmentLogs reads metric m's interval log of every segment that has
+// one; have names those segments.
+func segmentLogs(segs []segCell, m string) (logs [][]*hdrhistogram.Histogram, have []string, err error) {
+	for _, s := range segs {
+		hs, ok, err := readLogFile(results.LogPath(s.dir, s.c.Info, m))
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			logs = append(logs, hs)
+			have = append(have, s.dir)
+		}
+	}
+	return logs, have, nil
+}
+
+// addLogs adds concurrent segments' interval logs of metric m interval by
+// interval, writes the sum to path and summarizes it; dropped counts the
+// values beyond the histogram range.
+func addLogs(logs [][]*hdrhistogram.Histogram, m, path string) (lat results.Latency, dropped int64, err error) {
+	ivs, dropped := mergeIntervals(logs)
+	sum, _ := total(ivs)
+	lat = results.Summarize(sum)
+	return lat, dropped, writeShared(path, func(w io.Writer) error { return results.WriteIntervalLog(w, m, ivs) })
+}
+
+// setLatency puts a latency recomputed from metric m's logs in its place.
+func setLatency(r *results.Run, m string, lat results.Latency) {
+	switch m {
+	case results.MetricAcquire:
+		r.AcquireLatency = lat
+	case results.MetricAcquireUncorrected:
+		r.AcquireUncorrected = &lat
+	case results.MetricFailed:
+		r.AcquireFailedLatency = lat
+	case results.MetricRelease:
+		r.ReleaseLatency = lat
+	}
 }
 
 func mergeManifests(inputs []*loadedDir, dirs []string) results.Manifest {
@@ -194,21 +245,51 @@ func mergeRuns(runs []results.Run, dirs []string) results.Run {
 		return m
 	}
 	m.Throughput = results.Throughput{}
-	m.Outcomes = results.Outcomes{PerMaster: map[string]results.MasterOutcomes{}}
-	m.Safety = results.Safety{}
-	m.Warnings = nil
-	m.Events = nil
-	var cpuSec, cycles float64
-	var client results.Client
-	var servers *results.Servers
-	for i, r := range runs {
+	for _, r := range runs {
 		m.Throughput.CyclesPerSec += r.Throughput.CyclesPerSec
 		m.Throughput.AcquiresPerSec += r.Throughput.AcquiresPerSec
-		m.Outcomes.Acquired += r.Outcomes.Acquired
-		m.Outcomes.NotAcquired += r.Outcomes.NotAcquired
-		m.Outcomes.Errors += r.Outcomes.Errors
+		m.MeasuredSeconds = max(m.MeasuredSeconds, r.MeasuredSeconds)
+		m.Interrupted = m.Interrupted || r.Interrupted
+		if !r.StartedAt.IsZero() && r.StartedAt.Before(m.StartedAt) {
+			m.StartedAt = r.StartedAt
+		}
+	}
+	m.Outcomes = addOutcomes(runs)
+	m.Safety = addSafety(runs)
+	cycles := cyclesIn(runs)
+	m.Client = addClients(runs, cycles)
+	if s := largestServers(runs, cycles); s != nil {
+		m.Servers = s
+	}
+	m.Warnings, m.Events = segmentNotes(runs, dirs)
+	m.OpenLoop = combineOpenLoop(runs, true)
+	// Without histograms, percentiles cannot be combined: keep counts and
+	// the largest max only.
+	m.AcquireLatency = mergeCountsOnly(runs, func(r results.Run) results.Latency { return r.AcquireLatency })
+	m.AcquireFailedLatency = mergeCountsOnly(runs, func(r results.Run) results.Latency { return r.AcquireFailedLatency })
+	m.ReleaseLatency = mergeCountsOnly(runs, func(r results.Run) results.Latency { return r.ReleaseLatency })
+	m.AcquireUncorrected = nil
+	return m
+}
+
+// cyclesIn is how many cycles the runs measured in all.
+func cyclesIn(runs []results.Run) float64 {
+	var c float64
+	for _, r := range runs {
+		c += r.Throughput.CyclesPerSec * r.MeasuredSeconds
+	}
+	return c
+}
+
+// addOutcomes adds the runs' acquire outcomes, master by master.
+func addOutcomes(runs []results.Run) results.Outcomes {
+	out := results.Outcomes{PerMaster: map[string]results.MasterOutcomes{}}
+	for _, r := range runs {
+		out.Acquired += r.Outcomes.Acquired
+		out.NotAcquired += r.Outcomes.NotAcquired
+		out.Errors += r.Outcomes.Errors
 		for addr, o := range r.Outcomes.PerMaster {
-			t := m.Outcomes.PerMaster[addr]
+			t := out.PerMaster[addr]
 			t.OK += o.OK
 			t.Taken += o.Taken
 			t.Timeout += o.Timeout
@@ -217,71 +298,86 @@ func mergeRuns(runs []results.Run, dirs []string) results.Run {
 			t.NotSent += o.NotSent
 			t.Late += o.Late
 			t.LateReleased += o.LateReleased
-			m.Outcomes.PerMaster[addr] = t
+			out.PerMaster[addr] = t
 		}
-		m.Safety.Violations += r.Safety.Violations
-		m.Safety.MaxConcurrentHolder = max(m.Safety.MaxConcurrentHolder, r.Safety.MaxConcurrentHolder)
-		m.Safety.JudgedHolds += r.Safety.JudgedHolds
-		m.Safety.HoldsNotJudged += r.Safety.HoldsNotJudged
-		if i == 0 || m.Safety.NotJudged != "" && r.Safety.NotJudged != "" {
-			m.Safety.NotJudged = r.Safety.NotJudged // nothing judged anywhere: say why
+	}
+	return out
+}
+
+// addSafety adds the runs' safety counts; the merged verdict says why
+// nothing was judged only when nothing was judged anywhere.
+func addSafety(runs []results.Run) results.Safety {
+	var out results.Safety
+	for i, r := range runs {
+		out.Violations += r.Safety.Violations
+		out.MaxConcurrentHolder = max(out.MaxConcurrentHolder, r.Safety.MaxConcurrentHolder)
+		out.JudgedHolds += r.Safety.JudgedHolds
+		out.HoldsNotJudged += r.Safety.HoldsNotJudged
+		if i == 0 || out.NotJudged != "" && r.Safety.NotJudged != "" {
+			out.NotJudged = r.Safety.NotJudged
 		} else {
-			m.Safety.NotJudged = ""
+			out.NotJudged = ""
 		}
-		// Client cost adds; the busiest client decides whether the figure
-		// was client-bound.
-		cpuSec += r.Client.CPUSeconds
-		cycles += r.Throughput.CyclesPerSec * r.MeasuredSeconds
-		client.Cores += r.Client.Cores
-		client.CPUShare = max(client.CPUShare, r.Client.CPUShare)
-		client.ClientBound = client.ClientBound || r.Client.ClientBound
-		client.RSSStartMB = max(client.RSSStartMB, r.Client.RSSStartMB)
-		client.RSSEndMB = max(client.RSSEndMB, r.Client.RSSEndMB)
-		// Every segment saw the same masters' CPU counters over the same
-		// window: take the largest reading rather than adding.
-		if r.Servers != nil {
-			if servers == nil {
-				servers = &results.Servers{PerMaster: map[string]float64{}}
-			}
-			servers.CPUSeconds = max(servers.CPUSeconds, r.Servers.CPUSeconds)
-			servers.BusiestShare = max(servers.BusiestShare, r.Servers.BusiestShare)
-			for a, v := range r.Servers.PerMaster {
-				servers.PerMaster[a] = max(servers.PerMaster[a], v)
-			}
+	}
+	return out
+}
+
+// addClients adds the clients' cost over cycles; the busiest client
+// decides whether the figure was client-bound.
+func addClients(runs []results.Run, cycles float64) results.Client {
+	var c results.Client
+	for _, r := range runs {
+		c.CPUSeconds += r.Client.CPUSeconds
+		c.Cores += r.Client.Cores
+		c.CPUShare = max(c.CPUShare, r.Client.CPUShare)
+		c.ClientBound = c.ClientBound || r.Client.ClientBound
+		c.RSSStartMB = max(c.RSSStartMB, r.Client.RSSStartMB)
+		c.RSSEndMB = max(c.RSSEndMB, r.Client.RSSEndMB)
+	}
+	if cycles > 0 {
+		c.CPUMicrosCycle = c.CPUSeconds * 1e6 / cycles
+	}
+	return c
+}
+
+// largestServers is the masters' CPU of concurrent segments, nil when no
+// run read it. Every segment saw the same masters' counters over the same
+// window: the largest reading is taken rather than their sum.
+func largestServers(runs []results.Run, cycles float64) *results.Servers {
+	var s *results.Servers
+	for _, r := range runs {
+		if r.Servers == nil {
+			continue
 		}
-		m.MeasuredSeconds = max(m.MeasuredSeconds, r.MeasuredSeconds)
-		m.Interrupted = m.Interrupted || r.Interrupted
-		if !r.StartedAt.IsZero() && r.StartedAt.Before(m.StartedAt) {
-			m.StartedAt = r.StartedAt
+		if s == nil {
+			s = &results.Servers{PerMaster: map[string]float64{}}
 		}
+		s.CPUSeconds = max(s.CPUSeconds, r.Servers.CPUSeconds)
+		s.BusiestShare = max(s.BusiestShare, r.Servers.BusiestShare)
+		for a, v := range r.Servers.PerMaster {
+			s.PerMaster[a] = max(s.PerMaster[a], v)
+		}
+	}
+	if s != nil && cycles > 0 {
+		s.CPUMicrosCycle = s.CPUSeconds * 1e6 / cycles
+	}
+	return s
+}
+
+// segmentNotes gathers the runs' warnings, each prefixed with its
+// segment's name, and their distinct events.
+func segmentNotes(runs []results.Run, dirs []string) (warnings []string, events []results.Event) {
+	for i, r := range runs {
 		for _, w := range r.Warnings {
-			m.Warnings = append(m.Warnings, dirs[i]+": "+w)
+			warnings = append(warnings, dirs[i]+": "+w)
 		}
 		for _, e := range r.Events {
-			if !slices.Contains(m.Events, e) {
-				m.Events = append(m.Events, e)
+			if !slices.Contains(events, e) {
+				events = append(events, e)
 			}
 		}
 	}
-	client.CPUSeconds = cpuSec
-	if cycles > 0 {
-		client.CPUMicrosCycle = cpuSec * 1e6 / cycles
-	}
-	m.Client = client
-	m.OpenLoop = combineOpenLoop(runs, true)
-	if servers != nil {
-		if cycles > 0 {
-			servers.CPUMicrosCycle = servers.CPUSeconds * 1e6 / cycles
-		}
-		m.Servers = servers
-	}
-	// Without histograms, percentiles cannot be combined: keep counts and
-	// the largest max only.
-	m.AcquireLatency = mergeCountsOnly(runs, func(r results.Run) results.Latency { return r.AcquireLatency })
-	m.AcquireFailedLatency = mergeCountsOnly(runs, func(r results.Run) results.Latency { return r.AcquireFailedLatency })
-	m.ReleaseLatency = mergeCountsOnly(runs, func(r results.Run) results.Latency { return r.ReleaseLatency })
-	m.AcquireUncorrected = nil
-	return m
+	return warnings, events
 }
 
 func mergeCountsOnly(runs []results.Run, f func(results.Run) results.Latency) results.Latency {
@@ -309,7 +405,7 @@ func applySegmentRepeats(merged *results.Run, dirs []string, cells []*cell, out 
 		return nil
 	}
 	merged.Repeats = rep
-	merged.Throughput = results.Throughput{CyclesPerSec: rep.Spread["cycles_per_sec"].Median, AcquiresPerSec: rep.Spread["acquires_per_sec"].Median}
+	merged.Throughput = medianThroughput(rep)
 	merged.AcquireLatency = medianLatency(lats, func(r results.Run) results.Latency { return r.AcquireLatency })
 	merged.ReleaseLatency = medianLatency(lats, func(r results.Run) results.Latency { return r.ReleaseLatency })
 	return nil
@@ -327,42 +423,57 @@ func mergeRepeats(dirs []string, cells []*cell, out string, info results.CellInf
 	rep := &results.Repeats{Count: n, Spread: map[string]results.Spread{}, FreshMasters: cells[0].Run.Repeats.FreshMasters}
 	var lats []results.Run
 	for k := 1; k <= n; k++ {
-		rr := addRepeatFigures(cells, k)
-		var lat results.Run
-		for _, m := range []string{results.MetricAcquire, results.MetricRelease} {
-			var logs [][]*hdrhistogram.Histogram
-			for i, c := range cells {
-				hs, ok, err := readLogFile(RepeatLogPath(dirs[i], c.Info.ID, k, m))
-				if err != nil || !ok {
-					return nil, nil, err
-				}
-				logs = append(logs, hs)
-			}
-			ivs, _ := mergeIntervals(logs)
-			sum, _ := total(ivs)
-			if m == results.MetricAcquire {
-				lat.AcquireLatency = results.Summarize(sum)
-			} else {
-				lat.ReleaseLatency = results.Summarize(sum)
-			}
-			path := RepeatLogPath(out, info.ID, k, m)
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return nil, nil, fmt.Errorf("out: %w", err)
-			}
-			if err := writeShared(path, func(w io.Writer) error { return results.WriteIntervalLog(w, m, ivs) }); err != nil {
-				return nil, nil, err
-			}
+		lat, ok, err := mergeRepeatLogs(dirs, cells, out, info.ID, k)
+		if err != nil || !ok {
+			return nil, nil, err
 		}
+		rr := addRepeatFigures(cells, k)
 		a, r := lat.AcquireLatency, lat.ReleaseLatency
 		rr.AcquireP50, rr.AcquireP90, rr.AcquireP99, rr.AcquireP999 = a.P50, a.P90, a.P99, a.P999
 		rr.ReleaseP50, rr.ReleaseP99 = r.P50, r.P99
 		rep.Runs = append(rep.Runs, rr)
 		lats = append(lats, lat)
 	}
+	spreadFigures(rep)
+	return rep, lats, nil
+}
+
+// mergeRepeatLogs adds the segments' acquire and release logs of repeat k,
+// writes them to out and returns their latencies; ok is false when a
+// segment has no such log.
+func mergeRepeatLogs(dirs []string, cells []*cell, out, id string, k int) (lat results.Run, ok bool, err error) {
+	for _, m := range []string{results.MetricAcquire, results.MetricRelease} {
+		var logs [][]*hdrhistogram.Histogram
+		for i, c := range cells {
+			hs, ok, err := readLogFile(RepeatLogPath(dirs[i], c.Info.ID, k, m))
+			if err != nil || !ok {
+				return lat, false, err
+			}
+			logs = append(logs, hs)
+		}
+		path := RepeatLogPath(out, id, k, m)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return lat, false, fmt.Errorf("out: %w", err)
+		}
+		l, _, err := addLogs(logs, m, path)
+		if err != nil {
+			return lat, false, err
+		}
+		setLatency(&lat, m, l)
+	}
+	return lat, true, nil
+}
+
+// spreadFigures sets the spread of every figure across rep's runs.
+func spreadFigures(rep *results.Repeats) {
 	for _, f := range Figures {
 		rep.Spread[f.Name] = NewSpread(Samples(results.Run{Repeats: rep}, f))
 	}
-	return rep, lats, nil
+}
+
+// medianThroughput is the repeats' median throughput.
+func medianThroughput(rep *results.Repeats) results.Throughput {
+	return results.Throughput{CyclesPerSec: rep.Spread["cycles_per_sec"].Median, AcquiresPerSec: rep.Spread["acquires_per_sec"].Median}
 }
 
 // addRepeatFigures adds the segments' counts and rates of repeat k.

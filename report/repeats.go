@@ -92,44 +92,66 @@ func CombineRepeats(runs []results.Run) results.Run {
 	for i, r := range runs {
 		rep.Runs = append(rep.Runs, repeatRunOf(i, r))
 	}
-	dirs := make([]string, len(runs))
-	for i := range runs {
-		dirs[i] = fmt.Sprintf("repeat %d", i+1)
-	}
 	// Counts, CPU, safety and warnings add as concurrent segments'
 	// do; throughput and latency are then replaced by medians.
-	m := mergeRuns(sameMasterNames(runs), dirs)
+	m := mergeRuns(sameMasterNames(runs), repeatNames(len(runs)))
 	m.Config, m.BaselineRTT, m.BaselineParallel = runs[0].Config, runs[0].BaselineRTT, runs[0].BaselineParallel
 	m.OpenLoop = combineOpenLoop(runs, false)
-	var secs float64
+	m.MeasuredSeconds = 0
 	for _, r := range runs {
-		secs += r.MeasuredSeconds
+		m.MeasuredSeconds += r.MeasuredSeconds
 	}
-	m.MeasuredSeconds = secs
 	m.StartedAt = runs[0].StartedAt
-	m.Events = nil
+	m.Events = repeatEvents(runs)
+	oneMachineCost(&m, runs)
+	spreadFigures(rep)
+	m.Throughput = medianThroughput(rep)
+	medianLatencies(&m, runs)
+	m.Repeats = rep
+	combineReadings(&m, runs)
+	return m
+}
+
+// repeatNames name n repeats in warnings: "repeat 1", "repeat 2", ...
+func repeatNames(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("repeat %d", i+1)
+	}
+	return out
+}
+
+// repeatEvents lists every repeat's events, each detail prefixed with its
+// repeat.
+func repeatEvents(runs []results.Run) []results.Event {
+	var out []results.Event
 	for i, r := range runs {
 		for _, e := range r.Events {
 			e.Detail = fmt.Sprintf("repeat %d", i+1) + map[bool]string{true: ": " + e.Detail, false: ""}[e.Detail != ""]
-			m.Events = append(m.Events, e)
+			out = append(out, e)
 		}
 	}
-	// One machine ran the repeats one after another: cores do not add,
-	// the masters' CPU seconds do.
+	return out
+}
+
+// oneMachineCost corrects m's cost for repeats run one after another on
+// one machine: cores do not add, the masters' CPU seconds do.
+func oneMachineCost(m *results.Run, runs []results.Run) {
 	m.Client.Cores = runs[0].Client.Cores
-	if m.Servers != nil {
-		m.Servers.CPUSeconds = 0
-		for _, r := range runs {
-			if r.Servers != nil {
-				m.Servers.CPUSeconds += r.Servers.CPUSeconds
-			}
+	if m.Servers == nil {
+		return
+	}
+	m.Servers.CPUSeconds = 0
+	for _, r := range runs {
+		if r.Servers != nil {
+			m.Servers.CPUSeconds += r.Servers.CPUSeconds
 		}
-		m.Servers.CPUMicrosCycle = m.Servers.CPUSeconds * 1e6 / cyclesOf(runs)
 	}
-	for _, f := range Figures {
-		rep.Spread[f.Name] = NewSpread(Samples(results.Run{Repeats: rep}, f))
-	}
-	m.Throughput = results.Throughput{CyclesPerSec: rep.Spread["cycles_per_sec"].Median, AcquiresPerSec: rep.Spread["acquires_per_sec"].Median}
+	m.Servers.CPUMicrosCycle = m.Servers.CPUSeconds * 1e6 / cyclesOf(runs)
+}
+
+// medianLatencies sets m's latencies to the medians of the repeats'.
+func medianLatencies(m *results.Run, runs []results.Run) {
 	m.AcquireLatency = medianLatency(runs, func(r results.Run) results.Latency { return r.AcquireLatency })
 	m.AcquireFailedLatency = medianLatency(runs, func(r results.Run) results.Latency { return r.AcquireFailedLatency })
 	m.ReleaseLatency = medianLatency(runs, func(r results.Run) results.Latency { return r.ReleaseLatency })
@@ -142,20 +164,14 @@ func CombineRepeats(runs []results.Run) results.Run {
 		})
 		m.AcquireUncorrected = &l
 	}
-	m.Repeats = rep
-	combineReadings(&m, runs)
-	return m
 }
 
+// cyclesOf is cyclesIn, or 1 when the runs measured none (a divisor).
 func cyclesOf(runs []results.Run) float64 {
-	var c float64
-	for _, r := range runs {
-		c += r.Throughput.CyclesPerSec * r.MeasuredSeconds
+	if c := cyclesIn(runs); c != 0 {
+		return c
 	}
-	if c == 0 {
-		return 1
-	}
-	return c
+	return 1
 }
 
 // medianLatency: each percentile is the median of the repeats' own
