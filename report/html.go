@@ -10,7 +10,6 @@ import (
 	"lockbench/results"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -108,7 +107,7 @@ func makeCostView(c CellSummary) costView {
 			v.CPUUs = results.Sig3(rc.CPUMicrosCycle)
 		}
 		if p, basis := projection(rc); p > 0 {
-			v.Projection = results.Rate(p) + "/s (" + map[string]string{"cpu": "server CPU", "commands": "command time"}[basis] + ")"
+			v.Projection = projectionText(p, basis)
 		}
 	}
 	if c.FsyncShareP50 != nil {
@@ -134,6 +133,32 @@ type capView struct {
 func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 	v := view{S: s}
 	v.SLOText = fmt.Sprintf("acquire p99 ≤ %s and success ratio ≥ %s", results.FormatMicros(s.SLO.AcquireP99Micros), results.Pct(s.SLO.MinSuccess))
+	v.Figures, v.Timelines = figViews(s, figs, png)
+	for _, c := range s.Cells {
+		v.Cells = append(v.Cells, makeCellView(c, s.OutDir))
+		if c.Safety.ResourceChecked || len(c.Events) > 0 {
+			v.Safety = append(v.Safety, makeSafetyRow(c))
+		}
+		if !c.Safety.ResourceChecked {
+			v.ShowCapacity = true
+		}
+	}
+	v.SpreadNote = spreadNote(s.Cells)
+	for _, c := range s.Capacity {
+		v.Capacity = append(v.Capacity, makeCapView(c))
+	}
+	v.Differences = s.Differences
+	if len(v.Differences) > maxDifferences {
+		v.Differences, v.MoreDifferences = v.Differences[:maxDifferences], len(s.Differences)-maxDifferences
+	}
+	b, _ := json.MarshalIndent(s.Manifest, "", "  ")
+	v.Manifest = string(b)
+	return v
+}
+
+// figViews splits the figures into the report's plots and the cells'
+// timelines, with their written files and, given png, inline images.
+func figViews(s *Summary, figs []figure, png map[string][]byte) (plots, timelines []figView) {
 	written := map[string]bool{}
 	for _, p := range s.Plots {
 		written[p] = true
@@ -152,104 +177,121 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 		if f.Cell >= 0 {
 			fv.Cell = s.Cells[f.Cell].Label
 			fv.Open = len(s.Cells[f.Cell].Events) > 0
-			v.Timelines = append(v.Timelines, fv)
+			timelines = append(timelines, fv)
 			continue
 		}
-		v.Figures = append(v.Figures, fv)
+		plots = append(plots, fv)
 	}
-	for _, c := range s.Cells {
-		cv := cellFigures(c)
+	return plots, timelines
+}
+
+// makeCellView is a cell's row and details; outDir holds its logs.
+func makeCellView(c CellSummary, outDir string) cellView {
+	cv := cellFigures(c)
+	cv.LoadText = cellLoadText(c)
+	cv.Hlogs = hlogFiles(c, outDir)
+	cv.MasterRows = masterRows(c.PerMaster)
+	if c.ServerBusiestShare > 0 {
+		cv.BusiestText = results.Pct0(c.ServerBusiestShare)
+	}
+	cv.Cost = makeCostView(c)
+	cv.EventsText = eventTexts(c.Events)
+	return cv
+}
+
+// cellLoadText is the load column: the loop and its size.
+func cellLoadText(c CellSummary) string {
+	if c.Load != "open" {
+		return "closed, " + strconv.Itoa(c.Workers) + " workers"
+	}
+	t := "open, " + results.Rate(c.Rate) + "/s"
+	if ol := c.OpenLoop; ol != nil {
+		t += ", served " + results.Rate(ol.ServedRate) + "/s"
+		if ol.Overloaded {
+			t += " (OVERLOADED)"
+		}
+	}
+	return t
+}
+
+// hlogFiles are the cell's interval logs present in outDir, relative to it.
+func hlogFiles(c CellSummary, outDir string) []string {
+	stem := strings.TrimSuffix(c.PercentilesFile, ".acquire.percentiles.txt")
+	if stem == "" {
+		stem = filepath.ToSlash(filepath.Join("cells", c.ID))
+	}
+	var out []string
+	for _, m := range metrics {
+		rel := stem + "." + m + ".hlog"
+		if _, err := os.Stat(filepath.Join(outDir, filepath.FromSlash(rel))); err == nil {
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+// masterRows are the per-master outcomes, by address.
+func masterRows(per map[string]results.MasterOutcomes) []masterRow {
+	var out []masterRow
+	for _, a := range sortedKeys(per) {
+		m := per[a]
+		out = append(out, masterRow{a, results.Count(m.OK), results.Count(m.Taken), results.Count(m.Timeout), results.Count(m.Error),
+			results.Count(m.Pending), results.Count(m.NotSent), results.Count(m.Late), results.Count(m.LateReleased)})
+	}
+	return out
+}
+
+// eventTexts number a cell's fault events: "1. at 3.0 s: crash m1 — …".
+func eventTexts(events []results.Event) []string {
+	var out []string
+	for i, e := range events {
+		t := fmt.Sprintf("%d. at %.1f s: %s", i+1, e.AtSeconds, e.Kind)
+		if e.Target != "" {
+			t += " " + e.Target
+		}
+		if e.Detail != "" {
+			t += " — " + e.Detail
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// makeCapView is one capacity row as text.
+func makeCapView(c Capacity) capView {
+	cv := capView{Capacity: c, MaxRateT: "—", KneeLoadT: "—", HeadroomT: "—", GroupsT: "—", LimitT: "—", ProjectionT: "—"}
+	if c.Limit != nil {
+		cv.LimitT = c.Limit.By
+	}
+	if c.ProjectedRate > 0 {
+		cv.ProjectionT = projectionText(c.ProjectedRate, c.ProjectionBasis)
+	}
+	if c.MaxRate > 0 {
+		cv.MaxRateT = results.Rate(c.MaxRate)
+		if c.LowerBound {
+			cv.MaxRateT = "≥ " + cv.MaxRateT + " (lower bound)"
+		}
 		if c.Load == "open" {
-			cv.LoadText = "open, " + results.Rate(c.Rate) + "/s"
-			if ol := c.OpenLoop; ol != nil {
-				cv.LoadText += ", served " + results.Rate(ol.ServedRate) + "/s"
-				if ol.Overloaded {
-					cv.LoadText += " (OVERLOADED)"
-				}
-			}
+			cv.KneeLoadT = results.Rate(c.KneeLoad) + " offered/s"
 		} else {
-			cv.LoadText = "closed, " + strconv.Itoa(c.Workers) + " workers"
-		}
-		stem := strings.TrimSuffix(c.PercentilesFile, ".acquire.percentiles.txt")
-		if stem == "" {
-			stem = filepath.ToSlash(filepath.Join("cells", c.ID))
-		}
-		for _, m := range metrics {
-			rel := stem + "." + m + ".hlog"
-			if _, err := os.Stat(filepath.Join(s.OutDir, filepath.FromSlash(rel))); err == nil {
-				cv.Hlogs = append(cv.Hlogs, rel)
-			}
-		}
-		addrs := make([]string, 0, len(c.PerMaster))
-		for a := range c.PerMaster {
-			addrs = append(addrs, a)
-		}
-		sort.Strings(addrs)
-		for _, a := range addrs {
-			m := c.PerMaster[a]
-			cv.MasterRows = append(cv.MasterRows, masterRow{a, results.Count(m.OK), results.Count(m.Taken), results.Count(m.Timeout), results.Count(m.Error),
-				results.Count(m.Pending), results.Count(m.NotSent), results.Count(m.Late), results.Count(m.LateReleased)})
-		}
-		if c.ServerBusiestShare > 0 {
-			cv.BusiestText = results.Pct0(c.ServerBusiestShare)
-		}
-		cv.Cost = makeCostView(c)
-		for i, e := range c.Events {
-			t := fmt.Sprintf("%d. at %.1f s: %s", i+1, e.AtSeconds, e.Kind)
-			if e.Target != "" {
-				t += " " + e.Target
-			}
-			if e.Detail != "" {
-				t += " — " + e.Detail
-			}
-			cv.EventsText = append(cv.EventsText, t)
-		}
-		v.Cells = append(v.Cells, cv)
-		if c.Safety.ResourceChecked || len(c.Events) > 0 {
-			v.Safety = append(v.Safety, makeSafetyRow(c))
-		}
-		if !c.Safety.ResourceChecked {
-			v.ShowCapacity = true
+			cv.KneeLoadT = strconv.FormatFloat(c.KneeLoad, 'f', -1, 64) + " workers"
 		}
 	}
-	v.SpreadNote = spreadNote(s.Cells)
-	for _, c := range s.Capacity {
-		cv := capView{Capacity: c, MaxRateT: "—", KneeLoadT: "—", HeadroomT: "—", GroupsT: "—", LimitT: "—", ProjectionT: "—"}
-		if c.Limit != nil {
-			cv.LimitT = c.Limit.By
-		}
-		if c.ProjectedRate > 0 {
-			cv.ProjectionT = results.Rate(c.ProjectedRate) + "/s (" + map[string]string{"cpu": "server CPU", "commands": "command time"}[c.ProjectionBasis] + ")"
-		}
-		if c.MaxRate > 0 {
-			cv.MaxRateT = results.Rate(c.MaxRate)
-			if c.LowerBound {
-				cv.MaxRateT = "≥ " + cv.MaxRateT + " (lower bound)"
-			}
-			if c.Load == "open" {
-				cv.KneeLoadT = results.Rate(c.KneeLoad) + " offered/s"
-			} else {
-				cv.KneeLoadT = strconv.FormatFloat(c.KneeLoad, 'f', -1, 64) + " workers"
-			}
-		}
-		if c.HeadroomPct != nil {
-			cv.HeadroomT = fmt.Sprintf("%+.0f%%", *c.HeadroomPct)
-		}
-		if c.Groups != nil {
-			cv.GroupsT = strconv.Itoa(*c.Groups)
-			if c.GroupsFrom == "projection" {
-				cv.GroupsT += " (from the projection)"
-			}
-		}
-		v.Capacity = append(v.Capacity, cv)
+	if c.HeadroomPct != nil {
+		cv.HeadroomT = fmt.Sprintf("%+.0f%%", *c.HeadroomPct)
 	}
-	v.Differences = s.Differences
-	if len(v.Differences) > maxDifferences {
-		v.Differences, v.MoreDifferences = v.Differences[:maxDifferences], len(s.Differences)-maxDifferences
+	if c.Groups != nil {
+		cv.GroupsT = strconv.Itoa(*c.Groups)
+		if c.GroupsFrom == "projection" {
+			cv.GroupsT += " (from the projection)"
+		}
 	}
-	b, _ := json.MarshalIndent(s.Manifest, "", "  ")
-	v.Manifest = string(b)
-	return v
+	return cv
+}
+
+// projectionText is a Redis-cost projection and what it was worked out from.
+func projectionText(rate float64, basis string) string {
+	return results.Rate(rate) + "/s (" + map[string]string{"cpu": "server CPU", "commands": "command time"}[basis] + ")"
 }
 
 // cellFigures writes a cell's figures for the tables: a repeated cell's
