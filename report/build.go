@@ -149,6 +149,12 @@ func (o *Options) normalize(dirs []string) error {
 	if o.TargetRate < 0 {
 		return &InputError{Field: "--target-rate", Value: fmt.Sprint(o.TargetRate), Problem: "negative", Accepted: "locks (cycles) per second, 0 for none"}
 	}
+	return o.normalizeFormats()
+}
+
+// normalizeFormats checks the formats, lower-cased, all by default; md
+// needs the PNG plots.
+func (o *Options) normalizeFormats() error {
 	// A copy: the caller's slice (maybe Formats itself) stays as it was.
 	o.Formats = slices.Clone(o.Formats)
 	if len(o.Formats) == 0 {
@@ -176,23 +182,60 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 	if err := opt.normalize(dirs); err != nil {
 		return nil, err
 	}
-	dir := dirs[0]
-	if len(dirs) > 1 {
-		if err := Merge(dirs, opt.OutDir); err != nil {
-			return nil, err
-		}
-		dir = opt.OutDir
-	}
-	res, err := loadDir(dir, true)
+	res, dir, err := loadInputs(dirs, opt.OutDir)
 	if err != nil {
 		return nil, err
-	}
-	if len(res.Cells) == 0 {
-		return nil, &InputError{Field: "DIR", Value: dir, Problem: "no cells with results", Accepted: "a results directory with cells/*.json"}
 	}
 	if err := os.MkdirAll(filepath.Join(opt.OutDir, "cells"), 0o755); err != nil {
 		return nil, fmt.Errorf("out: %w", err)
 	}
+	s := newSummary(res, dirs, dir, opt)
+	runs, err := summarizeCells(s, res)
+	if err != nil {
+		return nil, err
+	}
+	fsyncShares(res.Cells, s.Cells)
+	s.Capacity = []Capacity{}
+	if slices.ContainsFunc(res.Cells, func(c *cell) bool { return !c.Run.Safety.ResourceChecked }) {
+		// Chaos cells alone get no capacity plan: their load is
+		// contention by design, and an SLO knee would say nothing.
+		s.Capacity = capacity(res.Cells, s.Cells, s.SLO, opt.TargetRate)
+	}
+	s.Differences = differences(res.Cells)
+	s.Thresholds = checkThresholds(runs, opt.Thresholds)
+	figs := figures(res, s)
+	rendered, err := writePlots(s, figs, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeOutputs(s, figs, rendered, opt); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// loadInputs loads the one results directory, or merges several into
+// out and loads that; dir is the directory loaded.
+func loadInputs(dirs []string, out string) (res *loadedDir, dir string, err error) {
+	dir = dirs[0]
+	if len(dirs) > 1 {
+		if err := Merge(dirs, out); err != nil {
+			return nil, "", err
+		}
+		dir = out
+	}
+	res, err = loadDir(dir, true)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(res.Cells) == 0 {
+		return nil, "", &InputError{Field: "DIR", Value: dir, Problem: "no cells with results", Accepted: "a results directory with cells/*.json"}
+	}
+	return res, dir, nil
+}
+
+// newSummary starts the summary of res, read from dir.
+func newSummary(res *loadedDir, dirs []string, dir string, opt Options) *Summary {
 	s := &Summary{
 		Name: res.Manifest.Name, Description: res.Manifest.Description,
 		Dirs: dirs, OutDir: opt.OutDir, GeneratedAt: time.Now().UTC(),
@@ -203,12 +246,18 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 	if s.Name == "" {
 		s.Name = filepath.Base(filepath.Clean(dir))
 	}
+	return s
+}
+
+// summarizeCells adds every cell's summary to s, writes its acquire
+// percentiles and returns the cells' results, labelled for thresholds.
+func summarizeCells(s *Summary, res *loadedDir) ([]results.Run, error) {
 	runs := make([]results.Run, len(res.Cells))
 	for i, c := range res.Cells {
 		cs := summarizeCell(c, s.SLO)
 		if h := c.Totals[results.MetricAcquire]; h != nil && h.TotalCount() > 0 {
 			rel := results.CellStem(c.Info) + ".acquire.percentiles.txt"
-			if err := writePercentiles(filepath.Join(opt.OutDir, filepath.FromSlash(rel)), h); err != nil {
+			if err := writePercentiles(filepath.Join(s.OutDir, filepath.FromSlash(rel)), h); err != nil {
 				return nil, err
 			}
 			cs.PercentilesFile = rel
@@ -218,25 +267,27 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 		runs[i] = c.Run
 		runs[i].Cell = &results.CellInfo{Index: c.Info.Index, ID: c.Info.ID, Label: c.Info.Label, Axes: c.Axes, File: c.Info.File}
 	}
-	fsyncShares(res.Cells, s.Cells)
-	s.Capacity = []Capacity{}
-	if slices.ContainsFunc(res.Cells, func(c *cell) bool { return !c.Run.Safety.ResourceChecked }) {
-		// Chaos cells alone get no capacity plan: their load is
-		// contention by design, and an SLO knee would say nothing.
-		s.Capacity = capacity(res.Cells, s.Cells, s.SLO, opt.TargetRate)
-	}
-	s.Differences = differences(res.Cells)
-	s.Thresholds = ThresholdsResult{Checked: []string{}, Broken: CheckThresholds(runs, opt.Thresholds)}
-	for _, t := range opt.Thresholds {
-		s.Thresholds.Checked = append(s.Thresholds.Checked, t.Expr)
-	}
-	s.Thresholds.OK = len(s.Thresholds.Broken) == 0
-	if s.Thresholds.Broken == nil {
-		s.Thresholds.Broken = []Broken{}
-	}
+	return runs, nil
+}
 
-	figs := figures(res, s)
-	rendered := map[string][]byte{} // name.png → bytes, for embedding
+// checkThresholds checks every threshold on every cell.
+func checkThresholds(runs []results.Run, ths []Threshold) ThresholdsResult {
+	t := ThresholdsResult{Checked: []string{}, Broken: CheckThresholds(runs, ths)}
+	for _, th := range ths {
+		t.Checked = append(t.Checked, th.Expr)
+	}
+	t.OK = len(t.Broken) == 0
+	if t.Broken == nil {
+		t.Broken = []Broken{}
+	}
+	return t
+}
+
+// writePlots renders the figures in the formats asked for and lists them
+// in s; it returns the PNGs by file name, for embedding in the HTML page
+// (rendered for it even when no PNG file is asked for).
+func writePlots(s *Summary, figs []figure, opt Options) (map[string][]byte, error) {
+	rendered := map[string][]byte{}
 	for _, f := range figs {
 		for _, format := range []string{"png", "svg"} {
 			embed := format == "png" && opt.has("html")
@@ -264,8 +315,12 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 	if s.Plots == nil {
 		s.Plots = []string{}
 	}
-	// Files that the report itself writes are listed before they are
-	// written so that summary.json names them all.
+	return rendered, nil
+}
+
+// writeOutputs writes the tables and pages asked for. They are listed in
+// s.Files before any is written, so that summary.json names them all.
+func writeOutputs(s *Summary, figs []figure, rendered map[string][]byte, opt Options) error {
 	outputs := []struct {
 		format, name string
 		write        func(string) error
@@ -283,11 +338,11 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 	for _, o := range outputs {
 		if opt.has(o.format) {
 			if err := o.write(filepath.Join(opt.OutDir, o.name)); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return s, nil
+	return nil
 }
 
 func summarizeCell(c *cell, slo SLO) CellSummary {

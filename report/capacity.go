@@ -51,66 +51,83 @@ type Capacity struct {
 // loadSkip are the axes a load sweep steps through.
 var loadSkip = map[string]bool{"workers": true, "rate": true}
 
+// capacity plans every configuration: the cells that differ only in load.
 func capacity(cells []*cell, sums []CellSummary, slo SLO, target float64) []Capacity {
-	byIndex := map[*cell]CellSummary{}
-	for i, c := range cells {
-		byIndex[c] = sums[i]
-	}
+	byCell := summariesByCell(cells, sums)
 	var out []Capacity
 	for _, g := range groupBy(cells, loadSkip) {
 		steps := make([]CellSummary, len(g.Cells))
 		for i, c := range g.Cells {
-			steps[i] = byIndex[c]
+			steps[i] = byCell[c]
 		}
 		sort.SliceStable(steps, func(i, j int) bool { return loadOf(steps[i]) < loadOf(steps[j]) })
-		cp := Capacity{Config: g.Label, Load: steps[0].Load, Cells: len(steps), TargetRate: target}
-		var knee *CellSummary
-		for i := range steps {
-			if steps[i].MeetsSLO && (knee == nil || steps[i].CyclesPerSec > knee.CyclesPerSec) {
-				knee = &steps[i]
-			}
-		}
-		sloText := fmt.Sprintf("acquire p99 ≤ %s and success ≥ %s", results.FormatMicros(slo.AcquireP99Micros), results.Pct(slo.MinSuccess))
-		if knee == nil {
-			cp.Limit = steps[0].Limit
-			cp.ProjectedRate, cp.ProjectionBasis = projection(busiestStep(steps).RedisCost)
-			cp.Note = fmt.Sprintf("no cell met the SLO (%s): no capacity can be quoted for this configuration", sloText)
-			if cp.Limit != nil {
-				cp.Note += fmt.Sprintf("; the lightest step was limited by %s (%s)", cp.Limit.By, cp.Limit.Evidence)
-			}
-			out = append(out, cp)
-			continue
-		}
-		cp.MaxRate = knee.CyclesPerSec
-		cp.KneeCell = knee.Label
-		cp.KneeLoad = loadOf(*knee)
-		var next *CellSummary // the first heavier step that broke the SLO
-		for i := range steps {
-			if loadOf(steps[i]) > cp.KneeLoad && !steps[i].MeetsSLO {
-				cp.KneeFound = true
-				if next == nil {
-					next = &steps[i]
-				}
-			}
-		}
-		cp.ClientBound = knee.ClientBound
-		judged := knee
-		if next != nil {
-			judged = next
-		}
-		cp.Limit = judged.Limit
-		if next != nil && cp.Limit != nil && cp.Limit.By == results.LimitNone {
-			// Served, yet over the SLO with CPU to spare: the wait itself.
-			cp.Limit = &results.Limit{By: results.LimitLatency, Evidence: fmt.Sprintf("acquire p99 %s over the SLO while the load was served: %s", results.FormatMicros(next.Acquire.P99), cp.Limit.Evidence)}
-		}
-		cp.ProjectedRate, cp.ProjectionBasis = projection(busiestStep(steps).RedisCost)
-		cp.RedisCapacity = next != nil && cp.Limit != nil && (cp.Limit.By == results.LimitServer || cp.Limit.By == results.LimitLatency)
-		cp.LowerBound = next == nil || (cp.Limit != nil && (cp.Limit.By == results.LimitGenerator || cp.Limit.By == results.LimitMachine))
-		cp.Note = capacityNote(cp, steps, next, slo)
-		planGroups(&cp, target)
-		out = append(out, cp)
+		out = append(out, planCapacity(g.Label, steps, slo, target))
 	}
 	return out
+}
+
+// planCapacity finds the knee of one configuration's load steps (lightest
+// first) and what limited it, and plans lock groups for target.
+func planCapacity(config string, steps []CellSummary, slo SLO, target float64) Capacity {
+	cp := Capacity{Config: config, Load: steps[0].Load, Cells: len(steps), TargetRate: target}
+	cp.ProjectedRate, cp.ProjectionBasis = projection(busiestStep(steps).RedisCost)
+	knee := kneeStep(steps)
+	if knee == nil {
+		cp.Limit = steps[0].Limit
+		sloText := fmt.Sprintf("acquire p99 ≤ %s and success ≥ %s", results.FormatMicros(slo.AcquireP99Micros), results.Pct(slo.MinSuccess))
+		cp.Note = fmt.Sprintf("no cell met the SLO (%s): no capacity can be quoted for this configuration", sloText)
+		if cp.Limit != nil {
+			cp.Note += fmt.Sprintf("; the lightest step was limited by %s (%s)", cp.Limit.By, cp.Limit.Evidence)
+		}
+		return cp
+	}
+	cp.MaxRate, cp.KneeCell, cp.KneeLoad = knee.CyclesPerSec, knee.Label, loadOf(*knee)
+	next := firstBroken(steps, cp.KneeLoad)
+	cp.KneeFound = next != nil
+	cp.ClientBound = knee.ClientBound
+	cp.Limit = kneeLimit(knee, next)
+	cp.RedisCapacity = next != nil && cp.Limit != nil && (cp.Limit.By == results.LimitServer || cp.Limit.By == results.LimitLatency)
+	cp.LowerBound = next == nil || (cp.Limit != nil && (cp.Limit.By == results.LimitGenerator || cp.Limit.By == results.LimitMachine))
+	cp.Note = capacityNote(cp, steps, next, slo)
+	planGroups(&cp, target)
+	return cp
+}
+
+// kneeStep is the step with the highest throughput that met the SLO, nil
+// when none did.
+func kneeStep(steps []CellSummary) *CellSummary {
+	var knee *CellSummary
+	for i := range steps {
+		if steps[i].MeetsSLO && (knee == nil || steps[i].CyclesPerSec > knee.CyclesPerSec) {
+			knee = &steps[i]
+		}
+	}
+	return knee
+}
+
+// firstBroken is the first step heavier than the knee's load that broke
+// the SLO, nil when none did.
+func firstBroken(steps []CellSummary, kneeLoad float64) *CellSummary {
+	for i := range steps {
+		if loadOf(steps[i]) > kneeLoad && !steps[i].MeetsSLO {
+			return &steps[i]
+		}
+	}
+	return nil
+}
+
+// kneeLimit is what limited the knee: the verdict of the step that broke
+// the SLO (next), or of the knee when none did.
+func kneeLimit(knee, next *CellSummary) *results.Limit {
+	if next == nil {
+		return knee.Limit
+	}
+	l := next.Limit
+	if l != nil && l.By == results.LimitNone {
+		// Served, yet over the SLO with CPU to spare: the wait itself.
+		l = &results.Limit{By: results.LimitLatency, Evidence: fmt.Sprintf("acquire p99 %s over the SLO while the load was served: %s", results.FormatMicros(next.Acquire.P99), l.Evidence)}
+	}
+	return l
 }
 
 // capacityNote says in words what the knee is and what limited it.

@@ -100,7 +100,7 @@ func spectrumFigure(cells []*cell) *figure {
 }
 
 func loadFigure(cells []*cell, s *Summary) *figure {
-	sums := summariesByCell(cells, s)
+	sums := summariesByCell(cells, s.Cells)
 	var cols [][2]*plots.Panel
 	colour := 0 // across both loads, so no two lines share a colour
 	for _, kind := range []string{"closed", "open"} {
@@ -229,7 +229,7 @@ func modesFigure(cells []*cell, s *Summary) *figure {
 			return f
 		}
 	}
-	sums := summariesByCell(cells, s)
+	sums := summariesByCell(cells, s.Cells)
 	type pair struct {
 		name     string
 		n        int
@@ -325,7 +325,7 @@ func contentionFigure(cells []*cell, s *Summary) *figure {
 	default:
 		return nil
 	}
-	sums := summariesByCell(cells, s)
+	sums := summariesByCell(cells, s.Cells)
 	p := &plots.Panel{
 		X: plots.Axis{Label: map[string]string{"keys": "keys (distinct lock names)", "workers": "workers"}[axis]},
 		Y: plots.Axis{Label: "acquire success ratio", Max: plots.F(1)},
@@ -570,7 +570,7 @@ var nSkip = map[string]bool{"local": true, "masters": true, "N": true, "workers"
 // the trend the comparison exists to show (sequential grows with N,
 // multiplexed barely) is read off the slope.
 func modesByNFigure(cells []*cell, s *Summary) *figure {
-	sums := summariesByCell(cells, s)
+	sums := summariesByCell(cells, s.Cells)
 	var loads []float64
 	for _, c := range cells {
 		if !slices.Contains(loads, c.Set.loadValue()) {
@@ -783,10 +783,10 @@ func safetyPanel(s results.Safety, end float64) *plots.Panel {
 	return p
 }
 
-func summariesByCell(cells []*cell, s *Summary) map[*cell]CellSummary {
+func summariesByCell(cells []*cell, sums []CellSummary) map[*cell]CellSummary {
 	m := make(map[*cell]CellSummary, len(cells))
 	for i, c := range cells {
-		m[c] = s.Cells[i]
+		m[c] = sums[i]
 	}
 	return m
 }
