@@ -17,7 +17,6 @@ import (
 	"lockbench/chaos"
 	"lockbench/localmasters"
 	"lockbench/metrics"
-	"lockbench/plan"
 	"lockbench/results"
 )
 
@@ -34,71 +33,6 @@ type chaosArgs struct {
 	faults   []string
 	expect   []string
 	metrics  string
-}
-
-// chaosOverride is a settings flag: how it is bound and how it is copied
-// onto a cell when given.
-type chaosOverride struct {
-	name  string
-	apply func(dst *chaos.Settings, src chaos.Settings)
-}
-
-func bindChaosFlags(fs *pflag.FlagSet, s *chaos.Settings) []chaosOverride {
-	d := func(p *plan.Duration, name, usage string) {
-		fs.Var((*durationFlag)(p), name, usage)
-	}
-	fs.IntVar(&s.Masters, "masters", s.Masters, "local lock masters")
-	fs.StringVar(&s.Persistence, "persistence", s.Persistence, "none, aof-no, aof-everysec, aof-always")
-	fs.IntVar(&s.Clients, "clients", s.Clients, "lock clients, each with its own connections")
-	fs.StringVar(&s.ClientMode, "client-mode", s.ClientMode, "goroutines or processes (one lockbench process per client)")
-	fs.IntVar(&s.Workers, "workers", s.Workers, "workers per client")
-	fs.Uint64Var(&s.Keys, "keys", s.Keys, "lock keys (one protected counter each)")
-	d(&s.TTL, "ttl", "lock TTL")
-	d(&s.Timeout, "timeout", "per-master timeout of one command")
-	fs.StringVar(&s.Mode, "mode", s.Mode, "sequential or multiplexed")
-	fs.StringVar(&s.Wait, "wait", s.Wait, "all or quorum")
-	d(&s.Hold, "hold", "mean time between reading a counter and writing it back, inside the lock")
-	fs.StringVar(&s.HoldDist, "hold-distribution", s.HoldDist, "fixed, uniform or exponential")
-	d(&s.Duration, "duration", "length of each cell")
-	fs.Int64Var(&s.Acquisitions, "acquisitions", s.Acquisitions, "end a cell after this many acquisitions (0: run for duration)")
-	fs.BoolVar(&s.Fencing, "fencing", s.Fencing, "fencing tokens: the resource refuses stale reads and writes")
-	fs.BoolVar(&s.CheckValidity, "check-validity", s.CheckValidity, "skip a write when the lock's validity ran out during the hold")
-	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed (0: from the clock)")
-	fs.Int64Var(&s.MinAcquisitions, "min-acquisitions", s.MinAcquisitions, "a cell with fewer acquisitions or acknowledged writes judged nothing and fails (0: no minimum)")
-	return []chaosOverride{
-		{"masters", func(d *chaos.Settings, s chaos.Settings) { d.Masters = s.Masters }},
-		{"persistence", func(d *chaos.Settings, s chaos.Settings) { d.Persistence = s.Persistence }},
-		{"clients", func(d *chaos.Settings, s chaos.Settings) { d.Clients = s.Clients }},
-		{"client-mode", func(d *chaos.Settings, s chaos.Settings) { d.ClientMode = s.ClientMode }},
-		{"workers", func(d *chaos.Settings, s chaos.Settings) { d.Workers = s.Workers }},
-		{"keys", func(d *chaos.Settings, s chaos.Settings) { d.Keys = s.Keys }},
-		{"ttl", func(d *chaos.Settings, s chaos.Settings) { d.TTL = s.TTL }},
-		{"timeout", func(d *chaos.Settings, s chaos.Settings) { d.Timeout = s.Timeout }},
-		{"mode", func(d *chaos.Settings, s chaos.Settings) { d.Mode = s.Mode }},
-		{"wait", func(d *chaos.Settings, s chaos.Settings) { d.Wait = s.Wait }},
-		{"hold", func(d *chaos.Settings, s chaos.Settings) { d.Hold = s.Hold }},
-		{"hold-distribution", func(d *chaos.Settings, s chaos.Settings) { d.HoldDist = s.HoldDist }},
-		{"duration", func(d *chaos.Settings, s chaos.Settings) { d.Duration = s.Duration }},
-		{"acquisitions", func(d *chaos.Settings, s chaos.Settings) { d.Acquisitions = s.Acquisitions }},
-		{"fencing", func(d *chaos.Settings, s chaos.Settings) { d.Fencing = s.Fencing }},
-		{"check-validity", func(d *chaos.Settings, s chaos.Settings) { d.CheckValidity = s.CheckValidity }},
-		{"seed", func(d *chaos.Settings, s chaos.Settings) { d.Seed = s.Seed }},
-		{"min-acquisitions", func(d *chaos.Settings, s chaos.Settings) { d.MinAcquisitions = s.MinAcquisitions }},
-	}
-}
-
-// durationFlag binds a plan.Duration to a flag.
-type durationFlag plan.Duration
-
-func (d *durationFlag) String() string { return plan.Duration(*d).String() }
-func (d *durationFlag) Type() string   { return "duration" }
-func (d *durationFlag) Set(s string) error {
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("%q is not a duration; use a number with a unit, such as 500ms or 10s", s)
-	}
-	*d = durationFlag(v)
-	return nil
 }
 
 func cmdChaos(args []string) error {
@@ -124,14 +58,17 @@ func cmdChaos(args []string) error {
 	fs.StringArrayVar(&a.faults, "fault", nil, `replace the faults: KIND at=D field=value..., e.g. "crash at=3s masters=1 restart=immediate" (repeatable)`)
 	fs.StringArrayVar(&a.expect, "expect", nil, `replace the expectations: METRIC OP VALUE, e.g. "violations>0" (repeatable)`)
 	fs.StringVar(&a.metrics, "metrics-addr", "", metricsAddrUsage)
-	overrides := bindChaosFlags(fs, &flags)
+	chaos.BindFlags(fs, &flags)
 	if err := fs.Parse(args); err != nil {
 		return flagErr(err)
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	sc, err := chaosScenario(a, fs, flags, overrides)
+	if fs.Changed("local") && fs.Changed("masters") {
+		return usagef("local: given twice (as --local and --masters, its old name); give --local")
+	}
+	sc, err := chaosScenario(a, fs, flags)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -157,7 +94,7 @@ func cmdChaos(args []string) error {
 
 // chaosScenario loads the scenario (or makes one cell from flags) and lays
 // the flags over every cell.
-func chaosScenario(a chaosArgs, fs *pflag.FlagSet, flags chaos.Settings, overrides []chaosOverride) (*chaos.Scenario, error) {
+func chaosScenario(a chaosArgs, fs *pflag.FlagSet, flags chaos.Settings) (*chaos.Scenario, error) {
 	var sc *chaos.Scenario
 	if a.file != "" {
 		var err error
@@ -208,10 +145,8 @@ func chaosScenario(a chaosArgs, fs *pflag.FlagSet, flags chaos.Settings, overrid
 	}
 	for i := range sc.Cells {
 		c := &sc.Cells[i]
-		for _, o := range overrides {
-			if fs.Changed(o.name) {
-				o.apply(&c.Settings, flags)
-			}
+		if err := chaos.ApplyChanged(fs, &c.Settings); err != nil {
+			return nil, err
 		}
 		if len(a.faults) > 0 {
 			c.Faults = flagCell.Faults
@@ -239,7 +174,7 @@ func printChaosPlan(w io.Writer, sc *chaos.Scenario) {
 	fmt.Fprintln(tw, "\n#\tcell\tmasters\tpersistence\tclients\tkeys\tttl\thold\tfencing\tduration")
 	for _, c := range sc.Cells {
 		s := c.Settings
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%d %s × %d\t%d\t%s\t%s %s\t%v\t%s\n", c.Index, c.Name, s.Masters, s.Persistence,
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%d %s × %d\t%d\t%s\t%s %s\t%v\t%s\n", c.Index, c.Name, s.Local, s.Persistence,
 			s.Clients, s.ClientMode, s.Workers, s.Keys, s.TTL, s.Hold, s.HoldDist, s.Fencing, s.Duration)
 	}
 	tw.Flush()

@@ -232,8 +232,8 @@ func (r *cellRun) cleanup() {
 func (r *cellRun) startServers(ctx context.Context) error {
 	clockMasters := r.cell.ClockMasters()
 	persist, _ := localmasters.ParsePersistence(r.s.Persistence)
-	r.masters = make([]*localmasters.Master, r.s.Masters)
-	r.addrs = make([]string, r.s.Masters)
+	r.masters = make([]*localmasters.Master, r.s.Local)
+	r.addrs = make([]string, r.s.Local)
 	r.targets.Clocks = map[int]*faults.Clock{}
 	for i := range r.masters {
 		var env []string
@@ -780,9 +780,9 @@ func runConfig(cell Cell, opt Options, addrs []string, ck Check, sum clientTotal
 	}
 	return map[string]any{
 		"scenario": opt.Scenario, "cell": cell.Name,
-		"masters": addrs, "local": s.Masters, "persistence": s.Persistence, "driver": "lockbench",
+		"masters": addrs, "local": s.Local, "persistence": s.Persistence, "driver": "lockbench",
 		"mode": s.Mode, "wait": s.Wait, "load": "closed", "workers": s.Workers * s.Clients, "keys": s.Keys,
-		"distribution": "uniform", "ttl": s.TTL.String(), "timeout": s.Timeout.String(), "drift_factor": s.Drift,
+		"distribution": "uniform", "ttl": s.TTL.String(), "timeout": s.Timeout.String(), "drift_factor": s.DriftFactor,
 		"hold": s.Hold.String(), "hold_distribution": s.HoldDist, "retry_delay_min": s.RetryMin.String(), "retry_delay_max": s.RetryMax.String(),
 		"clients": s.Clients, "client_mode": s.ClientMode, "workers_per_client": s.Workers,
 		"fencing": s.Fencing, "check_validity": s.CheckValidity, "duration": s.Duration.String(),

@@ -8,6 +8,7 @@ package chaos
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -24,63 +25,55 @@ import (
 
 	"lockbench/engine"
 	"lockbench/faults"
-	"lockbench/localmasters"
 	"lockbench/plan"
-	"lockbench/workloads"
 )
 
-// Settings are one cell's settings. YAML names are the flag names with "-"
-// written as "_".
+// Settings are one cell's settings: the lock-load settings of run and sweep
+// (plan.Settings, of which chaos takes the part in SharedSettings) and
+// chaos' own. YAML names are the flag names with "-" written as "_".
 type Settings struct {
-	Masters     int    `yaml:"masters" json:"masters"` // local lock masters
-	Persistence string `yaml:"persistence" json:"persistence"`
-	Clients     int    `yaml:"clients" json:"clients"`
+	plan.Settings `yaml:",inline"`
+	Clients       int `yaml:"clients" json:"clients"`
 	// ClientMode: goroutines (each client a group of goroutines with its own
 	// connections) or processes (each client a lockbench process).
-	ClientMode string        `yaml:"client_mode" json:"client_mode"`
-	Workers    int           `yaml:"workers" json:"workers"` // per client
-	Keys       uint64        `yaml:"keys" json:"keys"`
-	TTL        plan.Duration `yaml:"ttl" json:"ttl"`
-	Timeout    plan.Duration `yaml:"timeout" json:"timeout"`
-	Drift      float64       `yaml:"drift_factor" json:"drift_factor"`
-	Mode       string        `yaml:"mode" json:"mode"`
-	Wait       string        `yaml:"wait" json:"wait"`
-	// Hold is the gap between reading the counter and writing it back,
-	// inside the lock: where an overlapping holder loses an update.
-	Hold plan.Duration `yaml:"hold" json:"hold"`
-	// HoldDist draws each hold around Hold: fixed, uniform (0..2×hold, the
-	// default: holders fall out of step as real critical sections do) or
-	// exponential.
-	HoldDist string        `yaml:"hold_distribution" json:"hold_distribution"`
-	RetryMin plan.Duration `yaml:"retry_delay_min" json:"retry_delay_min"`
-	RetryMax plan.Duration `yaml:"retry_delay_max" json:"retry_delay_max"`
+	ClientMode string `yaml:"client_mode" json:"client_mode"`
 	// Fencing: every acquire takes a token (INCR at the resource) and the
 	// resource refuses reads and writes older than a token it has seen.
 	Fencing bool `yaml:"fencing" json:"fencing"`
 	// CheckValidity: skip the write when the lock's validity ran out during
 	// the hold (a careful client; a pause after the check still loses).
-	CheckValidity bool          `yaml:"check_validity" json:"check_validity"`
-	Duration      plan.Duration `yaml:"duration" json:"duration"`
+	CheckValidity bool `yaml:"check_validity" json:"check_validity"`
 	// Acquisitions, when set, ends the cell once this many locks were
 	// taken (each client stops after its share); duration is the cap.
-	Acquisitions int64  `yaml:"acquisitions" json:"acquisitions"`
-	Seed         uint64 `yaml:"seed" json:"seed"`
+	Acquisitions int64 `yaml:"acquisitions" json:"acquisitions"`
 	// MinAcquisitions: a cell with fewer acquisitions, or fewer
 	// acknowledged writes, judged too little to show anything and fails
 	// (0: no minimum).
 	MinAcquisitions int64 `yaml:"min_acquisitions" json:"min_acquisitions"`
 }
 
+// SharedSettings are the plan settings (YAML names) a chaos cell takes. In
+// chaos, workers are per client; hold is the gap between reading the
+// counter and writing it back, inside the lock (where an overlapping holder
+// loses an update); hold_distribution draws each hold around it. The others
+// (external masters, driver, open loop, key distributions, ...) do not
+// apply: chaos starts, crashes and restarts its own masters.
+var SharedSettings = []string{"local", "persistence", "workers", "keys", "ttl", "timeout", "drift_factor", "mode", "wait",
+	"hold", "hold_distribution", "retry_delay_min", "retry_delay_max", "duration", "seed"}
+
+// deprecatedNames are names a chaos setting had before it took plan's
+// (masters was a count; it now means master addresses everywhere): still
+// accepted, as the new name.
+var deprecatedNames = map[string]string{"masters": "local"}
+
 // DefaultSettings are the settings a scenario starts from.
 func DefaultSettings() Settings {
-	e := engine.DefaultConfig()
-	return Settings{
-		Masters: 3, Persistence: "none", Clients: 2, ClientMode: "goroutines", Workers: 16, Keys: 16,
-		TTL: plan.Duration(2 * time.Second), Timeout: plan.Duration(e.Timeout), Drift: e.DriftFactor,
-		Mode: string(e.Mode), Wait: string(e.Wait), Hold: plan.Duration(100 * time.Millisecond), HoldDist: "uniform",
-		RetryMin: plan.Duration(time.Millisecond), RetryMax: plan.Duration(10 * time.Millisecond),
-		Duration: plan.Duration(10 * time.Second), MinAcquisitions: 10,
-	}
+	p := plan.Defaults()
+	p.Local, p.Persistence, p.Workers, p.Keys = 3, "none", 16, 16
+	p.TTL, p.Hold, p.HoldDist = plan.Duration(2*time.Second), plan.Duration(100*time.Millisecond), "uniform"
+	p.RetryMin, p.RetryMax = plan.Duration(time.Millisecond), plan.Duration(10*time.Millisecond)
+	p.Duration, p.Warmup = plan.Duration(10*time.Second), 0
+	return Settings{Settings: p, Clients: 2, ClientMode: "goroutines", MinAcquisitions: 10}
 }
 
 // ClientModes are the accepted client modes.
@@ -88,59 +81,80 @@ var ClientModes = []string{"goroutines", "processes"}
 
 // EngineConfig is the lock client's part (masters not set).
 func (s Settings) EngineConfig() engine.Config {
-	c := engine.DefaultConfig()
-	c.Mode, c.Wait = engine.Mode(s.Mode), engine.Wait(s.Wait)
-	c.TTL, c.Timeout, c.DriftFactor = time.Duration(s.TTL), time.Duration(s.Timeout), s.Drift
+	c, _ := s.Settings.EngineConfig() // errs only on TLS files, which chaos does not take
+	c.Masters = nil
 	c.Retries = 0 // the client loop retries itself, so every attempt is counted
 	return c
 }
 
-// Validate names the first bad setting, its value and what is accepted.
+// Validate names the first bad setting, its value and what is accepted:
+// chaos' bounds first (it starts every master and client itself), then
+// plan's checks of the shared settings, then chaos' own fields.
 func (s Settings) Validate() error {
-	if s.Masters < 1 || s.Masters > 15 {
-		return fmt.Errorf("masters: %d is not accepted; use 1..15 local masters", s.Masters)
-	}
-	if _, err := localmasters.ParsePersistence(s.Persistence); err != nil {
-		return fmt.Errorf("persistence: %q is not accepted; use none, aof-no, aof-everysec or aof-always", s.Persistence)
-	}
-	if s.Clients < 1 || s.Clients > 64 {
-		return fmt.Errorf("clients: %d is not accepted; use 1..64", s.Clients)
-	}
-	if !slices.Contains(ClientModes, s.ClientMode) {
-		return fmt.Errorf("client_mode: %q is not accepted; use goroutines or processes", s.ClientMode)
-	}
-	if s.Workers < 1 || s.Workers > 10_000 {
+	switch {
+	case len(s.Masters) > 0:
+		return fmt.Errorf("masters: chaos starts its own masters (it crashes and restarts them); use local: N (how many), not addresses")
+	case s.Local < 1 || s.Local > 15:
+		return fmt.Errorf("local: %d is not accepted; use 1..15 local masters", s.Local)
+	case s.Persistence == "":
+		return fmt.Errorf("persistence: \"\" is not accepted; use none, aof-no, aof-everysec or aof-always")
+	case s.Workers < 1 || s.Workers > 10_000:
 		return fmt.Errorf("workers: %d is not accepted; use 1..10000 per client", s.Workers)
-	}
-	if s.Keys < 1 || s.Keys > 10_000_000 {
+	case s.Keys < 1 || s.Keys > 10_000_000:
 		return fmt.Errorf("keys: %d is not accepted; use 1..10000000", s.Keys)
 	}
-	ec := s.EngineConfig()
-	for i := range s.Masters {
-		ec.Masters = append(ec.Masters, fmt.Sprintf("127.0.0.1:%d", i+1))
-	}
-	if err := ec.Validate(); err != nil {
+	if _, err := s.Settings.ValidateInput(); err != nil {
 		return err
 	}
-	if s.Hold < 0 {
-		return fmt.Errorf("hold: %v is not accepted; use 0 or a positive duration", s.Hold)
-	}
-	if _, err := workloads.NewHoldTime(s.HoldDist, time.Duration(s.Hold)); err != nil {
-		return fmt.Errorf("hold_distribution: %q is not accepted; use fixed, uniform or exponential", s.HoldDist)
-	}
-	if s.RetryMin < 0 || s.RetryMax < s.RetryMin {
-		return fmt.Errorf("retry_delay_max: %v..%v is not accepted; use 0 <= retry_delay_min <= retry_delay_max", s.RetryMin, s.RetryMax)
-	}
-	if s.Duration <= 0 {
-		return fmt.Errorf("duration: %v is not accepted; use a positive duration such as 10s", s.Duration)
-	}
-	if s.MinAcquisitions < 0 {
+	return s.validateOwn()
+}
+
+// validateOwn checks the fields chaos adds to plan's.
+func (s Settings) validateOwn() error {
+	switch {
+	case s.Clients < 1 || s.Clients > 64:
+		return fmt.Errorf("clients: %d is not accepted; use 1..64", s.Clients)
+	case !slices.Contains(ClientModes, s.ClientMode):
+		return fmt.Errorf("client_mode: %q is not accepted; use goroutines or processes", s.ClientMode)
+	case s.MinAcquisitions < 0:
 		return fmt.Errorf("min_acquisitions: %d is not accepted; use 0 (no minimum) or a count such as 10", s.MinAcquisitions)
-	}
-	if s.Acquisitions < 0 {
+	case s.Acquisitions < 0:
 		return fmt.Errorf("acquisitions: %d is not accepted; use 0 (run for duration) or a count", s.Acquisitions)
 	}
 	return nil
+}
+
+// settingNames are the YAML (and, with "-", flag) names of a chaos cell's
+// settings.
+func settingNames() map[string]bool {
+	known := yamlNames(reflect.TypeOf(Settings{}))
+	for _, n := range SharedSettings {
+		known[n] = true
+	}
+	return known
+}
+
+// MarshalJSON writes the settings chaos takes (as in YAML), and "masters"
+// = local too: manifests written before chaos took plan's settings had the
+// count under that key, and their readers keep working.
+func (s Settings) MarshalJSON() ([]byte, error) {
+	type plain Settings // no MarshalJSON: the fields, plan's inlined
+	b, err := json.Marshal(plain(s))
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	known := settingNames()
+	for k := range m {
+		if !known[k] {
+			delete(m, k)
+		}
+	}
+	m["masters"] = json.RawMessage(strconv.Itoa(s.Local))
+	return json.Marshal(m)
 }
 
 // Warnings are settings that work but may make the checkers report a
@@ -320,7 +334,7 @@ func Parse(file string, b []byte) (*Scenario, error) {
 		}
 		if cy.Settings.Kind == yaml.MappingNode {
 			for j := 0; j+1 < len(cy.Settings.Content); j += 2 {
-				c.Overrides[cy.Settings.Content[j].Value] = cy.Settings.Content[j+1].Value
+				c.Overrides[settingName(cy.Settings.Content[j].Value)] = cy.Settings.Content[j+1].Value
 			}
 		}
 		fs, fwhere := y.Faults, "faults"
@@ -362,18 +376,47 @@ func decodeSettings(s *Settings, n *yaml.Node, where string) error {
 	if n.Kind != yaml.MappingNode {
 		return fmt.Errorf("line %d: %s: want a mapping of setting: value", n.Line, where)
 	}
-	known := yamlNames(reflect.TypeOf(Settings{}))
+	known := settingNames()
+	seen := map[string]string{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if !known[k.Value] {
+		name := settingName(k.Value)
+		if !known[name] {
 			return fmt.Errorf("line %d: %s: %q is not a setting; use one of %s", k.Line, where, k.Value, strings.Join(sortedKeys(known), ", "))
 		}
-		one := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{k, v}}
+		if prev, twice := seen[name]; twice {
+			return fmt.Errorf("line %d: %s.%s: given twice (as %s and %s; %s is its old name)", k.Line, where, name, prev, k.Value, oldName(name))
+		}
+		seen[name] = k.Value
+		if name != k.Value && v.Kind != yaml.ScalarNode {
+			return fmt.Errorf("line %d: %s.%s: chaos starts its own masters; use local: N (how many)", k.Line, where, k.Value)
+		}
+		key := *k
+		key.Value = name
+		one := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{&key, v}}
 		if err := one.Decode(s); err != nil {
 			return fmt.Errorf("line %d: %s.%s: %s", v.Line, where, k.Value, plan.CleanYAMLError(err))
 		}
 	}
 	return nil
+}
+
+// settingName is the current name of a setting written under an old one.
+func settingName(name string) string {
+	if n, ok := deprecatedNames[name]; ok {
+		return n
+	}
+	return name
+}
+
+// oldName is the deprecated name of a setting.
+func oldName(name string) string {
+	for old, n := range deprecatedNames {
+		if n == name {
+			return old
+		}
+	}
+	return name
 }
 
 func decodeFault(n *yaml.Node, where string) (faults.Spec, error) {
@@ -456,8 +499,8 @@ func (c Cell) Validate() error {
 			return fmt.Errorf("%s.at: %v is not accepted; use a time before the end of the cell (duration %v)", where, f.At, d)
 		}
 		for _, m := range f.Masters {
-			if m < 0 || m >= c.Settings.Masters {
-				return fmt.Errorf("%s.masters: %d is not accepted; use 0..%d (%d masters)", where, m, c.Settings.Masters-1, c.Settings.Masters)
+			if m < 0 || m >= c.Settings.Local {
+				return fmt.Errorf("%s.masters: %d is not accepted; use 0..%d (%d masters)", where, m, c.Settings.Local-1, c.Settings.Local)
 			}
 		}
 		for _, cl := range f.Clients {

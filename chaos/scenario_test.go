@@ -108,11 +108,11 @@ cells:
 		t.Fatal(err)
 	}
 	a, b := sc.Cells[0], sc.Cells[1]
-	if a.Settings.Masters != 5 || len(a.Faults) != 1 || len(a.Expect) != 1 || a.ID != "000-a" {
+	if a.Settings.Local != 5 || len(a.Faults) != 1 || len(a.Expect) != 1 || a.ID != "000-a" {
 		t.Errorf("cell a: %+v", a)
 	}
-	if b.Settings.Masters != 3 || !b.Settings.Fencing || time.Duration(b.Settings.TTL) != 3*time.Second || len(b.Faults) != 0 ||
-		b.Overrides["masters"] != "3" || b.Expect[0].String() != "lost_updates <=2" {
+	if b.Settings.Local != 3 || !b.Settings.Fencing || time.Duration(b.Settings.TTL) != 3*time.Second || len(b.Faults) != 0 ||
+		b.Overrides["local"] != "3" || b.Expect[0].String() != "lost_updates <=2" {
 		t.Errorf("cell b: %+v", b)
 	}
 	if !b.Expect[0].Holds(2) || b.Expect[0].Holds(3) {

@@ -100,11 +100,33 @@ func BindFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed for key choice (0: random)")
 }
 
+// BindSomeFlags registers only the named settings' flags (flag names), as
+// BindFlags binds them: a command that takes part of the settings (chaos)
+// binds that part, with the same parsing and defaults.
+func BindSomeFlags(fs *pflag.FlagSet, s *Settings, names ...string) {
+	all := pflag.NewFlagSet("all", pflag.ContinueOnError)
+	BindFlags(all, s)
+	for _, n := range names {
+		f := all.Lookup(n)
+		if f == nil {
+			panic("plan: no setting flag " + n) // a programming error, not input
+		}
+		fs.AddFlag(f)
+	}
+}
+
 // ApplyChanged copies the flags set on the command line (fs, bound by
 // BindFlags) onto dst: command-line flags override a config file.
 func ApplyChanged(fs *pflag.FlagSet, dst *Settings) error {
+	return ApplyChangedWith(fs, func(target *pflag.FlagSet) { BindFlags(target, dst) })
+}
+
+// ApplyChangedWith copies the flags set on fs onto the settings that bind
+// registers on a fresh flag set (by flag name; flags bind does not know are
+// skipped). Settings types that extend Settings (chaos) bind themselves.
+func ApplyChangedWith(fs *pflag.FlagSet, bind func(target *pflag.FlagSet)) error {
 	target := pflag.NewFlagSet("override", pflag.ContinueOnError)
-	BindFlags(target, dst)
+	bind(target)
 	var err error
 	fs.Visit(func(f *pflag.Flag) {
 		tf := target.Lookup(f.Name)

@@ -1,0 +1,112 @@
+package chaos
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"lockbench/plan"
+)
+
+// flagsOnto parses args as chaos settings flags and lays them over the
+// defaults, as the chaos command does over every cell.
+func flagsOnto(t *testing.T, args ...string) Settings {
+	t.Helper()
+	given := DefaultSettings()
+	fs := pflag.NewFlagSet("chaos", pflag.ContinueOnError)
+	BindFlags(fs, &given)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	dst := DefaultSettings()
+	if err := ApplyChanged(fs, &dst); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// The old --masters N and the new --local N give the same settings.
+func TestLocalFlagAndItsOldName(t *testing.T) {
+	old, now := flagsOnto(t, "--masters", "5"), flagsOnto(t, "--local", "5")
+	if now.Local != 5 || !reflect.DeepEqual(old, now) {
+		t.Fatalf("--masters 5: %+v\n--local 5: %+v", old, now)
+	}
+}
+
+// Every settings flag reaches the cell (the generic path, no table to keep
+// in step): shared ones bound through plan, chaos' own, and the shared
+// ones chaos had only in YAML before (drift_factor, retry delays).
+func TestEverySettingsFlagApplies(t *testing.T) {
+	s := flagsOnto(t, "--local", "5", "--persistence", "aof-always", "--workers", "3", "--keys", "9", "--ttl", "3s",
+		"--timeout", "20ms", "--drift-factor", "0.02", "--mode", "sequential", "--wait", "quorum", "--hold", "7ms",
+		"--hold-distribution", "fixed", "--retry-delay-min", "2ms", "--retry-delay-max", "4ms", "--duration", "5s",
+		"--seed", "11", "--clients", "4", "--client-mode", "processes", "--acquisitions", "100", "--fencing",
+		"--check-validity", "--min-acquisitions", "0")
+	want := DefaultSettings()
+	p := &want.Settings
+	p.Local, p.Persistence, p.Workers, p.Keys, p.TTL = 5, "aof-always", 3, 9, plan.Duration(3*time.Second)
+	p.Timeout, p.DriftFactor, p.Mode, p.Wait, p.Hold = plan.Duration(20*time.Millisecond), 0.02, "sequential", "quorum", plan.Duration(7*time.Millisecond)
+	p.HoldDist, p.RetryMin, p.RetryMax, p.Duration, p.Seed = "fixed", plan.Duration(2*time.Millisecond), plan.Duration(4*time.Millisecond), plan.Duration(5*time.Second), 11
+	want.Clients, want.ClientMode, want.Acquisitions, want.Fencing, want.CheckValidity, want.MinAcquisitions = 4, "processes", 100, true, true, 0
+	if !reflect.DeepEqual(s, want) {
+		t.Fatalf("got  %+v\nwant %+v", s, want)
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The settings' JSON (in a chaos manifest) keeps the keys it had, masters
+// the count among them, and adds local.
+func TestSettingsJSONKeepsItsKeys(t *testing.T) {
+	b, err := json.Marshal(DefaultSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range strings.Fields("masters persistence clients client_mode workers keys ttl timeout drift_factor mode wait hold " +
+		"hold_distribution retry_delay_min retry_delay_max fencing check_validity duration acquisitions seed min_acquisitions local") {
+		if _, ok := m[k]; !ok {
+			t.Errorf("key %s missing from %s", k, b)
+		}
+	}
+	if m["masters"] != 3.0 || m["local"] != 3.0 || m["ttl"] != "2s" {
+		t.Errorf("masters, local, ttl: %v %v %v", m["masters"], m["local"], m["ttl"])
+	}
+	if _, ok := m["driver"]; ok {
+		t.Errorf("a setting chaos does not take is written: %s", b)
+	}
+}
+
+// Shared settings are judged by plan's checks (one set of messages);
+// chaos' bounds and own fields by chaos.
+func TestSettingsValidation(t *testing.T) {
+	cases := map[string]func(*Settings){
+		"hold-distribution":                     func(s *Settings) { s.HoldDist = "weird" },
+		"drift-factor":                          func(s *Settings) { s.DriftFactor = 2 },
+		"retry-delay":                           func(s *Settings) { s.RetryMax = 0 },
+		"local: 16":                             func(s *Settings) { s.Local = 16 },
+		"masters: chaos starts its own masters": func(s *Settings) { s.Masters = []string{"127.0.0.1:6379"} },
+		"workers: 10001":                        func(s *Settings) { s.Workers = 10001 },
+		"clients: 0":                            func(s *Settings) { s.Clients = 0 },
+		"client_mode":                           func(s *Settings) { s.ClientMode = "threads" },
+		"persistence":                           func(s *Settings) { s.Persistence = "fsync" },
+	}
+	for want, change := range cases {
+		s := DefaultSettings()
+		change(&s)
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v", want, err)
+		}
+	}
+	if err := DefaultSettings().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
