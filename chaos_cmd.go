@@ -55,7 +55,7 @@ func cmdChaos(args []string) error {
 	fs.BoolVar(&a.dryRun, "dry-run", false, "print the cells, their faults and expectations, run nothing")
 	fs.BoolVar(&a.noReport, "no-report", false, "do not build the report at the end")
 	fs.StringArrayVar(&a.cells, "cell", nil, "run only this cell (repeatable)")
-	fs.StringArrayVar(&a.faults, "fault", nil, `replace the faults: KIND at=D field=value..., e.g. "crash at=3s masters=1 restart=immediate" (repeatable)`)
+	fs.StringArrayVar(&a.faults, "fault", nil, `replace the faults: KIND at=D field=value..., e.g. "crash at=3s master_index=1 restart=immediate" (repeatable)`)
 	fs.StringArrayVar(&a.expect, "expect", nil, `replace the expectations: METRIC OP VALUE, e.g. "violations>0" (repeatable)`)
 	fs.StringVar(&a.metrics, "metrics-addr", "", metricsAddrUsage)
 	chaos.BindFlags(fs, &flags)

@@ -262,27 +262,32 @@ type cellYAML struct {
 	Expect   map[string]string `yaml:"expect"` // nil: the scenario's
 }
 
-// FaultYAML is one fault as written in a scenario or a --fault flag.
+// FaultYAML is one fault as written in a scenario or a --fault flag. Its
+// targets are indices into the cell's masters and clients (from 0).
 type FaultYAML struct {
-	At      plan.Duration `yaml:"at"`
-	Kind    string        `yaml:"kind"`
-	Masters []int         `yaml:"masters"`
-	Clients []int         `yaml:"clients"`
-	For     plan.Duration `yaml:"for"`
-	Restart string        `yaml:"restart"`
-	Latency plan.Duration `yaml:"latency"`
-	Jitter  plan.Duration `yaml:"jitter"`
-	By      plan.Duration `yaml:"by"`
+	At          plan.Duration `yaml:"at"`
+	Kind        string        `yaml:"kind"`
+	MasterIndex []int         `yaml:"master_index"`
+	ClientIndex []int         `yaml:"client_index"`
+	For         plan.Duration `yaml:"for"`
+	Restart     string        `yaml:"restart"`
+	Latency     plan.Duration `yaml:"latency"`
+	Jitter      plan.Duration `yaml:"jitter"`
+	By          plan.Duration `yaml:"by"`
 }
+
+// oldFaultFields are the names fault targets had (masters and clients,
+// which name an address list and a count in settings): still accepted.
+var oldFaultFields = map[string]string{"masters": "master_index", "clients": "client_index"}
 
 // fieldsOf says which fault fields each kind uses (besides at and kind).
 var fieldsOf = map[faults.Kind][]string{
-	faults.Crash:     {"masters", "restart"},
-	faults.Partition: {"masters", "clients", "for"},
-	faults.Latency:   {"masters", "clients", "for", "latency", "jitter"},
-	faults.Reset:     {"masters", "clients", "for"},
-	faults.Pause:     {"clients", "for"},
-	faults.ClockJump: {"masters", "by"},
+	faults.Crash:     {"master_index", "restart"},
+	faults.Partition: {"master_index", "client_index", "for"},
+	faults.Latency:   {"master_index", "client_index", "for", "latency", "jitter"},
+	faults.Reset:     {"master_index", "client_index", "for"},
+	faults.Pause:     {"client_index", "for"},
+	faults.ClockJump: {"master_index", "by"},
 }
 
 // Load reads a scenario file, or a shipped scenario by name.
@@ -421,21 +426,28 @@ func oldName(name string) string {
 
 func decodeFault(n *yaml.Node, where string) (faults.Spec, error) {
 	if n.Kind != yaml.MappingNode {
-		return faults.Spec{}, fmt.Errorf("line %d: %s: want a mapping such as {at: 2s, kind: crash, masters: [1]}", n.Line, where)
+		return faults.Spec{}, fmt.Errorf("line %d: %s: want a mapping such as {at: 2s, kind: crash, master_index: [1]}", n.Line, where)
 	}
 	known := yamlNames(reflect.TypeOf(FaultYAML{}))
 	var f FaultYAML
 	set := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if !known[k.Value] {
+		key := *k
+		if nw, ok := oldFaultFields[k.Value]; ok {
+			key.Value = nw
+		}
+		if !known[key.Value] {
 			return faults.Spec{}, fmt.Errorf("line %d: %s: %q is not a fault field; use one of %s", k.Line, where, k.Value, strings.Join(sortedKeys(known), ", "))
 		}
-		one := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{k, v}}
+		if _, twice := set[key.Value]; twice {
+			return faults.Spec{}, fmt.Errorf("line %d: %s.%s: given twice (masters and clients are the old names of master_index and client_index)", k.Line, where, key.Value)
+		}
+		one := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{&key, v}}
 		if err := one.Decode(&f); err != nil {
 			return faults.Spec{}, fmt.Errorf("line %d: %s.%s: %s", v.Line, where, k.Value, plan.CleanYAMLError(err))
 		}
-		set[k.Value] = k.Line
+		set[key.Value] = k.Line
 	}
 	spec, err := f.Spec(set)
 	if err != nil {
@@ -461,7 +473,7 @@ func (f FaultYAML) Spec(set map[string]int) (faults.Spec, error) {
 			return faults.Spec{}, fmt.Errorf("%s: not used by %s; it takes at, %s", field, kind, strings.Join(allowed, ", "))
 		}
 	}
-	s := faults.Spec{At: time.Duration(f.At), Kind: kind, Masters: f.Masters, Clients: f.Clients, For: time.Duration(f.For),
+	s := faults.Spec{At: time.Duration(f.At), Kind: kind, Masters: f.MasterIndex, Clients: f.ClientIndex, For: time.Duration(f.For),
 		Restart: f.Restart, Latency: time.Duration(f.Latency), Jitter: time.Duration(f.Jitter), By: time.Duration(f.By)}
 	switch {
 	case s.At < 0:
@@ -475,9 +487,9 @@ func (f FaultYAML) Spec(set map[string]int) (faults.Spec, error) {
 	case kind == faults.ClockJump && s.By == 0:
 		return s, fmt.Errorf("by: is needed; use how far the clock jumps, such as 5s (negative: backwards)")
 	case kind == faults.Crash && len(s.Masters) == 0:
-		return s, fmt.Errorf("masters: is needed; list the masters to crash, such as [1]")
+		return s, fmt.Errorf("master_index: is needed; list the masters to crash by index from 0, such as [1]")
 	case kind == faults.ClockJump && len(s.Masters) == 0:
-		return s, fmt.Errorf("masters: is needed; list the masters whose clock jumps, such as [1]")
+		return s, fmt.Errorf("master_index: is needed; list the masters whose clock jumps by index from 0, such as [1]")
 	}
 	if kind == faults.Crash {
 		if _, err := s.RestartDelay(); err != nil {
@@ -500,12 +512,12 @@ func (c Cell) Validate() error {
 		}
 		for _, m := range f.Masters {
 			if m < 0 || m >= c.Settings.Local {
-				return fmt.Errorf("%s.masters: %d is not accepted; use 0..%d (%d masters)", where, m, c.Settings.Local-1, c.Settings.Local)
+				return fmt.Errorf("%s.master_index: %d is not accepted; use 0..%d (%d local masters)", where, m, c.Settings.Local-1, c.Settings.Local)
 			}
 		}
 		for _, cl := range f.Clients {
 			if cl < 0 || cl >= c.Settings.Clients {
-				return fmt.Errorf("%s.clients: %d is not accepted; use 0..%d (%d clients)", where, cl, c.Settings.Clients-1, c.Settings.Clients)
+				return fmt.Errorf("%s.client_index: %d is not accepted; use 0..%d (%d clients)", where, cl, c.Settings.Clients-1, c.Settings.Clients)
 			}
 		}
 	}
@@ -537,12 +549,13 @@ func (c Cell) ClockMasters() map[int]bool {
 }
 
 // ParseFaultFlag reads a --fault value: a kind, then field=value pairs,
-// e.g. "crash at=2s masters=1 restart=immediate" or
-// "partition at=0s clients=0 masters=2,3 for=5s".
+// e.g. "crash at=2s master_index=1 restart=immediate" or
+// "partition at=0s client_index=0 master_index=2,3 for=5s" (masters= and
+// clients=, the old names, still work).
 func ParseFaultFlag(s string) (faults.Spec, error) {
 	fields := strings.Fields(s)
 	if len(fields) == 0 {
-		return faults.Spec{}, fmt.Errorf("fault: empty; use KIND at=DURATION field=value ..., such as \"crash at=2s masters=1\"")
+		return faults.Spec{}, fmt.Errorf("fault: empty; use KIND at=DURATION field=value ..., such as \"crash at=2s master_index=1\"")
 	}
 	var doc strings.Builder
 	fmt.Fprintf(&doc, "kind: %q\n", fields[0])
@@ -551,7 +564,7 @@ func ParseFaultFlag(s string) (faults.Spec, error) {
 		if !ok || k == "" {
 			return faults.Spec{}, fmt.Errorf("fault: %q is not field=value in %q", kv, s)
 		}
-		if k == "masters" || k == "clients" {
+		if _, old := oldFaultFields[k]; old || k == "master_index" || k == "client_index" {
 			v = "[" + v + "]"
 		} else {
 			v = strconv.Quote(v)

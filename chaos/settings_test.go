@@ -110,3 +110,47 @@ func TestSettingsValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The shipped scenarios use the new names (local, master_index,
+// client_index); written with the old ones (masters for all three, clients
+// for client_index), as they shipped before, they parse to the same cells.
+func TestShippedScenariosOldAndNewNames(t *testing.T) {
+	toOld := strings.NewReplacer("local:", "masters:", "master_index:", "masters:", "client_index:", "clients:")
+	for _, name := range ShippedNames() {
+		b, _ := Shipped(name)
+		now := string(b)
+		old := toOld.Replace(now)
+		if old == now || strings.Contains(now, "masters:") {
+			t.Errorf("%s: not written with the new names", name)
+		}
+		a, err := Parse(name, []byte(now))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := Parse(name, []byte(old))
+		if err != nil {
+			t.Fatalf("%s with the old names: %v", name, err)
+		}
+		if !reflect.DeepEqual(a, o) {
+			t.Errorf("%s: old names parse otherwise:\n new %+v\n old %+v", name, a, o)
+		}
+	}
+	a, errA := ParseFaultFlag("partition at=1s client_index=0 master_index=1,2 for=2s")
+	o, errO := ParseFaultFlag("partition at=1s clients=0 masters=1,2 for=2s")
+	if errA != nil || errO != nil || !reflect.DeepEqual(a, o) || len(a.Masters) != 2 || len(a.Clients) != 1 {
+		t.Errorf("--fault: new %+v (%v), old %+v (%v)", a, errA, o, errO)
+	}
+}
+
+// An old name and its new one in the same place is one field given twice.
+func TestOldAndNewNameTogether(t *testing.T) {
+	for doc, want := range map[string]string{
+		"settings: {local: 3, masters: 3}\n":                                 "settings.local: given twice",
+		"settings: {masters: [\"127.0.0.1:6379\"]}\n":                        "use local: N",
+		"faults: [{at: 1s, kind: crash, masters: [0], master_index: [1]}]\n": "faults[0].master_index: given twice",
+	} {
+		if _, err := Parse("x.yaml", []byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", doc, err, want)
+		}
+	}
+}
