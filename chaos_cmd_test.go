@@ -33,6 +33,7 @@ func TestChaosBadInputExits2(t *testing.T) {
 		"client_mode": {"--client-mode", "threads"},
 		"expect":      {"--expect", "happiness>1"},
 		"masters":     {"-f", "clock", "--masters", "1"},
+		"local":       {"--local", "2", "--masters", "3"},
 	}
 	for field, args := range cases {
 		_, stderr, code := lockbench(t, append([]string{"chaos"}, args...)...)
