@@ -75,112 +75,153 @@ func (s Settings) CheckServers() error {
 // ValidateInput is Validate without CheckServers: whether the settings
 // themselves are sound, whatever is installed here (a scenario file is
 // judged so, and a flag may still replace the cells this machine cannot
-// serve).
+// serve). The checks run in order; the first error stands.
 func (s Settings) ValidateInput() (warnings []string, err error) {
+	checks := []func() error{s.checkMasters, s.checkLocalCPUs, s.checkPersistence, s.checkNetLatency,
+		s.checkClient, s.checkLoad, s.checkKeysAndHold, s.checkSegment}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return nil, err
+		}
+	}
+	return s.warnings(), nil
+}
+
+// checkMasters: local masters in range, or external ones that parse and
+// are each listed once.
+func (s Settings) checkMasters() error {
 	if len(s.Masters) == 0 {
 		if s.Local < 1 || s.Local > 99 {
-			return nil, fmt.Errorf("local: %d is not accepted; use 1..99 local masters (or give --masters)", s.Local)
+			return fmt.Errorf("local: %d is not accepted; use 1..99 local masters (or give --masters)", s.Local)
 		}
 		if s.Embedded != "auto" && s.Embedded != "never" && s.Embedded != "always" {
-			return nil, fmt.Errorf("embedded: %q is not accepted; use auto, never or always", s.Embedded)
+			return fmt.Errorf("embedded: %q is not accepted; use auto, never or always", s.Embedded)
 		}
-	} else {
-		seen := map[string]bool{}
-		for _, m := range s.Masters {
-			_, display, err := engine.ParseMaster(m)
-			if err != nil {
-				return nil, err
-			}
-			if seen[display] {
-				return nil, fmt.Errorf("masters: %q is listed twice; each master must be independent", display)
-			}
-			seen[display] = true
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, m := range s.Masters {
+		_, display, err := engine.ParseMaster(m)
+		if err != nil {
+			return err
 		}
+		if seen[display] {
+			return fmt.Errorf("masters: %q is listed twice; each master must be independent", display)
+		}
+		seen[display] = true
 	}
-	if err := s.checkLocalCPUs(); err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+func (s Settings) checkPersistence() error {
 	if s.Persistence != "" && !contains(persistenceModes, s.Persistence) {
-		return nil, fmt.Errorf("persistence: %q is not accepted; use %s", s.Persistence, strings.Join(persistenceModes, ", "))
+		return fmt.Errorf("persistence: %q is not accepted; use %s", s.Persistence, strings.Join(persistenceModes, ", "))
 	}
-	if s.NetLatency < 0 || s.NetJitter < 0 || time.Duration(s.NetLatency)%time.Millisecond != 0 || time.Duration(s.NetJitter)%time.Millisecond != 0 || s.NetLatency > Duration(10*time.Second) {
-		return nil, fmt.Errorf("net-latency: %v ± %v is not accepted; use whole milliseconds up to 10s (the proxy's unit)", s.NetLatency, s.NetJitter)
+	return nil
+}
+
+// checkNetLatency: the proxy's delay is whole milliseconds, below the
+// per-master timeout, and only for masters it can stand in front of.
+func (s Settings) checkNetLatency() error {
+	lat, jit := time.Duration(s.NetLatency), time.Duration(s.NetJitter)
+	if lat < 0 || jit < 0 || lat%time.Millisecond != 0 || jit%time.Millisecond != 0 || lat > 10*time.Second {
+		return fmt.Errorf("net-latency: %v ± %v is not accepted; use whole milliseconds up to 10s (the proxy's unit)", s.NetLatency, s.NetJitter)
 	}
-	if s.NetJitter > 0 && s.NetLatency == 0 {
-		return nil, fmt.Errorf("net-jitter: %v needs --net-latency", s.NetJitter)
+	if jit > 0 && lat == 0 {
+		return fmt.Errorf("net-jitter: %v needs --net-latency", s.NetJitter)
 	}
-	if s.NetLatency > 0 {
-		for _, m := range s.Masters {
-			if strings.Contains(m, "://") {
-				return nil, fmt.Errorf("net-latency: works with --local or host:port masters, not %q (the proxy does not speak TLS or carry credentials)", engine.RedactURL(m))
-			}
+	if lat == 0 {
+		return nil
+	}
+	for _, m := range s.Masters {
+		if strings.Contains(m, "://") {
+			return fmt.Errorf("net-latency: works with --local or host:port masters, not %q (the proxy does not speak TLS or carry credentials)", engine.RedactURL(m))
 		}
-		if s.NetLatency+s.NetJitter >= s.Timeout {
-			return nil, fmt.Errorf("net-latency: %v + %v jitter is not below the per-master timeout %v; raise --timeout", s.NetLatency, s.NetJitter, s.Timeout)
-		}
 	}
+	if s.NetLatency+s.NetJitter >= s.Timeout {
+		return fmt.Errorf("net-latency: %v + %v jitter is not below the per-master timeout %v; raise --timeout", s.NetLatency, s.NetJitter, s.Timeout)
+	}
+	return nil
+}
+
+// checkClient: the lock client (driver, mode, wait and the engine's own
+// checks).
+func (s Settings) checkClient() error {
 	if s.Driver != "lockbench" && s.Driver != "redsync" {
-		return nil, fmt.Errorf("driver: %q is not accepted; use lockbench or redsync", s.Driver)
+		return fmt.Errorf("driver: %q is not accepted; use lockbench or redsync", s.Driver)
 	}
 	if _, err := engine.ParseMode(s.Mode); err != nil {
-		return nil, err
+		return err
 	}
 	if s.Driver == "redsync" && s.Mode != string(engine.Multiplexed) {
-		return nil, fmt.Errorf("mode: %q is not available with driver redsync; redsync acquires on all masters at once (multiplexed)", s.Mode)
+		return fmt.Errorf("mode: %q is not available with driver redsync; redsync acquires on all masters at once (multiplexed)", s.Mode)
 	}
 	if _, err := engine.ParseWait(s.Wait); err != nil {
-		return nil, err
+		return err
 	}
 	ec, err := s.EngineConfig()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := ec.Validate(); err != nil {
-		return nil, err
-	}
+	return ec.Validate()
+}
+
+// checkLoad: the load model, its rate or workers, and the window.
+func (s Settings) checkLoad() error {
 	switch s.Load {
 	case "closed":
 		if s.Rate != 0 {
-			return nil, fmt.Errorf("rate: %v needs load open; closed-loop load is set by workers", s.Rate)
+			return fmt.Errorf("rate: %v needs load open; closed-loop load is set by workers", s.Rate)
 		}
 	case "open":
 		if !(s.Rate > 0) || s.Rate > 10_000_000 {
-			return nil, fmt.Errorf("rate: %v is not accepted; open loop needs 0 < rate <= 10000000 acquires/s", s.Rate)
+			return fmt.Errorf("rate: %v is not accepted; open loop needs 0 < rate <= 10000000 acquires/s", s.Rate)
 		}
 	default:
-		return nil, fmt.Errorf("load: %q is not accepted; use closed (workers) or open (rate)", s.Load)
+		return fmt.Errorf("load: %q is not accepted; use closed (workers) or open (rate)", s.Load)
 	}
-	if s.Workers < 1 || s.Workers > MaxWorkers {
-		return nil, fmt.Errorf("workers: %d is not accepted; use 1..%d", s.Workers, MaxWorkers)
+	switch {
+	case s.Workers < 1 || s.Workers > MaxWorkers:
+		return fmt.Errorf("workers: %d is not accepted; use 1..%d", s.Workers, MaxWorkers)
+	case s.Duration <= 0:
+		return fmt.Errorf("duration: %v is not accepted; use a positive duration such as 10s", s.Duration)
+	case s.Warmup < 0:
+		return fmt.Errorf("warmup: %v is not accepted; use 0 or a positive duration", s.Warmup)
 	}
-	if s.Duration <= 0 {
-		return nil, fmt.Errorf("duration: %v is not accepted; use a positive duration such as 10s", s.Duration)
-	}
-	if s.Warmup < 0 {
-		return nil, fmt.Errorf("warmup: %v is not accepted; use 0 or a positive duration", s.Warmup)
-	}
+	return nil
+}
+
+// checkKeysAndHold: the hold time and the key distribution.
+func (s Settings) checkKeysAndHold() error {
 	if s.Hold < 0 {
-		return nil, fmt.Errorf("hold: %v is not accepted; use 0 or a positive duration", s.Hold)
+		return fmt.Errorf("hold: %v is not accepted; use 0 or a positive duration", s.Hold)
 	}
 	if _, err := workloads.NewHoldTime(s.HoldDist, time.Duration(s.Hold)); err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := s.Chooser(); err != nil {
-		return nil, err
-	}
+	_, err := s.Chooser()
+	return err
+}
+
+// checkSegment: a multi-machine segment and start time that parse.
+func (s Settings) checkSegment() error {
 	if _, _, err := s.ForSegment(); err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := s.StartTime(); err != nil {
-		return nil, err
-	}
+	_, err := s.StartTime()
+	return err
+}
+
+// warnings are sound settings that are probably a mistake.
+func (s Settings) warnings() []string {
+	var out []string
 	if s.Hold >= s.TTL && !s.AutoExtend {
-		warnings = append(warnings, fmt.Sprintf("hold %v >= ttl %v: locks expire while held (holds are cut at the validity end); use auto-extend or a longer ttl", s.Hold, s.TTL))
+		out = append(out, fmt.Sprintf("hold %v >= ttl %v: locks expire while held (holds are cut at the validity end); use auto-extend or a longer ttl", s.Hold, s.TTL))
 	}
 	if n := s.N(); n%2 == 0 {
-		warnings = append(warnings, fmt.Sprintf("%d masters: an even N tolerates no more failures than N-1 (quorum %d)", n, engine.Quorum(n)))
+		out = append(out, fmt.Sprintf("%d masters: an even N tolerates no more failures than N-1 (quorum %d)", n, engine.Quorum(n)))
 	}
-	return warnings, nil
+	return out
 }
 
 // N is the number of masters.
