@@ -99,6 +99,8 @@ func spectrumFigure(cells []*cell) *figure {
 	}
 }
 
+// loadFigure draws throughput and acquire p99 against load, a column for
+// each of closed and open loop that has a load sweep.
 func loadFigure(cells []*cell, s *Summary) *figure {
 	sums := summariesByCell(cells, s.Cells)
 	var cols [][2]*plots.Panel
@@ -110,66 +112,9 @@ func loadFigure(cells []*cell, s *Summary) *figure {
 				mine = append(mine, c)
 			}
 		}
-		groups := groupBy(mine, loadSkip)
-		tp := &plots.Panel{Y: plots.Axis{Label: "throughput (cycles/s)", Min: plots.F(0)}}
-		lat := &plots.Panel{Y: plots.Axis{Label: "acquire p99 (ms)"}}
-		if kind == "closed" {
-			tp.Title, lat.Title = "Closed loop", "Closed loop"
-			tp.X.Label, lat.X.Label = "workers", "workers"
-		} else {
-			tp.Title, lat.Title = "Open loop", "Open loop"
-			tp.X.Label, lat.X.Label = "offered rate (acquires/s)", "offered rate (acquires/s)"
+		if tp, lat := loadPanels(mine, kind, sums, s.SLO, &colour); tp != nil {
+			cols = append(cols, [2]*plots.Panel{tp, lat})
 		}
-		var xs, p99s []float64
-		var kneeX, kneeY, kneeP []float64
-		for _, g := range groups {
-			t, l, knee := loadLines(g, sums)
-			if distinctFloats(t.X) < 2 {
-				continue
-			}
-			t.Label, t.Color = legendLabel(g.Label), colour
-			l.Label, l.Color = t.Label, colour
-			tp.Series, lat.Series = append(tp.Series, t), append(lat.Series, l)
-			colour++
-			if colour == 7 { // grey is kept for the knee and the ideal line
-				colour++
-			}
-			xs, p99s = append(xs, t.X...), append(p99s, l.Y...)
-			if knee != nil {
-				kneeX = append(kneeX, loadOf(*knee))
-				kneeY = append(kneeY, knee.CyclesPerSec)
-				kneeP = append(kneeP, knee.Acquire.P99/1000)
-			}
-		}
-		if len(tp.Series) == 0 {
-			continue
-		}
-		if len(kneeX) > 0 {
-			const kneeLabel = "knee: most cycles/s within the SLO"
-			tp.Series = append(tp.Series, plots.Series{Label: kneeLabel, X: kneeX, Y: kneeY, Color: 7, Glyph: 1})
-			lat.Series = append(lat.Series, plots.Series{Label: kneeLabel, X: kneeX, Y: kneeP, Color: 7, Glyph: 1})
-		}
-		if kind == "open" {
-			lo, hi := minMax(xs)
-			tp.Series = append(tp.Series, plots.Series{Label: "offered rate (ideal)", X: []float64{lo, hi}, Y: []float64{lo, hi}, Color: 7, Dashed: true})
-		}
-		slo := s.SLO.AcquireP99Micros / 1000
-		lat.HLines = []plots.Marker{{At: slo, Tag: "SLO", Legend: "SLO: acquire p99 ≤ " + results.FormatMicros(s.SLO.AcquireP99Micros), Color: 3}}
-		logX := plots.SpansDecades(xs...)
-		tp.X.Log, lat.X.Log = logX, logX
-		tp.X.Ticks = valueTicks(xs)
-		lat.X.Ticks = tp.X.Ticks
-		// One x range for both panels, even where a step has no p99.
-		lo, hi := minMax(xs)
-		tp.X.Min, tp.X.Max = plots.F(lo), plots.F(hi)
-		lat.X.Min, lat.X.Max = tp.X.Min, tp.X.Max
-		dodge(tp.Series, logX, lo, hi)
-		dodge(lat.Series, logX, lo, hi)
-		lat.Y.Log = plots.SpansDecades(append(p99s, slo)...)
-		if len(p99s) == 0 {
-			lat = nil // no cell acquired anything: no latency to draw
-		}
-		cols = append(cols, [2]*plots.Panel{tp, lat})
 	}
 	if len(cols) == 0 {
 		return nil
@@ -185,6 +130,90 @@ func loadFigure(cells []*cell, s *Summary) *figure {
 		Fig:     &plots.Figure{Title: "Throughput and acquire p99 against load", Grid: grid, Width: 620 * float64(len(cols)), Height: 760},
 		Cell:    -1,
 	}
+}
+
+// loadPanels are the throughput and p99 panels of one load kind (closed
+// or open), nil when no configuration has two load steps; lat is nil when
+// no cell acquired anything. colour is the next line colour.
+func loadPanels(cells []*cell, kind string, sums map[*cell]CellSummary, slo SLO, colour *int) (tp, lat *plots.Panel) {
+	tp = &plots.Panel{Y: plots.Axis{Label: "throughput (cycles/s)", Min: plots.F(0)}}
+	lat = &plots.Panel{Y: plots.Axis{Label: "acquire p99 (ms)"}}
+	tp.Title, lat.Title = "Closed loop", "Closed loop"
+	tp.X.Label, lat.X.Label = "workers", "workers"
+	if kind == "open" {
+		tp.Title, lat.Title = "Open loop", "Open loop"
+		tp.X.Label, lat.X.Label = "offered rate (acquires/s)", "offered rate (acquires/s)"
+	}
+	xs, p99s, knees := addLoadLines(tp, lat, groupBy(cells, loadSkip), sums, colour)
+	if len(tp.Series) == 0 {
+		return nil, nil
+	}
+	addKnees(tp, lat, knees)
+	if kind == "open" {
+		lo, hi := minMax(xs)
+		tp.Series = append(tp.Series, plots.Series{Label: "offered rate (ideal)", X: []float64{lo, hi}, Y: []float64{lo, hi}, Color: 7, Dashed: true})
+	}
+	lat.HLines = p99SLOLine(slo)
+	logX := plots.SpansDecades(xs...)
+	tp.X.Log, lat.X.Log = logX, logX
+	tp.X.Ticks = valueTicks(xs)
+	lat.X.Ticks = tp.X.Ticks
+	// One x range for both panels, even where a step has no p99.
+	lo, hi := minMax(xs)
+	tp.X.Min, tp.X.Max = plots.F(lo), plots.F(hi)
+	lat.X.Min, lat.X.Max = tp.X.Min, tp.X.Max
+	dodge(tp.Series, logX, lo, hi)
+	dodge(lat.Series, logX, lo, hi)
+	lat.Y.Log = plots.SpansDecades(append(p99s, slo.AcquireP99Micros/1000)...)
+	if len(p99s) == 0 {
+		lat = nil // no cell acquired anything: no latency to draw
+	}
+	return tp, lat
+}
+
+// addLoadLines adds one line per configuration with at least two load
+// steps to tp and lat; it returns every step's load and p99 (ms) and the
+// configurations' knees.
+func addLoadLines(tp, lat *plots.Panel, groups []*group, sums map[*cell]CellSummary, colour *int) (xs, p99s []float64, knees []*CellSummary) {
+	for _, g := range groups {
+		t, l, knee := loadLines(g, sums)
+		if distinctFloats(t.X) < 2 {
+			continue
+		}
+		t.Label, t.Color = legendLabel(g.Label), *colour
+		l.Label, l.Color = t.Label, *colour
+		tp.Series, lat.Series = append(tp.Series, t), append(lat.Series, l)
+		*colour++
+		if *colour == 7 { // grey is kept for the knee and the ideal line
+			*colour++
+		}
+		xs, p99s = append(xs, t.X...), append(p99s, l.Y...)
+		if knee != nil {
+			knees = append(knees, knee)
+		}
+	}
+	return xs, p99s, knees
+}
+
+// addKnees rings the knees on both panels.
+func addKnees(tp, lat *plots.Panel, knees []*CellSummary) {
+	if len(knees) == 0 {
+		return
+	}
+	var kneeX, kneeY, kneeP []float64
+	for _, k := range knees {
+		kneeX = append(kneeX, loadOf(*k))
+		kneeY = append(kneeY, k.CyclesPerSec)
+		kneeP = append(kneeP, k.Acquire.P99/1000)
+	}
+	const kneeLabel = "knee: most cycles/s within the SLO"
+	tp.Series = append(tp.Series, plots.Series{Label: kneeLabel, X: kneeX, Y: kneeY, Color: 7, Glyph: 1})
+	lat.Series = append(lat.Series, plots.Series{Label: kneeLabel, X: kneeX, Y: kneeP, Color: 7, Glyph: 1})
+}
+
+// p99SLOLine marks the SLO's acquire p99 (ms) on a latency panel.
+func p99SLOLine(slo SLO) []plots.Marker {
+	return []plots.Marker{{At: slo.AcquireP99Micros / 1000, Tag: "SLO", Legend: "SLO: acquire p99 ≤ " + results.FormatMicros(slo.AcquireP99Micros), Color: 3}}
 }
 
 // loadLines are one configuration's throughput and p99 against load, with
@@ -216,6 +245,8 @@ func loadLines(g *group, sums map[*cell]CellSummary) (tp, lat plots.Series, knee
 	return tp, lat, knee
 }
 
+// modesFigure compares sequential and multiplexed acquisition: bars of
+// p50 and p99 per configuration, or lines against N when N was swept.
 func modesFigure(cells []*cell, s *Summary) *figure {
 	modes := map[string]bool{}
 	for _, c := range cells {
@@ -229,15 +260,57 @@ func modesFigure(cells []*cell, s *Summary) *figure {
 			return f
 		}
 	}
-	sums := summariesByCell(cells, s.Cells)
-	type pair struct {
-		name     string
-		n        int
-		seq, mux *CellSummary
+	pairs := modePairs(cells, summariesByCell(cells, s.Cells))
+	if len(pairs) == 0 {
+		return nil
 	}
-	var pairs []*pair
+	bars, repeated := modeBars(pairs)
+	p := &plots.Panel{
+		X:    plots.Axis{Label: "masters (N) and other settings"},
+		Y:    plots.Axis{Label: "acquire latency (ms)"},
+		Bars: bars,
+	}
+	var all []float64
+	for _, set := range bars.Sets {
+		all = append(all, set.Values...)
+	}
+	// Bars cannot stand on a log axis; dots can.
+	p.Y.Log = plots.SpansDecades(all...)
+	w := math.Max(700, 130*float64(len(pairs)))
+	return &figure{
+		Name:    "acquisition-modes",
+		Title:   "Sequential vs multiplexed acquisition",
+		Caption: modesCaption(repeated, p.Y.Log, cells),
+		Fig:     &plots.Figure{Title: "Sequential vs multiplexed acquisition", Grid: [][]*plots.Panel{{p}}, Width: w, Height: 520},
+		Cell:    -1,
+	}
+}
+
+// modesCaption says how the modes' bars (or, on a log axis or with error
+// bars, dots) are drawn.
+func modesCaption(repeated, logY bool, cells []*cell) string {
+	switch {
+	case logY:
+		return "Acquire latency p50 (light circles) and p99 (dark triangles) in ms, on a log scale since they span decades, when the N masters are asked one after another (sequential) or all at once (multiplexed), for each N and other swept setting." + errorBarNote(cells)
+	case repeated:
+		return "Acquire latency p50 (light circles) and p99 (dark triangles) in ms, medians of the repeats with error bars, when the N masters are asked one after another (sequential) or all at once (multiplexed), for each N and other swept setting." + errorBarNote(cells)
+	}
+	return "Acquire latency p50 (light) and p99 (dark) in ms when the N masters are asked one after another (sequential) or all at once (multiplexed), for each N and other swept setting."
+}
+
+// modePair is one configuration's sequential and multiplexed cells.
+type modePair struct {
+	name     string
+	n        int
+	seq, mux *CellSummary
+}
+
+// modePairs pairs the cells that differ only in mode, both with acquires,
+// by N; a pair's name is its settings, N first.
+func modePairs(cells []*cell, sums map[*cell]CellSummary) []*modePair {
+	var pairs []*modePair
 	for _, g := range groupBy(cells, map[string]bool{"mode": true}) {
-		pr := &pair{n: g.Cells[0].Set.N}
+		pr := &modePair{n: g.Cells[0].Set.N}
 		for _, c := range g.Cells {
 			cs := sums[c]
 			switch c.Set.Mode {
@@ -257,17 +330,19 @@ func modesFigure(cells []*cell, s *Summary) *figure {
 		pr.name = strings.Join(parts, "\n")
 		pairs = append(pairs, pr)
 	}
-	if len(pairs) == 0 {
-		return nil
-	}
 	sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].n < pairs[j].n })
-	bars := &plots.Bars{Sets: []plots.BarSet{
+	return pairs
+}
+
+// modeBars are the pairs' p50 and p99 (ms) of each mode, with error bars
+// when any cell was repeated.
+func modeBars(pairs []*modePair) (bars *plots.Bars, repeated bool) {
+	bars = &plots.Bars{Sets: []plots.BarSet{
 		{Label: "sequential p50", Color: 0, Light: true},
 		{Label: "sequential p99", Color: 0},
 		{Label: "multiplexed p50", Color: 1, Light: true},
 		{Label: "multiplexed p99", Color: 1},
 	}}
-	repeated := false
 	for _, pr := range pairs {
 		bars.Groups = append(bars.Groups, pr.name)
 		for i, v := range []struct {
@@ -287,32 +362,7 @@ func modesFigure(cells []*cell, s *Summary) *figure {
 			bars.Sets[i].Low, bars.Sets[i].High = nil, nil
 		}
 	}
-	p := &plots.Panel{
-		X:    plots.Axis{Label: "masters (N) and other settings"},
-		Y:    plots.Axis{Label: "acquire latency (ms)"},
-		Bars: bars,
-	}
-	var all []float64
-	for _, set := range bars.Sets {
-		all = append(all, set.Values...)
-	}
-	caption := "Acquire latency p50 (light) and p99 (dark) in ms when the N masters are asked one after another (sequential) or all at once (multiplexed), for each N and other swept setting."
-	if repeated {
-		caption = "Acquire latency p50 (light circles) and p99 (dark triangles) in ms, medians of the repeats with error bars, when the N masters are asked one after another (sequential) or all at once (multiplexed), for each N and other swept setting." + errorBarNote(cells)
-	}
-	if plots.SpansDecades(all...) {
-		// Bars cannot stand on a log axis; dots can.
-		p.Y.Log = true
-		caption = "Acquire latency p50 (light circles) and p99 (dark triangles) in ms, on a log scale since they span decades, when the N masters are asked one after another (sequential) or all at once (multiplexed), for each N and other swept setting." + errorBarNote(cells)
-	}
-	w := math.Max(700, 130*float64(len(pairs)))
-	return &figure{
-		Name:    "acquisition-modes",
-		Title:   "Sequential vs multiplexed acquisition",
-		Caption: caption,
-		Fig:     &plots.Figure{Title: "Sequential vs multiplexed acquisition", Grid: [][]*plots.Panel{{p}}, Width: w, Height: 520},
-		Cell:    -1,
-	}
+	return bars, repeated
 }
 
 func contentionFigure(cells []*cell, s *Summary) *figure {
@@ -374,6 +424,8 @@ func axisValue(c *cell, axis string) float64 {
 	return float64(c.Set.Workers)
 }
 
+// timelineFigure draws a cell's throughput, failed acquires and p99 per
+// second, with its fault events and, under chaos, its safety per second.
 func timelineFigure(c *cell, idx int, s *Summary) *figure {
 	acq := c.Intervals[results.MetricAcquire]
 	if len(acq) < 2 {
@@ -388,22 +440,7 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 			origin = min(origin, h.StartTimeMs())
 		}
 	}
-	at := func(ms int64) float64 { return float64(ms-origin) / 1000 }
-	// Each interval is drawn as a flat step over its own second.
-	span := func(h *hdrhistogram.Histogram) (float64, float64) {
-		t0 := at(h.StartTimeMs())
-		return t0, t0 + intervalSeconds(h)
-	}
-	var tx, rate, px, p99 []float64
-	for _, h := range acq {
-		t0, t1 := span(h)
-		r := float64(h.TotalCount()) / intervalSeconds(h)
-		tx, rate = append(tx, t0, t1), append(rate, r, r)
-		if h.TotalCount() > 0 {
-			v := float64(h.ValueAtQuantile(99)) / 1000
-			px, p99 = append(px, t0, t1), append(p99, v, v)
-		}
-	}
+	tx, rate, px, p99 := stepLines(acq, origin)
 	top := &plots.Panel{
 		Title: "Throughput per second",
 		X:     plots.Axis{Label: "time since the measured window opened (s)", Min: plots.F(0)},
@@ -412,35 +449,19 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 			{Label: "cycles/s", X: tx, Y: rate, Color: 0},
 		},
 	}
-	var fx, fr []float64
-	var anyFailed bool
-	for _, h := range c.Intervals[results.MetricFailed] {
-		t0, t1 := span(h)
-		r := float64(h.TotalCount()) / intervalSeconds(h)
-		fx, fr = append(fx, t0, t1), append(fr, r, r)
-		anyFailed = anyFailed || h.TotalCount() > 0
-	}
-	if anyFailed && len(fx) >= 2 {
-		top.Series = append(top.Series, plots.Series{Label: "failed acquires/s", X: fx, Y: fr, Color: 5})
-	}
+	addFailedLine(top, c.Intervals[results.MetricFailed], origin)
 	bottom := &plots.Panel{
 		Title: "Acquire p99 per second",
 		X:     plots.Axis{Label: "time since the measured window opened (s)", Min: plots.F(0)},
 		Y:     plots.Axis{Label: "acquire p99 (ms)"},
 	}
-	slo := s.SLO.AcquireP99Micros / 1000
 	if len(px) > 0 {
 		bottom.Series = []plots.Series{{Label: "acquire p99", X: px, Y: p99, Color: 1}}
-		bottom.Y.Log = plots.SpansDecades(append(p99, slo)...)
-		bottom.HLines = []plots.Marker{{At: slo, Tag: "SLO", Legend: "SLO: acquire p99 ≤ " + results.FormatMicros(s.SLO.AcquireP99Micros), Color: 3}}
+		bottom.Y.Log = plots.SpansDecades(append(p99, s.SLO.AcquireP99Micros/1000)...)
+		bottom.HLines = p99SLOLine(s.SLO)
 	}
 	marks := eventMarkers(c.Run.Events)
-	top.VLines, bottom.VLines = marks, marks
-	grid := [][]*plots.Panel{{top}}
-	if len(bottom.Series) > 0 {
-		grid = append(grid, []*plots.Panel{bottom})
-	}
-	name := fmt.Sprintf("timeline-%03d", c.Info.Index)
+	grid := timelineGrid(top, bottom, marks)
 	caption := "Cycles per second, failed acquires per second and acquire p99 (ms) for each 1 s interval of the HDR interval logs, drawn as steps."
 	if safety := safetyPanel(c.Run.Safety, tx[len(tx)-1]); safety != nil {
 		safety.VLines = marks
@@ -450,8 +471,54 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 	if len(marks) > 0 {
 		caption += " Numbered dashed lines mark the faults and steps listed in the legend."
 	}
+	return timeline(c, idx, caption, grid)
+}
+
+// stepLines draw intervals as flat steps over their own seconds, time
+// from origin (ms): the count per second and, where an interval has
+// values, its p99 in ms.
+func stepLines(ivs []*hdrhistogram.Histogram, origin int64) (tx, rate, px, p99 []float64) {
+	for _, h := range ivs {
+		t0 := float64(h.StartTimeMs()-origin) / 1000
+		t1 := t0 + intervalSeconds(h)
+		r := float64(h.TotalCount()) / intervalSeconds(h)
+		tx, rate = append(tx, t0, t1), append(rate, r, r)
+		if h.TotalCount() > 0 {
+			v := float64(h.ValueAtQuantile(99)) / 1000
+			px, p99 = append(px, t0, t1), append(p99, v, v)
+		}
+	}
+	return tx, rate, px, p99
+}
+
+// addFailedLine adds failed acquires per second to a throughput panel
+// when there were any.
+func addFailedLine(top *plots.Panel, failed []*hdrhistogram.Histogram, origin int64) {
+	fx, fr, _, _ := stepLines(failed, origin)
+	var anyFailed bool
+	for _, h := range failed {
+		anyFailed = anyFailed || h.TotalCount() > 0
+	}
+	if anyFailed && len(fx) >= 2 {
+		top.Series = append(top.Series, plots.Series{Label: "failed acquires/s", X: fx, Y: fr, Color: 5})
+	}
+}
+
+// timelineGrid stacks the throughput panel and, when it has a line, the
+// p99 panel, both marked with the events.
+func timelineGrid(top, bottom *plots.Panel, marks []plots.Marker) [][]*plots.Panel {
+	top.VLines, bottom.VLines = marks, marks
+	grid := [][]*plots.Panel{{top}}
+	if len(bottom.Series) > 0 {
+		grid = append(grid, []*plots.Panel{bottom})
+	}
+	return grid
+}
+
+// timeline is cell c's timeline figure.
+func timeline(c *cell, idx int, caption string, grid [][]*plots.Panel) *figure {
 	return &figure{
-		Name: name, Title: "Timeline: " + c.Info.Label, Caption: caption,
+		Name: fmt.Sprintf("timeline-%03d", c.Info.Index), Title: "Timeline: " + c.Info.Label, Caption: caption,
 		Fig:  &plots.Figure{Title: plots.Truncate("Timeline: "+c.Info.Label, 90), Grid: grid, Width: 900, Height: 300 * float64(len(grid))},
 		Cell: idx,
 	}
@@ -513,18 +580,7 @@ func repeatTimelineFigure(c *cell, idx int, s *Summary, segs [][]*hdrhistogram.H
 		Y: plots.Axis{Label: "acquire p99 (ms)"}}
 	var all []float64
 	for k, seg := range segs {
-		origin := seg[0].StartTimeMs()
-		var tx, rate, px, p99 []float64
-		for _, h := range seg {
-			t0 := float64(h.StartTimeMs()-origin) / 1000
-			t1 := t0 + intervalSeconds(h)
-			r := float64(h.TotalCount()) / intervalSeconds(h)
-			tx, rate = append(tx, t0, t1), append(rate, r, r)
-			if h.TotalCount() > 0 {
-				v := float64(h.ValueAtQuantile(99)) / 1000
-				px, p99 = append(px, t0, t1), append(p99, v, v)
-			}
-		}
+		tx, rate, px, p99 := stepLines(seg, seg[0].StartTimeMs())
 		colour := k
 		if colour >= 7 {
 			colour++ // grey is kept for markers
@@ -536,21 +592,10 @@ func repeatTimelineFigure(c *cell, idx int, s *Summary, segs [][]*hdrhistogram.H
 			all = append(all, p99...)
 		}
 	}
-	slo := s.SLO.AcquireP99Micros / 1000
-	bottom.Y.Log = plots.SpansDecades(append(all, slo)...)
-	bottom.HLines = []plots.Marker{{At: slo, Tag: "SLO", Legend: "SLO: acquire p99 ≤ " + results.FormatMicros(s.SLO.AcquireP99Micros), Color: 3}}
-	marks := eventMarkers(c.Run.Events)
-	top.VLines, bottom.VLines = marks, marks
-	grid := [][]*plots.Panel{{top}}
-	if len(bottom.Series) > 0 {
-		grid = append(grid, []*plots.Panel{bottom})
-	}
-	return &figure{
-		Name: fmt.Sprintf("timeline-%03d", c.Info.Index), Title: "Timeline: " + c.Info.Label,
-		Caption: fmt.Sprintf("Cycles per second and acquire p99 (ms) for each 1 s interval of the HDR interval logs, one line per repeat (%d), each from the start of its own measured window: a repeat that stands apart is the machine's noise.", len(segs)),
-		Fig:     &plots.Figure{Title: plots.Truncate("Timeline: "+c.Info.Label, 90), Grid: grid, Width: 900, Height: 300 * float64(len(grid))},
-		Cell:    idx,
-	}
+	bottom.Y.Log = plots.SpansDecades(append(all, s.SLO.AcquireP99Micros/1000)...)
+	bottom.HLines = p99SLOLine(s.SLO)
+	grid := timelineGrid(top, bottom, eventMarkers(c.Run.Events))
+	return timeline(c, idx, fmt.Sprintf("Cycles per second and acquire p99 (ms) for each 1 s interval of the HDR interval logs, one line per repeat (%d), each from the start of its own measured window: a repeat that stands apart is the machine's noise.", len(segs)), grid)
 }
 
 func distinctN(cells []*cell) int {
