@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,12 +16,12 @@ type call struct {
 	e          *Engine
 	kind       opKind
 	key, token string
+	keyHash    uint64 // picks the key's dispatcher queue on every master
 	ttlMs      int64
 	measured   bool // started after MarkMeasured: late replies count as the run's
 	orphan     bool // a release nobody waits for (of a late OK): not counted as late
 	reqs       []request
-	timer      *time.Timer
-	wake       chan struct{} // one slot: "decided"
+	wake       chan struct{} // one slot: "decided" or "deadline passed"
 
 	mu       sync.Mutex
 	outs     []Outcome
@@ -30,21 +31,25 @@ type call struct {
 	closed   bool // the caller stopped waiting: later replies are late
 	failed   bool // an acquire decided as failed: a late OK is released
 	signaled bool
-	refs     int // requests in flight + the caller
+	waiting  bool   // the caller is in wait: only then may the watchdog wake it
+	expired  bool   // the watchdog woke the caller: its deadline passed
+	gen      uint64 // counts waits, so a stale deadline wakes nobody
+	refs     int    // requests in flight + the caller
 }
 
 func (e *Engine) newCall(kind opKind, key, token string, ttlMs int64, early bool) *call {
 	c, _ := e.calls.Get().(*call)
 	if c == nil {
 		n := len(e.links)
-		c = &call{e: e, reqs: make([]request, n), outs: make([]Outcome, n),
-			wake: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
-		c.timer.Stop()
+		c = &call{e: e, reqs: make([]request, n), outs: make([]Outcome, n), wake: make(chan struct{}, 1)}
 	}
 	c.kind, c.key, c.token, c.ttlMs, c.early, c.orphan = kind, key, token, ttlMs, early, false
+	if e.cfg.Dispatchers > 1 { // hashed once per call, not once per master
+		c.keyHash = maphash.String(keySeed, key)
+	}
 	c.measured = e.measuring.Load()
 	clear(c.outs)
-	c.ok, c.bad, c.waitFor, c.closed, c.failed, c.signaled, c.refs = 0, 0, -1, false, false, false, 1
+	c.ok, c.bad, c.waitFor, c.closed, c.failed, c.signaled, c.expired, c.refs = 0, 0, -1, false, false, false, false, 1
 	select { // a signal nobody took (the caller timed out first)
 	case <-c.wake:
 	default:
@@ -123,27 +128,35 @@ func (c *call) decided() bool {
 
 // wait blocks until the call is decided or deadline passes; false on timeout.
 func (c *call) wait(deadline time.Time) bool {
-	c.timer.Reset(time.Until(deadline))
-	select {
-	case <-c.wake:
-		c.timer.Stop()
-		c.mu.Lock()
-		c.signaled = false
-		c.mu.Unlock()
-		return true
-	case <-c.timer.C:
-	}
+	c.mu.Lock()
+	c.gen++
+	gen := c.gen
+	c.waiting = true
+	c.mu.Unlock()
+	c.e.timeouts.add(waiter{c: c, gen: gen, deadline: deadline})
+	<-c.wake
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.signaled { // decided just as the timer fired: take the answer
-		<-c.wake
-		c.signaled = false
+	c.signaled, c.waiting = false, false
+	if !c.expired {
 		return true
 	}
+	c.expired = false
 	if c.waitFor >= 0 {
 		c.outs[c.waitFor], c.bad = Timeout, c.bad+1
 	}
 	return false
+}
+
+// expire wakes the caller of wait number gen, unless it was decided first
+// or has left that wait (a stale wake-up would end the next wait at once).
+func (c *call) expire(gen uint64) {
+	c.mu.Lock()
+	if c.gen == gen && c.waiting && !c.signaled {
+		c.signaled, c.expired = true, true
+		c.wake <- struct{}{}
+	}
+	c.mu.Unlock()
 }
 
 // finish stops the call and returns a copy of the outcomes, the OK count

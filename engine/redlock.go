@@ -21,8 +21,10 @@ type Engine struct {
 	addrs  []string
 	quorum int
 	tokens *tokenSource
-	late   lateCounts
-	calls  sync.Pool // *call, reused once every reply is in
+	// timeouts ends waits at their deadline (one watchdog, no timer per call).
+	timeouts *timeouts
+	late     lateCounts
+	calls    sync.Pool // *call, reused once every reply is in
 	// measuring is set by MarkMeasured: late replies of acquires started
 	// from then on are the run's, earlier ones the warm-up's.
 	measuring atomic.Bool
@@ -34,7 +36,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, quorum: Quorum(len(cfg.Masters)), tokens: newTokenSource()}
+	e := &Engine{cfg: cfg, quorum: Quorum(len(cfg.Masters)), tokens: newTokenSource(), timeouts: startTimeouts()}
 	e.late = newLateCounts(len(cfg.Masters))
 	relSHA, extSHA := sha1Hex(releaseScript), sha1Hex(extendScript)
 	for i, m := range cfg.Masters {
@@ -80,6 +82,10 @@ func (e *Engine) Close() {
 		l.client.Close()
 	}
 	e.links = nil
+	if e.timeouts != nil {
+		e.timeouts.stop()
+		e.timeouts = nil
+	}
 }
 
 // Addrs are the masters' display addresses (no secrets), in order.
@@ -428,4 +434,15 @@ func parseInfoCPU(info string) time.Duration {
 		return -1
 	}
 	return time.Duration(total * float64(time.Second))
+}
+
+// Batching returns how many batches were sent to the masters and how many
+// commands they held, since New: commands per batch is how much the
+// dispatchers coalesced.
+func (e *Engine) Batching() (batches, commands int64) {
+	for _, l := range e.links {
+		batches += l.batches.Load()
+		commands += l.sent.Load()
+	}
+	return batches, commands
 }

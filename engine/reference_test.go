@@ -61,11 +61,14 @@ func compareOnce(b *testing.B, set *localmasters.Set, workers int) {
 	ref := newReference(b, set.Addrs())
 	defer ref.close()
 	var eng, lim []phase
+	b0, c0 := e.Batching()
 	for range refRounds {
 		lim = append(lim, measure(func(stop *atomic.Bool) int64 { return ref.run(stop) }))
 		eng = append(eng, measure(func(stop *atomic.Bool) int64 { return engineLoop(e, workers, stop) }))
 	}
 	me, ml := median(eng), median(lim)
+	b1, c1 := e.Batching()
+	b.ReportMetric(float64(c1-c0)/float64(max(1, b1-b0)), "cmds/batch")
 	b.ReportMetric(me.cyclesPerSec, "cycles/s")
 	b.ReportMetric(ml.cyclesPerSec, "ref-cycles/s")
 	b.ReportMetric(me.cyclesPerSec/ml.cyclesPerSec, "ratio")

@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -58,6 +59,8 @@ type link struct {
 	extSHA   string
 	setTTL   string // the engine's TTL in ms, formatted once, not per SET
 	wg       sync.WaitGroup
+	// batches and sent count pipelined writes and the commands in them.
+	batches, sent atomic.Int64
 }
 
 var errQueueFull = errors.New("client queue full")
@@ -69,10 +72,7 @@ const maxQueued = 1 << 16
 var keySeed = maphash.MakeSeed()
 
 func (l *link) enqueue(r *request) {
-	q := l.queues[0]
-	if len(l.queues) > 1 {
-		q = l.queues[maphash.String(keySeed, r.call.key)%uint64(len(l.queues))]
-	}
+	q := l.queues[r.call.keyHash%uint64(len(l.queues))]
 	if !q.push(r) {
 		r.call.deliver(r.master, Error)
 	}
@@ -120,6 +120,8 @@ func (l *link) send(batch []*request) {
 	if len(live) == 0 {
 		return
 	}
+	l.batches.Add(1)
+	l.sent.Add(int64(len(live)))
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	var retry []*request
@@ -183,22 +185,25 @@ func (l *link) sendEval(ctx context.Context, retry []*request) {
 	}
 }
 
+// build writes the command with the key among the plain arguments: one
+// connection per master needs no cluster slot, and hashing every key for
+// one is a measurable share of the client's time per cycle.
 func (l *link) build(r *request, eval bool) rueidis.Completed {
 	b, c := l.client.B(), r.call
 	switch c.kind {
 	case opSet:
-		return b.Arbitrary("SET").Keys(c.key).Args(c.token, "NX", "PX", l.setTTL).Build()
+		return b.Arbitrary("SET").Args(c.key, c.token, "NX", "PX", l.setTTL).Build()
 	case opRelease:
 		if eval {
-			return b.Eval().Script(releaseScript).Numkeys(1).Key(c.key).Arg(c.token).Build()
+			return b.Arbitrary("EVAL").Args(releaseScript, "1", c.key, c.token).Build()
 		}
-		return b.Evalsha().Sha1(l.relSHA).Numkeys(1).Key(c.key).Arg(c.token).Build()
+		return b.Arbitrary("EVALSHA").Args(l.relSHA, "1", c.key, c.token).Build()
 	default:
 		ttl := strconv.FormatInt(c.ttlMs, 10)
 		if eval {
-			return b.Eval().Script(extendScript).Numkeys(1).Key(c.key).Arg(c.token, ttl).Build()
+			return b.Arbitrary("EVAL").Args(extendScript, "1", c.key, c.token, ttl).Build()
 		}
-		return b.Evalsha().Sha1(l.extSHA).Numkeys(1).Key(c.key).Arg(c.token, ttl).Build()
+		return b.Arbitrary("EVALSHA").Args(l.extSHA, "1", c.key, c.token, ttl).Build()
 	}
 }
 
