@@ -97,6 +97,7 @@ func (l *link) stop() {
 func (l *link) dispatch(q *queue) {
 	defer l.wg.Done()
 	var spare []*request
+	var cmds []rueidis.Completed
 	for {
 		batch, ok := q.take(spare)
 		if !ok {
@@ -106,7 +107,7 @@ func (l *link) dispatch(q *queue) {
 		// order to the master.
 		for rest := batch; len(rest) > 0; {
 			n := min(len(rest), l.maxBatch)
-			l.send(rest[:n])
+			cmds = l.send(rest[:n], cmds)
 			rest = rest[n:]
 		}
 		clear(batch) // let finished calls go
@@ -114,11 +115,14 @@ func (l *link) dispatch(q *queue) {
 	}
 }
 
-// send writes one batch and answers every request in it.
-func (l *link) send(batch []*request) {
+// send writes one batch and answers every request in it. It returns the
+// command slice for the next batch to reuse: cmds emptied when every
+// command was answered, nil when DoMulti may have returned before rueidis'
+// writer read them all (a deadline or a broken connection).
+func (l *link) send(batch []*request, cmds []rueidis.Completed) []rueidis.Completed {
 	live, deadline := l.expire(batch)
 	if len(live) == 0 {
-		return
+		return cmds
 	}
 	l.batches.Add(1)
 	l.sent.Add(int64(len(live)))
@@ -134,22 +138,28 @@ func (l *link) send(batch []*request) {
 		l.answer(r, res, err)
 	}
 	if len(live) == 1 {
-		// One command (low concurrency): no slices to allocate.
+		// One command (low concurrency): no slices at all.
 		check(live[0], l.client.Do(ctx, l.build(live[0], false)))
 	} else {
-		// A fresh slice per batch: rueidis' writer may still read it after
-		// DoMulti returned on a deadline, so it is never reused.
-		cmds := make([]rueidis.Completed, len(live))
-		for i, r := range live {
-			cmds[i] = l.build(r, false)
+		for _, r := range live {
+			cmds = append(cmds, l.build(r, false))
 		}
+		written := true
 		for i, res := range l.client.DoMulti(ctx, cmds...) {
+			written = written && res.NonRedisError() == nil
 			check(live[i], res)
+		}
+		if written {
+			clear(cmds)
+			cmds = cmds[:0]
+		} else {
+			cmds = nil // rueidis' writer may still read it: leave it alone
 		}
 	}
 	if len(retry) > 0 {
 		l.sendEval(ctx, retry)
 	}
+	return cmds
 }
 
 // expire answers Timeout to the requests that waited in the queue past
