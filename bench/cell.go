@@ -193,7 +193,7 @@ func waitSegmentStart(ctx context.Context, s plan.Settings) {
 // cellConfig is the result's config: the settings the cell ran on (this
 // segment's share, secrets redacted, the masters as shown) and what else
 // decided its figures.
-func cellConfig(s plan.Settings, m *Masters, seed uint64, prefix string, rs *redsyncdriver.Settings) any {
+func cellConfig(s plan.Settings, m *Masters, seed uint64, prefix string, rs *redsyncdriver.Settings) *results.CellConfig {
 	seg, _, _ := s.ForSegment()
 	shown := seg.Redacted()
 	shown.Masters = m.Display
@@ -203,14 +203,8 @@ func cellConfig(s plan.Settings, m *Masters, seed uint64, prefix string, rs *red
 	}
 	shown.Seed = seed
 	shown.KeyPrefix = prefix
-	return struct {
-		plan.Settings
-		Quorum       int                     `json:"quorum"`
-		Embedded     bool                    `json:"embedded_masters"`
-		RedisVersion string                  `json:"redis_server_version,omitempty"`
-		Version      string                  `json:"lockbench_version"`
-		Redsync      *redsyncdriver.Settings `json:"redsync,omitempty"`
-	}{shown, engine.Quorum(len(m.Addrs)), m.Embedded, m.Version, Version, rs}
+	return &results.CellConfig{Settings: results.Settings(shown), Quorum: engine.Quorum(len(m.Addrs)), Embedded: m.Embedded,
+		RedisVersion: m.Version, Version: Version, Redsync: rs}
 }
 
 // summarizeDurations is the latency summary of a baseline's samples.

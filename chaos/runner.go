@@ -83,12 +83,8 @@ func (r *CellResult) Value(metric string) float64 {
 	case "max_concurrent_holders":
 		return float64(s.MaxConcurrentHolder)
 	case "probe_violations":
-		if m, ok := r.Run.Config.(map[string]any); ok {
-			if c, ok := m["checks"].(map[string]any); ok {
-				if v, ok := c["probe_violations"].(int64); ok {
-					return float64(v)
-				}
-			}
+		if c := r.Run.Config; c != nil && c.ChaosConfig != nil {
+			return float64(c.Checks.ProbeViolations)
 		}
 	}
 	return math.NaN()
@@ -541,8 +537,8 @@ func (r *cellRun) judge(interrupted bool, missed []faults.Spec, events []faults.
 	}
 	res.Verdict = verdict(interrupted, res.NotJudged, res.Failed, len(r.cell.Expect))
 	res.Run.Safety.Verdict, res.Run.Safety.NotJudged = res.Verdict, strings.Join(res.NotJudged, "; ")
-	if cfgMap, ok := res.Run.Config.(map[string]any); ok {
-		cfgMap["expect_failed"] = res.Failed
+	if c := res.Run.Config; c != nil && c.ChaosConfig != nil {
+		c.ExpectFailed = res.Failed
 	}
 }
 
@@ -765,10 +761,10 @@ func sumClients(clientResults []ClientResult, t0 time.Time, masters int, process
 	return t
 }
 
-// runConfig is the result's config: the keys the report stage reads
-// (persistence, masters, workers, keys, ttl, hold, mode, wait, load,
-// driver, distribution), then the chaos settings and the checkers' figures.
-func runConfig(cell Cell, opt Options, addrs []string, ck Check, sum clientTotals, clientResults []ClientResult, processes bool) map[string]any {
+// runConfig is the result's config: the lock settings the cell ran on (as
+// a benchmark cell records them; workers are the total over the clients),
+// then the chaos part and the checkers' figures.
+func runConfig(cell Cell, opt Options, addrs []string, ck Check, sum clientTotals, clientResults []ClientResult, processes bool) *results.CellConfig {
 	s := cell.Settings
 	faultText := make([]string, len(cell.Faults))
 	for i, f := range cell.Faults {
@@ -778,23 +774,20 @@ func runConfig(cell Cell, opt Options, addrs []string, ck Check, sum clientTotal
 	for _, e := range cell.Expect {
 		expect[e.Metric] = e.Op + strconv.FormatFloat(e.Value, 'g', -1, 64)
 	}
-	return map[string]any{
-		"scenario": opt.Scenario, "cell": cell.Name,
-		"masters": addrs, "local": s.Local, "persistence": s.Persistence, "driver": "lockbench",
-		"mode": s.Mode, "wait": s.Wait, "load": "closed", "workers": s.Workers * s.Clients, "keys": s.Keys,
-		"distribution": "uniform", "ttl": s.TTL.String(), "timeout": s.Timeout.String(), "drift_factor": s.DriftFactor,
-		"hold": s.Hold.String(), "hold_distribution": s.HoldDist, "retry_delay_min": s.RetryMin.String(), "retry_delay_max": s.RetryMax.String(),
-		"clients": s.Clients, "client_mode": s.ClientMode, "workers_per_client": s.Workers,
-		"fencing": s.Fencing, "check_validity": s.CheckValidity, "duration": s.Duration.String(),
-		"acquisitions": s.Acquisitions, "seed": s.Seed, "faults": faultText, "expect": expect,
-		"proxied": cell.NeedsNetwork(), "lockbench_version": Version,
-		"checks": map[string]any{
-			"holds_logged": ck.Holds, "judged_holds": ck.Holds - ck.Unjudged, "holds_not_judged": ck.Unjudged, "final_sum": ck.FinalSum, "acknowledged_writes": ck.Acks,
-			"stale_reads_rejected": ck.RejectedReads, "fencing_tokens": ck.Tokens,
-			"probe_violations": sum.probeViol, "probe_scope": map[bool]string{true: "per client process", false: "all clients (one process)"}[processes],
-			"resource_errors": sum.resErrs, "attempts": sum.attempts, "per_client": perClient(clientResults),
+	shown := results.Settings(s.Settings)
+	shown.Masters, shown.Workers = addrs, s.Workers*s.Clients
+	shown.Retries = 0 // the client loop retries itself (EngineConfig)
+	return &results.CellConfig{Settings: shown, Quorum: engine.Quorum(len(addrs)), Version: Version, ChaosConfig: &results.ChaosConfig{
+		Scenario: opt.Scenario, Cell: cell.Name, Clients: s.Clients, ClientMode: s.ClientMode, WorkersPerClient: s.Workers,
+		Fencing: s.Fencing, CheckValidity: s.CheckValidity, Acquisitions: s.Acquisitions, MinAcquisitions: s.MinAcquisitions,
+		Faults: faultText, Expect: expect, Proxied: cell.NeedsNetwork(),
+		Checks: results.ChaosChecks{
+			HoldsLogged: ck.Holds, JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged, FinalSum: ck.FinalSum,
+			AcknowledgedWrites: ck.Acks, StaleReadsRejected: ck.RejectedReads, FencingTokens: ck.Tokens,
+			ProbeViolations: sum.probeViol, ProbeScope: map[bool]string{true: "per client process", false: "all clients (one process)"}[processes],
+			ResourceErrors: sum.resErrs, Attempts: sum.attempts, PerClient: perClient(clientResults),
 		},
-	}
+	}}
 }
 
 // availabilityTime is the share of the window's seconds in which some
@@ -884,15 +877,15 @@ var Version = "dev"
 
 // perClient shows each client's share: a client cut off from a majority
 // can take no lock while the others still can.
-func perClient(clientResults []ClientResult) []map[string]any {
-	out := make([]map[string]any, len(clientResults))
+func perClient(clientResults []ClientResult) []results.ClientCounts {
+	out := make([]results.ClientCounts, len(clientResults))
 	for i, r := range clientResults {
 		a := 0.0
 		if r.Attempts > 0 {
 			a = float64(r.Acquired) / float64(r.Attempts)
 		}
-		out[i] = map[string]any{"client": r.Index, "attempts": r.Attempts, "acquired": r.Acquired,
-			"not_acquired": r.NotAcquired, "errors": r.Errors, "availability_attempts": a, "overruns": r.Overruns}
+		out[i] = results.ClientCounts{Client: r.Index, Attempts: r.Attempts, Acquired: r.Acquired,
+			NotAcquired: r.NotAcquired, Errors: r.Errors, AvailabilityAttempts: a, Overruns: r.Overruns}
 	}
 	return out
 }

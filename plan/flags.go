@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"lockbench/engine"
+	"lockbench/results"
 
 	"github.com/spf13/pflag"
 )
@@ -14,7 +15,11 @@ type durationFlag struct{ d *Duration }
 func (f durationFlag) String() string { return f.d.String() }
 func (f durationFlag) Type() string   { return "duration" }
 func (f durationFlag) Set(s string) error {
-	return f.d.parse(strings.TrimSpace(s))
+	d, err := results.ParseDuration(strings.TrimSpace(s))
+	if err == nil {
+		*f.d = d
+	}
+	return err
 }
 
 // mastersFlag is --masters: comma-separated like pflag's string slice, but

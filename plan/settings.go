@@ -2,105 +2,12 @@
 // and expands sweeps into cells.
 package plan
 
-import (
-	"encoding/json"
-	"fmt"
-	"time"
-
-	"go.yaml.in/yaml/v3"
-)
+import "lockbench/results"
 
 // Duration is a time.Duration written as "10s" in YAML and JSON.
-type Duration time.Duration
+type Duration = results.Duration
 
-func (d Duration) String() string                { return time.Duration(d).String() }
-func (d Duration) MarshalJSON() ([]byte, error)  { return json.Marshal(d.String()) }
-func (d Duration) MarshalYAML() (any, error)     { return d.String(), nil }
-func (d *Duration) UnmarshalJSON(b []byte) error { return d.parse(string(trimQuotes(b))) }
-func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("want a duration such as 10s")
-	}
-	return d.parse(n.Value)
-}
-
-func (d *Duration) parse(s string) error {
-	if s == "0" {
-		*d = 0
-		return nil
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("%q is not a duration; use a number with a unit, such as 500ms or 10s", s)
-	}
-	*d = Duration(v)
-	return nil
-}
-
-func trimQuotes(b []byte) []byte {
-	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
-		return b[1 : len(b)-1]
-	}
-	return b
-}
-
-// Settings is every setting of one benchmark cell. The YAML and JSON names
-// are the flag names with "-" written as "_".
-type Settings struct {
-	// Masters
-	Masters     []string `yaml:"masters" json:"masters"`
-	Local       int      `yaml:"local" json:"local"` // N local masters when Masters is empty
-	Persistence string   `yaml:"persistence" json:"persistence"`
-	Embedded    string   `yaml:"embedded" json:"embedded"`
-	// LocalCPUs pins the local masters to these CPUs and lockbench to the
-	// others ("0", "2-3"), so they stop competing for the same cores.
-	LocalCPUs string `yaml:"local_cpus" json:"local_cpus,omitempty"`
-	// NetLatency puts every master behind an embedded toxiproxy that delays
-	// its replies, to see the modes as they behave across a network.
-	NetLatency  Duration `yaml:"net_latency" json:"net_latency,omitempty"`
-	NetJitter   Duration `yaml:"net_jitter" json:"net_jitter,omitempty"`
-	TLSCA       string   `yaml:"tls_ca" json:"tls_ca,omitempty"`
-	TLSCert     string   `yaml:"tls_cert" json:"tls_cert,omitempty"`
-	TLSKey      string   `yaml:"tls_key" json:"tls_key,omitempty"`
-	TLSInsecure bool     `yaml:"tls_insecure" json:"tls_insecure,omitempty"`
-
-	// Lock client
-	Driver      string   `yaml:"driver" json:"driver"`
-	Mode        string   `yaml:"mode" json:"mode"`
-	Wait        string   `yaml:"wait" json:"wait"`
-	TTL         Duration `yaml:"ttl" json:"ttl"`
-	Timeout     Duration `yaml:"timeout" json:"timeout"`
-	DriftFactor float64  `yaml:"drift_factor" json:"drift_factor"`
-	Retries     int      `yaml:"retries" json:"retries"`
-	RetryMin    Duration `yaml:"retry_delay_min" json:"retry_delay_min"`
-	RetryMax    Duration `yaml:"retry_delay_max" json:"retry_delay_max"`
-	Batch       int      `yaml:"batch" json:"batch"`
-	Dispatchers int      `yaml:"dispatchers" json:"dispatchers"`
-	FlushDelay  Duration `yaml:"flush_delay" json:"flush_delay"`
-
-	// Load
-	Load     string   `yaml:"load" json:"load"`         // closed (workers) or open (rate)
-	Workers  int      `yaml:"workers" json:"workers"`   // closed: workers; open: most in flight
-	Rate     float64  `yaml:"rate" json:"rate"`         // open loop: acquires per second
-	Duration Duration `yaml:"duration" json:"duration"` // measured window
-	Warmup   Duration `yaml:"warmup" json:"warmup"`
-
-	// Keys and lock use
-	Keys         uint64   `yaml:"keys" json:"keys"`
-	Distribution string   `yaml:"distribution" json:"distribution"` // uniform, zipf, hotspot, single
-	ZipfExponent float64  `yaml:"zipf_exponent" json:"zipf_exponent"`
-	HotspotOps   float64  `yaml:"hotspot_ops" json:"hotspot_ops"`   // share of operations on the hot set
-	HotspotKeys  float64  `yaml:"hotspot_keys" json:"hotspot_keys"` // share of keys in the hot set
-	Hold         Duration `yaml:"hold" json:"hold"`
-	HoldDist     string   `yaml:"hold_distribution" json:"hold_distribution"` // fixed, uniform, exponential
-	AutoExtend   bool     `yaml:"auto_extend" json:"auto_extend"`
-	KeyPrefix    string   `yaml:"key_prefix" json:"key_prefix"`
-	Seed         uint64   `yaml:"seed" json:"seed"`
-	Force        bool     `yaml:"force" json:"force,omitempty"` // run even when keys under the prefix exist
-
-	// Multi-machine runs: this process is segment i of n (1-based, "2/4");
-	// workers, rate and keyspace are split deterministically. StartAt
-	// (RFC 3339) aligns the segments' first cells.
-	Segment string `yaml:"segment" json:"segment,omitempty"`
-	StartAt string `yaml:"start_at" json:"start_at,omitempty"`
-}
+// Settings is every setting of one benchmark cell (see results.Settings for
+// the fields): the data type is results', where a result records it; plan
+// adds the checks, flags and derived configurations.
+type Settings results.Settings

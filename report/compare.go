@@ -35,9 +35,10 @@ var volatileSettings = map[string]bool{
 
 // identity is the settings of a run that say which cell it is; the
 // master set counts as its size N.
-func identity(cfg any) map[string]string {
-	m, ok := cfg.(map[string]any)
-	if !ok && cfg != nil {
+func identity(cfg *results.CellConfig) map[string]string {
+	// By JSON key, so a setting added later takes part without a change here.
+	var m map[string]any
+	if cfg != nil {
 		if b, err := json.Marshal(cfg); err == nil {
 			_ = json.Unmarshal(b, &m)
 		}

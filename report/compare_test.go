@@ -4,6 +4,7 @@ import (
 	"lockbench/results"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -15,7 +16,7 @@ func synthCompareCell(rng *rand.Rand, workers string, n int, cps, noise float64)
 	for i := range runs {
 		v := cps * math.Exp(rng.NormFloat64()*noise)
 		runs[i] = results.Run{
-			Config:          map[string]any{"workers": workers, "mode": "multiplexed", "local": 5.0},
+			Config:          &results.CellConfig{Settings: results.Settings{Workers: atoi(workers), Mode: "multiplexed", Local: 5}},
 			Throughput:      results.Throughput{CyclesPerSec: v, AcquiresPerSec: v},
 			AcquireLatency:  results.Latency{P50: 1e6 / v, P99: 5e6 / v, P999: 9e6 / v, Count: int64(v)},
 			ReleaseLatency:  results.Latency{P50: 1e6 / v, P99: 4e6 / v, Count: int64(v)},
@@ -25,6 +26,11 @@ func synthCompareCell(rng *rand.Rand, workers string, n int, cps, noise float64)
 	}
 	r := CombineRepeats(runs)
 	return CompareCell{Label: "workers=" + workers, Settings: identity(r.Config), Run: r}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 func rowOf(t *testing.T, c *Comparison, figure string) CompareRow {

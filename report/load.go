@@ -16,7 +16,7 @@ import (
 )
 
 // settings are the configuration values the report groups and labels by,
-// read from a cell's free-form config object.
+// taken from a cell's typed config.
 type settings struct {
 	N            int
 	Persistence  string
@@ -32,46 +32,14 @@ type settings struct {
 	Hold         string
 }
 
-func settingsOf(cfg any) settings {
-	m, ok := cfg.(map[string]any)
-	if !ok && cfg != nil {
-		// A typed config (a run's own struct) goes through JSON once.
-		if b, err := json.Marshal(cfg); err == nil {
-			_ = json.Unmarshal(b, &m)
-		}
-	}
-	str := func(k string) string {
-		switch v := m[k].(type) {
-		case string:
-			return v
-		case nil:
-			return ""
-		default:
-			return fmt.Sprint(v)
-		}
-	}
-	num := func(k string) float64 {
-		switch v := m[k].(type) {
-		case float64:
-			return v
-		case string:
-			f, _ := strconv.ParseFloat(v, 64)
-			return f
-		case json.Number:
-			f, _ := v.Float64()
-			return f
-		}
-		return 0
+func settingsOf(cfg *results.CellConfig) settings {
+	if cfg == nil {
+		return settings{Load: "closed"}
 	}
 	s := settings{
-		Persistence: str("persistence"), Driver: str("driver"), Mode: str("mode"), Wait: str("wait"),
-		Load: str("load"), Workers: int(num("workers")), Rate: num("rate"), Keys: num("keys"),
-		Distribution: str("distribution"), TTL: str("ttl"), Hold: str("hold"),
-	}
-	if ms, ok := m["masters"].([]any); ok && len(ms) > 0 {
-		s.N = len(ms)
-	} else {
-		s.N = int(num("local"))
+		N: cfg.N(), Persistence: cfg.Persistence, Driver: cfg.Driver, Mode: cfg.Mode, Wait: cfg.Wait,
+		Load: cfg.Load, Workers: cfg.Workers, Rate: cfg.Rate, Keys: float64(cfg.Keys),
+		Distribution: cfg.Distribution, TTL: cfg.TTL.String(), Hold: cfg.Hold.String(),
 	}
 	if s.Load == "" {
 		s.Load = "closed" // what `run` does without a load setting

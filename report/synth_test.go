@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"lockbench/results"
@@ -158,7 +159,7 @@ func writeSynthDir(t testing.TB, dir string, name string, cells []synthCell) map
 		failed := totals[results.MetricFailed].TotalCount()
 		secs := float64(c.Seconds)
 		run := results.Run{
-			Config:               c.Config,
+			Config:               configOf(t, c.Config),
 			Throughput:           results.Throughput{CyclesPerSec: float64(acquired) / secs, AcquiresPerSec: float64(acquired+failed) / secs},
 			AcquireLatency:       results.Summarize(totals[results.MetricAcquire]),
 			AcquireFailedLatency: results.Summarize(totals[results.MetricFailed]),
@@ -242,6 +243,17 @@ func must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// configOf reads a config written as a free map, as result files had them
+// before the config was typed.
+func configOf(t testing.TB, m map[string]any) *results.CellConfig {
+	t.Helper()
+	b, err := json.Marshal(m)
+	must(t, err)
+	var c results.CellConfig
+	must(t, json.Unmarshal(b, &c))
+	return &c
 }
 
 func cfg(persistence, mode string, workers int, load string, rate float64, keys float64) map[string]any {

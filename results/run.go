@@ -151,7 +151,7 @@ type Servers struct {
 // Run is the result of one benchmark cell: the shape `lockbench run --json`
 // prints and later tools rely on.
 type Run struct {
-	Config               any                `json:"config"`
+	Config               *CellConfig        `json:"config"`
 	Throughput           Throughput         `json:"throughput"`
 	AcquireLatency       Latency            `json:"acquire_latency_us"`
 	AcquireUncorrected   *Latency           `json:"acquire_uncorrected_latency_us,omitempty"`

@@ -14,7 +14,7 @@ import (
 const ClientBoundShare = 0.8
 
 // Result turns the stats into the result file shape.
-func (s *Stats) Result(eng Locker, config any, started time.Time) results.Run {
+func (s *Stats) Result(eng Locker, config *results.CellConfig, started time.Time) results.Run {
 	secs := s.Measured.Seconds()
 	r := results.Run{
 		Config:               config,

@@ -22,26 +22,12 @@ import (
 	goredislib "github.com/redis/go-redis/v9"
 
 	"lockbench/engine"
+	"lockbench/results"
 )
 
-// Settings are the terms redsync ran on, recorded with the result.
-type Settings struct {
-	// PoolSize is go-redis' connections per master: 2 × workers (at least
-	// go-redis' default of 10 per core). Each worker has one command in
-	// flight per master; under wait=quorum one more may still be finishing.
-	PoolSize int `json:"pool_size"`
-	// DriftFactor is what redsync is given. redsync's drift is TTL × factor,
-	// the engine's TTL × factor + 2 ms; the factor is raised by 2 ms / TTL so
-	// both lock windows end at t1 + TTL − drift.
-	DriftFactor float64 `json:"drift_factor"`
-	Drift       string  `json:"drift"`
-	// Timeout bounds each master's reply to acquire, release and extend.
-	Timeout string `json:"per_master_timeout"`
-	// Retries are the driver's loop over redsync's TryLockContext (one
-	// attempt each), with the engine's random delay, so that every attempt's
-	// per-master outcomes are seen.
-	Retries int `json:"retries"`
-}
+// Settings are the terms redsync ran on, recorded with the result (the
+// type is results', so that a result can hold it).
+type Settings = results.RedsyncSettings
 
 // Driver adapts redsync to the runner's Locker and Extender interfaces.
 type Driver struct {
