@@ -28,10 +28,11 @@ type waiter struct {
 	deadline time.Time
 }
 
-// timeoutSlack is how late past its deadline a wait may be woken: the
-// watchdog sleeps at least this long, so a busy engine costs it at most
-// this many wake-ups per second, not one per deadline.
-const timeoutSlack = 500 * time.Microsecond
+// timeoutSlack is how late past its deadline a wait may be woken (about
+// what a Go timer is late by anyway): the watchdog sleeps at least this
+// long, so it wakes at most a thousand times a second, however many waits
+// there are.
+const timeoutSlack = time.Millisecond
 
 func startTimeouts() *timeouts {
 	t := &timeouts{kick: make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{})}
