@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -48,6 +50,8 @@ const (
 
 type phase struct {
 	cyclesPerSec, cpuMicrosCycle, allocsCycle float64
+	// write and read system calls per cycle (of this process: client only)
+	writesCycle, readsCycle float64
 }
 
 func compareOnce(b *testing.B, set *localmasters.Set, workers int) {
@@ -75,13 +79,17 @@ func compareOnce(b *testing.B, set *localmasters.Set, workers int) {
 	b.ReportMetric(me.cpuMicrosCycle, "client-µs/cycle")
 	b.ReportMetric(ml.cpuMicrosCycle, "ref-client-µs/cycle")
 	b.ReportMetric(me.allocsCycle, "allocs/cycle")
+	b.ReportMetric(me.writesCycle, "writes/cycle")
+	b.ReportMetric(ml.writesCycle, "ref-writes/cycle")
+	b.ReportMetric(me.readsCycle, "reads/cycle")
+	b.ReportMetric(ml.readsCycle, "ref-reads/cycle")
 	b.Logf("workers=%d engine %s reference %s", workers, fmtPhases(eng), fmtPhases(lim))
 }
 
 func fmtPhases(ps []phase) string {
 	s := ""
 	for _, p := range ps {
-		s += fmt.Sprintf(" %.0f/s %.1fµs %.1fallocs", p.cyclesPerSec, p.cpuMicrosCycle, p.allocsCycle)
+		s += fmt.Sprintf(" %.0f/s %.1fµs %.1fallocs %.3fw %.3fr", p.cyclesPerSec, p.cpuMicrosCycle, p.allocsCycle, p.writesCycle, p.readsCycle)
 	}
 	return s
 }
@@ -94,15 +102,37 @@ func measure(loop func(stop *atomic.Bool) int64) phase {
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
 	cpu0, t0 := processCPU(), time.Now()
+	w0, r0 := syscallsIO()
 	time.AfterFunc(refPhase, func() { stop.Store(true) })
 	n := loop(&stop)
 	secs := time.Since(t0).Seconds()
 	cpu := processCPU() - cpu0
+	w1, r1 := syscallsIO()
 	runtime.ReadMemStats(&m1)
 	if n == 0 {
 		return phase{}
 	}
-	return phase{float64(n) / secs, float64(cpu.Microseconds()) / float64(n), float64(m1.Mallocs-m0.Mallocs) / float64(n)}
+	per := func(d float64) float64 { return d / float64(n) }
+	return phase{float64(n) / secs, per(float64(cpu.Microseconds())), per(float64(m1.Mallocs - m0.Mallocs)),
+		per(w1 - w0), per(r1 - r0)}
+}
+
+// syscallsIO reads this process's write and read system call counts
+// (syscw, syscr of /proc/self/io; zero where there is no such file): how
+// many commands share a write, and how many replies a read brings.
+func syscallsIO() (writes, reads float64) {
+	b, _ := os.ReadFile("/proc/self/io")
+	for _, line := range strings.Split(string(b), "\n") {
+		name, v, _ := strings.Cut(line, ": ")
+		n, _ := strconv.ParseFloat(v, 64)
+		switch name {
+		case "syscw":
+			writes = n
+		case "syscr":
+			reads = n
+		}
+	}
+	return writes, reads
 }
 
 func median(ps []phase) phase {
@@ -116,7 +146,9 @@ func median(ps []phase) phase {
 	}
 	return phase{pick(func(p phase) float64 { return p.cyclesPerSec }),
 		pick(func(p phase) float64 { return p.cpuMicrosCycle }),
-		pick(func(p phase) float64 { return p.allocsCycle })}
+		pick(func(p phase) float64 { return p.allocsCycle }),
+		pick(func(p phase) float64 { return p.writesCycle }),
+		pick(func(p phase) float64 { return p.readsCycle })}
 }
 
 func processCPU() time.Duration {
