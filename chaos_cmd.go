@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -92,56 +94,22 @@ func cmdChaos(args []string) error {
 	return runChaos(sc, a)
 }
 
-// chaosScenario loads the scenario (or makes one cell from flags) and lays
-// the flags over every cell.
+// chaosScenario loads the scenario (or makes one cell from flags), keeps
+// the cells asked for and lays the flags over every cell.
 func chaosScenario(a chaosArgs, fs *pflag.FlagSet, flags chaos.Settings) (*chaos.Scenario, error) {
-	var sc *chaos.Scenario
+	sc := &chaos.Scenario{Name: "chaos", Settings: flags, Cells: []chaos.Cell{{Name: "flags", ID: "000-flags", Settings: flags, Overrides: map[string]string{}}}}
 	if a.file != "" {
 		var err error
 		if sc, err = chaos.Load(a.file); err != nil {
 			return nil, err
 		}
-	} else {
-		sc = &chaos.Scenario{Name: "chaos", Settings: flags, Cells: []chaos.Cell{{Name: "flags", ID: "000-flags", Settings: flags, Overrides: map[string]string{}}}}
 	}
-	var flagCell chaos.Cell // the faults and expectations given by flags
-	for _, f := range a.faults {
-		spec, err := chaos.ParseFaultFlag(f)
-		if err != nil {
-			return nil, err
-		}
-		flagCell.Faults = append(flagCell.Faults, spec)
+	given, err := flagFaultsAndExpect(a)
+	if err != nil {
+		return nil, err
 	}
-	for _, e := range a.expect {
-		ex, err := chaos.ParseExpectFlag(e)
-		if err != nil {
-			return nil, err
-		}
-		flagCell.Expect = append(flagCell.Expect, ex)
-	}
-	if len(a.cells) > 0 {
-		var keep []chaos.Cell
-		names := map[string]bool{}
-		for _, c := range sc.Cells {
-			names[c.Name] = true
-		}
-		for _, n := range a.cells {
-			if !names[n] {
-				var all []string
-				for _, c := range sc.Cells {
-					all = append(all, c.Name)
-				}
-				return nil, fmt.Errorf("cell: %q is not a cell of %s; use one of %s", n, sc.Name, strings.Join(all, ", "))
-			}
-		}
-		for _, c := range sc.Cells {
-			for _, n := range a.cells {
-				if c.Name == n {
-					keep = append(keep, c)
-				}
-			}
-		}
-		sc.Cells = keep
+	if sc.Cells, err = selectCells(sc, a.cells); err != nil {
+		return nil, err
 	}
 	for i := range sc.Cells {
 		c := &sc.Cells[i]
@@ -149,16 +117,62 @@ func chaosScenario(a chaosArgs, fs *pflag.FlagSet, flags chaos.Settings) (*chaos
 			return nil, err
 		}
 		if len(a.faults) > 0 {
-			c.Faults = flagCell.Faults
+			c.Faults = given.Faults
 		}
 		if len(a.expect) > 0 {
-			c.Expect = flagCell.Expect
+			c.Expect = given.Expect
 		}
 		if err := c.Validate(); err != nil {
 			return nil, fmt.Errorf("cell %s: %w", c.Name, err)
 		}
 	}
 	return sc, nil
+}
+
+// flagFaultsAndExpect are the faults and expectations given by flags.
+func flagFaultsAndExpect(a chaosArgs) (chaos.Cell, error) {
+	var c chaos.Cell
+	for _, f := range a.faults {
+		spec, err := chaos.ParseFaultFlag(f)
+		if err != nil {
+			return c, err
+		}
+		c.Faults = append(c.Faults, spec)
+	}
+	for _, e := range a.expect {
+		ex, err := chaos.ParseExpectFlag(e)
+		if err != nil {
+			return c, err
+		}
+		c.Expect = append(c.Expect, ex)
+	}
+	return c, nil
+}
+
+// selectCells keeps the named cells (--cell), in the scenario's order; no
+// names keep all.
+func selectCells(sc *chaos.Scenario, names []string) ([]chaos.Cell, error) {
+	if len(names) == 0 {
+		return sc.Cells, nil
+	}
+	var all []string
+	for _, c := range sc.Cells {
+		all = append(all, c.Name)
+	}
+	for _, n := range names {
+		if !slices.Contains(all, n) {
+			return nil, fmt.Errorf("cell: %q is not a cell of %s; use one of %s", n, sc.Name, strings.Join(all, ", "))
+		}
+	}
+	var keep []chaos.Cell
+	for _, c := range sc.Cells {
+		for _, n := range names {
+			if c.Name == n {
+				keep = append(keep, c)
+			}
+		}
+	}
+	return keep, nil
 }
 
 func printChaosPlan(w io.Writer, sc *chaos.Scenario) {
@@ -204,7 +218,6 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) error {
 	if err != nil {
 		return err
 	}
-	dir, man := out.path, out.man
 	ctx, stop := interruptible()
 	defer stop()
 	chaos.Version = version
@@ -213,16 +226,32 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) error {
 		return err
 	}
 	defer exp.Close()
-	fmt.Fprintf(os.Stderr, "lockbench chaos: %s, %d cells, results in %s\n", sc.Name, len(sc.Cells), dir)
+	fmt.Fprintf(os.Stderr, "lockbench chaos: %s, %d cells, results in %s\n", sc.Name, len(sc.Cells), out.path)
 	opt := chaos.Options{ClientCommand: []string{exe, "chaos", chaosClientArg}, Log: os.Stderr, RunID: newChaosRunID(), Scenario: sc.Name,
 		Observer: chaosObserver(exp, sc.Name)}
-	failed := false
-	var unmet, unjudged []string
-	var done []*chaos.CellResult
-	var doneCells []chaos.Cell
+	run := chaosCells{out: out}
+	run.all(ctx, sc, opt)
+	if err := out.finish(ctx.Err() != nil); err != nil {
+		return err
+	}
+	return run.conclude(sc, a)
+}
+
+// chaosCells is what a chaos run's cells came to, as they ran.
+type chaosCells struct {
+	out             *resultsDir
+	failed          bool
+	unmet, unjudged []string
+	done            []*chaos.CellResult
+	doneCells       []chaos.Cell
+}
+
+// all runs the cells in order, writing each one's results, until one fails
+// or the run is interrupted.
+func (r *chaosCells) all(ctx context.Context, sc *chaos.Scenario, opt chaos.Options) {
 	for i, c := range sc.Cells {
 		if ctx.Err() != nil {
-			break
+			return
 		}
 		fmt.Fprintf(os.Stderr, "cell %d/%d %s: %d s; faults: %s\n", i+1, len(sc.Cells), c.Name,
 			int(time.Duration(c.Settings.Duration).Seconds()), faultSummary(c))
@@ -232,43 +261,50 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) error {
 		res, err := chaos.RunCell(ctx, c, opt)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "lockbench chaos: cell %s: %v\n", c.Name, err)
-			failed = true
-			break
+			r.failed = true
+			return
 		}
-		info, err := writeChaosCell(dir, c, res)
-		if err != nil {
+		if err := r.write(c, res); err != nil {
 			fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
-			failed = true
-			break
-		}
-		man.Cells = append(man.Cells, info)
-		if err := out.writeManifest(); err != nil {
-			fmt.Fprintln(os.Stderr, "lockbench chaos:", err)
-			failed = true
-			break
-		}
-		done, doneCells = append(done, res), append(doneCells, c)
-		if !res.Run.Interrupted {
-			for _, f := range res.Failed {
-				unmet = append(unmet, c.Name+": "+f)
-			}
-			for _, f := range res.NotJudged {
-				unjudged = append(unjudged, c.Name+": "+f)
-			}
+			r.failed = true
+			return
 		}
 		if res.Run.Interrupted {
-			break
+			return
+		}
+		for _, f := range res.Failed {
+			r.unmet = append(r.unmet, c.Name+": "+f)
+		}
+		for _, f := range res.NotJudged {
+			r.unjudged = append(r.unjudged, c.Name+": "+f)
 		}
 	}
-	if err := out.finish(ctx.Err() != nil); err != nil {
+}
+
+// write writes a cell's results and lists it in the manifest.
+func (r *chaosCells) write(c chaos.Cell, res *chaos.CellResult) error {
+	info, err := writeChaosCell(r.out.path, c, res)
+	if err != nil {
 		return err
 	}
-	printSafetyTable(os.Stdout, doneCells, done, colorOutput(os.Stdout))
+	r.out.man.Cells = append(r.out.man.Cells, info)
+	if err := r.out.writeManifest(); err != nil {
+		return err
+	}
+	r.done, r.doneCells = append(r.done, res), append(r.doneCells, c)
+	return nil
+}
+
+// conclude prints the safety table and what was not shown, builds the
+// report and says how the run ends.
+func (r *chaosCells) conclude(sc *chaos.Scenario, a chaosArgs) error {
+	man, dir := r.out.man, r.out.path
+	printSafetyTable(os.Stdout, r.doneCells, r.done, colorOutput(os.Stdout))
 	fmt.Fprintf(os.Stderr, "lockbench chaos: %d of %d cells written to %s\n", len(man.Cells), len(sc.Cells), dir)
-	for _, u := range unjudged {
+	for _, u := range r.unjudged {
 		fmt.Fprintln(os.Stderr, "lockbench chaos: NOT JUDGED:", u)
 	}
-	for _, u := range unmet {
+	for _, u := range r.unmet {
 		fmt.Fprintln(os.Stderr, "lockbench chaos: NOT SHOWN:", u)
 	}
 	var reportErr error
@@ -278,9 +314,9 @@ func runChaos(sc *chaos.Scenario, a chaosArgs) error {
 	switch {
 	case man.Interrupted:
 		return quietExit(exitInterrupted)
-	case failed:
+	case r.failed:
 		return quietExit(exitFailure)
-	case len(unmet) > 0 || len(unjudged) > 0:
+	case len(r.unmet) > 0 || len(r.unjudged) > 0:
 		return quietExit(exitThreshold) // a cell did not show what its scenario claims
 	}
 	return reportErr

@@ -324,52 +324,63 @@ func Parse(file string, b []byte) (*Scenario, error) {
 	}
 	seen := map[string]bool{}
 	for i, cy := range y.Cells {
-		where := fmt.Sprintf("cells[%d]", i)
-		c := Cell{Index: i, Name: cy.Name, Settings: sc.Settings, Overrides: map[string]string{}}
-		if c.Name == "" {
-			c.Name = fmt.Sprintf("cell-%d", i)
-		}
-		if seen[c.Name] {
-			return nil, wrap(fmt.Errorf("%s.name: %q is used twice; give each cell its own name", where, c.Name))
-		}
-		seen[c.Name] = true
-		c.ID = fmt.Sprintf("%03d-%s", i, fileSafe.ReplaceAllString(c.Name, "_"))
-		if err := decodeSettings(&c.Settings, &cy.Settings, where+".settings"); err != nil {
+		c, err := parseCell(i, cy, &y, sc.Settings, seen)
+		if err != nil {
 			return nil, wrap(err)
-		}
-		if cy.Settings.Kind == yaml.MappingNode {
-			for j := 0; j+1 < len(cy.Settings.Content); j += 2 {
-				c.Overrides[settingName(cy.Settings.Content[j].Value)] = cy.Settings.Content[j+1].Value
-			}
-		}
-		fs, fwhere := y.Faults, "faults"
-		if cy.Faults != nil {
-			fs, fwhere = *cy.Faults, where+".faults"
-		}
-		for j := range fs {
-			spec, err := decodeFault(&fs[j], fmt.Sprintf("%s[%d]", fwhere, j))
-			if err != nil {
-				return nil, wrap(err)
-			}
-			c.Faults = append(c.Faults, spec)
-		}
-		ex := y.Expect
-		if cy.Expect != nil {
-			ex = cy.Expect
-		}
-		for _, k := range sortedKeys(ex) {
-			e, err := ParseExpectation(k, ex[k])
-			if err != nil {
-				return nil, wrap(fmt.Errorf("%s.%w", where, err))
-			}
-			c.Expect = append(c.Expect, e)
-		}
-		if err := c.Validate(); err != nil {
-			return nil, wrap(fmt.Errorf("%s (%s): %w", where, c.Name, err))
 		}
 		sc.Cells = append(sc.Cells, c)
 	}
 	return sc, nil
+}
+
+// parseCell is cell i: the scenario's settings with the cell's laid over
+// them, its faults and expectations (or the scenario's), checked together.
+// seen holds the names of the cells before it.
+func parseCell(i int, cy cellYAML, y *scenarioYAML, base Settings, seen map[string]bool) (Cell, error) {
+	where := fmt.Sprintf("cells[%d]", i)
+	c := Cell{Index: i, Name: cy.Name, Settings: base, Overrides: map[string]string{}}
+	if c.Name == "" {
+		c.Name = fmt.Sprintf("cell-%d", i)
+	}
+	if seen[c.Name] {
+		return c, fmt.Errorf("%s.name: %q is used twice; give each cell its own name", where, c.Name)
+	}
+	seen[c.Name] = true
+	c.ID = fmt.Sprintf("%03d-%s", i, fileSafe.ReplaceAllString(c.Name, "_"))
+	if err := decodeSettings(&c.Settings, &cy.Settings, where+".settings"); err != nil {
+		return c, err
+	}
+	if cy.Settings.Kind == yaml.MappingNode {
+		for j := 0; j+1 < len(cy.Settings.Content); j += 2 {
+			c.Overrides[settingName(cy.Settings.Content[j].Value)] = cy.Settings.Content[j+1].Value
+		}
+	}
+	fs, fwhere := y.Faults, "faults"
+	if cy.Faults != nil {
+		fs, fwhere = *cy.Faults, where+".faults"
+	}
+	for j := range fs {
+		spec, err := decodeFault(&fs[j], fmt.Sprintf("%s[%d]", fwhere, j))
+		if err != nil {
+			return c, err
+		}
+		c.Faults = append(c.Faults, spec)
+	}
+	ex := y.Expect
+	if cy.Expect != nil {
+		ex = cy.Expect
+	}
+	for _, k := range sortedKeys(ex) {
+		e, err := ParseExpectation(k, ex[k])
+		if err != nil {
+			return c, fmt.Errorf("%s.%w", where, err)
+		}
+		c.Expect = append(c.Expect, e)
+	}
+	if err := c.Validate(); err != nil {
+		return c, fmt.Errorf("%s (%s): %w", where, c.Name, err)
+	}
+	return c, nil
 }
 
 // decodeSettings lays a settings mapping over s, one key at a time so that
