@@ -209,24 +209,59 @@ func Render(f *Figure, format string) (out []byte, err error) {
 	if f == nil || len(f.Grid) == 0 || len(f.Grid[0]) == 0 {
 		return nil, errors.New("plots: empty figure")
 	}
-	rows, cols := len(f.Grid), len(f.Grid[0])
-	legend := plot.NewLegend()
-	legend.TextStyle.Font = font.From(sans, 11)
-	legend.ThumbnailWidth = vg.Points(24)
-	legend.Top, legend.Left = true, true
-	legend.Padding = vg.Points(3)
-	seen := map[string]bool{}
-	var names []string
-	addLegend := func(name string, th plot.Thumbnailer) {
-		if name == "" || seen[name] {
-			return
-		}
-		seen[name] = true
-		names = append(names, name)
-		legend.Add(name, th)
+	lg := newLegend()
+	grid, err := buildGrid(f, lg.add)
+	if err != nil {
+		return nil, err
 	}
+	lay := layOut(f, lg)
+	var cw vg.CanvasWriterTo
+	switch format {
+	case "png":
+		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(lay.totalW, lay.totalH), vgimg.UseDPI(DPI))}
+	case "svg":
+		cw = vgsvg.New(lay.totalW, lay.totalH)
+	default:
+		return nil, fmt.Errorf("plots: format %q: want png or svg", format)
+	}
+	lay.paint(draw.New(cw), f.Title, grid, lg)
+	var buf bytes.Buffer
+	if _, err := cw.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("plots: %q: %w", f.Title, err)
+	}
+	return buf.Bytes(), nil
+}
 
-	grid := make([][]*plot.Plot, rows)
+// legend is a figure's one legend; an entry is added once, by name, so a
+// label keeps one entry across panels.
+type legend struct {
+	plot.Legend
+	seen  map[string]bool
+	names []string
+}
+
+func newLegend() *legend {
+	l := &legend{Legend: plot.NewLegend(), seen: map[string]bool{}}
+	l.TextStyle.Font = font.From(sans, 11)
+	l.ThumbnailWidth = vg.Points(24)
+	l.Top, l.Left = true, true
+	l.Padding = vg.Points(3)
+	return l
+}
+
+func (l *legend) add(name string, th plot.Thumbnailer) {
+	if name == "" || l.seen[name] {
+		return
+	}
+	l.seen[name] = true
+	l.names = append(l.names, name)
+	l.Add(name, th)
+}
+
+// buildGrid builds every panel of f (nil where f has none).
+func buildGrid(f *Figure, addLegend func(string, plot.Thumbnailer)) ([][]*plot.Plot, error) {
+	cols := len(f.Grid[0])
+	grid := make([][]*plot.Plot, len(f.Grid))
 	for r, row := range f.Grid {
 		if len(row) != cols {
 			return nil, fmt.Errorf("plots: %q: row %d has %d panels, want %d", f.Title, r, len(row), cols)
@@ -243,8 +278,20 @@ func Render(f *Figure, format string) (out []byte, err error) {
 			grid[r][c] = p
 		}
 	}
+	return grid, nil
+}
 
-	pt := func(px float64) vg.Length { return vg.Length(px * 72 / DPI) }
+// pt converts pixels at DPI to points.
+func pt(px float64) vg.Length { return vg.Length(px * 72 / DPI) }
+
+// layout is where a figure's parts go: the panel grid (gridW wide), the
+// legend to its right and the title above, in points.
+type layout struct {
+	gridW, legendW, titleH, totalW, totalH vg.Length
+	titleStyle                             text.Style
+}
+
+func layOut(f *Figure, lg *legend) layout {
 	w, h := f.Width, f.Height
 	if w <= 0 {
 		w = 900
@@ -252,40 +299,33 @@ func Render(f *Figure, format string) (out []byte, err error) {
 	if h <= 0 {
 		h = 480
 	}
-	legendW := vg.Length(0)
-	if len(names) > 0 {
-		legendW = legendWidth(&legend, names) + pt(24)
+	lay := layout{gridW: pt(w)}
+	if len(lg.names) > 0 {
+		lay.legendW = legendWidth(&lg.Legend, lg.names) + pt(24)
 	}
-	titleH := vg.Length(0)
-	titleStyle := text.Style{Color: color.Black, Font: font.From(sansBold, 15), XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
+	lay.titleStyle = text.Style{Color: color.Black, Font: font.From(sansBold, 15), XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler}
 	if f.Title != "" {
-		titleH = titleStyle.Height(f.Title) + pt(16)
+		lay.titleH = lay.titleStyle.Height(f.Title) + pt(16)
 	}
-	totalW, totalH := pt(w)+legendW, pt(h)+titleH
+	lay.totalW, lay.totalH = pt(w)+lay.legendW, pt(h)+lay.titleH
 	// A long legend makes the figure taller rather than being cut off.
-	entryH := legend.TextStyle.Height("Xg") + legend.Padding
-	if need := vg.Length(len(names))*entryH + titleH + pt(24); need > totalH {
-		totalH = need
+	entryH := lg.TextStyle.Height("Xg") + lg.Padding
+	if need := vg.Length(len(lg.names))*entryH + lay.titleH + pt(24); need > lay.totalH {
+		lay.totalH = need
 	}
+	return lay
+}
 
-	var cw vg.CanvasWriterTo
-	switch format {
-	case "png":
-		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(totalW, totalH), vgimg.UseDPI(DPI))}
-	case "svg":
-		cw = vgsvg.New(totalW, totalH)
-	default:
-		return nil, fmt.Errorf("plots: format %q: want png or svg", format)
-	}
-	dc := draw.New(cw)
-	dc.FillPolygon(color.White, []vg.Point{{X: 0, Y: 0}, {X: totalW, Y: 0}, {X: totalW, Y: totalH}, {X: 0, Y: totalH}})
-	if f.Title != "" {
-		dc.FillText(titleStyle, vg.Point{X: pt(w) / 2, Y: totalH - pt(8)}, f.Title)
+// paint draws the title, the panels and the legend on dc.
+func (lay layout) paint(dc draw.Canvas, title string, grid [][]*plot.Plot, lg *legend) {
+	dc.FillPolygon(color.White, []vg.Point{{X: 0, Y: 0}, {X: lay.totalW, Y: 0}, {X: lay.totalW, Y: lay.totalH}, {X: 0, Y: lay.totalH}})
+	if title != "" {
+		dc.FillText(lay.titleStyle, vg.Point{X: lay.gridW / 2, Y: lay.totalH - pt(8)}, title)
 	}
 	area := dc
-	area.Max.X = pt(w)
-	area.Max.Y = totalH - titleH
-	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: pt(28), PadY: pt(24), PadTop: pt(4), PadBottom: pt(6), PadLeft: pt(8), PadRight: pt(12)}
+	area.Max.X = lay.gridW
+	area.Max.Y = lay.totalH - lay.titleH
+	tiles := draw.Tiles{Rows: len(grid), Cols: len(grid[0]), PadX: pt(28), PadY: pt(24), PadTop: pt(4), PadBottom: pt(6), PadLeft: pt(8), PadRight: pt(12)}
 	canvases := plot.Align(grid, tiles, area)
 	for r := range grid {
 		for c, p := range grid[r] {
@@ -294,17 +334,12 @@ func Render(f *Figure, format string) (out []byte, err error) {
 			}
 		}
 	}
-	if legendW > 0 {
+	if lay.legendW > 0 {
 		lc := dc
-		lc.Min.X = pt(w) + pt(8)
-		lc.Max.Y = totalH - titleH - pt(10)
-		legend.Draw(lc)
+		lc.Min.X = lay.gridW + pt(8)
+		lc.Max.Y = lay.totalH - lay.titleH - pt(10)
+		lg.Draw(lc)
 	}
-	var buf bytes.Buffer
-	if _, err := cw.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("plots: %q: %w", f.Title, err)
-	}
-	return buf.Bytes(), nil
 }
 
 // legendWidth is the room the legend needs: Legend keeps its entries
@@ -317,19 +352,10 @@ func legendWidth(l *plot.Legend, names []string) vg.Length {
 	return w + l.ThumbnailWidth
 }
 
+// build makes the panel's plot: its bars and series, then its marker
+// lines, then its axis ranges.
 func (pn *Panel) build(addLegend func(string, plot.Thumbnailer)) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = pn.Title
-	p.Title.TextStyle.Font = font.From(sansBold, 12)
-	p.Title.Padding = vg.Points(6)
-	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font = font.From(sans, 12)
-		a.Tick.Label.Font = font.From(sans, 10)
-	}
-	p.X.Label.Text = pn.X.Label
-	p.Y.Label.Text = pn.Y.Label
-	p.Add(gridLines())
-
+	p := pn.newPlot()
 	hasData := false
 	if pn.Bars != nil && len(pn.Bars.Groups) > 0 {
 		if pn.X.Log {
@@ -340,7 +366,6 @@ func (pn *Panel) build(addLegend func(string, plot.Thumbnailer)) (*plot.Plot, er
 		}
 		hasData = true
 	}
-
 	for _, s := range pn.Series {
 		drawn, err := pn.addSeries(p, s, addLegend)
 		if err != nil {
@@ -351,21 +376,8 @@ func (pn *Panel) build(addLegend func(string, plot.Thumbnailer)) (*plot.Plot, er
 	if !hasData {
 		return nil, fmt.Errorf("panel %q has no data", pn.Title)
 	}
-	for _, m := range pn.VLines {
-		if err := finite("marker", []float64{m.At}); err != nil {
-			return nil, err
-		}
-		v := &rule{Marker: m, vertical: true}
-		p.Add(v)
-		addLegend(m.Legend, v)
-	}
-	for _, m := range pn.HLines {
-		if err := finite("marker", []float64{m.At}); err != nil {
-			return nil, err
-		}
-		h := &rule{Marker: m}
-		p.Add(h)
-		addLegend(m.Legend, h)
+	if err := pn.addRules(p, addLegend); err != nil {
+		return nil, err
 	}
 	if pn.Bars == nil {
 		if err := setRange(&p.X, pn.X); err != nil {
@@ -381,30 +393,49 @@ func (pn *Panel) build(addLegend func(string, plot.Thumbnailer)) (*plot.Plot, er
 	return p, nil
 }
 
+// newPlot is an empty plot with the panel's title, axis labels, fonts and
+// grid lines.
+func (pn *Panel) newPlot() *plot.Plot {
+	p := plot.New()
+	p.Title.Text = pn.Title
+	p.Title.TextStyle.Font = font.From(sansBold, 12)
+	p.Title.Padding = vg.Points(6)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = font.From(sans, 12)
+		a.Tick.Label.Font = font.From(sans, 10)
+	}
+	p.X.Label.Text = pn.X.Label
+	p.Y.Label.Text = pn.Y.Label
+	p.Add(gridLines())
+	return p
+}
+
+// addRules draws the panel's vertical (events) and horizontal (SLO) lines.
+func (pn *Panel) addRules(p *plot.Plot, addLegend func(string, plot.Thumbnailer)) error {
+	for _, m := range pn.VLines {
+		if err := finite("marker", []float64{m.At}); err != nil {
+			return err
+		}
+		v := &rule{Marker: m, vertical: true}
+		p.Add(v)
+		addLegend(m.Legend, v)
+	}
+	for _, m := range pn.HLines {
+		if err := finite("marker", []float64{m.At}); err != nil {
+			return err
+		}
+		h := &rule{Marker: m}
+		p.Add(h)
+		addLegend(m.Legend, h)
+	}
+	return nil
+}
+
 // addSeries draws one series (a line, its points and error bars, or
 // glyphs alone); drawn is false for an empty one.
 func (pn *Panel) addSeries(p *plot.Plot, s Series, addLegend func(string, plot.Thumbnailer)) (drawn bool, err error) {
-	if len(s.X) != len(s.Y) {
-		return false, fmt.Errorf("series %q: %d x values, %d y values", s.Label, len(s.X), len(s.Y))
-	}
-	if len(s.X) == 0 {
-		return false, nil
-	}
-	if err := finite(s.Label+" x", s.X); err != nil {
+	if err := pn.check(s); err != nil || len(s.X) == 0 {
 		return false, err
-	}
-	if err := finite(s.Label+" y", s.Y); err != nil {
-		return false, err
-	}
-	if pn.X.Log {
-		if err := positive(s.Label+" x", s.X); err != nil {
-			return false, err
-		}
-	}
-	if pn.Y.Log {
-		if err := positive(s.Label+" y", s.Y); err != nil {
-			return false, err
-		}
 	}
 	xys := make(plotter.XYs, len(s.X))
 	for i := range s.X {
@@ -428,30 +459,65 @@ func (pn *Panel) addSeries(p *plot.Plot, s Series, addLegend func(string, plot.T
 		}
 		p.Add(eb)
 	}
+	l, err := seriesLine(xys, s)
+	if err != nil {
+		return false, err
+	}
+	p.Add(l)
+	if !s.Points {
+		addLegend(s.Label, l)
+		return true, nil
+	}
+	sc, err := plotter.NewScatter(xys)
+	if err != nil {
+		return false, err
+	}
+	sc.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
+	p.Add(sc)
+	addLegend(s.Label, legendPair{l, sc})
+	return true, nil
+}
+
+// check refuses a series the panel cannot draw: unequal lengths, a
+// non-finite value, or a value ≤ 0 on a log axis.
+func (pn *Panel) check(s Series) error {
+	if len(s.X) != len(s.Y) {
+		return fmt.Errorf("series %q: %d x values, %d y values", s.Label, len(s.X), len(s.Y))
+	}
+	if len(s.X) == 0 {
+		return nil
+	}
+	if err := finite(s.Label+" x", s.X); err != nil {
+		return err
+	}
+	if err := finite(s.Label+" y", s.Y); err != nil {
+		return err
+	}
+	if pn.X.Log {
+		if err := positive(s.Label+" x", s.X); err != nil {
+			return err
+		}
+	}
+	if pn.Y.Log {
+		return positive(s.Label+" y", s.Y)
+	}
+	return nil
+}
+
+// seriesLine is the series' line in its colour and dash pattern.
+func seriesLine(xys plotter.XYs, s Series) (*plotter.Line, error) {
 	l, err := plotter.NewLine(xys)
 	if err != nil {
-		return false, fmt.Errorf("series %q: %w", s.Label, err)
+		return nil, fmt.Errorf("series %q: %w", s.Label, err)
 	}
-	l.LineStyle.Color = clr
+	l.LineStyle.Color = Color(s.Color)
 	l.LineStyle.Width = vg.Points(1.6)
 	dash := mod(s.Color/10, len(dashes))
 	if s.Dashed {
 		dash = mod(dash+1, len(dashes))
 	}
 	l.LineStyle.Dashes = dashes[dash]
-	p.Add(l)
-	if s.Points {
-		sc, err := plotter.NewScatter(xys)
-		if err != nil {
-			return false, err
-		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
-		p.Add(sc)
-		addLegend(s.Label, legendPair{l, sc})
-	} else {
-		addLegend(s.Label, l)
-	}
-	return true, nil
+	return l, nil
 }
 
 // addBars draws grouped bars, or on a log y axis (where a bar has no
@@ -472,32 +538,9 @@ func (pn *Panel) addBars(p *plot.Plot, addLegend func(string, plot.Thumbnailer))
 			clr = lightColor(s.Color)
 		}
 		if pn.Bars.dots(pn.Y.Log) {
-			if pn.Y.Log {
-				if err := positive(s.Label, s.Values); err != nil {
-					return err
-				}
-			}
-			xys := make(plotter.XYs, groups)
-			for g, v := range s.Values {
-				xys[g] = plotter.XY{X: float64(g) + (float64(i)-float64(n-1)/2)*0.8/float64(n), Y: v}
-			}
-			if len(s.Low) > 0 {
-				eb, err := errorBars(xys, s.Low, s.High, clr, pn.Y.Log)
-				if err != nil {
-					return fmt.Errorf("bar set %q: %w", s.Label, err)
-				}
-				p.Add(eb)
-			}
-			sc, err := plotter.NewScatter(xys)
-			if err != nil {
+			if err := pn.addDots(p, s, i, clr, addLegend); err != nil {
 				return err
 			}
-			sc.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(5), Shape: draw.PyramidGlyph{}}
-			if s.Light {
-				sc.GlyphStyle.Shape = draw.CircleGlyph{}
-			}
-			p.Add(sc)
-			addLegend(s.Label, sc)
 			continue
 		}
 		b, err := plotter.NewBarChart(plotter.Values(s.Values), width)
@@ -516,6 +559,39 @@ func (pn *Panel) addBars(p *plot.Plot, addLegend func(string, plot.Thumbnailer))
 	if !pn.Y.Log {
 		p.Y.Min = 0
 	}
+	return nil
+}
+
+// addDots draws bar set i as dots (with its error bars), side by side with
+// the other sets within each group.
+func (pn *Panel) addDots(p *plot.Plot, s BarSet, i int, clr color.Color, addLegend func(string, plot.Thumbnailer)) error {
+	if pn.Y.Log {
+		if err := positive(s.Label, s.Values); err != nil {
+			return err
+		}
+	}
+	n := len(pn.Bars.Sets)
+	xys := make(plotter.XYs, len(s.Values))
+	for g, v := range s.Values {
+		xys[g] = plotter.XY{X: float64(g) + (float64(i)-float64(n-1)/2)*0.8/float64(n), Y: v}
+	}
+	if len(s.Low) > 0 {
+		eb, err := errorBars(xys, s.Low, s.High, clr, pn.Y.Log)
+		if err != nil {
+			return fmt.Errorf("bar set %q: %w", s.Label, err)
+		}
+		p.Add(eb)
+	}
+	sc, err := plotter.NewScatter(xys)
+	if err != nil {
+		return err
+	}
+	sc.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(5), Shape: draw.PyramidGlyph{}}
+	if s.Light {
+		sc.GlyphStyle.Shape = draw.CircleGlyph{}
+	}
+	p.Add(sc)
+	addLegend(s.Label, sc)
 	return nil
 }
 
