@@ -776,7 +776,8 @@ func runConfig(cell Cell, opt Options, addrs []string, ck Check, sum clientTotal
 	}
 	shown := results.Settings(s.Settings)
 	shown.Masters, shown.Workers = addrs, s.Workers*s.Clients
-	shown.Retries = 0 // the client loop retries itself (EngineConfig)
+	shown.Retries = 0        // the client loop retries itself (EngineConfig)
+	shown.Embedded = "never" // chaos kills real redis-server masters
 	return &results.CellConfig{Settings: shown, Quorum: engine.Quorum(len(addrs)), Version: Version, ChaosConfig: &results.ChaosConfig{
 		Scenario: opt.Scenario, Cell: cell.Name, Clients: s.Clients, ClientMode: s.ClientMode, WorkersPerClient: s.Workers,
 		Fencing: s.Fencing, CheckValidity: s.CheckValidity, Acquisitions: s.Acquisitions, MinAcquisitions: s.MinAcquisitions,

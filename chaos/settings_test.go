@@ -154,3 +154,29 @@ func TestOldAndNewNameTogether(t *testing.T) {
 		}
 	}
 }
+
+// A chaos cell's result config keeps the keys it had as a free map (the
+// report and old readers use them), with workers the total over clients
+// and masters the addresses.
+func TestRunConfigKeepsItsKeys(t *testing.T) {
+	cell := Cell{Name: "c", Settings: DefaultSettings()}
+	addrs := []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}
+	b, err := json.Marshal(runConfig(cell, Options{Scenario: "s"}, addrs, Check{}, clientTotals{}, nil, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range strings.Fields("acquisitions cell check_validity checks client_mode clients distribution drift_factor driver duration " +
+		"expect expect_failed faults fencing hold hold_distribution keys load local lockbench_version masters mode persistence proxied " +
+		"retry_delay_max retry_delay_min scenario seed timeout ttl wait workers workers_per_client") {
+		if _, ok := m[k]; !ok {
+			t.Errorf("key %s missing from %s", k, b)
+		}
+	}
+	if m["workers"] != 32.0 || m["workers_per_client"] != 16.0 || len(m["masters"].([]any)) != 3 || m["local"] != 3.0 {
+		t.Errorf("workers %v, per client %v, masters %v, local %v", m["workers"], m["workers_per_client"], m["masters"], m["local"])
+	}
+}
