@@ -80,69 +80,21 @@ var metrics = []string{results.MetricAcquire, results.MetricAcquireUncorrected, 
 // loadDir reads a results directory. withLogs also reads the interval logs.
 func loadDir(dir string, withLogs bool) (*loadedDir, error) {
 	res := &loadedDir{Dir: dir}
-	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, &InputError{Field: "DIR", Value: dir, Problem: "no manifest.json here", Accepted: "a results directory written by lockbench sweep (manifest.json, cells/)"}
-		}
+	if err := readManifest(dir, &res.Manifest); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(b, &res.Manifest); err != nil {
-		return nil, &InputError{Field: "manifest", Value: filepath.Join(dir, "manifest.json"), Problem: err.Error(), Accepted: "a lockbench manifest (JSON)"}
-	}
-	infos := res.Manifest.Cells
-	if len(infos) == 0 {
-		// A manifest written before its cells were listed: take the files.
-		files, _ := filepath.Glob(filepath.Join(dir, "cells", "*.json"))
-		sort.Strings(files)
-		for i, f := range files {
-			stem := strings.TrimSuffix(filepath.Base(f), ".json")
-			infos = append(infos, results.CellInfo{Index: i, ID: stem, File: "cells/" + filepath.Base(f)})
-		}
-	}
-	for _, info := range infos {
-		if info.File == "" {
-			info.File = "cells/" + info.ID + ".json"
-		}
-		path := filepath.Join(dir, filepath.FromSlash(info.File))
-		b, err := os.ReadFile(path)
-		if errors.Is(err, os.ErrNotExist) {
-			// An interrupted sweep lists a cell it never finished.
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: cell %s has no result file %s; left out", dir, info.ID, info.File))
-			continue
-		}
+	for _, info := range cellInfos(dir, res.Manifest) {
+		c, warning, err := loadCell(dir, info)
 		if err != nil {
 			return nil, err
 		}
-		c := &cell{Info: info, Intervals: map[string][]*hdrhistogram.Histogram{}, Totals: map[string]*hdrhistogram.Histogram{}}
-		if err := json.Unmarshal(b, &c.Run); err != nil {
-			return nil, &InputError{Field: "cell", Value: path, Problem: err.Error(), Accepted: "a lockbench run result (JSON)"}
+		if c == nil {
+			res.Warnings = append(res.Warnings, warning)
+			continue
 		}
-		if c.Run.Cell != nil {
-			// The cell file knows its own label and axes best.
-			if c.Info.Label == "" {
-				c.Info.Label = c.Run.Cell.Label
-			}
-			if len(c.Info.Axes) == 0 {
-				c.Info.Axes = c.Run.Cell.Axes
-			}
-		}
-		c.Set = settingsOf(c.Run.Config)
 		if withLogs {
-			for _, m := range metrics {
-				hs, ok, err := readLogFile(results.LogPath(dir, info, m))
-				if err != nil {
-					return nil, err
-				}
-				if !ok {
-					continue
-				}
-				c.Intervals[m] = hs
-				t, dropped := total(hs)
-				if dropped > 0 {
-					res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s: %d %s values beyond the histogram range", dir, info.ID, dropped, m))
-				}
-				c.Totals[m] = t
+			if err := res.readLogs(c); err != nil {
+				return nil, err
 			}
 		}
 		res.Cells = append(res.Cells, c)
@@ -158,6 +110,87 @@ func loadDir(dir string, withLogs bool) (*loadedDir, error) {
 		}
 	}
 	return res, nil
+}
+
+// readManifest reads dir's manifest.json into m.
+func readManifest(dir string, m *results.Manifest) error {
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return &InputError{Field: "DIR", Value: dir, Problem: "no manifest.json here", Accepted: "a results directory written by lockbench sweep (manifest.json, cells/)"}
+		}
+		return err
+	}
+	if err := json.Unmarshal(b, m); err != nil {
+		return &InputError{Field: "manifest", Value: filepath.Join(dir, "manifest.json"), Problem: err.Error(), Accepted: "a lockbench manifest (JSON)"}
+	}
+	return nil
+}
+
+// cellInfos are the cells the manifest lists, or the cell files in dir
+// when it lists none (a manifest written before its cells were listed).
+func cellInfos(dir string, m results.Manifest) []results.CellInfo {
+	infos := m.Cells
+	if len(infos) == 0 {
+		files, _ := filepath.Glob(filepath.Join(dir, "cells", "*.json"))
+		sort.Strings(files)
+		for i, f := range files {
+			stem := strings.TrimSuffix(filepath.Base(f), ".json")
+			infos = append(infos, results.CellInfo{Index: i, ID: stem, File: "cells/" + filepath.Base(f)})
+		}
+	}
+	return infos
+}
+
+// loadCell reads one cell's result; a cell with no result file (an
+// interrupted sweep lists a cell it never finished) is nil with a warning.
+func loadCell(dir string, info results.CellInfo) (c *cell, warning string, err error) {
+	if info.File == "" {
+		info.File = "cells/" + info.ID + ".json"
+	}
+	path := filepath.Join(dir, filepath.FromSlash(info.File))
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Sprintf("%s: cell %s has no result file %s; left out", dir, info.ID, info.File), nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	c = &cell{Info: info, Intervals: map[string][]*hdrhistogram.Histogram{}, Totals: map[string]*hdrhistogram.Histogram{}}
+	if err := json.Unmarshal(b, &c.Run); err != nil {
+		return nil, "", &InputError{Field: "cell", Value: path, Problem: err.Error(), Accepted: "a lockbench run result (JSON)"}
+	}
+	if c.Run.Cell != nil {
+		// The cell file knows its own label and axes best.
+		if c.Info.Label == "" {
+			c.Info.Label = c.Run.Cell.Label
+		}
+		if len(c.Info.Axes) == 0 {
+			c.Info.Axes = c.Run.Cell.Axes
+		}
+	}
+	c.Set = settingsOf(c.Run.Config)
+	return c, "", nil
+}
+
+// readLogs reads cell c's interval logs and their totals.
+func (res *loadedDir) readLogs(c *cell) error {
+	for _, m := range metrics {
+		hs, ok, err := readLogFile(results.LogPath(res.Dir, c.Info, m))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		c.Intervals[m] = hs
+		t, dropped := total(hs)
+		if dropped > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s: %d %s values beyond the histogram range", res.Dir, c.Info.ID, dropped, m))
+		}
+		c.Totals[m] = t
+	}
+	return nil
 }
 
 // assignAxes uses the cells' own axes; without any (a directory of plain
