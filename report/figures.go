@@ -365,6 +365,8 @@ func modeBars(pairs []*modePair) (bars *plots.Bars, repeated bool) {
 	return bars, repeated
 }
 
+// contentionFigure draws the acquire success ratio against keys or
+// workers, whichever was swept.
 func contentionFigure(cells []*cell, s *Summary) *figure {
 	axis := ""
 	switch {
@@ -375,29 +377,11 @@ func contentionFigure(cells []*cell, s *Summary) *figure {
 	default:
 		return nil
 	}
-	sums := summariesByCell(cells, s.Cells)
 	p := &plots.Panel{
 		X: plots.Axis{Label: map[string]string{"keys": "keys (distinct lock names)", "workers": "workers"}[axis]},
 		Y: plots.Axis{Label: "acquire success ratio", Max: plots.F(1)},
 	}
-	var xs, ys []float64
-	for gi, g := range groupBy(cells, map[string]bool{axis: true}) {
-		sort.SliceStable(g.Cells, func(i, j int) bool { return axisValue(g.Cells[i], axis) < axisValue(g.Cells[j], axis) })
-		var x, y []float64
-		for _, c := range g.Cells {
-			v := axisValue(c, axis)
-			cs := sums[c]
-			if v <= 0 || cs.Acquired+cs.NotAcquired+cs.Errors == 0 {
-				continue
-			}
-			x, y = append(x, v), append(y, cs.SuccessRatio)
-		}
-		if distinctFloats(x) < 2 {
-			continue
-		}
-		p.Series = append(p.Series, plots.Series{Label: legendLabel(g.Label), X: x, Y: y, Color: gi, Points: true})
-		xs, ys = append(xs, x...), append(ys, y...)
-	}
+	xs, ys := addSuccessLines(p, groupBy(cells, map[string]bool{axis: true}), axis, summariesByCell(cells, s.Cells))
 	if len(p.Series) == 0 {
 		return nil
 	}
@@ -415,6 +399,29 @@ func contentionFigure(cells []*cell, s *Summary) *figure {
 		Fig:     &plots.Figure{Title: "Acquire success ratio against " + axis, Grid: [][]*plots.Panel{{p}}, Width: 900, Height: 480},
 		Cell:    -1,
 	}
+}
+
+// addSuccessLines adds one success-ratio line per group with at least two
+// values of axis; it returns all their points.
+func addSuccessLines(p *plots.Panel, groups []*group, axis string, sums map[*cell]CellSummary) (xs, ys []float64) {
+	for gi, g := range groups {
+		sort.SliceStable(g.Cells, func(i, j int) bool { return axisValue(g.Cells[i], axis) < axisValue(g.Cells[j], axis) })
+		var x, y []float64
+		for _, c := range g.Cells {
+			v := axisValue(c, axis)
+			cs := sums[c]
+			if v <= 0 || cs.Acquired+cs.NotAcquired+cs.Errors == 0 {
+				continue
+			}
+			x, y = append(x, v), append(y, cs.SuccessRatio)
+		}
+		if distinctFloats(x) < 2 {
+			continue
+		}
+		p.Series = append(p.Series, plots.Series{Label: legendLabel(g.Label), X: x, Y: y, Color: gi, Points: true})
+		xs, ys = append(xs, x...), append(ys, y...)
+	}
+	return xs, ys
 }
 
 func axisValue(c *cell, axis string) float64 {
@@ -450,18 +457,8 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 		},
 	}
 	addFailedLine(top, c.Intervals[results.MetricFailed], origin)
-	bottom := &plots.Panel{
-		Title: "Acquire p99 per second",
-		X:     plots.Axis{Label: "time since the measured window opened (s)", Min: plots.F(0)},
-		Y:     plots.Axis{Label: "acquire p99 (ms)"},
-	}
-	if len(px) > 0 {
-		bottom.Series = []plots.Series{{Label: "acquire p99", X: px, Y: p99, Color: 1}}
-		bottom.Y.Log = plots.SpansDecades(append(p99, s.SLO.AcquireP99Micros/1000)...)
-		bottom.HLines = p99SLOLine(s.SLO)
-	}
 	marks := eventMarkers(c.Run.Events)
-	grid := timelineGrid(top, bottom, marks)
+	grid := timelineGrid(top, p99Panel(px, p99, s.SLO), marks)
 	caption := "Cycles per second, failed acquires per second and acquire p99 (ms) for each 1 s interval of the HDR interval logs, drawn as steps."
 	if safety := safetyPanel(c.Run.Safety, tx[len(tx)-1]); safety != nil {
 		safety.VLines = marks
@@ -472,6 +469,22 @@ func timelineFigure(c *cell, idx int, s *Summary) *figure {
 		caption += " Numbered dashed lines mark the faults and steps listed in the legend."
 	}
 	return timeline(c, idx, caption, grid)
+}
+
+// p99Panel is a timeline's acquire p99 per second, with the SLO; no line
+// when no interval had an acquire.
+func p99Panel(px, p99 []float64, slo SLO) *plots.Panel {
+	bottom := &plots.Panel{
+		Title: "Acquire p99 per second",
+		X:     plots.Axis{Label: "time since the measured window opened (s)", Min: plots.F(0)},
+		Y:     plots.Axis{Label: "acquire p99 (ms)"},
+	}
+	if len(px) > 0 {
+		bottom.Series = []plots.Series{{Label: "acquire p99", X: px, Y: p99, Color: 1}}
+		bottom.Y.Log = plots.SpansDecades(append(p99, slo.AcquireP99Micros/1000)...)
+		bottom.HLines = p99SLOLine(slo)
+	}
+	return bottom
 }
 
 // stepLines draw intervals as flat steps over their own seconds, time
@@ -633,24 +646,9 @@ func modesByNFigure(cells []*cell, s *Summary) *figure {
 				mine = append(mine, c)
 			}
 		}
-		p := &plots.Panel{Title: loadTitle(mine[0].Set), X: plots.Axis{Label: "masters (N)"}, Y: plots.Axis{Label: "acquire latency (ms)"}}
-		var xs []float64
-		for _, g := range groupBy(mine, nSkip) {
-			series, x, y := nSeries(g, sums, colours)
-			p.Series = append(p.Series, series...)
-			xs, ys = append(xs, x...), append(ys, y...)
+		if p, y := nPanel(mine, sums, colours); p != nil {
+			row, ys = append(row, p), append(ys, y...)
 		}
-		if len(p.Series) == 0 {
-			continue
-		}
-		ns := make([]float64, len(xs))
-		for i, x := range xs {
-			ns[i] = math.Round(x) // the N under a dodged point
-		}
-		p.X.Ticks = valueTicks(ns)
-		lo, hi := minMax(ns)
-		p.X.Min, p.X.Max = plots.F(lo-0.5), plots.F(hi+0.5)
-		row = append(row, p)
 	}
 	if len(row) == 0 {
 		return nil
@@ -667,6 +665,29 @@ func modesByNFigure(cells []*cell, s *Summary) *figure {
 		Fig:     &plots.Figure{Title: "Sequential vs multiplexed acquisition against N", Grid: [][]*plots.Panel{row}, Width: math.Max(700, 460*float64(len(row))), Height: 520},
 		Cell:    -1,
 	}
+}
+
+// nPanel is one load's panel of latency against N, nil when no group has
+// two N; ys are its values (for the shared log scale).
+func nPanel(cells []*cell, sums map[*cell]CellSummary, colours map[string]int) (*plots.Panel, []float64) {
+	p := &plots.Panel{Title: loadTitle(cells[0].Set), X: plots.Axis{Label: "masters (N)"}, Y: plots.Axis{Label: "acquire latency (ms)"}}
+	var xs, ys []float64
+	for _, g := range groupBy(cells, nSkip) {
+		series, x, y := nSeries(g, sums, colours)
+		p.Series = append(p.Series, series...)
+		xs, ys = append(xs, x...), append(ys, y...)
+	}
+	if len(p.Series) == 0 {
+		return nil, nil
+	}
+	ns := make([]float64, len(xs))
+	for i, x := range xs {
+		ns[i] = math.Round(x) // the N under a dodged point
+	}
+	p.X.Ticks = valueTicks(ns)
+	lo, hi := minMax(ns)
+	p.X.Min, p.X.Max = plots.F(lo-0.5), plots.F(hi+0.5)
+	return p, ys
 }
 
 func loadTitle(s settings) string {
