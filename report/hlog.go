@@ -60,17 +60,7 @@ func mergeIntervals(logs [][]*hdrhistogram.Histogram) ([]*hdrhistogram.Histogram
 	if len(all) == 0 {
 		return nil, 0
 	}
-	base := all[0].StartTimeMs()
-	var lengths []int64
-	for _, h := range all {
-		base = min(base, h.StartTimeMs())
-		lengths = append(lengths, h.EndTimeMs()-h.StartTimeMs())
-	}
-	sort.Slice(lengths, func(i, j int) bool { return lengths[i] < lengths[j] })
-	step := lengths[len(lengths)/2]
-	if step <= 0 {
-		step = 1000
-	}
+	base, step := slotGrid(all)
 	slots := map[int64]*hdrhistogram.Histogram{}
 	var dropped int64
 	for _, h := range all {
@@ -87,16 +77,29 @@ func mergeIntervals(logs [][]*hdrhistogram.Histogram) ([]*hdrhistogram.Histogram
 		m.SetStartTimeMs(min(m.StartTimeMs(), h.StartTimeMs()))
 		m.SetEndTimeMs(max(m.EndTimeMs(), h.EndTimeMs()))
 	}
-	keys := make([]int64, 0, len(slots))
-	for k := range slots {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	keys := sortedKeys(slots)
 	out := make([]*hdrhistogram.Histogram, len(keys))
 	for i, k := range keys {
 		out[i] = slots[k]
 	}
 	return out, dropped
+}
+
+// slotGrid is the common timeline of intervals: its start (the earliest
+// interval's, ms) and its step (the median interval length, 1 s if none).
+func slotGrid(all []*hdrhistogram.Histogram) (base, step int64) {
+	base = all[0].StartTimeMs()
+	var lengths []int64
+	for _, h := range all {
+		base = min(base, h.StartTimeMs())
+		lengths = append(lengths, h.EndTimeMs()-h.StartTimeMs())
+	}
+	sort.Slice(lengths, func(i, j int) bool { return lengths[i] < lengths[j] })
+	step = lengths[len(lengths)/2]
+	if step <= 0 {
+		step = 1000
+	}
+	return base, step
 }
 
 // writePercentiles writes the classic HdrHistogram percentile distribution

@@ -261,8 +261,9 @@ func sameMasterNames(runs []results.Run) []results.Run {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
+// sortedKeys are m's keys in order.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
 	for k := range m {
 		out = append(out, k)
 	}
@@ -357,13 +358,17 @@ func meanSplit(splits []*results.CPUSplit, weights []float64) *results.CPUSplit 
 		out.ProxyShare = &proxy
 	}
 	if !sameMasters {
-		// Fresh masters for each repeat: a master's share is not
-		// averaged with another's; the repeat with the median busiest
-		// master speaks for them.
-		sorted := slices.Clone(splits)
-		busiest := func(s *results.CPUSplit) float64 { b, _ := results.BusiestMaster(&results.Run{Machine: s}); return b }
-		slices.SortFunc(sorted, func(a, b *results.CPUSplit) int { return cmp.Compare(busiest(a), busiest(b)) })
-		out.MasterCoreShare = sorted[len(sorted)/2].MasterCoreShare
+		out.MasterCoreShare = medianMasterShares(splits)
 	}
 	return &out
+}
+
+// medianMasterShares are the masters' core shares of the repeat with the
+// median busiest master: with fresh masters for each repeat a master's
+// share is not averaged with another's.
+func medianMasterShares(splits []*results.CPUSplit) map[string]float64 {
+	sorted := slices.Clone(splits)
+	busiest := func(s *results.CPUSplit) float64 { b, _ := results.BusiestMaster(&results.Run{Machine: s}); return b }
+	slices.SortFunc(sorted, func(a, b *results.CPUSplit) int { return cmp.Compare(busiest(a), busiest(b)) })
+	return sorted[len(sorted)/2].MasterCoreShare
 }

@@ -57,42 +57,56 @@ func ParseThreshold(s string) (Threshold, error) {
 		return bad(fmt.Sprintf("%q is not a number", num))
 	}
 	t := Threshold{Expr: expr, Metric: metric, Op: op}
+	var why string
 	if kind, stat, ok := strings.Cut(metric, "."); ok {
-		if kind != results.MetricAcquire && kind != results.MetricFailed && kind != results.MetricRelease {
-			return bad(fmt.Sprintf("%q is not a latency (acquire, failed, release)", kind))
-		}
-		if !latencyStats[stat] {
-			return bad(fmt.Sprintf("%q is not a statistic (p50, p90, p99, p999, max, mean)", stat))
-		}
-		scale, ok := map[string]float64{"ns": 1e-3, "us": 1, "µs": 1, "μs": 1, "ms": 1e3, "s": 1e6}[unit]
-		if !ok {
-			if unit == "" {
-				return bad("a latency needs a unit (ns, us, µs, ms, s)")
-			}
-			return bad(fmt.Sprintf("%q is not a duration unit (ns, us, µs, ms, s)", unit))
-		}
-		t.Value = v * scale
-		return t, nil
+		t.Value, why = latencyValue(kind, stat, unit, v)
+	} else {
+		t.Value, why = plainValue(metric, unit, v)
 	}
+	if why != "" {
+		return bad(why)
+	}
+	return t, nil
+}
+
+// latencyValue is a latency threshold's value in µs, or why it is not
+// accepted.
+func latencyValue(kind, stat, unit string, v float64) (float64, string) {
+	if kind != results.MetricAcquire && kind != results.MetricFailed && kind != results.MetricRelease {
+		return 0, fmt.Sprintf("%q is not a latency (acquire, failed, release)", kind)
+	}
+	if !latencyStats[stat] {
+		return 0, fmt.Sprintf("%q is not a statistic (p50, p90, p99, p999, max, mean)", stat)
+	}
+	scale, ok := map[string]float64{"ns": 1e-3, "us": 1, "µs": 1, "μs": 1, "ms": 1e3, "s": 1e6}[unit]
+	if !ok {
+		if unit == "" {
+			return 0, "a latency needs a unit (ns, us, µs, ms, s)"
+		}
+		return 0, fmt.Sprintf("%q is not a duration unit (ns, us, µs, ms, s)", unit)
+	}
+	return v * scale, ""
+}
+
+// plainValue is the value of a threshold on a metric without a unit (a
+// success percentage becomes a ratio), or why it is not accepted.
+func plainValue(metric, unit string, v float64) (float64, string) {
 	switch metric {
 	case "success":
 		switch unit {
 		case "":
-			t.Value = v
+			return v, ""
 		case "%":
-			t.Value = v / 100
-		default:
-			return bad(fmt.Sprintf("success takes a ratio or a percentage, not %q", unit))
+			return v / 100, ""
 		}
-		return t, nil
+		return 0, fmt.Sprintf("success takes a ratio or a percentage, not %q", unit)
 	case "throughput", "violations", "errors":
 		if unit != "" {
-			return bad(fmt.Sprintf("%s takes a plain number, not %q", metric, unit))
+			return 0, fmt.Sprintf("%s takes a plain number, not %q", metric, unit)
 		}
-		t.Value = v
-		return t, nil
+		return v, ""
 	}
-	return bad(fmt.Sprintf("%q is not a metric", metric))
+	return 0, fmt.Sprintf("%q is not a metric", metric)
 }
 
 func (t Threshold) String() string { return t.Expr }
