@@ -3,12 +3,10 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
+	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"lockbench/engine"
@@ -39,14 +37,11 @@ type ClientConfig struct {
 
 // ClientResult is what one client counted.
 type ClientResult struct {
-	Index           int                         `json:"index"`
-	Attempts        int64                       `json:"attempts"`
-	Acquired        int64                       `json:"acquired"`
-	NotAcquired     int64                       `json:"not_acquired"`
-	Errors          int64                       `json:"errors"`
-	Overruns        int64                       `json:"overruns"` // writes skipped: validity ran out (check_validity)
-	ResourceErrors  int64                       `json:"resource_errors"`
-	PerMaster       [][engine.NumOutcomes]int64 `json:"per_master"`
+	Index int `json:"index"`
+	// Counts: HoldOverruns are writes skipped because the validity ran out
+	// (check_validity), UseErrors the resource's reads and writes that
+	// failed.
+	workloads.Counts
 	Late            [][engine.NumOutcomes]int64 `json:"late"`
 	ProbeViolations int64                       `json:"probe_violations"`
 	ProbeMax        int64                       `json:"probe_max"`
@@ -70,9 +65,10 @@ type client struct {
 	probe *windowProbe
 	gate  gate
 	hold  workloads.HoldTime
-	stop  chan struct{} // closed to end the run early (interrupt)
-	once  sync.Once
-	obs   Observer  // live metrics (in-process clients only); nil: none
+	ctx   context.Context // ends the run early (interrupt)
+	stop  context.CancelFunc
+	obs   Observer  // live metrics; nil: none
+	holds *holdLog  // the hold log the checkers judge (set when the run starts)
 	t0    time.Time // the cell's start: writes are filed by second since it
 }
 
@@ -109,7 +105,9 @@ func newClient(ctx context.Context, cfg ClientConfig, probe *windowProbe) (*clie
 		res.close()
 		return nil, err
 	}
-	return &client{cfg: cfg, eng: eng, res: res, probe: probe, hold: hold, stop: make(chan struct{})}, nil
+	c := &client{cfg: cfg, eng: eng, res: res, probe: probe, hold: hold}
+	c.ctx, c.stop = context.WithCancel(context.Background())
+	return c, nil
 }
 
 func (c *client) close() {
@@ -120,7 +118,7 @@ func (c *client) close() {
 // Stop ends the run early; workers finish the cycle they are in (a paused
 // client is resumed so that it can).
 func (c *client) Stop() {
-	c.once.Do(func() { close(c.stop) })
+	c.stop()
 	c.gate.open()
 }
 
@@ -163,20 +161,12 @@ func (g *gate) wait() {
 	}
 }
 
-type workerCounts struct {
-	attempts, acquired, notAcquired, errors, overruns, resErrors int64
-	perMaster                                                    [][engine.NumOutcomes]int64
-}
-
 // run drives the workers from t0 for the configured duration (or quota)
 // and returns the counts. Interval logs go to files in LogDir.
 func (c *client) run(t0 time.Time) ClientResult {
 	cfg := c.cfg
-	n := len(cfg.Engine.Masters)
 	out := ClientResult{Index: cfg.Index, LogFiles: map[string]string{}}
-	end := t0.Add(cfg.Duration)
-	rec := results.NewRecorder(min(cfg.Workers, 8), t0)
-	files, err := c.openLogs(rec, t0, out.LogFiles)
+	logs, files, err := c.openLogs(t0, out.LogFiles)
 	defer func() {
 		for _, f := range files {
 			f.Close()
@@ -186,230 +176,129 @@ func (c *client) run(t0 time.Time) ClientResult {
 		out.Err = err.Error()
 		return out
 	}
-	holds := newHoldLog(c.res, cfg.Index)
-
-	if d := time.Until(t0); d > 0 {
-		select {
-		case <-time.After(d):
-		case <-c.stop:
-		}
-	}
-	cpu0 := workloads.ProcessCPU()
-	out.Start = time.Now()
-	c.t0 = t0
-
-	stopFlush := flushEverySecond(rec)
-	var acquired atomic.Int64
-	counts := c.runWorkers(end, rec, holds, &acquired)
-	out.End = time.Now()
-	stopFlush()
-	rec.Flush(out.End)
-	if err := rec.Err(); err != nil {
-		out.Err = err.Error()
-	}
-	if err := holds.close(); err != nil && out.Err == "" {
-		out.Err = err.Error()
-	}
+	c.holds, c.t0 = newHoldLog(c.res, cfg.Index), t0
+	st, err := workloads.Run(c.ctx, c.eng, c.runConfig(t0, logs))
+	errs := []error{err, c.holds.close()}
 	for _, f := range files {
-		if err := f.Sync(); err != nil && out.Err == "" {
-			out.Err = err.Error()
-		}
+		errs = append(errs, f.Sync())
 	}
-	out.CPUSeconds = (workloads.ProcessCPU() - cpu0).Seconds()
-	addCounts(&out, counts, n)
+	if err := firstErr(errs...); err != nil {
+		out.Err = err.Error()
+	}
+	if st == nil {
+		return out
+	}
+	out.Counts, out.CPUSeconds = st.Counts, st.CPU.Seconds()
+	out.Start, out.End = st.WindowStart, st.WindowStart.Add(st.Measured)
 	out.Late = c.eng.LateOutcomes()
 	out.ProbeViolations = c.probe.violations.Load()
 	out.ProbeMax = c.probe.maxConcurrent.Load()
-	select {
-	case <-c.stop:
-		out.Interrupted = out.End.Before(end) && (cfg.Quota == 0 || acquired.Load() < cfg.Quota)
-	default:
-	}
+	out.Interrupted = st.Interrupted && out.End.Before(t0.Add(cfg.Duration)) && (cfg.Quota == 0 || st.Acquired < cfg.Quota)
 	return out
 }
 
-// openLogs creates the client's interval log of each metric and streams
-// the recorder into it; paths gets each log's path by metric name.
-func (c *client) openLogs(rec *results.Recorder, t0 time.Time, paths map[string]string) ([]*os.File, error) {
+// runConfig is the client's run of the worker loop: closed, uniform keys,
+// no warm-up, every cycle finished and logged, this client as the cycle.
+func (c *client) runConfig(t0 time.Time, logs map[int]io.Writer) workloads.RunConfig {
+	cfg := c.cfg
+	rc := workloads.RunConfig{Workers: cfg.Workers, Duration: cfg.Duration, Start: t0, Quota: cfg.Quota,
+		Keys: workloads.Keys{Prefix: cfg.Prefix + "lock:", Count: cfg.Keys}, Chooser: workloads.Uniform{N: cfg.Keys},
+		Seed: cfg.Seed, Logs: logs, Cycle: c, FinishCycles: true, Shards: min(cfg.Workers, 8)}
+	if c.obs != nil {
+		rc.Observer = c.obs
+	}
+	return rc
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// openLogs creates the client's interval log of each metric; paths gets
+// each log's path by metric name.
+func (c *client) openLogs(t0 time.Time, paths map[string]string) (map[int]io.Writer, []*os.File, error) {
 	var files []*os.File
+	logs := map[int]io.Writer{}
 	for m, name := range logMetrics {
 		path := filepath.Join(c.cfg.LogDir, fmt.Sprintf("client-%d.%s.hlog", c.cfg.Index, name))
 		f, err := os.Create(path)
 		if err != nil {
-			return files, err
+			return nil, files, err
 		}
 		files = append(files, f)
-		if err := rec.LogTo(m, f, t0); err != nil {
-			return files, err
-		}
-		paths[name] = path
+		logs[m], paths[name] = f, path
 	}
-	return files, nil
+	return logs, files, nil
 }
 
-// flushEverySecond flushes rec once a second from now, so every client's
-// intervals line up; the returned func stops it.
-func flushEverySecond(rec *results.Recorder) (stop func()) {
-	flushDone := make(chan struct{})
-	flushStop := make(chan struct{})
-	go func() {
-		defer close(flushDone)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-tick.C:
-				// Now, not the tick's stamp: after a SIGSTOP the stale tick
-				// would close an interval that ended seconds ago.
-				rec.Flush(time.Now())
-			case <-flushStop:
-				return
-			}
-		}
-	}()
-	return func() {
-		close(flushStop)
-		<-flushDone
-	}
-}
+// Ready holds a worker before its acquire while the client is paused.
+func (c *client) Ready() { c.gate.wait() }
 
-// runWorkers runs the client's workers until the end, a stop or the quota,
-// and returns each worker's counts.
-func (c *client) runWorkers(end time.Time, rec *results.Recorder, holds *holdLog, acquired *atomic.Int64) []*workerCounts {
-	cfg := c.cfg
-	stopped := func() bool {
+// Lost waits the retry delay after a failed acquire (cut short when the
+// run ends).
+func (c *client) Lost(w *workloads.Worker) {
+	delay := c.cfg.RetryMin
+	if span := c.cfg.RetryMax - c.cfg.RetryMin; span > 0 {
+		delay += time.Duration(w.Rand.Int64N(int64(span) + 1))
+	}
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		defer t.Stop()
 		select {
-		case <-c.stop:
-			return true
-		default:
-		}
-		if !time.Now().Before(end) {
-			return true
-		}
-		return cfg.Quota > 0 && acquired.Load() >= cfg.Quota
-	}
-	counts := make([]*workerCounts, cfg.Workers)
-	var wg sync.WaitGroup
-	for w := range counts {
-		wc := &workerCounts{perMaster: make([][engine.NumOutcomes]int64, len(cfg.Engine.Masters))}
-		counts[w] = wc
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(cfg.Seed, uint64(cfg.Index)<<32|uint64(w)))
-			for !stopped() {
-				c.gate.wait()
-				if stopped() {
-					return
-				}
-				c.cycle(w, rng, rec, wc, holds, acquired)
-			}
-		}()
-	}
-	wg.Wait()
-	return counts
-}
-
-// addCounts adds the workers' counts into the client's result.
-func addCounts(out *ClientResult, counts []*workerCounts, masters int) {
-	out.PerMaster = make([][engine.NumOutcomes]int64, masters)
-	for _, wc := range counts {
-		out.Attempts += wc.attempts
-		out.Acquired += wc.acquired
-		out.NotAcquired += wc.notAcquired
-		out.Errors += wc.errors
-		out.Overruns += wc.overruns
-		out.ResourceErrors += wc.resErrors
-		for m := range wc.perMaster {
-			for o := range wc.perMaster[m] {
-				out.PerMaster[m][o] += wc.perMaster[m][o]
-			}
+		case <-t.C:
+		case <-w.Done():
 		}
 	}
 }
 
-// cycle is one attempt and, when it wins, one protected read-modify-write.
-func (c *client) cycle(w int, rng *rand.Rand, rec *results.Recorder, wc *workerCounts, holds *holdLog, acquired *atomic.Int64) {
-	cfg := c.cfg
-	ctx := context.Background() // per-command timeouts bound everything; a stop lets the cycle finish
-	idx := rng.Uint64N(cfg.Keys)
-	key := cfg.Prefix + "lock:" + strconv.FormatUint(idx, 10)
-	t0 := time.Now()
-	if c.obs != nil {
-		c.obs.AcquireStarted()
-	}
-	lock, res := c.eng.Acquire(ctx, key)
-	got := time.Now()
-	if c.obs != nil {
-		c.obs.AcquireEnded()
-	}
-	wc.attempts++
-	if lock == nil {
-		rec.Record(w, results.Failed, got.Sub(t0))
-		countFailure(wc, res)
-		if c.obs != nil {
-			c.obs.Failed(got.Sub(t0), res.PerMaster, workloads.IsContention(res))
-		}
-		delay := cfg.RetryMin
-		if span := cfg.RetryMax - cfg.RetryMin; span > 0 {
-			delay += time.Duration(rng.Int64N(int64(span) + 1))
-		}
-		if delay > 0 {
-			select {
-			case <-time.After(delay):
-			case <-c.stop:
-			}
-		}
-		return
-	}
-	wc.acquired++
-	acquired.Add(1)
-	rec.Record(w, results.Acquire, got.Sub(t0))
-	for m, o := range res.PerMaster {
-		wc.perMaster[m][o]++
-	}
+// Use is one protected read-modify-write under the lock the worker won,
+// logged for the checkers.
+func (c *client) Use(w *workloads.Worker, h workloads.Held) {
 	// The checkers judge the hold on the window the client measured itself.
-	hold := Hold{Key: idx, T1: t0.UnixNano(), Elapsed: int64(got.Sub(t0)), TTL: int64(cfg.Engine.TTL), Drift: cfg.Engine.DriftFactor}
-	validEnd := t0.Add(time.Duration(hold.ValidEnd() - hold.T1))
-	hid := c.probe.enter(idx, validEnd)
-
-	var token int64
-	var err error
-	ok := true
-	if cfg.Fencing {
-		token, err = c.res.token(ctx)
-		ok = err == nil
-	}
-	var v int64
-	if ok {
-		c.gate.wait()
-		v, ok, err = c.res.read(ctx, idx, token)
-	}
-	if ok {
-		time.Sleep(c.hold.Next(rng))
-		// A careful client trusts its lock library's ValidUntil, as a real
-		// one would; only the checkers do not.
-		if cfg.CheckValidity && !time.Now().Before(lock.ValidUntil) {
-			wc.overruns++
-		} else {
-			// The pause hook lands here: after any check, before the write,
-			// as in the GC-pause story.
-			c.gate.wait()
-			err = c.write(ctx, idx, v+1, token)
-		}
-	}
-	if err != nil {
-		wc.resErrors++
+	hold := Hold{Key: h.Key, T1: h.Start.UnixNano(), Elapsed: int64(h.Acquired.Sub(h.Start)), TTL: int64(c.cfg.Engine.TTL),
+		Drift: c.cfg.Engine.DriftFactor}
+	hid := c.probe.enter(h.Key, h.Start.Add(time.Duration(hold.ValidEnd()-hold.T1)))
+	if err := c.readModifyWrite(w, h); err != nil {
+		w.Counts.UseErrors++
 	}
 	used := time.Now()
-	c.probe.exit(idx, hid)
+	c.probe.exit(h.Key, hid)
 	hold.Used = used.UnixNano()
-	holds.add(hold)
-	rel := c.eng.Release(ctx, lock)
-	rec.Record(w, results.Release, rel.Elapsed)
-	if c.obs != nil {
-		c.obs.Cycle(got.Sub(t0), -1, rel.Elapsed, res.PerMaster)
+	c.holds.add(hold)
+}
+
+// readModifyWrite takes a fencing token (with fencing), reads the key's
+// counter, keeps the lock for the hold time and writes the counter + 1.
+func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held) error {
+	ctx := context.Background() // per-command timeouts bound everything; a stop lets the cycle finish
+	var token int64
+	if c.cfg.Fencing {
+		var err error
+		if token, err = c.res.token(ctx); err != nil {
+			return err
+		}
 	}
+	c.gate.wait()
+	v, ok, err := c.res.read(ctx, h.Key, token)
+	if !ok {
+		return err
+	}
+	time.Sleep(c.hold.Next(w.Rand))
+	// A careful client trusts its lock library's ValidUntil, as a real
+	// one would; only the checkers do not.
+	if c.cfg.CheckValidity && !time.Now().Before(h.Lock.ValidUntil) {
+		w.Counts.HoldOverruns++
+		return nil
+	}
+	// The pause hook lands here: after any check, before the write, as in
+	// the GC-pause story.
+	c.gate.wait()
+	return c.write(ctx, h.Key, v+1, token)
 }
 
 // write stores v on the resource, filed under the second of the cell it
@@ -425,16 +314,4 @@ func (c *client) write(ctx context.Context, idx uint64, v, token int64) error {
 	}
 	c.obs.LostUpdates(lost)
 	return nil
-}
-
-// countFailure files a failed acquire by its per-master outcomes.
-func countFailure(wc *workerCounts, res engine.Result) {
-	for m, o := range res.PerMaster {
-		wc.perMaster[m][o]++
-	}
-	if workloads.IsContention(res) {
-		wc.notAcquired++
-	} else {
-		wc.errors++
-	}
 }

@@ -681,7 +681,7 @@ func buildRun(cell Cell, opt Options, t0 time.Time, clientResults []ClientResult
 		AcquireLatency:       results.Summarize(total(iv[results.MetricAcquire])),
 		AcquireFailedLatency: results.Summarize(total(iv[results.MetricFailed])),
 		ReleaseLatency:       results.Summarize(total(iv[results.MetricRelease])),
-		Outcomes: results.Outcomes{Acquired: sum.acquired, NotAcquired: sum.notAcq, Errors: sum.errs,
+		Outcomes: results.Outcomes{Acquired: sum.Acquired, NotAcquired: sum.NotAcquired, Errors: sum.Errors,
 			PerMaster: map[string]results.MasterOutcomes{}},
 		Safety: results.Safety{
 			Violations: ck.Violations, MaxConcurrentHolder: ck.MaxConcurrent,
@@ -689,66 +689,55 @@ func buildRun(cell Cell, opt Options, t0 time.Time, clientResults []ClientResult
 			Fencing: s.Fencing, StaleWritesRejected: ck.RejectedWrites,
 			JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged,
 		},
-		LockUse:         results.LockUse{HoldOverruns: sum.overruns},
+		LockUse:         results.LockUse{HoldOverruns: sum.HoldOverruns},
 		MeasuredSeconds: secs,
 		Interrupted:     interrupted,
 		StartedAt:       t0.UTC(),
 	}
 	for i, a := range addrs {
-		pm := sum.perMaster[i]
+		pm := sum.PerMaster[i]
 		r.Outcomes.PerMaster[a] = results.MasterOutcomes{OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error],
 			Pending: pm[engine.Pending], NotSent: pm[engine.NotSent], Late: sum.late[i]}
 	}
-	if sum.attempts > 0 {
-		r.Safety.AvailabilityOps = float64(sum.acquired) / float64(sum.attempts)
+	if sum.Attempts() > 0 {
+		r.Safety.AvailabilityOps = float64(sum.Acquired) / float64(sum.Attempts())
 	}
 	r.Safety.AvailabilityTime = availabilityTime(iv[results.MetricAcquire], t0.Add(time.Duration(s.Duration)))
 	if secs > 0 {
-		r.Throughput.CyclesPerSec = float64(sum.acquired) / secs
-		r.Throughput.AcquiresPerSec = float64(sum.attempts) / secs
+		r.Throughput.CyclesPerSec = float64(sum.Acquired) / secs
+		r.Throughput.AcquiresPerSec = float64(sum.Attempts()) / secs
 	}
-	r.Client = clientCost(sum.clientCPU, sum.acquired, secs)
+	r.Client = clientCost(sum.clientCPU, sum.Acquired, secs)
 	for _, e := range events {
 		r.Events = append(r.Events, results.Event{AtSeconds: math.Round(e.At.Sub(t0).Seconds()*1000) / 1000, Kind: e.Kind, Target: e.Target, Detail: e.Detail})
 	}
 	r.Safety.Timeline = safetyTimeline(ck, t0)
-	r.Warnings = append(r.Warnings, safetyWarnings(ck, sum.resErrs)...)
+	r.Warnings = append(r.Warnings, safetyWarnings(ck, sum.UseErrors)...)
 	return r
 }
 
 // clientTotals adds up the clients' counts.
 type clientTotals struct {
-	attempts, acquired, notAcq, errs, overruns, resErrs, probeViol int64
-	end                                                            time.Time // the last client's end
-	perMaster                                                      [][engine.NumOutcomes]int64
-	late                                                           []int64
-	clientCPU                                                      float64
+	workloads.Counts
+	probeViol int64
+	end       time.Time // the last client's end
+	late      []int64
+	clientCPU float64
 }
 
 // sumClients adds the clients' counts; probe violations count from client
 // processes only (in-process clients share one probe).
 func sumClients(clientResults []ClientResult, t0 time.Time, masters int, processes bool) clientTotals {
-	t := clientTotals{end: t0, perMaster: make([][engine.NumOutcomes]int64, masters), late: make([]int64, masters)}
+	t := clientTotals{end: t0, late: make([]int64, masters)}
+	t.PerMaster = make([][engine.NumOutcomes]int64, masters)
 	for _, r := range clientResults {
-		t.attempts += r.Attempts
-		t.acquired += r.Acquired
-		t.notAcq += r.NotAcquired
-		t.errs += r.Errors
-		t.overruns += r.Overruns
-		t.resErrs += r.ResourceErrors
+		t.Add(&r.Counts)
 		t.clientCPU += r.CPUSeconds
 		if processes {
 			t.probeViol += r.ProbeViolations
 		}
 		if r.End.After(t.end) {
 			t.end = r.End
-		}
-		for m := range r.PerMaster {
-			if m < len(t.perMaster) {
-				for o := range r.PerMaster[m] {
-					t.perMaster[m][o] += r.PerMaster[m][o]
-				}
-			}
 		}
 		for m := range r.Late {
 			if m < len(t.late) {
@@ -786,7 +775,7 @@ func runConfig(cell Cell, opt Options, addrs []string, ck Check, sum clientTotal
 			HoldsLogged: ck.Holds, JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged, FinalSum: ck.FinalSum,
 			AcknowledgedWrites: ck.Acks, StaleReadsRejected: ck.RejectedReads, FencingTokens: ck.Tokens,
 			ProbeViolations: sum.probeViol, ProbeScope: map[bool]string{true: "per client process", false: "all clients (one process)"}[processes],
-			ResourceErrors: sum.resErrs, Attempts: sum.attempts, PerClient: perClient(clientResults),
+			ResourceErrors: sum.UseErrors, Attempts: sum.Attempts(), PerClient: perClient(clientResults),
 		},
 	}}
 }
@@ -882,11 +871,11 @@ func perClient(clientResults []ClientResult) []results.ClientCounts {
 	out := make([]results.ClientCounts, len(clientResults))
 	for i, r := range clientResults {
 		a := 0.0
-		if r.Attempts > 0 {
-			a = float64(r.Acquired) / float64(r.Attempts)
+		if r.Attempts() > 0 {
+			a = float64(r.Acquired) / float64(r.Attempts())
 		}
-		out[i] = results.ClientCounts{Client: r.Index, Attempts: r.Attempts, Acquired: r.Acquired,
-			NotAcquired: r.NotAcquired, Errors: r.Errors, AvailabilityAttempts: a, Overruns: r.Overruns}
+		out[i] = results.ClientCounts{Client: r.Index, Attempts: r.Attempts(), Acquired: r.Acquired,
+			NotAcquired: r.NotAcquired, Errors: r.Errors, AvailabilityAttempts: a, Overruns: r.HoldOverruns}
 	}
 	return out
 }

@@ -23,7 +23,7 @@ func (s *Stats) Result(eng Locker, config *results.CellConfig, started time.Time
 		ReleaseLatency:       results.Summarize(s.Release),
 		Outcomes: results.Outcomes{
 			Acquired: s.Acquired, NotAcquired: s.NotAcquired, Errors: s.Errors,
-			PerMaster: map[string]results.MasterOutcomes{},
+			PerMaster: s.perMaster(eng),
 		},
 		Safety: results.Safety{Violations: s.Violations, MaxConcurrentHolder: s.MaxConcurrent,
 			JudgedHolds: s.JudgedHolds, HoldsNotJudged: s.HoldsNotJudged, NotJudged: s.notJudged()},
@@ -31,6 +31,8 @@ func (s *Stats) Result(eng Locker, config *results.CellConfig, started time.Time
 		MeasuredSeconds: secs,
 		Interrupted:     s.Interrupted,
 		StartedAt:       started.UTC(),
+		Servers:         s.servers(eng.Addrs()),
+		Client:          s.client(),
 	}
 	if s.AcquireUncorrected != nil {
 		l := results.Summarize(s.AcquireUncorrected)
@@ -38,8 +40,20 @@ func (s *Stats) Result(eng Locker, config *results.CellConfig, started time.Time
 	}
 	if secs > 0 {
 		r.Throughput.CyclesPerSec = float64(s.Acquired) / secs
-		r.Throughput.AcquiresPerSec = float64(s.Acquired+s.NotAcquired+s.Errors) / secs
+		r.Throughput.AcquiresPerSec = float64(s.Attempts()) / secs
 	}
+	r.Warnings = s.warnings(r.Client)
+	if s.Rate > 0 {
+		r.OpenLoop = s.openLoop()
+		r.Warnings = append(r.Warnings, s.openLoopWarnings(r.OpenLoop)...)
+	}
+	return r
+}
+
+// perMaster is each master's outcomes, by address, with the late replies
+// the locker saw.
+func (s *Stats) perMaster(eng Locker) map[string]results.MasterOutcomes {
+	out := map[string]results.MasterOutcomes{}
 	late := eng.LateOutcomes()
 	var released []int64
 	if lr, ok := eng.(interface{ LateReleased() []int64 }); ok {
@@ -58,59 +72,74 @@ func (s *Stats) Result(eng Locker, config *results.CellConfig, started time.Time
 		if i < len(released) {
 			mo.LateReleased = released[i]
 		}
-		r.Outcomes.PerMaster[addr] = mo
+		out[addr] = mo
 	}
-	if len(s.ServerCPU) > 0 {
-		sv := &results.Servers{PerMaster: map[string]float64{}}
-		known := true
-		for i, addr := range eng.Addrs() {
-			if i >= len(s.ServerCPU) || s.ServerCPU[i] < 0 {
-				known = false
-				continue
-			}
-			c := s.ServerCPU[i].Seconds()
-			sv.PerMaster[addr] = c
-			sv.CPUSeconds += c
-			if secs > 0 {
-				sv.BusiestShare = max(sv.BusiestShare, c/secs)
-			}
+	return out
+}
+
+// servers is the masters' CPU in the window; nil unless every master's
+// is known.
+func (s *Stats) servers(addrs []string) *results.Servers {
+	if len(s.ServerCPU) == 0 {
+		return nil
+	}
+	secs := s.Measured.Seconds()
+	sv := &results.Servers{PerMaster: map[string]float64{}}
+	known := true
+	for i, addr := range addrs {
+		if i >= len(s.ServerCPU) || s.ServerCPU[i] < 0 {
+			known = false
+			continue
 		}
-		if s.Acquired > 0 {
-			sv.CPUMicrosCycle = sv.CPUSeconds * 1e6 / float64(s.Acquired)
-		}
-		if known {
-			r.Servers = sv
+		c := s.ServerCPU[i].Seconds()
+		sv.PerMaster[addr] = c
+		sv.CPUSeconds += c
+		if secs > 0 {
+			sv.BusiestShare = max(sv.BusiestShare, c/secs)
 		}
 	}
-	cores := runtime.NumCPU()
-	r.Client.Cores = cores
-	r.Client.CPUSeconds = s.CPU.Seconds()
 	if s.Acquired > 0 {
-		r.Client.CPUMicrosCycle = float64(s.CPU.Microseconds()) / float64(s.Acquired)
+		sv.CPUMicrosCycle = sv.CPUSeconds * 1e6 / float64(s.Acquired)
+	}
+	if !known {
+		return nil
+	}
+	return sv
+}
+
+// client is lockbench's own cost in the window.
+func (s *Stats) client() results.Client {
+	secs := s.Measured.Seconds()
+	cores := runtime.NumCPU()
+	c := results.Client{Cores: cores, CPUSeconds: s.CPU.Seconds(),
+		RSSStartMB: float64(s.RSSStart) / (1 << 20), RSSEndMB: float64(s.RSSEnd) / (1 << 20)}
+	if s.Acquired > 0 {
+		c.CPUMicrosCycle = float64(s.CPU.Microseconds()) / float64(s.Acquired)
 	}
 	if secs > 0 {
-		r.Client.CPUShare = s.CPU.Seconds() / secs / float64(cores)
+		c.CPUShare = s.CPU.Seconds() / secs / float64(cores)
 	}
-	r.Client.RSSStartMB = float64(s.RSSStart) / (1 << 20)
-	r.Client.RSSEndMB = float64(s.RSSEnd) / (1 << 20)
-	if r.Client.CPUShare >= ClientBoundShare {
-		r.Client.ClientBound = true
-		r.Warnings = append(r.Warnings, fmt.Sprintf(
+	c.ClientBound = c.CPUShare >= ClientBoundShare
+	return c
+}
+
+// warnings say in words when the client set the pace or the probe saw
+// overlaps or could not judge.
+func (s *Stats) warnings(c results.Client) []string {
+	var w []string
+	if c.ClientBound {
+		w = append(w, fmt.Sprintf(
 			"client-bound: lockbench used %.0f%% of %d cores; the figures measure this client as much as Redis",
-			100*r.Client.CPUShare, cores))
+			100*c.CPUShare, c.Cores))
 	}
 	if s.Violations > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("safety: %d overlapping holds of one key were seen", s.Violations))
+		w = append(w, fmt.Sprintf("safety: %d overlapping holds of one key were seen", s.Violations))
 	}
 	if s.HoldsNotJudged > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("safety: %d of %d holds could not be judged: their validity ran out before their use began",
+		w = append(w, fmt.Sprintf("safety: %d of %d holds could not be judged: their validity ran out before their use began",
 			s.HoldsNotJudged, s.HoldsNotJudged+s.JudgedHolds))
 	}
-	if s.Rate > 0 {
-		r.OpenLoop = s.openLoop()
-		r.Warnings = append(r.Warnings, s.openLoopWarnings(r.OpenLoop)...)
-	}
-	return r
+	return w
 }
 
 // notJudged says why the probe judged no hold ("" when it judged some).

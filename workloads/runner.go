@@ -84,6 +84,21 @@ type RunConfig struct {
 	OnInterval func(results.Interval)
 	// Observer, when set, is told of every outcome as it happens.
 	Observer Observer
+
+	// Cycle is what a worker does with a lock it won (nil: hold it for
+	// Hold, extending it when AutoExtend is set).
+	Cycle Cycle
+	// Start is when the run begins (zero: now); Run waits for it.
+	Start time.Time
+	// Quota stops the run after this many measured acquisitions (0: none).
+	Quota int64
+	// FinishCycles lets an acquire under way when the run ends complete,
+	// and its cycle with it; the window then ends with the last cycle
+	// (chaos: every hold a client takes is logged for the checkers).
+	FinishCycles bool
+	// Shards is how many shards the latency recorder has (0: one per
+	// worker, at most 16).
+	Shards int
 }
 
 // Validate names the first bad field.
@@ -107,20 +122,13 @@ func (c RunConfig) Validate() error {
 
 // Stats is what a run recorded in its measured window.
 type Stats struct {
+	Counts
 	Acquire            *hdrhistogram.Histogram // successful acquires, µs (from the intended start in open loop)
 	AcquireUncorrected *hdrhistogram.Histogram // open loop: from the actual start
 	AcquireFailed      *hdrhistogram.Histogram
 	Release            *hdrhistogram.Histogram
-	Acquired           int64
-	NotAcquired        int64 // lost to contention or validity
-	Errors             int64 // failed because masters timed out or errored
-	PerMaster          [][engine.NumOutcomes]int64
-	Extends            int64                   // successful auto-extensions
-	ExtendFailures     int64                   // auto-extensions that lost the lock
-	HoldOverruns       int64                   // holds cut short because the validity ran out
 	Rate               float64                 // open loop: acquires per second offered; 0 = closed loop
 	Offered            int64                   // open loop: acquires intended to start in the window
-	Started            int64                   // open loop: of those, started (an acquire was sent)
 	Unserved           int64                   // open loop: Offered − Started, never started
 	UnservedLate       bool                    // open loop: an unserved start had a free worker in time: lockbench was late, not the lock
 	PacerLag           *hdrhistogram.Histogram // open loop: how late lockbench started what it could have started, µs
@@ -137,96 +145,138 @@ type Stats struct {
 	Interrupted        bool
 }
 
-type workerCounts struct {
-	started                        int64
-	acquired, notAcquired, errors  int64
-	extends, extendFails, overruns int64
-	perMaster                      [][engine.NumOutcomes]int64
-}
-
-// Run drives the locker until the cell's time is up or ctx ends (an
-// interrupt): then it stops, releases what it holds and returns what it has.
+// Run drives the locker until the cell's time is up, its quota is met or
+// ctx ends (an interrupt): then it stops, releases what it holds and
+// returns what it has. A log that could not be written is returned as the
+// error next to the stats.
 func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	waitUntil(ctx, cfg.Start)
+	l, err := newLoop(ctx, lk, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer l.stop()
+	if !time.Now().Before(l.measureFrom) {
+		markMeasured(lk) // no warm-up: every acquire's late replies are the run's
+	}
+	win := &window{cfg: l.cfg, rec: l.rec, from: l.measureFrom}
+	workers, stop := l.run(win)
+	return l.stats(ctx.Err() != nil, workers, stop, win), l.rec.Err()
+}
+
+// waitUntil returns at t (at once when t is zero or past) or when ctx ends.
+func waitUntil(ctx context.Context, t time.Time) {
+	d := time.Until(t)
+	if d <= 0 {
+		return
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+	case <-ctx.Done():
+	}
+}
+
+// newLoop sets a run up: its times, context, cycle, recorder, logs and,
+// in open loop, its pacer.
+func newLoop(ctx context.Context, lk Locker, cfg *RunConfig) (*loop, error) {
 	if cfg.Hold == nil {
 		cfg.Hold = FixedHold{}
 	}
-	n := len(lk.Addrs())
-	probe := &Probe{}
-	begin := time.Now()
-	measureFrom := begin.Add(cfg.Warmup)
-	end := measureFrom.Add(cfg.Duration)
-	stopAt := end
+	begin := cfg.Start
+	if begin.IsZero() {
+		begin = time.Now()
+	}
+	l := &loop{lk: lk, cfg: cfg, cycle: cfg.Cycle, probe: &Probe{}, measureFrom: begin.Add(cfg.Warmup)}
+	l.end = l.measureFrom.Add(cfg.Duration)
+	stopAt := l.end
 	if cfg.Rate > 0 {
 		// A start due just before the end may begin up to PacerLagLimit
 		// after it (the generator's own lateness, not a backlog).
-		stopAt = end.Add(PacerLagLimit)
+		stopAt = l.end.Add(PacerLagLimit)
+		l.pace = newPacer(cfg.Rate, begin, l.measureFrom, l.end, cfg.Workers)
 	}
-	runCtx, cancel := context.WithDeadline(ctx, stopAt)
-	defer cancel()
-
-	rec := results.NewRecorder(min(cfg.Workers, 16), measureFrom)
+	l.ctx, l.stop = context.WithDeadline(ctx, stopAt)
+	l.opCtx = l.ctx
+	if cfg.FinishCycles {
+		l.opCtx = context.WithoutCancel(l.ctx)
+	}
+	if l.cycle == nil {
+		l.cycle = holdCycle{lk: lk, cfg: cfg, probe: l.probe}
+	}
+	shards := cfg.Shards
+	if shards <= 0 {
+		shards = min(cfg.Workers, 16)
+	}
+	l.rec = results.NewRecorder(shards, l.measureFrom)
 	for m, w := range cfg.Logs {
-		if err := rec.LogTo(m, w, measureFrom); err != nil {
+		if err := l.rec.LogTo(m, w, l.measureFrom); err != nil {
+			l.stop()
 			return nil, fmt.Errorf("out: %w", err)
 		}
 	}
+	return l, nil
+}
 
-	// The window's bookkeeping: CPU and memory marks, one flush a second.
-	win := &window{cfg: cfg, rec: rec, from: measureFrom}
+// run starts the window's bookkeeping (one flush a second), the pacer and
+// the workers, and returns the workers once they all stopped, with the
+// window's end.
+func (l *loop) run(win *window) ([]*Worker, time.Time) {
 	ticking := make(chan struct{})
 	go func() {
 		defer close(ticking)
-		win.watch(runCtx, lk)
+		win.watch(l.ctx, l.lk)
 	}()
-
-	// Open loop: free workers claim intended start times from the pacer's
-	// schedule.
-	var pace *pacer
 	pacerDone := make(chan struct{})
-	if cfg.Rate > 0 {
-		pace = newPacer(cfg.Rate, begin, measureFrom, end, cfg.Workers)
+	if l.pace != nil {
+		// Open loop: free workers claim intended start times from the
+		// pacer's schedule.
 		go func() {
 			defer close(pacerDone)
-			pace.run(runCtx)
+			l.pace.run(l.ctx)
 		}()
 	} else {
 		close(pacerDone)
 	}
-
-	c := &cellRun{ctx: runCtx, lk: lk, cfg: cfg, pace: pace, rec: rec, probe: probe, measureFrom: measureFrom}
-	counts := make([]*workerCounts, cfg.Workers)
-	var wg sync.WaitGroup
-	for w := range counts {
-		counts[w] = &workerCounts{perMaster: make([][engine.NumOutcomes]int64, n)}
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			c.worker(w, counts[w])
-		}(w)
-	}
-	wg.Wait()
-	cancel()
+	workers := l.runWorkers()
+	l.stop()
 	<-ticking
 	<-pacerDone
 	stop := time.Now()
-	if stop.After(end) {
-		stop = end
+	if !l.cfg.FinishCycles && stop.After(l.end) {
+		stop = l.end
 	}
 	win.close(stop)
-	if err := rec.Err(); err != nil {
-		return nil, err
-	}
+	return workers, stop
+}
 
-	return c.stats(ctx.Err() != nil, counts, n, stop, win), nil
+// runWorkers runs the workers until they all stopped.
+func (l *loop) runWorkers() []*Worker {
+	n := len(l.lk.Addrs())
+	workers := make([]*Worker, l.cfg.Workers)
+	var wg sync.WaitGroup
+	for i := range workers {
+		w := &Worker{ID: i, Rand: rand.New(rand.NewPCG(l.cfg.Seed, uint64(i)+1)), ctx: l.ctx,
+			Counts: Counts{PerMaster: make([][engine.NumOutcomes]int64, n)}}
+		workers[i] = w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.work(w)
+		}()
+	}
+	wg.Wait()
+	return workers
 }
 
 // window takes the measured window's marks: CPU, memory and the servers'
 // CPU when it opens and once the run has stopped, and one flush a second.
 type window struct {
-	cfg                  RunConfig
+	cfg                  *RunConfig
 	rec                  *results.Recorder
 	from                 time.Time
 	opened               bool
@@ -235,37 +285,49 @@ type window struct {
 	serverStart, servEnd []time.Duration
 }
 
-// watch waits for the window to open, takes the opening marks and flushes
-// the recorder every second until ctx ends.
-func (win *window) watch(ctx context.Context, lk Locker) {
-	cfg := win.cfg
-	t := time.NewTimer(time.Until(win.from))
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		return
-	}
+// markMeasured tells a locker that counts late replies that those from
+// here on are the run's, not the warm-up's.
+func markMeasured(lk Locker) {
 	if m, ok := lk.(interface{ MarkMeasured() }); ok {
-		m.MarkMeasured() // late replies from here on are the run's, not the warm-up's
+		m.MarkMeasured()
 	}
+}
+
+// open takes the opening marks.
+func (win *window) open(lk Locker) {
+	markMeasured(lk)
 	win.opened = true
-	if cfg.OnWindow != nil {
-		cfg.OnWindow(true)
+	if win.cfg.OnWindow != nil {
+		win.cfg.OnWindow(true)
 	}
 	win.cpuStart = ProcessCPU()
 	win.rssStart = residentBytes()
-	if cfg.ServerCPU != nil {
-		win.serverStart = cfg.ServerCPU()
+	if win.cfg.ServerCPU != nil {
+		win.serverStart = win.cfg.ServerCPU()
 	}
+}
+
+// watch waits for the window to open, takes the opening marks and flushes
+// the recorder every second until ctx ends.
+func (win *window) watch(ctx context.Context, lk Locker) {
+	t := time.NewTimer(time.Until(win.from))
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		t.Stop()
+		return
+	}
+	win.open(lk)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
 		select {
-		case now := <-tick.C:
-			iv := win.rec.Flush(now)
-			if cfg.OnInterval != nil {
-				cfg.OnInterval(iv)
+		case <-tick.C:
+			// Now, not the tick's stamp: after a SIGSTOP the stale tick
+			// would close an interval that ended seconds ago.
+			iv := win.rec.Flush(time.Now())
+			if win.cfg.OnInterval != nil {
+				win.cfg.OnInterval(iv)
 			}
 		case <-ctx.Done():
 			return
@@ -310,229 +372,39 @@ func (win *window) fill(st *Stats, stop time.Time) {
 	}
 }
 
-// cellRun is what every worker of one Run shares.
-type cellRun struct {
-	ctx         context.Context
-	lk          Locker
-	cfg         RunConfig
-	pace        *pacer // nil in closed loop
-	rec         *results.Recorder
-	probe       *Probe
-	measureFrom time.Time
-}
-
-// worker is one worker's loop: in closed loop it starts the next acquire
-// as soon as the last cycle ends, in open loop it claims the oldest due
-// intended start. Latency counts from the intended start.
-func (c *cellRun) worker(w int, wc *workerCounts) {
-	cfg := c.cfg
-	obs := cfg.Observer
-	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(w)+1))
-	for {
-		var intended time.Time
-		measured := false
-		if c.pace != nil {
-			n, t, lag, ok := c.pace.claim(c.ctx)
-			if !ok {
-				return
-			}
-			intended = t
-			if measured = n >= c.pace.first; measured {
-				wc.started++
-				c.pace.lag.record(w, lag)
-				if obs != nil {
-					obs.Started(lag)
-				}
-			}
-		} else if c.ctx.Err() != nil {
-			return
-		}
-		idx := cfg.Chooser.Next(rng)
-		key := cfg.Keys.Name(idx)
-		t0 := time.Now()
-		if c.pace == nil {
-			intended = t0
-			measured = !t0.Before(c.measureFrom)
-		}
-		if obs != nil {
-			obs.AcquireStarted()
-		}
-		lock, res := c.lk.Acquire(c.ctx, key)
-		if obs != nil {
-			obs.AcquireEnded()
-		}
-		if res.Err != nil && lock == nil {
-			return // the run ended mid-retry: not an outcome
-		}
-		done := time.Now()
-		if lock == nil {
-			if measured {
-				c.rec.Record(w, results.Failed, done.Sub(intended))
-				countFailure(wc, res)
-				if obs != nil {
-					obs.Failed(done.Sub(intended), res.PerMaster, IsContention(res))
-				}
-			}
-			continue
-		}
-		hold(c.ctx, c.lk, lock, idx, cfg, rng, c.probe, wc, measured)
-		// Released even when the run ended meanwhile: never leave a lock behind.
-		rel := c.lk.Release(context.Background(), lock)
-		if measured {
-			wc.acquired++
-			c.rec.Record(w, results.Acquire, done.Sub(intended))
-			if c.pace != nil {
-				c.rec.Record(w, results.AcquireUncorrected, done.Sub(t0))
-			}
-			c.rec.Record(w, results.Release, rel.Elapsed)
-			for m, o := range res.PerMaster {
-				wc.perMaster[m][o]++
-			}
-			if obs != nil {
-				uncorrected := time.Duration(-1)
-				if c.pace != nil {
-					uncorrected = done.Sub(t0)
-				}
-				obs.Cycle(done.Sub(intended), uncorrected, rel.Elapsed, res.PerMaster)
-			}
-		}
-	}
-}
-
 // stats gathers what the workers, the recorder, the probe, the pacer and
-// the window's marks saw; n is the number of masters.
-func (c *cellRun) stats(interrupted bool, counts []*workerCounts, n int, stop time.Time, win *window) *Stats {
+// the window's marks saw.
+func (l *loop) stats(interrupted bool, workers []*Worker, stop time.Time, win *window) *Stats {
 	st := &Stats{
-		Acquire:            c.rec.Total(results.Acquire),
-		AcquireUncorrected: c.rec.Total(results.AcquireUncorrected),
-		AcquireFailed:      c.rec.Total(results.Failed),
-		Release:            c.rec.Total(results.Release),
-		PerMaster:          make([][engine.NumOutcomes]int64, n),
-		Violations:         c.probe.Violations(),
-		MaxConcurrent:      c.probe.MaxConcurrent(),
+		Counts:             Counts{PerMaster: make([][engine.NumOutcomes]int64, len(l.lk.Addrs()))},
+		Acquire:            l.rec.Total(results.Acquire),
+		AcquireUncorrected: l.rec.Total(results.AcquireUncorrected),
+		AcquireFailed:      l.rec.Total(results.Failed),
+		Release:            l.rec.Total(results.Release),
+		Violations:         l.probe.Violations(),
+		MaxConcurrent:      l.probe.MaxConcurrent(),
 		Interrupted:        interrupted,
-		WindowStart:        c.measureFrom,
-		JudgedHolds:        c.probe.Judged(),
-		HoldsNotJudged:     c.probe.NotJudged(),
-		Rate:               c.cfg.Rate,
+		WindowStart:        l.measureFrom,
+		JudgedHolds:        l.probe.Judged(),
+		HoldsNotJudged:     l.probe.NotJudged(),
+		Rate:               l.cfg.Rate,
 	}
-	if c.pace == nil {
+	if l.pace == nil {
 		st.AcquireUncorrected = nil
 	} else {
-		st.PacerLag = c.pace.lag.total()
-		st.Offered = c.pace.offered(stop)
-		st.UnservedLate = c.pace.lateAtEnd.Load()
+		st.PacerLag = l.pace.lag.total()
+		st.Offered = l.pace.offered(stop)
+		st.UnservedLate = l.pace.lateAtEnd.Load()
 	}
 	win.fill(st, stop)
-	for _, wc := range counts {
-		st.add(wc)
+	for _, w := range workers {
+		st.Counts.Add(&w.Counts)
 	}
 	st.Unserved = st.Offered - st.Started // 0 - 0 in closed loop
-	if c.pace != nil && c.cfg.Observer != nil {
-		c.cfg.Observer.Scheduled(st.Offered, st.Unserved)
+	if l.pace != nil && l.cfg.Observer != nil {
+		l.cfg.Observer.Scheduled(st.Offered, st.Unserved)
 	}
 	return st
-}
-
-// add folds one worker's counts into the stats.
-func (st *Stats) add(wc *workerCounts) {
-	st.Started += wc.started
-	st.Acquired += wc.acquired
-	st.NotAcquired += wc.notAcquired
-	st.Errors += wc.errors
-	st.Extends += wc.extends
-	st.ExtendFailures += wc.extendFails
-	st.HoldOverruns += wc.overruns
-	for m := range wc.perMaster {
-		for o := range wc.perMaster[m] {
-			st.PerMaster[m][o] += wc.perMaster[m][o]
-		}
-	}
-}
-
-// hold keeps the lock for a drawn hold time inside the probe. A hold is
-// judged on the lock's validity window: it ends when the hold does or when
-// the validity runs out, whichever is first, unless auto-extension keeps the
-// lock alive. A hold of 0 is no use of the lock, so the probe has nothing
-// to judge.
-func hold(ctx context.Context, lk Locker, lock *engine.Lock, idx uint64, cfg RunConfig, rng *rand.Rand,
-	probe *Probe, wc *workerCounts, measured bool) {
-	d := cfg.Hold.Next(rng)
-	if d <= 0 {
-		return
-	}
-	h := probe.Enter(idx, lock.ValidUntil)
-	defer probe.Exit(h)
-	if h.Judged && !h.Clear && cfg.Observer != nil {
-		cfg.Observer.Violation()
-	}
-	until := time.Now().Add(d)
-	ext, canExtend := lk.(Extender)
-	for {
-		now := time.Now()
-		if !now.Before(until) {
-			return
-		}
-		if until.Before(lock.ValidUntil) && !(cfg.AutoExtend && canExtend && lock.ValidUntil.Sub(now) < cfg.TTL/3) {
-			time.Sleep(until.Sub(now))
-			return
-		}
-		if !cfg.AutoExtend || !canExtend {
-			// The lock runs out before the hold ends: stop using it then.
-			time.Sleep(lock.ValidUntil.Sub(now))
-			if measured {
-				wc.overruns++
-			}
-			return
-		}
-		// Extend once a third of the TTL is left.
-		wake := lock.ValidUntil.Add(-cfg.TTL / 3)
-		if wake.After(until) {
-			wake = until
-		}
-		time.Sleep(time.Until(wake))
-		if !time.Now().Before(until) {
-			return
-		}
-		r := ext.Extend(ctx, lock, cfg.TTL)
-		if measured && cfg.Observer != nil {
-			cfg.Observer.Extended(r.OK)
-		}
-		if !r.OK {
-			if measured {
-				wc.extendFails++
-			}
-			return
-		}
-		probe.Extend(h, lock.ValidUntil)
-		if measured {
-			wc.extends++
-		}
-	}
-}
-
-// countFailure files a failed acquire by its per-master outcomes.
-func countFailure(wc *workerCounts, res engine.Result) {
-	for m, o := range res.PerMaster {
-		wc.perMaster[m][o]++
-	}
-	if IsContention(res) {
-		wc.notAcquired++
-	} else {
-		wc.errors++
-	}
-}
-
-// IsContention says whether a failed acquire lost to contention (some master
-// held the key, or a quorum accepted but too slowly) rather than to masters
-// that timed out or errored.
-func IsContention(res engine.Result) bool {
-	for _, o := range res.PerMaster {
-		if o == engine.Taken {
-			return true
-		}
-	}
-	return res.Successes >= engine.Quorum(len(res.PerMaster))
 }
 
 // ProcessCPU is user+system CPU of this process so far.

@@ -1,0 +1,319 @@
+package workloads
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"lockbench/engine"
+	"lockbench/results"
+)
+
+// Cycle is the pluggable part of a worker's cycle. The loop around it
+// stops, acquires, counts, records and releases; the cycle says what the
+// worker does with a lock it won (plain runs hold it for a drawn time,
+// chaos reads, changes and writes a protected resource), what it does
+// before an acquire and after losing one.
+type Cycle interface {
+	// Ready returns when the worker may start an acquire (chaos: its
+	// client is not paused).
+	Ready()
+	// Use uses the lock the worker won; the loop releases it afterwards,
+	// also when the run ended meanwhile.
+	Use(w *Worker, h Held)
+	// Lost follows a failed acquire (chaos: the retry delay).
+	Lost(w *Worker)
+}
+
+// Worker is one worker's own state, handed to its cycle.
+type Worker struct {
+	ID     int
+	Rand   *rand.Rand
+	Counts Counts
+	ctx    context.Context // ends when the run does
+}
+
+// Done is closed when the run ends: no new acquire starts after it.
+func (w *Worker) Done() <-chan struct{} { return w.ctx.Done() }
+
+// Held is a lock a worker won.
+type Held struct {
+	Lock     *engine.Lock
+	Key      uint64    // the key's index
+	Start    time.Time // when the acquire was sent (not the intended start)
+	Acquired time.Time // when it returned
+	Measured bool      // inside the measured window: what the use does counts
+}
+
+// Counts are what workers counted in the measured window. Each worker has
+// its own; Add folds them (and a chaos cell folds its clients' the same way).
+type Counts struct {
+	Started        int64                       `json:"started,omitempty"` // open loop: intended starts begun
+	Acquired       int64                       `json:"acquired"`
+	NotAcquired    int64                       `json:"not_acquired"`              // lost to contention or validity
+	Errors         int64                       `json:"errors"`                    // failed because masters timed out or errored
+	Extends        int64                       `json:"extends,omitempty"`         // successful auto-extensions
+	ExtendFailures int64                       `json:"extend_failures,omitempty"` // auto-extensions that lost the lock
+	HoldOverruns   int64                       `json:"overruns"`                  // uses cut short because the validity ran out
+	UseErrors      int64                       `json:"use_errors,omitempty"`      // uses that failed (chaos: resource reads and writes)
+	PerMaster      [][engine.NumOutcomes]int64 `json:"per_master"`
+}
+
+// Attempts is every acquire that ended in an outcome.
+func (c *Counts) Attempts() int64 { return c.Acquired + c.NotAcquired + c.Errors }
+
+// Add folds o into c.
+func (c *Counts) Add(o *Counts) {
+	c.Started += o.Started
+	c.Acquired += o.Acquired
+	c.NotAcquired += o.NotAcquired
+	c.Errors += o.Errors
+	c.Extends += o.Extends
+	c.ExtendFailures += o.ExtendFailures
+	c.HoldOverruns += o.HoldOverruns
+	c.UseErrors += o.UseErrors
+	for len(c.PerMaster) < len(o.PerMaster) {
+		c.PerMaster = append(c.PerMaster, [engine.NumOutcomes]int64{})
+	}
+	for m := range o.PerMaster {
+		for k, v := range o.PerMaster[m] {
+			c.PerMaster[m][k] += v
+		}
+	}
+}
+
+// replied files one acquire's per-master outcomes.
+func (c *Counts) replied(res engine.Result) {
+	for m, o := range res.PerMaster {
+		c.PerMaster[m][o]++
+	}
+}
+
+// failed files a failed acquire: contention or errors.
+func (c *Counts) failed(res engine.Result) {
+	c.replied(res)
+	if IsContention(res) {
+		c.NotAcquired++
+	} else {
+		c.Errors++
+	}
+}
+
+// loop is what every worker of one Run shares.
+type loop struct {
+	ctx         context.Context // ends the run: no acquire starts after it
+	opCtx       context.Context // what acquires run under
+	stop        context.CancelFunc
+	lk          Locker
+	cfg         *RunConfig
+	cycle       Cycle
+	pace        *pacer // nil in closed loop
+	rec         *results.Recorder
+	probe       *Probe
+	measureFrom time.Time
+	end         time.Time    // of the measured window
+	acquired    atomic.Int64 // toward cfg.Quota
+}
+
+// work is one worker's loop: in closed loop it starts the next acquire as
+// soon as the last cycle ends, in open loop it claims the oldest due
+// intended start.
+func (l *loop) work(w *Worker) {
+	for l.ctx.Err() == nil {
+		l.cycle.Ready()
+		intended, measured, ok := l.next(w)
+		if !ok || !l.attempt(w, intended, measured) {
+			return
+		}
+	}
+}
+
+// next waits for the worker's next start; false: the run is over. In
+// closed loop the start is now (the zero time here).
+func (l *loop) next(w *Worker) (intended time.Time, measured, ok bool) {
+	if l.pace == nil {
+		return time.Time{}, false, l.ctx.Err() == nil
+	}
+	n, t, lag, ok := l.pace.claim(l.ctx)
+	if !ok {
+		return t, false, false
+	}
+	if measured = n >= l.pace.first; measured {
+		w.Counts.Started++
+		l.pace.lag.record(w.ID, lag)
+		if obs := l.cfg.Observer; obs != nil {
+			obs.Started(lag)
+		}
+	}
+	return t, measured, true
+}
+
+// attempt is one acquire and, when it wins, the cycle's use and the
+// release. Latency counts from the intended start. False: the run ended
+// mid-acquire (not an outcome).
+func (l *loop) attempt(w *Worker, intended time.Time, measured bool) bool {
+	idx := l.cfg.Chooser.Next(w.Rand)
+	key := l.cfg.Keys.Name(idx)
+	obs := l.cfg.Observer
+	t0 := time.Now()
+	if l.pace == nil {
+		intended, measured = t0, !t0.Before(l.measureFrom)
+	}
+	if obs != nil {
+		obs.AcquireStarted()
+	}
+	lock, res := l.lk.Acquire(l.opCtx, key)
+	done := time.Now()
+	if obs != nil {
+		obs.AcquireEnded()
+	}
+	switch {
+	case res.Err != nil && lock == nil:
+		return false
+	case lock == nil:
+		if measured {
+			l.failed(w, res, done.Sub(intended))
+		}
+		l.cycle.Lost(w)
+		return true
+	}
+	if measured {
+		l.won(w, res, done.Sub(intended), done.Sub(t0))
+	}
+	l.cycle.Use(w, Held{Lock: lock, Key: idx, Start: t0, Acquired: done, Measured: measured})
+	// Released even when the run ended meanwhile: never leave a lock behind.
+	rel := l.lk.Release(context.Background(), lock)
+	if measured {
+		l.released(w, res, done.Sub(intended), done.Sub(t0), rel.Elapsed)
+	}
+	return true
+}
+
+func (l *loop) failed(w *Worker, res engine.Result, latency time.Duration) {
+	l.rec.Record(w.ID, results.Failed, latency)
+	w.Counts.failed(res)
+	if obs := l.cfg.Observer; obs != nil {
+		obs.Failed(latency, res.PerMaster, IsContention(res))
+	}
+}
+
+// won counts a measured acquire as it returns, so its latency lands in
+// the second it happened, however long the use.
+func (l *loop) won(w *Worker, res engine.Result, latency, uncorrected time.Duration) {
+	w.Counts.Acquired++
+	w.Counts.replied(res)
+	l.rec.Record(w.ID, results.Acquire, latency)
+	if l.pace != nil {
+		l.rec.Record(w.ID, results.AcquireUncorrected, uncorrected)
+	}
+	if q := l.cfg.Quota; q > 0 && l.acquired.Add(1) >= q {
+		l.stop()
+	}
+}
+
+func (l *loop) released(w *Worker, res engine.Result, latency, uncorrected, release time.Duration) {
+	l.rec.Record(w.ID, results.Release, release)
+	if obs := l.cfg.Observer; obs != nil {
+		if l.pace == nil {
+			uncorrected = -1
+		}
+		obs.Cycle(latency, uncorrected, release, res.PerMaster)
+	}
+}
+
+// holdCycle is the plain cycle of run and sweep: hold the lock for a drawn
+// time inside the probe, extending it when asked to.
+type holdCycle struct {
+	lk    Locker
+	cfg   *RunConfig
+	probe *Probe
+}
+
+func (holdCycle) Ready()       {}
+func (holdCycle) Lost(*Worker) {}
+
+// Use keeps the lock for a drawn hold time inside the probe. A hold is
+// judged on the lock's validity window: it ends when the hold does or when
+// the validity runs out, whichever is first, unless auto-extension keeps the
+// lock alive. A hold of 0 is no use of the lock, so the probe has nothing
+// to judge.
+func (c holdCycle) Use(w *Worker, h Held) {
+	d := c.cfg.Hold.Next(w.Rand)
+	if d <= 0 {
+		return
+	}
+	ph := c.probe.Enter(h.Key, h.Lock.ValidUntil)
+	defer c.probe.Exit(ph)
+	if ph.Judged && !ph.Clear && c.cfg.Observer != nil {
+		c.cfg.Observer.Violation()
+	}
+	ext, canExtend := c.lk.(Extender)
+	if !c.cfg.AutoExtend || !canExtend {
+		ext = nil
+	}
+	c.hold(w, h, ph, time.Now().Add(d), ext)
+}
+
+// hold sleeps until the hold ends or the validity runs out, extending the
+// lock (ext non-nil) once a third of the TTL is left.
+func (c holdCycle) hold(w *Worker, h Held, ph Hold, until time.Time, ext Extender) {
+	cfg, lock := c.cfg, h.Lock
+	for {
+		now := time.Now()
+		if !now.Before(until) {
+			return
+		}
+		if until.Before(lock.ValidUntil) && !(ext != nil && lock.ValidUntil.Sub(now) < cfg.TTL/3) {
+			time.Sleep(until.Sub(now))
+			return
+		}
+		if ext == nil {
+			// The lock runs out before the hold ends: stop using it then.
+			time.Sleep(lock.ValidUntil.Sub(now))
+			if h.Measured {
+				w.Counts.HoldOverruns++
+			}
+			return
+		}
+		wake := lock.ValidUntil.Add(-cfg.TTL / 3)
+		if wake.After(until) {
+			wake = until
+		}
+		time.Sleep(time.Until(wake))
+		if !time.Now().Before(until) || !c.extend(w, h, ph, ext) {
+			return
+		}
+	}
+}
+
+// extend extends the held lock by the TTL; false: it was lost.
+func (c holdCycle) extend(w *Worker, h Held, ph Hold, ext Extender) bool {
+	r := ext.Extend(w.ctx, h.Lock, c.cfg.TTL)
+	if h.Measured && c.cfg.Observer != nil {
+		c.cfg.Observer.Extended(r.OK)
+	}
+	if !r.OK {
+		if h.Measured {
+			w.Counts.ExtendFailures++
+		}
+		return false
+	}
+	c.probe.Extend(ph, h.Lock.ValidUntil)
+	if h.Measured {
+		w.Counts.Extends++
+	}
+	return true
+}
+
+// IsContention says whether a failed acquire lost to contention (some master
+// held the key, or a quorum accepted but too slowly) rather than to masters
+// that timed out or errored.
+func IsContention(res engine.Result) bool {
+	for _, o := range res.PerMaster {
+		if o == engine.Taken {
+			return true
+		}
+	}
+	return res.Successes >= engine.Quorum(len(res.PerMaster))
+}
