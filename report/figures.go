@@ -68,18 +68,7 @@ func spectrumFigure(cells []*cell) *figure {
 		if h == nil || h.TotalCount() == 0 {
 			continue
 		}
-		var xs, vs []float64
-		for _, b := range h.CumulativeDistributionWithTicks(5) {
-			if b.Quantile >= 100 { // 1/(1-p) is infinite at the max
-				continue
-			}
-			x := 1 / (1 - b.Quantile/100)
-			y := float64(b.ValueAt) / 1000
-			if math.IsInf(x, 0) || math.IsNaN(x) || y <= 0 {
-				continue
-			}
-			xs, vs = append(xs, x), append(vs, y)
-		}
+		xs, vs := spectrumLine(h)
 		if len(xs) < 2 {
 			continue
 		}
@@ -609,6 +598,23 @@ func repeatTimelineFigure(c *cell, idx int, s *Summary, segs [][]*hdrhistogram.H
 	bottom.HLines = p99SLOLine(s.SLO)
 	grid := timelineGrid(top, bottom, eventMarkers(c.Run.Events))
 	return timeline(c, idx, fmt.Sprintf("Cycles per second and acquire p99 (ms) for each 1 s interval of the HDR interval logs, one line per repeat (%d), each from the start of its own measured window: a repeat that stands apart is the machine's noise.", len(segs)), grid)
+}
+
+// spectrumLine is h's latency (ms) against 1/(1−percentile), the x of
+// the percentile spectrum.
+func spectrumLine(h *hdrhistogram.Histogram) (xs, vs []float64) {
+	for _, b := range h.CumulativeDistributionWithTicks(5) {
+		if b.Quantile >= 100 { // 1/(1-p) is infinite at the max
+			continue
+		}
+		x := 1 / (1 - b.Quantile/100)
+		y := float64(b.ValueAt) / 1000
+		if math.IsInf(x, 0) || math.IsNaN(x) || y <= 0 {
+			continue
+		}
+		xs, vs = append(xs, x), append(vs, y)
+	}
+	return xs, vs
 }
 
 func distinctN(cells []*cell) int {

@@ -443,11 +443,10 @@ func (pn *Panel) addSeries(p *plot.Plot, s Series, addLegend func(string, plot.T
 	}
 	clr := Color(s.Color)
 	if s.Glyph > 0 {
-		sc, err := plotter.NewScatter(xys)
+		sc, err := scatter(xys, clr, 5, glyphShape(s.Glyph))
 		if err != nil {
 			return false, err
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(5), Shape: glyphShape(s.Glyph)}
 		p.Add(sc)
 		addLegend(s.Label, sc)
 		return true, nil
@@ -468,14 +467,23 @@ func (pn *Panel) addSeries(p *plot.Plot, s Series, addLegend func(string, plot.T
 		addLegend(s.Label, l)
 		return true, nil
 	}
-	sc, err := plotter.NewScatter(xys)
+	sc, err := scatter(xys, clr, 2.5, draw.CircleGlyph{})
 	if err != nil {
 		return false, err
 	}
-	sc.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
 	p.Add(sc)
 	addLegend(s.Label, legendPair{l, sc})
 	return true, nil
+}
+
+// scatter marks the points with glyphs of a radius in points.
+func scatter(xys plotter.XYs, clr color.Color, radius float64, shape draw.GlyphDrawer) (*plotter.Scatter, error) {
+	sc, err := plotter.NewScatter(xys)
+	if err != nil {
+		return nil, err
+	}
+	sc.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(radius), Shape: shape}
+	return sc, nil
 }
 
 // check refuses a series the panel cannot draw: unequal lengths, a
@@ -582,13 +590,13 @@ func (pn *Panel) addDots(p *plot.Plot, s BarSet, i int, clr color.Color, addLege
 		}
 		p.Add(eb)
 	}
-	sc, err := plotter.NewScatter(xys)
+	var shape draw.GlyphDrawer = draw.PyramidGlyph{}
+	if s.Light {
+		shape = draw.CircleGlyph{}
+	}
+	sc, err := scatter(xys, clr, 5, shape)
 	if err != nil {
 		return err
-	}
-	sc.GlyphStyle = draw.GlyphStyle{Color: clr, Radius: vg.Points(5), Shape: draw.PyramidGlyph{}}
-	if s.Light {
-		sc.GlyphStyle.Shape = draw.CircleGlyph{}
 	}
 	p.Add(sc)
 	addLegend(s.Label, sc)
