@@ -138,10 +138,13 @@ func (c *call) wait(deadline time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.signaled, c.waiting = false, false
-	if !c.expired {
+	expired := c.expired
+	c.expired = false
+	// Decided between the watchdog's wake-up and now: deliver has filed the
+	// answer (and counted it), so take it rather than count a timeout too.
+	if !expired || c.decided() {
 		return true
 	}
-	c.expired = false
 	if c.waitFor >= 0 {
 		c.outs[c.waitFor], c.bad = Timeout, c.bad+1
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
@@ -58,5 +59,62 @@ func TestWaitEndsAtDeadline(t *testing.T) {
 	}
 	if c.outs[0] != Timeout {
 		t.Fatalf("master 0: %v, want timeout", c.outs[0])
+	}
+}
+
+// A reply that lands after the watchdog woke the caller, but before the
+// caller took the wake-up, is the answer to that wait: it must be counted
+// once. Filed by deliver and then overwritten as a timeout, a stuck
+// master's Timeout (the dispatcher's and the watchdog's fire together)
+// counted twice, so that sequential wait=quorum gave up after one master
+// of three; an OK was counted in Successes but shown as a timeout.
+func TestReplyBetweenExpireAndWakeCountedOnce(t *testing.T) {
+	for _, o := range []Outcome{Timeout, OK} {
+		judged := 0
+		for i := 0; judged < 50 && i < 5000; i++ {
+			c := testCall(t, 3, DefaultConfig())
+			c.early, c.waitFor = true, 0
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				c.wait(time.Now().Add(time.Hour)) // the test plays the watchdog
+			}()
+			c.expire(waitingGen(c))
+			c.deliver(0, o) // usually before the caller runs again
+			<-done
+			c.mu.Lock()
+			out, ok, bad := c.outs[0], c.ok, c.bad
+			c.waitFor = -1
+			decided := c.decided()
+			c.mu.Unlock()
+			want := o
+			if c.e.late.acquire[0][0][o].Load() > 0 {
+				want = Timeout // the caller took the wake-up first: the reply is late
+			} else {
+				judged++
+			}
+			if out != want || ok != b2i(want == OK) || bad != b2i(want != OK) {
+				t.Fatalf("reply %v between expire and wake-up: master 0 %v, ok %d, bad %d; want %v counted once", o, out, ok, bad, want)
+			}
+			if decided {
+				t.Fatalf("reply %v: one master of three answered, yet wait=quorum is decided (ok %d, bad %d)", o, ok, bad)
+			}
+		}
+		if judged == 0 {
+			t.Fatalf("reply %v: the caller always took the wake-up before the reply: nothing judged", o)
+		}
+	}
+}
+
+// waitingGen returns the generation of the wait c's caller is in, once it is in it.
+func waitingGen(c *call) uint64 {
+	for {
+		c.mu.Lock()
+		waiting, gen := c.waiting, c.gen
+		c.mu.Unlock()
+		if waiting {
+			return gen
+		}
+		runtime.Gosched()
 	}
 }
