@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"lockbench/engine"
+	"lockbench/faults"
 	"lockbench/results"
 	"lockbench/workloads"
 )
@@ -38,6 +39,7 @@ type ClientConfig struct {
 // ClientResult is what one client counted.
 type ClientResult struct {
 	Index int `json:"index"`
+	Pid   int `json:"pid"` // the process it ran in (goroutine clients share one)
 	// Counts: HoldOverruns are writes skipped because the validity ran out
 	// (check_validity), UseErrors the resource's reads and writes that
 	// failed.
@@ -70,6 +72,30 @@ type client struct {
 	obs   Observer  // live metrics; nil: none
 	holds *holdLog  // the hold log the checkers judge (set when the run starts)
 	t0    time.Time // the cell's start: writes are filed by second since it
+
+	// As a cellClient (client_mode goroutines):
+	finished  chan struct{} // closed when run returned
+	out       ClientResult  // run's result, once finished
+	abandoned bool          // did not finish in time: its engine stays open
+}
+
+// cellClient is one lock client of a chaos cell, whether it runs on
+// goroutines in this process (client) or as a lockbench process of its own
+// (procClient): the cell waits until it is ready, starts it at t0, pauses
+// and resumes it (faults), stops it early (interrupt) and takes its result.
+type cellClient interface {
+	faults.Client
+	waitReady(ctx context.Context) error
+	start(t0 time.Time) error
+	Stop()
+	// done is closed once it has finished.
+	done() <-chan struct{}
+	// result waits up to limit for it to finish and returns what it counted.
+	result(limit time.Duration) (ClientResult, error)
+	// pid is the process the cell started for it (0: none, it runs here).
+	pid() int
+	// close frees what it holds (a process is killed and reaped).
+	close()
 }
 
 // Observer sees a chaos client's events as they happen (live metrics):
@@ -105,14 +131,46 @@ func newClient(ctx context.Context, cfg ClientConfig, probe *windowProbe) (*clie
 		res.close()
 		return nil, err
 	}
-	c := &client{cfg: cfg, eng: eng, res: res, probe: probe, hold: hold}
+	c := &client{cfg: cfg, eng: eng, res: res, probe: probe, hold: hold, finished: make(chan struct{})}
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	return c, nil
 }
 
+// close frees the client's connections, unless it was abandoned still
+// running: closing an engine under running workers would panic them (the
+// connections go with the masters).
 func (c *client) close() {
+	if c.abandoned {
+		return
+	}
 	c.eng.Close()
 	c.res.close()
+}
+
+// start runs the client on its own goroutines from t0.
+func (c *client) start(t0 time.Time) error {
+	go func() {
+		defer close(c.finished)
+		c.out = c.run(t0)
+	}()
+	return nil
+}
+
+func (c *client) done() <-chan struct{}           { return c.finished }
+func (c *client) waitReady(context.Context) error { return nil } // connected by newClient
+func (c *client) pid() int                        { return 0 }
+
+// result waits up to limit for the client to finish.
+func (c *client) result(limit time.Duration) (ClientResult, error) {
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-c.finished:
+		return c.out, nil
+	case <-t.C:
+		c.abandoned = true
+		return ClientResult{Index: c.cfg.Index}, fmt.Errorf("client %d did not finish within %v", c.cfg.Index, limit)
+	}
 }
 
 // Stop ends the run early; workers finish the cycle they are in (a paused
@@ -165,7 +223,7 @@ func (g *gate) wait() {
 // and returns the counts. Interval logs go to files in LogDir.
 func (c *client) run(t0 time.Time) ClientResult {
 	cfg := c.cfg
-	out := ClientResult{Index: cfg.Index, LogFiles: map[string]string{}}
+	out := ClientResult{Index: cfg.Index, Pid: os.Getpid(), LogFiles: map[string]string{}}
 	logs, files, err := c.openLogs(t0, out.LogFiles)
 	defer func() {
 		for _, f := range files {
@@ -314,4 +372,15 @@ func (c *client) write(ctx context.Context, idx uint64, v, token int64) error {
 	}
 	c.obs.LostUpdates(lost)
 	return nil
+}
+
+// goroutineClient connects a client that runs on goroutines of this
+// process, sharing the cell's probe and observer.
+func (r *cellRun) goroutineClient(ctx context.Context, cfg ClientConfig) (cellClient, error) {
+	c, err := newClient(ctx, cfg, r.probe)
+	if err != nil {
+		return nil, err
+	}
+	c.obs = r.obs
+	return c, nil
 }

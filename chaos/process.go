@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,35 +32,45 @@ func ClientMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "chaos client: usage: --config FILE --result FILE")
 		return 2
 	}
-	b, err := os.ReadFile(*cfgPath)
+	cfg, err := readClientConfig(*cfgPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chaos client:", err)
 		return 1
-	}
-	var cfg ClientConfig
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "chaos client: config:", err)
-		return 1
-	}
-	writeResult := func(r ClientResult) int {
-		err := results.WriteFileAtomic(*resPath, func(w io.Writer) error { return json.NewEncoder(w).Encode(r) })
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "chaos client:", err)
-			return 1
-		}
-		return 0
 	}
 	// The parent stops us; a terminal's Ctrl-C does not reach this process
 	// group, but a direct signal does.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	res, code := serveClient(cfg, sigs)
+	err = results.WriteFileAtomic(*resPath, func(w io.Writer) error { return json.NewEncoder(w).Encode(res) })
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos client:", err)
+		return 1
+	}
+	return code
+}
+
+func readClientConfig(path string) (ClientConfig, error) {
+	var cfg ClientConfig
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, err
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return cfg, fmt.Errorf("config: %w", err)
+	}
+	return cfg, nil
+}
+
+// serveClient connects, says "ready", waits for its start and runs,
+// streaming its counts on stdout; code 1: it could not connect.
+func serveClient(cfg ClientConfig, sigs <-chan os.Signal) (res ClientResult, code int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	c, err := newClient(ctx, cfg, nil)
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chaos client:", err)
-		writeResult(ClientResult{Index: cfg.Index, Err: err.Error()})
-		return 1
+		return ClientResult{Index: cfg.Index, Err: err.Error()}, 1
 	}
 	defer c.close()
 	// Live metrics: the parent reads these counts off stdout.
@@ -71,30 +82,34 @@ func ClientMain(args []string) int {
 	ns, ok := strings.CutPrefix(strings.TrimSpace(line), "start ")
 	t, perr := strconv.ParseInt(ns, 10, 64)
 	if err != nil || !ok || perr != nil {
-		return writeResult(ClientResult{Index: cfg.Index, Interrupted: true})
+		return ClientResult{Index: cfg.Index, Interrupted: true}, 0
 	}
-	go func() {
-		for {
-			l, err := in.ReadString('\n')
-			if err != nil || strings.TrimSpace(l) == "stop" {
-				c.Stop()
-				return
-			}
-		}
-	}()
-	go func() {
-		<-sigs
-		c.Stop()
-	}()
+	go stopOnRequest(c, in, sigs)
 	stopStream, streamed := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(streamed)
 		tl.stream(os.Stdout, stopStream)
 	}()
-	res := c.run(time.Unix(0, t))
+	res = c.run(time.Unix(0, t))
 	close(stopStream)
 	<-streamed
-	return writeResult(res)
+	return res, 0
+}
+
+// stopOnRequest stops the client on "stop" or the end of stdin, or on a
+// signal.
+func stopOnRequest(c *client, in *bufio.Reader, sigs <-chan os.Signal) {
+	go func() {
+		<-sigs
+		c.Stop()
+	}()
+	for {
+		l, err := in.ReadString('\n')
+		if err != nil || strings.TrimSpace(l) == "stop" {
+			c.Stop()
+			return
+		}
+	}
 }
 
 // procClient is a client process seen from the parent.
@@ -103,7 +118,7 @@ type procClient struct {
 	cmd        *exec.Cmd
 	stdin      io.WriteCloser
 	ready      chan error
-	done       chan struct{}
+	exited     chan struct{}
 	waitErr    error
 	resultPath string
 	stderrPath string
@@ -137,7 +152,7 @@ func startProcClient(argv, env []string, idx int, cfgPath, resultPath, stderrPat
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("client %d: start %s: %w", idx, argv[0], err)
 	}
-	p := &procClient{idx: idx, cmd: cmd, stdin: stdin, ready: make(chan error, 1), done: make(chan struct{}),
+	p := &procClient{idx: idx, cmd: cmd, stdin: stdin, ready: make(chan error, 1), exited: make(chan struct{}),
 		resultPath: resultPath, stderrPath: stderrPath}
 	go func() {
 		r := bufio.NewReader(stdout)
@@ -149,24 +164,26 @@ func startProcClient(argv, env []string, idx int, cfgPath, resultPath, stderrPat
 		readCounts(r, obs)
 		// Wait closes stdout: only once the last counts were read.
 		p.waitErr = cmd.Wait()
-		close(p.done)
+		close(p.exited)
 	}()
 	return p, nil
 }
 
-// Pid of the client process.
-func (p *procClient) Pid() int { return p.cmd.Process.Pid }
+// pid of the client process.
+func (p *procClient) pid() int { return p.cmd.Process.Pid }
+
+func (p *procClient) done() <-chan struct{} { return p.exited }
 
 func (p *procClient) waitReady(ctx context.Context) error {
 	select {
 	case err := <-p.ready:
 		if err != nil {
-			<-p.done
-			return fmt.Errorf("client %d (pid %d) did not start: %v; %s", p.idx, p.Pid(), err, p.stderrTail())
+			<-p.exited
+			return fmt.Errorf("client %d (pid %d) did not start: %v; %s", p.idx, p.pid(), err, p.stderrTail())
 		}
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("client %d (pid %d) not ready: %w", p.idx, p.Pid(), ctx.Err())
+		return fmt.Errorf("client %d (pid %d) not ready: %w", p.idx, p.pid(), ctx.Err())
 	}
 }
 
@@ -179,16 +196,16 @@ func (p *procClient) start(t0 time.Time) error {
 // stall would, and waits until the kernel shows it stopped.
 func (p *procClient) Pause() error {
 	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		return fmt.Errorf("pause client %d (pid %d): %w", p.idx, p.Pid(), err)
+		return fmt.Errorf("pause client %d (pid %d): %w", p.idx, p.pid(), err)
 	}
-	waitStopped(p.Pid(), true, time.Second)
+	waitStopped(p.pid(), true, time.Second)
 	return nil
 }
 
 // Resume continues it (SIGCONT).
 func (p *procClient) Resume() error {
 	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("resume client %d (pid %d): %w", p.idx, p.Pid(), err)
+		return fmt.Errorf("resume client %d (pid %d): %w", p.idx, p.pid(), err)
 	}
 	return nil
 }
@@ -200,25 +217,25 @@ func (p *procClient) Stop() {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 }
 
-// kill ends the process at once and reaps it.
-func (p *procClient) kill() {
+// close ends the process at once and reaps it (no-op once reaped).
+func (p *procClient) close() {
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
+	<-p.exited
 }
 
 // result waits for the process to end (killing it after limit) and reads
 // what it wrote.
 func (p *procClient) result(limit time.Duration) (ClientResult, error) {
 	select {
-	case <-p.done:
+	case <-p.exited:
 	case <-time.After(limit):
-		p.kill()
-		return ClientResult{Index: p.idx}, fmt.Errorf("client %d (pid %d) did not finish within %v; killed", p.idx, p.Pid(), limit)
+		p.close()
+		return ClientResult{Index: p.idx}, fmt.Errorf("client %d (pid %d) did not finish within %v; killed", p.idx, p.pid(), limit)
 	}
 	p.stdin.Close()
 	b, err := os.ReadFile(p.resultPath)
 	if err != nil {
-		return ClientResult{Index: p.idx}, fmt.Errorf("client %d (pid %d) wrote no result (%v); %s", p.idx, p.Pid(), p.waitErr, p.stderrTail())
+		return ClientResult{Index: p.idx}, fmt.Errorf("client %d (pid %d) wrote no result (%v); %s", p.idx, p.pid(), p.waitErr, p.stderrTail())
 	}
 	var r ClientResult
 	if err := json.Unmarshal(b, &r); err != nil {
@@ -260,4 +277,22 @@ func waitStopped(pid int, stopped bool, limit time.Duration) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// processClient starts a lockbench process for a client (config, result
+// and stderr files in the cell's temp dir); it reports its counts to the
+// cell's observer.
+func (r *cellRun) processClient(_ context.Context, cfg ClientConfig) (cellClient, error) {
+	b, _ := json.Marshal(cfg)
+	file := func(suffix string) string {
+		return filepath.Join(r.tmp, fmt.Sprintf("client-%d.%s", cfg.Index, suffix))
+	}
+	if err := os.WriteFile(file("json"), b, 0o600); err != nil {
+		return nil, err
+	}
+	p, err := startProcClient(r.opt.ClientCommand, r.opt.ClientEnv, cfg.Index, file("json"), file("result.json"), file("stderr"), r.obs)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }

@@ -2,13 +2,11 @@ package chaos
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -128,13 +126,11 @@ func RunCell(ctx context.Context, cell Cell, opt Options) (*CellResult, error) {
 
 	// Go. Faults due at 0 are in place before the first acquire.
 	t0 := time.Now().Add(100 * time.Millisecond)
-	cpu0 := workloads.ProcessCPU()
 	sched.Start(t0, cell.Faults)
 	run, err := r.runClients(ctx, t0, stopScheduler)
 	if err != nil {
 		return nil, err
 	}
-	run.cpu = workloads.ProcessCPU() - cpu0
 	return r.collect(t0, run, sched)
 }
 
@@ -161,16 +157,16 @@ type cellRun struct {
 	targets faults.Targets
 	probe   *windowProbe // shared by in-process clients
 	obs     Observer
-	inproc  []*client     // client_mode goroutines
-	procs   []*procClient // client_mode processes
+	// newClient starts a client of the cell's client_mode.
+	newClient func(ctx context.Context, cfg ClientConfig) (cellClient, error)
+	clients   []cellClient
 }
 
 // clientsRun is what the clients' run left: their results, the errors they
-// reported, the process CPU spent and whether the cell was interrupted.
+// reported and whether the cell was interrupted.
 type clientsRun struct {
 	results     []ClientResult
 	errs        []string
-	cpu         time.Duration
 	interrupted bool
 }
 
@@ -196,8 +192,13 @@ func newCellRun(cell Cell, opt Options) (*cellRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cellRun{cell: cell, s: s, opt: opt, prefix: fmt.Sprintf("chaos:%s:%d:", runID, cell.Index), tmp: tmp,
-		res: &CellResult{}, probe: &windowProbe{}}, nil
+	r := &cellRun{cell: cell, s: s, opt: opt, prefix: fmt.Sprintf("chaos:%s:%d:", runID, cell.Index), tmp: tmp,
+		res: &CellResult{}, probe: &windowProbe{}}
+	r.newClient = r.goroutineClient
+	if s.ClientMode == "processes" {
+		r.newClient = r.processClient
+	}
+	return r, nil
 }
 
 // stopped keeps a cleanup's error for the log.
@@ -309,54 +310,27 @@ func (r *cellRun) clientConfigs() []ClientConfig {
 	return cfgs
 }
 
-// startClients starts the clients, as processes or goroutines, ready to
-// begin at the start time.
+// startClients starts the clients and waits until each is ready to begin
+// at the start time.
 func (r *cellRun) startClients(ctx context.Context) error {
-	if r.s.ClientMode == "processes" {
-		return r.startProcClients(ctx)
-	}
 	r.cleanups = append(r.cleanups, func() {
-		for _, c := range r.inproc {
+		for _, c := range r.clients {
 			c.close()
 		}
 	})
 	for _, cfg := range r.clientConfigs() {
-		c, err := newClient(ctx, cfg, r.probe)
+		c, err := r.newClient(ctx, cfg)
 		if err != nil {
 			return err
 		}
-		c.obs = r.obs
-		r.inproc = append(r.inproc, c)
+		r.clients = append(r.clients, c)
 		r.targets.Clients = append(r.targets.Clients, c)
+		if pid := c.pid(); pid != 0 {
+			r.res.Pids = append(r.res.Pids, pid)
+		}
 	}
-	return nil
-}
-
-// startProcClients starts one lockbench process per client and waits until
-// each is ready.
-func (r *cellRun) startProcClients(ctx context.Context) error {
-	r.cleanups = append(r.cleanups, func() {
-		for _, p := range r.procs {
-			p.kill() // no-op for those already reaped
-		}
-	})
-	for c, cfg := range r.clientConfigs() {
-		b, _ := json.Marshal(cfg)
-		cfgPath := filepath.Join(r.tmp, fmt.Sprintf("client-%d.json", c))
-		if err := os.WriteFile(cfgPath, b, 0o600); err != nil {
-			return err
-		}
-		p, err := startProcClient(r.opt.ClientCommand, r.opt.ClientEnv, c, cfgPath,
-			filepath.Join(r.tmp, fmt.Sprintf("client-%d.result.json", c)), filepath.Join(r.tmp, fmt.Sprintf("client-%d.stderr", c)), r.obs)
-		if err != nil {
-			return err
-		}
-		r.procs = append(r.procs, p)
-		r.targets.Clients = append(r.targets.Clients, p)
-		r.res.Pids = append(r.res.Pids, p.Pid())
-	}
-	for _, p := range r.procs {
-		if err := p.waitReady(ctx); err != nil {
+	for _, c := range r.clients {
+		if err := c.waitReady(ctx); err != nil {
 			return err
 		}
 	}
@@ -372,23 +346,20 @@ func (r *cellRun) logStarted() {
 	rpid := r.rset.Masters()[0].Pid()
 	r.res.Pids = append(append(r.res.Pids, masterPids...), rpid)
 	logf(r.opt.Log, "chaos: cell %s: masters %s (pids %s), resource %s (pid %d), %d %s clients%s",
-		r.cell.Name, strings.Join(r.addrs, " "), pidList(masterPids), r.raddr, rpid, r.s.Clients, r.s.ClientMode, procPids(r.procs))
+		r.cell.Name, strings.Join(r.addrs, " "), pidList(masterPids), r.raddr, rpid, r.s.Clients, r.s.ClientMode, clientPids(r.clients))
 }
 
 // runClients starts the clients at t0 and waits for them to finish, for
 // the cell's end or for an interrupt; then it gathers their results.
 func (r *cellRun) runClients(ctx context.Context, t0 time.Time, stopScheduler func()) (clientsRun, error) {
 	run := clientsRun{results: make([]ClientResult, r.s.Clients)}
-	allDone, err := r.startAt(t0, run.results)
+	allDone, err := r.startAt(t0)
 	if err != nil {
 		return run, err
 	}
 	stopClients := func() {
-		for _, c := range r.inproc {
+		for _, c := range r.clients {
 			c.Stop()
-		}
-		for _, p := range r.procs {
-			p.Stop()
 		}
 	}
 	endTimer := time.NewTimer(time.Until(t0.Add(time.Duration(r.s.Duration))))
@@ -413,63 +384,36 @@ func (r *cellRun) runClients(ctx context.Context, t0 time.Time, stopScheduler fu
 		stopClients()
 	case <-time.After(limit):
 	}
-	return run, r.gather(&run, allDone, limit)
+	return run, r.gather(&run, limit)
 }
 
 // startAt lets every client begin at t0; the channel closes when all have
 // finished.
-func (r *cellRun) startAt(t0 time.Time, out []ClientResult) (<-chan struct{}, error) {
-	var wg sync.WaitGroup
-	if r.procs != nil {
-		for _, p := range r.procs {
-			if err := p.start(t0); err != nil {
-				return nil, fmt.Errorf("client %d: %w", p.idx, err)
-			}
-		}
-	} else {
-		for i, c := range r.inproc {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				out[i] = c.run(t0)
-			}()
+func (r *cellRun) startAt(t0 time.Time) (<-chan struct{}, error) {
+	for i, c := range r.clients {
+		if err := c.start(t0); err != nil {
+			return nil, fmt.Errorf("client %d: %w", i, err)
 		}
 	}
 	allDone := make(chan struct{})
 	go func() {
-		if r.procs == nil {
-			wg.Wait()
-		} else {
-			for _, p := range r.procs {
-				<-p.done
-			}
+		for _, c := range r.clients {
+			<-c.done()
 		}
 		close(allDone)
 	}()
 	return allDone, nil
 }
 
-// gather reads the client processes' results (in-process clients wrote
-// theirs), collecting the clients' errors; a client error fails a cell
-// that was not interrupted.
-func (r *cellRun) gather(run *clientsRun, allDone <-chan struct{}, limit time.Duration) error {
-	if r.procs != nil {
-		for i, p := range r.procs {
-			cr, err := p.result(limit)
-			if err != nil {
-				run.errs = append(run.errs, err.Error())
-			}
-			run.results[i] = cr
+// gather takes the clients' results, collecting their errors; a client
+// error fails a cell that was not interrupted.
+func (r *cellRun) gather(run *clientsRun, limit time.Duration) error {
+	for i, c := range r.clients {
+		cr, err := c.result(limit)
+		if err != nil {
+			run.errs = append(run.errs, err.Error())
 		}
-	} else {
-		select {
-		case <-allDone:
-		case <-time.After(limit):
-			// Closing engines under running workers would panic them; the
-			// connections go with the masters, stopped below.
-			r.inproc = nil
-			return fmt.Errorf("clients did not finish %v after the end of the cell", limit)
-		}
+		run.results[i] = cr
 	}
 	for _, cr := range run.results {
 		if cr.Err != "" {
@@ -499,7 +443,7 @@ func (r *cellRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler)
 		return nil, err
 	}
 	events := sched.Events()
-	res.Run = buildRun(r.cell, r.opt, t0, run.results, check, res.Intervals, events, r.addrs, r.probe, r.procs != nil, run.cpu, run.interrupted)
+	res.Run = buildRun(r.cell, r.opt, t0, run.results, check, res.Intervals, events, r.addrs, run.interrupted)
 	if ferr := sched.Err(); ferr != nil {
 		res.Run.Warnings = append(res.Run.Warnings, "faults: "+strings.ReplaceAll(ferr.Error(), "\n", "; "))
 	}
@@ -596,13 +540,16 @@ func pidList(p []int) string {
 	return strings.Join(s, " ")
 }
 
-func procPids(ps []*procClient) string {
-	if len(ps) == 0 {
-		return ""
+// clientPids lists the client processes the cell started, if any.
+func clientPids(cs []cellClient) string {
+	var p []int
+	for _, c := range cs {
+		if pid := c.pid(); pid != 0 {
+			p = append(p, pid)
+		}
 	}
-	p := make([]int, len(ps))
-	for i, x := range ps {
-		p[i] = x.Pid()
+	if len(p) == 0 {
+		return ""
 	}
 	return " (pids " + pidList(p) + ")"
 }
@@ -668,13 +615,10 @@ func total(hs []*hdrhistogram.Histogram) *hdrhistogram.Histogram {
 
 // buildRun fills the result file of a cell.
 func buildRun(cell Cell, opt Options, t0 time.Time, clientResults []ClientResult, ck Check, iv map[string][]*hdrhistogram.Histogram,
-	events []faults.Event, addrs []string, probe *windowProbe, processes bool, cpu time.Duration, interrupted bool) results.Run {
+	events []faults.Event, addrs []string, interrupted bool) results.Run {
 	s := cell.Settings
-	sum := sumClients(clientResults, t0, len(addrs), processes)
-	if !processes {
-		sum.probeViol = probe.violations.Load()
-		sum.clientCPU = cpu.Seconds()
-	}
+	processes := s.ClientMode == "processes" // for the probe's scope in the config
+	sum := sumClients(clientResults, t0, len(addrs))
 	secs := sum.end.Sub(t0).Seconds()
 	r := results.Run{
 		Config:               runConfig(cell, opt, addrs, ck, sum, clientResults, processes),
@@ -725,17 +669,21 @@ type clientTotals struct {
 	clientCPU float64
 }
 
-// sumClients adds the clients' counts; probe violations count from client
-// processes only (in-process clients share one probe).
-func sumClients(clientResults []ClientResult, t0 time.Time, masters int, processes bool) clientTotals {
+// sumClients adds the clients' counts. Clients in one process share its
+// CPU and its probe, and each reports the process's figure: those count
+// once per process (the largest reading).
+func sumClients(clientResults []ClientResult, t0 time.Time, masters int) clientTotals {
 	t := clientTotals{end: t0, late: make([]int64, masters)}
 	t.PerMaster = make([][engine.NumOutcomes]int64, masters)
+	type shared struct {
+		cpu       float64
+		probeViol int64
+	}
+	byPid := map[int]shared{}
 	for _, r := range clientResults {
 		t.Add(&r.Counts)
-		t.clientCPU += r.CPUSeconds
-		if processes {
-			t.probeViol += r.ProbeViolations
-		}
+		p := byPid[r.Pid]
+		byPid[r.Pid] = shared{max(p.cpu, r.CPUSeconds), max(p.probeViol, r.ProbeViolations)}
 		if r.End.After(t.end) {
 			t.end = r.End
 		}
@@ -746,6 +694,10 @@ func sumClients(clientResults []ClientResult, t0 time.Time, masters int, process
 				}
 			}
 		}
+	}
+	for _, p := range byPid {
+		t.clientCPU += p.cpu
+		t.probeViol += p.probeViol
 	}
 	return t
 }
