@@ -41,7 +41,7 @@ func chaosObserver(e *metrics.Exporter, scenario string) func(c chaos.Cell, mast
 // chaosCell takes chaos client processes' counts in bulk.
 type chaosCell struct{ *metrics.Cell }
 
-func (c chaosCell) AddCounts(d chaos.Counts) {
+func (c chaosCell) AddCounts(d chaos.LiveCounts) {
 	c.Add(metrics.Tally{Cycles: d.Cycles, NotAcquired: d.NotAcquired, Errors: d.Errors, Violations: d.Violations,
 		LostUpdates: d.LostUpdates, StaleWritesRejected: d.Rejected, PerMaster: d.PerMaster})
 }

@@ -108,7 +108,7 @@ type Observer interface {
 	LostUpdates(n int64)
 	StaleWriteRejected()
 	// AddCounts: what a client process counted since its last report.
-	AddCounts(d Counts)
+	AddCounts(d LiveCounts)
 }
 
 // newClient connects; probe may be shared by the clients of one process.

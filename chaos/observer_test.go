@@ -26,7 +26,7 @@ func (o *countingObserver) LostUpdates(n int64)                             { o.
 func (o *countingObserver) StaleWriteRejected()                             { o.rejected.Add(1) }
 
 // AddCounts: client processes report in bulk.
-func (o *countingObserver) AddCounts(d Counts) {
+func (o *countingObserver) AddCounts(d LiveCounts) {
 	o.cycles.Add(d.Cycles)
 	o.failed.Add(d.NotAcquired + d.Errors)
 	o.violations.Add(d.Violations)

@@ -12,11 +12,11 @@ import (
 	"lockbench/engine"
 )
 
-// Counts are what a client process has counted so far: it prints them on
+// LiveCounts are what a client process has counted so far: it prints them on
 // stdout once a second ("counts {json}") and the parent hands the growth to
 // its live-metrics observer. Latencies are not streamed (the result files
 // carry them).
-type Counts struct {
+type LiveCounts struct {
 	Cycles      int64                       `json:"cycles"`
 	NotAcquired int64                       `json:"not_acquired"`
 	Errors      int64                       `json:"errors"`
@@ -27,8 +27,8 @@ type Counts struct {
 }
 
 // Sub is c − prev, field by field (prev may have fewer masters).
-func (c Counts) Sub(prev Counts) Counts {
-	d := Counts{Cycles: c.Cycles - prev.Cycles, NotAcquired: c.NotAcquired - prev.NotAcquired, Errors: c.Errors - prev.Errors,
+func (c LiveCounts) Sub(prev LiveCounts) LiveCounts {
+	d := LiveCounts{Cycles: c.Cycles - prev.Cycles, NotAcquired: c.NotAcquired - prev.NotAcquired, Errors: c.Errors - prev.Errors,
 		Violations: c.Violations - prev.Violations, LostUpdates: c.LostUpdates - prev.LostUpdates, Rejected: c.Rejected - prev.Rejected,
 		PerMaster: make([][engine.NumOutcomes]int64, len(c.PerMaster))}
 	for m := range c.PerMaster {
@@ -61,7 +61,7 @@ func (t *tally) SetWorkers(int)        {}
 func (t *tally) Violation()            { t.violations.Add(1) }
 func (t *tally) LostUpdates(n int64)   { t.lost.Add(n) }
 func (t *tally) StaleWriteRejected()   { t.rejected.Add(1) }
-func (t *tally) AddCounts(Counts)      {}
+func (t *tally) AddCounts(LiveCounts)  {}
 
 func (t *tally) Cycle(_, _, _ time.Duration, perMaster []engine.Outcome) {
 	t.cycles.Add(1)
@@ -85,8 +85,8 @@ func (t *tally) replied(perMaster []engine.Outcome) {
 	}
 }
 
-func (t *tally) counts() Counts {
-	c := Counts{Cycles: t.cycles.Load(), NotAcquired: t.notAcquired.Load(), Errors: t.errors.Load(), Violations: t.violations.Load(),
+func (t *tally) counts() LiveCounts {
+	c := LiveCounts{Cycles: t.cycles.Load(), NotAcquired: t.notAcquired.Load(), Errors: t.errors.Load(), Violations: t.violations.Load(),
 		LostUpdates: t.lost.Load(), Rejected: t.rejected.Load(), PerMaster: make([][engine.NumOutcomes]int64, len(t.perMaster))}
 	for m := range t.perMaster {
 		for o := range t.perMaster[m] {
@@ -119,11 +119,11 @@ func (t *tally) print(w io.Writer) {
 // readCounts hands the growth of each "counts" line from a client process
 // to obs until r ends.
 func readCounts(r *bufio.Reader, obs Observer) {
-	var last Counts
+	var last LiveCounts
 	for {
 		line, err := r.ReadString('\n')
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "counts "); ok && obs != nil {
-			var c Counts
+			var c LiveCounts
 			if json.Unmarshal([]byte(rest), &c) == nil {
 				obs.AddCounts(c.Sub(last))
 				last = c
