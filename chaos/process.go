@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"lockbench/results"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,6 +16,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"lockbench/localmasters"
+	"lockbench/results"
 )
 
 // ClientMain is the entry point of a client process (lockbench starts
@@ -198,7 +200,7 @@ func (p *procClient) Pause() error {
 	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		return fmt.Errorf("pause client %d (pid %d): %w", p.idx, p.pid(), err)
 	}
-	waitStopped(p.pid(), true, time.Second)
+	localmasters.WaitProcState(p.pid(), true, time.Second)
 	return nil
 }
 
@@ -257,26 +259,6 @@ func (p *procClient) stderrTail() string {
 		return "no stderr output"
 	}
 	return "stderr: " + s
-}
-
-// waitStopped polls /proc/PID/stat until the process is (not) stopped, so
-// a pause is in effect when its event is recorded. Best effort.
-func waitStopped(pid int, stopped bool, limit time.Duration) {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return
-		}
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 || i+2 >= len(b) {
-			return
-		}
-		if st := b[i+2]; (st == 'T' || st == 't') == stopped {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // processClient starts a lockbench process for a client (config, result

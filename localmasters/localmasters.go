@@ -428,13 +428,14 @@ func (m *Master) signalPause(sig syscall.Signal, op string) error {
 	}
 	// Signals are asynchronous; wait until the kernel shows the new state so
 	// a probe sent right after Pause cannot still be served.
-	waitProcState(pid, sig == syscall.SIGSTOP, time.Second)
+	WaitProcState(pid, sig == syscall.SIGSTOP, time.Second)
 	return nil
 }
 
-// waitProcState polls /proc/PID/stat until the process is (not) stopped.
+// WaitProcState polls /proc/PID/stat until the process is (not) stopped, so
+// a pause is in effect once it returns (chaos pauses client processes too).
 // Best effort: without /proc it returns at once.
-func waitProcState(pid int, stopped bool, limit time.Duration) {
+func WaitProcState(pid int, stopped bool, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	for {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
