@@ -271,3 +271,24 @@ cells:
 		t.Errorf("chaos printed a capacity section:\n%s", stdout)
 	}
 }
+
+// A master address with a password where a count is taken (chaos'
+// --masters N, --local N) is bad input in one line that names the flag,
+// says what it takes, and hides the password.
+func TestBadFlagValueHidesPassword(t *testing.T) {
+	for _, args := range [][]string{
+		{"chaos", "--masters", "redis://u:hunter2@127.0.0.1:6379", "--dry-run"},
+		{"chaos", "--local", "redis://u:hunter2@127.0.0.1:6379", "--dry-run"},
+		{"run", "--local", "redis://u:hunter2@127.0.0.1:6379"},
+	} {
+		_, stderr, code := lockbench(t, args...)
+		if code != 2 || strings.Contains(stderr, "hunter2") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 ||
+			!strings.Contains(stderr, "--"+strings.TrimPrefix(args[1], "--")) {
+			t.Errorf("%v: exit %d, want 2 with one line naming the flag and no password: %q", args, code, stderr)
+		}
+	}
+	_, stderr, _ := lockbench(t, "chaos", "--masters", "127.0.0.1:6379")
+	if !strings.Contains(stderr, "--local") {
+		t.Errorf("chaos --masters ADDRESS does not say --local N is what it takes: %q", stderr)
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"lockbench/engine"
 	"lockbench/report"
 )
 
@@ -110,10 +111,15 @@ func printErr(name string, err error) int {
 func exit(name string, err error) { os.Exit(printErr(name, err)) }
 
 // flagErr is a flag-parsing error: --help ends with 0, anything else is
-// bad input.
+// bad input. pflag quotes a bad value whole; a master address given where
+// a count is taken (--local, chaos' --masters N) has its password hidden.
 func flagErr(err error) error {
 	if errors.Is(err, pflag.ErrHelp) {
 		return err
+	}
+	var bad *pflag.InvalidValueError
+	if errors.As(err, &bad) {
+		err = errors.New(engine.RedactIn(err.Error(), bad.GetValue()))
 	}
 	return usageErr(err)
 }

@@ -1,6 +1,9 @@
 package chaos
 
 import (
+	"errors"
+	"strconv"
+
 	"github.com/spf13/pflag"
 
 	"lockbench/plan"
@@ -31,7 +34,7 @@ func BindFlags(fs *pflag.FlagSet, s *Settings) {
 	}
 	// --masters N: the old name of --local; hidden, as masters are
 	// addresses everywhere else.
-	fs.IntVar(&s.Local, "masters", s.Local, "old name of --local")
+	fs.Var(oldMastersFlag{&s.Local}, "masters", "old name of --local")
 	_ = fs.MarkHidden("masters")
 	fs.IntVar(&s.Clients, "clients", s.Clients, "lock clients, each with its own connections")
 	fs.StringVar(&s.ClientMode, "client-mode", s.ClientMode, "goroutines or processes (one lockbench process per client)")
@@ -45,4 +48,19 @@ func BindFlags(fs *pflag.FlagSet, s *Settings) {
 // onto dst: flags override a scenario file, cell by cell.
 func ApplyChanged(fs *pflag.FlagSet, dst *Settings) error {
 	return plan.ApplyChangedWith(fs, func(target *pflag.FlagSet) { BindFlags(target, dst) })
+}
+
+// oldMastersFlag is --masters N, the old name of --local N. As masters are
+// addresses in run and sweep, an address here is told what chaos takes.
+type oldMastersFlag struct{ local *int }
+
+func (f oldMastersFlag) String() string { return strconv.Itoa(*f.local) }
+func (f oldMastersFlag) Type() string   { return "int" }
+func (f oldMastersFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("chaos starts its own masters (it crashes and restarts them); give how many with --local N (1..15), of which --masters N is the old name")
+	}
+	*f.local = n
+	return nil
 }
