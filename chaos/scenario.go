@@ -404,7 +404,8 @@ func decodeSettings(s *Settings, n *yaml.Node, where string) error {
 			return fmt.Errorf("line %d: %s.%s: given twice (as %s and %s; %s is its old name)", k.Line, where, name, prev, k.Value, oldName(name))
 		}
 		seen[name] = k.Value
-		if name != k.Value && v.Kind != yaml.ScalarNode {
+		if name != k.Value && v.ShortTag() != "!!int" {
+			// masters is addresses in run and sweep: one given here is told so.
 			return fmt.Errorf("line %d: %s.%s: chaos starts its own masters; use local: N (how many)", k.Line, where, k.Value)
 		}
 		key := *k

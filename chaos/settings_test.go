@@ -147,9 +147,11 @@ func TestOldAndNewNameTogether(t *testing.T) {
 	for doc, want := range map[string]string{
 		"settings: {local: 3, masters: 3}\n":                                 "settings.local: given twice",
 		"settings: {masters: [\"127.0.0.1:6379\"]}\n":                        "use local: N",
+		"settings: {masters: \"127.0.0.1:6379\"}\n":                          "use local: N",
+		"settings: {masters: \"redis://u:hunter2@h:1\"}\n":                   "use local: N",
 		"faults: [{at: 1s, kind: crash, masters: [0], master_index: [1]}]\n": "faults[0].master_index: given twice",
 	} {
-		if _, err := Parse("x.yaml", []byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := Parse("x.yaml", []byte(doc)); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("%q: got %v, want %q", doc, err, want)
 		}
 	}
