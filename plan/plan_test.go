@@ -67,6 +67,7 @@ func TestSweepErrorsNameFileLineAndField(t *testing.T) {
 		"settings:\n  load: open\n":                             "rate",                // open loop without rate
 		"matrix:\n  workers: []\n":                              "non-empty",           // empty axis
 		"settings:\n  distribution: zipf\n  zipf_exponent: 1\n": "zipf-exponent",
+		"settings:\n  masters: 3\n":                             "use local: 3", // chaos' old count
 	}
 	for doc, want := range cases {
 		_, err := ParseSweep("x.yaml", []byte(doc))

@@ -176,6 +176,10 @@ func checkSettingsTypes(doc yaml.Node) error {
 			if !known[k.Value] {
 				return fmt.Errorf("line %d: settings: %q is not a setting; use one of %s", k.Line, k.Value, strings.Join(sortedKeys(known), ", "))
 			}
+			if k.Value == "masters" && v.ShortTag() == "!!int" {
+				// chaos' old name for the count: here masters are addresses.
+				return fmt.Errorf("line %d: settings: masters: a list of addresses (host:port, redis://…); to start %s local masters use local: %s", v.Line, v.Value, v.Value)
+			}
 			one := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{k, v}}
 			var probe Settings
 			if err := one.Decode(&probe); err != nil {
