@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"lockbench/results"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -34,8 +36,10 @@ var volatileSettings = map[string]bool{
 }
 
 // identity is the settings of a run that say which cell it is; the
-// master set counts as its size N.
-func identity(cfg *results.CellConfig) map[string]string {
+// master set counts as its size N. recorded, when known, are the config
+// keys the result file has: a setting its version did not record is left
+// out rather than read as its zero value.
+func identity(cfg *results.CellConfig, recorded map[string]bool) map[string]string {
 	// By JSON key, so a setting added later takes part without a change here.
 	var m map[string]any
 	if cfg != nil {
@@ -45,7 +49,7 @@ func identity(cfg *results.CellConfig) map[string]string {
 	}
 	out := map[string]string{}
 	for k, v := range m {
-		if volatileSettings[k] {
+		if volatileSettings[k] || (recorded != nil && !recorded[k]) {
 			continue
 		}
 		switch x := v.(type) {
@@ -81,7 +85,7 @@ func LoadCompareSide(path string) ([]CompareCell, error) {
 		if r.Cell != nil && r.Cell.Label != "" {
 			label = r.Cell.Label
 		}
-		return []CompareCell{{Label: label, Settings: identity(r.Config), Run: r}}, nil
+		return []CompareCell{{Label: label, Settings: identity(r.Config, configKeys(b)), Run: r}}, nil
 	}
 	res, err := loadDir(path, false)
 	if err != nil {
@@ -92,7 +96,7 @@ func LoadCompareSide(path string) ([]CompareCell, error) {
 	}
 	out := make([]CompareCell, len(res.Cells))
 	for i, c := range res.Cells {
-		out[i] = CompareCell{Label: c.Info.Label, Settings: identity(c.Run.Config), Run: c.Run}
+		out[i] = CompareCell{Label: c.Info.Label, Settings: identity(c.Run.Config, c.ConfigKeys), Run: c.Run}
 	}
 	return out, nil
 }
@@ -154,6 +158,11 @@ func Compare(old, new []CompareCell, ignore []string, alpha float64) (*Compariso
 		return nil, err
 	}
 	c := &Comparison{Alpha: alpha, Test: "Mann-Whitney U, two-sided, on the repeats", Ignored: sortedKeys(ign), Rows: []CompareRow{}, OldOnly: []string{}, NewOnly: []string{}}
+	var unshared []string
+	old, new, unshared = sharedSettings(old, new)
+	if len(unshared) > 0 {
+		c.Warnings = append(c.Warnings, "not matched on "+strings.Join(unshared, ", ")+": not recorded in every result (written by another lockbench version)")
+	}
 	byKey := map[string][]int{}
 	for i, o := range old {
 		k := matchKey(o.Settings, ign)
@@ -181,6 +190,49 @@ func Compare(old, new []CompareCell, ignore []string, alpha float64) (*Compariso
 		}
 	}
 	return c, nil
+}
+
+// sharedSettings keeps, in copies of old and new, the settings every cell
+// of both records; unshared are the others. A later version records more
+// settings, and a setting one side lacks cannot tell cells apart.
+func sharedSettings(old, new []CompareCell) (o, n []CompareCell, unshared []string) {
+	all := append(slices.Clone(old), new...)
+	count := map[string]int{}
+	for _, c := range all {
+		for k := range c.Settings {
+			count[k]++
+		}
+	}
+	for k, cnt := range count {
+		if cnt < len(all) {
+			unshared = append(unshared, k)
+		}
+	}
+	if len(unshared) == 0 {
+		return old, new, nil
+	}
+	sort.Strings(unshared)
+	for i := range all {
+		s := maps.Clone(all[i].Settings)
+		for _, k := range unshared {
+			delete(s, k)
+		}
+		all[i].Settings = s
+	}
+	return all[:len(old):len(old)], all[len(old):], unshared
+}
+
+// configKeys are the keys of a result file's config.
+func configKeys(b []byte) map[string]bool {
+	var raw struct{ Config map[string]json.RawMessage }
+	if json.Unmarshal(b, &raw) != nil || raw.Config == nil {
+		return nil
+	}
+	out := make(map[string]bool, len(raw.Config))
+	for k := range raw.Config {
+		out[k] = true
+	}
+	return out
 }
 
 func compareCell(o, n CompareCell, ign map[string]bool, alpha float64) []CompareRow {

@@ -25,7 +25,7 @@ func synthCompareCell(rng *rand.Rand, workers string, n int, cps, noise float64)
 		}
 	}
 	r := CombineRepeats(runs)
-	return CompareCell{Label: "workers=" + workers, Settings: identity(r.Config), Run: r}
+	return CompareCell{Label: "workers=" + workers, Settings: identity(r.Config, nil), Run: r}
 }
 
 func atoi(s string) int {

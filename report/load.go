@@ -62,6 +62,9 @@ type cell struct {
 	Run  results.Run
 	Set  settings
 	Axes map[string]string
+	// ConfigKeys are the keys its file's config has (compare matches on
+	// the settings both sides record).
+	ConfigKeys map[string]bool
 	// Intervals per metric, as logged; Totals are their sums.
 	Intervals map[string][]*hdrhistogram.Histogram
 	Totals    map[string]*hdrhistogram.Histogram
@@ -170,6 +173,7 @@ func loadCell(dir string, info results.CellInfo) (c *cell, warning string, err e
 		}
 	}
 	c.Set = settingsOf(c.Run.Config)
+	c.ConfigKeys = configKeys(b)
 	return c, "", nil
 }
 

@@ -3,7 +3,9 @@ package report
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"lockbench/results"
@@ -63,5 +65,49 @@ func sameKeys(t *testing.T, file string, cfg *results.CellConfig) {
 		if !reflect.DeepEqual(now[k], v) {
 			t.Errorf("%s: config %s: was %v, now %v", file, k, v, now[k])
 		}
+	}
+}
+
+// A chaos cell written before its config was typed matches the same cell
+// written now, whose config records more settings (batch, dispatchers,
+// min_acquisitions, ...): compare matches on the settings both record and
+// says which it could not match on.
+func TestCompareOldAndNewChaosResults(t *testing.T) {
+	old, err := LoadCompareSide("testdata/old-format/chaos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile("testdata/old-format/chaos/cells/000-flags.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r results.Run
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	r.Config.Batch, r.Config.Dispatchers, r.Config.MinAcquisitions, r.Config.ZipfExponent = 128, 2, 10, 0.99
+	b, _ := json.Marshal(r)
+	path := filepath.Join(t.TempDir(), "new.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := LoadCompareSide(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compare(old, cur, nil, DefaultAlpha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Matched != 1 || !strings.Contains(strings.Join(c.Warnings, "\n"), "batch") {
+		t.Fatalf("matched %d (new only %v), warnings %q: want the cell matched and the settings one side lacks named", c.Matched, c.NewOnly, c.Warnings)
+	}
+	// A setting both sides record still tells cells apart.
+	r.Config.Workers++
+	b, _ = json.Marshal(r)
+	_ = os.WriteFile(path, b, 0o644)
+	cur, _ = LoadCompareSide(path)
+	if c, _ := Compare(old, cur, nil, DefaultAlpha); c.Matched != 0 {
+		t.Errorf("cells with other workers matched")
 	}
 }
