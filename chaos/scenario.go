@@ -569,12 +569,18 @@ func ParseFaultFlag(s string) (faults.Spec, error) {
 	if len(fields) == 0 {
 		return faults.Spec{}, fmt.Errorf("fault: empty; use KIND at=DURATION field=value ..., such as \"crash at=2s master_index=1\"")
 	}
+	// The value as quoted back in errors: a master address typed into it
+	// by mistake keeps its password out of the message.
+	shown := make([]string, len(fields))
+	for i, f := range fields {
+		shown[i] = engine.RedactURL(f)
+	}
 	var doc strings.Builder
 	fmt.Fprintf(&doc, "kind: %q\n", fields[0])
-	for _, kv := range fields[1:] {
+	for i, kv := range fields[1:] {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return faults.Spec{}, fmt.Errorf("fault: %q is not field=value in %q", kv, s)
+			return faults.Spec{}, fmt.Errorf("fault: %q is not field=value in %q", shown[i+1], strings.Join(shown, " "))
 		}
 		if _, old := oldFaultFields[k]; old || k == "master_index" || k == "client_index" {
 			v = "[" + v + "]"
@@ -585,13 +591,13 @@ func ParseFaultFlag(s string) (faults.Spec, error) {
 	}
 	var n yaml.Node
 	if err := yaml.Unmarshal([]byte(doc.String()), &n); err != nil || len(n.Content) == 0 {
-		return faults.Spec{}, fmt.Errorf("fault: %q cannot be read; use KIND at=DURATION field=value ...", s)
+		return faults.Spec{}, fmt.Errorf("fault: %q cannot be read; use KIND at=DURATION field=value ...", strings.Join(shown, " "))
 	}
 	spec, err := decodeFault(n.Content[0], "fault")
 	if err != nil {
 		// The line numbers of a one-flag document mean nothing.
-		msg := regexp.MustCompile(`^line \d+: `).ReplaceAllString(err.Error(), "")
-		return faults.Spec{}, fmt.Errorf("%s (in --fault %q)", msg, s)
+		msg := lineNumber.ReplaceAllString(err.Error(), "")
+		return faults.Spec{}, fmt.Errorf("%s (in --fault %q)", msg, strings.Join(shown, " "))
 	}
 	return spec, nil
 }
@@ -604,6 +610,8 @@ func ParseExpectFlag(s string) (Expectation, error) {
 	}
 	return ParseExpectation(strings.TrimSpace(s[:i]), s[i:])
 }
+
+var lineNumber = regexp.MustCompile(`line \d+: `)
 
 var fileSafe = regexp.MustCompile(`[^A-Za-z0-9=,._-]+`)
 

@@ -182,3 +182,18 @@ func TestRunConfigKeepsItsKeys(t *testing.T) {
 		t.Errorf("workers %v, per client %v, masters %v, local %v", m["workers"], m["workers_per_client"], m["masters"], m["local"])
 	}
 }
+
+// A --fault value is quoted back in its error with any password hidden,
+// and without the line numbers of the one-flag document it is read as.
+func TestFaultFlagErrorHidesPassword(t *testing.T) {
+	for _, in := range []string{
+		"crash at=1s master_index=redis://u:hunter2@h:1",
+		"crash at=1s master_index=1 u:hunter2@h:1",
+		"crash at=1s masters=x",
+	} {
+		_, err := ParseFaultFlag(in)
+		if err == nil || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "line ") {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}
