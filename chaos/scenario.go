@@ -408,11 +408,14 @@ func decodeSettings(s *Settings, n *yaml.Node, where string) error {
 			// masters is addresses in run and sweep: one given here is told so.
 			return fmt.Errorf("line %d: %s.%s: chaos starts its own masters; use local: N (how many)", k.Line, where, k.Value)
 		}
+		if err := plan.CheckWholeNumber(reflect.TypeOf(*s), name, v); err != nil {
+			return fmt.Errorf("line %d: %s.%s: %w", v.Line, where, k.Value, err)
+		}
 		key := *k
 		key.Value = name
 		one := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{&key, v}}
 		if err := one.Decode(s); err != nil {
-			return fmt.Errorf("line %d: %s.%s: %s", v.Line, where, k.Value, plan.CleanYAMLError(err))
+			return fmt.Errorf("line %d: %s.%s: %s", v.Line, where, k.Value, plan.CleanYAMLValueError(err))
 		}
 	}
 	return nil
@@ -455,9 +458,12 @@ func decodeFault(n *yaml.Node, where string) (faults.Spec, error) {
 		if _, twice := set[key.Value]; twice {
 			return faults.Spec{}, fmt.Errorf("line %d: %s.%s: given twice (masters and clients are the old names of master_index and client_index)", k.Line, where, key.Value)
 		}
+		if err := plan.CheckWholeNumber(reflect.TypeOf(f), key.Value, v); err != nil {
+			return faults.Spec{}, fmt.Errorf("line %d: %s.%s: %w", v.Line, where, k.Value, err)
+		}
 		one := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{&key, v}}
 		if err := one.Decode(&f); err != nil {
-			return faults.Spec{}, fmt.Errorf("line %d: %s.%s: %s", v.Line, where, k.Value, plan.CleanYAMLError(err))
+			return faults.Spec{}, fmt.Errorf("line %d: %s.%s: %s", v.Line, where, k.Value, plan.CleanYAMLValueError(err))
 		}
 		set[key.Value] = k.Line
 	}

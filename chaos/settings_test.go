@@ -197,3 +197,20 @@ func TestFaultFlagErrorHidesPassword(t *testing.T) {
 		}
 	}
 }
+
+// A chaos setting or fault field of the wrong type says what it takes,
+// once with its line; a fraction for a count is refused, not cut.
+func TestWrongTypeSaysWhatIsAccepted(t *testing.T) {
+	for doc, want := range map[string]string{
+		"settings: {clients: 2.5}\n":                         "clients: 2.5 is not accepted; use a whole number",
+		"settings: {workers: 1.5}\n":                         "workers: 1.5 is not accepted; use a whole number",
+		"settings: {local: three}\n":                         "local: \"three\" is not accepted; use a whole number",
+		"faults: [{at: 1s, kind: crash, master_index: 1}]\n": "master_index: 1 is not accepted; use a list such as [0, 1]",
+		"faults: [{at: 1s, kind: crash, masters: [0.5]}]\n":  "masters: 0.5 is not accepted; use a whole number",
+	} {
+		_, err := Parse("x.yaml", []byte(doc))
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Count(err.Error(), "line ") != 1 {
+			t.Errorf("%q: got %v, want %q once with its line", doc, err, want)
+		}
+	}
+}

@@ -144,3 +144,27 @@ func TestSweepRepeat(t *testing.T) {
 		t.Error("external masters cannot be restarted")
 	}
 }
+
+// A value of the wrong type says what the setting takes, once with its
+// line; a fraction for a whole-number setting is refused, not cut.
+func TestSweepWrongTypeSaysWhatIsAccepted(t *testing.T) {
+	for doc, want := range map[string]string{
+		"settings:\n  workers: many\n":      "workers: \"many\" is not accepted; use a whole number",
+		"settings:\n  workers: 2.5\n":       "workers: 2.5 is not accepted; use a whole number",
+		"settings:\n  keys: -1\n":           "keys: -1 is not accepted; use a whole number, 0 or more",
+		"settings:\n  auto_extend: maybe\n": "auto_extend: \"maybe\" is not accepted; use true or false",
+		"settings:\n  rate: [1]\n":          "rate: a list is not accepted; use a number",
+		"matrix:\n  workers: [1, 2.5]\n":    "workers: 2.5 is not accepted; use a whole number",
+		"settings:\n  zipf_exponent: 1.5\n": "",
+		"settings:\n  ttl: 2.5\n":           "ttl: \"2.5\" is not a duration",
+		"settings:\n  workers: 2.0\n":       "",
+	} {
+		_, err := ParseSweep("x.yaml", []byte(doc))
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%q: %v", doc, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want) || strings.Count(err.Error(), "line ") != 1):
+			t.Errorf("%q: got %v, want %q once with its line", doc, err, want)
+		}
+	}
+}

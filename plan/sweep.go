@@ -138,8 +138,11 @@ func (sw *Sweep) parseAxes(name string) error {
 			ax.Values = append(ax.Values, strings.TrimSpace(buf.String()))
 			// Type-check the value now, with the line it came from.
 			var probe Settings
+			if err := CheckWholeNumber(reflect.TypeOf(probe), k.Value, item); err != nil {
+				return fmt.Errorf("config: %s: line %d: matrix: %s: %w", name, item.Line, k.Value, err)
+			}
 			if err := applyAxis(&probe, ax.Name, ax.Values[len(ax.Values)-1]); err != nil {
-				return fmt.Errorf("config: %s: line %d: matrix: %s: %s", name, item.Line, k.Value, CleanYAMLError(err))
+				return fmt.Errorf("config: %s: line %d: matrix: %s: %s", name, item.Line, k.Value, CleanYAMLValueError(err))
 			}
 		}
 		for _, a := range sw.axes {
@@ -182,8 +185,11 @@ func checkSettingsTypes(doc yaml.Node) error {
 			}
 			one := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{k, v}}
 			var probe Settings
+			if err := CheckWholeNumber(reflect.TypeOf(probe), k.Value, v); err != nil {
+				return fmt.Errorf("line %d: settings: %s: %w", v.Line, k.Value, err)
+			}
 			if err := one.Decode(&probe); err != nil {
-				return fmt.Errorf("line %d: settings: %s: %s", v.Line, k.Value, CleanYAMLError(err))
+				return fmt.Errorf("line %d: settings: %s: %s", v.Line, k.Value, CleanYAMLValueError(err))
 			}
 		}
 	}
@@ -364,7 +370,7 @@ func CleanYAMLError(err error) string {
 		}
 		return q
 	})
-	return strings.Join(strings.Fields(s), " ")
+	return acceptedTypes(strings.Join(strings.Fields(s), " "))
 }
 
 var quotedValue = regexp.MustCompile("`[^`]*`")
