@@ -53,20 +53,10 @@ func KeyPrefix(s plan.Settings, runID string, cellIndex int) string {
 // RunCell runs one cell on ready masters and returns its result. Settings
 // must have been validated.
 func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, opt CellOptions) (*results.Run, error) {
-	cfg, err := s.EngineConfig()
+	cfg, closeNet, err := engineConfig(s, m)
+	defer closeNet()
 	if err != nil {
 		return nil, err
-	}
-	cfg.Masters = m.Addrs
-	if s.NetLatency > 0 {
-		net, err := latencyProxy(s, m.Addrs)
-		if net != nil {
-			defer net.Close()
-		}
-		if err != nil {
-			return nil, err
-		}
-		cfg.Masters = net.Addrs(0)
 	}
 	prefix := KeyPrefix(s, opt.RunID, cellIndex)
 	seed := s.Seed
@@ -78,7 +68,6 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 		return nil, err
 	}
 	rc.Logs, rc.OnInterval = opt.Logs, opt.OnInterval
-
 	eng, err := engine.New(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -95,57 +84,115 @@ func RunCell(ctx context.Context, s plan.Settings, m *Masters, cellIndex int, op
 		defer cancel()
 		_, _ = eng.Cleanup(cctx, prefix, tokenPrefixes...)
 	}()
-	// The floor to compare acquires with: plain SET round trips, one master
-	// at a time, measured in this run on these masters.
-	rtts, err := eng.BaselineRTT(ctx, prefix+"rtt", BaselineSamples)
-	if err != nil {
-		return nil, err
-	}
-	par, err := eng.BaselineParallel(ctx, prefix+"rtt", BaselineSamples)
+	base, err := measureBaselines(ctx, eng, prefix+"rtt")
 	if err != nil {
 		return nil, err
 	}
 	rc.ServerCPU = func() []time.Duration { return eng.ServerCPU(context.Background()) }
 	win := newWindowReadings(ctx, eng, m, s.NetLatency > 0)
 	rc.OnWindow = win.mark
-	var locker workloads.Locker = eng
-	var rsSettings *redsyncdriver.Settings // the terms redsync ran on, in the result
-	if s.Driver == "redsync" {
-		rs, err := redsyncdriver.New(ctx, cfg, s.Workers)
-		if err != nil {
-			return nil, err
-		}
-		defer rs.Close()
-		locker = rs
-		st := rs.Settings()
-		rsSettings = &st
-		tokenPrefixes = append(tokenPrefixes, rs.TokenPrefix())
-	}
-	waitSegmentStart(ctx, s)
-	if opt.Metrics != nil {
-		mc := opt.Metrics.Cell(MetricLabels(s, len(s.Masters) == 0, opt.Scenario, opt.CellID), m.Display)
-		mc.SetWorkers(rc.Workers)
-		mc.SetRate(rc.Rate)
-		defer mc.SetWorkers(0)
-		rc.Observer = mc
-	}
-	started := time.Now()
-	st, err := workloads.Run(ctx, locker, rc)
+	lk, err := newLocker(ctx, s, cfg, eng)
 	if err != nil {
 		return nil, err
 	}
-	res := st.Result(locker, cellConfig(s, m, seed, prefix, rsSettings), started)
-	res.BaselineRTT = map[string]results.Latency{}
-	for i, addr := range eng.Addrs() {
-		res.BaselineRTT[addr] = summarizeDurations(rtts[i])
+	defer lk.close()
+	tokenPrefixes = append(tokenPrefixes, lk.tokenPrefixes...)
+	waitSegmentStart(ctx, s)
+	defer observe(opt, s, m, &rc)()
+	started := time.Now()
+	st, err := workloads.Run(ctx, lk.Locker, rc)
+	if err != nil {
+		return nil, err
 	}
-	pl := summarizeDurations(par)
-	res.BaselineParallel = &pl
+	res := st.Result(lk.Locker, cellConfig(s, m, seed, prefix, lk.redsync), started)
+	base.fill(&res, eng.Addrs())
 	win.finish(&res, st)
 	if m.Embedded {
 		res.Warnings = append(res.Warnings, "embedded in-process masters (redis-server not found): these are not Redis figures")
 	}
 	return &res, nil
+}
+
+// engineConfig is the cell's lock client configuration on masters m,
+// through a delaying proxy with --net-latency; closeNet stops the proxy
+// (a no-op without one).
+func engineConfig(s plan.Settings, m *Masters) (cfg engine.Config, closeNet func(), err error) {
+	closeNet = func() {}
+	if cfg, err = s.EngineConfig(); err != nil {
+		return cfg, closeNet, err
+	}
+	cfg.Masters = m.Addrs
+	if s.NetLatency > 0 {
+		net, err := latencyProxy(s, m.Addrs)
+		if net != nil {
+			closeNet = func() { net.Close() }
+		}
+		if err != nil {
+			return cfg, closeNet, err
+		}
+		cfg.Masters = net.Addrs(0)
+	}
+	return cfg, closeNet, nil
+}
+
+// baselines are the floor to compare acquires with: plain SET round trips,
+// one master at a time and all at once, measured in this run on these
+// masters.
+type baselines struct {
+	perMaster [][]time.Duration
+	parallel  []time.Duration
+}
+
+func measureBaselines(ctx context.Context, eng *engine.Engine, key string) (b baselines, err error) {
+	if b.perMaster, err = eng.BaselineRTT(ctx, key, BaselineSamples); err != nil {
+		return b, err
+	}
+	b.parallel, err = eng.BaselineParallel(ctx, key, BaselineSamples)
+	return b, err
+}
+
+// fill puts the baselines into the result, by master address.
+func (b baselines) fill(res *results.Run, addrs []string) {
+	res.BaselineRTT = map[string]results.Latency{}
+	for i, addr := range addrs {
+		res.BaselineRTT[addr] = summarizeDurations(b.perMaster[i])
+	}
+	pl := summarizeDurations(b.parallel)
+	res.BaselineParallel = &pl
+}
+
+// cellLocker is the lock client the workers use: the engine, or redsync
+// on the same masters (with the terms it ran on, for the result).
+type cellLocker struct {
+	workloads.Locker
+	redsync       *redsyncdriver.Settings
+	tokenPrefixes []string // besides the engine's
+	close         func()
+}
+
+func newLocker(ctx context.Context, s plan.Settings, cfg engine.Config, eng *engine.Engine) (cellLocker, error) {
+	if s.Driver != "redsync" {
+		return cellLocker{Locker: eng, close: func() {}}, nil
+	}
+	rs, err := redsyncdriver.New(ctx, cfg, s.Workers)
+	if err != nil {
+		return cellLocker{}, err
+	}
+	st := rs.Settings()
+	return cellLocker{Locker: rs, redsync: &st, tokenPrefixes: []string{rs.TokenPrefix()}, close: func() { rs.Close() }}, nil
+}
+
+// observe hands the cell's live figures to the metrics exporter, if any;
+// the returned func marks the cell's workers gone.
+func observe(opt CellOptions, s plan.Settings, m *Masters, rc *workloads.RunConfig) func() {
+	if opt.Metrics == nil {
+		return func() {}
+	}
+	mc := opt.Metrics.Cell(MetricLabels(s, len(s.Masters) == 0, opt.Scenario, opt.CellID), m.Display)
+	mc.SetWorkers(rc.Workers)
+	mc.SetRate(rc.Rate)
+	rc.Observer = mc
+	return func() { mc.SetWorkers(0) }
 }
 
 // latencyProxy puts every master behind a proxy that delays its replies;
