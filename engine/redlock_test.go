@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -296,4 +297,43 @@ func TestStuckMasterUnderLoadCostsOneTimeoutEach(t *testing.T) {
 		t.Fatalf("slowest acquire %v; a stuck master must cost at most its timeout %v (plus scheduling)", worst, timeout)
 	}
 	t.Logf("%d acquires, slowest %v", acquired, worst)
+}
+
+// Sequential with wait=quorum and the first master stopped: its timeout is
+// one failure, so every attempt goes on to the other two masters. Counting
+// that timeout twice (the dispatcher's deadline and the caller's fire
+// together) made attempts give up after master 0 alone.
+func TestSequentialQuorumGoesOnPastOneStuckMaster(t *testing.T) {
+	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
+	e := newEngine(t, set, func(c *engine.Config) { c.Mode, c.Wait = engine.Sequential, engine.WaitQuorum })
+	if err := set.Masters()[0].Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer set.Masters()[0].Resume()
+	var attempts, gaveUp atomic.Int64
+	var wg sync.WaitGroup
+	stop := time.Now().Add(time.Second)
+	for w := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(stop); i++ {
+				lock, res := e.TryAcquire(context.Background(), "seqstuck:"+strconv.Itoa(w)+":"+strconv.Itoa(i))
+				attempts.Add(1)
+				if res.PerMaster[1] == engine.NotSent {
+					gaveUp.Add(1)
+				}
+				if lock != nil {
+					e.Release(context.Background(), lock)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if attempts.Load() < 64 {
+		t.Fatalf("only %d attempts: nothing judged", attempts.Load())
+	}
+	if gaveUp.Load() > 0 {
+		t.Fatalf("%d of %d attempts gave up after master 0's timeout alone", gaveUp.Load(), attempts.Load())
+	}
 }
