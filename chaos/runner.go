@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -639,9 +638,7 @@ func buildRun(cell Cell, opt Options, t0 time.Time, clientResults []ClientResult
 		StartedAt:       t0.UTC(),
 	}
 	for i, a := range addrs {
-		pm := sum.PerMaster[i]
-		r.Outcomes.PerMaster[a] = results.MasterOutcomes{OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error],
-			Pending: pm[engine.Pending], NotSent: pm[engine.NotSent], Late: sum.late[i]}
+		r.Outcomes.PerMaster[a] = workloads.MasterOutcomes(sum.PerMaster[i], sum.late[i])
 	}
 	if sum.Attempts() > 0 {
 		r.Safety.AvailabilityOps = float64(sum.Acquired) / float64(sum.Attempts())
@@ -651,7 +648,7 @@ func buildRun(cell Cell, opt Options, t0 time.Time, clientResults []ClientResult
 		r.Throughput.CyclesPerSec = float64(sum.Acquired) / secs
 		r.Throughput.AcquiresPerSec = float64(sum.Attempts()) / secs
 	}
-	r.Client = clientCost(sum.clientCPU, sum.Acquired, secs)
+	r.Client = workloads.ClientCost(sum.clientCPU, sum.Acquired, secs)
 	for _, e := range events {
 		r.Events = append(r.Events, results.Event{AtSeconds: math.Round(e.At.Sub(t0).Seconds()*1000) / 1000, Kind: e.Kind, Target: e.Target, Detail: e.Detail})
 	}
@@ -752,20 +749,6 @@ func availabilityTime(acquires []*hdrhistogram.Histogram, windowEnd time.Time) f
 		return float64(upMs) / float64(allMs)
 	}
 	return 0
-}
-
-// clientCost is the load generator's own CPU for the cell.
-func clientCost(clientCPU float64, acquired int64, secs float64) results.Client {
-	cores := runtime.NumCPU()
-	c := results.Client{CPUSeconds: clientCPU, Cores: cores}
-	if acquired > 0 {
-		c.CPUMicrosCycle = clientCPU * 1e6 / float64(acquired)
-	}
-	if secs > 0 {
-		c.CPUShare = clientCPU / secs / float64(cores)
-		c.ClientBound = c.CPUShare >= 0.8
-	}
-	return c
 }
 
 // safetyWarnings say what the checkers found, in words.

@@ -60,21 +60,24 @@ func (s *Stats) perMaster(eng Locker) map[string]results.MasterOutcomes {
 		released = lr.LateReleased()
 	}
 	for i, addr := range eng.Addrs() {
-		pm := s.PerMaster[i]
 		var nLate int64
 		for _, v := range late[i] {
 			nLate += v
 		}
-		mo := results.MasterOutcomes{
-			OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error],
-			Pending: pm[engine.Pending], NotSent: pm[engine.NotSent], Late: nLate,
-		}
+		mo := MasterOutcomes(s.PerMaster[i], nLate)
 		if i < len(released) {
 			mo.LateReleased = released[i]
 		}
 		out[addr] = mo
 	}
 	return out
+}
+
+// MasterOutcomes is one master's row of Counts.PerMaster in the result's
+// shape, with its late replies.
+func MasterOutcomes(pm [engine.NumOutcomes]int64, late int64) results.MasterOutcomes {
+	return results.MasterOutcomes{OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error],
+		Pending: pm[engine.Pending], NotSent: pm[engine.NotSent], Late: late}
 }
 
 // servers is the masters' CPU in the window; nil unless every master's
@@ -109,15 +112,22 @@ func (s *Stats) servers(addrs []string) *results.Servers {
 
 // client is lockbench's own cost in the window.
 func (s *Stats) client() results.Client {
-	secs := s.Measured.Seconds()
+	c := ClientCost(s.CPU.Seconds(), s.Acquired, s.Measured.Seconds())
+	c.RSSStartMB, c.RSSEndMB = float64(s.RSSStart)/(1<<20), float64(s.RSSEnd)/(1<<20)
+	return c
+}
+
+// ClientCost is lockbench's own CPU (cpuSeconds over secs of the window,
+// for acquired cycles) on this machine's cores, client-bound from
+// ClientBoundShare.
+func ClientCost(cpuSeconds float64, acquired int64, secs float64) results.Client {
 	cores := runtime.NumCPU()
-	c := results.Client{Cores: cores, CPUSeconds: s.CPU.Seconds(),
-		RSSStartMB: float64(s.RSSStart) / (1 << 20), RSSEndMB: float64(s.RSSEnd) / (1 << 20)}
-	if s.Acquired > 0 {
-		c.CPUMicrosCycle = float64(s.CPU.Microseconds()) / float64(s.Acquired)
+	c := results.Client{Cores: cores, CPUSeconds: cpuSeconds}
+	if acquired > 0 {
+		c.CPUMicrosCycle = cpuSeconds * 1e6 / float64(acquired)
 	}
 	if secs > 0 {
-		c.CPUShare = s.CPU.Seconds() / secs / float64(cores)
+		c.CPUShare = cpuSeconds / secs / float64(cores)
 	}
 	c.ClientBound = c.CPUShare >= ClientBoundShare
 	return c
