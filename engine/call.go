@@ -31,10 +31,13 @@ type call struct {
 	closed   bool // the caller stopped waiting: later replies are late
 	failed   bool // an acquire decided as failed: a late OK is released
 	signaled bool
-	waiting  bool   // the caller is in wait: only then may the watchdog wake it
-	expired  bool   // the watchdog woke the caller: its deadline passed
-	gen      uint64 // counts waits, so a stale deadline wakes nobody
-	refs     int    // requests in flight + the caller
+	waiting  bool // the caller is in wait: only then may the watchdog wake it
+	// inWait is gen while the caller waits, 0 otherwise: the watchdog reads
+	// it without the lock to drop waits that ended without it.
+	inWait  atomic.Uint64
+	expired bool   // the watchdog woke the caller: its deadline passed
+	gen     uint64 // counts waits, so a stale deadline wakes nobody
+	refs    int    // requests in flight + the caller
 }
 
 func (e *Engine) newCall(kind opKind, key, token string, ttlMs int64, early bool) *call {
@@ -132,12 +135,14 @@ func (c *call) wait(deadline time.Time) bool {
 	c.gen++
 	gen := c.gen
 	c.waiting = true
+	c.inWait.Store(gen)
 	c.mu.Unlock()
 	c.e.timeouts.add(waiter{c: c, gen: gen, deadline: deadline})
 	<-c.wake
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.signaled, c.waiting = false, false
+	c.inWait.Store(0)
 	expired := c.expired
 	c.expired = false
 	// Decided between the watchdog's wake-up and now: deliver has filed the

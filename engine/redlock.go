@@ -36,7 +36,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, quorum: Quorum(len(cfg.Masters)), tokens: newTokenSource(), timeouts: startTimeouts()}
+	e := &Engine{cfg: cfg, quorum: Quorum(len(cfg.Masters)), tokens: newTokenSource(), timeouts: startTimeouts(cfg.Timeout)}
 	e.late = newLateCounts(len(cfg.Masters))
 	relSHA, extSHA := sha1Hex(releaseScript), sha1Hex(extendScript)
 	for i, m := range cfg.Masters {

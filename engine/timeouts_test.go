@@ -10,7 +10,7 @@ import (
 // test plays the dispatchers by calling deliver itself.
 func testCall(t *testing.T, n int, cfg Config) *call {
 	t.Helper()
-	e := &Engine{cfg: cfg, timeouts: startTimeouts(), late: newLateCounts(n)}
+	e := &Engine{cfg: cfg, timeouts: startTimeouts(cfg.Timeout), late: newLateCounts(n)}
 	e.links = make([]*link, n)
 	t.Cleanup(e.timeouts.stop)
 	c := e.newCall(opSet, "k", "t", 1000, false)
@@ -117,4 +117,31 @@ func waitingGen(c *call) uint64 {
 		}
 		runtime.Gosched()
 	}
+}
+
+// Waits that end on their own do not wake the watchdog: it sleeps until
+// the first wait still open, about once per timeout, not once per
+// millisecond (which cost CPU per cycle at low concurrency).
+func TestWatchdogSleepsWhileWaitsEndOnTheirOwn(t *testing.T) {
+	c := testCall(t, 1, DefaultConfig())
+	e := c.e
+	c.deliver(0, OK)
+	c.finish(time.Now())
+	start, waits := time.Now(), 0
+	for time.Since(start) < 300*time.Millisecond {
+		c := e.newCall(opSet, "k", "t", 1000, false)
+		c.refs++
+		c.deliver(0, OK)
+		c.wait(time.Now().Add(e.cfg.Timeout))
+		c.finish(time.Now())
+		waits++
+		time.Sleep(200 * time.Microsecond)
+	}
+	wakes := e.timeouts.wakes.Load()
+	// 300 ms of waits, 50 ms timeout: about 7 wake-ups; once per
+	// millisecond would be about 300.
+	if wakes > 40 {
+		t.Fatalf("%d waits, all ended on their own, woke the watchdog %d times", waits, wakes)
+	}
+	t.Logf("%d waits, %d wake-ups", waits, wakes)
 }
