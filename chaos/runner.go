@@ -442,7 +442,7 @@ func (r *cellRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler)
 		return nil, err
 	}
 	events := sched.Events()
-	res.Run = buildRun(r.cell, r.opt, t0, run.results, check, res.Intervals, events, r.addrs, run.interrupted)
+	res.Run = buildRun(r.cell, r.opt, r.prefix, t0, run.results, check, res.Intervals, events, r.addrs, run.interrupted)
 	if ferr := sched.Err(); ferr != nil {
 		res.Run.Warnings = append(res.Run.Warnings, "faults: "+strings.ReplaceAll(ferr.Error(), "\n", "; "))
 	}
@@ -613,14 +613,14 @@ func total(hs []*hdrhistogram.Histogram) *hdrhistogram.Histogram {
 }
 
 // buildRun fills the result file of a cell.
-func buildRun(cell Cell, opt Options, t0 time.Time, clientResults []ClientResult, ck Check, iv map[string][]*hdrhistogram.Histogram,
+func buildRun(cell Cell, opt Options, prefix string, t0 time.Time, clientResults []ClientResult, ck Check, iv map[string][]*hdrhistogram.Histogram,
 	events []faults.Event, addrs []string, interrupted bool) results.Run {
 	s := cell.Settings
 	processes := s.ClientMode == "processes" // for the probe's scope in the config
 	sum := sumClients(clientResults, t0, len(addrs))
 	secs := sum.end.Sub(t0).Seconds()
 	r := results.Run{
-		Config:               runConfig(cell, opt, addrs, ck, sum, clientResults, processes),
+		Config:               runConfig(cell, opt, prefix, addrs, ck, sum, clientResults, processes),
 		AcquireLatency:       results.Summarize(total(iv[results.MetricAcquire])),
 		AcquireFailedLatency: results.Summarize(total(iv[results.MetricFailed])),
 		ReleaseLatency:       results.Summarize(total(iv[results.MetricRelease])),
@@ -702,7 +702,7 @@ func sumClients(clientResults []ClientResult, t0 time.Time, masters int) clientT
 // runConfig is the result's config: the lock settings the cell ran on (as
 // a benchmark cell records them; workers are the total over the clients),
 // then the chaos part and the checkers' figures.
-func runConfig(cell Cell, opt Options, addrs []string, ck Check, sum clientTotals, clientResults []ClientResult, processes bool) *results.CellConfig {
+func runConfig(cell Cell, opt Options, prefix string, addrs []string, ck Check, sum clientTotals, clientResults []ClientResult, processes bool) *results.CellConfig {
 	s := cell.Settings
 	faultText := make([]string, len(cell.Faults))
 	for i, f := range cell.Faults {
@@ -716,6 +716,14 @@ func runConfig(cell Cell, opt Options, addrs []string, ck Check, sum clientTotal
 	shown.Masters, shown.Workers = addrs, s.Workers*s.Clients
 	shown.Retries = 0        // the client loop retries itself (EngineConfig)
 	shown.Embedded = "never" // chaos kills real redis-server masters
+	shown.KeyPrefix = prefix
+	// Settings chaos has no use for (its clients run a closed loop on
+	// uniform keys, measure from the start and never extend) are written as
+	// zero, not as plan defaults it never applied; the keys stay so the
+	// config keeps its shape, and two chaos cells differing only in them match.
+	shown.Load, shown.Distribution = "closed", "uniform"
+	shown.Rate, shown.Warmup, shown.ZipfExponent = 0, 0, 0
+	shown.HotspotOps, shown.HotspotKeys, shown.AutoExtend = 0, 0, false
 	return &results.CellConfig{Settings: shown, Quorum: engine.Quorum(len(addrs)), Version: Version, ChaosConfig: &results.ChaosConfig{
 		Scenario: opt.Scenario, Cell: cell.Name, Clients: s.Clients, ClientMode: s.ClientMode, WorkersPerClient: s.Workers,
 		Fencing: s.Fencing, CheckValidity: s.CheckValidity, Acquisitions: s.Acquisitions, MinAcquisitions: s.MinAcquisitions,

@@ -163,7 +163,7 @@ func TestOldAndNewNameTogether(t *testing.T) {
 func TestRunConfigKeepsItsKeys(t *testing.T) {
 	cell := Cell{Name: "c", Settings: DefaultSettings()}
 	addrs := []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}
-	b, err := json.Marshal(runConfig(cell, Options{Scenario: "s"}, addrs, Check{}, clientTotals{}, nil, false))
+	b, err := json.Marshal(runConfig(cell, Options{Scenario: "s"}, "chaos:r1:0:", addrs, Check{}, clientTotals{}, nil, false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,6 +180,23 @@ func TestRunConfigKeepsItsKeys(t *testing.T) {
 	}
 	if m["workers"] != 32.0 || m["workers_per_client"] != 16.0 || len(m["masters"].([]any)) != 3 || m["local"] != 3.0 {
 		t.Errorf("workers %v, per client %v, masters %v, local %v", m["workers"], m["workers_per_client"], m["masters"], m["local"])
+	}
+}
+
+// A chaos cell's config records the prefix its keys were under, and no
+// plan default for a setting chaos does not use (an open-loop rate, a
+// warm-up, zipf or hotspot shape, auto-extend).
+func TestRunConfigRecordsPrefixNotUnusedDefaults(t *testing.T) {
+	s := DefaultSettings()
+	s.Rate, s.Warmup, s.ZipfExponent, s.HotspotOps, s.HotspotKeys, s.AutoExtend = 500, plan.Duration(time.Second), 1.2, 0.9, 0.1, true
+	cell := Cell{Name: "c", Settings: s}
+	c := runConfig(cell, Options{Scenario: "s"}, "chaos:r1:0:", []string{"127.0.0.1:1"}, Check{}, clientTotals{}, nil, false)
+	if c.KeyPrefix != "chaos:r1:0:" {
+		t.Errorf("key_prefix %q, want the cell's prefix", c.KeyPrefix)
+	}
+	if c.Rate != 0 || c.Warmup != 0 || c.ZipfExponent != 0 || c.HotspotOps != 0 || c.HotspotKeys != 0 || c.AutoExtend {
+		t.Errorf("unused settings recorded: rate %v warmup %v zipf %v hotspot %v/%v auto_extend %v",
+			c.Rate, c.Warmup, c.ZipfExponent, c.HotspotOps, c.HotspotKeys, c.AutoExtend)
 	}
 }
 
