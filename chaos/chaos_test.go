@@ -360,7 +360,7 @@ faults:
 // computed from the client's log alone.
 func TestHoldWindow(t *testing.T) {
 	ms := int64(time.Millisecond)
-	slow := Hold{Key: 1, T1: 0, Elapsed: 600 * ms, Used: 5000 * ms, TTL: 1000 * ms, Drift: 0.01}
+	slow := Hold{Key: 1, T1: 0, Elapsed: 600 * ms, Used: 5000 * ms, TTL: 1000 * ms, DriftFactor: 0.01}
 	if s, e, ok := slow.Window(); !ok || s != 600*ms || e != 988*ms {
 		t.Fatalf("window %d..%d ok %v; want 600ms..988ms", s, e, ok)
 	}
@@ -375,7 +375,7 @@ func TestHoldWindow(t *testing.T) {
 		t.Fatal("a hold with no validity left was judged")
 	}
 	// A second holder at t1 + 900ms is inside the first one's window.
-	second := Hold{Key: 1, T1: 850 * ms, Elapsed: 50 * ms, Used: 950 * ms, TTL: 1000 * ms, Drift: 0.01}
+	second := Hold{Key: 1, T1: 850 * ms, Elapsed: 50 * ms, Used: 950 * ms, TTL: 1000 * ms, DriftFactor: 0.01}
 	if v, m, u := Overlaps([]Hold{slow, second, late}); v != 1 || m != 2 || u != 1 {
 		t.Fatalf("%d violations, max %d, %d not judged; want 1, 2, 1", v, m, u)
 	}

@@ -319,7 +319,7 @@ func (c *client) Lost(w *workloads.Worker) {
 func (c *client) Use(w *workloads.Worker, h workloads.Held) {
 	// The checkers judge the hold on the window the client measured itself.
 	hold := Hold{Key: h.Key, T1: h.Start.UnixNano(), Elapsed: int64(h.Acquired.Sub(h.Start)), TTL: int64(c.cfg.Engine.TTL),
-		Drift: c.cfg.Engine.DriftFactor}
+		DriftFactor: c.cfg.Engine.DriftFactor}
 	hid := c.probe.enter(h.Key, h.Start.Add(time.Duration(hold.ValidEnd()-hold.T1)))
 	if err := c.readModifyWrite(w, h); err != nil {
 		w.Counts.UseErrors++

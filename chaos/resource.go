@@ -149,13 +149,13 @@ func (r *resource) write(ctx context.Context, idx uint64, v, token, slot int64) 
 // so an engine that overstates (or understates) its validity cannot hide an
 // overlap. All processes share this machine's wall clock.
 type Hold struct {
-	Key     uint64
-	T1      int64   // Unix ns just before the acquire was called: the algorithm's t1
-	Elapsed int64   // ns from T1 until the acquire returned
-	Used    int64   // Unix ns when the holder stopped using the lock
-	TTL     int64   // ns, as asked for
-	Drift   float64 // drift factor, as configured
-	Client  int
+	Key         uint64
+	T1          int64   // Unix ns just before the acquire was called: the algorithm's t1
+	Elapsed     int64   // ns from T1 until the acquire returned
+	Used        int64   // Unix ns when the holder stopped using the lock
+	TTL         int64   // ns, as asked for
+	DriftFactor float64 // as configured; the drift time is TTL × factor + 2 ms
+	Client      int
 }
 
 // Window is the span in which the hold counts: from the end of the acquire
@@ -173,7 +173,7 @@ func (h Hold) Window() (start, end int64, ok bool) {
 // ValidEnd is when the validity the algorithm grants ends: t1 + TTL − drift.
 // The checker's own formula, on purpose not the engine's.
 func (h Hold) ValidEnd() int64 {
-	drift := int64(float64(h.TTL)*h.Drift) + int64(2*time.Millisecond)
+	drift := int64(float64(h.TTL)*h.DriftFactor) + int64(2*time.Millisecond)
 	return h.T1 + h.TTL - drift
 }
 
@@ -210,7 +210,7 @@ func newHoldLog(r *resource, client int) *holdLog {
 
 func (l *holdLog) add(h Hold) {
 	s := strings.Join([]string{strconv.FormatUint(h.Key, 10), strconv.FormatInt(h.T1, 10), strconv.FormatInt(h.Elapsed, 10),
-		strconv.FormatInt(h.Used, 10), strconv.FormatInt(h.TTL, 10), strconv.FormatFloat(h.Drift, 'g', -1, 64), strconv.Itoa(l.client)}, " ")
+		strconv.FormatInt(h.Used, 10), strconv.FormatInt(h.TTL, 10), strconv.FormatFloat(h.DriftFactor, 'g', -1, 64), strconv.Itoa(l.client)}, " ")
 	l.mu.Lock()
 	l.buf = append(l.buf, s)
 	l.mu.Unlock()
@@ -373,7 +373,7 @@ func parseHold(s string) (Hold, error) {
 	h.Elapsed, errs[2] = strconv.ParseInt(f[2], 10, 64)
 	h.Used, errs[3] = strconv.ParseInt(f[3], 10, 64)
 	h.TTL, errs[4] = strconv.ParseInt(f[4], 10, 64)
-	h.Drift, errs[5] = strconv.ParseFloat(f[5], 64)
+	h.DriftFactor, errs[5] = strconv.ParseFloat(f[5], 64)
 	h.Client, errs[6] = strconv.Atoi(f[6])
 	if err := errors.Join(errs[:]...); err != nil {
 		return Hold{}, fmt.Errorf("resource: hold log entry %q is not %s", s, holdFormat)
