@@ -342,7 +342,7 @@ func CheckResource(ctx context.Context, addr, prefix string, keys uint64) (Check
 	return ck, nil
 }
 
-const holdFormat = `"key t1 elapsed used ttl drift client"`
+const holdFormat = `"key t1 elapsed used ttl drift_factor client"`
 
 // bySecond reads a second → count hash the write scripts keep.
 func bySecond(ctx context.Context, r *resource, key string) (map[int64]int64, error) {
