@@ -26,7 +26,7 @@ import (
 //	P acks       writes applied
 //	P rej:w      fenced writes refused (stale token)
 //	P rej:r      fenced reads refused (stale token)
-//	P holds      the hold log: "K t1 elapsed used ttl drift client" per hold (ns)
+//	P holds      the hold log: "K t1 elapsed used ttl drift_factor client" per hold (ns)
 //	P lost:s     hash: second of the cell → lost updates seen by writes then
 //	P rej:w:s    hash: second of the cell → fenced writes refused then
 //
