@@ -185,7 +185,9 @@ func printChaosPlan(w io.Writer, sc *chaos.Scenario) {
 		fmt.Fprintln(w, sc.Description)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\n#\tcell\tmasters\tpersistence\tclients\tkeys\tttl\thold\tfencing\tduration")
+	// "local": how many masters chaos starts (the --local setting); in run,
+	// "masters" is a list of addresses.
+	fmt.Fprintln(tw, "\n#\tcell\tlocal\tpersistence\tclients\tkeys\tttl\thold\tfencing\tduration")
 	for _, c := range sc.Cells {
 		s := c.Settings
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%d %s × %d\t%d\t%s\t%s %s\t%v\t%s\n", c.Index, c.Name, s.Local, s.Persistence,

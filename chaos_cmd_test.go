@@ -48,6 +48,10 @@ func TestChaosBadInputExits2(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "none-delayed") || !strings.Contains(stdout, "restart after 2.5s") {
 		t.Fatalf("dry run: exit %d\n%s", code, stdout)
 	}
+	// The count of masters chaos starts is headed by its setting's name.
+	if !regexp.MustCompile(`(?m)^#\s+cell\s+local\s+persistence\s`).MatchString(stdout) {
+		t.Errorf("dry run: the table's heading does not name the count \"local\":\n%s", stdout)
+	}
 }
 
 // A cell that does not show what it claims exits 3, after writing its
