@@ -346,6 +346,8 @@ func pairName(clients, masters []int) string {
 
 func clientsName(clients []int) string { return "clients " + list(clients) }
 
+// apply puts spec i in place (at is its event time; zero for now) unless
+// the scheduler has stopped.
 func (s *Scheduler) apply(i int, sp Spec, at time.Time) {
 	s.mu.Lock()
 	stopped := s.stopped
@@ -357,79 +359,107 @@ func (s *Scheduler) apply(i int, sp Spec, at time.Time) {
 	case Crash:
 		s.crash(i, sp, at)
 	case Partition:
-		if err := s.t.Net.Partition(sp.Clients, sp.Masters); err != nil {
-			s.fail(err)
-			return
-		}
-		s.took(i)
-		s.event(at, "partition", pairName(sp.Clients, sp.Masters), durationDetail(sp.For))
-		s.later(i, sp.For, func(reason string) {
-			s.fail(s.t.Net.Heal(sp.Clients, sp.Masters))
-			s.event(time.Time{}, "heal", pairName(sp.Clients, sp.Masters), reason)
-		})
+		s.partition(i, sp, at)
 	case Latency:
-		if err := s.t.Net.Latency(sp.Clients, sp.Masters, sp.Latency, sp.Jitter); err != nil {
-			s.fail(err)
-			return
-		}
-		s.took(i)
-		s.event(at, "latency", pairName(sp.Clients, sp.Masters), fmt.Sprintf("%v ± %v on replies; %s", sp.Latency, sp.Jitter, durationDetail(sp.For)))
-		s.later(i, sp.For, func(reason string) {
-			s.fail(s.t.Net.ClearLatency(sp.Clients, sp.Masters))
-			s.event(time.Time{}, "latency_end", pairName(sp.Clients, sp.Masters), reason)
-		})
+		s.latency(i, sp, at)
 	case Reset:
-		if sp.For <= 0 {
-			if err := s.t.Net.Reset(sp.Clients, sp.Masters); err != nil {
-				s.fail(err)
-				return
-			}
-			s.took(i)
-			s.event(at, "reset", pairName(sp.Clients, sp.Masters), "connections dropped")
-			return
-		}
-		if err := s.t.Net.ResetFor(sp.Clients, sp.Masters); err != nil {
-			s.fail(err)
-			return
-		}
-		s.took(i)
-		s.event(at, "reset", pairName(sp.Clients, sp.Masters), "every connection reset for "+sp.For.String())
-		s.later(i, sp.For, func(reason string) {
-			s.fail(s.t.Net.EndReset(sp.Clients, sp.Masters))
-			s.event(time.Time{}, "reset_end", pairName(sp.Clients, sp.Masters), reason)
-		})
+		s.reset(i, sp, at)
 	case Pause:
-		cs := orAll(sp.Clients, len(s.t.Clients))
-		paused := 0
-		for _, c := range cs {
-			if err := s.t.Clients[c].Pause(); err != nil {
-				s.fail(err)
-				continue
-			}
-			paused++
-		}
-		if paused == len(cs) {
-			s.took(i)
-		}
-		s.event(at, "pause", clientsName(sp.Clients), durationDetail(sp.For))
-		s.later(i, sp.For, func(reason string) {
-			for _, c := range cs {
-				s.fail(s.t.Clients[c].Resume())
-			}
-			s.event(time.Time{}, "resume", clientsName(sp.Clients), reason)
-		})
+		s.pause(i, sp, at)
 	case ClockJump:
-		for _, m := range orAll(sp.Masters, len(s.t.Masters)) {
-			c := s.t.Clocks[m]
-			if err := c.Jump(sp.By); err != nil {
-				s.fail(err)
-				continue
-			}
-			s.took(i)
-			s.event(at, "clock_jump", s.masterName(m), fmt.Sprintf("wall clock %+v, now %+v from real time", sp.By, c.Offset()))
-		}
+		s.clockJump(i, sp, at)
 	default:
 		s.fail(fmt.Errorf("faults: kind %q is not known", sp.Kind))
+	}
+}
+
+// partition black-holes the pair and heals it after sp.For.
+func (s *Scheduler) partition(i int, sp Spec, at time.Time) {
+	if err := s.t.Net.Partition(sp.Clients, sp.Masters); err != nil {
+		s.fail(err)
+		return
+	}
+	s.took(i)
+	s.event(at, "partition", pairName(sp.Clients, sp.Masters), durationDetail(sp.For))
+	s.later(i, sp.For, func(reason string) {
+		s.fail(s.t.Net.Heal(sp.Clients, sp.Masters))
+		s.event(time.Time{}, "heal", pairName(sp.Clients, sp.Masters), reason)
+	})
+}
+
+// latency delays the masters' replies and clears the delay after sp.For.
+func (s *Scheduler) latency(i int, sp Spec, at time.Time) {
+	if err := s.t.Net.Latency(sp.Clients, sp.Masters, sp.Latency, sp.Jitter); err != nil {
+		s.fail(err)
+		return
+	}
+	s.took(i)
+	s.event(at, "latency", pairName(sp.Clients, sp.Masters), fmt.Sprintf("%v ± %v on replies; %s", sp.Latency, sp.Jitter, durationDetail(sp.For)))
+	s.later(i, sp.For, func(reason string) {
+		s.fail(s.t.Net.ClearLatency(sp.Clients, sp.Masters))
+		s.event(time.Time{}, "latency_end", pairName(sp.Clients, sp.Masters), reason)
+	})
+}
+
+// reset drops the pair's connections once (no sp.For), or resets every
+// connection until sp.For has passed.
+func (s *Scheduler) reset(i int, sp Spec, at time.Time) {
+	if sp.For <= 0 {
+		if err := s.t.Net.Reset(sp.Clients, sp.Masters); err != nil {
+			s.fail(err)
+			return
+		}
+		s.took(i)
+		s.event(at, "reset", pairName(sp.Clients, sp.Masters), "connections dropped")
+		return
+	}
+	if err := s.t.Net.ResetFor(sp.Clients, sp.Masters); err != nil {
+		s.fail(err)
+		return
+	}
+	s.took(i)
+	s.event(at, "reset", pairName(sp.Clients, sp.Masters), "every connection reset for "+sp.For.String())
+	s.later(i, sp.For, func(reason string) {
+		s.fail(s.t.Net.EndReset(sp.Clients, sp.Masters))
+		s.event(time.Time{}, "reset_end", pairName(sp.Clients, sp.Masters), reason)
+	})
+}
+
+// pause stops the clients and resumes them after sp.For; the fault took
+// effect only when every client paused.
+func (s *Scheduler) pause(i int, sp Spec, at time.Time) {
+	cs := orAll(sp.Clients, len(s.t.Clients))
+	paused := 0
+	for _, c := range cs {
+		if err := s.t.Clients[c].Pause(); err != nil {
+			s.fail(err)
+			continue
+		}
+		paused++
+	}
+	if paused == len(cs) {
+		s.took(i)
+	}
+	s.event(at, "pause", clientsName(sp.Clients), durationDetail(sp.For))
+	s.later(i, sp.For, func(reason string) {
+		for _, c := range cs {
+			s.fail(s.t.Clients[c].Resume())
+		}
+		s.event(time.Time{}, "resume", clientsName(sp.Clients), reason)
+	})
+}
+
+// clockJump moves each master's fake wall clock by sp.By (one action per
+// master; it is not undone).
+func (s *Scheduler) clockJump(i int, sp Spec, at time.Time) {
+	for _, m := range orAll(sp.Masters, len(s.t.Masters)) {
+		c := s.t.Clocks[m]
+		if err := c.Jump(sp.By); err != nil {
+			s.fail(err)
+			continue
+		}
+		s.took(i)
+		s.event(at, "clock_jump", s.masterName(m), fmt.Sprintf("wall clock %+v, now %+v from real time", sp.By, c.Offset()))
 	}
 }
 
