@@ -277,37 +277,11 @@ func CheckResource(ctx context.Context, addr, prefix string, keys uint64) (Check
 	}
 	defer r.close()
 	var ck Check
-	num := func(k string) (int64, error) {
-		v, err := r.c.Do(ctx, r.c.B().Get().Key(k).Build()).AsInt64()
-		if rueidis.IsRedisNil(err) {
-			return 0, nil
-		}
-		return v, err
+	if err := r.readCounters(ctx, &ck); err != nil {
+		return ck, err
 	}
-	for _, f := range []struct {
-		dst *int64
-		key string
-	}{{&ck.Acks, r.key("acks")}, {&ck.RejectedWrites, r.key("rej", "w")}, {&ck.RejectedReads, r.key("rej", "r")}, {&ck.Tokens, r.key("fence")}} {
-		if *f.dst, err = num(f.key); err != nil {
-			return ck, fmt.Errorf("resource: GET %s: %w", f.key, err)
-		}
-	}
-	const chunk = 5000
-	for lo := uint64(0); lo < keys; lo += chunk {
-		hi := min(lo+chunk, keys)
-		ks := make([]string, 0, hi-lo)
-		for i := lo; i < hi; i++ {
-			ks = append(ks, r.k(i, "res"))
-		}
-		vals, err := r.c.Do(ctx, r.c.B().Mget().Key(ks...).Build()).ToArray()
-		if err != nil {
-			return ck, fmt.Errorf("resource: MGET: %w", err)
-		}
-		for _, v := range vals {
-			if n, err := v.AsInt64(); err == nil {
-				ck.FinalSum += n
-			}
-		}
+	if ck.FinalSum, err = r.finalSum(ctx, keys); err != nil {
+		return ck, err
 	}
 	// Each acknowledged write added one to what its writer read; a write
 	// that overlapped another's read-modify-write added nothing.
@@ -318,28 +292,78 @@ func CheckResource(ctx context.Context, addr, prefix string, keys uint64) (Check
 	if ck.RejectedBySecond, err = bySecond(ctx, r, r.key("rej", "w", "s")); err != nil {
 		return ck, err
 	}
-
-	var holds []Hold
-	n, err := r.c.Do(ctx, r.c.B().Llen().Key(r.key("holds")).Build()).AsInt64()
+	holds, err := r.readHolds(ctx)
 	if err != nil {
-		return ck, fmt.Errorf("resource: LLEN holds: %w", err)
-	}
-	for lo := int64(0); lo < n; lo += 50_000 {
-		items, err := r.c.Do(ctx, r.c.B().Lrange().Key(r.key("holds")).Start(lo).Stop(lo+50_000-1).Build()).AsStrSlice()
-		if err != nil {
-			return ck, fmt.Errorf("resource: LRANGE holds: %w", err)
-		}
-		for _, it := range items {
-			h, err := parseHold(it)
-			if err != nil {
-				return ck, err
-			}
-			holds = append(holds, h)
-		}
+		return ck, err
 	}
 	ck.Holds = int64(len(holds))
 	ck.Violations, ck.MaxConcurrent, ck.Unjudged = overlaps(holds, func(start int64) { ck.ViolationStarts = append(ck.ViolationStarts, start) })
 	return ck, nil
+}
+
+// readCounters reads the acknowledged writes, the refused writes and reads
+// and the fencing tokens handed out (0 when a counter was never set).
+func (r *resource) readCounters(ctx context.Context, ck *Check) error {
+	for _, f := range []struct {
+		dst *int64
+		key string
+	}{{&ck.Acks, r.key("acks")}, {&ck.RejectedWrites, r.key("rej", "w")}, {&ck.RejectedReads, r.key("rej", "r")}, {&ck.Tokens, r.key("fence")}} {
+		v, err := r.c.Do(ctx, r.c.B().Get().Key(f.key).Build()).AsInt64()
+		if rueidis.IsRedisNil(err) {
+			v, err = 0, nil
+		}
+		*f.dst = v
+		if err != nil {
+			return fmt.Errorf("resource: GET %s: %w", f.key, err)
+		}
+	}
+	return nil
+}
+
+// finalSum adds up the protected counters of the keys, in MGETs of 5000.
+func (r *resource) finalSum(ctx context.Context, keys uint64) (int64, error) {
+	const chunk = 5000
+	var sum int64
+	for lo := uint64(0); lo < keys; lo += chunk {
+		hi := min(lo+chunk, keys)
+		ks := make([]string, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			ks = append(ks, r.k(i, "res"))
+		}
+		vals, err := r.c.Do(ctx, r.c.B().Mget().Key(ks...).Build()).ToArray()
+		if err != nil {
+			return sum, fmt.Errorf("resource: MGET: %w", err)
+		}
+		for _, v := range vals {
+			if n, err := v.AsInt64(); err == nil {
+				sum += n
+			}
+		}
+	}
+	return sum, nil
+}
+
+// readHolds reads the whole hold log, in LRANGEs of 50,000 entries.
+func (r *resource) readHolds(ctx context.Context) ([]Hold, error) {
+	var holds []Hold
+	n, err := r.c.Do(ctx, r.c.B().Llen().Key(r.key("holds")).Build()).AsInt64()
+	if err != nil {
+		return nil, fmt.Errorf("resource: LLEN holds: %w", err)
+	}
+	for lo := int64(0); lo < n; lo += 50_000 {
+		items, err := r.c.Do(ctx, r.c.B().Lrange().Key(r.key("holds")).Start(lo).Stop(lo+50_000-1).Build()).AsStrSlice()
+		if err != nil {
+			return nil, fmt.Errorf("resource: LRANGE holds: %w", err)
+		}
+		for _, it := range items {
+			h, err := parseHold(it)
+			if err != nil {
+				return nil, err
+			}
+			holds = append(holds, h)
+		}
+	}
+	return holds, nil
 }
 
 const holdFormat = `"key t1 elapsed used ttl drift_factor client"`
