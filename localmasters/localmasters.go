@@ -139,43 +139,18 @@ func Start(ctx context.Context, opt Options) (*Set, error) {
 	if log == nil {
 		log = io.Discard
 	}
-
 	mode := strings.ToLower(strings.TrimSpace(opt.Embedded))
 	if mode == "" {
 		mode = "auto"
 	}
-	var bin string
-	switch mode {
-	case "always":
-	case "auto", "never":
-		if opt.RedisServer != "" {
-			// An explicit path is a request for that binary: never fall back.
-			p, err := exec.LookPath(opt.RedisServer)
-			if err != nil {
-				return nil, fmt.Errorf("localmasters: redis-server %q is not usable: %w", opt.RedisServer, err)
-			}
-			bin = p
-		} else if p, ok := RedisServerPath(); ok {
-			bin = p
-		} else if mode == "never" {
-			return nil, errors.New("localmasters: redis-server not found in PATH and embedded=never; install it (apt-get install redis-server) or pass its path")
-		}
-	default:
-		return nil, fmt.Errorf("localmasters: invalid embedded %q: accepted values are auto, never, always", opt.Embedded)
+	bin, err := serverBinary(mode, opt)
+	if err != nil {
+		return nil, err
 	}
-
 	s := &Set{embedded: bin == "", bin: bin, persist: persist, env: opt.Env, cpus: opt.CPUs, stopping: make(chan struct{})}
-	if s.embedded && len(opt.CPUs) > 0 {
-		return nil, errors.New("localmasters: CPU pinning is not possible for embedded miniredis masters (they run inside this process); install redis-server")
+	if err := s.embeddedCanServe(opt); err != nil {
+		return nil, err
 	}
-	if s.embedded && len(opt.Env) > 0 {
-		return nil, errors.New("localmasters: env is not supported by embedded miniredis masters (they are not processes); install redis-server")
-	}
-	if s.embedded && persist != PersistNone {
-		return nil, fmt.Errorf("localmasters: persistence %q is not supported by embedded miniredis masters (they cannot persist); use persistence none or install redis-server", persist)
-	}
-
-	var err error
 	if s.embedded {
 		err = s.startEmbedded(opt.N)
 	} else {
@@ -187,19 +162,67 @@ func Start(ctx context.Context, opt Options) (*Set, error) {
 		}
 		return nil, err
 	}
+	s.announce(log, mode, opt.N)
+	return s, nil
+}
 
+// serverBinary is the redis-server to run for embedded mode (auto, never,
+// always), or "" for embedded miniredis masters.
+func serverBinary(mode string, opt Options) (string, error) {
+	switch mode {
+	case "always":
+		return "", nil
+	case "auto", "never":
+		if opt.RedisServer != "" {
+			// An explicit path is a request for that binary: never fall back.
+			p, err := exec.LookPath(opt.RedisServer)
+			if err != nil {
+				return "", fmt.Errorf("localmasters: redis-server %q is not usable: %w", opt.RedisServer, err)
+			}
+			return p, nil
+		}
+		if p, ok := RedisServerPath(); ok {
+			return p, nil
+		}
+		if mode == "never" {
+			return "", errors.New("localmasters: redis-server not found in PATH and embedded=never; install it (apt-get install redis-server) or pass its path")
+		}
+		return "", nil
+	default:
+		return "", fmt.Errorf("localmasters: invalid embedded %q: accepted values are auto, never, always", opt.Embedded)
+	}
+}
+
+// embeddedCanServe refuses what embedded miniredis masters cannot do (pin
+// CPUs, take an environment, persist); nil for real masters.
+func (s *Set) embeddedCanServe(opt Options) error {
+	switch {
+	case !s.embedded:
+		return nil
+	case len(opt.CPUs) > 0:
+		return errors.New("localmasters: CPU pinning is not possible for embedded miniredis masters (they run inside this process); install redis-server")
+	case len(opt.Env) > 0:
+		return errors.New("localmasters: env is not supported by embedded miniredis masters (they are not processes); install redis-server")
+	case s.persist != PersistNone:
+		return fmt.Errorf("localmasters: persistence %q is not supported by embedded miniredis masters (they cannot persist); use persistence none or install redis-server", s.persist)
+	}
+	return nil
+}
+
+// announce says which masters started, with a warning when they are
+// embedded miniredis masters rather than redis-server.
+func (s *Set) announce(log io.Writer, mode string, n int) {
 	switch {
 	case !s.embedded:
 		fmt.Fprintf(log, "localmasters: started %d redis-server masters (%s, version %s, persistence %s) on %s\n",
-			opt.N, s.bin, s.version, persist, strings.Join(s.Addrs(), " "))
+			n, s.bin, s.version, s.persist, strings.Join(s.Addrs(), " "))
 	case mode == "always":
 		fmt.Fprintf(log, "WARNING: embedded in-process miniredis masters were requested (embedded=always); %d masters on %s. Figures measured against them are NOT Redis figures.\n",
-			opt.N, strings.Join(s.Addrs(), " "))
+			n, strings.Join(s.Addrs(), " "))
 	default:
 		fmt.Fprintf(log, "WARNING: redis-server was not found in PATH; using %d embedded in-process miniredis masters on %s instead. Figures measured against them are NOT Redis figures (install redis-server: apt-get install redis-server).\n",
-			opt.N, strings.Join(s.Addrs(), " "))
+			n, strings.Join(s.Addrs(), " "))
 	}
-	return s, nil
 }
 
 func (s *Set) startReal(ctx context.Context, n int) error {
