@@ -545,13 +545,47 @@ func (m *Master) runLocked(ctx context.Context) (bindFailed bool, err error) {
 	outPath := filepath.Join(m.dir, "stdout.log")
 	// Error reports show only what this run wrote, not earlier runs.
 	logOff, outOff := fileSize(logPath), fileSize(outPath)
+	p, err := m.spawnLocked(logPath, outPath)
+	if err != nil {
+		return false, err
+	}
+	m.proc = p
+	report := func(what string) error {
+		tail := strings.TrimSpace(tailFrom(logPath, logOff) + "\n" + tailFrom(outPath, outOff))
+		if tail == "" {
+			tail = "(redis.log is empty)"
+		}
+		return fmt.Errorf("redis-server on %s (pid %d, dir %s) %s; log tail:\n%s", m.addr, p.cmd.Process.Pid, m.dir, what, tail)
+	}
 
+	err = m.waitReady(ctx, p)
+	if err == nil && len(m.set.cpus) > 0 {
+		// Once ready, every thread the server starts with exists.
+		if err = PinProcess(p.cmd.Process.Pid, m.set.cpus); err != nil {
+			return false, errors.Join(report(err.Error()), m.killLocked())
+		}
+	}
+	if err == nil {
+		return false, nil
+	}
+	if p.exited() {
+		tail := tailFrom(logPath, logOff)
+		return strings.Contains(tail, "Address already in use") || strings.Contains(tail, "Failed listening on port"),
+			report(fmt.Sprintf("exited before it was ready (%v)", p.waitErr))
+	}
+	kerr := m.killLocked()
+	return false, errors.Join(report(fmt.Sprintf("did not become ready: %v", err)), kerr)
+}
+
+// spawnLocked starts redis-server with this master's port, dir, persistence
+// and environment, logging to logPath, and reaps it when it exits.
+func (m *Master) spawnLocked(logPath, outPath string) (*process, error) {
 	// Early errors (bad flags) go to stdout/stderr before the logfile is
 	// opened. A file rather than a pipe, so Wait never blocks on a fork
 	// child that inherited the pipe.
 	out, err := os.OpenFile(outPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	args := []string{
 		"--bind", "127.0.0.1",
@@ -572,40 +606,14 @@ func (m *Master) runLocked(ctx context.Context) (bindFailed bool, err error) {
 	err = cmd.Start()
 	out.Close()
 	if err != nil {
-		return false, fmt.Errorf("start %s: %w", m.set.bin, err)
+		return nil, fmt.Errorf("start %s: %w", m.set.bin, err)
 	}
 	p := &process{cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.done)
 	}()
-	m.proc = p
-
-	report := func(what string) error {
-		tail := strings.TrimSpace(tailFrom(logPath, logOff) + "\n" + tailFrom(outPath, outOff))
-		if tail == "" {
-			tail = "(redis.log is empty)"
-		}
-		return fmt.Errorf("redis-server on %s (pid %d, dir %s) %s; log tail:\n%s", m.addr, cmd.Process.Pid, m.dir, what, tail)
-	}
-
-	err = m.waitReady(ctx, p)
-	if err == nil && len(m.set.cpus) > 0 {
-		// Once ready, every thread the server starts with exists.
-		if err = PinProcess(cmd.Process.Pid, m.set.cpus); err != nil {
-			return false, errors.Join(report(err.Error()), m.killLocked())
-		}
-	}
-	if err == nil {
-		return false, nil
-	}
-	if p.exited() {
-		tail := tailFrom(logPath, logOff)
-		return strings.Contains(tail, "Address already in use") || strings.Contains(tail, "Failed listening on port"),
-			report(fmt.Sprintf("exited before it was ready (%v)", p.waitErr))
-	}
-	kerr := m.killLocked()
-	return false, errors.Join(report(fmt.Sprintf("did not become ready: %v", err)), kerr)
+	return p, nil
 }
 
 // waitReady polls until our own process answers PING. It checks the pid via
