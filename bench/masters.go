@@ -183,27 +183,9 @@ func aofSettings(p string) (appendonly, appendfsync string) {
 // it with CONFIG SET and remembers how to restore the original.
 func (m *Masters) checkAndConfigure(ctx context.Context, persistence string, tlsFiles engine.TLSFiles) error {
 	for i, a := range m.Addrs {
-		opt, display, err := engine.ParseMaster(a)
+		c, display, info, err := checkMaster(ctx, a, tlsFiles)
 		if err != nil {
 			return err
-		}
-		opt.ForceSingleClient, opt.DisableCache = true, true
-		if opt.TLSConfig != nil && !tlsFiles.Empty() {
-			if opt.TLSConfig, err = tlsFiles.Config(opt.TLSConfig.ServerName); err != nil {
-				return err
-			}
-		}
-		opt.Dialer.Timeout = 3 * time.Second
-		c, err := rueidis.NewClient(opt)
-		if err != nil {
-			return fmt.Errorf("master %s: %v", display, redactErr(err, a))
-		}
-		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		info, err := c.Do(cctx, c.B().Info().Section("server").Build()).ToString()
-		cancel()
-		if err != nil {
-			c.Close()
-			return fmt.Errorf("master %s: not a usable Redis server: %v", display, redactErr(err, a))
 		}
 		if i == 0 {
 			m.Version = infoField(info, "redis_version")
@@ -212,42 +194,80 @@ func (m *Masters) checkAndConfigure(ctx context.Context, persistence string, tls
 			c.Close()
 			continue
 		}
-		ao, af := aofSettings(persistence)
-		orig := map[string]string{}
-		for _, k := range []string{"appendonly", "appendfsync"} {
-			cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			kv, err := c.Do(cctx, c.B().ConfigGet().Parameter(k).Build()).AsStrMap()
-			cancel()
-			if err != nil {
-				c.Close()
-				return fmt.Errorf("persistence: master %s refused CONFIG GET %s (%v); leave persistence unset to use the server's own", display, k, err)
-			}
-			orig[k] = kv[k]
-		}
-		set := func(ctx context.Context, ao, af string) error {
-			if af != "" {
-				if err := c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("appendfsync", af).Build()).Error(); err != nil {
-					return err
-				}
-			}
-			return c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("appendonly", ao).Build()).Error()
-		}
-		cctx, cancel = context.WithTimeout(ctx, 10*time.Second)
-		err = set(cctx, ao, af)
-		cancel()
+		restore, err := setPersistence(ctx, c, display, persistence)
 		if err != nil {
 			c.Close()
-			return fmt.Errorf("persistence: master %s refused CONFIG SET (%v); leave persistence unset to use the server's own", display, err)
+			return err
 		}
-		m.restore = append(m.restore, func(ctx context.Context) error {
-			defer c.Close()
-			if err := set(ctx, orig["appendonly"], orig["appendfsync"]); err != nil {
-				return fmt.Errorf("master %s: restoring appendonly=%s appendfsync=%s: %v", display, orig["appendonly"], orig["appendfsync"], err)
-			}
-			return nil
-		})
+		m.restore = append(m.restore, restore)
 	}
 	return nil
+}
+
+// checkMaster connects to the master at addr and reads its INFO server
+// section; display is the address without a password. The caller closes c.
+func checkMaster(ctx context.Context, addr string, tlsFiles engine.TLSFiles) (c rueidis.Client, display, info string, err error) {
+	opt, display, err := engine.ParseMaster(addr)
+	if err != nil {
+		return nil, "", "", err
+	}
+	opt.ForceSingleClient, opt.DisableCache = true, true
+	if opt.TLSConfig != nil && !tlsFiles.Empty() {
+		if opt.TLSConfig, err = tlsFiles.Config(opt.TLSConfig.ServerName); err != nil {
+			return nil, "", "", err
+		}
+	}
+	opt.Dialer.Timeout = 3 * time.Second
+	c, err = rueidis.NewClient(opt)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("master %s: %v", display, redactErr(err, addr))
+	}
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	info, err = c.Do(cctx, c.B().Info().Section("server").Build()).ToString()
+	cancel()
+	if err != nil {
+		c.Close()
+		return nil, "", "", fmt.Errorf("master %s: not a usable Redis server: %v", display, redactErr(err, addr))
+	}
+	return c, display, info, nil
+}
+
+// setPersistence sets the persistence mode on the master with CONFIG SET
+// and returns how to restore its original appendonly/appendfsync (which
+// then closes c).
+func setPersistence(ctx context.Context, c rueidis.Client, display, persistence string) (restore func(context.Context) error, err error) {
+	orig := map[string]string{}
+	for _, k := range []string{"appendonly", "appendfsync"} {
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		kv, err := c.Do(cctx, c.B().ConfigGet().Parameter(k).Build()).AsStrMap()
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("persistence: master %s refused CONFIG GET %s (%v); leave persistence unset to use the server's own", display, k, err)
+		}
+		orig[k] = kv[k]
+	}
+	set := func(ctx context.Context, ao, af string) error {
+		if af != "" {
+			if err := c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("appendfsync", af).Build()).Error(); err != nil {
+				return err
+			}
+		}
+		return c.Do(ctx, c.B().ConfigSet().ParameterValue().ParameterValue("appendonly", ao).Build()).Error()
+	}
+	ao, af := aofSettings(persistence)
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	err = set(cctx, ao, af)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("persistence: master %s refused CONFIG SET (%v); leave persistence unset to use the server's own", display, err)
+	}
+	return func(ctx context.Context) error {
+		defer c.Close()
+		if err := set(ctx, orig["appendonly"], orig["appendfsync"]); err != nil {
+			return fmt.Errorf("master %s: restoring appendonly=%s appendfsync=%s: %v", display, orig["appendonly"], orig["appendfsync"], err)
+		}
+		return nil
+	}, nil
 }
 
 func infoField(info, name string) string {
