@@ -17,74 +17,104 @@ import (
 	"lockbench/results"
 )
 
+// runArgs is what `lockbench run` was asked for beyond the settings.
+type runArgs struct {
+	s           plan.Settings
+	asJSON      bool
+	out         string
+	metricsAddr string
+	thresholds  []report.Threshold
+	repeat      int
+}
+
 func cmdRun(args []string) error {
-	s := plan.Defaults()
-	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-	plan.BindFlags(fs, &s)
-	asJSON := fs.Bool("json", false, "print exactly one JSON object on stdout")
-	out := fs.String("out", "", "also write the JSON result to this file (atomically)")
-	metricsAddr := fs.String("metrics-addr", "", metricsAddrUsage)
-	thresholdExprs := fs.StringArray("threshold", nil, "exit 3 unless the run meets this, e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
-	repeat := fs.Int("repeat", 1, "measure the cell this many times; figures become medians with their spread (JSON: repeats)")
-	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
-	if fs.Changed("masters") && fs.Changed("local") {
-		return usagef("masters: give either --masters or --local, not both")
-	}
-	warnings, err := s.Validate()
-	if err == nil {
-		err = plan.ValidateRepeat(*repeat)
-	}
+	a, err := parseRunArgs(args)
 	if err != nil {
-		return usageErr(err)
+		return err
 	}
-	thresholds, err := parseThresholds(*thresholdExprs)
-	if err != nil {
-		return usageErr(err)
-	}
-	if *metricsAddr != "" {
-		if err := metrics.CheckAddr(*metricsAddr); err != nil {
-			return usageErr(err)
-		}
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(os.Stderr, "WARNING:", w)
-	}
-	exp, err := startMetrics("run", *metricsAddr)
+	exp, err := startMetrics("run", a.metricsAddr)
 	if err != nil {
 		return err
 	}
 	defer exp.Close()
 	ctx, stop := interruptible()
 	defer stop()
-
 	pool := &bench.Pool{Log: os.Stderr}
-	res, err := runRepeats(ctx, pool, s, *repeat, bench.CellOptions{Metrics: exp, Scenario: "run", CellID: "run"})
+	res, err := runRepeats(ctx, pool, a.s, a.repeat, bench.CellOptions{Metrics: exp, Scenario: "run", CellID: "run"})
 	if cerr := pool.Close(); cerr != nil {
 		fmt.Fprintln(os.Stderr, "lockbench run:", cerr)
 	}
 	if err != nil {
 		return err
 	}
-	if *out != "" {
-		if err := results.WriteFileAtomic(*out, func(w io.Writer) error { return results.WriteJSON(w, res) }); err != nil {
+	if err := writeRun(a, res); err != nil {
+		return err
+	}
+	return runVerdict(res, a.thresholds)
+}
+
+// parseRunArgs reads and checks the flags; bad input is a usage error and
+// nothing has started. Settings warnings go to stderr.
+func parseRunArgs(args []string) (runArgs, error) {
+	a := runArgs{s: plan.Defaults()}
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	plan.BindFlags(fs, &a.s)
+	fs.BoolVar(&a.asJSON, "json", false, "print exactly one JSON object on stdout")
+	fs.StringVar(&a.out, "out", "", "also write the JSON result to this file (atomically)")
+	fs.StringVar(&a.metricsAddr, "metrics-addr", "", metricsAddrUsage)
+	thresholdExprs := fs.StringArray("threshold", nil, "exit 3 unless the run meets this, e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
+	fs.IntVar(&a.repeat, "repeat", 1, "measure the cell this many times; figures become medians with their spread (JSON: repeats)")
+	if err := fs.Parse(args); err != nil {
+		return a, flagErr(err)
+	}
+	if fs.NArg() > 0 {
+		return a, usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if fs.Changed("masters") && fs.Changed("local") {
+		return a, usagef("masters: give either --masters or --local, not both")
+	}
+	warnings, err := a.s.Validate()
+	if err == nil {
+		err = plan.ValidateRepeat(a.repeat)
+	}
+	if err == nil {
+		a.thresholds, err = parseThresholds(*thresholdExprs)
+	}
+	if err == nil && a.metricsAddr != "" {
+		err = metrics.CheckAddr(a.metricsAddr)
+	}
+	if err != nil {
+		return a, usageErr(err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(os.Stderr, "WARNING:", w)
+	}
+	return a, nil
+}
+
+// writeRun writes the result where it was asked for: --out, and stdout as
+// JSON or as text.
+func writeRun(a runArgs, res *results.Run) error {
+	if a.out != "" {
+		if err := results.WriteFileAtomic(a.out, func(w io.Writer) error { return results.WriteJSON(w, res) }); err != nil {
 			return err
 		}
 	}
-	if *asJSON {
+	if a.asJSON {
 		if err := results.WriteJSON(os.Stdout, res); err != nil {
 			return quietExit(exitFailure) // stdout is gone: nothing to tell
 		}
 	} else {
-		printRun(os.Stdout, res, s)
+		printRun(os.Stdout, res, a.s)
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintln(os.Stderr, "WARNING:", w)
 	}
+	return nil
+}
+
+// runVerdict is the exit: interrupted, a threshold broken, or fine.
+func runVerdict(res *results.Run, thresholds []report.Threshold) error {
 	if res.Interrupted {
 		return quietExit(exitInterrupted)
 	}
@@ -99,9 +129,8 @@ func cmdRun(args []string) error {
 
 // runRepeats measures the cell n times on the pool's masters (restarted
 // between repeats only when their persistence keeps state) and combines
-// the repeats; an interrupt keeps the repeats finished so far.
-// runRepeats measures the cell n times; opt is every repeat's options but
-// the run id, which each repeat gets its own of.
+// the repeats; an interrupt keeps the repeats finished so far. opt is
+// every repeat's options but the run id, which each repeat gets its own of.
 func runRepeats(ctx context.Context, pool *bench.Pool, s plan.Settings, n int, opt bench.CellOptions) (*results.Run, error) {
 	runID := bench.NewRunID()
 	var runs []results.Run
@@ -149,6 +178,15 @@ func parseThresholds(exprs []string) ([]report.Threshold, error) {
 
 // printRun is the human summary: a short table.
 func printRun(w io.Writer, r *results.Run, s plan.Settings) {
+	printRunHeader(w, r, s)
+	printRepeats(w, r)
+	printLatencies(w, r)
+	printOutcomes(w, r)
+	printSafety(w, r.Safety)
+	printCosts(w, r)
+}
+
+func printRunHeader(w io.Writer, r *results.Run, s plan.Settings) {
 	load := fmt.Sprintf("workers=%d", s.Workers)
 	if s.Load == "open" {
 		load = fmt.Sprintf("rate=%.0f/s max-in-flight=%d", s.Rate, s.Workers)
@@ -163,7 +201,9 @@ func printRun(w io.Writer, r *results.Run, s plan.Settings) {
 			openLoopNote(ol))
 	}
 	fmt.Fprintln(w)
-	printRepeats(w, r)
+}
+
+func printLatencies(w io.Writer, r *results.Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "latency µs"
 	if r.Repeats != nil {
@@ -184,9 +224,12 @@ func printRun(w io.Writer, r *results.Run, s plan.Settings) {
 			row.l.P50, row.l.P90, row.l.P99, row.l.P999, row.l.Max, row.l.Mean)
 	}
 	tw.Flush()
+}
+
+func printOutcomes(w io.Writer, r *results.Run) {
 	o := r.Outcomes
 	fmt.Fprintf(w, "\noutcomes: %d acquired, %d not acquired, %d errors\n", o.Acquired, o.NotAcquired, o.Errors)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "master\tsent\tok\ttaken\ttimeout\terror\tpending\tnot sent\tlate\tlate released\tSET rtt p50 µs\t")
 	for _, m := range sortedMasters(o.PerMaster) {
 		pm := o.PerMaster[m]
@@ -195,7 +238,11 @@ func printRun(w io.Writer, r *results.Run, s plan.Settings) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	printSafety(w, r.Safety)
+}
+
+// printCosts says what the run cost the client, the servers and the
+// machine, and which of them limited it.
+func printCosts(w io.Writer, r *results.Run) {
 	fmt.Fprintf(w, "client: %.2f CPU s, %.1f CPU µs/cycle, %.0f%% of %d cores\n",
 		r.Client.CPUSeconds, r.Client.CPUMicrosCycle, 100*r.Client.CPUShare, r.Client.Cores)
 	if r.Servers != nil {

@@ -167,12 +167,7 @@ func printPlan(w io.Writer, sw *plan.Sweep, cells []plan.Cell) {
 }
 
 func runSweep(sw *plan.Sweep, cells []plan.Cell, a sweepArgs) error {
-	out, err := createResultsDir(a.out, &results.Manifest{
-		Name: sw.Name, Description: strings.TrimSpace(sw.Description), ConfigFile: a.file,
-		Config:           map[string]any{"settings": sw.Settings.Redacted(), "axes": sw.Axes(), "report": sw.Report, "thresholds": sw.Thresholds, "repeat": sw.Repeat},
-		LockbenchVersion: version, GoVersion: runtime.Version(), Machine: machine(sw.Settings.LocalCPUs), StartedAt: time.Now().UTC(),
-		Segment: sw.Settings.Segment,
-	})
+	out, err := createResultsDir(a.out, sweepManifest(sw, a))
 	if err != nil {
 		return err
 	}
@@ -186,34 +181,11 @@ func runSweep(sw *plan.Sweep, cells []plan.Cell, a sweepArgs) error {
 	defer stop()
 	fmt.Fprintf(os.Stderr, "lockbench sweep: %s, %d cells%s, estimated %s, results in %s\n",
 		sw.Name, len(cells), repeatText(sw.Repeat), estimate(sw, cells), dir)
-
 	prog := newProgress(cells, sw.Repeat)
 	pool := &bench.Pool{Log: prog.logWriter()}
 	st := &sweepState{out: out, runID: bench.NewRunID(), repeats: sw.Repeat, runs: make([][]results.Run, len(cells)),
 		metrics: exp, scenario: sw.Name}
-	failed := false
-rounds:
-	// Round r measures every cell once: slow drift of the machine lands on
-	// all cells alike instead of on the last ones.
-	for r := 1; r <= sw.Repeat; r++ {
-		for i, c := range cells {
-			if ctx.Err() != nil {
-				break rounds
-			}
-			prog.startCell(c, r)
-			res, err := st.runCell(ctx, pool, i, c, r, prog)
-			if err != nil {
-				prog.finish()
-				fmt.Fprintf(os.Stderr, "lockbench sweep: cell %s: %v\n", c.Label, err)
-				failed = true
-				break rounds
-			}
-			prog.endCell(c, r, res)
-			if res.Interrupted {
-				break rounds
-			}
-		}
-	}
+	failed := st.runRounds(ctx, pool, cells, prog)
 	prog.finish()
 	if err := pool.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench sweep:", err)
@@ -233,6 +205,40 @@ rounds:
 		return quietExit(exitFailure)
 	}
 	return reportErr
+}
+
+func sweepManifest(sw *plan.Sweep, a sweepArgs) *results.Manifest {
+	return &results.Manifest{
+		Name: sw.Name, Description: strings.TrimSpace(sw.Description), ConfigFile: a.file,
+		Config:           map[string]any{"settings": sw.Settings.Redacted(), "axes": sw.Axes(), "report": sw.Report, "thresholds": sw.Thresholds, "repeat": sw.Repeat},
+		LockbenchVersion: version, GoVersion: runtime.Version(), Machine: machine(sw.Settings.LocalCPUs), StartedAt: time.Now().UTC(),
+		Segment: sw.Settings.Segment,
+	}
+}
+
+// runRounds measures every cell once per round, round after round: slow
+// drift of the machine lands on all cells alike instead of on the last
+// ones. It stops at an interrupt or at the first cell that fails (true).
+func (st *sweepState) runRounds(ctx context.Context, pool *bench.Pool, cells []plan.Cell, prog *progress) (failed bool) {
+	for r := 1; r <= st.repeats; r++ {
+		for i, c := range cells {
+			if ctx.Err() != nil {
+				return false
+			}
+			prog.startCell(c, r)
+			res, err := st.runCell(ctx, pool, i, c, r, prog)
+			if err != nil {
+				prog.finish()
+				fmt.Fprintf(os.Stderr, "lockbench sweep: cell %s: %v\n", c.Label, err)
+				return true
+			}
+			prog.endCell(c, r, res)
+			if res.Interrupted {
+				return false
+			}
+		}
+	}
+	return false
 }
 
 // sweepState is what a sweep keeps between cells: the repeats measured so
