@@ -31,9 +31,9 @@ type call struct {
 	closed   bool // the caller stopped waiting: later replies are late
 	failed   bool // an acquire decided as failed: a late OK is released
 	signaled bool
-	waiting  bool // the caller is in wait: only then may the watchdog wake it
-	// inWait is gen while the caller waits, 0 otherwise: the watchdog reads
-	// it without the lock to drop waits that ended without it.
+	// inWait is gen while the caller waits, 0 otherwise: only the wait in
+	// progress may be woken, and the watchdog reads it without the lock to
+	// drop waits that ended without it.
 	inWait  atomic.Uint64
 	expired bool   // the watchdog woke the caller: its deadline passed
 	gen     uint64 // counts waits, so a stale deadline wakes nobody
@@ -134,14 +134,13 @@ func (c *call) wait(deadline time.Time) bool {
 	c.mu.Lock()
 	c.gen++
 	gen := c.gen
-	c.waiting = true
 	c.inWait.Store(gen)
 	c.mu.Unlock()
 	c.e.timeouts.add(waiter{c: c, gen: gen, deadline: deadline})
 	<-c.wake
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.signaled, c.waiting = false, false
+	c.signaled = false
 	c.inWait.Store(0)
 	expired := c.expired
 	c.expired = false
@@ -160,7 +159,7 @@ func (c *call) wait(deadline time.Time) bool {
 // or has left that wait (a stale wake-up would end the next wait at once).
 func (c *call) expire(gen uint64) {
 	c.mu.Lock()
-	if c.gen == gen && c.waiting && !c.signaled {
+	if c.inWait.Load() == gen && !c.signaled {
 		c.signaled, c.expired = true, true
 		c.wake <- struct{}{}
 	}

@@ -109,10 +109,7 @@ func TestReplyBetweenExpireAndWakeCountedOnce(t *testing.T) {
 // waitingGen returns the generation of the wait c's caller is in, once it is in it.
 func waitingGen(c *call) uint64 {
 	for {
-		c.mu.Lock()
-		waiting, gen := c.waiting, c.gen
-		c.mu.Unlock()
-		if waiting {
+		if gen := c.inWait.Load(); gen != 0 {
 			return gen
 		}
 		runtime.Gosched()
