@@ -52,6 +52,10 @@ type phase struct {
 	cyclesPerSec, cpuMicrosCycle, allocsCycle float64
 	// write and read system calls per cycle (of this process: client only)
 	writesCycle, readsCycle float64
+	// the masters' CPU per cycle, and the machine's idle share of the phase:
+	// the two cores are shared, so a client that is cheaper per cycle but
+	// makes the servers pay more (smaller batches) is not faster.
+	serverMicrosCycle, idle float64
 }
 
 func compareOnce(b *testing.B, set *localmasters.Set, workers int) {
@@ -65,10 +69,14 @@ func compareOnce(b *testing.B, set *localmasters.Set, workers int) {
 	ref := newReference(b, set.Addrs())
 	defer ref.close()
 	var eng, lim []phase
+	// One unmeasured second of each first: the first phase of a run is
+	// slower for both (connections, servers' memory, the Go heap growing).
+	warm(func(stop *atomic.Bool) int64 { return ref.run(stop) })
+	warm(func(stop *atomic.Bool) int64 { return engineLoop(e, workers, stop) })
 	b0, c0 := e.Batching()
 	for range refRounds {
-		lim = append(lim, measure(func(stop *atomic.Bool) int64 { return ref.run(stop) }))
-		eng = append(eng, measure(func(stop *atomic.Bool) int64 { return engineLoop(e, workers, stop) }))
+		lim = append(lim, measure(set, func(stop *atomic.Bool) int64 { return ref.run(stop) }))
+		eng = append(eng, measure(set, func(stop *atomic.Bool) int64 { return engineLoop(e, workers, stop) }))
 	}
 	me, ml := median(eng), median(lim)
 	b1, c1 := e.Batching()
@@ -83,24 +91,31 @@ func compareOnce(b *testing.B, set *localmasters.Set, workers int) {
 	b.ReportMetric(ml.writesCycle, "ref-writes/cycle")
 	b.ReportMetric(me.readsCycle, "reads/cycle")
 	b.ReportMetric(ml.readsCycle, "ref-reads/cycle")
+	b.ReportMetric(me.serverMicrosCycle, "servers-µs/cycle")
+	b.ReportMetric(ml.serverMicrosCycle, "ref-servers-µs/cycle")
+	b.ReportMetric(me.idle, "idle")
+	b.ReportMetric(ml.idle, "ref-idle")
 	b.Logf("workers=%d engine %s reference %s", workers, fmtPhases(eng), fmtPhases(lim))
 }
 
 func fmtPhases(ps []phase) string {
 	s := ""
 	for _, p := range ps {
-		s += fmt.Sprintf(" %.0f/s %.1fµs %.1fallocs %.3fw %.3fr", p.cyclesPerSec, p.cpuMicrosCycle, p.allocsCycle, p.writesCycle, p.readsCycle)
+		s += fmt.Sprintf(" %.0f/s %.1fµs %.1fallocs %.3fw %.3fr servers %.1fµs idle %.2f", p.cyclesPerSec, p.cpuMicrosCycle,
+			p.allocsCycle, p.writesCycle, p.readsCycle, p.serverMicrosCycle, p.idle)
 	}
 	return s
 }
 
 // measure runs loop for one phase and returns its rate, the process's CPU
 // per cycle and the allocations per cycle.
-func measure(loop func(stop *atomic.Bool) int64) phase {
+func measure(set *localmasters.Set, loop func(stop *atomic.Bool) int64) phase {
 	var stop atomic.Bool
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
+	s0 := serversCPU(set)
+	busy0, all0 := machineTicks()
 	cpu0, t0 := processCPU(), time.Now()
 	w0, r0 := syscallsIO()
 	time.AfterFunc(refPhase, func() { stop.Store(true) })
@@ -108,13 +123,54 @@ func measure(loop func(stop *atomic.Bool) int64) phase {
 	secs := time.Since(t0).Seconds()
 	cpu := processCPU() - cpu0
 	w1, r1 := syscallsIO()
+	busy1, all1 := machineTicks()
+	s1 := serversCPU(set)
 	runtime.ReadMemStats(&m1)
 	if n == 0 {
 		return phase{}
 	}
 	per := func(d float64) float64 { return d / float64(n) }
 	return phase{float64(n) / secs, per(float64(cpu.Microseconds())), per(float64(m1.Mallocs - m0.Mallocs)),
-		per(w1 - w0), per(r1 - r0)}
+		per(w1 - w0), per(r1 - r0), per((s1 - s0) * 1e6), 1 - (busy1-busy0)/max(1, all1-all0)}
+}
+
+func warm(loop func(stop *atomic.Bool) int64) {
+	var stop atomic.Bool
+	time.AfterFunc(time.Second, func() { stop.Store(true) })
+	loop(&stop)
+}
+
+// serversCPU is the masters' user+system CPU seconds (procfs, clock ticks).
+func serversCPU(set *localmasters.Set) float64 {
+	total := 0.0
+	for _, m := range set.Masters() {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(m.Pid()) + "/stat")
+		if err != nil {
+			continue
+		}
+		// fields after the command's closing parenthesis: utime and stime are 12th and 13th
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 12 {
+			u, _ := strconv.ParseFloat(f[11], 64)
+			s, _ := strconv.ParseFloat(f[12], 64)
+			total += (u + s) / 100 // USER_HZ
+		}
+	}
+	return total
+}
+
+// machineTicks is the busy and total ticks of all CPUs (/proc/stat).
+func machineTicks() (busy, all float64) {
+	b, _ := os.ReadFile("/proc/stat")
+	line, _, _ := strings.Cut(string(b), "\n")
+	for i, f := range strings.Fields(line)[1:] {
+		v, _ := strconv.ParseFloat(f, 64)
+		all += v
+		if i != 3 && i != 4 { // idle, iowait
+			busy += v
+		}
+	}
+	return busy, all
 }
 
 // syscallsIO reads this process's write and read system call counts
@@ -148,7 +204,9 @@ func median(ps []phase) phase {
 		pick(func(p phase) float64 { return p.cpuMicrosCycle }),
 		pick(func(p phase) float64 { return p.allocsCycle }),
 		pick(func(p phase) float64 { return p.writesCycle }),
-		pick(func(p phase) float64 { return p.readsCycle })}
+		pick(func(p phase) float64 { return p.readsCycle }),
+		pick(func(p phase) float64 { return p.serverMicrosCycle }),
+		pick(func(p phase) float64 { return p.idle })}
 }
 
 func processCPU() time.Duration {
