@@ -16,11 +16,15 @@ import (
 
 // Engine is a Redlock client over N masters.
 type Engine struct {
-	cfg    Config
-	links  []*link
-	addrs  []string
-	quorum int
-	tokens *tokenSource
+	cfg Config
+	// setTTL is the TTL in ms, formatted once, not per SET; relSHA and
+	// extSHA name the preloaded scripts.
+	setTTL, relSHA, extSHA string
+	builder                rueidis.Builder
+	links                  []*link
+	addrs                  []string
+	quorum                 int
+	tokens                 *tokenSource
 	// timeouts ends waits at their deadline (one watchdog, no timer per call).
 	timeouts *timeouts
 	late     lateCounts
@@ -36,9 +40,9 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, quorum: Quorum(len(cfg.Masters)), tokens: newTokenSource(), timeouts: startTimeouts(cfg.Timeout)}
+	e := &Engine{cfg: cfg, quorum: Quorum(len(cfg.Masters)), tokens: newTokenSource(), timeouts: startTimeouts(cfg.Timeout),
+		setTTL: strconv.FormatInt(cfg.TTL.Milliseconds(), 10), relSHA: sha1Hex(releaseScript), extSHA: sha1Hex(extendScript)}
 	e.late = newLateCounts(len(cfg.Masters))
-	relSHA, extSHA := sha1Hex(releaseScript), sha1Hex(extendScript)
 	for i, m := range cfg.Masters {
 		opt, display, err := ParseMaster(m)
 		if err != nil {
@@ -56,8 +60,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 			e.Close()
 			return nil, fmt.Errorf("master %s: %w", display, err)
 		}
-		l := &link{index: i, addr: display, client: client, maxBatch: cfg.MaxBatch,
-			relSHA: relSHA, extSHA: extSHA, setTTL: strconv.FormatInt(cfg.TTL.Milliseconds(), 10)}
+		l := &link{index: i, addr: display, client: client, maxBatch: cfg.MaxBatch}
+		e.builder = client.B()
 		e.links = append(e.links, l)
 		e.addrs = append(e.addrs, display)
 		// Preload the scripts so the hot path is EVALSHA; NOSCRIPT still falls back.
@@ -135,6 +139,26 @@ type Lock struct {
 	Start      time.Time // t1 of the winning attempt (monotonic)
 	ValidUntil time.Time // t1 + TTL − drift (= end of acquire + validity): use the lock only before this
 	Handle     any       // another driver's own lock object, when not this engine's
+	// released is room for Release's outcomes, allocated with the lock.
+	released []Outcome
+}
+
+// lockRoom is a lock with room for the outcomes its acquire and its release
+// return: one allocation instead of three, for up to 8 masters.
+type lockRoom struct {
+	lock Lock
+	outs [2][8]Outcome
+}
+
+// newLock returns an empty lock and its acquire's outcome slice.
+func (e *Engine) newLock() (*Lock, []Outcome) {
+	n := len(e.links)
+	if n > len(lockRoom{}.outs[0]) {
+		return &Lock{released: make([]Outcome, n)}, make([]Outcome, n)
+	}
+	r := &lockRoom{}
+	r.lock.released = r.outs[1][:n]
+	return &r.lock, r.outs[0][:n]
 }
 
 // Result is what one acquire saw.
@@ -192,26 +216,34 @@ func (e *Engine) TryAcquire(ctx context.Context, key string) (*Lock, Result) {
 		return nil, Result{Err: err, PerMaster: make([]Outcome, len(e.links))}
 	}
 	token := e.tokens.next()
+	lock, outs := e.newLock()
 	t1 := time.Now()
-	outs, ok, elapsed := e.run(opSet, key, token, e.cfg.TTL.Milliseconds(), true, t1)
+	ok, elapsed := e.run(opSet, key, token, e.cfg.TTL.Milliseconds(), true, t1, outs)
 	validity := Validity(e.cfg.TTL, elapsed, e.cfg.DriftFactor)
 	res := Result{Successes: ok, Elapsed: elapsed, Validity: validity, PerMaster: outs}
 	if ok >= e.quorum && validity > 0 {
 		res.Acquired = true
 		// Validity is what is left from the end of the acquire, so the lock
 		// is usable until t1 + TTL − drift.
-		return &Lock{Key: key, Token: token, Start: t1, ValidUntil: t1.Add(e.cfg.TTL - Drift(e.cfg.TTL, e.cfg.DriftFactor))}, res
+		lock.Key, lock.Token, lock.Start = key, token, t1
+		lock.ValidUntil = t1.Add(e.cfg.TTL - Drift(e.cfg.TTL, e.cfg.DriftFactor))
+		return lock, res
 	}
 	// Release everywhere, also where the SET seemed to fail: a timed-out SET
 	// may still have landed.
-	e.run(opRelease, key, token, 0, false, time.Now())
+	e.run(opRelease, key, token, 0, false, time.Now(), lock.released)
 	return nil, res
 }
 
-// Release frees the lock on every master (compare-and-delete).
+// Release frees the lock on every master (compare-and-delete). PerMaster
+// is room kept in the lock: a second Release of the same lock reuses it.
 func (e *Engine) Release(ctx context.Context, l *Lock) OpResult {
+	outs := l.released
+	if len(outs) != len(e.links) { // a Lock not made by TryAcquire
+		outs = make([]Outcome, len(e.links))
+	}
 	t1 := time.Now()
-	outs, n, elapsed := e.run(opRelease, l.Key, l.Token, 0, false, t1)
+	n, elapsed := e.run(opRelease, l.Key, l.Token, 0, false, t1, outs)
 	return OpResult{OK: n > 0, Count: n, Elapsed: elapsed, PerMaster: outs}
 }
 
@@ -222,7 +254,8 @@ func (e *Engine) Extend(ctx context.Context, l *Lock, ttl time.Duration) OpResul
 	if !t1.Before(l.ValidUntil) {
 		return OpResult{Elapsed: 0, PerMaster: make([]Outcome, len(e.links))}
 	}
-	outs, n, elapsed := e.run(opExtend, l.Key, l.Token, ttl.Milliseconds(), true, t1)
+	outs := make([]Outcome, len(e.links))
+	n, elapsed := e.run(opExtend, l.Key, l.Token, ttl.Milliseconds(), true, t1, outs)
 	validity := Validity(ttl, elapsed, e.cfg.DriftFactor)
 	res := OpResult{Count: n, Elapsed: elapsed, Validity: validity, PerMaster: outs}
 	if n >= e.quorum && validity > 0 && t1.Add(elapsed).Before(l.ValidUntil) {
@@ -233,24 +266,25 @@ func (e *Engine) Extend(ctx context.Context, l *Lock, ttl time.Duration) OpResul
 	return res
 }
 
-// run sends one command to every master in the configured mode and returns
-// the outcomes, how many were OK and the time since t1 when it stopped
-// waiting. decides says whether wait=quorum may stop early for this command
-// (acquire and extend; a release goes to all).
-func (e *Engine) run(kind opKind, key, token string, ttlMs int64, decides bool, t1 time.Time) ([]Outcome, int, time.Duration) {
+// run sends one command to every master in the configured mode, writes
+// the outcomes into outs (one per master) and returns how many were OK and
+// the time since t1 when it stopped waiting. decides says whether
+// wait=quorum may stop early for this command (acquire and extend; a
+// release goes to all).
+func (e *Engine) run(kind opKind, key, token string, ttlMs int64, decides bool, t1 time.Time, outs []Outcome) (int, time.Duration) {
 	c := e.newCall(kind, key, token, ttlMs, decides && e.cfg.Wait == WaitQuorum)
 	if e.cfg.Mode == Multiplexed {
 		deadline := time.Now().Add(e.cfg.Timeout)
 		c.sendAll(deadline)
 		c.wait(deadline)
-		return c.finish(t1)
+		return c.finish(t1, outs)
 	}
 	sent := e.sequential(c)
-	outs, ok, elapsed := c.finish(t1)
+	ok, elapsed := c.finish(t1, outs)
 	for i := sent; i < len(outs); i++ {
 		outs[i] = NotSent
 	}
-	return outs, ok, elapsed
+	return ok, elapsed
 }
 
 // sequential tries master after master, each with its own timeout, until

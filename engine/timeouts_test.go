@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"runtime"
 	"testing"
 	"time"
@@ -123,14 +124,14 @@ func TestWatchdogSleepsWhileWaitsEndOnTheirOwn(t *testing.T) {
 	c := testCall(t, 1, DefaultConfig())
 	e := c.e
 	c.deliver(0, OK)
-	c.finish(time.Now())
+	c.finish(time.Now(), make([]Outcome, 1))
 	start, waits := time.Now(), 0
 	for time.Since(start) < 300*time.Millisecond {
 		c := e.newCall(opSet, "k", "t", 1000, false)
 		c.refs++
 		c.deliver(0, OK)
 		c.wait(time.Now().Add(e.cfg.Timeout))
-		c.finish(time.Now())
+		c.finish(time.Now(), make([]Outcome, 1))
 		waits++
 		time.Sleep(200 * time.Microsecond)
 	}
@@ -141,4 +142,27 @@ func TestWatchdogSleepsWhileWaitsEndOnTheirOwn(t *testing.T) {
 		t.Fatalf("%d waits, all ended on their own, woke the watchdog %d times", waits, wakes)
 	}
 	t.Logf("%d waits, %d wake-ups", waits, wakes)
+}
+
+// A dispatcher's context is reused from batch to batch: a batch that ran
+// past its deadline ends with DeadlineExceeded, and the next one starts
+// afresh (a stale expiry would time out every later batch at once).
+func TestBatchContextReusedAfterItsDeadline(t *testing.T) {
+	c := newBatchCtx()
+	c.arm(time.Now().Add(5 * time.Millisecond))
+	<-c.Done()
+	if c.Err() != context.DeadlineExceeded {
+		t.Fatalf("after the deadline: %v, want DeadlineExceeded", c.Err())
+	}
+	c.disarm()
+	c.arm(time.Now().Add(time.Hour))
+	select {
+	case <-c.Done():
+		t.Fatal("the next batch started expired")
+	case <-time.After(20 * time.Millisecond):
+	}
+	if c.Err() != nil {
+		t.Fatalf("next batch: %v", c.Err())
+	}
+	c.disarm()
 }

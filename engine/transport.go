@@ -55,9 +55,6 @@ type link struct {
 	client   rueidis.Client
 	queues   []*queue
 	maxBatch int
-	relSHA   string
-	extSHA   string
-	setTTL   string // the engine's TTL in ms, formatted once, not per SET
 	wg       sync.WaitGroup
 	// batches and sent count pipelined writes and the commands in them.
 	batches, sent atomic.Int64
@@ -98,6 +95,8 @@ func (l *link) dispatch(q *queue) {
 	defer l.wg.Done()
 	var spare []*request
 	var cmds []rueidis.Completed
+	ctx := newBatchCtx()
+	defer ctx.timer.Stop()
 	for {
 		batch, ok := q.take(spare)
 		if !ok {
@@ -107,7 +106,7 @@ func (l *link) dispatch(q *queue) {
 		// order to the master.
 		for rest := batch; len(rest) > 0; {
 			n := min(len(rest), l.maxBatch)
-			cmds = l.send(rest[:n], cmds)
+			cmds = l.send(ctx, rest[:n], cmds)
 			rest = rest[n:]
 		}
 		clear(batch) // let finished calls go
@@ -119,15 +118,15 @@ func (l *link) dispatch(q *queue) {
 // command slice for the next batch to reuse: cmds emptied when every
 // command was answered, nil when DoMulti may have returned before rueidis'
 // writer read them all (a deadline or a broken connection).
-func (l *link) send(batch []*request, cmds []rueidis.Completed) []rueidis.Completed {
+func (l *link) send(ctx *batchCtx, batch []*request, cmds []rueidis.Completed) []rueidis.Completed {
 	live, deadline := l.expire(batch)
 	if len(live) == 0 {
 		return cmds
 	}
 	l.batches.Add(1)
 	l.sent.Add(int64(len(live)))
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
+	ctx.arm(deadline)
+	defer ctx.disarm()
 	var retry []*request
 	check := func(r *request, res rueidis.RedisResult) {
 		err := res.Error()
@@ -139,10 +138,10 @@ func (l *link) send(batch []*request, cmds []rueidis.Completed) []rueidis.Comple
 	}
 	if len(live) == 1 {
 		// One command (low concurrency): no slices at all.
-		check(live[0], l.client.Do(ctx, l.build(live[0], false)))
+		check(live[0], l.client.Do(ctx, live[0].call.cmd))
 	} else {
 		for _, r := range live {
-			cmds = append(cmds, l.build(r, false))
+			cmds = append(cmds, r.call.cmd)
 		}
 		written := true
 		for i, res := range l.client.DoMulti(ctx, cmds...) {
@@ -187,7 +186,7 @@ func (l *link) expire(batch []*request) ([]*request, time.Time) {
 func (l *link) sendEval(ctx context.Context, retry []*request) {
 	cmds := make([]rueidis.Completed, 0, len(retry))
 	for _, r := range retry {
-		cmds = append(cmds, l.build(r, true))
+		cmds = append(cmds, l.evalCommand(r.call))
 	}
 	results := l.client.DoMulti(ctx, cmds...)
 	for i, r := range retry {
@@ -195,26 +194,14 @@ func (l *link) sendEval(ctx context.Context, retry []*request) {
 	}
 }
 
-// build writes the command with the key among the plain arguments: one
-// connection per master needs no cluster slot, and hashing every key for
-// one is a measurable share of the client's time per cycle.
-func (l *link) build(r *request, eval bool) rueidis.Completed {
-	b, c := l.client.B(), r.call
-	switch c.kind {
-	case opSet:
-		return b.Arbitrary("SET").Args(c.key, c.token, "NX", "PX", l.setTTL).Build()
-	case opRelease:
-		if eval {
-			return b.Arbitrary("EVAL").Args(releaseScript, "1", c.key, c.token).Build()
-		}
-		return b.Arbitrary("EVALSHA").Args(l.relSHA, "1", c.key, c.token).Build()
-	default:
-		ttl := strconv.FormatInt(c.ttlMs, 10)
-		if eval {
-			return b.Arbitrary("EVAL").Args(extendScript, "1", c.key, c.token, ttl).Build()
-		}
-		return b.Arbitrary("EVALSHA").Args(l.extSHA, "1", c.key, c.token, ttl).Build()
+// evalCommand is the call's script with its body, for a master whose
+// script cache is empty; built for that master alone, so rueidis recycles it.
+func (l *link) evalCommand(c *call) rueidis.Completed {
+	b := l.client.B()
+	if c.kind == opRelease {
+		return b.Arbitrary("EVAL").Args(releaseScript, "1", c.key, c.token).Build()
 	}
+	return b.Arbitrary("EVAL").Args(extendScript, "1", c.key, c.token, strconv.FormatInt(c.ttlMs, 10)).Build()
 }
 
 func (l *link) answer(r *request, res rueidis.RedisResult, err error) {
@@ -238,6 +225,53 @@ func (l *link) answer(r *request, res rueidis.RedisResult, err error) {
 func isNoScript(err error) bool {
 	var re *rueidis.RedisError
 	return errors.As(err, &re) && re.IsNoScript()
+}
+
+// batchCtx is the context of a dispatcher's batch in flight, reused from
+// one batch to the next: context.WithDeadline allocated a context, a timer
+// and a channel per batch, which at low concurrency is per command.
+type batchCtx struct {
+	deadline time.Time
+	done     chan struct{}
+	expired  atomic.Bool
+	timer    *time.Timer
+}
+
+func newBatchCtx() *batchCtx {
+	c := &batchCtx{done: make(chan struct{})}
+	c.timer = time.AfterFunc(time.Hour, func() {
+		c.expired.Store(true)
+		close(c.done)
+	})
+	c.timer.Stop()
+	return c
+}
+
+// arm starts a batch that ends at deadline.
+func (c *batchCtx) arm(deadline time.Time) {
+	c.deadline = deadline
+	c.timer.Reset(time.Until(deadline))
+}
+
+// disarm ends the batch. A timer that fired has closed done (or is about
+// to): wait for that, then start the next batch with a fresh channel.
+func (c *batchCtx) disarm() {
+	if !c.timer.Stop() {
+		<-c.done
+		c.done = make(chan struct{})
+		c.expired.Store(false)
+	}
+}
+
+func (c *batchCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *batchCtx) Done() <-chan struct{}       { return c.done }
+func (c *batchCtx) Value(any) any               { return nil }
+
+func (c *batchCtx) Err() error {
+	if c.expired.Load() {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // queue is one dispatcher's backlog. The dispatcher takes everything queued
