@@ -102,8 +102,9 @@ func (c *call) sendAll(deadline time.Time) {
 }
 
 func (c *call) enqueue(i int, deadline time.Time) {
-	c.reqs[i] = request{master: i, deadline: deadline, call: c}
-	c.e.links[i].enqueue(&c.reqs[i])
+	r := &c.reqs[i]
+	r.master, r.deadline, r.call = i, deadline, c
+	c.e.links[i].enqueue(r)
 }
 
 // deliver files master m's answer. Called by dispatchers (or by enqueue).

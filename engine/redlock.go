@@ -236,7 +236,8 @@ func (e *Engine) TryAcquire(ctx context.Context, key string) (*Lock, Result) {
 }
 
 // Release frees the lock on every master (compare-and-delete). PerMaster
-// is room kept in the lock: a second Release of the same lock reuses it.
+// is room kept in the lock, shared by its copies: a second Release of the
+// same lock reuses it, so do not release one lock from two goroutines at once.
 func (e *Engine) Release(ctx context.Context, l *Lock) OpResult {
 	outs := l.released
 	if len(outs) != len(e.links) { // a Lock not made by TryAcquire

@@ -144,25 +144,48 @@ func TestWatchdogSleepsWhileWaitsEndOnTheirOwn(t *testing.T) {
 	t.Logf("%d waits, %d wake-ups", waits, wakes)
 }
 
-// A dispatcher's context is reused from batch to batch: a batch that ran
-// past its deadline ends with DeadlineExceeded, and the next one starts
-// afresh (a stale expiry would time out every later batch at once).
-func TestBatchContextReusedAfterItsDeadline(t *testing.T) {
-	c := newBatchCtx()
-	c.arm(time.Now().Add(5 * time.Millisecond))
-	<-c.Done()
-	if c.Err() != context.DeadlineExceeded {
-		t.Fatalf("after the deadline: %v, want DeadlineExceeded", c.Err())
+// A dispatcher's context is reused from batch to batch while its deadline
+// has not passed; one that ended stays ended for whoever still holds it
+// (the context contract: a closed Done with a nil Err panics in the
+// standard library's cancel propagation), and the next batch gets a new one.
+func TestBatchContextEndsForGoodAndTheNextBatchStartsAfresh(t *testing.T) {
+	d := &lane{ctx: newBatchCtx()}
+	d.ctx.arm(time.Now().Add(time.Hour))
+	first := d.ctx
+	d.next()
+	if d.ctx != first {
+		t.Fatal("a context whose deadline did not pass was not reused")
 	}
-	c.disarm()
-	c.arm(time.Now().Add(time.Hour))
+	d.ctx.arm(time.Now().Add(5 * time.Millisecond))
+	ended := d.ctx
+	<-ended.Done()
+	d.next()
+	if ended.Err() != context.DeadlineExceeded {
+		t.Fatalf("an ended batch's context says %v once the lane moved on, want DeadlineExceeded", ended.Err())
+	}
+	d.ctx.arm(time.Now().Add(time.Hour))
 	select {
-	case <-c.Done():
+	case <-d.ctx.Done():
 		t.Fatal("the next batch started expired")
 	case <-time.After(20 * time.Millisecond):
 	}
-	if c.Err() != nil {
-		t.Fatalf("next batch: %v", c.Err())
+	if d.ctx.Err() != nil {
+		t.Fatalf("next batch: %v", d.ctx.Err())
 	}
-	c.disarm()
+	d.next()
+}
+
+// A context derived from a batch's (as net's dial does when rueidis
+// redials) is watched by a goroutine that reads the parent's Err once its
+// Done closes: the lane moving on meanwhile must not make it nil.
+func TestContextDerivedFromABatchSurvivesTheLaneMovingOn(t *testing.T) {
+	d := &lane{ctx: newBatchCtx()}
+	for range 5000 {
+		d.ctx.arm(time.Now().Add(20 * time.Microsecond))
+		_, cancel := context.WithCancel(d.ctx)
+		<-d.ctx.Done()
+		d.next()
+		cancel()
+	}
+	d.ctx.timer.Stop()
 }

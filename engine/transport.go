@@ -91,12 +91,20 @@ func (l *link) stop() {
 	l.wg.Wait()
 }
 
+// lane is what a dispatcher keeps from one batch to the next.
+type lane struct {
+	ctx *batchCtx
+	// cmds is emptied for the next batch when every command was
+	// answered, and dropped when DoMulti may have returned before rueidis'
+	// writer read them all (a deadline or a broken connection).
+	cmds []rueidis.Completed
+}
+
 func (l *link) dispatch(q *queue) {
 	defer l.wg.Done()
 	var spare []*request
-	var cmds []rueidis.Completed
-	ctx := newBatchCtx()
-	defer ctx.timer.Stop()
+	d := &lane{ctx: newBatchCtx()}
+	defer func() { d.ctx.timer.Stop() }()
 	for {
 		batch, ok := q.take(spare)
 		if !ok {
@@ -106,7 +114,7 @@ func (l *link) dispatch(q *queue) {
 		// order to the master.
 		for rest := batch; len(rest) > 0; {
 			n := min(len(rest), l.maxBatch)
-			cmds = l.send(ctx, rest[:n], cmds)
+			l.send(d, rest[:n])
 			rest = rest[n:]
 		}
 		clear(batch) // let finished calls go
@@ -114,19 +122,17 @@ func (l *link) dispatch(q *queue) {
 	}
 }
 
-// send writes one batch and answers every request in it. It returns the
-// command slice for the next batch to reuse: cmds emptied when every
-// command was answered, nil when DoMulti may have returned before rueidis'
-// writer read them all (a deadline or a broken connection).
-func (l *link) send(ctx *batchCtx, batch []*request, cmds []rueidis.Completed) []rueidis.Completed {
+// send writes one batch and answers every request in it.
+func (l *link) send(d *lane, batch []*request) {
 	live, deadline := l.expire(batch)
 	if len(live) == 0 {
-		return cmds
+		return
 	}
 	l.batches.Add(1)
 	l.sent.Add(int64(len(live)))
+	ctx := d.ctx
 	ctx.arm(deadline)
-	defer ctx.disarm()
+	defer d.next()
 	var retry []*request
 	check := func(r *request, res rueidis.RedisResult) {
 		err := res.Error()
@@ -141,24 +147,33 @@ func (l *link) send(ctx *batchCtx, batch []*request, cmds []rueidis.Completed) [
 		check(live[0], l.client.Do(ctx, live[0].call.cmd))
 	} else {
 		for _, r := range live {
-			cmds = append(cmds, r.call.cmd)
+			d.cmds = append(d.cmds, r.call.cmd)
 		}
 		written := true
-		for i, res := range l.client.DoMulti(ctx, cmds...) {
+		for i, res := range l.client.DoMulti(ctx, d.cmds...) {
 			written = written && res.NonRedisError() == nil
 			check(live[i], res)
 		}
 		if written {
-			clear(cmds)
-			cmds = cmds[:0]
+			clear(d.cmds)
+			d.cmds = d.cmds[:0]
 		} else {
-			cmds = nil // rueidis' writer may still read it: leave it alone
+			d.cmds = nil // rueidis' writer may still read it: leave it alone
 		}
 	}
 	if len(retry) > 0 {
 		l.sendEval(ctx, retry)
 	}
-	return cmds
+}
+
+// next readies the lane's context for the next batch: the same one while
+// its deadline has not passed, else a new one, since a context that ended
+// must stay ended for whoever still holds it (a context derived from it
+// while rueidis redials, for one).
+func (d *lane) next() {
+	if !d.ctx.timer.Stop() {
+		d.ctx = newBatchCtx()
+	}
 }
 
 // expire answers Timeout to the requests that waited in the queue past
@@ -227,9 +242,10 @@ func isNoScript(err error) bool {
 	return errors.As(err, &re) && re.IsNoScript()
 }
 
-// batchCtx is the context of a dispatcher's batch in flight, reused from
-// one batch to the next: context.WithDeadline allocated a context, a timer
-// and a channel per batch, which at low concurrency is per command.
+// batchCtx is the context of a dispatcher's batch in flight, reused for
+// the next batch as long as its deadline did not pass: context.WithDeadline
+// allocated a context, a timer and a channel per batch, which at low
+// concurrency is per command.
 type batchCtx struct {
 	deadline time.Time
 	done     chan struct{}
@@ -251,16 +267,6 @@ func newBatchCtx() *batchCtx {
 func (c *batchCtx) arm(deadline time.Time) {
 	c.deadline = deadline
 	c.timer.Reset(time.Until(deadline))
-}
-
-// disarm ends the batch. A timer that fired has closed done (or is about
-// to): wait for that, then start the next batch with a fresh channel.
-func (c *batchCtx) disarm() {
-	if !c.timer.Stop() {
-		<-c.done
-		c.done = make(chan struct{})
-		c.expired.Store(false)
-	}
 }
 
 func (c *batchCtx) Deadline() (time.Time, bool) { return c.deadline, true }
