@@ -282,9 +282,10 @@ var benchKeys = sync.OnceValue(func() []string {
 })
 
 // reference is the pipelining limit: nothing but batched SETs and releases.
-// Its lock values are unique tokens of the engine's format, one per round:
-// a constant short value made each SET and release cheaper for the servers
-// (they share the cores with the client) than a real lock's.
+// Its lock values are unique tokens of the engine's format, one per key, as
+// a lock's must be: a constant short value made each SET and release
+// cheaper for the servers than a real lock's (a release script's argument
+// that repeats is a string Lua already holds).
 type reference struct {
 	clients []rueidis.Client
 	ttl     int64
@@ -344,13 +345,16 @@ func (r *reference) run(stop *atomic.Bool) int64 {
 // round acquires batch on every master at once, counts the keys won on a
 // quorum, then releases the batch everywhere.
 func (r *reference) round(batch []string) int64 {
-	token := r.tokens.Next()
+	tokens := make([]string, len(batch))
+	for i := range tokens {
+		tokens[i] = r.tokens.Next()
+	}
 	ok := make([]int, len(batch))
 	var mu sync.Mutex
 	r.each(func(c rueidis.Client) []rueidis.Completed {
 		cmds := make([]rueidis.Completed, len(batch))
 		for i, k := range batch {
-			cmds[i] = c.B().Set().Key(k).Value(token).Nx().PxMilliseconds(r.ttl).Build()
+			cmds[i] = c.B().Set().Key(k).Value(tokens[i]).Nx().PxMilliseconds(r.ttl).Build()
 		}
 		return cmds
 	}, func(res []rueidis.RedisResult) {
@@ -365,7 +369,7 @@ func (r *reference) round(batch []string) int64 {
 	r.each(func(c rueidis.Client) []rueidis.Completed {
 		cmds := make([]rueidis.Completed, len(batch))
 		for i, k := range batch {
-			cmds[i] = c.B().Evalsha().Sha1(r.sha).Numkeys(1).Key(k).Arg(token).Build()
+			cmds[i] = c.B().Evalsha().Sha1(r.sha).Numkeys(1).Key(k).Arg(tokens[i]).Build()
 		}
 		return cmds
 	}, func([]rueidis.RedisResult) {})
