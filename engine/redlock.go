@@ -61,7 +61,9 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("master %s: %w", display, err)
 		}
 		l := &link{index: i, addr: display, client: client, maxBatch: cfg.MaxBatch}
-		e.builder = client.B()
+		if i == 0 {
+			e.builder = client.B() // builds the commands every master is sent
+		}
 		e.links = append(e.links, l)
 		e.addrs = append(e.addrs, display)
 		// Preload the scripts so the hot path is EVALSHA; NOSCRIPT still falls back.

@@ -47,7 +47,7 @@ func BenchmarkEngineVsReference(b *testing.B) {
 		})
 	}
 	b.Run("workers=512/servers-apart", func(b *testing.B) {
-		defer serversApart(b, set)()
+		serversApart(b, set)
 		for range b.N {
 			compareOnce(b, set, 512)
 		}
@@ -55,26 +55,34 @@ func BenchmarkEngineVsReference(b *testing.B) {
 }
 
 // serversApart pins the masters to the last CPU and this process to the
-// others, and returns what undoes it.
-func serversApart(b *testing.B, set *localmasters.Set) func() {
+// others until the benchmark ends (also when it fails half-way), then
+// gives each back the CPUs it had.
+func serversApart(b *testing.B, set *localmasters.Set) {
 	all, err := localmasters.AllowedCPUs(0)
 	if err != nil || len(all) < 2 {
 		b.Skipf("servers apart needs 2 CPUs to pin to (%v, %v)", all, err)
 	}
+	masters := set.Masters()
+	had := make([][]int, len(masters))
+	for i, m := range masters {
+		if had[i], err = localmasters.AllowedCPUs(m.Pid()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Cleanup(func() {
+		for i, m := range masters {
+			_ = localmasters.PinProcess(m.Pid(), had[i])
+		}
+		_ = localmasters.PinProcess(0, all)
+	})
 	last := all[len(all)-1:]
-	for _, m := range set.Masters() {
+	for _, m := range masters {
 		if err := localmasters.PinProcess(m.Pid(), last); err != nil {
 			b.Fatal(err)
 		}
 	}
 	if err := localmasters.PinProcess(0, all[:len(all)-1]); err != nil {
 		b.Fatal(err)
-	}
-	return func() {
-		for _, m := range set.Masters() {
-			_ = localmasters.PinProcess(m.Pid(), all)
-		}
-		_ = localmasters.PinProcess(0, all)
 	}
 }
 
@@ -92,6 +100,10 @@ type phase struct {
 	// the two cores are shared, so a client that is cheaper per cycle but
 	// makes the servers pay more (smaller batches) is not faster.
 	serverMicrosCycle, idle float64
+	// clientPerServer is the client's CPU per unit of the servers': the
+	// servers do the same commands per cycle whatever the client, so this
+	// holds still when the machine's speed drifts between phases.
+	clientPerServer float64
 }
 
 func compareOnce(b *testing.B, set *localmasters.Set, workers int) {
@@ -129,6 +141,8 @@ func compareOnce(b *testing.B, set *localmasters.Set, workers int) {
 	b.ReportMetric(ml.readsCycle, "ref-reads/cycle")
 	b.ReportMetric(me.serverMicrosCycle, "servers-µs/cycle")
 	b.ReportMetric(ml.serverMicrosCycle, "ref-servers-µs/cycle")
+	b.ReportMetric(me.clientPerServer, "client/servers")
+	b.ReportMetric(ml.clientPerServer, "ref-client/servers")
 	b.ReportMetric(me.idle, "idle")
 	b.ReportMetric(ml.idle, "ref-idle")
 	b.Logf("workers=%d engine %s reference %s", workers, fmtPhases(eng), fmtPhases(lim))
@@ -137,8 +151,8 @@ func compareOnce(b *testing.B, set *localmasters.Set, workers int) {
 func fmtPhases(ps []phase) string {
 	s := ""
 	for _, p := range ps {
-		s += fmt.Sprintf(" %.0f/s %.1fµs %.1fallocs %.3fw %.3fr servers %.1fµs idle %.2f", p.cyclesPerSec, p.cpuMicrosCycle,
-			p.allocsCycle, p.writesCycle, p.readsCycle, p.serverMicrosCycle, p.idle)
+		s += fmt.Sprintf(" %.0f/s %.1fµs %.1fallocs %.3fw %.3fr servers %.1fµs idle %.2f client/servers %.3f", p.cyclesPerSec,
+			p.cpuMicrosCycle, p.allocsCycle, p.writesCycle, p.readsCycle, p.serverMicrosCycle, p.idle, p.clientPerServer)
 	}
 	return s
 }
@@ -167,7 +181,17 @@ func measure(set *localmasters.Set, loop func(stop *atomic.Bool) int64) phase {
 	}
 	per := func(d float64) float64 { return d / float64(n) }
 	return phase{float64(n) / secs, per(float64(cpu.Microseconds())), per(float64(m1.Mallocs - m0.Mallocs)),
-		per(w1 - w0), per(r1 - r0), per((s1 - s0) * 1e6), 1 - (busy1-busy0)/max(1, all1-all0)}
+		per(w1 - w0), per(r1 - r0), per((s1 - s0) * 1e6), 1 - (busy1-busy0)/max(1, all1-all0),
+		perServer(cpu.Seconds(), s1-s0)}
+}
+
+// perServer is client CPU per unit of the servers' (0 when their CPU was
+// not read: embedded masters).
+func perServer(client, servers float64) float64 {
+	if servers <= 0 {
+		return 0
+	}
+	return client / servers
 }
 
 func warm(loop func(stop *atomic.Bool) int64) {
@@ -199,7 +223,9 @@ func serversCPU(set *localmasters.Set) float64 {
 func machineTicks() (busy, all float64) {
 	b, _ := os.ReadFile("/proc/stat")
 	line, _, _ := strings.Cut(string(b), "\n")
-	for i, f := range strings.Fields(line)[1:] {
+	// user nice system idle iowait irq softirq steal; guest time is
+	// already in user and nice.
+	for i, f := range strings.Fields(line)[1:9] {
 		v, _ := strconv.ParseFloat(f, 64)
 		all += v
 		if i != 3 && i != 4 { // idle, iowait
@@ -242,7 +268,8 @@ func median(ps []phase) phase {
 		pick(func(p phase) float64 { return p.writesCycle }),
 		pick(func(p phase) float64 { return p.readsCycle }),
 		pick(func(p phase) float64 { return p.serverMicrosCycle }),
-		pick(func(p phase) float64 { return p.idle })}
+		pick(func(p phase) float64 { return p.idle }),
+		pick(func(p phase) float64 { return p.clientPerServer })}
 }
 
 func processCPU() time.Duration {
@@ -283,9 +310,9 @@ var benchKeys = sync.OnceValue(func() []string {
 
 // reference is the pipelining limit: nothing but batched SETs and releases.
 // Its lock values are unique tokens of the engine's format, one per key, as
-// a lock's must be: a constant short value made each SET and release
-// cheaper for the servers than a real lock's (a release script's argument
-// that repeats is a string Lua already holds).
+// a lock's must be (a release must not delete another holder's value); a
+// constant 8-byte value was measurably cheaper for the servers than the
+// engine's 25-byte tokens (BENCHMARKS §2).
 type reference struct {
 	clients []rueidis.Client
 	ttl     int64
