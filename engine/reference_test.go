@@ -104,6 +104,11 @@ type phase struct {
 	// servers do the same commands per cycle whatever the client, so this
 	// holds still when the machine's speed drifts between phases.
 	clientPerServer float64
+	// serverWakesCycle counts the masters' voluntary context switches per
+	// cycle: a server that ran out of input slept and was woken, which
+	// costs its core a switch (the engine's traffic wakes them more often
+	// than the reference's bursts).
+	serverWakesCycle float64
 }
 
 func compareOnce(b *testing.B, set *localmasters.Set, workers int) {
@@ -141,6 +146,8 @@ func compareOnce(b *testing.B, set *localmasters.Set, workers int) {
 	b.ReportMetric(ml.readsCycle, "ref-reads/cycle")
 	b.ReportMetric(me.serverMicrosCycle, "servers-µs/cycle")
 	b.ReportMetric(ml.serverMicrosCycle, "ref-servers-µs/cycle")
+	b.ReportMetric(me.serverWakesCycle, "servers-wakes/cycle")
+	b.ReportMetric(ml.serverWakesCycle, "ref-servers-wakes/cycle")
 	b.ReportMetric(me.clientPerServer, "client/servers")
 	b.ReportMetric(ml.clientPerServer, "ref-client/servers")
 	b.ReportMetric(me.idle, "idle")
@@ -151,8 +158,9 @@ func compareOnce(b *testing.B, set *localmasters.Set, workers int) {
 func fmtPhases(ps []phase) string {
 	s := ""
 	for _, p := range ps {
-		s += fmt.Sprintf(" %.0f/s %.1fµs %.1fallocs %.3fw %.3fr servers %.1fµs idle %.2f client/servers %.3f", p.cyclesPerSec,
-			p.cpuMicrosCycle, p.allocsCycle, p.writesCycle, p.readsCycle, p.serverMicrosCycle, p.idle, p.clientPerServer)
+		s += fmt.Sprintf(" %.0f/s %.1fµs %.1fallocs %.3fw %.3fr servers %.1fµs %.3fwakes idle %.2f client/servers %.3f",
+			p.cyclesPerSec, p.cpuMicrosCycle, p.allocsCycle, p.writesCycle, p.readsCycle, p.serverMicrosCycle,
+			p.serverWakesCycle, p.idle, p.clientPerServer)
 	}
 	return s
 }
@@ -164,7 +172,7 @@ func measure(set *localmasters.Set, loop func(stop *atomic.Bool) int64) phase {
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
-	s0 := serversCPU(set)
+	s0, z0 := serversCPU(set), serversWakes(set)
 	busy0, all0 := machineTicks()
 	cpu0, t0 := processCPU(), time.Now()
 	w0, r0 := syscallsIO()
@@ -174,15 +182,16 @@ func measure(set *localmasters.Set, loop func(stop *atomic.Bool) int64) phase {
 	cpu := processCPU() - cpu0
 	w1, r1 := syscallsIO()
 	busy1, all1 := machineTicks()
-	s1 := serversCPU(set)
+	s1, z1 := serversCPU(set), serversWakes(set)
 	runtime.ReadMemStats(&m1)
 	if n == 0 {
 		return phase{}
 	}
 	per := func(d float64) float64 { return d / float64(n) }
-	return phase{float64(n) / secs, per(float64(cpu.Microseconds())), per(float64(m1.Mallocs - m0.Mallocs)),
-		per(w1 - w0), per(r1 - r0), per((s1 - s0) * 1e6), 1 - (busy1-busy0)/max(1, all1-all0),
-		perServer(cpu.Seconds(), s1-s0)}
+	return phase{cyclesPerSec: float64(n) / secs, cpuMicrosCycle: per(float64(cpu.Microseconds())),
+		allocsCycle: per(float64(m1.Mallocs - m0.Mallocs)), writesCycle: per(w1 - w0), readsCycle: per(r1 - r0),
+		serverMicrosCycle: per((s1 - s0) * 1e6), idle: 1 - (busy1-busy0)/max(1, all1-all0),
+		clientPerServer: perServer(cpu.Seconds(), s1-s0), serverWakesCycle: per(z1 - z0)}
 }
 
 // perServer is client CPU per unit of the servers' (0 when their CPU was
@@ -214,6 +223,24 @@ func serversCPU(set *localmasters.Set) float64 {
 			u, _ := strconv.ParseFloat(f[11], 64)
 			s, _ := strconv.ParseFloat(f[12], 64)
 			total += (u + s) / 100 // USER_HZ
+		}
+	}
+	return total
+}
+
+// serversWakes is the masters' voluntary context switches (procfs).
+func serversWakes(set *localmasters.Set) float64 {
+	total := 0.0
+	for _, m := range set.Masters() {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(m.Pid()) + "/status")
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+				n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				total += n
+			}
 		}
 	}
 	return total
@@ -269,7 +296,8 @@ func median(ps []phase) phase {
 		pick(func(p phase) float64 { return p.readsCycle }),
 		pick(func(p phase) float64 { return p.serverMicrosCycle }),
 		pick(func(p phase) float64 { return p.idle }),
-		pick(func(p phase) float64 { return p.clientPerServer })}
+		pick(func(p phase) float64 { return p.clientPerServer }),
+		pick(func(p phase) float64 { return p.serverWakesCycle })}
 }
 
 func processCPU() time.Duration {
