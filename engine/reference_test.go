@@ -100,10 +100,6 @@ type phase struct {
 	// the two cores are shared, so a client that is cheaper per cycle but
 	// makes the servers pay more (smaller batches) is not faster.
 	serverMicrosCycle, idle float64
-	// clientPerServer is the client's CPU per unit of the servers': the
-	// servers do the same commands per cycle whatever the client, so this
-	// holds still when the machine's speed drifts between phases.
-	clientPerServer float64
 	// serverWakesCycle counts the masters' voluntary context switches per
 	// cycle: a server that ran out of input slept and was woken, which
 	// costs its core a switch (the engine's traffic wakes them more often
@@ -148,8 +144,8 @@ func compareOnce(b *testing.B, set *localmasters.Set, workers int) {
 	b.ReportMetric(ml.serverMicrosCycle, "ref-servers-µs/cycle")
 	b.ReportMetric(me.serverWakesCycle, "servers-wakes/cycle")
 	b.ReportMetric(ml.serverWakesCycle, "ref-servers-wakes/cycle")
-	b.ReportMetric(me.clientPerServer, "client/servers")
-	b.ReportMetric(ml.clientPerServer, "ref-client/servers")
+	b.ReportMetric(medianOf(eng, phase.clientPerServer), "client/servers")
+	b.ReportMetric(medianOf(lim, phase.clientPerServer), "ref-client/servers")
 	b.ReportMetric(me.idle, "idle")
 	b.ReportMetric(ml.idle, "ref-idle")
 	b.Logf("workers=%d engine %s reference %s", workers, fmtPhases(eng), fmtPhases(lim))
@@ -160,7 +156,7 @@ func fmtPhases(ps []phase) string {
 	for _, p := range ps {
 		s += fmt.Sprintf(" %.0f/s %.1fµs %.1fallocs %.3fw %.3fr servers %.1fµs %.3fwakes idle %.2f client/servers %.3f",
 			p.cyclesPerSec, p.cpuMicrosCycle, p.allocsCycle, p.writesCycle, p.readsCycle, p.serverMicrosCycle,
-			p.serverWakesCycle, p.idle, p.clientPerServer)
+			p.serverWakesCycle, p.idle, p.clientPerServer())
 	}
 	return s
 }
@@ -191,16 +187,18 @@ func measure(set *localmasters.Set, loop func(stop *atomic.Bool) int64) phase {
 	return phase{cyclesPerSec: float64(n) / secs, cpuMicrosCycle: per(float64(cpu.Microseconds())),
 		allocsCycle: per(float64(m1.Mallocs - m0.Mallocs)), writesCycle: per(w1 - w0), readsCycle: per(r1 - r0),
 		serverMicrosCycle: per((s1 - s0) * 1e6), idle: 1 - (busy1-busy0)/max(1, all1-all0),
-		clientPerServer: perServer(cpu.Seconds(), s1-s0), serverWakesCycle: per(z1 - z0)}
+		serverWakesCycle: per(z1 - z0)}
 }
 
-// perServer is client CPU per unit of the servers' (0 when their CPU was
-// not read: embedded masters).
-func perServer(client, servers float64) float64 {
-	if servers <= 0 {
+// clientPerServer is the client's CPU per unit of the servers': they do
+// the same commands per cycle whatever the client, so it holds still when
+// the machine's speed drifts between phases (0 when their CPU was not
+// read: embedded masters).
+func (p phase) clientPerServer() float64 {
+	if p.serverMicrosCycle <= 0 {
 		return 0
 	}
-	return client / servers
+	return p.cpuMicrosCycle / p.serverMicrosCycle
 }
 
 func warm(loop func(stop *atomic.Bool) int64) {
@@ -281,14 +279,7 @@ func syscallsIO() (writes, reads float64) {
 }
 
 func median(ps []phase) phase {
-	pick := func(f func(phase) float64) float64 {
-		v := make([]float64, len(ps))
-		for i, p := range ps {
-			v[i] = f(p)
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
+	pick := func(f func(phase) float64) float64 { return medianOf(ps, f) }
 	return phase{pick(func(p phase) float64 { return p.cyclesPerSec }),
 		pick(func(p phase) float64 { return p.cpuMicrosCycle }),
 		pick(func(p phase) float64 { return p.allocsCycle }),
@@ -296,8 +287,18 @@ func median(ps []phase) phase {
 		pick(func(p phase) float64 { return p.readsCycle }),
 		pick(func(p phase) float64 { return p.serverMicrosCycle }),
 		pick(func(p phase) float64 { return p.idle }),
-		pick(func(p phase) float64 { return p.clientPerServer }),
 		pick(func(p phase) float64 { return p.serverWakesCycle })}
+}
+
+// medianOf is the median of f over the phases (of each phase's own value,
+// not a value of the median phase).
+func medianOf(ps []phase, f func(phase) float64) float64 {
+	v := make([]float64, len(ps))
+	for i, p := range ps {
+		v[i] = f(p)
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
 }
 
 func processCPU() time.Duration {
