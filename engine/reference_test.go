@@ -4,17 +4,16 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"github.com/redis/rueidis"
 
 	"lockbench/engine"
@@ -207,75 +206,65 @@ func warm(loop func(stop *atomic.Bool) int64) {
 	loop(&stop)
 }
 
-// serversCPU is the masters' user+system CPU seconds (procfs, clock ticks).
+// serversCPU is the masters' user+system CPU seconds.
 func serversCPU(set *localmasters.Set) float64 {
-	total := 0.0
-	for _, m := range set.Masters() {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(m.Pid()) + "/stat")
-		if err != nil {
-			continue
-		}
-		// fields after the command's closing parenthesis: utime and stime are 12th and 13th
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) > 12 {
-			u, _ := strconv.ParseFloat(f[11], 64)
-			s, _ := strconv.ParseFloat(f[12], 64)
-			total += (u + s) / 100 // USER_HZ
-		}
-	}
-	return total
+	return sumServers(set, func(p procfs.Proc) (float64, error) {
+		st, err := p.Stat()
+		return st.CPUTime(), err
+	})
 }
 
-// serversWakes is the masters' voluntary context switches (procfs).
+// serversWakes is the masters' voluntary context switches.
 func serversWakes(set *localmasters.Set) float64 {
+	return sumServers(set, func(p procfs.Proc) (float64, error) {
+		st, err := p.NewStatus()
+		return float64(st.VoluntaryCtxtSwitches), err
+	})
+}
+
+// sumServers adds f over the masters' processes; one that cannot be read
+// (embedded masters have no pid) adds nothing.
+func sumServers(set *localmasters.Set, f func(procfs.Proc) (float64, error)) float64 {
 	total := 0.0
 	for _, m := range set.Masters() {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(m.Pid()) + "/status")
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
-				n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
-				total += n
+		if p, err := procfs.NewProc(m.Pid()); err == nil {
+			if v, err := f(p); err == nil {
+				total += v
 			}
 		}
 	}
 	return total
 }
 
-// machineTicks is the busy and total ticks of all CPUs (/proc/stat).
+// machineTicks is the busy and total CPU seconds of all CPUs; guest time
+// is already in user and nice.
 func machineTicks() (busy, all float64) {
-	b, _ := os.ReadFile("/proc/stat")
-	line, _, _ := strings.Cut(string(b), "\n")
-	// user nice system idle iowait irq softirq steal; guest time is
-	// already in user and nice.
-	for i, f := range strings.Fields(line)[1:9] {
-		v, _ := strconv.ParseFloat(f, 64)
-		all += v
-		if i != 3 && i != 4 { // idle, iowait
-			busy += v
-		}
+	st, err := procfs.NewDefaultFS()
+	if err != nil {
+		return 0, 0
 	}
-	return busy, all
+	s, err := st.Stat()
+	if err != nil {
+		return 0, 0
+	}
+	c := s.CPUTotal
+	busy = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
+	return busy, busy + c.Idle + c.Iowait
 }
 
-// syscallsIO reads this process's write and read system call counts
-// (syscw, syscr of /proc/self/io; zero where there is no such file): how
-// many commands share a write, and how many replies a read brings.
+// syscallsIO is this process's write and read system call counts (zero
+// where procfs has none): how many commands share a write, and how many
+// replies a read brings.
 func syscallsIO() (writes, reads float64) {
-	b, _ := os.ReadFile("/proc/self/io")
-	for _, line := range strings.Split(string(b), "\n") {
-		name, v, _ := strings.Cut(line, ": ")
-		n, _ := strconv.ParseFloat(v, 64)
-		switch name {
-		case "syscw":
-			writes = n
-		case "syscr":
-			reads = n
-		}
+	p, err := procfs.Self()
+	if err != nil {
+		return 0, 0
 	}
-	return writes, reads
+	io, err := p.IO()
+	if err != nil {
+		return 0, 0
+	}
+	return float64(io.SyscW), float64(io.SyscR)
 }
 
 func median(ps []phase) phase {
