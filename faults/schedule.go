@@ -5,103 +5,34 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"lockbench/localmasters"
+	"lockbench/results"
 )
 
-// Kind names a fault.
-type Kind string
+// The fault specs are plain data of the scenario (results.Fault, where a
+// result and the scenario's parser find them without this package and its
+// servers); these names keep the scheduler's code as it reads.
+type (
+	Kind = results.FaultKind
+	Spec = results.Fault
+)
 
 const (
-	Crash     Kind = "crash"      // kill -9 masters, restart them at once, later or never
-	Partition Kind = "partition"  // black-hole clients ↔ masters
-	Latency   Kind = "latency"    // delay replies from masters to clients
-	Reset     Kind = "reset"      // drop connections (once, or for a while)
-	Pause     Kind = "pause"      // stop clients (SIGSTOP, or a pause hook) and resume them
-	ClockJump Kind = "clock_jump" // move a master's wall clock (libfaketime)
+	Crash            = results.FaultCrash
+	Partition        = results.FaultPartition
+	Latency          = results.FaultLatency
+	Reset            = results.FaultReset
+	Pause            = results.FaultPause
+	ClockJump        = results.FaultClockJump
+	RestartImmediate = results.RestartImmediate
+	RestartNever     = results.RestartNever
 )
 
 // Kinds lists every fault kind.
-var Kinds = []Kind{Crash, Partition, Latency, Reset, Pause, ClockJump}
-
-// Restart policies of a crash.
-const (
-	RestartImmediate = "immediate"
-	RestartNever     = "never"
-)
-
-// Spec is one scheduled fault. Empty Masters or Clients mean all of them.
-type Spec struct {
-	At      time.Duration // after the load starts
-	Kind    Kind
-	Masters []int
-	Clients []int
-	For     time.Duration // partition, latency, reset, pause: 0 = until the end
-	Restart string        // crash: immediate, never or a delay such as 2.5s
-	Latency time.Duration // latency
-	Jitter  time.Duration // latency
-	By      time.Duration // clock_jump
-}
-
-// RestartDelay parses Restart: 0 for immediate, -1 for never.
-func (s Spec) RestartDelay() (time.Duration, error) {
-	switch s.Restart {
-	case "", RestartImmediate:
-		return 0, nil
-	case RestartNever:
-		return -1, nil
-	}
-	d, err := time.ParseDuration(s.Restart)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("restart: %q is not accepted; use immediate, never or a delay such as 2.5s", s.Restart)
-	}
-	return d, nil
-}
-
-// String is a short description for plans and events.
-func (s Spec) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s at %v", s.Kind, s.At)
-	if s.Kind != Pause {
-		fmt.Fprintf(&b, " masters %s", list(s.Masters))
-	}
-	if s.Kind == Partition || s.Kind == Latency || s.Kind == Reset || s.Kind == Pause {
-		fmt.Fprintf(&b, " clients %s", list(s.Clients))
-	}
-	switch s.Kind {
-	case Crash:
-		r := s.Restart
-		if r == "" {
-			r = RestartImmediate
-		}
-		if d, err := s.RestartDelay(); err == nil && d > 0 {
-			r = "after " + d.String()
-		}
-		b.WriteString(" restart " + r)
-	case Latency:
-		fmt.Fprintf(&b, " %v±%v", s.Latency, s.Jitter)
-	case ClockJump:
-		fmt.Fprintf(&b, " by %+v", s.By)
-	}
-	if s.For > 0 {
-		fmt.Fprintf(&b, " for %v", s.For)
-	}
-	return b.String()
-}
-
-func list(v []int) string {
-	if len(v) == 0 {
-		return "all"
-	}
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
-}
+var Kinds = results.FaultKinds
 
 // Master is what a crash needs of a master (*localmasters.Master).
 type Master interface {
@@ -341,10 +272,10 @@ func (s *Scheduler) masterName(m int) string {
 }
 
 func pairName(clients, masters []int) string {
-	return "clients " + list(clients) + " / masters " + list(masters)
+	return "clients " + results.FaultTargets(clients) + " / masters " + results.FaultTargets(masters)
 }
 
-func clientsName(clients []int) string { return "clients " + list(clients) }
+func clientsName(clients []int) string { return "clients " + results.FaultTargets(clients) }
 
 // apply puts spec i in place (at is its event time; zero for now) unless
 // the scheduler has stopped.

@@ -4,6 +4,7 @@ package localmasters
 
 import (
 	"fmt"
+	"lockbench/internal/cpulist"
 	"os"
 	"strconv"
 
@@ -39,7 +40,7 @@ func PinProcess(pid int, cpus []int) error {
 	}
 	tasks, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("pin to CPUs %s: %w", FormatCPUList(cpus), err)
+		return fmt.Errorf("pin to CPUs %s: %w", cpulist.Format(cpus), err)
 	}
 	for _, t := range tasks {
 		tid, err := strconv.Atoi(t.Name())
@@ -48,7 +49,7 @@ func PinProcess(pid int, cpus []int) error {
 		}
 		// A thread that exited meanwhile is not an error.
 		if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
-			return fmt.Errorf("pin thread %d to CPUs %s: %w", tid, FormatCPUList(cpus), err)
+			return fmt.Errorf("pin thread %d to CPUs %s: %w", tid, cpulist.Format(cpus), err)
 		}
 	}
 	return nil

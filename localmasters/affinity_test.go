@@ -5,6 +5,7 @@ package localmasters_test
 import (
 	"context"
 	"fmt"
+	"lockbench/internal/cpulist"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,8 +59,8 @@ func TestMastersPinnedToCPUs(t *testing.T) {
 			t.Errorf("%s: %d threads of redis-server, want its background threads too", when, len(tasks))
 		}
 		for _, st := range append([]string{fmt.Sprintf("/proc/%d/status", pid)}, tasks...) {
-			if got := cpusAllowed(t, st); got != localmasters.FormatCPUList(want) {
-				t.Errorf("%s: %s Cpus_allowed_list %q, want %q", when, st, got, localmasters.FormatCPUList(want))
+			if got := cpusAllowed(t, st); got != cpulist.Format(want) {
+				t.Errorf("%s: %s Cpus_allowed_list %q, want %q", when, st, got, cpulist.Format(want))
 			}
 		}
 	}
@@ -74,17 +75,17 @@ func TestMastersPinnedToCPUs(t *testing.T) {
 }
 
 func TestCPUList(t *testing.T) {
-	got, err := localmasters.ParseCPUList("3, 0-1,1")
-	if err != nil || fmt.Sprint(got) != "[0 1 3]" || localmasters.FormatCPUList(got) != "0-1,3" {
-		t.Errorf("parse %v %v, format %q", got, err, localmasters.FormatCPUList(got))
+	got, err := cpulist.Parse("3, 0-1,1")
+	if err != nil || fmt.Sprint(got) != "[0 1 3]" || cpulist.Format(got) != "0-1,3" {
+		t.Errorf("parse %v %v, format %q", got, err, cpulist.Format(got))
 	}
 	for _, bad := range []string{"", "a", "2-1", "-1", "1-"} {
-		if _, err := localmasters.ParseCPUList(bad); err == nil || !strings.Contains(err.Error(), "local-cpus:") {
+		if _, err := cpulist.Parse(bad); err == nil || !strings.Contains(err.Error(), "local-cpus:") {
 			t.Errorf("%q: %v, want a local-cpus error", bad, err)
 		}
 	}
 	allowed, _ := localmasters.AllowedCPUs(0)
-	if _, _, err := localmasters.SplitCPUs(localmasters.FormatCPUList(allowed)); err == nil || !strings.Contains(err.Error(), "leaves lockbench no CPU") {
+	if _, _, err := localmasters.SplitCPUs(cpulist.Format(allowed)); err == nil || !strings.Contains(err.Error(), "leaves lockbench no CPU") {
 		t.Errorf("all CPUs to the masters: %v, want refused", err)
 	}
 	if _, _, err := localmasters.SplitCPUs("4000"); err == nil || !strings.Contains(err.Error(), "CPU 4000") {

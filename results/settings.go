@@ -123,4 +123,23 @@ type Settings struct {
 	// (RFC 3339) aligns the segments' first cells.
 	Segment string `yaml:"segment" json:"segment,omitempty"`
 	StartAt string `yaml:"start_at" json:"start_at,omitempty"`
+
+	// Fault scenarios only (plan refuses them elsewhere). A result records
+	// them in ChaosConfig, under the names results have always had there,
+	// so they are not written with the settings.
+	//
+	// Clients: lock clients, each with its own connections; workers are
+	// per client. ClientMode: goroutines, or processes (each client a
+	// lockbench process). Fencing: every acquire takes a token and the
+	// resource refuses reads and writes older than one it has seen.
+	// CheckValidity: skip the write when the lock's validity ran out
+	// during the hold. Acquisitions ends the cell once this many locks were
+	// taken (duration is the cap); MinAcquisitions: a cell with fewer
+	// acquisitions or acknowledged writes judged too little and fails.
+	Clients         int    `yaml:"clients" json:"-"`
+	ClientMode      string `yaml:"client_mode" json:"-"`
+	Fencing         bool   `yaml:"fencing" json:"-"`
+	CheckValidity   bool   `yaml:"check_validity" json:"-"`
+	Acquisitions    int64  `yaml:"acquisitions" json:"-"`
+	MinAcquisitions int64  `yaml:"min_acquisitions" json:"-"`
 }

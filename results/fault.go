@@ -1,0 +1,100 @@
+package results
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// FaultKind names a fault.
+type FaultKind string
+
+const (
+	FaultCrash     FaultKind = "crash"      // kill -9 masters, restart them at once, later or never
+	FaultPartition FaultKind = "partition"  // black-hole clients ↔ masters
+	FaultLatency   FaultKind = "latency"    // delay replies from masters to clients
+	FaultReset     FaultKind = "reset"      // drop connections (once, or for a while)
+	FaultPause     FaultKind = "pause"      // stop clients (SIGSTOP, or a pause hook) and resume them
+	FaultClockJump FaultKind = "clock_jump" // move a master's wall clock (libfaketime)
+)
+
+// FaultKinds lists every fault kind.
+var FaultKinds = []FaultKind{FaultCrash, FaultPartition, FaultLatency, FaultReset, FaultPause, FaultClockJump}
+
+// Restart policies of a crash.
+const (
+	RestartImmediate = "immediate"
+	RestartNever     = "never"
+)
+
+// Fault is one scheduled fault of a scenario. Empty Masters or Clients mean all of them.
+type Fault struct {
+	At      time.Duration // after the load starts
+	Kind    FaultKind
+	Masters []int
+	Clients []int
+	For     time.Duration // partition, latency, reset, pause: 0 = until the end
+	Restart string        // crash: immediate, never or a delay such as 2.5s
+	Latency time.Duration // latency
+	Jitter  time.Duration // latency
+	By      time.Duration // clock_jump
+}
+
+// RestartDelay parses Restart: 0 for immediate, -1 for never.
+func (s Fault) RestartDelay() (time.Duration, error) {
+	switch s.Restart {
+	case "", RestartImmediate:
+		return 0, nil
+	case RestartNever:
+		return -1, nil
+	}
+	d, err := time.ParseDuration(s.Restart)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("restart: %q is not accepted; use immediate, never or a delay such as 2.5s", s.Restart)
+	}
+	return d, nil
+}
+
+// String is a short description for plans and events.
+func (s Fault) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s at %v", s.Kind, s.At)
+	if s.Kind != FaultPause {
+		fmt.Fprintf(&b, " masters %s", FaultTargets(s.Masters))
+	}
+	if s.Kind == FaultPartition || s.Kind == FaultLatency || s.Kind == FaultReset || s.Kind == FaultPause {
+		fmt.Fprintf(&b, " clients %s", FaultTargets(s.Clients))
+	}
+	switch s.Kind {
+	case FaultCrash:
+		r := s.Restart
+		if r == "" {
+			r = RestartImmediate
+		}
+		if d, err := s.RestartDelay(); err == nil && d > 0 {
+			r = "after " + d.String()
+		}
+		b.WriteString(" restart " + r)
+	case FaultLatency:
+		fmt.Fprintf(&b, " %v±%v", s.Latency, s.Jitter)
+	case FaultClockJump:
+		fmt.Fprintf(&b, " by %+v", s.By)
+	}
+	if s.For > 0 {
+		fmt.Fprintf(&b, " for %v", s.For)
+	}
+	return b.String()
+}
+
+// FaultTargets writes indices as "0,2", or "all" for none.
+func FaultTargets(v []int) string {
+	if len(v) == 0 {
+		return "all"
+	}
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
