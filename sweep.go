@@ -268,7 +268,7 @@ func (st *sweepState) runCell(ctx context.Context, pool *bench.Pool, i int, c pl
 		return nil, err
 	}
 	st.runs[i] = append(st.runs[i], *res)
-	combined := report.CombineRepeats(st.runs[i])
+	combined := results.CombineRepeats(st.runs[i])
 	if combined.Repeats != nil {
 		combined.Repeats.FreshMasters = plan.RepeatsNeedFreshMasters(c.Settings)
 		if err := combineRepeatLogs(st.out.path, c.ID, len(st.runs[i])); err != nil {

@@ -351,20 +351,20 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 		Index: c.Info.Index, ID: c.Info.ID, Label: c.Info.Label, Axes: c.Axes,
 		Masters: c.Set.N, Persistence: c.Set.Persistence, Driver: c.Set.Driver, Mode: c.Set.Mode,
 		Load: c.Set.Load, Workers: c.Set.Workers, Rate: c.Set.Rate, Keys: c.Set.Keys,
-		CyclesPerSec: finiteOr0(r.Throughput.CyclesPerSec), AcquiresPerSec: finiteOr0(r.Throughput.AcquiresPerSec),
+		CyclesPerSec: results.FiniteOr0(r.Throughput.CyclesPerSec), AcquiresPerSec: results.FiniteOr0(r.Throughput.AcquiresPerSec),
 		Acquire: r.AcquireLatency, AcquireUncorrected: r.AcquireUncorrected,
 		Failed: r.AcquireFailedLatency, Release: r.ReleaseLatency,
 		Acquired: r.Outcomes.Acquired, NotAcquired: r.Outcomes.NotAcquired, Errors: r.Outcomes.Errors,
 		SuccessRatio: SuccessRatio(r.Outcomes),
 		Violations:   r.Safety.Violations, MaxHolders: r.Safety.MaxConcurrentHolder,
-		ClientCPUPerCycle: finiteOr0(r.Client.CPUMicrosCycle), ClientCPUShare: finiteOr0(r.Client.CPUShare),
+		ClientCPUPerCycle: results.FiniteOr0(r.Client.CPUMicrosCycle), ClientCPUShare: results.FiniteOr0(r.Client.CPUShare),
 		ClientBound:     clientBound(r.Client),
 		MeasuredSeconds: r.MeasuredSeconds, Interrupted: r.Interrupted,
 		Events: r.Events, Warnings: r.Warnings, PerMaster: r.Outcomes.PerMaster,
 		Safety: r.Safety, OpenLoop: r.OpenLoop, Repeats: r.Repeats,
 	}
 	if r.Servers != nil {
-		cs.ServerBusiestShare = finiteOr0(r.Servers.BusiestShare)
+		cs.ServerBusiestShare = results.FiniteOr0(r.Servers.BusiestShare)
 	}
 	cs.Limit, cs.Machine, cs.RedisCost = r.Limit, r.Machine, r.RedisCost
 	if cs.Limit == nil {

@@ -244,8 +244,8 @@ func compareCell(o, n CompareCell, ign map[string]bool, alpha float64) []Compare
 	}
 	var rows []CompareRow
 	for _, name := range CompareFigures {
-		f, _ := FigureByName(name)
-		xs, ys := Samples(o.Run, f), Samples(n.Run, f)
+		f, _ := results.FigureByName(name)
+		xs, ys := results.Samples(o.Run, f), results.Samples(n.Run, f)
 		if len(xs) == 0 || len(ys) == 0 {
 			continue // no latency on one side (nothing acquired)
 		}
@@ -255,8 +255,8 @@ func compareCell(o, n CompareCell, ign map[string]bool, alpha float64) []Compare
 }
 
 // judge tests one figure: old samples xs, new ys.
-func judge(cell, changed string, f Figure, xs, ys []float64, alpha float64) CompareRow {
-	r := CompareRow{Cell: cell, Changed: changed, Figure: f.Name, Old: NewSpread(xs), New: NewSpread(ys)}
+func judge(cell, changed string, f results.Figure, xs, ys []float64, alpha float64) CompareRow {
+	r := CompareRow{Cell: cell, Changed: changed, Figure: f.Name, Old: results.NewSpread(xs), New: results.NewSpread(ys)}
 	r.Delta = math.NaN()
 	if r.Old.Median != 0 {
 		r.Delta = (r.New.Median/r.Old.Median - 1) * 100
@@ -369,14 +369,14 @@ type FailOnCheck struct {
 func ParseFailOn(s string) (FailOn, error) {
 	expr := strings.Join(strings.Fields(s), "")
 	bad := func(why string) (FailOn, error) {
-		return FailOn{}, &InputError{Field: "--fail-on", Value: s, Problem: why, Accepted: "FIGURE<PCT% or FIGURE>PCT%, e.g. cycles_per_sec<-5% or acquire_p99>10%; figures: " + strings.Join(FigureNames(), ", ")}
+		return FailOn{}, &InputError{Field: "--fail-on", Value: s, Problem: why, Accepted: "FIGURE<PCT% or FIGURE>PCT%, e.g. cycles_per_sec<-5% or acquire_p99>10%; figures: " + strings.Join(results.FigureNames(), ", ")}
 	}
 	i := strings.IndexAny(expr, "<>")
 	if i <= 0 || !strings.HasSuffix(expr, "%") {
 		return bad("not of the form FIGURE<PCT%")
 	}
 	f := FailOn{Expr: expr, Figure: expr[:i], Op: expr[i : i+1]}
-	if _, ok := FigureByName(f.Figure); !ok {
+	if _, ok := results.FigureByName(f.Figure); !ok {
 		return bad(fmt.Sprintf("%q is not a figure", f.Figure))
 	}
 	v, err := strconv.ParseFloat(strings.TrimSuffix(expr[i+1:], "%"), 64)

@@ -319,7 +319,7 @@ func cellFigures(c CellSummary) cellView {
 func spreadNote(cells []CellSummary) string {
 	for _, c := range cells {
 		if c.Repeats != nil {
-			return "Figures of repeated cells are medians of their repeats ± the larger side of the " + CIText(c.Repeats) + "; max and counts cover all repeats."
+			return "Figures of repeated cells are medians of their repeats ± the larger side of the " + results.CIText(c.Repeats) + "; max and counts cover all repeats."
 		}
 	}
 	return ""
@@ -334,7 +334,7 @@ func withSpread(text string, rep *results.Repeats, figure string) string {
 	if sp.N < 2 {
 		return text
 	}
-	return text + " ±" + SpreadText(sp)
+	return text + " ±" + results.SpreadText(sp)
 }
 
 // makeSafetyRow is one line of the safety table: what was done to the lock

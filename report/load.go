@@ -1,13 +1,14 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"lockbench/results"
-	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -338,9 +339,12 @@ func groupBy(cells []*cell, skip map[string]bool) []*group {
 	return out
 }
 
-func finiteOr0(v float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0
+// sortedKeys are m's keys in order.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
-	return v
+	slices.Sort(out)
+	return out
 }

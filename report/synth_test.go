@@ -235,7 +235,7 @@ func synthRepeats(c synthCell, run results.Run) results.Run {
 		r.StartedAt = run.StartedAt.Add(time.Duration(float64(k) * r.MeasuredSeconds * float64(time.Second)))
 		reps[k] = r
 	}
-	return CombineRepeats(reps)
+	return results.CombineRepeats(reps)
 }
 
 func must(t testing.TB, err error) {
