@@ -13,7 +13,6 @@ import (
 	"lockbench/bench"
 	"lockbench/metrics"
 	"lockbench/plan"
-	"lockbench/report"
 	"lockbench/results"
 )
 
@@ -23,7 +22,7 @@ type runArgs struct {
 	asJSON      bool
 	out         string
 	metricsAddr string
-	thresholds  []report.Threshold
+	thresholds  []results.Threshold
 	repeat      int
 }
 
@@ -114,11 +113,11 @@ func writeRun(a runArgs, res *results.Run) error {
 }
 
 // runVerdict is the exit: interrupted, a threshold broken, or fine.
-func runVerdict(res *results.Run, thresholds []report.Threshold) error {
+func runVerdict(res *results.Run, thresholds []results.Threshold) error {
 	if res.Interrupted {
 		return quietExit(exitInterrupted)
 	}
-	if broken := report.CheckThresholds([]results.Run{*res}, thresholds); len(broken) > 0 {
+	if broken := results.CheckThresholds([]results.Run{*res}, thresholds); len(broken) > 0 {
 		for _, b := range broken {
 			fmt.Fprintln(os.Stderr, "lockbench run: threshold broken:", b.Threshold, "actual", b.ActualText)
 		}
@@ -164,10 +163,10 @@ func runRepeats(ctx context.Context, pool *bench.Pool, s plan.Settings, n int, o
 	return &out, nil
 }
 
-func parseThresholds(exprs []string) ([]report.Threshold, error) {
-	var out []report.Threshold
+func parseThresholds(exprs []string) ([]results.Threshold, error) {
+	var out []results.Threshold
 	for _, e := range exprs {
-		t, err := report.ParseThreshold(e)
+		t, err := results.ParseThreshold(e)
 		if err != nil {
 			return nil, err
 		}

@@ -70,7 +70,7 @@ func identity(cfg *results.CellConfig, recorded map[string]bool) map[string]stri
 func LoadCompareSide(path string) ([]CompareCell, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, &InputError{Field: "OLD/NEW", Value: path, Problem: "not found", Accepted: "a results directory or a run JSON file"}
+		return nil, &results.InputError{Field: "OLD/NEW", Value: path, Problem: "not found", Accepted: "a results directory or a run JSON file"}
 	}
 	if !st.IsDir() {
 		b, err := os.ReadFile(path)
@@ -79,7 +79,7 @@ func LoadCompareSide(path string) ([]CompareCell, error) {
 		}
 		var r results.Run
 		if err := json.Unmarshal(b, &r); err != nil || r.Config == nil {
-			return nil, &InputError{Field: "OLD/NEW", Value: path, Problem: "not a lockbench run result", Accepted: "a results directory or a run JSON file (lockbench run --out FILE)"}
+			return nil, &results.InputError{Field: "OLD/NEW", Value: path, Problem: "not a lockbench run result", Accepted: "a results directory or a run JSON file (lockbench run --out FILE)"}
 		}
 		label := strings.TrimSuffix(filepath.Base(path), ".json")
 		if r.Cell != nil && r.Cell.Label != "" {
@@ -92,7 +92,7 @@ func LoadCompareSide(path string) ([]CompareCell, error) {
 		return nil, err
 	}
 	if len(res.Cells) == 0 {
-		return nil, &InputError{Field: "OLD/NEW", Value: path, Problem: "no cells with results", Accepted: "a results directory with cells/*.json"}
+		return nil, &results.InputError{Field: "OLD/NEW", Value: path, Problem: "no cells with results", Accepted: "a results directory with cells/*.json"}
 	}
 	out := make([]CompareCell, len(res.Cells))
 	for i, c := range res.Cells {
@@ -151,7 +151,7 @@ func (r CompareRow) MarshalJSON() ([]byte, error) {
 // ignore) and tests each figure's repeats for a difference.
 func Compare(old, new []CompareCell, ignore []string, alpha float64) (*Comparison, error) {
 	if !(alpha > 0 && alpha < 1) {
-		return nil, &InputError{Field: "--alpha", Value: fmt.Sprint(alpha), Problem: "out of range", Accepted: "a significance level in (0, 1) such as 0.05"}
+		return nil, &results.InputError{Field: "--alpha", Value: fmt.Sprint(alpha), Problem: "out of range", Accepted: "a significance level in (0, 1) such as 0.05"}
 	}
 	ign, err := ignoreSet(old, new, ignore)
 	if err != nil {
@@ -289,7 +289,7 @@ func ignoreSet(old, new []CompareCell, ignore []string) (map[string]bool, error)
 			k = "N" // the master set is matched by its size
 		}
 		if !known[k] {
-			return nil, &InputError{Field: "--ignore", Value: k, Problem: "not a setting of these results", Accepted: strings.Join(sortedKeys(known), ", ")}
+			return nil, &results.InputError{Field: "--ignore", Value: k, Problem: "not a setting of these results", Accepted: strings.Join(sortedKeys(known), ", ")}
 		}
 		out[k] = true
 	}
@@ -369,7 +369,7 @@ type FailOnCheck struct {
 func ParseFailOn(s string) (FailOn, error) {
 	expr := strings.Join(strings.Fields(s), "")
 	bad := func(why string) (FailOn, error) {
-		return FailOn{}, &InputError{Field: "--fail-on", Value: s, Problem: why, Accepted: "FIGURE<PCT% or FIGURE>PCT%, e.g. cycles_per_sec<-5% or acquire_p99>10%; figures: " + strings.Join(results.FigureNames(), ", ")}
+		return FailOn{}, &results.InputError{Field: "--fail-on", Value: s, Problem: why, Accepted: "FIGURE<PCT% or FIGURE>PCT%, e.g. cycles_per_sec<-5% or acquire_p99>10%; figures: " + strings.Join(results.FigureNames(), ", ")}
 	}
 	i := strings.IndexAny(expr, "<>")
 	if i <= 0 || !strings.HasSuffix(expr, "%") {

@@ -26,7 +26,7 @@ func WriteComparison(w io.Writer, c *Comparison, format string) error {
 	case "text", "":
 		return writeCompareText(w, c)
 	}
-	return &InputError{Field: "--format", Value: format, Problem: "not a format", Accepted: strings.Join(CompareFormats, ", ")}
+	return &results.InputError{Field: "--format", Value: format, Problem: "not a format", Accepted: strings.Join(CompareFormats, ", ")}
 }
 
 // figureValue writes a median in the figure's unit: cycles/s as a whole

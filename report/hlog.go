@@ -23,7 +23,7 @@ func readLogFile(path string) ([]*hdrhistogram.Histogram, bool, error) {
 	defer f.Close()
 	hs, err := results.ReadIntervalLog(f)
 	if err != nil {
-		return nil, true, &InputError{Field: "hlog", Value: path, Problem: err.Error(), Accepted: "an HdrHistogram interval log"}
+		return nil, true, &results.InputError{Field: "hlog", Value: path, Problem: err.Error(), Accepted: "an HdrHistogram interval log"}
 	}
 	return hs, true, nil
 }

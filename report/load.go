@@ -121,12 +121,12 @@ func readManifest(dir string, m *results.Manifest) error {
 	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return &InputError{Field: "DIR", Value: dir, Problem: "no manifest.json here", Accepted: "a results directory written by lockbench sweep (manifest.json, cells/)"}
+			return &results.InputError{Field: "DIR", Value: dir, Problem: "no manifest.json here", Accepted: "a results directory written by lockbench sweep (manifest.json, cells/)"}
 		}
 		return err
 	}
 	if err := json.Unmarshal(b, m); err != nil {
-		return &InputError{Field: "manifest", Value: filepath.Join(dir, "manifest.json"), Problem: err.Error(), Accepted: "a lockbench manifest (JSON)"}
+		return &results.InputError{Field: "manifest", Value: filepath.Join(dir, "manifest.json"), Problem: err.Error(), Accepted: "a lockbench manifest (JSON)"}
 	}
 	return nil
 }
@@ -162,7 +162,7 @@ func loadCell(dir string, info results.CellInfo) (c *cell, warning string, err e
 	}
 	c = &cell{Info: info, Intervals: map[string][]*hdrhistogram.Histogram{}, Totals: map[string]*hdrhistogram.Histogram{}}
 	if err := json.Unmarshal(b, &c.Run); err != nil {
-		return nil, "", &InputError{Field: "cell", Value: path, Problem: err.Error(), Accepted: "a lockbench run result (JSON)"}
+		return nil, "", &results.InputError{Field: "cell", Value: path, Problem: err.Error(), Accepted: "a lockbench run result (JSON)"}
 	}
 	if c.Run.Cell != nil {
 		// The cell file knows its own label and axes best.

@@ -40,16 +40,16 @@ func Merge(dirs []string, out string) error {
 // loadSegments checks the merge's arguments and loads every segment.
 func loadSegments(dirs []string, out string) ([]*loadedDir, error) {
 	if len(dirs) == 0 {
-		return nil, &InputError{Field: "DIR", Value: "", Problem: "nothing to merge", Accepted: "one or more results directories"}
+		return nil, &results.InputError{Field: "DIR", Value: "", Problem: "nothing to merge", Accepted: "one or more results directories"}
 	}
 	if out == "" {
-		return nil, &InputError{Field: "--out", Value: "", Problem: "no output directory", Accepted: "a directory for the merged results"}
+		return nil, &results.InputError{Field: "--out", Value: "", Problem: "no output directory", Accepted: "a directory for the merged results"}
 	}
 	absOut, _ := filepath.Abs(out)
 	var inputs []*loadedDir
 	for _, d := range dirs {
 		if a, _ := filepath.Abs(d); a == absOut {
-			return nil, &InputError{Field: "--out", Value: out, Problem: "is one of the input directories", Accepted: "a new directory, so that no segment is overwritten"}
+			return nil, &results.InputError{Field: "--out", Value: out, Problem: "is one of the input directories", Accepted: "a new directory, so that no segment is overwritten"}
 		}
 		r, err := loadDir(d, false)
 		if err != nil {
@@ -142,7 +142,7 @@ func mergeCellLogs(merged *results.Run, segs []segCell, out string, info results
 		if len(have) != len(segs) {
 			// Adding some segments' histograms would understate the
 			// tail; a partial merge is worse than none.
-			return &InputError{Field: "hlog", Value: results.LogPath(segs[0].dir, segs[0].c.Info, m), Problem: fmt.Sprintf("cell %s has a %s log in %s but not in every segment", info.ID, m, strings.Join(have, ", ")), Accepted: "segments with the same set of .hlog files"}
+			return &results.InputError{Field: "hlog", Value: results.LogPath(segs[0].dir, segs[0].c.Info, m), Problem: fmt.Sprintf("cell %s has a %s log in %s but not in every segment", info.ID, m, strings.Join(have, ", ")), Accepted: "segments with the same set of .hlog files"}
 		}
 		lat, dropped, err := addLogs(logs, m, results.LogPath(out, info, m))
 		if dropped > 0 {
