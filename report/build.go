@@ -379,21 +379,8 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 func clientBound(c results.Client) bool { return c.ClientBound || c.CPUShare >= 0.8 }
 
 func writeBytes(path string, b []byte) error {
-	return writeShared(path, func(w io.Writer) error {
+	return results.WriteFileShared(path, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	})
-}
-
-// writeShared writes atomically and leaves the file readable by all: a
-// report is meant to be passed around, and WriteFileAtomic's temp files
-// are private.
-func writeShared(path string, write func(io.Writer) error) error {
-	if err := results.WriteFileAtomic(path, write); err != nil {
-		return err
-	}
-	if err := os.Chmod(path, 0o644); err != nil {
-		return fmt.Errorf("out: %w", err)
-	}
-	return nil
 }

@@ -400,7 +400,7 @@ func writeHTML(path string, s *Summary, figs []figure, png map[string][]byte) er
 	if err := htmlTmpl.Execute(&buf, makeView(s, figs, png)); err != nil {
 		return fmt.Errorf("report.html: %w", err)
 	}
-	return writeShared(path, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
+	return results.WriteFileShared(path, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
 }
 
 var htmlTmpl = template.Must(template.New("html").Parse(`<!DOCTYPE html>

@@ -181,7 +181,7 @@ func loadCell(dir string, info results.CellInfo) (c *cell, warning string, err e
 // readLogs reads cell c's interval logs and their totals.
 func (res *loadedDir) readLogs(c *cell) error {
 	for _, m := range metrics {
-		hs, ok, err := readLogFile(results.LogPath(res.Dir, c.Info, m))
+		hs, ok, err := results.ReadLogFile(results.LogPath(res.Dir, c.Info, m))
 		if err != nil {
 			return err
 		}

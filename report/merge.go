@@ -34,7 +34,7 @@ func Merge(dirs []string, out string) error {
 		}
 		man.Cells = append(man.Cells, info)
 	}
-	return writeShared(filepath.Join(out, "manifest.json"), func(w io.Writer) error { return results.WriteJSON(w, man) })
+	return results.WriteFileShared(filepath.Join(out, "manifest.json"), func(w io.Writer) error { return results.WriteJSON(w, man) })
 }
 
 // loadSegments checks the merge's arguments and loads every segment.
@@ -124,7 +124,7 @@ func mergeCell(segs []segCell, inputs int, out string) (results.CellInfo, error)
 	ci := info
 	merged.Cell = &ci
 	path := filepath.Join(out, filepath.FromSlash(info.File))
-	return info, writeShared(path, func(w io.Writer) error { return results.WriteJSON(w, merged) })
+	return info, results.WriteFileShared(path, func(w io.Writer) error { return results.WriteJSON(w, merged) })
 }
 
 // mergeCellLogs adds the segments' interval logs of each metric, writes
@@ -168,7 +168,7 @@ func mergeCellLogs(merged *results.Run, segs []segCell, out string, info results
 // one; have names those segments.
 func segmentLogs(segs []segCell, m string) (logs [][]*hdrhistogram.Histogram, have []string, err error) {
 	for _, s := range segs {
-		hs, ok, err := readLogFile(results.LogPath(s.dir, s.c.Info, m))
+		hs, ok, err := results.ReadLogFile(results.LogPath(s.dir, s.c.Info, m))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -187,7 +187,7 @@ func addLogs(logs [][]*hdrhistogram.Histogram, m, path string) (lat results.Late
 	ivs, dropped := mergeIntervals(logs)
 	sum, _ := total(ivs)
 	lat = results.Summarize(sum)
-	return lat, dropped, writeShared(path, func(w io.Writer) error { return results.WriteIntervalLog(w, m, ivs) })
+	return lat, dropped, results.WriteFileShared(path, func(w io.Writer) error { return results.WriteIntervalLog(w, m, ivs) })
 }
 
 // setLatency puts a latency recomputed from metric m's logs in its place.
@@ -291,13 +291,13 @@ func mergeRepeatLogs(dirs []string, cells []*cell, out, id string, k int) (lat r
 	for _, m := range []string{results.MetricAcquire, results.MetricRelease} {
 		var logs [][]*hdrhistogram.Histogram
 		for i, c := range cells {
-			hs, ok, err := readLogFile(RepeatLogPath(dirs[i], c.Info.ID, k, m))
+			hs, ok, err := results.ReadLogFile(results.RepeatLogPath(dirs[i], c.Info.ID, k, m))
 			if err != nil || !ok {
 				return lat, false, err
 			}
 			logs = append(logs, hs)
 		}
-		path := RepeatLogPath(out, id, k, m)
+		path := results.RepeatLogPath(out, id, k, m)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return lat, false, fmt.Errorf("out: %w", err)
 		}
@@ -328,9 +328,4 @@ func addRepeatFigures(cells []*cell, k int) results.RepeatRun {
 		rr.Interrupted = rr.Interrupted || x.Interrupted
 	}
 	return rr
-}
-
-// RepeatLogPath is where a sweep keeps repeat k's own log of a cell.
-func RepeatLogPath(dir, id string, k int, metric string) string {
-	return filepath.Join(dir, "cells", "repeats", fmt.Sprintf("%s.r%d.%s.hlog", id, k, metric))
 }

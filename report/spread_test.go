@@ -252,7 +252,7 @@ func TestMergeSegmentsWithRepeats(t *testing.T) {
 		}
 		var logs [][]*hdrhistogram.Histogram
 		for _, d := range dirs {
-			hs, _, err := readLogFile(RepeatLogPath(d, "000-mode=multiplexed", k+1, results.MetricAcquire))
+			hs, _, err := results.ReadLogFile(results.RepeatLogPath(d, "000-mode=multiplexed", k+1, results.MetricAcquire))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -267,7 +267,7 @@ func TestMergeSegmentsWithRepeats(t *testing.T) {
 	if m.Throughput.CyclesPerSec != m.Repeats.Spread["cycles_per_sec"].Median || m.AcquireLatency.P99 != m.Repeats.Spread["acquire_p99"].Median {
 		t.Errorf("headline is not the median of the merged repeats")
 	}
-	if _, err := os.Stat(RepeatLogPath(out, "000-mode=multiplexed", 3, results.MetricRelease)); err != nil {
+	if _, err := os.Stat(results.RepeatLogPath(out, "000-mode=multiplexed", 3, results.MetricRelease)); err != nil {
 		t.Errorf("merged per-repeat logs: %v", err)
 	}
 }
