@@ -5,27 +5,11 @@ import (
 	"testing"
 )
 
-// repeatRun is one repeat on 2 cores, five local masters sharing them.
-func repeatRun(busy, client, servers float64, masterCore ...float64) *Run {
-	r := &Run{
-		Outcomes:         Outcomes{Acquired: 100_000},
-		AcquireLatency:   Latency{P50: 800, P99: 2000, Count: 100_000},
-		BaselineParallel: &Latency{P50: 100},
-		Client:           Client{Cores: 2, CPUShare: client},
-		Machine: &CPUSplit{Cores: 2, BusyShare: busy, ClientShare: client, ServersShare: servers,
-			OtherShare: max(0, busy-client-servers), MastersShareMachine: true, MasterCoreShare: map[string]float64{}},
-	}
-	for i, s := range masterCore {
-		r.Machine.MasterCoreShare[string(rune('a'+i))] = s
-	}
-	return r
-}
-
 // Repeats: the machine shares average over the repeats' time and the
 // verdict is worked out on the combined cell.
 func TestCombinedRepeatsKeepReadings(t *testing.T) {
-	a := *repeatRun(0.95, 0.5, 0.4, 0.2, 0.1)
-	b := *repeatRun(0.85, 0.4, 0.3, 0.4, 0.1)
+	a := *limitRun(0.95, 0.5, 0.4, 0.2, 0.1)
+	b := *limitRun(0.85, 0.4, 0.3, 0.4, 0.1)
 	a.MeasuredSeconds, b.MeasuredSeconds = 1, 3
 	a.RedisCost = &RedisCost{CPUMicrosCycle: 10}
 	b.RedisCost = &RedisCost{CPUMicrosCycle: 30}
