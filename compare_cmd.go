@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"lockbench/report"
+	"lockbench/results"
 )
 
 // cmdCompare compares two results (directories or run JSON files) cell by
@@ -35,7 +36,7 @@ func cmdCompare(args []string) error {
 		return usagef("OLD NEW: %d given; use two results directories or run JSON files", fs.NArg())
 	}
 	if !slices.Contains(report.CompareFormats, *format) {
-		return &report.InputError{Field: "--format", Value: *format, Problem: "not a format", Accepted: strings.Join(report.CompareFormats, ", ")}
+		return &results.InputError{Field: "--format", Value: *format, Problem: "not a format", Accepted: strings.Join(report.CompareFormats, ", ")}
 	}
 	var conds []report.FailOn
 	for _, e := range *failOn {

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"lockbench/engine"
-	"lockbench/report"
+	"lockbench/results"
 )
 
 // Exit codes shared by every command; exitCode is the one place that maps
@@ -53,11 +53,11 @@ func quietExit(code int) error {
 }
 
 // exitCode maps a command's error to the process's exit code: typed exit
-// errors carry theirs, bad input (report.InputError) is 2, --help is 0,
+// errors carry theirs, bad input (results.InputError) is 2, --help is 0,
 // anything else 1.
 func exitCode(err error) int {
 	var ee *exitError
-	var ie *report.InputError
+	var ie *results.InputError
 	switch {
 	case err == nil, errors.Is(err, pflag.ErrHelp):
 		return exitOK

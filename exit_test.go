@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"lockbench/report"
+	"lockbench/results"
 )
 
 // TestExitCode: every kind of command error lands on its documented code,
@@ -23,8 +23,8 @@ func TestExitCode(t *testing.T) {
 		{"help", pflag.ErrHelp, exitOK},
 		{"plain", plain, exitFailure},
 		{"usage", usagef("x: %d is not accepted", 0), exitUsage},
-		{"input error", &report.InputError{Field: "f", Value: "v"}, exitUsage},
-		{"wrapped input error", fmt.Errorf("cell a: %w", &report.InputError{Field: "f"}), exitUsage},
+		{"input error", &results.InputError{Field: "f", Value: "v"}, exitUsage},
+		{"wrapped input error", fmt.Errorf("cell a: %w", &results.InputError{Field: "f"}), exitUsage},
 		{"threshold", quietExit(exitThreshold), exitThreshold},
 		{"interrupted", quietExit(exitInterrupted), exitInterrupted},
 		{"quiet ok", quietExit(exitOK), exitOK},

@@ -179,7 +179,7 @@ func printSpread(w io.Writer, s *report.Summary) {
 	if rep == nil {
 		return
 	}
-	fmt.Fprintf(w, "cells: medians of the repeats ± the larger side of the %s\n", report.CIText(rep))
+	fmt.Fprintf(w, "cells: medians of the repeats ± the larger side of the %s\n", results.CIText(rep))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  cell\trepeats\tcycles/s\tacquire p50 ms\tacquire p99 ms\trelease p99 ms\t")
 	for _, c := range s.Cells {
@@ -190,7 +190,7 @@ func printSpread(w io.Writer, s *report.Summary) {
 		cell := func(v float64, figure string, unit float64) string {
 			t := strconv.FormatFloat(v/unit, 'f', map[bool]int{true: 0, false: 3}[unit == 1], 64)
 			if x, ok := sp[figure]; ok && x.N >= 2 {
-				t += " ±" + report.SpreadText(x)
+				t += " ±" + results.SpreadText(x)
 			}
 			return t
 		}

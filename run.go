@@ -13,7 +13,6 @@ import (
 	"lockbench/bench"
 	"lockbench/metrics"
 	"lockbench/plan"
-	"lockbench/report"
 	"lockbench/results"
 )
 
@@ -23,7 +22,7 @@ type runArgs struct {
 	asJSON      bool
 	out         string
 	metricsAddr string
-	thresholds  []report.Threshold
+	thresholds  []results.Threshold
 	repeat      int
 }
 
@@ -114,11 +113,11 @@ func writeRun(a runArgs, res *results.Run) error {
 }
 
 // runVerdict is the exit: interrupted, a threshold broken, or fine.
-func runVerdict(res *results.Run, thresholds []report.Threshold) error {
+func runVerdict(res *results.Run, thresholds []results.Threshold) error {
 	if res.Interrupted {
 		return quietExit(exitInterrupted)
 	}
-	if broken := report.CheckThresholds([]results.Run{*res}, thresholds); len(broken) > 0 {
+	if broken := results.CheckThresholds([]results.Run{*res}, thresholds); len(broken) > 0 {
 		for _, b := range broken {
 			fmt.Fprintln(os.Stderr, "lockbench run: threshold broken:", b.Threshold, "actual", b.ActualText)
 		}
@@ -154,7 +153,7 @@ func runRepeats(ctx context.Context, pool *bench.Pool, s plan.Settings, n int, o
 			break
 		}
 	}
-	out := report.CombineRepeats(runs)
+	out := results.CombineRepeats(runs)
 	if out.Repeats != nil {
 		out.Repeats.FreshMasters = plan.RepeatsNeedFreshMasters(s)
 		if len(runs) < n {
@@ -164,10 +163,10 @@ func runRepeats(ctx context.Context, pool *bench.Pool, s plan.Settings, n int, o
 	return &out, nil
 }
 
-func parseThresholds(exprs []string) ([]report.Threshold, error) {
-	var out []report.Threshold
+func parseThresholds(exprs []string) ([]results.Threshold, error) {
+	var out []results.Threshold
 	for _, e := range exprs {
-		t, err := report.ParseThreshold(e)
+		t, err := results.ParseThreshold(e)
 		if err != nil {
 			return nil, err
 		}
@@ -271,7 +270,7 @@ func spreadSuffix(r *results.Run, figure string) string {
 		return ""
 	}
 	sp := r.Repeats.Spread[figure]
-	return fmt.Sprintf(" ± %s (median of %d)", report.SpreadText(sp), sp.N)
+	return fmt.Sprintf(" ± %s (median of %d)", results.SpreadText(sp), sp.N)
 }
 
 // printRepeats is the spread table of a repeated run: the headline figures
@@ -280,21 +279,21 @@ func printRepeats(w io.Writer, r *results.Run) {
 	if r.Repeats == nil {
 		return
 	}
-	fmt.Fprintf(w, "repeats: %d; headline figures are medians; ± is the larger side of the %s\n", r.Repeats.Count, report.CIText(r.Repeats))
+	fmt.Fprintf(w, "repeats: %d; headline figures are medians; ± is the larger side of the %s\n", r.Repeats.Count, results.CIText(r.Repeats))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "figure\tmedian\t±\tmin\tmax\t")
 	for _, rr := range r.Repeats.Runs {
 		fmt.Fprintf(tw, "#%d\t", rr.Repeat)
 	}
 	fmt.Fprintln(tw)
-	for _, f := range report.Figures {
+	for _, f := range results.Figures {
 		sp := r.Repeats.Spread[f.Name]
 		name := f.Text
 		if f.Micros {
 			name += " µs"
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%.0f\t%.0f\t", name, sp.Median, report.SpreadText(sp), sp.Min, sp.Max)
-		for _, v := range report.Samples(results.Run{Repeats: &results.Repeats{Runs: r.Repeats.Runs}}, f) {
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%.0f\t%.0f\t", name, sp.Median, results.SpreadText(sp), sp.Min, sp.Max)
+		for _, v := range results.Samples(results.Run{Repeats: &results.Repeats{Runs: r.Repeats.Runs}}, f) {
 			fmt.Fprintf(tw, "%.0f\t", v)
 		}
 		fmt.Fprintln(tw)

@@ -20,7 +20,6 @@ import (
 	"lockbench/localmasters"
 	"lockbench/metrics"
 	"lockbench/plan"
-	"lockbench/report"
 	"lockbench/results"
 )
 
@@ -268,7 +267,7 @@ func (st *sweepState) runCell(ctx context.Context, pool *bench.Pool, i int, c pl
 		return nil, err
 	}
 	st.runs[i] = append(st.runs[i], *res)
-	combined := report.CombineRepeats(st.runs[i])
+	combined := results.CombineRepeats(st.runs[i])
 	if combined.Repeats != nil {
 		combined.Repeats.FreshMasters = plan.RepeatsNeedFreshMasters(c.Settings)
 		if err := combineRepeatLogs(st.out.path, c.ID, len(st.runs[i])); err != nil {
@@ -297,9 +296,9 @@ func combineRepeatLogs(dir, id string, n int) error {
 	for _, m := range []string{results.MetricAcquire, results.MetricAcquireUncorrected, results.MetricFailed, results.MetricRelease} {
 		var parts []string
 		for r := 1; r <= n; r++ {
-			parts = append(parts, report.RepeatLogPath(dir, id, r, m))
+			parts = append(parts, results.RepeatLogPath(dir, id, r, m))
 		}
-		if err := report.ConcatIntervalLogs(filepath.Join(dir, "cells", id+"."+m+".hlog"), m, parts); err != nil {
+		if err := results.ConcatIntervalLogs(filepath.Join(dir, "cells", id+"."+m+".hlog"), m, parts); err != nil {
 			return err
 		}
 	}

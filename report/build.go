@@ -30,7 +30,7 @@ type Options struct {
 	// TargetRate is the lock rate (cycles/s) to plan for; 0 skips
 	// headroom and lock groups.
 	TargetRate float64
-	Thresholds []Threshold
+	Thresholds []results.Threshold
 	// Formats to write; default all. md needs the PNG plots, so asking
 	// for md writes them too.
 	Formats []string
@@ -66,9 +66,9 @@ type SLO struct {
 
 // ThresholdsResult is the outcome of --threshold checks.
 type ThresholdsResult struct {
-	Checked []string `json:"checked"`
-	Broken  []Broken `json:"broken"`
-	OK      bool     `json:"ok"`
+	Checked []string         `json:"checked"`
+	Broken  []results.Broken `json:"broken"`
+	OK      bool             `json:"ok"`
 }
 
 // CellSummary is one row of the cells table.
@@ -126,11 +126,11 @@ type CellSummary struct {
 
 func (o *Options) normalize(dirs []string) error {
 	if len(dirs) == 0 {
-		return &InputError{Field: "DIR", Value: "", Problem: "no results directory given", Accepted: "one or more directories written by lockbench sweep"}
+		return &results.InputError{Field: "DIR", Value: "", Problem: "no results directory given", Accepted: "one or more directories written by lockbench sweep"}
 	}
 	if o.OutDir == "" {
 		if len(dirs) > 1 {
-			return &InputError{Field: "--out", Value: "", Problem: "several directories are merged into a new one", Accepted: "a directory to write the merged results and report to"}
+			return &results.InputError{Field: "--out", Value: "", Problem: "several directories are merged into a new one", Accepted: "a directory to write the merged results and report to"}
 		}
 		o.OutDir = dirs[0]
 	}
@@ -138,16 +138,16 @@ func (o *Options) normalize(dirs []string) error {
 		o.SLOP99 = 10 * time.Millisecond
 	}
 	if o.SLOP99 < 0 {
-		return &InputError{Field: "--slo-p99", Value: o.SLOP99.String(), Problem: "negative", Accepted: "a positive duration such as 10ms"}
+		return &results.InputError{Field: "--slo-p99", Value: o.SLOP99.String(), Problem: "negative", Accepted: "a positive duration such as 10ms"}
 	}
 	if o.SLOSuccess == 0 {
 		o.SLOSuccess = 0.99
 	}
 	if o.SLOSuccess < 0 || o.SLOSuccess > 1 {
-		return &InputError{Field: "--slo-success", Value: fmt.Sprint(o.SLOSuccess), Problem: "out of range", Accepted: "a ratio in (0, 1], such as 0.99"}
+		return &results.InputError{Field: "--slo-success", Value: fmt.Sprint(o.SLOSuccess), Problem: "out of range", Accepted: "a ratio in (0, 1], such as 0.99"}
 	}
 	if o.TargetRate < 0 {
-		return &InputError{Field: "--target-rate", Value: fmt.Sprint(o.TargetRate), Problem: "negative", Accepted: "locks (cycles) per second, 0 for none"}
+		return &results.InputError{Field: "--target-rate", Value: fmt.Sprint(o.TargetRate), Problem: "negative", Accepted: "locks (cycles) per second, 0 for none"}
 	}
 	return o.normalizeFormats()
 }
@@ -163,7 +163,7 @@ func (o *Options) normalizeFormats() error {
 	for i, f := range o.Formats {
 		f = strings.ToLower(strings.TrimSpace(f))
 		if !slices.Contains(Formats, f) {
-			return &InputError{Field: "--format", Value: f, Problem: "not a format", Accepted: strings.Join(Formats, ", ")}
+			return &results.InputError{Field: "--format", Value: f, Problem: "not a format", Accepted: strings.Join(Formats, ", ")}
 		}
 		o.Formats[i] = f
 	}
@@ -229,7 +229,7 @@ func loadInputs(dirs []string, out string) (res *loadedDir, dir string, err erro
 		return nil, "", err
 	}
 	if len(res.Cells) == 0 {
-		return nil, "", &InputError{Field: "DIR", Value: dir, Problem: "no cells with results", Accepted: "a results directory with cells/*.json"}
+		return nil, "", &results.InputError{Field: "DIR", Value: dir, Problem: "no cells with results", Accepted: "a results directory with cells/*.json"}
 	}
 	return res, dir, nil
 }
@@ -271,14 +271,14 @@ func summarizeCells(s *Summary, res *loadedDir) ([]results.Run, error) {
 }
 
 // checkThresholds checks every threshold on every cell.
-func checkThresholds(runs []results.Run, ths []Threshold) ThresholdsResult {
-	t := ThresholdsResult{Checked: []string{}, Broken: CheckThresholds(runs, ths)}
+func checkThresholds(runs []results.Run, ths []results.Threshold) ThresholdsResult {
+	t := ThresholdsResult{Checked: []string{}, Broken: results.CheckThresholds(runs, ths)}
 	for _, th := range ths {
 		t.Checked = append(t.Checked, th.Expr)
 	}
 	t.OK = len(t.Broken) == 0
 	if t.Broken == nil {
-		t.Broken = []Broken{}
+		t.Broken = []results.Broken{}
 	}
 	return t
 }
@@ -351,20 +351,20 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 		Index: c.Info.Index, ID: c.Info.ID, Label: c.Info.Label, Axes: c.Axes,
 		Masters: c.Set.N, Persistence: c.Set.Persistence, Driver: c.Set.Driver, Mode: c.Set.Mode,
 		Load: c.Set.Load, Workers: c.Set.Workers, Rate: c.Set.Rate, Keys: c.Set.Keys,
-		CyclesPerSec: finiteOr0(r.Throughput.CyclesPerSec), AcquiresPerSec: finiteOr0(r.Throughput.AcquiresPerSec),
+		CyclesPerSec: results.FiniteOr0(r.Throughput.CyclesPerSec), AcquiresPerSec: results.FiniteOr0(r.Throughput.AcquiresPerSec),
 		Acquire: r.AcquireLatency, AcquireUncorrected: r.AcquireUncorrected,
 		Failed: r.AcquireFailedLatency, Release: r.ReleaseLatency,
 		Acquired: r.Outcomes.Acquired, NotAcquired: r.Outcomes.NotAcquired, Errors: r.Outcomes.Errors,
-		SuccessRatio: SuccessRatio(r.Outcomes),
+		SuccessRatio: results.SuccessRatio(r.Outcomes),
 		Violations:   r.Safety.Violations, MaxHolders: r.Safety.MaxConcurrentHolder,
-		ClientCPUPerCycle: finiteOr0(r.Client.CPUMicrosCycle), ClientCPUShare: finiteOr0(r.Client.CPUShare),
+		ClientCPUPerCycle: results.FiniteOr0(r.Client.CPUMicrosCycle), ClientCPUShare: results.FiniteOr0(r.Client.CPUShare),
 		ClientBound:     clientBound(r.Client),
 		MeasuredSeconds: r.MeasuredSeconds, Interrupted: r.Interrupted,
 		Events: r.Events, Warnings: r.Warnings, PerMaster: r.Outcomes.PerMaster,
 		Safety: r.Safety, OpenLoop: r.OpenLoop, Repeats: r.Repeats,
 	}
 	if r.Servers != nil {
-		cs.ServerBusiestShare = finiteOr0(r.Servers.BusiestShare)
+		cs.ServerBusiestShare = results.FiniteOr0(r.Servers.BusiestShare)
 	}
 	cs.Limit, cs.Machine, cs.RedisCost = r.Limit, r.Machine, r.RedisCost
 	if cs.Limit == nil {
@@ -379,21 +379,8 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 func clientBound(c results.Client) bool { return c.ClientBound || c.CPUShare >= 0.8 }
 
 func writeBytes(path string, b []byte) error {
-	return writeShared(path, func(w io.Writer) error {
+	return results.WriteFileShared(path, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	})
-}
-
-// writeShared writes atomically and leaves the file readable by all: a
-// report is meant to be passed around, and WriteFileAtomic's temp files
-// are private.
-func writeShared(path string, write func(io.Writer) error) error {
-	if err := results.WriteFileAtomic(path, write); err != nil {
-		return err
-	}
-	if err := os.Chmod(path, 0o644); err != nil {
-		return fmt.Errorf("out: %w", err)
-	}
-	return nil
 }

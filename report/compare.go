@@ -70,7 +70,7 @@ func identity(cfg *results.CellConfig, recorded map[string]bool) map[string]stri
 func LoadCompareSide(path string) ([]CompareCell, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, &InputError{Field: "OLD/NEW", Value: path, Problem: "not found", Accepted: "a results directory or a run JSON file"}
+		return nil, &results.InputError{Field: "OLD/NEW", Value: path, Problem: "not found", Accepted: "a results directory or a run JSON file"}
 	}
 	if !st.IsDir() {
 		b, err := os.ReadFile(path)
@@ -79,7 +79,7 @@ func LoadCompareSide(path string) ([]CompareCell, error) {
 		}
 		var r results.Run
 		if err := json.Unmarshal(b, &r); err != nil || r.Config == nil {
-			return nil, &InputError{Field: "OLD/NEW", Value: path, Problem: "not a lockbench run result", Accepted: "a results directory or a run JSON file (lockbench run --out FILE)"}
+			return nil, &results.InputError{Field: "OLD/NEW", Value: path, Problem: "not a lockbench run result", Accepted: "a results directory or a run JSON file (lockbench run --out FILE)"}
 		}
 		label := strings.TrimSuffix(filepath.Base(path), ".json")
 		if r.Cell != nil && r.Cell.Label != "" {
@@ -92,7 +92,7 @@ func LoadCompareSide(path string) ([]CompareCell, error) {
 		return nil, err
 	}
 	if len(res.Cells) == 0 {
-		return nil, &InputError{Field: "OLD/NEW", Value: path, Problem: "no cells with results", Accepted: "a results directory with cells/*.json"}
+		return nil, &results.InputError{Field: "OLD/NEW", Value: path, Problem: "no cells with results", Accepted: "a results directory with cells/*.json"}
 	}
 	out := make([]CompareCell, len(res.Cells))
 	for i, c := range res.Cells {
@@ -151,7 +151,7 @@ func (r CompareRow) MarshalJSON() ([]byte, error) {
 // ignore) and tests each figure's repeats for a difference.
 func Compare(old, new []CompareCell, ignore []string, alpha float64) (*Comparison, error) {
 	if !(alpha > 0 && alpha < 1) {
-		return nil, &InputError{Field: "--alpha", Value: fmt.Sprint(alpha), Problem: "out of range", Accepted: "a significance level in (0, 1) such as 0.05"}
+		return nil, &results.InputError{Field: "--alpha", Value: fmt.Sprint(alpha), Problem: "out of range", Accepted: "a significance level in (0, 1) such as 0.05"}
 	}
 	ign, err := ignoreSet(old, new, ignore)
 	if err != nil {
@@ -244,8 +244,8 @@ func compareCell(o, n CompareCell, ign map[string]bool, alpha float64) []Compare
 	}
 	var rows []CompareRow
 	for _, name := range CompareFigures {
-		f, _ := FigureByName(name)
-		xs, ys := Samples(o.Run, f), Samples(n.Run, f)
+		f, _ := results.FigureByName(name)
+		xs, ys := results.Samples(o.Run, f), results.Samples(n.Run, f)
 		if len(xs) == 0 || len(ys) == 0 {
 			continue // no latency on one side (nothing acquired)
 		}
@@ -255,8 +255,8 @@ func compareCell(o, n CompareCell, ign map[string]bool, alpha float64) []Compare
 }
 
 // judge tests one figure: old samples xs, new ys.
-func judge(cell, changed string, f Figure, xs, ys []float64, alpha float64) CompareRow {
-	r := CompareRow{Cell: cell, Changed: changed, Figure: f.Name, Old: NewSpread(xs), New: NewSpread(ys)}
+func judge(cell, changed string, f results.Figure, xs, ys []float64, alpha float64) CompareRow {
+	r := CompareRow{Cell: cell, Changed: changed, Figure: f.Name, Old: results.NewSpread(xs), New: results.NewSpread(ys)}
 	r.Delta = math.NaN()
 	if r.Old.Median != 0 {
 		r.Delta = (r.New.Median/r.Old.Median - 1) * 100
@@ -289,7 +289,7 @@ func ignoreSet(old, new []CompareCell, ignore []string) (map[string]bool, error)
 			k = "N" // the master set is matched by its size
 		}
 		if !known[k] {
-			return nil, &InputError{Field: "--ignore", Value: k, Problem: "not a setting of these results", Accepted: strings.Join(sortedKeys(known), ", ")}
+			return nil, &results.InputError{Field: "--ignore", Value: k, Problem: "not a setting of these results", Accepted: strings.Join(sortedKeys(known), ", ")}
 		}
 		out[k] = true
 	}
@@ -369,14 +369,14 @@ type FailOnCheck struct {
 func ParseFailOn(s string) (FailOn, error) {
 	expr := strings.Join(strings.Fields(s), "")
 	bad := func(why string) (FailOn, error) {
-		return FailOn{}, &InputError{Field: "--fail-on", Value: s, Problem: why, Accepted: "FIGURE<PCT% or FIGURE>PCT%, e.g. cycles_per_sec<-5% or acquire_p99>10%; figures: " + strings.Join(FigureNames(), ", ")}
+		return FailOn{}, &results.InputError{Field: "--fail-on", Value: s, Problem: why, Accepted: "FIGURE<PCT% or FIGURE>PCT%, e.g. cycles_per_sec<-5% or acquire_p99>10%; figures: " + strings.Join(results.FigureNames(), ", ")}
 	}
 	i := strings.IndexAny(expr, "<>")
 	if i <= 0 || !strings.HasSuffix(expr, "%") {
 		return bad("not of the form FIGURE<PCT%")
 	}
 	f := FailOn{Expr: expr, Figure: expr[:i], Op: expr[i : i+1]}
-	if _, ok := FigureByName(f.Figure); !ok {
+	if _, ok := results.FigureByName(f.Figure); !ok {
 		return bad(fmt.Sprintf("%q is not a figure", f.Figure))
 	}
 	v, err := strconv.ParseFloat(strings.TrimSuffix(expr[i+1:], "%"), 64)

@@ -26,12 +26,12 @@ func WriteComparison(w io.Writer, c *Comparison, format string) error {
 	case "text", "":
 		return writeCompareText(w, c)
 	}
-	return &InputError{Field: "--format", Value: format, Problem: "not a format", Accepted: strings.Join(CompareFormats, ", ")}
+	return &results.InputError{Field: "--format", Value: format, Problem: "not a format", Accepted: strings.Join(CompareFormats, ", ")}
 }
 
 // figureValue writes a median in the figure's unit: cycles/s as a whole
 // number, latencies in ms.
-func figureValue(f Figure, v float64) string {
+func figureValue(f results.Figure, v float64) string {
 	if f.Micros {
 		return ms(v)
 	}
@@ -39,11 +39,11 @@ func figureValue(f Figure, v float64) string {
 }
 
 // spreadCell is "median ± spread" of one side, "median" with one sample.
-func spreadCell(f Figure, sp results.Spread) string {
+func spreadCell(f results.Figure, sp results.Spread) string {
 	if sp.N < 2 {
 		return figureValue(f, sp.Median)
 	}
-	return fmt.Sprintf("%s ± %s", figureValue(f, sp.Median), SpreadText(sp))
+	return fmt.Sprintf("%s ± %s", figureValue(f, sp.Median), results.SpreadText(sp))
 }
 
 // deltaText is what benchstat prints: the change when significant, "~"
@@ -69,7 +69,7 @@ func noteText(r CompareRow) string {
 }
 
 func figureTitle(r CompareRow) string {
-	f, _ := FigureByName(r.Figure)
+	f, _ := results.FigureByName(r.Figure)
 	if f.Micros {
 		return f.Text + " (ms)"
 	}
@@ -94,7 +94,7 @@ func writeCompareText(w io.Writer, c *Comparison) error {
 			}
 			last = r.Cell + r.Changed
 		}
-		f, _ := FigureByName(r.Figure)
+		f, _ := results.FigureByName(r.Figure)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t(%s)\n", cell, figureTitle(r), spreadCell(f, r.Old), spreadCell(f, r.New), deltaText(r), noteText(r))
 	}
 	tw.Flush()
@@ -126,7 +126,7 @@ func writeCompareMD(w io.Writer, c *Comparison) error {
 	fmt.Fprintln(w, "| cell | figure | old | new | delta | test |")
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|---|")
 	for _, r := range c.Rows {
-		f, _ := FigureByName(r.Figure)
+		f, _ := results.FigureByName(r.Figure)
 		cell := mdEscape(r.Cell)
 		if r.Changed != "" {
 			cell += " [" + mdEscape(r.Changed) + "]"

@@ -24,7 +24,7 @@ func synthCompareCell(rng *rand.Rand, workers string, n int, cps, noise float64)
 			MeasuredSeconds: 1,
 		}
 	}
-	r := CombineRepeats(runs)
+	r := results.CombineRepeats(runs)
 	return CompareCell{Label: "workers=" + workers, Settings: identity(r.Config, nil), Run: r}
 }
 

@@ -806,7 +806,7 @@ func withErrors(s plots.Series, lo, hi []float64) plots.Series {
 func errorBarNote(cells []*cell) string {
 	for _, c := range cells {
 		if c.Run.Repeats != nil {
-			return " Points of repeated cells are medians; the error bars span the " + CIText(c.Run.Repeats) + "."
+			return " Points of repeated cells are medians; the error bars span the " + results.CIText(c.Run.Repeats) + "."
 		}
 	}
 	return ""

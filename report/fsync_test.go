@@ -38,3 +38,13 @@ func TestFsyncSharePairsTwins(t *testing.T) {
 		t.Errorf("checked %d persistent cells, want 4", checked)
 	}
 }
+
+func TestFsyncShare(t *testing.T) {
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if got := FsyncShare(4000, 1000); !near(got, 0.75) {
+		t.Errorf("fsync share %v, want 0.75", got)
+	}
+	if FsyncShare(900, 1000) != 0 || FsyncShare(0, 0) != 0 {
+		t.Error("fsync share must be 0 when persistence was not slower")
+	}
+}

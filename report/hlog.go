@@ -1,32 +1,12 @@
 package report
 
 import (
-	"errors"
 	"io"
 	"lockbench/results"
-	"os"
 	"sort"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
-
-// readLogFile reads one metric's interval log; a missing file is no error
-// (older cells, closed loop without the uncorrected log).
-func readLogFile(path string) ([]*hdrhistogram.Histogram, bool, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	defer f.Close()
-	hs, err := results.ReadIntervalLog(f)
-	if err != nil {
-		return nil, true, &InputError{Field: "hlog", Value: path, Problem: err.Error(), Accepted: "an HdrHistogram interval log"}
-	}
-	return hs, true, nil
-}
 
 // total adds all intervals into one histogram: counts add exactly, which
 // is the only sound way to combine percentiles.
@@ -105,28 +85,8 @@ func slotGrid(all []*hdrhistogram.Histogram) (base, step int64) {
 // writePercentiles writes the classic HdrHistogram percentile distribution
 // (values in ms, from µs) exactly as HdrHistogram's plotters read it.
 func writePercentiles(path string, h *hdrhistogram.Histogram) error {
-	return writeShared(path, func(w io.Writer) error {
+	return results.WriteFileShared(path, func(w io.Writer) error {
 		_, err := h.PercentilesPrint(w, 5, 1000.0)
 		return err
 	})
-}
-
-// ConcatIntervalLogs writes the intervals of several interval logs (the
-// repeats of one cell, in order) into one log at out. Missing inputs are
-// skipped; with none at all nothing is written.
-func ConcatIntervalLogs(out, tag string, paths []string) error {
-	var all []*hdrhistogram.Histogram
-	found := false
-	for _, p := range paths {
-		hs, ok, err := readLogFile(p)
-		if err != nil {
-			return err
-		}
-		found = found || ok
-		all = append(all, hs...)
-	}
-	if !found {
-		return nil
-	}
-	return writeShared(out, func(w io.Writer) error { return results.WriteIntervalLog(w, tag, all) })
 }

@@ -319,7 +319,7 @@ func cellFigures(c CellSummary) cellView {
 func spreadNote(cells []CellSummary) string {
 	for _, c := range cells {
 		if c.Repeats != nil {
-			return "Figures of repeated cells are medians of their repeats ± the larger side of the " + CIText(c.Repeats) + "; max and counts cover all repeats."
+			return "Figures of repeated cells are medians of their repeats ± the larger side of the " + results.CIText(c.Repeats) + "; max and counts cover all repeats."
 		}
 	}
 	return ""
@@ -334,7 +334,7 @@ func withSpread(text string, rep *results.Repeats, figure string) string {
 	if sp.N < 2 {
 		return text
 	}
-	return text + " ±" + SpreadText(sp)
+	return text + " ±" + results.SpreadText(sp)
 }
 
 // makeSafetyRow is one line of the safety table: what was done to the lock
@@ -400,7 +400,7 @@ func writeHTML(path string, s *Summary, figs []figure, png map[string][]byte) er
 	if err := htmlTmpl.Execute(&buf, makeView(s, figs, png)); err != nil {
 		return fmt.Errorf("report.html: %w", err)
 	}
-	return writeShared(path, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
+	return results.WriteFileShared(path, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
 }
 
 var htmlTmpl = template.Must(template.New("html").Parse(`<!DOCTYPE html>

@@ -1,13 +1,14 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"lockbench/results"
-	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -120,12 +121,12 @@ func readManifest(dir string, m *results.Manifest) error {
 	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return &InputError{Field: "DIR", Value: dir, Problem: "no manifest.json here", Accepted: "a results directory written by lockbench sweep (manifest.json, cells/)"}
+			return &results.InputError{Field: "DIR", Value: dir, Problem: "no manifest.json here", Accepted: "a results directory written by lockbench sweep (manifest.json, cells/)"}
 		}
 		return err
 	}
 	if err := json.Unmarshal(b, m); err != nil {
-		return &InputError{Field: "manifest", Value: filepath.Join(dir, "manifest.json"), Problem: err.Error(), Accepted: "a lockbench manifest (JSON)"}
+		return &results.InputError{Field: "manifest", Value: filepath.Join(dir, "manifest.json"), Problem: err.Error(), Accepted: "a lockbench manifest (JSON)"}
 	}
 	return nil
 }
@@ -161,7 +162,7 @@ func loadCell(dir string, info results.CellInfo) (c *cell, warning string, err e
 	}
 	c = &cell{Info: info, Intervals: map[string][]*hdrhistogram.Histogram{}, Totals: map[string]*hdrhistogram.Histogram{}}
 	if err := json.Unmarshal(b, &c.Run); err != nil {
-		return nil, "", &InputError{Field: "cell", Value: path, Problem: err.Error(), Accepted: "a lockbench run result (JSON)"}
+		return nil, "", &results.InputError{Field: "cell", Value: path, Problem: err.Error(), Accepted: "a lockbench run result (JSON)"}
 	}
 	if c.Run.Cell != nil {
 		// The cell file knows its own label and axes best.
@@ -180,7 +181,7 @@ func loadCell(dir string, info results.CellInfo) (c *cell, warning string, err e
 // readLogs reads cell c's interval logs and their totals.
 func (res *loadedDir) readLogs(c *cell) error {
 	for _, m := range metrics {
-		hs, ok, err := readLogFile(results.LogPath(res.Dir, c.Info, m))
+		hs, ok, err := results.ReadLogFile(results.LogPath(res.Dir, c.Info, m))
 		if err != nil {
 			return err
 		}
@@ -338,9 +339,12 @@ func groupBy(cells []*cell, skip map[string]bool) []*group {
 	return out
 }
 
-func finiteOr0(v float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0
+// sortedKeys are m's keys in order.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
-	return v
+	slices.Sort(out)
+	return out
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"lockbench/results"
 	"strings"
 )
 
@@ -37,7 +38,7 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 	d.events(v)
 	d.files(v)
 	d.p("\n## Manifest\n\n```json\n%s\n```\n", v.Manifest)
-	return writeShared(path, func(w io.Writer) error { _, err := io.WriteString(w, d.String()); return err })
+	return results.WriteFileShared(path, func(w io.Writer) error { _, err := io.WriteString(w, d.String()); return err })
 }
 
 func (d *mdDoc) header(s *Summary) {

@@ -34,22 +34,22 @@ func Merge(dirs []string, out string) error {
 		}
 		man.Cells = append(man.Cells, info)
 	}
-	return writeShared(filepath.Join(out, "manifest.json"), func(w io.Writer) error { return results.WriteJSON(w, man) })
+	return results.WriteFileShared(filepath.Join(out, "manifest.json"), func(w io.Writer) error { return results.WriteJSON(w, man) })
 }
 
 // loadSegments checks the merge's arguments and loads every segment.
 func loadSegments(dirs []string, out string) ([]*loadedDir, error) {
 	if len(dirs) == 0 {
-		return nil, &InputError{Field: "DIR", Value: "", Problem: "nothing to merge", Accepted: "one or more results directories"}
+		return nil, &results.InputError{Field: "DIR", Value: "", Problem: "nothing to merge", Accepted: "one or more results directories"}
 	}
 	if out == "" {
-		return nil, &InputError{Field: "--out", Value: "", Problem: "no output directory", Accepted: "a directory for the merged results"}
+		return nil, &results.InputError{Field: "--out", Value: "", Problem: "no output directory", Accepted: "a directory for the merged results"}
 	}
 	absOut, _ := filepath.Abs(out)
 	var inputs []*loadedDir
 	for _, d := range dirs {
 		if a, _ := filepath.Abs(d); a == absOut {
-			return nil, &InputError{Field: "--out", Value: out, Problem: "is one of the input directories", Accepted: "a new directory, so that no segment is overwritten"}
+			return nil, &results.InputError{Field: "--out", Value: out, Problem: "is one of the input directories", Accepted: "a new directory, so that no segment is overwritten"}
 		}
 		r, err := loadDir(d, false)
 		if err != nil {
@@ -100,7 +100,7 @@ func mergeCell(segs []segCell, inputs int, out string) (results.CellInfo, error)
 	for i, s := range segs {
 		runs[i], segNames[i] = s.c.Run, s.dir
 	}
-	merged := mergeRuns(runs, segNames)
+	merged := results.MergeRuns(runs, segNames)
 	if len(runs) > 1 {
 		merged.Warnings = append(merged.Warnings, fmt.Sprintf("merged from %d segments: %s", len(runs), strings.Join(segNames, ", ")))
 		merged.Repeats = nil // added up per repeat below, when the segments' repeats line up
@@ -124,7 +124,7 @@ func mergeCell(segs []segCell, inputs int, out string) (results.CellInfo, error)
 	ci := info
 	merged.Cell = &ci
 	path := filepath.Join(out, filepath.FromSlash(info.File))
-	return info, writeShared(path, func(w io.Writer) error { return results.WriteJSON(w, merged) })
+	return info, results.WriteFileShared(path, func(w io.Writer) error { return results.WriteJSON(w, merged) })
 }
 
 // mergeCellLogs adds the segments' interval logs of each metric, writes
@@ -142,7 +142,7 @@ func mergeCellLogs(merged *results.Run, segs []segCell, out string, info results
 		if len(have) != len(segs) {
 			// Adding some segments' histograms would understate the
 			// tail; a partial merge is worse than none.
-			return &InputError{Field: "hlog", Value: results.LogPath(segs[0].dir, segs[0].c.Info, m), Problem: fmt.Sprintf("cell %s has a %s log in %s but not in every segment", info.ID, m, strings.Join(have, ", ")), Accepted: "segments with the same set of .hlog files"}
+			return &results.InputError{Field: "hlog", Value: results.LogPath(segs[0].dir, segs[0].c.Info, m), Problem: fmt.Sprintf("cell %s has a %s log in %s but not in every segment", info.ID, m, strings.Join(have, ", ")), Accepted: "segments with the same set of .hlog files"}
 		}
 		lat, dropped, err := addLogs(logs, m, results.LogPath(out, info, m))
 		if dropped > 0 {
@@ -168,7 +168,7 @@ func mergeCellLogs(merged *results.Run, segs []segCell, out string, info results
 // one; have names those segments.
 func segmentLogs(segs []segCell, m string) (logs [][]*hdrhistogram.Histogram, have []string, err error) {
 	for _, s := range segs {
-		hs, ok, err := readLogFile(results.LogPath(s.dir, s.c.Info, m))
+		hs, ok, err := results.ReadLogFile(results.LogPath(s.dir, s.c.Info, m))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -187,7 +187,7 @@ func addLogs(logs [][]*hdrhistogram.Histogram, m, path string) (lat results.Late
 	ivs, dropped := mergeIntervals(logs)
 	sum, _ := total(ivs)
 	lat = results.Summarize(sum)
-	return lat, dropped, writeShared(path, func(w io.Writer) error { return results.WriteIntervalLog(w, m, ivs) })
+	return lat, dropped, results.WriteFileShared(path, func(w io.Writer) error { return results.WriteIntervalLog(w, m, ivs) })
 }
 
 // setLatency puts a latency recomputed from metric m's logs in its place.
@@ -236,160 +236,6 @@ func mergeManifests(inputs []*loadedDir, dirs []string) results.Manifest {
 	return m
 }
 
-// mergeRuns adds the counts of concurrent segments of one cell. Latencies
-// are left to the caller, who recomputes them from the added histograms;
-// without histograms they keep only what can be combined soundly.
-func mergeRuns(runs []results.Run, dirs []string) results.Run {
-	m := runs[0]
-	if len(runs) == 1 {
-		return m
-	}
-	m.Throughput = results.Throughput{}
-	for _, r := range runs {
-		m.Throughput.CyclesPerSec += r.Throughput.CyclesPerSec
-		m.Throughput.AcquiresPerSec += r.Throughput.AcquiresPerSec
-		m.MeasuredSeconds = max(m.MeasuredSeconds, r.MeasuredSeconds)
-		m.Interrupted = m.Interrupted || r.Interrupted
-		if !r.StartedAt.IsZero() && r.StartedAt.Before(m.StartedAt) {
-			m.StartedAt = r.StartedAt
-		}
-	}
-	m.Outcomes = addOutcomes(runs)
-	m.Safety = addSafety(runs)
-	cycles := cyclesIn(runs)
-	m.Client = addClients(runs, cycles)
-	if s := largestServers(runs, cycles); s != nil {
-		m.Servers = s
-	}
-	m.Warnings, m.Events = segmentNotes(runs, dirs)
-	m.OpenLoop = combineOpenLoop(runs, true)
-	// Without histograms, percentiles cannot be combined: keep counts and
-	// the largest max only.
-	m.AcquireLatency = mergeCountsOnly(runs, func(r results.Run) results.Latency { return r.AcquireLatency })
-	m.AcquireFailedLatency = mergeCountsOnly(runs, func(r results.Run) results.Latency { return r.AcquireFailedLatency })
-	m.ReleaseLatency = mergeCountsOnly(runs, func(r results.Run) results.Latency { return r.ReleaseLatency })
-	m.AcquireUncorrected = nil
-	return m
-}
-
-// cyclesIn is how many cycles the runs measured in all.
-func cyclesIn(runs []results.Run) float64 {
-	var c float64
-	for _, r := range runs {
-		c += r.Throughput.CyclesPerSec * r.MeasuredSeconds
-	}
-	return c
-}
-
-// addOutcomes adds the runs' acquire outcomes, master by master.
-func addOutcomes(runs []results.Run) results.Outcomes {
-	out := results.Outcomes{PerMaster: map[string]results.MasterOutcomes{}}
-	for _, r := range runs {
-		out.Acquired += r.Outcomes.Acquired
-		out.NotAcquired += r.Outcomes.NotAcquired
-		out.Errors += r.Outcomes.Errors
-		for addr, o := range r.Outcomes.PerMaster {
-			t := out.PerMaster[addr]
-			t.OK += o.OK
-			t.Taken += o.Taken
-			t.Timeout += o.Timeout
-			t.Error += o.Error
-			t.Pending += o.Pending
-			t.NotSent += o.NotSent
-			t.Late += o.Late
-			t.LateReleased += o.LateReleased
-			out.PerMaster[addr] = t
-		}
-	}
-	return out
-}
-
-// addSafety adds the runs' safety counts; the merged verdict says why
-// nothing was judged only when nothing was judged anywhere.
-func addSafety(runs []results.Run) results.Safety {
-	var out results.Safety
-	for i, r := range runs {
-		out.Violations += r.Safety.Violations
-		out.MaxConcurrentHolder = max(out.MaxConcurrentHolder, r.Safety.MaxConcurrentHolder)
-		out.JudgedHolds += r.Safety.JudgedHolds
-		out.HoldsNotJudged += r.Safety.HoldsNotJudged
-		if i == 0 || out.NotJudged != "" && r.Safety.NotJudged != "" {
-			out.NotJudged = r.Safety.NotJudged
-		} else {
-			out.NotJudged = ""
-		}
-	}
-	return out
-}
-
-// addClients adds the clients' cost over cycles; the busiest client
-// decides whether the figure was client-bound.
-func addClients(runs []results.Run, cycles float64) results.Client {
-	var c results.Client
-	for _, r := range runs {
-		c.CPUSeconds += r.Client.CPUSeconds
-		c.Cores += r.Client.Cores
-		c.CPUShare = max(c.CPUShare, r.Client.CPUShare)
-		c.ClientBound = c.ClientBound || r.Client.ClientBound
-		c.RSSStartMB = max(c.RSSStartMB, r.Client.RSSStartMB)
-		c.RSSEndMB = max(c.RSSEndMB, r.Client.RSSEndMB)
-	}
-	if cycles > 0 {
-		c.CPUMicrosCycle = c.CPUSeconds * 1e6 / cycles
-	}
-	return c
-}
-
-// largestServers is the masters' CPU of concurrent segments, nil when no
-// run read it. Every segment saw the same masters' counters over the same
-// window: the largest reading is taken rather than their sum.
-func largestServers(runs []results.Run, cycles float64) *results.Servers {
-	var s *results.Servers
-	for _, r := range runs {
-		if r.Servers == nil {
-			continue
-		}
-		if s == nil {
-			s = &results.Servers{PerMaster: map[string]float64{}}
-		}
-		s.CPUSeconds = max(s.CPUSeconds, r.Servers.CPUSeconds)
-		s.BusiestShare = max(s.BusiestShare, r.Servers.BusiestShare)
-		for a, v := range r.Servers.PerMaster {
-			s.PerMaster[a] = max(s.PerMaster[a], v)
-		}
-	}
-	if s != nil && cycles > 0 {
-		s.CPUMicrosCycle = s.CPUSeconds * 1e6 / cycles
-	}
-	return s
-}
-
-// segmentNotes gathers the runs' warnings, each prefixed with its
-// segment's name, and their distinct events.
-func segmentNotes(runs []results.Run, dirs []string) (warnings []string, events []results.Event) {
-	for i, r := range runs {
-		for _, w := range r.Warnings {
-			warnings = append(warnings, dirs[i]+": "+w)
-		}
-		for _, e := range r.Events {
-			if !slices.Contains(events, e) {
-				events = append(events, e)
-			}
-		}
-	}
-	return warnings, events
-}
-
-func mergeCountsOnly(runs []results.Run, f func(results.Run) results.Latency) results.Latency {
-	var l results.Latency
-	for _, r := range runs {
-		x := f(r)
-		l.Count += x.Count
-		l.Max = max(l.Max, x.Max)
-	}
-	return l
-}
-
 // applySegmentRepeats gives a merged cell the repeats of its segments,
 // added repeat by repeat (segments run their repeat k together): counts
 // and throughput add, percentiles come from the added per-repeat logs,
@@ -405,9 +251,9 @@ func applySegmentRepeats(merged *results.Run, dirs []string, cells []*cell, out 
 		return nil
 	}
 	merged.Repeats = rep
-	merged.Throughput = medianThroughput(rep)
-	merged.AcquireLatency = medianLatency(lats, func(r results.Run) results.Latency { return r.AcquireLatency })
-	merged.ReleaseLatency = medianLatency(lats, func(r results.Run) results.Latency { return r.ReleaseLatency })
+	merged.Throughput = rep.MedianThroughput()
+	merged.AcquireLatency = results.MedianLatency(lats, func(r results.Run) results.Latency { return r.AcquireLatency })
+	merged.ReleaseLatency = results.MedianLatency(lats, func(r results.Run) results.Latency { return r.ReleaseLatency })
 	return nil
 }
 
@@ -434,7 +280,7 @@ func mergeRepeats(dirs []string, cells []*cell, out string, info results.CellInf
 		rep.Runs = append(rep.Runs, rr)
 		lats = append(lats, lat)
 	}
-	spreadFigures(rep)
+	rep.SpreadFigures()
 	return rep, lats, nil
 }
 
@@ -445,13 +291,13 @@ func mergeRepeatLogs(dirs []string, cells []*cell, out, id string, k int) (lat r
 	for _, m := range []string{results.MetricAcquire, results.MetricRelease} {
 		var logs [][]*hdrhistogram.Histogram
 		for i, c := range cells {
-			hs, ok, err := readLogFile(RepeatLogPath(dirs[i], c.Info.ID, k, m))
+			hs, ok, err := results.ReadLogFile(results.RepeatLogPath(dirs[i], c.Info.ID, k, m))
 			if err != nil || !ok {
 				return lat, false, err
 			}
 			logs = append(logs, hs)
 		}
-		path := RepeatLogPath(out, id, k, m)
+		path := results.RepeatLogPath(out, id, k, m)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return lat, false, fmt.Errorf("out: %w", err)
 		}
@@ -462,18 +308,6 @@ func mergeRepeatLogs(dirs []string, cells []*cell, out, id string, k int) (lat r
 		setLatency(&lat, m, l)
 	}
 	return lat, true, nil
-}
-
-// spreadFigures sets the spread of every figure across rep's runs.
-func spreadFigures(rep *results.Repeats) {
-	for _, f := range Figures {
-		rep.Spread[f.Name] = NewSpread(Samples(results.Run{Repeats: rep}, f))
-	}
-}
-
-// medianThroughput is the repeats' median throughput.
-func medianThroughput(rep *results.Repeats) results.Throughput {
-	return results.Throughput{CyclesPerSec: rep.Spread["cycles_per_sec"].Median, AcquiresPerSec: rep.Spread["acquires_per_sec"].Median}
 }
 
 // addRepeatFigures adds the segments' counts and rates of repeat k.
@@ -494,9 +328,4 @@ func addRepeatFigures(cells []*cell, k int) results.RepeatRun {
 		rr.Interrupted = rr.Interrupted || x.Interrupted
 	}
 	return rr
-}
-
-// RepeatLogPath is where a sweep keeps repeat k's own log of a cell.
-func RepeatLogPath(dir, id string, k int, metric string) string {
-	return filepath.Join(dir, "cells", "repeats", fmt.Sprintf("%s.r%d.%s.hlog", id, k, metric))
 }

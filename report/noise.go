@@ -66,13 +66,13 @@ func difference(axis string, base, c *cell, context string) Difference {
 	d := Difference{Axis: axis, Value: c.Axes[axis], Baseline: base.Axes[axis], Context: context}
 	var parts []string
 	for _, name := range differenceFigures {
-		f, _ := FigureByName(name)
-		xs, ys := Samples(base.Run, f), Samples(c.Run, f)
+		f, _ := results.FigureByName(name)
+		xs, ys := results.Samples(base.Run, f), results.Samples(c.Run, f)
 		if len(xs) == 0 || len(ys) == 0 {
 			continue
 		}
 		r := judge(c.Info.Label, "", f, xs, ys, DefaultAlpha)
-		fv := FigureVerdict{Figure: name, DeltaPct: finiteOr0(r.Delta), P: r.P,
+		fv := FigureVerdict{Figure: name, DeltaPct: results.FiniteOr0(r.Delta), P: r.P,
 			NoisePct: 100 * math.Max(r.Old.RelSpread, r.New.RelSpread)}
 		fv.Verdict, fv.Text = noiseVerdict(f, r, fv.NoisePct)
 		d.Figures = append(d.Figures, fv)
@@ -91,7 +91,7 @@ func difference(axis string, base, c *cell, context string) Difference {
 
 // noiseVerdict words one figure's change: significant, within the noise,
 // or beyond the spread but with too few repeats to test.
-func noiseVerdict(f Figure, r CompareRow, _ float64) (verdict, text string) {
+func noiseVerdict(f results.Figure, r CompareRow, _ float64) (verdict, text string) {
 	change := fmt.Sprintf("%s %s", signedPct(r.Delta), f.Text)
 	n := fmt.Sprintf("%d+%d repeats", r.Old.N, r.New.N)
 	spread := spreadRange(r)

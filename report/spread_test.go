@@ -60,7 +60,7 @@ func TestSpreadInTablesAndPlots(t *testing.T) {
 	}
 	page := mustRead(t, filepath.Join(dir, "report.html"))
 	sp := s.Cells[0].Repeats.Spread["cycles_per_sec"]
-	want := results.Rate(sp.Median) + " ±" + SpreadText(sp)
+	want := results.Rate(sp.Median) + " ±" + results.SpreadText(sp)
 	if !strings.Contains(page, "<td>"+want+"</td>") || !strings.Contains(page, "medians of their repeats") {
 		t.Errorf("report.html cells table lacks %q and its note", want)
 	}
@@ -205,7 +205,7 @@ func TestNoiseVerdict(t *testing.T) {
 // a ratio: a fall to a tenth is beyond a spread of +103% (×2.03), a 3%
 // change within a ±5% spread.
 func TestNoiseVerdictTooFewRepeats(t *testing.T) {
-	f, _ := FigureByName("cycles_per_sec")
+	f, _ := results.FigureByName("cycles_per_sec")
 	r := judge("c", "", f, []float64{1000, 1500, 3600}, []float64{100, 150, 160}, DefaultAlpha)
 	if r.Verdict != "too few repeats" {
 		t.Fatalf("3+3: %s", r.Verdict)
@@ -252,7 +252,7 @@ func TestMergeSegmentsWithRepeats(t *testing.T) {
 		}
 		var logs [][]*hdrhistogram.Histogram
 		for _, d := range dirs {
-			hs, _, err := readLogFile(RepeatLogPath(d, "000-mode=multiplexed", k+1, results.MetricAcquire))
+			hs, _, err := results.ReadLogFile(results.RepeatLogPath(d, "000-mode=multiplexed", k+1, results.MetricAcquire))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -267,7 +267,7 @@ func TestMergeSegmentsWithRepeats(t *testing.T) {
 	if m.Throughput.CyclesPerSec != m.Repeats.Spread["cycles_per_sec"].Median || m.AcquireLatency.P99 != m.Repeats.Spread["acquire_p99"].Median {
 		t.Errorf("headline is not the median of the merged repeats")
 	}
-	if _, err := os.Stat(RepeatLogPath(out, "000-mode=multiplexed", 3, results.MetricRelease)); err != nil {
+	if _, err := os.Stat(results.RepeatLogPath(out, "000-mode=multiplexed", 3, results.MetricRelease)); err != nil {
 		t.Errorf("merged per-repeat logs: %v", err)
 	}
 }

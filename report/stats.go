@@ -10,71 +10,6 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// CIConfidence is the level the median's interval aims for.
-const CIConfidence = 0.95
-
-// NewSpread summarizes the samples of one figure.
-func NewSpread(samples []float64) results.Spread {
-	xs := finiteSorted(samples)
-	n := len(xs)
-	if n == 0 {
-		return results.Spread{}
-	}
-	sp := results.Spread{N: n, Median: median(xs), Min: xs[0], Max: xs[n-1], CILow: xs[0], CIHigh: xs[n-1]}
-	if n == 1 {
-		return sp
-	}
-	lo, hi, level := medianCIRanks(n, CIConfidence)
-	sp.CILow, sp.CIHigh, sp.CILevel = xs[lo], xs[hi], level
-	if sp.Median != 0 {
-		sp.RelSpread = math.Max(sp.CIHigh-sp.Median, sp.Median-sp.CILow) / math.Abs(sp.Median)
-	}
-	return sp
-}
-
-// medianCIRanks picks 0-based order statistics (lo, hi) = (k, n−1−k) with
-// the largest k whose interval still covers the median with probability
-// ≥ conf: coverage is 1 − 2·P(Binomial(n, ½) < k+1). When even the full
-// range falls short, the range is returned with the level it reaches.
-func medianCIRanks(n int, conf float64) (lo, hi int, level float64) {
-	b := distuv.Binomial{N: float64(n), P: 0.5}
-	lo, level = 0, 1-2*b.CDF(0)
-	for k := 1; k < n/2; k++ {
-		l := 1 - 2*b.CDF(float64(k))
-		if l < conf {
-			break
-		}
-		lo, level = k, l
-	}
-	return lo, n - 1 - lo, level
-}
-
-func finiteSorted(samples []float64) []float64 {
-	xs := make([]float64, 0, len(samples))
-	for _, v := range samples {
-		if !math.IsNaN(v) && !math.IsInf(v, 0) {
-			xs = append(xs, v)
-		}
-	}
-	slices.Sort(xs)
-	return xs
-}
-
-// median of sorted values; the mean of the middle two for an even count.
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
-}
-
-// Median of unsorted samples (NaN and Inf left out).
-func Median(samples []float64) float64 { return median(finiteSorted(samples)) }
-
 // UTest is the outcome of a two-sided Mann–Whitney U test.
 type UTest struct {
 	U float64 `json:"u"`
@@ -94,7 +29,7 @@ const exactLimit = 50
 // MannWhitney tests whether x and y come from one distribution. It works
 // on ranks, so outliers and skew (latency figures) do not mislead it.
 func MannWhitney(x, y []float64) UTest {
-	x, y = finiteSorted(x), finiteSorted(y)
+	x, y = results.SortedFinite(x), results.SortedFinite(y)
 	n1, n2 := len(x), len(y)
 	if n1 == 0 || n2 == 0 {
 		return UTest{P: 1, MinP: 1}
@@ -181,7 +116,7 @@ func exactRankSumP(ranks []int, n1, r1 int) float64 {
 // with the variance corrected for ties and a continuity correction.
 func normalUP(u float64, n1, n2 int, all []float64) float64 {
 	n := float64(n1 + n2)
-	sorted := finiteSorted(all)
+	sorted := results.SortedFinite(all)
 	var ties float64
 	for i := 0; i < len(sorted); {
 		j := i

@@ -204,7 +204,7 @@ func writeSynthRepeatLogs(t testing.TB, dir, id string, n int, logs map[string][
 	for m, ivs := range logs {
 		per := len(ivs) / n
 		for k := 1; k <= n; k++ {
-			f, err := os.Create(RepeatLogPath(dir, id, k, m))
+			f, err := os.Create(results.RepeatLogPath(dir, id, k, m))
 			must(t, err)
 			must(t, results.WriteIntervalLog(f, m, ivs[(k-1)*per:k*per]))
 			must(t, f.Close())
@@ -235,7 +235,7 @@ func synthRepeats(c synthCell, run results.Run) results.Run {
 		r.StartedAt = run.StartedAt.Add(time.Duration(float64(k) * r.MeasuredSeconds * float64(time.Second)))
 		reps[k] = r
 	}
-	return CombineRepeats(reps)
+	return results.CombineRepeats(reps)
 }
 
 func must(t testing.TB, err error) {

@@ -24,7 +24,7 @@ func csvHeader(axes []string) []string {
 }
 
 func writeCSV(path string, s *Summary) error {
-	return writeShared(path, func(w io.Writer) error {
+	return results.WriteFileShared(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		if err := cw.Write(csvHeader(s.Axes)); err != nil {
 			return err
@@ -52,7 +52,7 @@ func writeCSV(path string, s *Summary) error {
 }
 
 func writeSummaryJSON(path string, s *Summary) error {
-	return writeShared(path, func(w io.Writer) error { return results.WriteJSON(w, s) })
+	return results.WriteFileShared(path, func(w io.Writer) error { return results.WriteJSON(w, s) })
 }
 
 // spreadColumns are cells.csv's repeat columns; a cell measured once has

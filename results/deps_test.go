@@ -2,14 +2,17 @@ package results
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // TestLoadPathDrawsNothing: the packages that generate load (and chaos,
-// which walks the same path) reach neither gonum nor report, so a load
-// generator's binary and build carry no plotting. The report package is
-// listed as a control: it does import gonum, so the check can fail.
+// which walks the same path, and plan and results, which they build on)
+// reach neither gonum nor report, so a load generator's binary and build
+// carry no plotting. results sits below them all: it reaches none of the
+// packages that use it. The report package is listed as a control: it does
+// import gonum, so the check can fail.
 func TestLoadPathDrawsNothing(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -24,9 +27,15 @@ func TestLoadPathDrawsNothing(t *testing.T) {
 		return strings.Fields(string(out))
 	}
 	drawing := func(p string) bool { return strings.HasPrefix(p, "gonum.org/") || p == "lockbench/report" }
-	for _, p := range deps("lockbench/engine", "lockbench/workloads", "lockbench/bench", "lockbench/chaos", "lockbench/results") {
+	for _, p := range deps("lockbench/engine", "lockbench/workloads", "lockbench/bench", "lockbench/chaos", "lockbench/plan", "lockbench/results") {
 		if drawing(p) {
 			t.Errorf("the load path imports %s", p)
+		}
+	}
+	above := []string{"lockbench/engine", "lockbench/workloads", "lockbench/plan"}
+	for _, p := range deps("lockbench/results") {
+		if slices.Contains(above, p) {
+			t.Errorf("results imports %s, a package that builds on it", p)
 		}
 	}
 	control := false

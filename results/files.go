@@ -35,3 +35,16 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	}
 	return nil
 }
+
+// WriteFileShared writes atomically and leaves the file readable by all:
+// reports and the logs they read are meant to be passed around, and
+// WriteFileAtomic's temp files are private.
+func WriteFileShared(path string, write func(io.Writer) error) error {
+	if err := WriteFileAtomic(path, write); err != nil {
+		return err
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		return fmt.Errorf("out: %w", err)
+	}
+	return nil
+}

@@ -2,7 +2,10 @@ package results
 
 import (
 	"bufio"
+	"errors"
+	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -74,4 +77,47 @@ func CellStem(c CellInfo) string {
 // LogPath is where a cell's interval log of one metric lives.
 func LogPath(dir string, c CellInfo, metric string) string {
 	return filepath.Join(dir, filepath.FromSlash(CellStem(c))+"."+metric+".hlog")
+}
+
+// RepeatLogPath is where a sweep keeps repeat k's own log of a cell.
+func RepeatLogPath(dir, id string, k int, metric string) string {
+	return filepath.Join(dir, "cells", "repeats", fmt.Sprintf("%s.r%d.%s.hlog", id, k, metric))
+}
+
+// ReadLogFile reads one metric's interval log; a missing file is no error
+// (older cells, closed loop without the uncorrected log).
+func ReadLogFile(path string) ([]*hdrhistogram.Histogram, bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	hs, err := ReadIntervalLog(f)
+	if err != nil {
+		return nil, true, &InputError{Field: "hlog", Value: path, Problem: err.Error(), Accepted: "an HdrHistogram interval log"}
+	}
+	return hs, true, nil
+}
+
+// ConcatIntervalLogs writes the intervals of several interval logs (the
+// repeats of one cell, in order) into one log at out. Missing inputs are
+// skipped; with none at all nothing is written.
+func ConcatIntervalLogs(out, tag string, paths []string) error {
+	var all []*hdrhistogram.Histogram
+	found := false
+	for _, p := range paths {
+		hs, ok, err := ReadLogFile(p)
+		if err != nil {
+			return err
+		}
+		found = found || ok
+		all = append(all, hs...)
+	}
+	if !found {
+		return nil
+	}
+	return WriteFileShared(out, func(w io.Writer) error { return WriteIntervalLog(w, tag, all) })
 }

@@ -55,3 +55,15 @@ type Spread struct {
 	RelSpread float64 `json:"rel_spread"`
 	N         int     `json:"n"`
 }
+
+// SpreadFigures sets the spread of every figure across rep's runs.
+func (rep *Repeats) SpreadFigures() {
+	for _, f := range Figures {
+		rep.Spread[f.Name] = NewSpread(Samples(Run{Repeats: rep}, f))
+	}
+}
+
+// MedianThroughput is the repeats' median throughput.
+func (rep *Repeats) MedianThroughput() Throughput {
+	return Throughput{CyclesPerSec: rep.Spread["cycles_per_sec"].Median, AcquiresPerSec: rep.Spread["acquires_per_sec"].Median}
+}

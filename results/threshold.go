@@ -1,8 +1,7 @@
-package report
+package results
 
 import (
 	"fmt"
-	"lockbench/results"
 	"math"
 	"regexp"
 	"strconv"
@@ -72,7 +71,7 @@ func ParseThreshold(s string) (Threshold, error) {
 // latencyValue is a latency threshold's value in µs, or why it is not
 // accepted.
 func latencyValue(kind, stat, unit string, v float64) (float64, string) {
-	if kind != results.MetricAcquire && kind != results.MetricFailed && kind != results.MetricRelease {
+	if kind != MetricAcquire && kind != MetricFailed && kind != MetricRelease {
 		return 0, fmt.Sprintf("%q is not a latency (acquire, failed, release)", kind)
 	}
 	if !latencyStats[stat] {
@@ -116,16 +115,16 @@ func (t Threshold) latency() bool { return strings.Contains(t.Metric, ".") }
 
 // Actual is the value of t's metric in r: µs for latencies, cycles/s for
 // throughput, a ratio for success.
-func (t Threshold) Actual(r results.Run) float64 {
+func (t Threshold) Actual(r Run) float64 {
 	kind, stat, ok := strings.Cut(t.Metric, ".")
 	if ok {
-		var l results.Latency
+		var l Latency
 		switch kind {
-		case results.MetricAcquire:
+		case MetricAcquire:
 			l = r.AcquireLatency
-		case results.MetricFailed:
+		case MetricFailed:
 			l = r.AcquireFailedLatency
-		case results.MetricRelease:
+		case MetricRelease:
 			l = r.ReleaseLatency
 		}
 		return map[string]float64{"p50": l.P50, "p90": l.P90, "p99": l.P99, "p999": l.P999, "max": l.Max, "mean": l.Mean}[stat]
@@ -163,7 +162,7 @@ func (t Threshold) Met(actual float64) bool {
 func (t Threshold) format(v float64) string {
 	switch {
 	case t.latency():
-		return results.FormatMicros(v)
+		return FormatMicros(v)
 	case t.Metric == "success":
 		return strconv.FormatFloat(v, 'f', 4, 64)
 	case t.Metric == "throughput":
@@ -174,7 +173,7 @@ func (t Threshold) format(v float64) string {
 
 // CheckThresholds checks every threshold against every run and lists the
 // broken ones, run by run.
-func CheckThresholds(runs []results.Run, ths []Threshold) []Broken {
+func CheckThresholds(runs []Run, ths []Threshold) []Broken {
 	var out []Broken
 	for i, r := range runs {
 		for _, t := range ths {
@@ -195,7 +194,7 @@ func CheckThresholds(runs []results.Run, ths []Threshold) []Broken {
 	return out
 }
 
-func runLabel(r results.Run, i, n int) string {
+func runLabel(r Run, i, n int) string {
 	if r.Cell != nil {
 		if r.Cell.Label != "" {
 			return r.Cell.Label
@@ -212,30 +211,10 @@ func runLabel(r results.Run, i, n int) string {
 
 // SuccessRatio is acquired / (acquired + not acquired + errors); 0 when
 // nothing was attempted, so that an idle cell never passes an SLO.
-func SuccessRatio(o results.Outcomes) float64 {
+func SuccessRatio(o Outcomes) float64 {
 	n := o.Acquired + o.NotAcquired + o.Errors
 	if n == 0 {
 		return 0
 	}
 	return float64(o.Acquired) / float64(n)
-}
-
-// InputError is bad input: which field, the bad value, why and what is
-// accepted. Commands map it to exit code 2.
-type InputError struct {
-	Field    string
-	Value    string
-	Problem  string
-	Accepted string
-}
-
-func (e *InputError) Error() string {
-	s := fmt.Sprintf("%s: %q", e.Field, e.Value)
-	if e.Problem != "" {
-		s += ": " + e.Problem
-	}
-	if e.Accepted != "" {
-		s += "; accepted: " + e.Accepted
-	}
-	return s
 }

@@ -1,100 +1,29 @@
-package report
+package results
 
 import (
 	"cmp"
 	"fmt"
-	"lockbench/results"
 	"maps"
 	"slices"
 )
 
-// Figure is one number of a cell that repeats spread and compare judges.
-type Figure struct {
-	Name string // JSON key, --fail-on name
-	Text string // short human name
-	// Higher says whether a larger value is better (throughput) or worse
-	// (latency): it decides what counts as a regression.
-	Higher bool
-	Micros bool // a latency in µs
-	get    func(results.RepeatRun) float64
-}
-
-// Figures are the figures with a spread, in the order tables show them.
-var Figures = []Figure{
-	{"cycles_per_sec", "cycles/s", true, false, func(r results.RepeatRun) float64 { return r.CyclesPerSec }},
-	{"acquires_per_sec", "acquires/s", true, false, func(r results.RepeatRun) float64 { return r.AcquiresPerSec }},
-	{"acquire_p50", "acquire p50", false, true, func(r results.RepeatRun) float64 { return r.AcquireP50 }},
-	{"acquire_p90", "acquire p90", false, true, func(r results.RepeatRun) float64 { return r.AcquireP90 }},
-	{"acquire_p99", "acquire p99", false, true, func(r results.RepeatRun) float64 { return r.AcquireP99 }},
-	{"acquire_p999", "acquire p99.9", false, true, func(r results.RepeatRun) float64 { return r.AcquireP999 }},
-	{"release_p50", "release p50", false, true, func(r results.RepeatRun) float64 { return r.ReleaseP50 }},
-	{"release_p99", "release p99", false, true, func(r results.RepeatRun) float64 { return r.ReleaseP99 }},
-}
-
-// FigureByName finds a figure; ok is false for an unknown name.
-func FigureByName(name string) (Figure, bool) {
-	for _, f := range Figures {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	return Figure{}, false
-}
-
-// FigureNames lists the figure names, for messages.
-func FigureNames() []string {
-	out := make([]string, len(Figures))
-	for i, f := range Figures {
-		out[i] = f.Name
-	}
-	return out
-}
-
-// repeatRunOf takes one repeat's figures from its result.
-func repeatRunOf(i int, r results.Run) results.RepeatRun {
-	return results.RepeatRun{
-		Repeat: i + 1, StartedAt: r.StartedAt, MeasuredSeconds: r.MeasuredSeconds,
-		CyclesPerSec: finiteOr0(r.Throughput.CyclesPerSec), AcquiresPerSec: finiteOr0(r.Throughput.AcquiresPerSec),
-		AcquireP50: r.AcquireLatency.P50, AcquireP90: r.AcquireLatency.P90, AcquireP99: r.AcquireLatency.P99, AcquireP999: r.AcquireLatency.P999,
-		ReleaseP50: r.ReleaseLatency.P50, ReleaseP99: r.ReleaseLatency.P99,
-		Acquired: r.Outcomes.Acquired, NotAcquired: r.Outcomes.NotAcquired, Errors: r.Outcomes.Errors,
-		Violations: r.Safety.Violations, Interrupted: r.Interrupted,
-	}
-}
-
-// Samples are one figure's values across the repeats of r; a run without
-// repeats is one sample of its headline figure.
-func Samples(r results.Run, f Figure) []float64 {
-	if r.Repeats == nil || len(r.Repeats.Runs) == 0 {
-		return []float64{f.get(repeatRunOf(0, r))}
-	}
-	out := make([]float64, 0, len(r.Repeats.Runs))
-	for _, rr := range r.Repeats.Runs {
-		if rr.Interrupted || rr.Acquired == 0 && f.Micros {
-			continue // a cut-short repeat, or no latency to speak of
-		}
-		out = append(out, f.get(rr))
-	}
-	return out
-}
-
 // CombineRepeats makes one cell result of several repeats of it. Headline
 // throughput and percentiles are the medians of the repeats; counts and
 // CPU seconds add; max is the largest. One repeat is returned as it is.
-func CombineRepeats(runs []results.Run) results.Run {
+func CombineRepeats(runs []Run) Run {
 	if len(runs) == 0 {
-		return results.Run{}
+		return Run{}
 	}
 	if len(runs) == 1 {
 		return runs[0]
 	}
-	rep := &results.Repeats{Count: len(runs), Spread: map[string]results.Spread{}}
+	rep := &Repeats{Count: len(runs), Spread: map[string]Spread{}}
 	for i, r := range runs {
 		rep.Runs = append(rep.Runs, repeatRunOf(i, r))
 	}
 	// Counts, CPU, safety and warnings add as concurrent segments'
 	// do; throughput and latency are then replaced by medians.
-	m := mergeRuns(sameMasterNames(runs), repeatNames(len(runs)))
+	m := MergeRuns(sameMasterNames(runs), repeatNames(len(runs)))
 	m.Config, m.BaselineRTT, m.BaselineParallel = runs[0].Config, runs[0].BaselineRTT, runs[0].BaselineParallel
 	m.OpenLoop = combineOpenLoop(runs, false)
 	m.MeasuredSeconds = 0
@@ -104,8 +33,8 @@ func CombineRepeats(runs []results.Run) results.Run {
 	m.StartedAt = runs[0].StartedAt
 	m.Events = repeatEvents(runs)
 	oneMachineCost(&m, runs)
-	spreadFigures(rep)
-	m.Throughput = medianThroughput(rep)
+	rep.SpreadFigures()
+	m.Throughput = rep.MedianThroughput()
 	medianLatencies(&m, runs)
 	m.Repeats = rep
 	combineReadings(&m, runs)
@@ -123,8 +52,8 @@ func repeatNames(n int) []string {
 
 // repeatEvents lists every repeat's events, each detail prefixed with its
 // repeat.
-func repeatEvents(runs []results.Run) []results.Event {
-	var out []results.Event
+func repeatEvents(runs []Run) []Event {
+	var out []Event
 	for i, r := range runs {
 		for _, e := range r.Events {
 			e.Detail = fmt.Sprintf("repeat %d", i+1) + map[bool]string{true: ": " + e.Detail, false: ""}[e.Detail != ""]
@@ -136,7 +65,7 @@ func repeatEvents(runs []results.Run) []results.Event {
 
 // oneMachineCost corrects m's cost for repeats run one after another on
 // one machine: cores do not add, the masters' CPU seconds do.
-func oneMachineCost(m *results.Run, runs []results.Run) {
+func oneMachineCost(m *Run, runs []Run) {
 	m.Client.Cores = runs[0].Client.Cores
 	if m.Servers == nil {
 		return
@@ -151,14 +80,14 @@ func oneMachineCost(m *results.Run, runs []results.Run) {
 }
 
 // medianLatencies sets m's latencies to the medians of the repeats'.
-func medianLatencies(m *results.Run, runs []results.Run) {
-	m.AcquireLatency = medianLatency(runs, func(r results.Run) results.Latency { return r.AcquireLatency })
-	m.AcquireFailedLatency = medianLatency(runs, func(r results.Run) results.Latency { return r.AcquireFailedLatency })
-	m.ReleaseLatency = medianLatency(runs, func(r results.Run) results.Latency { return r.ReleaseLatency })
+func medianLatencies(m *Run, runs []Run) {
+	m.AcquireLatency = MedianLatency(runs, func(r Run) Latency { return r.AcquireLatency })
+	m.AcquireFailedLatency = MedianLatency(runs, func(r Run) Latency { return r.AcquireFailedLatency })
+	m.ReleaseLatency = MedianLatency(runs, func(r Run) Latency { return r.ReleaseLatency })
 	if runs[0].AcquireUncorrected != nil {
-		l := medianLatency(runs, func(r results.Run) results.Latency {
+		l := MedianLatency(runs, func(r Run) Latency {
 			if r.AcquireUncorrected == nil {
-				return results.Latency{}
+				return Latency{}
 			}
 			return *r.AcquireUncorrected
 		})
@@ -167,18 +96,18 @@ func medianLatencies(m *results.Run, runs []results.Run) {
 }
 
 // cyclesOf is cyclesIn, or 1 when the runs measured none (a divisor).
-func cyclesOf(runs []results.Run) float64 {
+func cyclesOf(runs []Run) float64 {
 	if c := cyclesIn(runs); c != 0 {
 		return c
 	}
 	return 1
 }
 
-// medianLatency: each percentile is the median of the repeats' own
+// MedianLatency: each percentile is the median of the repeats' own
 // (repeats with no sample left out); count adds, max is the largest, mean
 // is weighted by count.
-func medianLatency(runs []results.Run, get func(results.Run) results.Latency) results.Latency {
-	var out results.Latency
+func MedianLatency(runs []Run, get func(Run) Latency) Latency {
+	var out Latency
 	var p50, p90, p99, p999 []float64
 	var sum float64
 	for _, r := range runs {
@@ -201,8 +130,8 @@ func medianLatency(runs []results.Run, get func(results.Run) results.Latency) re
 // is the worst run's. Concurrent segments' offered and served rates add;
 // repeats' do not (the offered rate is the cell's own, the served rate is
 // over all their measured seconds).
-func combineOpenLoop(runs []results.Run, concurrent bool) *results.OpenLoop {
-	var out *results.OpenLoop
+func combineOpenLoop(runs []Run, concurrent bool) *OpenLoop {
+	var out *OpenLoop
 	var secs float64
 	for _, r := range runs {
 		if r.OpenLoop == nil {
@@ -235,16 +164,16 @@ func combineOpenLoop(runs []results.Run, concurrent bool) *results.OpenLoop {
 // sameMasterNames renames the masters of later repeats to the first
 // repeat's when they were restarted on other ports, so that per-master
 // counts add up per position rather than listing every port ever used.
-func sameMasterNames(runs []results.Run) []results.Run {
-	names := sortedKeys(runs[0].Outcomes.PerMaster)
-	out := make([]results.Run, len(runs))
+func sameMasterNames(runs []Run) []Run {
+	names := slices.Sorted(maps.Keys(runs[0].Outcomes.PerMaster))
+	out := make([]Run, len(runs))
 	for i, r := range runs {
 		out[i] = r
-		mine := sortedKeys(r.Outcomes.PerMaster)
+		mine := slices.Sorted(maps.Keys(r.Outcomes.PerMaster))
 		if i == 0 || len(mine) != len(names) || slices.Equal(mine, names) {
 			continue
 		}
-		pm := map[string]results.MasterOutcomes{}
+		pm := map[string]MasterOutcomes{}
 		for j, a := range mine {
 			pm[names[j]] = r.Outcomes.PerMaster[a]
 		}
@@ -261,48 +190,14 @@ func sameMasterNames(runs []results.Run) []results.Run {
 	return out
 }
 
-// sortedKeys are m's keys in order.
-func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
-	out := make([]K, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// SpreadText is a spread's relative size, "3.1%", or "—" with one sample.
-func SpreadText(sp results.Spread) string {
-	if sp.N < 2 {
-		return "—"
-	}
-	return fmt.Sprintf("%.1f%%", sp.RelSpread*100)
-}
-
-// CIText says what the ± of a repeated cell is: a 95% interval of the
-// median, or with fewer than 6 repeats the range and the level it reaches.
-func CIText(r *results.Repeats) string {
-	for _, f := range Figures {
-		sp := r.Spread[f.Name]
-		if sp.N < 2 {
-			continue
-		}
-		if sp.CILow == sp.Min && sp.CIHigh == sp.Max && sp.CILevel < CIConfidence {
-			return fmt.Sprintf("range of the repeats (a %.1f%% interval of the median: 6+ repeats reach 95%%)", sp.CILevel*100)
-		}
-		return fmt.Sprintf("%.0f%% confidence interval of the median", sp.CILevel*100)
-	}
-	return "range of the repeats"
-}
-
 // combineReadings sets the machine split, Redis cost and verdict of repeats
 // run one after another on one machine: shares are averaged over the
 // repeats' measured time, the Redis cost is the repeat with the median CPU
 // per cycle, and the verdict is worked out again on the combined result.
-func combineReadings(m *results.Run, runs []results.Run) {
-	var splits []*results.CPUSplit
+func combineReadings(m *Run, runs []Run) {
+	var splits []*CPUSplit
 	var weights []float64
-	var costs []*results.RedisCost
+	var costs []*RedisCost
 	for _, r := range runs {
 		if r.Machine != nil {
 			splits, weights = append(splits, r.Machine), append(weights, r.MeasuredSeconds)
@@ -314,14 +209,14 @@ func combineReadings(m *results.Run, runs []results.Run) {
 	m.Machine = meanSplit(splits, weights)
 	m.RedisCost = nil
 	if len(costs) > 0 {
-		slices.SortFunc(costs, func(a, b *results.RedisCost) int { return cmp.Compare(a.CPUMicrosCycle, b.CPUMicrosCycle) })
+		slices.SortFunc(costs, func(a, b *RedisCost) int { return cmp.Compare(a.CPUMicrosCycle, b.CPUMicrosCycle) })
 		m.RedisCost = costs[len(costs)/2]
 	}
-	l := results.LimitOf(m)
+	l := LimitOf(m)
 	m.Limit = &l
 }
 
-func meanSplit(splits []*results.CPUSplit, weights []float64) *results.CPUSplit {
+func meanSplit(splits []*CPUSplit, weights []float64) *CPUSplit {
 	if len(splits) == 0 {
 		return nil
 	}
@@ -366,9 +261,9 @@ func meanSplit(splits []*results.CPUSplit, weights []float64) *results.CPUSplit 
 // medianMasterShares are the masters' core shares of the repeat with the
 // median busiest master: with fresh masters for each repeat a master's
 // share is not averaged with another's.
-func medianMasterShares(splits []*results.CPUSplit) map[string]float64 {
+func medianMasterShares(splits []*CPUSplit) map[string]float64 {
 	sorted := slices.Clone(splits)
-	busiest := func(s *results.CPUSplit) float64 { b, _ := results.BusiestMaster(&results.Run{Machine: s}); return b }
-	slices.SortFunc(sorted, func(a, b *results.CPUSplit) int { return cmp.Compare(busiest(a), busiest(b)) })
+	busiest := func(s *CPUSplit) float64 { b, _ := BusiestMaster(&Run{Machine: s}); return b }
+	slices.SortFunc(sorted, func(a, b *CPUSplit) int { return cmp.Compare(busiest(a), busiest(b)) })
 	return sorted[len(sorted)/2].MasterCoreShare
 }

@@ -1,0 +1,81 @@
+package results
+
+import "math"
+
+// Figure is one number of a cell that repeats spread and compare judges.
+type Figure struct {
+	Name string // JSON key, --fail-on name
+	Text string // short human name
+	// Higher says whether a larger value is better (throughput) or worse
+	// (latency): it decides what counts as a regression.
+	Higher bool
+	Micros bool // a latency in µs
+	get    func(RepeatRun) float64
+}
+
+// Figures are the figures with a spread, in the order tables show them.
+var Figures = []Figure{
+	{"cycles_per_sec", "cycles/s", true, false, func(r RepeatRun) float64 { return r.CyclesPerSec }},
+	{"acquires_per_sec", "acquires/s", true, false, func(r RepeatRun) float64 { return r.AcquiresPerSec }},
+	{"acquire_p50", "acquire p50", false, true, func(r RepeatRun) float64 { return r.AcquireP50 }},
+	{"acquire_p90", "acquire p90", false, true, func(r RepeatRun) float64 { return r.AcquireP90 }},
+	{"acquire_p99", "acquire p99", false, true, func(r RepeatRun) float64 { return r.AcquireP99 }},
+	{"acquire_p999", "acquire p99.9", false, true, func(r RepeatRun) float64 { return r.AcquireP999 }},
+	{"release_p50", "release p50", false, true, func(r RepeatRun) float64 { return r.ReleaseP50 }},
+	{"release_p99", "release p99", false, true, func(r RepeatRun) float64 { return r.ReleaseP99 }},
+}
+
+// FigureByName finds a figure; ok is false for an unknown name.
+func FigureByName(name string) (Figure, bool) {
+	for _, f := range Figures {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Figure{}, false
+}
+
+// FigureNames lists the figure names, for messages.
+func FigureNames() []string {
+	out := make([]string, len(Figures))
+	for i, f := range Figures {
+		out[i] = f.Name
+	}
+	return out
+}
+
+// repeatRunOf takes one repeat's figures from its result.
+func repeatRunOf(i int, r Run) RepeatRun {
+	return RepeatRun{
+		Repeat: i + 1, StartedAt: r.StartedAt, MeasuredSeconds: r.MeasuredSeconds,
+		CyclesPerSec: FiniteOr0(r.Throughput.CyclesPerSec), AcquiresPerSec: FiniteOr0(r.Throughput.AcquiresPerSec),
+		AcquireP50: r.AcquireLatency.P50, AcquireP90: r.AcquireLatency.P90, AcquireP99: r.AcquireLatency.P99, AcquireP999: r.AcquireLatency.P999,
+		ReleaseP50: r.ReleaseLatency.P50, ReleaseP99: r.ReleaseLatency.P99,
+		Acquired: r.Outcomes.Acquired, NotAcquired: r.Outcomes.NotAcquired, Errors: r.Outcomes.Errors,
+		Violations: r.Safety.Violations, Interrupted: r.Interrupted,
+	}
+}
+
+// Samples are one figure's values across the repeats of r; a run without
+// repeats is one sample of its headline figure.
+func Samples(r Run, f Figure) []float64 {
+	if r.Repeats == nil || len(r.Repeats.Runs) == 0 {
+		return []float64{f.get(repeatRunOf(0, r))}
+	}
+	out := make([]float64, 0, len(r.Repeats.Runs))
+	for _, rr := range r.Repeats.Runs {
+		if rr.Interrupted || rr.Acquired == 0 && f.Micros {
+			continue // a cut-short repeat, or no latency to speak of
+		}
+		out = append(out, f.get(rr))
+	}
+	return out
+}
+
+// FiniteOr0 is v, or 0 for NaN and ±Inf (which JSON cannot hold).
+func FiniteOr0(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}

@@ -1,0 +1,158 @@
+package results
+
+import "slices"
+
+// MergeRuns adds the counts of concurrent segments of one cell (dirs
+// name them in warnings). Latencies are left to the caller, who
+// recomputes them from the added histograms; without histograms they keep
+// only what can be combined soundly.
+func MergeRuns(runs []Run, dirs []string) Run {
+	m := runs[0]
+	if len(runs) == 1 {
+		return m
+	}
+	m.Throughput = Throughput{}
+	for _, r := range runs {
+		m.Throughput.CyclesPerSec += r.Throughput.CyclesPerSec
+		m.Throughput.AcquiresPerSec += r.Throughput.AcquiresPerSec
+		m.MeasuredSeconds = max(m.MeasuredSeconds, r.MeasuredSeconds)
+		m.Interrupted = m.Interrupted || r.Interrupted
+		if !r.StartedAt.IsZero() && r.StartedAt.Before(m.StartedAt) {
+			m.StartedAt = r.StartedAt
+		}
+	}
+	m.Outcomes = addOutcomes(runs)
+	m.Safety = addSafety(runs)
+	cycles := cyclesIn(runs)
+	m.Client = addClients(runs, cycles)
+	if s := largestServers(runs, cycles); s != nil {
+		m.Servers = s
+	}
+	m.Warnings, m.Events = segmentNotes(runs, dirs)
+	m.OpenLoop = combineOpenLoop(runs, true)
+	// Without histograms, percentiles cannot be combined: keep counts and
+	// the largest max only.
+	m.AcquireLatency = mergeCountsOnly(runs, func(r Run) Latency { return r.AcquireLatency })
+	m.AcquireFailedLatency = mergeCountsOnly(runs, func(r Run) Latency { return r.AcquireFailedLatency })
+	m.ReleaseLatency = mergeCountsOnly(runs, func(r Run) Latency { return r.ReleaseLatency })
+	m.AcquireUncorrected = nil
+	return m
+}
+
+// cyclesIn is how many cycles the runs measured in all.
+func cyclesIn(runs []Run) float64 {
+	var c float64
+	for _, r := range runs {
+		c += r.Throughput.CyclesPerSec * r.MeasuredSeconds
+	}
+	return c
+}
+
+// addOutcomes adds the runs' acquire outcomes, master by master.
+func addOutcomes(runs []Run) Outcomes {
+	out := Outcomes{PerMaster: map[string]MasterOutcomes{}}
+	for _, r := range runs {
+		out.Acquired += r.Outcomes.Acquired
+		out.NotAcquired += r.Outcomes.NotAcquired
+		out.Errors += r.Outcomes.Errors
+		for addr, o := range r.Outcomes.PerMaster {
+			t := out.PerMaster[addr]
+			t.OK += o.OK
+			t.Taken += o.Taken
+			t.Timeout += o.Timeout
+			t.Error += o.Error
+			t.Pending += o.Pending
+			t.NotSent += o.NotSent
+			t.Late += o.Late
+			t.LateReleased += o.LateReleased
+			out.PerMaster[addr] = t
+		}
+	}
+	return out
+}
+
+// addSafety adds the runs' safety counts; the merged verdict says why
+// nothing was judged only when nothing was judged anywhere.
+func addSafety(runs []Run) Safety {
+	var out Safety
+	for i, r := range runs {
+		out.Violations += r.Safety.Violations
+		out.MaxConcurrentHolder = max(out.MaxConcurrentHolder, r.Safety.MaxConcurrentHolder)
+		out.JudgedHolds += r.Safety.JudgedHolds
+		out.HoldsNotJudged += r.Safety.HoldsNotJudged
+		if i == 0 || out.NotJudged != "" && r.Safety.NotJudged != "" {
+			out.NotJudged = r.Safety.NotJudged
+		} else {
+			out.NotJudged = ""
+		}
+	}
+	return out
+}
+
+// addClients adds the clients' cost over cycles; the busiest client
+// decides whether the figure was client-bound.
+func addClients(runs []Run, cycles float64) Client {
+	var c Client
+	for _, r := range runs {
+		c.CPUSeconds += r.Client.CPUSeconds
+		c.Cores += r.Client.Cores
+		c.CPUShare = max(c.CPUShare, r.Client.CPUShare)
+		c.ClientBound = c.ClientBound || r.Client.ClientBound
+		c.RSSStartMB = max(c.RSSStartMB, r.Client.RSSStartMB)
+		c.RSSEndMB = max(c.RSSEndMB, r.Client.RSSEndMB)
+	}
+	if cycles > 0 {
+		c.CPUMicrosCycle = c.CPUSeconds * 1e6 / cycles
+	}
+	return c
+}
+
+// largestServers is the masters' CPU of concurrent segments, nil when no
+// run read it. Every segment saw the same masters' counters over the same
+// window: the largest reading is taken rather than their sum.
+func largestServers(runs []Run, cycles float64) *Servers {
+	var s *Servers
+	for _, r := range runs {
+		if r.Servers == nil {
+			continue
+		}
+		if s == nil {
+			s = &Servers{PerMaster: map[string]float64{}}
+		}
+		s.CPUSeconds = max(s.CPUSeconds, r.Servers.CPUSeconds)
+		s.BusiestShare = max(s.BusiestShare, r.Servers.BusiestShare)
+		for a, v := range r.Servers.PerMaster {
+			s.PerMaster[a] = max(s.PerMaster[a], v)
+		}
+	}
+	if s != nil && cycles > 0 {
+		s.CPUMicrosCycle = s.CPUSeconds * 1e6 / cycles
+	}
+	return s
+}
+
+// segmentNotes gathers the runs' warnings, each prefixed with its
+// segment's name, and their distinct events.
+func segmentNotes(runs []Run, dirs []string) (warnings []string, events []Event) {
+	for i, r := range runs {
+		for _, w := range r.Warnings {
+			warnings = append(warnings, dirs[i]+": "+w)
+		}
+		for _, e := range r.Events {
+			if !slices.Contains(events, e) {
+				events = append(events, e)
+			}
+		}
+	}
+	return warnings, events
+}
+
+func mergeCountsOnly(runs []Run, f func(Run) Latency) Latency {
+	var l Latency
+	for _, r := range runs {
+		x := f(r)
+		l.Count += x.Count
+		l.Max = max(l.Max, x.Max)
+	}
+	return l
+}
