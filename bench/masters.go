@@ -188,7 +188,7 @@ func (m *Masters) checkAndConfigure(ctx context.Context, persistence string, tls
 			return err
 		}
 		if i == 0 {
-			m.Version = infoField(info, "redis_version")
+			m.Version = engine.ParseInfo(info)["redis_version"]
 		}
 		if persistence == "" {
 			c.Close()
@@ -268,15 +268,6 @@ func setPersistence(ctx context.Context, c rueidis.Client, display, persistence 
 		}
 		return nil
 	}, nil
-}
-
-func infoField(info, name string) string {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 // redactErr keeps a password that a client library echoed out of errors.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -435,42 +434,6 @@ func escapeGlob(s string) string {
 		out = append(out, s[i])
 	}
 	return string(out)
-}
-
-// ServerCPU reads used_cpu_user + used_cpu_sys from INFO cpu on every master,
-// so a run can tell the servers' cost apart from the client's. A master that
-// does not answer reports -1.
-func (e *Engine) ServerCPU(ctx context.Context) []time.Duration {
-	out := make([]time.Duration, len(e.links))
-	for i, l := range e.links {
-		cctx, cancel := context.WithTimeout(ctx, time.Second)
-		info, err := l.client.Do(cctx, l.client.B().Info().Section("cpu").Build()).ToString()
-		cancel()
-		out[i] = -1
-		if err == nil {
-			out[i] = parseInfoCPU(info)
-		}
-	}
-	return out
-}
-
-func parseInfoCPU(info string) time.Duration {
-	var total float64
-	found := false
-	for _, line := range strings.Split(info, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || (k != "used_cpu_user" && k != "used_cpu_sys") {
-			continue
-		}
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			total += f
-			found = true
-		}
-	}
-	if !found {
-		return -1
-	}
-	return time.Duration(total * float64(time.Second))
 }
 
 // Batching returns how many batches were sent to the masters and how many
