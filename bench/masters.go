@@ -207,18 +207,12 @@ func (m *Masters) checkAndConfigure(ctx context.Context, persistence string, tls
 // checkMaster connects to the master at addr and reads its INFO server
 // section; display is the address without a password. The caller closes c.
 func checkMaster(ctx context.Context, addr string, tlsFiles engine.TLSFiles) (c rueidis.Client, display, info string, err error) {
-	opt, display, err := engine.ParseMaster(addr)
+	opt, display, err := engine.MasterOption(addr, tlsFiles)
 	if err != nil {
 		return nil, "", "", err
 	}
-	opt.ForceSingleClient, opt.DisableCache = true, true
-	if opt.TLSConfig != nil && !tlsFiles.Empty() {
-		if opt.TLSConfig, err = tlsFiles.Config(opt.TLSConfig.ServerName); err != nil {
-			return nil, "", "", err
-		}
-	}
 	opt.Dialer.Timeout = 3 * time.Second
-	c, err = rueidis.NewClient(opt)
+	c, err = engine.NewSingleClient(opt)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("master %s: %v", display, redactErr(err, addr))
 	}

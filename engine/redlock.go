@@ -43,18 +43,12 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		setTTL: strconv.FormatInt(cfg.TTL.Milliseconds(), 10), relSHA: sha1Hex(releaseScript), extSHA: sha1Hex(extendScript)}
 	e.late = newLateCounts(len(cfg.Masters))
 	for i, m := range cfg.Masters {
-		opt, display, err := ParseMaster(m)
+		opt, display, err := MasterOption(m, cfg.TLS)
 		if err != nil {
 			e.Close()
 			return nil, err
 		}
-		if opt.TLSConfig != nil && !cfg.TLS.Empty() {
-			if opt.TLSConfig, err = cfg.TLS.Config(opt.TLSConfig.ServerName); err != nil {
-				e.Close()
-				return nil, err
-			}
-		}
-		client, err := rueidis.NewClient(clientOption(opt, cfg.Timeout, cfg.FlushDelay))
+		client, err := NewSingleClient(clientOption(opt, cfg.Timeout, cfg.FlushDelay))
 		if err != nil {
 			e.Close()
 			return nil, fmt.Errorf("master %s: %w", display, err)
