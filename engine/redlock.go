@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -179,29 +178,7 @@ type OpResult struct {
 // Acquire tries to take key, retrying after a random delay up to Retries
 // times. A nil lock means not acquired.
 func (e *Engine) Acquire(ctx context.Context, key string) (*Lock, Result) {
-	start := time.Now()
-	var res Result
-	for attempt := 0; ; attempt++ {
-		lock, r := e.TryAcquire(ctx, key)
-		r.Attempts = attempt + 1
-		r.Elapsed = time.Since(start)
-		res = r
-		if lock != nil || attempt >= e.cfg.Retries || ctx.Err() != nil {
-			return lock, res
-		}
-		delay := e.cfg.RetryMin
-		if span := e.cfg.RetryMax - e.cfg.RetryMin; span > 0 {
-			delay += rand.N(span + 1)
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			res.Err = ctx.Err()
-			return nil, res
-		case <-t.C:
-		}
-	}
+	return e.cfg.Retry().Acquire(ctx, func(ctx context.Context) (*Lock, Result) { return e.TryAcquire(ctx, key) })
 }
 
 // TryAcquire is one attempt of the algorithm: SET NX PX on every master,
