@@ -188,7 +188,7 @@ func (m *Masters) checkAndConfigure(ctx context.Context, persistence string, tls
 			return err
 		}
 		if i == 0 {
-			m.Version = infoField(info, "redis_version")
+			m.Version = engine.ParseInfo(info)["redis_version"]
 		}
 		if persistence == "" {
 			c.Close()
@@ -207,18 +207,12 @@ func (m *Masters) checkAndConfigure(ctx context.Context, persistence string, tls
 // checkMaster connects to the master at addr and reads its INFO server
 // section; display is the address without a password. The caller closes c.
 func checkMaster(ctx context.Context, addr string, tlsFiles engine.TLSFiles) (c rueidis.Client, display, info string, err error) {
-	opt, display, err := engine.ParseMaster(addr)
+	opt, display, err := engine.MasterOption(addr, tlsFiles)
 	if err != nil {
 		return nil, "", "", err
 	}
-	opt.ForceSingleClient, opt.DisableCache = true, true
-	if opt.TLSConfig != nil && !tlsFiles.Empty() {
-		if opt.TLSConfig, err = tlsFiles.Config(opt.TLSConfig.ServerName); err != nil {
-			return nil, "", "", err
-		}
-	}
 	opt.Dialer.Timeout = 3 * time.Second
-	c, err = rueidis.NewClient(opt)
+	c, err = engine.NewSingleClient(opt)
 	if err != nil {
 		return nil, "", "", fmt.Errorf("master %s: %v", display, redactErr(err, addr))
 	}
@@ -268,15 +262,6 @@ func setPersistence(ctx context.Context, c rueidis.Client, display, persistence 
 		}
 		return nil
 	}, nil
-}
-
-func infoField(info, name string) string {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 // redactErr keeps a password that a client library echoed out of errors.

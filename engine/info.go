@@ -33,11 +33,18 @@ func (e *Engine) CommandStats(ctx context.Context) []map[string]CommandStat {
 func (e *Engine) ServerPIDs(ctx context.Context) []int {
 	out := make([]int, len(e.links))
 	for i, info := range e.info(ctx, "server") {
-		for _, line := range strings.Split(info, "\n") {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
-				out[i], _ = strconv.Atoi(v)
-			}
-		}
+		out[i], _ = strconv.Atoi(ParseInfo(info)["process_id"])
+	}
+	return out
+}
+
+// ServerCPU reads used_cpu_user + used_cpu_sys from INFO cpu on every master,
+// so a run can tell the servers' cost apart from the client's. A master that
+// does not answer reports -1.
+func (e *Engine) ServerCPU(ctx context.Context) []time.Duration {
+	out := make([]time.Duration, len(e.links))
+	for i, info := range e.info(ctx, "cpu") {
+		out[i] = ParseInfo(info).CPU()
 	}
 	return out
 }
@@ -56,31 +63,64 @@ func (e *Engine) info(ctx context.Context, section string) []string {
 	return out
 }
 
+// Info is INFO's text as name → value ("redis_version" → "7.0.15").
+type Info map[string]string
+
+// ParseInfo reads INFO's "name:value" lines; section headers ("# Server")
+// and blank lines have no ":" and carry no field.
+func ParseInfo(text string) Info {
+	out := Info{}
+	for _, line := range strings.Split(text, "\n") {
+		if name, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+// Float is a numeric field; false when it is absent or not a number.
+func (i Info) Float(name string) (float64, bool) {
+	f, err := strconv.ParseFloat(i[name], 64)
+	return f, err == nil
+}
+
+// CPU is used_cpu_user + used_cpu_sys, or -1 when neither is there.
+func (i Info) CPU() time.Duration {
+	user, okU := i.Float("used_cpu_user")
+	sys, okS := i.Float("used_cpu_sys")
+	if !okU && !okS {
+		return -1
+	}
+	return time.Duration((user + sys) * float64(time.Second))
+}
+
 // ParseCommandStats reads lines such as
 // "cmdstat_set:calls=12,usec=30,usec_per_call=2.50,rejected_calls=0,failed_calls=0".
 func ParseCommandStats(info string) map[string]CommandStat {
 	out := map[string]CommandStat{}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		name, isCmd := strings.CutPrefix(name, "cmdstat_")
-		if !ok || !isCmd {
-			continue
+	for name, rest := range ParseInfo(info) {
+		if cmd, ok := strings.CutPrefix(name, "cmdstat_"); ok {
+			out[strings.ToLower(cmd)] = parseCommandStat(rest)
 		}
-		var st CommandStat
-		for _, kv := range strings.Split(rest, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				continue
-			}
-			switch k {
-			case "calls":
-				st.Calls = n
-			case "usec":
-				st.Usec = n
-			}
-		}
-		out[strings.ToLower(name)] = st
 	}
 	return out
+}
+
+// parseCommandStat reads "calls=12,usec=30,...".
+func parseCommandStat(rest string) CommandStat {
+	var st CommandStat
+	for _, kv := range strings.Split(rest, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			continue
+		}
+		switch k {
+		case "calls":
+			st.Calls = n
+		case "usec":
+			st.Usec = n
+		}
+	}
+	return st
 }

@@ -109,11 +109,32 @@ func userinfo(s string) string {
 	return ""
 }
 
+// MasterOption is ParseMaster with tls applied to a rediss:// master: what
+// every client of that master, the engine's or a side one, starts from.
+func MasterOption(addr string, tls TLSFiles) (rueidis.ClientOption, string, error) {
+	opt, display, err := ParseMaster(addr)
+	if err == nil && opt.TLSConfig != nil && !tls.Empty() {
+		opt.TLSConfig, err = tls.Config(opt.TLSConfig.ServerName)
+	}
+	return opt, display, err
+}
+
+// NewSingleClient connects opt as one connection with no client-side cache
+// and no cluster discovery (a master is one server): the engine's links and
+// every side connection to a master (checks, INFO, CONFIG) alike.
+func NewSingleClient(opt rueidis.ClientOption) (rueidis.Client, error) {
+	opt.ForceSingleClient, opt.DisableCache = true, true
+	c, err := rueidis.NewClient(opt)
+	if err != nil && c != nil {
+		// ForceSingleClient hands back a client even when its dial failed.
+		c.Close()
+		return nil, err
+	}
+	return c, err
+}
+
 // clientOption completes parsed options with what the engine relies on.
 func clientOption(opt rueidis.ClientOption, timeout, flushDelay time.Duration) rueidis.ClientOption {
-	// One connection per master, no client-side cache, no cluster discovery.
-	opt.ForceSingleClient = true
-	opt.DisableCache = true
 	// In synchronous mode a context deadline closes the connection; with
 	// background pipelining a late reply is dropped and the connection stays.
 	opt.AlwaysPipelining = true

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,18 +42,12 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		setTTL: strconv.FormatInt(cfg.TTL.Milliseconds(), 10), relSHA: sha1Hex(releaseScript), extSHA: sha1Hex(extendScript)}
 	e.late = newLateCounts(len(cfg.Masters))
 	for i, m := range cfg.Masters {
-		opt, display, err := ParseMaster(m)
+		opt, display, err := MasterOption(m, cfg.TLS)
 		if err != nil {
 			e.Close()
 			return nil, err
 		}
-		if opt.TLSConfig != nil && !cfg.TLS.Empty() {
-			if opt.TLSConfig, err = cfg.TLS.Config(opt.TLSConfig.ServerName); err != nil {
-				e.Close()
-				return nil, err
-			}
-		}
-		client, err := rueidis.NewClient(clientOption(opt, cfg.Timeout, cfg.FlushDelay))
+		client, err := NewSingleClient(clientOption(opt, cfg.Timeout, cfg.FlushDelay))
 		if err != nil {
 			e.Close()
 			return nil, fmt.Errorf("master %s: %w", display, err)
@@ -186,29 +178,7 @@ type OpResult struct {
 // Acquire tries to take key, retrying after a random delay up to Retries
 // times. A nil lock means not acquired.
 func (e *Engine) Acquire(ctx context.Context, key string) (*Lock, Result) {
-	start := time.Now()
-	var res Result
-	for attempt := 0; ; attempt++ {
-		lock, r := e.TryAcquire(ctx, key)
-		r.Attempts = attempt + 1
-		r.Elapsed = time.Since(start)
-		res = r
-		if lock != nil || attempt >= e.cfg.Retries || ctx.Err() != nil {
-			return lock, res
-		}
-		delay := e.cfg.RetryMin
-		if span := e.cfg.RetryMax - e.cfg.RetryMin; span > 0 {
-			delay += rand.N(span + 1)
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			res.Err = ctx.Err()
-			return nil, res
-		case <-t.C:
-		}
-	}
+	return e.cfg.Retry().Acquire(ctx, func(ctx context.Context) (*Lock, Result) { return e.TryAcquire(ctx, key) })
 }
 
 // TryAcquire is one attempt of the algorithm: SET NX PX on every master,
@@ -435,42 +405,6 @@ func escapeGlob(s string) string {
 		out = append(out, s[i])
 	}
 	return string(out)
-}
-
-// ServerCPU reads used_cpu_user + used_cpu_sys from INFO cpu on every master,
-// so a run can tell the servers' cost apart from the client's. A master that
-// does not answer reports -1.
-func (e *Engine) ServerCPU(ctx context.Context) []time.Duration {
-	out := make([]time.Duration, len(e.links))
-	for i, l := range e.links {
-		cctx, cancel := context.WithTimeout(ctx, time.Second)
-		info, err := l.client.Do(cctx, l.client.B().Info().Section("cpu").Build()).ToString()
-		cancel()
-		out[i] = -1
-		if err == nil {
-			out[i] = parseInfoCPU(info)
-		}
-	}
-	return out
-}
-
-func parseInfoCPU(info string) time.Duration {
-	var total float64
-	found := false
-	for _, line := range strings.Split(info, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || (k != "used_cpu_user" && k != "used_cpu_sys") {
-			continue
-		}
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			total += f
-			found = true
-		}
-	}
-	if !found {
-		return -1
-	}
-	return time.Duration(total * float64(time.Second))
 }
 
 // Batching returns how many batches were sent to the masters and how many

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+
+	"lockbench/engine"
 )
 
 const (
@@ -651,15 +653,14 @@ func probe(ctx context.Context, addr string, wantPid int) error {
 	if err != nil {
 		return err
 	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
-			if pid, _ := strconv.Atoi(v); pid != wantPid {
-				return fmt.Errorf("%s is served by pid %s, not ours (%d)", addr, v, wantPid)
-			}
-			return nil
-		}
+	v, ok := engine.ParseInfo(info)["process_id"]
+	if !ok {
+		return fmt.Errorf("%s: no process_id in INFO server", addr)
 	}
-	return fmt.Errorf("%s: no process_id in INFO server", addr)
+	if pid, _ := strconv.Atoi(v); pid != wantPid {
+		return fmt.Errorf("%s is served by pid %s, not ours (%d)", addr, v, wantPid)
+	}
+	return nil
 }
 
 func fileSize(path string) int64 {

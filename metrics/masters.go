@@ -2,12 +2,12 @@ package metrics
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"lockbench/engine"
 )
 
 // InfoFunc runs INFO on a master and returns its text.
@@ -59,27 +59,21 @@ func (c *mastersCollector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 0, addr)
 				return
 			}
-			f := infoFields(text)
+			f := infoNumbers(engine.ParseInfo(text))
 			ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 1, addr)
-			ch <- prometheus.MustNewConstMetric(c.cpu, prometheus.CounterValue, f["used_cpu_sys"]+f["used_cpu_user"], addr)
-			ch <- prometheus.MustNewConstMetric(c.clients, prometheus.GaugeValue, f["connected_clients"], addr)
-			ch <- prometheus.MustNewConstMetric(c.cmds, prometheus.CounterValue, f["total_commands_processed"], addr)
+			ch <- prometheus.MustNewConstMetric(c.cpu, prometheus.CounterValue, f("used_cpu_sys")+f("used_cpu_user"), addr)
+			ch <- prometheus.MustNewConstMetric(c.clients, prometheus.GaugeValue, f("connected_clients"), addr)
+			ch <- prometheus.MustNewConstMetric(c.cmds, prometheus.CounterValue, f("total_commands_processed"), addr)
 		}()
 	}
 	wg.Wait()
 }
 
-// infoFields reads the numeric "name:value" lines of INFO.
-func infoFields(text string) map[string]float64 {
-	out := map[string]float64{}
-	for _, line := range strings.Split(text, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok {
-			continue
-		}
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			out[k] = f
-		}
+// infoNumbers reads INFO's numeric fields, 0 for one that is absent or not
+// a number.
+func infoNumbers(info engine.Info) func(name string) float64 {
+	return func(name string) float64 {
+		f, _ := info.Float(name)
+		return f
 	}
-	return out
 }

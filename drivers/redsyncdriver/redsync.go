@@ -11,7 +11,6 @@ package redsyncdriver
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"runtime"
 	"strings"
 	"time"
@@ -150,28 +149,10 @@ func (d *Driver) Addrs() []string { return d.addrs }
 // under wait=quorum, where redsync returns without waiting for them).
 func (d *Driver) LateOutcomes() [][engine.NumOutcomes]int64 { return d.late.snapshot() }
 
-// Acquire tries to take key, retrying after the engine's random delay up to
-// Retries times, each attempt one redsync TryLockContext.
+// Acquire tries to take key with the engine's retry policy, each attempt
+// one redsync TryLockContext.
 func (d *Driver) Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
-	start := time.Now()
-	for attempt := 1; ; attempt++ {
-		lock, res := d.tryAcquire(ctx, key)
-		res.Attempts = attempt
-		res.Elapsed = time.Since(start)
-		if lock != nil || attempt > d.cfg.Retries || ctx.Err() != nil {
-			return lock, res
-		}
-		delay := d.cfg.RetryMin
-		if span := d.cfg.RetryMax - d.cfg.RetryMin; span > 0 {
-			delay += rand.N(span + 1)
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-		}
-	}
+	return d.cfg.Retry().Acquire(ctx, func(ctx context.Context) (*engine.Lock, engine.Result) { return d.tryAcquire(ctx, key) })
 }
 
 // tryAcquire is one redsync attempt, with every master's SET outcome.

@@ -2,6 +2,7 @@ package redsyncdriver
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -145,3 +146,28 @@ func allAre(outs []engine.Outcome, o engine.Outcome) bool {
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// A context that ends in the retry delay ends the acquire at once with the
+// last attempt's result, as the engine's; no further attempt is made.
+func TestAcquireStopsWhenTheContextEndsInTheRetryDelay(t *testing.T) {
+	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
+	cfg := engine.DefaultConfig()
+	cfg.Masters = set.Addrs()
+	cfg.Retries, cfg.RetryMin, cfg.RetryMax = 5, time.Hour, time.Hour
+	d := newDriver(t, cfg, 2)
+	held, _ := d.Acquire(context.Background(), "rs:held")
+	if held == nil {
+		t.Fatal("first acquire failed")
+	}
+	defer d.Release(context.Background(), held)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	lock, res := d.Acquire(ctx, "rs:held")
+	if lock != nil || time.Since(start) > 2*time.Second {
+		t.Fatalf("lock %v after %v", lock != nil, time.Since(start))
+	}
+	if res.Attempts != 1 || !errors.Is(res.Err, context.DeadlineExceeded) || !allAre(res.PerMaster, engine.Taken) {
+		t.Fatalf("attempts %d, err %v, per master %v; want 1 attempt that saw the key taken", res.Attempts, res.Err, res.PerMaster)
+	}
+}

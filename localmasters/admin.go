@@ -1,0 +1,94 @@
+package localmasters
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"lockbench/engine"
+)
+
+// ErrNil is Do's error for a nil reply (for example GET of a missing key).
+var ErrNil error = rueidis.Nil
+
+// Do sends one command on a fresh rueidis connection and returns the reply
+// as a string (simple or bulk string, integer in decimal); array replies are
+// not supported. ctx's deadline bounds the connection and its handshake as
+// well as the command, which is how a paused master is detected.
+func Do(ctx context.Context, addr string, args ...string) (string, error) {
+	if len(args) == 0 {
+		return "", errors.New("localmasters.Do: no command")
+	}
+	c, err := dial(ctx, addr)
+	if err != nil {
+		return "", ctxErr(ctx, err)
+	}
+	defer c.Close()
+	m, err := c.Do(ctx, c.B().Arbitrary(args...).Build()).ToMessage()
+	if err != nil {
+		return "", ctxErr(ctx, err)
+	}
+	if m.IsInt64() {
+		n, _ := m.AsInt64()
+		return strconv.FormatInt(n, 10), nil
+	}
+	return m.ToString()
+}
+
+// ctxErr prefers the context's error so callers can test for DeadlineExceeded.
+func ctxErr(ctx context.Context, err error) error {
+	if _, isRedis := rueidis.IsRedisErr(err); isRedis || rueidis.IsRedisNil(err) {
+		return err
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	// The dial timeout is the ctx deadline and may fire a hair before the
+	// ctx timer does; report it the same way.
+	if _, ok := ctx.Deadline(); ok && errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("%w (%v)", context.DeadlineExceeded, err)
+	}
+	return err
+}
+
+// dial connects to addr. rueidis dials and says HELLO before it takes a
+// context, so its dial timeout is what is left of ctx (rueidis' default
+// without a deadline).
+func dial(ctx context.Context, addr string) (rueidis.Client, error) {
+	timeout := rueidis.DefaultDialTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	if ctx.Err() != nil || timeout <= 0 {
+		return nil, cmp.Or(ctx.Err(), context.DeadlineExceeded)
+	}
+	return engine.NewSingleClient(rueidis.ClientOption{
+		InitAddress: []string{addr},
+		Dialer:      net.Dialer{Timeout: timeout},
+		// A master still loading its AOF answers -LOADING: waitReady must
+		// see it (PONG means loaded) rather than rueidis retry it.
+		DisableRetry: true,
+		// RESP3 sends INFO as a verbatim string ("txt:# Server…"); RESP2
+		// gives callers the plain text.
+		AlwaysRESP2: true,
+	})
+}
+
+// Ping returns nil when addr answers PING with PONG before ctx ends.
+func Ping(ctx context.Context, addr string) error {
+	s, err := Do(ctx, addr, "PING")
+	if err != nil {
+		return err
+	}
+	if s != "PONG" {
+		return fmt.Errorf("redis: PING answered %q", s)
+	}
+	return nil
+}
