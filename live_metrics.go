@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
-	"lockbench/chaos"
 	"lockbench/metrics"
 	"lockbench/workloads"
 )
@@ -27,21 +29,14 @@ func startMetrics(cmd, addr string) (*metrics.Exporter, error) {
 	return e, nil
 }
 
-// chaosObserver labels a chaos cell's live metrics; nil when metrics are off.
-func chaosObserver(e *metrics.Exporter, scenario string) func(c chaos.Cell, masters []string) chaos.Observer {
-	if e == nil {
-		return nil
-	}
-	return func(c chaos.Cell, masters []string) chaos.Observer {
-		s := c.Settings
-		return chaosCell{e.Cell(metrics.Labels{Scenario: scenario, Cell: c.Name, Mode: s.Mode, Wait: s.Wait, Persistence: s.Persistence, Driver: "lockbench"}, masters)}
-	}
-}
-
-// chaosCell takes chaos client processes' counts in bulk.
-type chaosCell struct{ *metrics.Cell }
-
-func (c chaosCell) AddCounts(d chaos.LiveCounts) {
-	c.Add(metrics.Tally{Cycles: d.Cycles, NotAcquired: d.NotAcquired, Errors: d.Errors, Violations: d.Violations,
-		LostUpdates: d.LostUpdates, StaleWritesRejected: d.Rejected, PerMaster: d.PerMaster})
+// interruptible is a context that the first SIGINT/SIGTERM cancels, so the
+// run winds down and keeps what it measured; a second one exits at once
+// (the default signal handling is restored).
+func interruptible() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
 }

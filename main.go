@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strconv"
 
-	"lockbench/bench"
+	"lockbench/runner"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -44,7 +44,7 @@ func usage() {
 }
 
 func main() {
-	bench.Version = version
+	runner.Version = version
 	args := os.Args[1:]
 	if len(args) == 0 {
 		exit("quickstart", cmdQuickstart(nil))

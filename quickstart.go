@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"lockbench/localmasters"
+	"lockbench/plan"
+	"lockbench/runner"
 )
 
 // cmdQuickstart is what `lockbench` without arguments runs: the shipped
@@ -66,18 +68,18 @@ func installRedisServer(w io.Writer) error {
 }
 
 // unservedCells counts a shipped scenario's cells this machine cannot serve
-// (CheckServers) and can, with the persistence modes of the skipped ones.
+// (runner.Check) and can, with the persistence modes of the skipped ones.
 func unservedCells(name string) (skipped, kept int, modes []string, err error) {
-	sw, err := loadScenario(name)
+	sc, err := plan.Load(name, false)
 	if err != nil {
 		return 0, 0, nil, err
 	}
-	cells, err := sw.Cells()
+	cells, err := sc.Cells()
 	if err != nil {
 		return 0, 0, nil, err
 	}
 	for _, c := range cells {
-		if c.Settings.CheckServers() == nil {
+		if runner.Check([]plan.Cell{c}) == nil {
 			kept++
 			continue
 		}

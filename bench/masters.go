@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -16,11 +17,15 @@ import (
 	"github.com/redis/rueidis"
 
 	"lockbench/engine"
+	"lockbench/faults"
 	"lockbench/localmasters"
 	"lockbench/plan"
 )
 
-// Masters is a set of masters ready for cells.
+// Masters are the lock servers of a cell, ready: its masters' addresses
+// and, for local ones, their processes; for a fault cell also a fake clock
+// per master it jumps, the protected resource's server and a temp dir; and
+// the cell's proxies between clients and masters, if it has any.
 type Masters struct {
 	key      string
 	Addrs    []string // what the engine dials (external: as given, with credentials)
@@ -33,70 +38,82 @@ type Masters struct {
 
 	// LocalCPUs pin the local masters and ClientCPUs lockbench (--local-cpus).
 	LocalCPUs, ClientCPUs []int
+
+	// A fault cell's: each master in a set of its own (so one can run on a
+	// fake clock), the clocks by master index, the resource's server.
+	Servers  []*localmasters.Master
+	Clocks   map[int]*faults.Clock
+	Resource string
+	TempDir  string
+	sets     []*localmasters.Set // stopped with the cell
+
+	// Net is the cell's proxies (--net-latency, or a fault cell's network
+	// faults); nil without. Made for every cell anew.
+	Net *faults.Network
+}
+
+// ClientAddrs are the addresses client c dials: its proxies, or the masters.
+func (m *Masters) ClientAddrs(c int) []string {
+	if m.Net != nil {
+		return m.Net.Addrs(c)
+	}
+	return m.Addrs
+}
+
+// Pids are the local masters' and the resource's processes (0: none).
+func (m *Masters) Pids() []int {
+	var out []int
+	for _, s := range append([]*localmasters.Set{m.Local}, m.sets...) {
+		if s != nil {
+			for _, lm := range s.Masters() {
+				out = append(out, lm.Pid())
+			}
+		}
+	}
+	return out
 }
 
 // Pool keeps the masters of consecutive cells: local masters are restarted
 // only when N or the persistence mode changes; external masters get the
-// cell's persistence by CONFIG SET, restored to the original when done.
+// cell's persistence by CONFIG SET, restored to the original when done. A
+// fault cell always gets servers of its own (it crashes them).
 type Pool struct {
 	Log   io.Writer
 	cur   *Masters
 	unpin func() error // undoes pinning lockbench (--local-cpus)
 }
 
-// Prepare returns masters fit for s, reusing the current set when possible.
-func (p *Pool) Prepare(ctx context.Context, s plan.Settings) (*Masters, error) {
-	return p.PrepareFor(ctx, s, "")
-}
-
-// PrepareFor is Prepare for a repeat of the cell id: local masters whose
-// persistence keeps state (an AOF file that grows with every write) are
-// restarted when they already served a repeat of this cell, so that every
-// repeat starts from the same state. Without persistence they are kept.
-func (p *Pool) PrepareFor(ctx context.Context, s plan.Settings, id string) (*Masters, error) {
-	key := plan.MastersKey(s)
-	if p.cur != nil && p.cur.key == key && !(id != "" && p.cur.served[id] && plan.RepeatsNeedFreshMasters(s)) {
-		p.cur.served[id] = true
-		return p.cur, nil
+// Prepare returns the servers for cell c (repeat: its repeat, from 1),
+// reusing the current masters when possible: not for a fault cell, and
+// not for a repeat of a cell whose persistence keeps state (an AOF file
+// that grows with every write), so that every repeat starts alike. The
+// cell's proxies are made anew.
+func (p *Pool) Prepare(ctx context.Context, c plan.Cell) (*Masters, error) {
+	key := c.MastersKey()
+	if m := p.cur; m != nil && m.key == key && !c.Faulty && !(m.served[c.ID] && plan.RepeatsNeedFreshMasters(c.Settings)) {
+		m.served[c.ID] = true
+		return m, p.network(c, m)
 	}
 	if err := p.Close(); err != nil {
 		return nil, err
 	}
-	m, err := p.start(ctx, s, key)
+	m, err := p.start(ctx, c, key)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, p.Close())
 	}
-	m.served[id] = true
-	return m, nil
+	m.served[c.ID] = true
+	return m, p.network(c, m)
 }
 
-func (p *Pool) start(ctx context.Context, s plan.Settings, key string) (*Masters, error) {
+func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, error) {
+	s := c.Settings
 	m := &Masters{key: key, served: map[string]bool{}}
-	if len(s.Masters) == 0 {
-		persist, err := localmasters.ParsePersistence(orNone(s.Persistence))
-		if err != nil {
-			return nil, err
-		}
-		var local, client []int
-		if s.LocalCPUs != "" {
-			if local, client, err = localmasters.SplitCPUs(s.LocalCPUs); err != nil {
-				return nil, err
-			}
-		}
-		set, err := localmasters.Start(ctx, localmasters.Options{N: s.Local, Persistence: persist, Embedded: s.Embedded, Log: p.Log, CPUs: local})
-		if err != nil {
-			return nil, err
-		}
-		if len(client) > 0 {
-			if p.unpin, err = pinSelf(client); err != nil {
-				return nil, errors.Join(err, set.Stop())
-			}
-		}
-		m.LocalCPUs, m.ClientCPUs = local, client
-		m.Local, m.Embedded, m.Version = set, set.Embedded(), set.Version()
-		m.Addrs, m.Display = set.Addrs(), set.Addrs()
-		p.cur = m
-		return m, nil
+	p.cur = m
+	switch {
+	case c.Faulty:
+		return m, p.startFaultServers(ctx, c, m)
+	case len(s.Masters) == 0:
+		return m, p.startLocal(ctx, s, m)
 	}
 	for _, a := range s.Masters {
 		_, display, err := engine.ParseMaster(a)
@@ -106,19 +123,39 @@ func (p *Pool) start(ctx context.Context, s plan.Settings, key string) (*Masters
 		m.Addrs = append(m.Addrs, a)
 		m.Display = append(m.Display, display)
 	}
-	p.cur = m
-	ec, err := s.EngineConfig()
-	if err != nil {
-		return nil, err
-	}
-	if err := m.checkAndConfigure(ctx, s.Persistence, ec.TLS); err != nil {
-		_ = p.Close()
-		return nil, err
-	}
-	return m, nil
+	return m, m.checkAndConfigure(ctx, s.Persistence, c.Engine.TLS)
 }
 
-// Close stops local masters or restores external masters' settings.
+// startLocal starts the cell's local masters, pinned with --local-cpus.
+func (p *Pool) startLocal(ctx context.Context, s plan.Settings, m *Masters) error {
+	persist, err := localmasters.ParsePersistence(orNone(s.Persistence))
+	if err != nil {
+		return err
+	}
+	var local, client []int
+	if s.LocalCPUs != "" {
+		if local, client, err = localmasters.SplitCPUs(s.LocalCPUs); err != nil {
+			return err
+		}
+	}
+	set, err := localmasters.Start(ctx, localmasters.Options{N: s.Local, Persistence: persist, Embedded: s.Embedded, Log: p.Log, CPUs: local})
+	if err != nil {
+		return err
+	}
+	m.Local = set
+	if len(client) > 0 {
+		if p.unpin, err = pinSelf(client); err != nil {
+			return err
+		}
+	}
+	m.LocalCPUs, m.ClientCPUs = local, client
+	m.Embedded, m.Version = set.Embedded(), set.Version()
+	m.Addrs, m.Display = set.Addrs(), set.Addrs()
+	return nil
+}
+
+// Close stops the current servers (local masters, a fault cell's servers,
+// proxies, temp dir) or restores external masters' settings.
 func (p *Pool) Close() error {
 	m := p.cur
 	p.cur = nil
@@ -126,8 +163,16 @@ func (p *Pool) Close() error {
 		return nil
 	}
 	var errs []error
-	if m.Local != nil {
-		errs = append(errs, m.Local.Stop())
+	if m.Net != nil {
+		m.Net.Close()
+	}
+	for _, s := range append([]*localmasters.Set{m.Local}, m.sets...) {
+		if s != nil {
+			errs = append(errs, s.Stop())
+		}
+	}
+	if m.TempDir != "" {
+		errs = append(errs, os.RemoveAll(m.TempDir))
 	}
 	if p.unpin != nil {
 		errs = append(errs, p.unpin())

@@ -9,9 +9,9 @@ import (
 	"lockbench/workloads"
 )
 
-// windowReadings are what a cell reads around its measured window besides
+// WindowReadings are what a cell reads around its measured window besides
 // latencies: the machine's CPU split and the masters' command counters.
-type windowReadings struct {
+type WindowReadings struct {
 	ctx           context.Context
 	eng           *engine.Engine
 	probe         *machineProbe
@@ -19,14 +19,17 @@ type windowReadings struct {
 	proxy         *proxyProfile // --net-latency: the in-process proxy's CPU
 }
 
-func newWindowReadings(ctx context.Context, eng *engine.Engine, m *Masters, proxied bool) *windowReadings {
+// NewWindowReadings reads the masters m through eng (proxied: through the
+// cell's in-process proxies, whose CPU is then told apart).
+func NewWindowReadings(ctx context.Context, eng *engine.Engine, m *Masters) *WindowReadings {
+	proxied := m.Net != nil
 	var localPids []int
 	if m.Local != nil {
 		for _, lm := range m.Local.Masters() {
 			localPids = append(localPids, lm.Pid())
 		}
 	}
-	w := &windowReadings{ctx: ctx, eng: eng, probe: newMachineProbe(m.Addrs, localPids, eng.ServerPIDs(ctx))}
+	w := &WindowReadings{ctx: ctx, eng: eng, probe: newMachineProbe(m.Addrs, localPids, eng.ServerPIDs(ctx))}
 	if w.probe != nil {
 		w.probe.clientCPUs, w.probe.localCPUs = m.ClientCPUs, m.LocalCPUs
 	}
@@ -36,8 +39,8 @@ func newWindowReadings(ctx context.Context, eng *engine.Engine, m *Masters, prox
 	return w
 }
 
-// mark is the runner's OnWindow: readings as the window opens and closes.
-func (w *windowReadings) mark(opened bool) {
+// Mark is the worker loop's OnWindow: readings as the window opens and closes.
+func (w *WindowReadings) Mark(opened bool) {
 	if opened {
 		w.before = w.eng.CommandStats(w.ctx)
 		if w.probe != nil {
@@ -57,9 +60,9 @@ func (w *windowReadings) mark(opened bool) {
 	w.after = w.eng.CommandStats(context.Background())
 }
 
-// finish puts the machine split, the Redis cost and the limit verdict into
+// Finish puts the machine split, the Redis cost and the limit verdict into
 // the result.
-func (w *windowReadings) finish(res *results.Run, st *workloads.Stats) {
+func (w *WindowReadings) Finish(res *results.Run, st *workloads.Stats) {
 	addrs := w.eng.Addrs()
 	if w.probe != nil && w.before != nil {
 		w.probe.fallback = st.ServerCPU

@@ -55,8 +55,6 @@ type ClientResult struct {
 	LogFiles        map[string]string           `json:"log_files"` // metric → .hlog path
 }
 
-// logMetrics are the interval logs a client writes (closed loop).
-var logMetrics = map[int]string{results.Acquire: results.MetricAcquire, results.Failed: results.MetricFailed, results.Release: results.MetricRelease}
 
 // client is one lock client: its own engine (connections), resource
 // connection, workers and pause gate.
@@ -64,7 +62,7 @@ type client struct {
 	cfg   ClientConfig
 	eng   *engine.Engine
 	res   *resource
-	probe *windowProbe
+	probe *workloads.Probe
 	gate  gate
 	hold  workloads.HoldTime
 	ctx   context.Context // ends the run early (interrupt)
@@ -79,23 +77,23 @@ type client struct {
 	abandoned bool          // did not finish in time: its engine stays open
 }
 
-// cellClient is one lock client of a chaos cell, whether it runs on
-// goroutines in this process (client) or as a lockbench process of its own
+// Client is one lock client of a fault cell, whether it runs on goroutines
+// in this process (client) or as a lockbench process of its own
 // (procClient): the cell waits until it is ready, starts it at t0, pauses
 // and resumes it (faults), stops it early (interrupt) and takes its result.
-type cellClient interface {
+type Client interface {
 	faults.Client
-	waitReady(ctx context.Context) error
-	start(t0 time.Time) error
+	WaitReady(ctx context.Context) error
+	Start(t0 time.Time) error
 	Stop()
-	// done is closed once it has finished.
-	done() <-chan struct{}
-	// result waits up to limit for it to finish and returns what it counted.
-	result(limit time.Duration) (ClientResult, error)
-	// pid is the process the cell started for it (0: none, it runs here).
-	pid() int
-	// close frees what it holds (a process is killed and reaped).
-	close()
+	// Done is closed once it has finished.
+	Done() <-chan struct{}
+	// Result waits up to limit for it to finish and returns what it counted.
+	Result(limit time.Duration) (ClientResult, error)
+	// Pid is the process the cell started for it (0: none, it runs here).
+	Pid() int
+	// Close frees what it holds (a process is killed and reaped).
+	Close()
 }
 
 // Observer sees a chaos client's events as they happen (live metrics):
@@ -112,7 +110,7 @@ type Observer interface {
 }
 
 // newClient connects; probe may be shared by the clients of one process.
-func newClient(ctx context.Context, cfg ClientConfig, probe *windowProbe) (*client, error) {
+func newClient(ctx context.Context, cfg ClientConfig, probe *workloads.Probe) (*client, error) {
 	eng, err := engine.New(ctx, cfg.Engine)
 	if err != nil {
 		return nil, fmt.Errorf("client %d: %w", cfg.Index, err)
@@ -123,7 +121,7 @@ func newClient(ctx context.Context, cfg ClientConfig, probe *windowProbe) (*clie
 		return nil, fmt.Errorf("client %d: %w", cfg.Index, err)
 	}
 	if probe == nil {
-		probe = &windowProbe{}
+		probe = &workloads.Probe{}
 	}
 	hold, err := workloads.NewHoldTime(cfg.HoldDist, cfg.Hold)
 	if err != nil {
@@ -139,7 +137,7 @@ func newClient(ctx context.Context, cfg ClientConfig, probe *windowProbe) (*clie
 // close frees the client's connections, unless it was abandoned still
 // running: closing an engine under running workers would panic them (the
 // connections go with the masters).
-func (c *client) close() {
+func (c *client) Close() {
 	if c.abandoned {
 		return
 	}
@@ -148,7 +146,7 @@ func (c *client) close() {
 }
 
 // start runs the client on its own goroutines from t0.
-func (c *client) start(t0 time.Time) error {
+func (c *client) Start(t0 time.Time) error {
 	go func() {
 		defer close(c.finished)
 		c.out = c.run(t0)
@@ -156,12 +154,12 @@ func (c *client) start(t0 time.Time) error {
 	return nil
 }
 
-func (c *client) done() <-chan struct{}           { return c.finished }
-func (c *client) waitReady(context.Context) error { return nil } // connected by newClient
-func (c *client) pid() int                        { return 0 }
+func (c *client) Done() <-chan struct{}           { return c.finished }
+func (c *client) WaitReady(context.Context) error { return nil } // connected by newClient
+func (c *client) Pid() int                        { return 0 }
 
 // result waits up to limit for the client to finish.
-func (c *client) result(limit time.Duration) (ClientResult, error) {
+func (c *client) Result(limit time.Duration) (ClientResult, error) {
 	t := time.NewTimer(limit)
 	defer t.Stop()
 	select {
@@ -249,8 +247,8 @@ func (c *client) run(t0 time.Time) ClientResult {
 	out.Counts, out.CPUSeconds = st.Counts, st.CPU.Seconds()
 	out.Start, out.End = st.WindowStart, st.WindowStart.Add(st.Measured)
 	out.Late = c.eng.LateOutcomes()
-	out.ProbeViolations = c.probe.violations.Load()
-	out.ProbeMax = c.probe.maxConcurrent.Load()
+	out.ProbeViolations = c.probe.Violations()
+	out.ProbeMax = c.probe.MaxConcurrent()
 	out.Interrupted = st.Interrupted && out.End.Before(t0.Add(cfg.Duration)) && (cfg.Quota == 0 || st.Acquired < cfg.Quota)
 	return out
 }
@@ -261,7 +259,7 @@ func (c *client) runConfig(t0 time.Time, logs map[int]io.Writer) workloads.RunCo
 	cfg := c.cfg
 	rc := workloads.RunConfig{Workers: cfg.Workers, Duration: cfg.Duration, Start: t0, Quota: cfg.Quota,
 		Keys: workloads.Keys{Prefix: cfg.Prefix + "lock:", Count: cfg.Keys}, Chooser: workloads.Uniform{N: cfg.Keys},
-		Seed: cfg.Seed, Logs: logs, Cycle: c, FinishCycles: true, Shards: min(cfg.Workers, 8)}
+		Seed: cfg.Seed, Logs: logs, Cycle: c, FinishCycles: true, Shards: min(cfg.Workers, 8), Probe: c.probe}
 	if c.obs != nil {
 		rc.Observer = c.obs
 	}
@@ -282,7 +280,8 @@ func firstErr(errs ...error) error {
 func (c *client) openLogs(t0 time.Time, paths map[string]string) (map[int]io.Writer, []*os.File, error) {
 	var files []*os.File
 	logs := map[int]io.Writer{}
-	for m, name := range logMetrics {
+	for _, m := range results.LogMetrics(false) {
+		name := results.MetricName(m)
 		path := filepath.Join(c.cfg.LogDir, fmt.Sprintf("client-%d.%s.hlog", c.cfg.Index, name))
 		f, err := os.Create(path)
 		if err != nil {
@@ -320,12 +319,15 @@ func (c *client) Use(w *workloads.Worker, h workloads.Held) {
 	// The checkers judge the hold on the window the client measured itself.
 	hold := Hold{Key: h.Key, T1: h.Start.UnixNano(), Elapsed: int64(h.Acquired.Sub(h.Start)), TTL: int64(c.cfg.Engine.TTL),
 		DriftFactor: c.cfg.Engine.DriftFactor}
-	hid := c.probe.enter(h.Key, h.Start.Add(time.Duration(hold.ValidEnd()-hold.T1)))
+	ph := c.probe.Enter(h.Key, h.Start.Add(time.Duration(hold.ValidEnd()-hold.T1)))
+	if ph.Judged && !ph.Clear && c.obs != nil {
+		c.obs.Violation()
+	}
 	if err := c.readModifyWrite(w, h); err != nil {
 		w.Counts.UseErrors++
 	}
 	used := time.Now()
-	c.probe.exit(h.Key, hid)
+	c.probe.Exit(ph)
 	hold.Used = used.UnixNano()
 	c.holds.add(hold)
 }
@@ -374,13 +376,14 @@ func (c *client) write(ctx context.Context, idx uint64, v, token int64) error {
 	return nil
 }
 
-// goroutineClient connects a client that runs on goroutines of this
-// process, sharing the cell's probe and observer.
-func (r *cellRun) goroutineClient(ctx context.Context, cfg ClientConfig) (cellClient, error) {
-	c, err := newClient(ctx, cfg, r.probe)
+// NewClient connects a client that runs on goroutines of this process;
+// probe (nil: its own) may be shared by the clients of one process, and
+// obs (nil: none) hears its events as they happen.
+func NewClient(ctx context.Context, cfg ClientConfig, probe *workloads.Probe, obs Observer) (Client, error) {
+	c, err := newClient(ctx, cfg, probe)
 	if err != nil {
 		return nil, err
 	}
-	c.obs = r.obs
+	c.obs = obs
 	return c, nil
 }

@@ -74,10 +74,10 @@ func serveClient(cfg ClientConfig, sigs <-chan os.Signal) (res ClientResult, cod
 		fmt.Fprintln(os.Stderr, "chaos client:", err)
 		return ClientResult{Index: cfg.Index, Err: err.Error()}, 1
 	}
-	defer c.close()
+	defer c.Close()
 	// Live metrics: the parent reads these counts off stdout.
 	tl := newTally(len(cfg.Engine.Masters))
-	c.obs, c.probe.onViolation = tl, tl.Violation
+	c.obs = tl
 	fmt.Println("ready")
 	in := bufio.NewReader(os.Stdin)
 	line, err := in.ReadString('\n')
@@ -172,24 +172,24 @@ func startProcClient(argv, env []string, idx int, cfgPath, resultPath, stderrPat
 }
 
 // pid of the client process.
-func (p *procClient) pid() int { return p.cmd.Process.Pid }
+func (p *procClient) Pid() int { return p.cmd.Process.Pid }
 
-func (p *procClient) done() <-chan struct{} { return p.exited }
+func (p *procClient) Done() <-chan struct{} { return p.exited }
 
-func (p *procClient) waitReady(ctx context.Context) error {
+func (p *procClient) WaitReady(ctx context.Context) error {
 	select {
 	case err := <-p.ready:
 		if err != nil {
 			<-p.exited
-			return fmt.Errorf("client %d (pid %d) did not start: %v; %s", p.idx, p.pid(), err, p.stderrTail())
+			return fmt.Errorf("client %d (pid %d) did not start: %v; %s", p.idx, p.Pid(), err, p.stderrTail())
 		}
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("client %d (pid %d) not ready: %w", p.idx, p.pid(), ctx.Err())
+		return fmt.Errorf("client %d (pid %d) not ready: %w", p.idx, p.Pid(), ctx.Err())
 	}
 }
 
-func (p *procClient) start(t0 time.Time) error {
+func (p *procClient) Start(t0 time.Time) error {
 	_, err := fmt.Fprintf(p.stdin, "start %d\n", t0.UnixNano())
 	return err
 }
@@ -198,16 +198,16 @@ func (p *procClient) start(t0 time.Time) error {
 // stall would, and waits until the kernel shows it stopped.
 func (p *procClient) Pause() error {
 	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		return fmt.Errorf("pause client %d (pid %d): %w", p.idx, p.pid(), err)
+		return fmt.Errorf("pause client %d (pid %d): %w", p.idx, p.Pid(), err)
 	}
-	localmasters.WaitProcState(p.pid(), true, time.Second)
+	localmasters.WaitProcState(p.Pid(), true, time.Second)
 	return nil
 }
 
 // Resume continues it (SIGCONT).
 func (p *procClient) Resume() error {
 	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("resume client %d (pid %d): %w", p.idx, p.pid(), err)
+		return fmt.Errorf("resume client %d (pid %d): %w", p.idx, p.Pid(), err)
 	}
 	return nil
 }
@@ -220,24 +220,24 @@ func (p *procClient) Stop() {
 }
 
 // close ends the process at once and reaps it (no-op once reaped).
-func (p *procClient) close() {
+func (p *procClient) Close() {
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.exited
 }
 
 // result waits for the process to end (killing it after limit) and reads
 // what it wrote.
-func (p *procClient) result(limit time.Duration) (ClientResult, error) {
+func (p *procClient) Result(limit time.Duration) (ClientResult, error) {
 	select {
 	case <-p.exited:
 	case <-time.After(limit):
-		p.close()
-		return ClientResult{Index: p.idx}, fmt.Errorf("client %d (pid %d) did not finish within %v; killed", p.idx, p.pid(), limit)
+		p.Close()
+		return ClientResult{Index: p.idx}, fmt.Errorf("client %d (pid %d) did not finish within %v; killed", p.idx, p.Pid(), limit)
 	}
 	p.stdin.Close()
 	b, err := os.ReadFile(p.resultPath)
 	if err != nil {
-		return ClientResult{Index: p.idx}, fmt.Errorf("client %d (pid %d) wrote no result (%v); %s", p.idx, p.pid(), p.waitErr, p.stderrTail())
+		return ClientResult{Index: p.idx}, fmt.Errorf("client %d (pid %d) wrote no result (%v); %s", p.idx, p.Pid(), p.waitErr, p.stderrTail())
 	}
 	var r ClientResult
 	if err := json.Unmarshal(b, &r); err != nil {
@@ -261,18 +261,18 @@ func (p *procClient) stderrTail() string {
 	return "stderr: " + s
 }
 
-// processClient starts a lockbench process for a client (config, result
-// and stderr files in the cell's temp dir); it reports its counts to the
-// cell's observer.
-func (r *cellRun) processClient(_ context.Context, cfg ClientConfig) (cellClient, error) {
+// StartProcess starts a lockbench process (argv, with env added) as
+// client cfg.Index, its config, result and stderr files in cfg.LogDir; it
+// reports its counts to obs (nil: none).
+func StartProcess(argv, env []string, cfg ClientConfig, obs Observer) (Client, error) {
 	b, _ := json.Marshal(cfg)
 	file := func(suffix string) string {
-		return filepath.Join(r.tmp, fmt.Sprintf("client-%d.%s", cfg.Index, suffix))
+		return filepath.Join(cfg.LogDir, fmt.Sprintf("client-%d.%s", cfg.Index, suffix))
 	}
 	if err := os.WriteFile(file("json"), b, 0o600); err != nil {
 		return nil, err
 	}
-	p, err := startProcClient(r.opt.ClientCommand, r.opt.ClientEnv, cfg.Index, file("json"), file("result.json"), file("stderr"), r.obs)
+	p, err := startProcClient(argv, env, cfg.Index, file("json"), file("result.json"), file("stderr"), obs)
 	if err != nil {
 		return nil, err
 	}

@@ -1,5 +1,6 @@
 // Package configs holds the shipped scenario files, embedded so that
-// `lockbench` finds them wherever the binary runs.
+// `lockbench` finds them wherever the binary runs: benchmark scenarios at
+// the top, fault scenarios in chaos/. They have one format (plan.Scenario).
 package configs
 
 import (
@@ -9,24 +10,35 @@ import (
 	"strings"
 )
 
-//go:embed *.yaml
+//go:embed *.yaml chaos/*.yaml
 var files embed.FS
 
-// Get returns a shipped scenario by name ("quickstart" or "quickstart.yaml").
+// Get returns a shipped scenario by name: "quickstart" or
+// "quickstart.yaml"; a fault scenario also as "crash", "chaos-crash" or
+// "chaos/crash.yaml".
 func Get(name string) ([]byte, bool) {
-	if !strings.HasSuffix(name, ".yaml") {
-		name += ".yaml"
+	name = strings.TrimSuffix(name, ".yaml")
+	if b, err := files.ReadFile(name + ".yaml"); err == nil && !strings.Contains(name, "/") {
+		return b, true
 	}
-	b, err := files.ReadFile(name)
+	name = strings.TrimPrefix(strings.TrimPrefix(name, "chaos/"), "chaos-")
+	b, err := files.ReadFile("chaos/" + name + ".yaml")
 	return b, err == nil
 }
 
-// Names lists the shipped scenarios.
-func Names() []string {
-	entries, _ := fs.ReadDir(files, ".")
+// Names lists the shipped benchmark scenarios.
+func Names() []string { return names(".") }
+
+// FaultNames lists the shipped fault scenarios.
+func FaultNames() []string { return names("chaos") }
+
+func names(dir string) []string {
+	entries, _ := fs.ReadDir(files, dir)
 	var out []string
 	for _, e := range entries {
-		out = append(out, strings.TrimSuffix(e.Name(), ".yaml"))
+		if n, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
+			out = append(out, n)
+		}
 	}
 	sort.Strings(out)
 	return out

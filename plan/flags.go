@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"errors"
+	"strconv"
 	"strings"
 
 	"lockbench/engine"
@@ -105,19 +107,58 @@ func BindFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed for key choice (0: random)")
 }
 
-// BindSomeFlags registers only the named settings' flags (flag names), as
-// BindFlags binds them: a command that takes part of the settings (chaos)
-// binds that part, with the same parsing and defaults.
-func BindSomeFlags(fs *pflag.FlagSet, s *Settings, names ...string) {
+// faultUsage is how a setting reads in a fault scenario, where the words
+// written for run and sweep would mislead.
+var faultUsage = map[string]string{
+	"persistence": "none, aof-no, aof-everysec, aof-always",
+	"local":       "local lock masters to start (--masters N, its old name, is still accepted)",
+	"workers":     "workers per client",
+	"keys":        "lock keys (one protected counter each)",
+	"hold":        "mean time between reading a counter and writing it back, inside the lock",
+	"duration":    "length of each cell",
+	"seed":        "random seed (0: from the clock)",
+}
+
+// BindFaultFlags registers a fault scenario's settings (FaultSettings) as
+// flags on fs, bound to s: the shared ones as BindFlags binds them, then
+// the fault scenario's own.
+func BindFaultFlags(fs *pflag.FlagSet, s *Settings) {
 	all := pflag.NewFlagSet("all", pflag.ContinueOnError)
 	BindFlags(all, s)
-	for _, n := range names {
-		f := all.Lookup(n)
-		if f == nil {
-			panic("plan: no setting flag " + n) // a programming error, not input
+	all.VisitAll(func(f *pflag.Flag) {
+		if FaultSettings[strings.ReplaceAll(f.Name, "-", "_")] {
+			if u, ok := faultUsage[f.Name]; ok {
+				f.Usage = u
+			}
+			fs.AddFlag(f)
 		}
-		fs.AddFlag(f)
+	})
+	// --masters N: the old name of --local; hidden, as masters are
+	// addresses everywhere else.
+	fs.Var(oldMastersFlag{&s.Local}, "masters", "old name of --local")
+	_ = fs.MarkHidden("masters")
+	fs.IntVar(&s.Clients, "clients", s.Clients, "lock clients, each with its own connections")
+	fs.StringVar(&s.ClientMode, "client-mode", s.ClientMode, "goroutines or processes (one lockbench process per client)")
+	fs.Int64Var(&s.Acquisitions, "acquisitions", s.Acquisitions, "end a cell after this many acquisitions (0: run for duration)")
+	fs.BoolVar(&s.Fencing, "fencing", s.Fencing, "fencing tokens: the resource refuses stale reads and writes")
+	fs.BoolVar(&s.CheckValidity, "check-validity", s.CheckValidity, "skip a write when the lock's validity ran out during the hold")
+	fs.Int64Var(&s.MinAcquisitions, "min-acquisitions", s.MinAcquisitions, "a cell with fewer acquisitions or acknowledged writes judged nothing and fails (0: no minimum)")
+}
+
+// oldMastersFlag is --masters N, the old name of --local N in fault
+// scenarios. As masters are addresses in run and sweep, an address here is
+// told what a fault scenario takes.
+type oldMastersFlag struct{ local *int }
+
+func (f oldMastersFlag) String() string { return strconv.Itoa(*f.local) }
+func (f oldMastersFlag) Type() string   { return "int" }
+func (f oldMastersFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("chaos starts its own masters (it crashes and restarts them); give how many with --local N (1..15), of which --masters N is the old name")
 	}
+	*f.local = n
+	return nil
 }
 
 // ApplyChanged copies the flags set on the command line (fs, bound by
@@ -128,7 +169,7 @@ func ApplyChanged(fs *pflag.FlagSet, dst *Settings) error {
 
 // ApplyChangedWith copies the flags set on fs onto the settings that bind
 // registers on a fresh flag set (by flag name; flags bind does not know are
-// skipped). Settings types that extend Settings (chaos) bind themselves.
+// skipped): a command binds the flags it registered (BindFaultFlags).
 func ApplyChangedWith(fs *pflag.FlagSet, bind func(target *pflag.FlagSet)) error {
 	target := pflag.NewFlagSet("override", pflag.ContinueOnError)
 	bind(target)

@@ -2,11 +2,12 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"lockbench/engine"
-	"lockbench/localmasters"
+	"lockbench/internal/cpulist"
 	"lockbench/workloads"
 )
 
@@ -47,36 +48,31 @@ var persistenceModes = []string{"none", "aof-no", "aof-everysec", "aof-always"}
 // MaxWorkers bounds goroutines; beyond this the client measures itself.
 const MaxWorkers = 100_000
 
-// Validate returns one error naming the first bad field, its value and what
-// is accepted; warnings are settings that work but are probably a mistake.
-// It also checks that this machine can serve the settings (CheckServers).
+// FaultDefaults are the settings a fault scenario starts from: a few
+// masters of its own, a few hot keys and holds long enough for a fault to
+// land inside them. The settings it does not take are left at the values
+// its clients run with (closed loop, uniform keys, no warm-up, the client
+// loop's own retries), so that a result records what ran.
+func FaultDefaults() Settings {
+	p := Defaults()
+	p.Local, p.Persistence, p.Embedded, p.Workers, p.Keys = 3, "none", "never", 16, 16
+	p.TTL, p.Hold, p.HoldDist = Duration(2*time.Second), Duration(100*time.Millisecond), "uniform"
+	p.Retries, p.RetryMin, p.RetryMax = 0, Duration(time.Millisecond), Duration(10*time.Millisecond)
+	p.Duration, p.Warmup = Duration(10*time.Second), 0
+	p.ZipfExponent, p.HotspotOps, p.HotspotKeys = 0, 0, 0
+	p.Clients, p.ClientMode, p.MinAcquisitions = 2, "goroutines", 10
+	return p
+}
+
+// ClientModes are the accepted client modes of a fault scenario.
+var ClientModes = []string{"goroutines", "processes"}
+
+// Validate returns one error naming the first bad field, its value and
+// what is accepted; warnings are settings that work but are probably a
+// mistake. It judges the settings alone: what this machine must have for
+// them is checked where the servers start (bench.CanServe). The checks run
+// in order; the first error stands.
 func (s Settings) Validate() (warnings []string, err error) {
-	if warnings, err = s.ValidateInput(); err != nil {
-		return nil, err
-	}
-	if err := s.CheckServers(); err != nil {
-		return nil, err
-	}
-	return warnings, nil
-}
-
-// CheckServers says whether this machine can serve the settings' masters:
-// a persistence mode needs real redis-server masters, which embedded masters
-// (used when redis-server is missing) are not.
-func (s Settings) CheckServers() error {
-	if len(s.Masters) == 0 && s.Persistence != "" && s.Persistence != "none" {
-		if _, found := localmasters.RedisServerPath(); s.Embedded == "always" || (s.Embedded == "auto" && !found) {
-			return fmt.Errorf("persistence: %q needs real redis-server masters; embedded masters (used when redis-server is missing) support only none", s.Persistence)
-		}
-	}
-	return nil
-}
-
-// ValidateInput is Validate without CheckServers: whether the settings
-// themselves are sound, whatever is installed here (a scenario file is
-// judged so, and a flag may still replace the cells this machine cannot
-// serve). The checks run in order; the first error stands.
-func (s Settings) ValidateInput() (warnings []string, err error) {
 	checks := []func() error{s.checkMasters, s.checkLocalCPUs, s.checkPersistence, s.checkNetLatency,
 		s.checkClient, s.checkLoad, s.checkKeysAndHold, s.checkSegment}
 	for _, check := range checks {
@@ -85,6 +81,53 @@ func (s Settings) ValidateInput() (warnings []string, err error) {
 		}
 	}
 	return s.warnings(), nil
+}
+
+// validateFaulty checks a fault cell's settings: its bounds first (it
+// starts every master and client itself), then the shared checks, then
+// the fault scenario's own fields.
+func (s Settings) validateFaulty() error {
+	switch {
+	case s.Local < 1 || s.Local > 15:
+		return fmt.Errorf("local: %d is not accepted; use 1..15 local masters", s.Local)
+	case s.Persistence == "":
+		return fmt.Errorf("persistence: \"\" is not accepted; use none, aof-no, aof-everysec or aof-always")
+	case s.Workers < 1 || s.Workers > 10_000:
+		return fmt.Errorf("workers: %d is not accepted; use 1..10000 per client", s.Workers)
+	case s.Keys < 1 || s.Keys > 10_000_000:
+		return fmt.Errorf("keys: %d is not accepted; use 1..10000000", s.Keys)
+	}
+	if _, err := s.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case s.Clients < 1 || s.Clients > 64:
+		return fmt.Errorf("clients: %d is not accepted; use 1..64", s.Clients)
+	case !slices.Contains(ClientModes, s.ClientMode):
+		return fmt.Errorf("client_mode: %q is not accepted; use goroutines or processes", s.ClientMode)
+	case s.MinAcquisitions < 0:
+		return fmt.Errorf("min_acquisitions: %d is not accepted; use 0 (no minimum) or a count such as 10", s.MinAcquisitions)
+	case s.Acquisitions < 0:
+		return fmt.Errorf("acquisitions: %d is not accepted; use 0 (run for duration) or a count", s.Acquisitions)
+	}
+	return nil
+}
+
+// faultWarnings are fault-cell settings that work but may make the
+// checkers report a failure the faults did not cause.
+func (s Settings) faultWarnings() []string {
+	longest := time.Duration(s.Hold)
+	switch s.HoldDist {
+	case "uniform":
+		longest *= 2
+	case "exponential", "exp":
+		longest *= 5 // past the 99th percentile
+	}
+	if s.Hold > 0 && longest >= time.Duration(s.TTL)-time.Duration(s.Timeout) && !s.CheckValidity {
+		return []string{fmt.Sprintf("holds reach %v (hold %v, %s) against ttl %v: some writes land after the lock expired, "+
+			"so lost updates can appear without any fault; shorten the hold or set check_validity", longest, s.Hold, s.HoldDist, s.TTL)}
+	}
+	return nil
 }
 
 // checkMasters: local masters in range, or external ones that parse and
@@ -114,7 +157,7 @@ func (s Settings) checkMasters() error {
 }
 
 func (s Settings) checkPersistence() error {
-	if s.Persistence != "" && !contains(persistenceModes, s.Persistence) {
+	if s.Persistence != "" && !slices.Contains(persistenceModes, s.Persistence) {
 		return fmt.Errorf("persistence: %q is not accepted; use %s", s.Persistence, strings.Join(persistenceModes, ", "))
 	}
 	return nil
@@ -263,31 +306,6 @@ func (s Settings) Chooser() (workloads.KeyChooser, error) {
 	})
 }
 
-// RunConfig is the runner's part; prefix names this cell's keys.
-func (s Settings) RunConfig(prefix string, seed uint64) (workloads.RunConfig, error) {
-	s, offset, err := s.ForSegment()
-	if err != nil {
-		return workloads.RunConfig{}, err
-	}
-	ch, err := s.Chooser()
-	if err != nil {
-		return workloads.RunConfig{}, err
-	}
-	h, err := workloads.NewHoldTime(s.HoldDist, time.Duration(s.Hold))
-	if err != nil {
-		return workloads.RunConfig{}, err
-	}
-	rc := workloads.RunConfig{
-		Workers: s.Workers, Duration: time.Duration(s.Duration), Warmup: time.Duration(s.Warmup),
-		Keys: workloads.Keys{Prefix: prefix, Count: s.Keys, Offset: offset}, Chooser: ch, Hold: h,
-		TTL: time.Duration(s.TTL), AutoExtend: s.AutoExtend, Seed: seed,
-	}
-	if s.Load == "open" {
-		rc.Rate = s.Rate
-	}
-	return rc, nil
-}
-
 // Redacted is a copy fit for output: no passwords in master URLs.
 func (s Settings) Redacted() Settings {
 	out := s
@@ -298,17 +316,9 @@ func (s Settings) Redacted() Settings {
 	return out
 }
 
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-// checkLocalCPUs: pinning needs local redis-server masters and must leave
-// lockbench a CPU.
+// checkLocalCPUs: pinning needs local masters and a CPU list; whether
+// this machine has those CPUs and real redis-server masters to pin is
+// checked where the servers start.
 func (s Settings) checkLocalCPUs() error {
 	if s.LocalCPUs == "" {
 		return nil
@@ -316,9 +326,9 @@ func (s Settings) checkLocalCPUs() error {
 	if len(s.Masters) > 0 {
 		return fmt.Errorf("local-cpus: pins local masters; with --masters the servers are not started here (pin them where they run)")
 	}
-	if _, found := localmasters.RedisServerPath(); s.Embedded == "always" || (s.Embedded == "auto" && !found) {
+	if s.Embedded == "always" {
 		return fmt.Errorf("local-cpus: needs real redis-server masters; embedded masters run inside lockbench and cannot be pinned apart")
 	}
-	_, _, err := localmasters.SplitCPUs(s.LocalCPUs)
+	_, err := cpulist.Parse(s.LocalCPUs)
 	return err
 }

@@ -42,19 +42,14 @@ type RedsyncSettings struct {
 	Retries int `json:"retries"`
 }
 
-// ChaosConfig is what a chaos cell adds to the settings: its scenario, its
-// clients, faults and expectations, and the checkers' figures. In a chaos
+// ChaosConfig is what a fault cell adds to the settings (which hold its
+// clients, client mode, fencing, check_validity and acquisitions): its
+// scenario, faults and expectations, and the checkers' figures. In a fault
 // cell's Settings, workers is the total over the clients.
 type ChaosConfig struct {
 	Scenario         string            `json:"scenario"`
 	Cell             string            `json:"cell"`
-	Clients          int               `json:"clients"`
-	ClientMode       string            `json:"client_mode"`
 	WorkersPerClient int               `json:"workers_per_client"`
-	Fencing          bool              `json:"fencing"`
-	CheckValidity    bool              `json:"check_validity"`
-	Acquisitions     int64             `json:"acquisitions"`
-	MinAcquisitions  int64             `json:"min_acquisitions"`
 	Faults           []string          `json:"faults"`
 	Expect           map[string]string `json:"expect"`
 	ExpectFailed     []string          `json:"expect_failed"`

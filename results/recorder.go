@@ -20,6 +20,20 @@ const (
 
 var metricNames = [numMetrics]string{MetricAcquire, MetricAcquireUncorrected, MetricFailed, MetricRelease}
 
+// MetricName is the report metric's name, as its .hlog files and
+// intervals are named.
+func MetricName(m int) string { return metricNames[m] }
+
+// LogMetrics are the interval logs a cell writes, by metric index: the
+// uncorrected acquire latency only in open loop.
+func LogMetrics(openLoop bool) []int {
+	m := []int{Acquire, Failed, Release}
+	if openLoop {
+		m = append(m, AcquireUncorrected)
+	}
+	return m
+}
+
 // Interval is what one flush saw: for progress lines and timelines.
 type Interval struct {
 	Start, End time.Time

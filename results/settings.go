@@ -124,9 +124,8 @@ type Settings struct {
 	Segment string `yaml:"segment" json:"segment,omitempty"`
 	StartAt string `yaml:"start_at" json:"start_at,omitempty"`
 
-	// Fault scenarios only (plan refuses them elsewhere). A result records
-	// them in ChaosConfig, under the names results have always had there,
-	// so they are not written with the settings.
+	// Fault scenarios only (plan refuses them elsewhere); a result of a
+	// benchmark cell leaves them out.
 	//
 	// Clients: lock clients, each with its own connections; workers are
 	// per client. ClientMode: goroutines, or processes (each client a
@@ -136,10 +135,10 @@ type Settings struct {
 	// during the hold. Acquisitions ends the cell once this many locks were
 	// taken (duration is the cap); MinAcquisitions: a cell with fewer
 	// acquisitions or acknowledged writes judged too little and fails.
-	Clients         int    `yaml:"clients" json:"-"`
-	ClientMode      string `yaml:"client_mode" json:"-"`
-	Fencing         bool   `yaml:"fencing" json:"-"`
-	CheckValidity   bool   `yaml:"check_validity" json:"-"`
-	Acquisitions    int64  `yaml:"acquisitions" json:"-"`
-	MinAcquisitions int64  `yaml:"min_acquisitions" json:"-"`
+	Clients         int    `yaml:"clients" json:"clients,omitempty"`
+	ClientMode      string `yaml:"client_mode" json:"client_mode,omitempty"`
+	Fencing         bool   `yaml:"fencing" json:"fencing,omitempty"`
+	CheckValidity   bool   `yaml:"check_validity" json:"check_validity,omitempty"`
+	Acquisitions    int64  `yaml:"acquisitions" json:"acquisitions,omitempty"`
+	MinAcquisitions int64  `yaml:"min_acquisitions" json:"min_acquisitions,omitempty"`
 }

@@ -99,6 +99,10 @@ type RunConfig struct {
 	// Shards is how many shards the latency recorder has (0: one per
 	// worker, at most 16).
 	Shards int
+	// Probe is the mutual-exclusion check the cycle's holds go through
+	// (nil: the run's own); the clients of a fault cell in one process
+	// share one, so that it sees them all.
+	Probe *Probe
 }
 
 // Validate names the first bad field.
@@ -191,7 +195,11 @@ func newLoop(ctx context.Context, lk Locker, cfg *RunConfig) (*loop, error) {
 	if begin.IsZero() {
 		begin = time.Now()
 	}
-	l := &loop{lk: lk, cfg: cfg, cycle: cfg.Cycle, probe: &Probe{}, measureFrom: begin.Add(cfg.Warmup)}
+	probe := cfg.Probe
+	if probe == nil {
+		probe = &Probe{}
+	}
+	l := &loop{lk: lk, cfg: cfg, cycle: cfg.Cycle, probe: probe, measureFrom: begin.Add(cfg.Warmup)}
 	l.end = l.measureFrom.Add(cfg.Duration)
 	stopAt := l.end
 	if cfg.Rate > 0 {

@@ -1,0 +1,88 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Override lays the flags set on the command line (fs, bound by bind)
+// over the scenario: a flag for a swept setting replaces that axis, and
+// every cell takes the flags after its own settings. A flag for a setting
+// this kind of scenario does not take is refused, as its YAML key would be.
+func (sc *Scenario) Override(fs *pflag.FlagSet, bind func(*pflag.FlagSet, *Settings)) error {
+	var err error
+	fs.Visit(func(f *pflag.Flag) {
+		name := strings.ReplaceAll(f.Name, "-", "_")
+		if err != nil || !SettingNames()[name] || (sc.Faulty && name == "masters" && f.Value.Type() == "int") {
+			return // not a setting, or the old count flag of fault scenarios
+		}
+		err = sc.checkSettingName(name, nil)
+	})
+	if err != nil {
+		return err
+	}
+	sc.axes = slices.DeleteFunc(sc.axes, func(ax Axis) bool { return fs.Changed(FlagName(ax.Name)) })
+	sc.flags = func(s *Settings) error {
+		if err := ApplyChangedWith(fs, func(target *pflag.FlagSet) { bind(target, s) }); err != nil {
+			return err
+		}
+		if fs.Changed("masters") && !sc.Faulty {
+			s.Local = 0
+		}
+		return nil
+	}
+	return sc.flags(&sc.Settings)
+}
+
+// FlagsScenario is the fault scenario of `lockbench chaos` without a file:
+// one cell, "flags", of the fault defaults (the flags are laid over it).
+func FlagsScenario() *Scenario {
+	return &Scenario{Name: "chaos", Faulty: true, Settings: FaultDefaults(), Repeat: 1, named: []namedCell{{name: "flags"}}}
+}
+
+// Select keeps the named cells, in the scenario's order; no names keep all.
+func (sc *Scenario) Select(names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	var all []string
+	for _, c := range sc.named {
+		all = append(all, c.name)
+	}
+	for _, n := range names {
+		if !slices.Contains(all, n) {
+			return fmt.Errorf("cell: %q is not a cell of %s; use one of %s", n, sc.Name, strings.Join(all, ", "))
+		}
+	}
+	sc.named = slices.DeleteFunc(sc.named, func(c namedCell) bool { return !slices.Contains(names, c.name) })
+	return nil
+}
+
+// ReplaceFaults gives every cell these faults (--fault).
+func (sc *Scenario) ReplaceFaults(fs []Fault) {
+	sc.faults = fs
+	for i := range sc.named {
+		sc.named[i].ownFault = false
+	}
+}
+
+// ReplaceExpect gives every cell these expectations (--expect).
+func (sc *Scenario) ReplaceExpect(ex []Expectation) {
+	sc.expect = ex
+	for i := range sc.named {
+		sc.named[i].ownExp = false
+	}
+}
+
+// RunScenario is `lockbench run`'s scenario: one cell of s, "run",
+// measured repeat times.
+func RunScenario(s Settings, repeat int) (*Scenario, []Cell, error) {
+	sc := &Scenario{Name: "run", Settings: s, Repeat: repeat}
+	c := Cell{ID: "run", Label: "run", Settings: s, Axes: map[string]string{}}
+	var err error
+	c.Resolved, err = c.resolve()
+	return sc, []Cell{c}, err
+}

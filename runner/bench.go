@@ -1,0 +1,178 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"lockbench/bench"
+	"lockbench/drivers/redsyncdriver"
+	"lockbench/engine"
+	"lockbench/plan"
+	"lockbench/results"
+	"lockbench/workloads"
+)
+
+// BaselineSamples SET round trips per master before the load starts.
+const BaselineSamples = 500
+
+// runBenchCell is one measurement of a benchmark cell on its servers: the
+// lock client (the engine, or redsync), the baselines, the worker loop
+// with the plain hold, and the readings around its window.
+func runBenchCell(ctx context.Context, env cellEnv) (*CellResult, error) {
+	s, m := env.cell.Settings, env.masters
+	cfg := env.cell.Engine
+	cfg.Masters = m.ClientAddrs(0)
+	rc := env.loadConfig()
+	eng, err := engine.New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+	if err := checkPrefixFree(ctx, eng, env.prefix, s.Force); err != nil {
+		return nil, err
+	}
+	tokenPrefixes := []string{eng.TokenPrefix()}
+	// Only this cell's own locks go, whatever happens (never FLUSHALL):
+	// keys under its prefix whose value is one of its tokens.
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, _ = eng.Cleanup(cctx, env.prefix, tokenPrefixes...)
+	}()
+	base, err := measureBaselines(ctx, eng, env.prefix+"rtt")
+	if err != nil {
+		return nil, err
+	}
+	rc.ServerCPU = func() []time.Duration { return eng.ServerCPU(context.Background()) }
+	win := bench.NewWindowReadings(ctx, eng, m)
+	rc.OnWindow = win.Mark
+	lk, err := newLocker(ctx, s, cfg, eng)
+	if err != nil {
+		return nil, err
+	}
+	defer lk.close()
+	tokenPrefixes = append(tokenPrefixes, lk.tokenPrefixes...)
+	waitSegmentStart(ctx, s)
+	defer env.observe(&rc)()
+	started := time.Now()
+	st, err := workloads.Run(ctx, lk.Locker, rc)
+	if err != nil {
+		return nil, err
+	}
+	cc := env.cellConfig()
+	cc.Redsync = lk.redsync
+	res := st.Result(lk.Locker, cc, started)
+	base.fill(&res, eng.Addrs())
+	win.Finish(&res, st)
+	if m.Embedded {
+		res.Warnings = append(res.Warnings, "embedded in-process masters (redis-server not found): these are not Redis figures")
+	}
+	return &CellResult{Run: res}, nil
+}
+
+// loadConfig is the cell's worker loop: as plan resolved it, with this
+// measurement's keys, seed, logs and progress.
+func (e cellEnv) loadConfig() workloads.RunConfig {
+	rc := e.cell.Load
+	rc.Keys.Prefix, rc.Seed = e.prefix, e.seed
+	rc.Logs, rc.OnInterval = e.logs.writers(), e.onInterval
+	return rc
+}
+
+// observe hands the cell's live figures to the metrics exporter, if any;
+// the returned func marks the cell's workers gone.
+func (e cellEnv) observe(rc *workloads.RunConfig) func() {
+	mc := e.metricsCell()
+	if mc == nil {
+		return func() {}
+	}
+	mc.SetWorkers(rc.Workers)
+	mc.SetRate(rc.Rate)
+	rc.Observer = mc
+	return func() { mc.SetWorkers(0) }
+}
+
+// baselines are the floor to compare acquires with: plain SET round trips,
+// one master at a time and all at once, measured in this run on these
+// masters.
+type baselines struct {
+	perMaster [][]time.Duration
+	parallel  []time.Duration
+}
+
+func measureBaselines(ctx context.Context, eng *engine.Engine, key string) (b baselines, err error) {
+	if b.perMaster, err = eng.BaselineRTT(ctx, key, BaselineSamples); err != nil {
+		return b, err
+	}
+	b.parallel, err = eng.BaselineParallel(ctx, key, BaselineSamples)
+	return b, err
+}
+
+// fill puts the baselines into the result, by master address.
+func (b baselines) fill(res *results.Run, addrs []string) {
+	res.BaselineRTT = map[string]results.Latency{}
+	for i, addr := range addrs {
+		res.BaselineRTT[addr] = summarizeDurations(b.perMaster[i])
+	}
+	pl := summarizeDurations(b.parallel)
+	res.BaselineParallel = &pl
+}
+
+// cellLocker is the lock client the workers use: the engine, or redsync
+// on the same masters (with the terms it ran on, for the result).
+type cellLocker struct {
+	workloads.Locker
+	redsync       *redsyncdriver.Settings
+	tokenPrefixes []string // besides the engine's
+	close         func()
+}
+
+func newLocker(ctx context.Context, s plan.Settings, cfg engine.Config, eng *engine.Engine) (cellLocker, error) {
+	if s.Driver != "redsync" {
+		return cellLocker{Locker: eng, close: func() {}}, nil
+	}
+	rs, err := redsyncdriver.New(ctx, cfg, s.Workers)
+	if err != nil {
+		return cellLocker{}, err
+	}
+	st := rs.Settings()
+	return cellLocker{Locker: rs, redsync: &st, tokenPrefixes: []string{rs.TokenPrefix()}, close: func() { rs.Close() }}, nil
+}
+
+// checkPrefixFree refuses keys of another live run under the same prefix,
+// unless forced.
+func checkPrefixFree(ctx context.Context, eng *engine.Engine, prefix string, force bool) error {
+	for i, addr := range eng.Addrs() {
+		n, err := eng.CountKeys(ctx, i, prefix)
+		if err != nil {
+			return fmt.Errorf("master %s: %w", addr, err)
+		}
+		if n > 0 && !force {
+			return fmt.Errorf("key-prefix: %d keys under %q already exist on master %s (another live run?); use another --key-prefix, or --force", n, prefix, addr)
+		}
+	}
+	return nil
+}
+
+// waitSegmentStart waits for the start time segments on several machines
+// share (none: no wait).
+func waitSegmentStart(ctx context.Context, s plan.Settings) {
+	if at, _ := s.StartTime(); time.Until(at) > 0 {
+		t := time.NewTimer(time.Until(at))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+}
+
+// summarizeDurations is the latency summary of a baseline's samples.
+func summarizeDurations(ds []time.Duration) results.Latency {
+	h := results.NewHistogram()
+	for _, d := range ds {
+		results.RecordDuration(h, d)
+	}
+	return results.Summarize(h)
+}

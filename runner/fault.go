@@ -1,0 +1,370 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"lockbench/chaos"
+	"lockbench/faults"
+	"lockbench/plan"
+	"lockbench/workloads"
+)
+
+// runFaultCell is one measurement of a fault cell on its servers: it
+// starts the clients, applies the faults on schedule, checks the protected
+// resource and returns the result. What it started is stopped before it
+// returns, also when ctx is cancelled (then the result is partial and
+// marked interrupted); the servers are the pool's.
+func runFaultCell(ctx context.Context, env cellEnv) (*CellResult, error) {
+	if env.cell.Settings.ClientMode == "processes" && len(env.opt.ClientCommand) == 0 {
+		return nil, errors.New("client_mode: processes needs a client command (lockbench starts itself)")
+	}
+	r := newFaultRun(env)
+	defer r.cleanup()
+	if r.obs = r.observer(); r.obs != nil {
+		defer r.obs.SetWorkers(0)
+	}
+	startCtx, cancelStart := context.WithTimeout(ctx, 30*time.Second)
+	defer cancelStart()
+	if err := r.startClients(startCtx); err != nil {
+		return nil, err
+	}
+	r.logStarted()
+	sched, err := faults.NewScheduler(ctx, env.cell.Faults, r.targets)
+	if err != nil {
+		return nil, err
+	}
+	stopScheduler := sync.OnceFunc(sched.Stop)
+	r.cleanups = append(r.cleanups, stopScheduler)
+	// Go. Faults due at 0 are in place before the first acquire.
+	t0 := time.Now().Add(100 * time.Millisecond)
+	sched.Start(t0, env.cell.Faults)
+	run, err := r.runClients(ctx, t0, stopScheduler)
+	if err != nil {
+		return nil, err
+	}
+	return r.collect(t0, run, sched)
+}
+
+// faultRun is one fault cell on its way through runFaultCell's steps:
+// start the clients, run the schedule, collect and check.
+type faultRun struct {
+	cellEnv
+	s   plan.Settings
+	res *CellResult
+
+	cleanups []func() // run in reverse order when the cell ends
+	targets  faults.Targets
+	probe    *workloads.Probe // shared by the clients in this process
+	obs      chaos.Observer
+	clients  []chaos.Client
+}
+
+// clientsRun is what the clients' run left: their results, the errors they
+// reported and whether the cell was interrupted.
+type clientsRun struct {
+	results     []chaos.ClientResult
+	errs        []string
+	interrupted bool
+}
+
+func newFaultRun(env cellEnv) *faultRun {
+	m := env.masters
+	r := &faultRun{cellEnv: env, s: env.cell.Settings, res: &CellResult{}, probe: &workloads.Probe{}}
+	r.targets = faults.Targets{Clocks: m.Clocks, Net: m.Net}
+	for _, sm := range m.Servers {
+		r.targets.Masters = append(r.targets.Masters, sm)
+	}
+	r.res.Addrs = append(slices.Clone(m.Addrs), m.Resource)
+	for c := range r.s.Clients {
+		if m.Net != nil {
+			r.res.Addrs = append(r.res.Addrs, m.Net.Addrs(c)...)
+		}
+	}
+	return r
+}
+
+// cleanup stops what the cell started, in reverse order.
+func (r *faultRun) cleanup() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+}
+
+// observer is the cell's live-metrics observer, nil without one.
+func (r *faultRun) observer() chaos.Observer {
+	mc := r.metricsCell()
+	if mc == nil {
+		return nil
+	}
+	obs := liveFaultCell{mc}
+	obs.SetWorkers(r.s.Workers * r.s.Clients)
+	return obs
+}
+
+// clientConfigs is each client's share of the cell: its masters (through
+// its proxies when there are any), keys, quota and seed.
+func (r *faultRun) clientConfigs() []chaos.ClientConfig {
+	s := r.s
+	cfgs := make([]chaos.ClientConfig, s.Clients)
+	for c := range cfgs {
+		ec := r.cell.Engine
+		ec.Masters = r.masters.ClientAddrs(c)
+		var quota int64
+		if s.Acquisitions > 0 {
+			quota = (s.Acquisitions + int64(s.Clients) - 1) / int64(s.Clients)
+		}
+		cfgs[c] = chaos.ClientConfig{Index: c, Engine: ec, Resource: r.masters.Resource, Prefix: r.prefix, Keys: s.Keys, Workers: s.Workers,
+			Hold: time.Duration(s.Hold), HoldDist: s.HoldDist, RetryMin: time.Duration(s.RetryMin), RetryMax: time.Duration(s.RetryMax),
+			Fencing: s.Fencing, CheckValidity: s.CheckValidity, Duration: time.Duration(s.Duration), Quota: quota,
+			Seed: r.seed + uint64(c)*7919, LogDir: r.masters.TempDir}
+	}
+	return cfgs
+}
+
+// startClients starts the clients and waits until each is ready to begin
+// at the start time.
+func (r *faultRun) startClients(ctx context.Context) error {
+	r.cleanups = append(r.cleanups, func() {
+		for _, c := range r.clients {
+			c.Close()
+		}
+	})
+	for _, cfg := range r.clientConfigs() {
+		c, err := r.newClient(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		r.clients = append(r.clients, c)
+		r.targets.Clients = append(r.targets.Clients, c)
+		if pid := c.Pid(); pid != 0 {
+			r.res.Pids = append(r.res.Pids, pid)
+		}
+	}
+	for _, c := range r.clients {
+		if err := c.WaitReady(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newClient starts a client of the cell's client_mode.
+func (r *faultRun) newClient(ctx context.Context, cfg chaos.ClientConfig) (chaos.Client, error) {
+	if r.s.ClientMode == "processes" {
+		return chaos.StartProcess(r.opt.ClientCommand, r.opt.ClientEnv, cfg, r.obs)
+	}
+	return chaos.NewClient(ctx, cfg, r.probe, r.obs)
+}
+
+// logStarted records the servers' pids and says what runs where.
+func (r *faultRun) logStarted() {
+	m := r.masters
+	pids := m.Pids()
+	r.res.Pids = append(r.res.Pids, pids...)
+	logf(r.opt.Log, "chaos: cell %s: masters %s (pids %s), resource %s (pid %d), %d %s clients%s",
+		r.cell.Name, strings.Join(m.Addrs, " "), pidList(pids[:len(m.Servers)]), m.Resource, pids[len(pids)-1],
+		r.s.Clients, r.s.ClientMode, clientPids(r.clients))
+}
+
+// runClients starts the clients at t0 and waits for them to finish, for
+// the cell's end or for an interrupt; then it gathers their results.
+func (r *faultRun) runClients(ctx context.Context, t0 time.Time, stopScheduler func()) (clientsRun, error) {
+	run := clientsRun{results: make([]chaos.ClientResult, r.s.Clients)}
+	allDone, err := r.startAt(t0)
+	if err != nil {
+		return run, err
+	}
+	stopClients := func() {
+		for _, c := range r.clients {
+			c.Stop()
+		}
+	}
+	endTimer := time.NewTimer(time.Until(t0.Add(time.Duration(r.s.Duration))))
+	defer endTimer.Stop()
+	// However the cell ends, paused clients are resumed and partitions
+	// healed first, so that every client can finish its last cycle and
+	// report.
+	select {
+	case <-allDone:
+		stopScheduler()
+	case <-endTimer.C:
+		stopScheduler()
+	case <-ctx.Done():
+		run.interrupted = true
+		stopScheduler()
+		stopClients()
+	}
+	limit := 30*time.Second + time.Duration(r.s.Hold)
+	select {
+	case <-allDone:
+	case <-ctx.Done():
+		run.interrupted = true
+		stopClients()
+	case <-time.After(limit):
+	}
+	return run, r.gather(&run, limit)
+}
+
+// startAt lets every client begin at t0; the channel closes when all have
+// finished.
+func (r *faultRun) startAt(t0 time.Time) (<-chan struct{}, error) {
+	for i, c := range r.clients {
+		if err := c.Start(t0); err != nil {
+			return nil, fmt.Errorf("client %d: %w", i, err)
+		}
+	}
+	allDone := make(chan struct{})
+	go func() {
+		for _, c := range r.clients {
+			<-c.Done()
+		}
+		close(allDone)
+	}()
+	return allDone, nil
+}
+
+// gather takes the clients' results, collecting their errors; a client
+// error fails a cell that was not interrupted.
+func (r *faultRun) gather(run *clientsRun, limit time.Duration) error {
+	for i, c := range r.clients {
+		cr, err := c.Result(limit)
+		if err != nil {
+			run.errs = append(run.errs, err.Error())
+		}
+		run.results[i] = cr
+	}
+	for _, cr := range run.results {
+		if cr.Err != "" {
+			run.errs = append(run.errs, fmt.Sprintf("client %d: %s", cr.Index, cr.Err))
+		}
+	}
+	if len(run.errs) > 0 && !run.interrupted {
+		return errors.New(strings.Join(run.errs, "; "))
+	}
+	return nil
+}
+
+// collect checks the resource, merges the clients' logs into the cell's
+// and builds the result with its expectations, verdict and warnings.
+func (r *faultRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler) (*CellResult, error) {
+	// Check the resource with a fresh context: an interrupted cell still
+	// gets its partial result checked.
+	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	check, err := chaos.CheckResource(cctx, r.masters.Resource, r.prefix, r.s.Keys)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	iv, err := mergeLogs(run.results, t0)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.logs.write(iv); err != nil {
+		return nil, err
+	}
+	res := r.res
+	events := sched.Events()
+	res.Run = buildRun(r, t0, run.results, check, iv, events)
+	if ferr := sched.Err(); ferr != nil {
+		res.Run.Warnings = append(res.Run.Warnings, "faults: "+strings.ReplaceAll(ferr.Error(), "\n", "; "))
+	}
+	res.Run.Warnings = append(res.Run.Warnings, run.errs...)
+	res.Run.Warnings = append(res.Run.Warnings, r.cell.Warnings()...)
+	res.judge(r.cell, run.interrupted, notJudged(r.cell, res, check, sched.Missed(), events))
+	for _, m := range r.masters.Servers { // a master restarted after a crash has a new pid
+		if pid := m.Pid(); pid != 0 && !slices.Contains(res.Pids, pid) {
+			res.Pids = append(res.Pids, pid)
+		}
+	}
+	logf(r.opt.Log, "chaos: cell %s: %d acquired, %d violations, %d lost updates, %d stale writes rejected, availability %.1f%% of attempts %.1f%% of time%s",
+		r.cell.Name, res.Run.Outcomes.Acquired, check.Violations, check.LostUpdates, check.RejectedWrites,
+		100*res.Run.Safety.AvailabilityOps, 100*res.Run.Safety.AvailabilityTime, map[bool]string{true: " (INTERRUPTED)"}[run.interrupted])
+	return res, nil
+}
+
+// notJudged lists why a finished fault cell showed nothing whatever its
+// figures say: a scheduled fault that did not happen, too few acquisitions
+// or acknowledged writes to judge, holds the checker did not see, or a
+// crash of a master that held no lock (nothing for it to forget).
+func notJudged(cell plan.Cell, r *CellResult, ck chaos.Check, missed []faults.Spec, events []faults.Event) []string {
+	var out []string
+	for _, f := range missed {
+		out = append(out, fmt.Sprintf("scheduled fault %q did not happen", f))
+	}
+	minimum, acquired := cell.Settings.MinAcquisitions, r.Run.Outcomes.Acquired
+	if acquired < minimum {
+		out = append(out, fmt.Sprintf("%d acquisitions, fewer than min_acquisitions %d", acquired, minimum))
+	}
+	if ck.Acks < minimum {
+		out = append(out, fmt.Sprintf("%d acknowledged writes, fewer than min_acquisitions %d", ck.Acks, minimum))
+	}
+	if ck.Holds != acquired {
+		out = append(out, fmt.Sprintf("the checker saw %d holds for %d acquisitions", ck.Holds, acquired))
+	}
+	for _, e := range events {
+		switch {
+		case e.Kind != "crash":
+		case e.HeldKeys == 0:
+			out = append(out, fmt.Sprintf("the crash of %s hit a master that held no lock key", e.Target))
+		case e.HeldKeys < 0:
+			out = append(out, fmt.Sprintf("the crash of %s: the lock keys it held could not be counted", e.Target))
+		}
+	}
+	return out
+}
+
+// Value is the measured figure an expectation names.
+func (r *CellResult) Value(metric string) float64 {
+	s := r.Run.Safety
+	switch metric {
+	case "violations":
+		return float64(s.Violations)
+	case "lost_updates":
+		return float64(s.LostUpdates)
+	case "stale_writes_rejected":
+		return float64(s.StaleWritesRejected)
+	case "acquisitions":
+		return float64(r.Run.Outcomes.Acquired)
+	case "availability_attempts":
+		return s.AvailabilityOps
+	case "availability_time":
+		return s.AvailabilityTime
+	case "max_concurrent_holders":
+		return float64(s.MaxConcurrentHolder)
+	case "probe_violations":
+		if c := r.Run.Config; c != nil && c.ChaosConfig != nil {
+			return float64(c.Checks.ProbeViolations)
+		}
+	}
+	return math.NaN()
+}
+
+func pidList(p []int) string {
+	s := make([]string, len(p))
+	for i, x := range p {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, " ")
+}
+
+// clientPids lists the client processes the cell started, if any.
+func clientPids(cs []chaos.Client) string {
+	var p []int
+	for _, c := range cs {
+		if pid := c.Pid(); pid != 0 {
+			p = append(p, pid)
+		}
+	}
+	if len(p) == 0 {
+		return ""
+	}
+	return " (pids " + pidList(p) + ")"
+}

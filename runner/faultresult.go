@@ -1,0 +1,270 @@
+package runner
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"lockbench/chaos"
+	"lockbench/engine"
+	"lockbench/faults"
+	"lockbench/results"
+	"lockbench/workloads"
+)
+
+// mergeLogs adds the clients' interval logs second by second (every client
+// flushes on the same one-second grid from t0).
+func mergeLogs(clientResults []chaos.ClientResult, t0 time.Time) (map[string][]*hdrhistogram.Histogram, error) {
+	out := map[string][]*hdrhistogram.Histogram{}
+	base := t0.UnixMilli()
+	for _, name := range []string{results.MetricAcquire, results.MetricFailed, results.MetricRelease} {
+		bySlot := map[int64]*hdrhistogram.Histogram{}
+		for _, r := range clientResults {
+			path := r.LogFiles[name]
+			if path == "" {
+				continue
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				return nil, fmt.Errorf("client %d log: %w", r.Index, err)
+			}
+			hs, err := results.ReadIntervalLog(f)
+			f.Close()
+			if err != nil {
+				return nil, fmt.Errorf("client %d log %s: %w", r.Index, name, err)
+			}
+			for _, h := range hs {
+				if h.EndTimeMs() <= h.StartTimeMs() {
+					continue // the empty tail of a client that stopped on a tick
+				}
+				// By its middle: ticks land a little after the grid, and a
+				// paused client's interval spans the pause. Merged intervals
+				// keep to the grid, so they never overlap.
+				slot := max(0, ((h.StartTimeMs()+h.EndTimeMs())/2-base)/1000)
+				m := bySlot[slot]
+				if m == nil {
+					m = results.NewHistogram()
+					m.SetStartTimeMs(base + slot*1000)
+					bySlot[slot] = m
+				}
+				m.Merge(h)
+				m.SetEndTimeMs(min(base+(slot+1)*1000, max(m.EndTimeMs(), h.EndTimeMs())))
+			}
+		}
+		slots := make([]int64, 0, len(bySlot))
+		for k := range bySlot {
+			slots = append(slots, k)
+		}
+		sort.Slice(slots, func(i, j int) bool { return slots[i] < slots[j] })
+		for _, k := range slots {
+			out[name] = append(out[name], bySlot[k])
+		}
+	}
+	return out, nil
+}
+
+func total(hs []*hdrhistogram.Histogram) *hdrhistogram.Histogram {
+	t := results.NewHistogram()
+	for _, h := range hs {
+		t.Merge(h)
+	}
+	return t
+}
+
+// buildRun fills the result of a fault cell.
+func buildRun(fr *faultRun, t0 time.Time, clientResults []chaos.ClientResult, ck chaos.Check, iv map[string][]*hdrhistogram.Histogram,
+	events []faults.Event) results.Run {
+	s, addrs := fr.s, fr.masters.Addrs
+	sum := sumClients(clientResults, t0, len(addrs))
+	secs := sum.end.Sub(t0).Seconds()
+	r := results.Run{
+		Config:               faultConfig(fr, ck, sum, clientResults),
+		AcquireLatency:       results.Summarize(total(iv[results.MetricAcquire])),
+		AcquireFailedLatency: results.Summarize(total(iv[results.MetricFailed])),
+		ReleaseLatency:       results.Summarize(total(iv[results.MetricRelease])),
+		Outcomes: results.Outcomes{Acquired: sum.Acquired, NotAcquired: sum.NotAcquired, Errors: sum.Errors,
+			PerMaster: map[string]results.MasterOutcomes{}},
+		Safety: results.Safety{
+			Violations: ck.Violations, MaxConcurrentHolder: ck.MaxConcurrent,
+			ResourceChecked: true, AcknowledgedWrites: ck.Acks, LostUpdates: ck.LostUpdates,
+			Fencing: s.Fencing, StaleWritesRejected: ck.RejectedWrites,
+			JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged,
+		},
+		LockUse:         results.LockUse{HoldOverruns: sum.HoldOverruns},
+		MeasuredSeconds: secs,
+		StartedAt:       t0.UTC(),
+	}
+	for i, a := range addrs {
+		r.Outcomes.PerMaster[a] = workloads.MasterOutcomes(sum.PerMaster[i], sum.late[i])
+	}
+	if sum.Attempts() > 0 {
+		r.Safety.AvailabilityOps = float64(sum.Acquired) / float64(sum.Attempts())
+	}
+	r.Safety.AvailabilityTime = availabilityTime(iv[results.MetricAcquire], t0.Add(time.Duration(s.Duration)))
+	if secs > 0 {
+		r.Throughput.CyclesPerSec = float64(sum.Acquired) / secs
+		r.Throughput.AcquiresPerSec = float64(sum.Attempts()) / secs
+	}
+	r.Client = workloads.ClientCost(sum.clientCPU, sum.Acquired, secs)
+	for _, e := range events {
+		r.Events = append(r.Events, results.Event{AtSeconds: math.Round(e.At.Sub(t0).Seconds()*1000) / 1000, Kind: e.Kind, Target: e.Target, Detail: e.Detail})
+	}
+	r.Safety.Timeline = safetyTimeline(ck, t0)
+	r.Warnings = append(r.Warnings, safetyWarnings(ck, sum.UseErrors)...)
+	return r
+}
+
+// clientTotals adds up the clients' counts.
+type clientTotals struct {
+	workloads.Counts
+	probeViol int64
+	end       time.Time // the last client's end
+	late      []int64
+	clientCPU float64
+}
+
+// sumClients adds the clients' counts. Clients in one process share its
+// CPU and its probe, and each reports the process's figure: those count
+// once per process (the largest reading).
+func sumClients(clientResults []chaos.ClientResult, t0 time.Time, masters int) clientTotals {
+	t := clientTotals{end: t0, late: make([]int64, masters)}
+	t.PerMaster = make([][engine.NumOutcomes]int64, masters)
+	type shared struct {
+		cpu       float64
+		probeViol int64
+	}
+	byPid := map[int]shared{}
+	for _, r := range clientResults {
+		t.Add(&r.Counts)
+		p := byPid[r.Pid]
+		byPid[r.Pid] = shared{max(p.cpu, r.CPUSeconds), max(p.probeViol, r.ProbeViolations)}
+		if r.End.After(t.end) {
+			t.end = r.End
+		}
+		for m := range r.Late {
+			if m < len(t.late) {
+				for _, v := range r.Late[m] {
+					t.late[m] += v
+				}
+			}
+		}
+	}
+	for _, p := range byPid {
+		t.clientCPU += p.cpu
+		t.probeViol += p.probeViol
+	}
+	return t
+}
+
+// faultConfig is a fault cell's result config: the settings it ran on
+// (as a benchmark cell records them; workers are the total over the
+// clients), then the fault scenario's part and the checkers' figures.
+func faultConfig(fr *faultRun, ck chaos.Check, sum clientTotals, clientResults []chaos.ClientResult) *results.CellConfig {
+	cell, s := fr.cell, fr.s
+	faultText := make([]string, len(cell.Faults))
+	for i, f := range cell.Faults {
+		faultText[i] = f.String()
+	}
+	expect := map[string]string{}
+	for _, e := range cell.Expect {
+		expect[e.Metric] = e.Cond()
+	}
+	cc := fr.cellConfig()
+	cc.ChaosConfig = &results.ChaosConfig{
+		Scenario: fr.opt.Scenario, Cell: cell.Name, WorkersPerClient: s.Workers, Faults: faultText, Expect: expect, Proxied: cell.NeedsNetwork(),
+		Checks: results.ChaosChecks{
+			HoldsLogged: ck.Holds, JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged, FinalSum: ck.FinalSum,
+			AcknowledgedWrites: ck.Acks, StaleReadsRejected: ck.RejectedReads, FencingTokens: ck.Tokens,
+			ProbeViolations: sum.probeViol, ProbeScope: map[bool]string{true: "per client process", false: "all clients (one process)"}[s.ClientMode == "processes"],
+			ResourceErrors: sum.UseErrors, Attempts: sum.Attempts(), PerClient: perClient(clientResults),
+		},
+	}
+	return cc
+}
+
+// availabilityTime is the share of the window's seconds in which some
+// client took the lock. After the window no acquire starts (clients finish
+// their last cycle), so that tail is not counted.
+func availabilityTime(acquires []*hdrhistogram.Histogram, windowEnd time.Time) float64 {
+	var upMs, allMs int64
+	end := windowEnd.UnixMilli()
+	for _, h := range acquires {
+		d := min(h.EndTimeMs(), end) - h.StartTimeMs()
+		if d <= 0 {
+			continue
+		}
+		allMs += d
+		if h.TotalCount() > 0 {
+			upMs += d
+		}
+	}
+	if allMs > 0 {
+		return float64(upMs) / float64(allMs)
+	}
+	return 0
+}
+
+// safetyWarnings say what the checkers found, in words.
+func safetyWarnings(ck chaos.Check, resErrs int64) []string {
+	var w []string
+	if ck.Violations > 0 {
+		w = append(w, fmt.Sprintf("safety: %d holds overlapped another holder of the same key inside its validity window", ck.Violations))
+	}
+	if ck.Unjudged > 0 {
+		w = append(w, fmt.Sprintf("safety: %d of %d holds could not be judged: no validity (t1 + ttl - drift) was left when the acquire returned", ck.Unjudged, ck.Holds))
+	}
+	if ck.LostUpdates > 0 {
+		w = append(w, fmt.Sprintf("safety: %d of %d acknowledged writes were lost (final counters sum to %d)", ck.LostUpdates, ck.Acks, ck.FinalSum))
+	}
+	if resErrs > 0 {
+		w = append(w, fmt.Sprintf("resource: %d reads or writes failed (timeouts or errors); they were not acknowledged", resErrs))
+	}
+	return w
+}
+
+// safetyTimeline files the check's findings by second of the cell.
+func safetyTimeline(ck chaos.Check, t0 time.Time) []results.SafetySecond {
+	by := map[int64]*results.SafetySecond{}
+	at := func(sec int64) *results.SafetySecond {
+		if by[sec] == nil {
+			by[sec] = &results.SafetySecond{Second: sec}
+		}
+		return by[sec]
+	}
+	for _, ns := range ck.ViolationStarts {
+		at(max(0, (ns-t0.UnixNano())/int64(time.Second))).Violations++
+	}
+	for sec, n := range ck.LostBySecond {
+		at(sec).LostUpdates += n
+	}
+	for sec, n := range ck.RejectedBySecond {
+		at(sec).StaleWritesRejected += n
+	}
+	out := make([]results.SafetySecond, 0, len(by))
+	for _, s := range by {
+		if s.Violations != 0 || s.LostUpdates != 0 || s.StaleWritesRejected != 0 {
+			out = append(out, *s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Second < out[j].Second })
+	return out
+}
+
+// perClient shows each client's share: a client cut off from a majority
+// can take no lock while the others still can.
+func perClient(clientResults []chaos.ClientResult) []results.ClientCounts {
+	out := make([]results.ClientCounts, len(clientResults))
+	for i, r := range clientResults {
+		a := 0.0
+		if r.Attempts() > 0 {
+			a = float64(r.Acquired) / float64(r.Attempts())
+		}
+		out[i] = results.ClientCounts{Client: r.Index, Attempts: r.Attempts(), Acquired: r.Acquired,
+			NotAcquired: r.NotAcquired, Errors: r.Errors, AvailabilityAttempts: a, Overruns: r.HoldOverruns}
+	}
+	return out
+}

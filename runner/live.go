@@ -1,0 +1,15 @@
+package runner
+
+import (
+	"lockbench/chaos"
+	"lockbench/metrics"
+)
+
+// liveFaultCell is a fault cell's live metrics: the cell's metrics, which
+// also take client processes' counts in bulk.
+type liveFaultCell struct{ *metrics.Cell }
+
+func (c liveFaultCell) AddCounts(d chaos.LiveCounts) {
+	c.Add(metrics.Tally{Cycles: d.Cycles, NotAcquired: d.NotAcquired, Errors: d.Errors, Violations: d.Violations,
+		LostUpdates: d.LostUpdates, StaleWritesRejected: d.Rejected, PerMaster: d.PerMaster})
+}

@@ -1,0 +1,163 @@
+// Package runner runs scenarios: the one cell runner, for a benchmark
+// cell and a fault cell alike (the lock servers from bench's pool, the
+// worker loop of workloads, a fault cell's faults, clients and checkers),
+// and the scenario loop around it (cells × repeats, interleaved, Ctrl-C,
+// the results directory). It draws nothing: report reads what it writes.
+package runner
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strings"
+
+	"lockbench/bench"
+	"lockbench/engine"
+	"lockbench/metrics"
+	"lockbench/plan"
+	"lockbench/results"
+)
+
+// Options say how a scenario runs around its cells.
+type Options struct {
+	Scenario string    // its name, in results and live-metric labels
+	Log      io.Writer // progress and start-up lines (nil: none)
+	// Dir is the results directory to write (run: "", nothing written);
+	// ConfigFile is the scenario file it came from, for the manifest.
+	Dir, ConfigFile string
+	Metrics         *metrics.Exporter // live metrics (nil: off)
+	// Progress, when set, shows the cells as they run (sweep's bar).
+	Progress Progress
+	// ClientCommand starts a fault cell's client process: an argv that
+	// runs chaos.ClientMain with --config/--result appended. Needed for
+	// client_mode processes.
+	ClientCommand []string
+	ClientEnv     []string
+}
+
+// Version is lockbench's version, stamped into results (set by main).
+var Version = "dev"
+
+// CellResult is one measurement of a cell (one repeat).
+type CellResult struct {
+	Run results.Run
+	// Failed lists the expectations the cell did not meet.
+	Failed []string
+	// NotJudged lists why the cell showed nothing, whatever its figures
+	// say (a fault that did not happen, too few acquisitions, ...).
+	NotJudged []string
+	// Verdict is met, not met, not judged, unchecked (no expectations) or
+	// interrupted; "" for a benchmark cell (its thresholds judge it).
+	Verdict string
+	// Pids and Addrs are every process and listener a fault cell started,
+	// for callers that verify the cleanup.
+	Pids  []int
+	Addrs []string
+}
+
+// cellEnv is what one measurement of a cell runs with: the cell, its
+// servers, its keys and seed, its interval logs and the scenario's options.
+type cellEnv struct {
+	cell    plan.Cell
+	masters *bench.Masters
+	prefix  string // the cell's keys
+	seed    uint64
+	logs    *cellLogs
+	opt     *Options
+	// onInterval hears each second's figures (progress); nil: none.
+	onInterval func(results.Interval)
+}
+
+// cellConfig is the result's config: the settings the cell ran on as plan
+// resolved them, with what only the run knows (masters, seed, keys).
+func (e cellEnv) cellConfig() *results.CellConfig {
+	shown := e.cell.Recorded
+	m := e.masters
+	shown.Masters = m.Display
+	shown.Seed, shown.KeyPrefix = e.seed, e.prefix
+	return &results.CellConfig{Settings: shown, Quorum: engine.Quorum(len(m.Addrs)), Embedded: m.Embedded,
+		RedisVersion: m.Version, Version: Version}
+}
+
+// metricsCell is the cell's live metrics (nil: off): labelled with bounded
+// values from its settings (persistence "server" on external masters left
+// as they are).
+func (e cellEnv) metricsCell() *metrics.Cell {
+	if e.opt.Metrics == nil {
+		return nil
+	}
+	s := e.cell.Settings
+	p := e.cell.Recorded.Persistence
+	if p == "" {
+		p = "server"
+	}
+	l := metrics.Labels{Scenario: e.opt.Scenario, Cell: e.cell.ID, Segment: s.Segment, Mode: s.Mode, Wait: s.Wait, Persistence: p, Driver: s.Driver}
+	if e.cell.Faulty {
+		l.Cell = e.cell.Name
+	}
+	return e.opt.Metrics.Cell(l, e.masters.Display)
+}
+
+// NewRunID is a short random id for key prefixes.
+func NewRunID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// keyPrefix is where a cell's keys live.
+func keyPrefix(s plan.Settings, runID string, cellIndex int) string {
+	if s.KeyPrefix != "" {
+		return s.KeyPrefix
+	}
+	return fmt.Sprintf("lockbench:%s:%d:", runID, cellIndex)
+}
+
+// judge weighs a fault cell's result against its expectations, given why
+// it could not be judged (notJudged), and records the verdict.
+func (r *CellResult) judge(c plan.Cell, interrupted bool, notJudged []string) {
+	for _, e := range c.Expect {
+		v := r.Value(e.Metric)
+		if !e.Holds(v) {
+			msg := fmt.Sprintf("expectation not met: %s (measured %s)", e, fmtFloat(v))
+			r.Failed = append(r.Failed, msg)
+			r.Run.Warnings = append(r.Run.Warnings, msg)
+		}
+	}
+	if !interrupted {
+		r.NotJudged = notJudged
+	}
+	for _, m := range r.NotJudged {
+		r.Run.Warnings = append(r.Run.Warnings, "not judged: "+m)
+	}
+	r.Verdict = verdict(interrupted, r.NotJudged, r.Failed, len(c.Expect))
+	r.Run.Interrupted = interrupted
+	r.Run.Safety.Verdict, r.Run.Safety.NotJudged = r.Verdict, strings.Join(r.NotJudged, "; ")
+	if cc := r.Run.Config; cc != nil && cc.ChaosConfig != nil {
+		cc.ExpectFailed = r.Failed
+	}
+}
+
+// verdict sums a cell up; only "met" is a pass that means something.
+func verdict(interrupted bool, notJudged, unmet []string, expectations int) string {
+	switch {
+	case interrupted:
+		return "interrupted"
+	case len(notJudged) > 0:
+		return "not judged"
+	case expectations == 0:
+		return "unchecked"
+	case len(unmet) > 0:
+		return "not met"
+	}
+	return "met"
+}
+
+func fmtFloat(v float64) string { return fmt.Sprintf("%g", v) }
+
+func logf(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
+}

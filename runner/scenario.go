@@ -1,0 +1,217 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"lockbench/bench"
+	"lockbench/plan"
+	"lockbench/results"
+)
+
+// Outcome is what a scenario's run came to.
+type Outcome struct {
+	Cells []*CellOutcome // the cells measured at least once, in order
+	// Err is the error that stopped the run at cell FailedCell (nil: none).
+	Err         error
+	FailedCell  string
+	Interrupted bool
+	Dir         string // the results directory ("" : none)
+}
+
+// CellOutcome is one cell's repeats so far and their combination.
+type CellOutcome struct {
+	Cell     plan.Cell
+	Runs     []results.Run
+	Combined results.Run
+	Last     *CellResult // the latest repeat, with its verdict
+	// Unmet and NotJudged gather every repeat's.
+	Unmet, NotJudged []string
+}
+
+// Check says whether this machine can serve every cell, before anything
+// starts (a bad cell is bad input).
+func Check(cells []plan.Cell) error {
+	for _, c := range cells {
+		if err := bench.CanServe(c); err != nil {
+			if len(cells) > 1 {
+				return fmt.Errorf("cell %s: %w", c.Label, err)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// Run measures every cell of the scenario sc.Repeat times: each round runs
+// every cell once (A, B, C, A, B, C, …) so that slow drift of the machine
+// lands on all cells alike. After each measurement it writes the cell's
+// result combined over its repeats so far, so an interrupted run keeps
+// every repeat it finished. It stops at an interrupt (ctx), or at the
+// first cell that fails (Outcome.Err). The servers are stopped before it
+// returns.
+func Run(ctx context.Context, sc *plan.Scenario, cells []plan.Cell, opt Options) (*Outcome, error) {
+	st, err := newScenarioRun(sc, cells, &opt)
+	if err != nil {
+		return nil, err
+	}
+	st.rounds(ctx)
+	if err := st.pool.Close(); err != nil {
+		logf(opt.Log, "lockbench %s: %v", sc.Name, err)
+	}
+	if opt.Progress != nil {
+		opt.Progress.Finish()
+	}
+	st.out.Interrupted = st.out.Interrupted || ctx.Err() != nil
+	if err := st.dir.finish(st.out.Interrupted); err != nil {
+		return nil, err
+	}
+	return st.out, nil
+}
+
+// scenarioRun is a scenario on its way through its rounds.
+type scenarioRun struct {
+	sc    *plan.Scenario
+	cells []plan.Cell
+	opt   *Options
+	runID string
+	pool  *bench.Pool
+	dir   *resultsDir // nil: no directory
+	out   *Outcome
+	byPos []*CellOutcome
+}
+
+func newScenarioRun(sc *plan.Scenario, cells []plan.Cell, opt *Options) (*scenarioRun, error) {
+	st := &scenarioRun{sc: sc, cells: cells, opt: opt, runID: NewRunID(), out: &Outcome{Dir: opt.Dir},
+		byPos: make([]*CellOutcome, len(cells))}
+	if opt.Progress != nil {
+		opt.Log = opt.Progress.Log()
+	}
+	st.pool = &bench.Pool{Log: opt.Log}
+	if opt.Dir != "" {
+		var err error
+		if st.dir, err = createResultsDir(opt.Dir, newManifest(sc, cells, opt)); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// rounds runs the rounds until the last, an interrupt or a failure.
+func (st *scenarioRun) rounds(ctx context.Context) {
+	for r := 1; r <= st.sc.Repeat; r++ {
+		for i, c := range st.cells {
+			if ctx.Err() != nil {
+				return
+			}
+			res, err := st.measure(ctx, i, c, r)
+			if err != nil {
+				st.out.Err, st.out.FailedCell = err, c.Label
+				return
+			}
+			if res.Run.Interrupted {
+				st.out.Interrupted = true
+				return
+			}
+		}
+	}
+}
+
+// measure runs repeat r of cell c (position i) and records it.
+func (st *scenarioRun) measure(ctx context.Context, i int, c plan.Cell, r int) (*CellResult, error) {
+	if p := st.opt.Progress; p != nil {
+		p.StartCell(c, r)
+	}
+	env, err := st.env(ctx, c, r)
+	if err != nil {
+		return nil, err
+	}
+	defer env.logs.abort()
+	res, err := runCell(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	if err := env.logs.commit(); err != nil {
+		return nil, err
+	}
+	if p := st.opt.Progress; p != nil {
+		p.EndCell(c, r, res)
+	}
+	return res, st.record(i, c, r, res)
+}
+
+// env prepares repeat r of cell c: its servers, keys, seed and logs.
+func (st *scenarioRun) env(ctx context.Context, c plan.Cell, r int) (cellEnv, error) {
+	m, err := st.pool.Prepare(ctx, c)
+	if err != nil {
+		return cellEnv{}, err
+	}
+	runID := st.runID
+	if st.sc.Repeat > 1 {
+		runID = fmt.Sprintf("%s-r%d", st.runID, r) // fresh keys for every repeat
+	}
+	seed := c.Settings.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	env := cellEnv{cell: c, masters: m, prefix: keyPrefix(c.Settings, runID, c.Index), seed: seed, opt: st.opt}
+	if p := st.opt.Progress; p != nil {
+		env.onInterval = p.Interval
+	}
+	if st.dir != nil {
+		env.logs, err = openCellLogs(st.dir.path, st.stem(c, r), results.LogMetrics(c.Settings.Load == "open"))
+	}
+	return env, err
+}
+
+// stem is where repeat r of c's files go: cells/ID, or cells/repeats/ID.rN
+// when the cell has several repeats.
+func (st *scenarioRun) stem(c plan.Cell, r int) string {
+	if st.sc.Repeat > 1 {
+		return filepath.Join("repeats", fmt.Sprintf("%s.r%d", c.ID, r))
+	}
+	return c.ID
+}
+
+// runCell is the one cell runner: the cell's servers are ready; a fault
+// cell adds its clients, faults and checkers around the worker loop.
+func runCell(ctx context.Context, env cellEnv) (*CellResult, error) {
+	if env.cell.Faulty {
+		return runFaultCell(ctx, env)
+	}
+	return runBenchCell(ctx, env)
+}
+
+// record keeps repeat r of cell c, combines its repeats so far and writes
+// the cell's files and the manifest.
+func (st *scenarioRun) record(i int, c plan.Cell, r int, res *CellResult) error {
+	co := st.byPos[i]
+	if co == nil {
+		co = &CellOutcome{Cell: c}
+		st.byPos[i] = co
+		st.out.Cells = append(st.out.Cells, co)
+	}
+	co.Runs, co.Last = append(co.Runs, res.Run), res
+	co.Unmet, co.NotJudged = append(co.Unmet, res.Failed...), append(co.NotJudged, res.NotJudged...)
+	co.Combined = results.CombineRepeats(co.Runs)
+	if co.Combined.Repeats != nil {
+		co.Combined.Repeats.FreshMasters = plan.RepeatsNeedFreshMasters(c.Settings) || c.Faulty
+	}
+	if st.dir == nil {
+		return nil
+	}
+	return st.dir.writeCell(c, r, co)
+}
+
+// Progress shows a scenario's cells as they run.
+type Progress interface {
+	StartCell(c plan.Cell, repeat int)
+	Interval(results.Interval)
+	EndCell(c plan.Cell, repeat int, res *CellResult)
+	Finish()
+	// Log is where start-up lines go without breaking the display.
+	Log() io.Writer
+}
