@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 
@@ -24,7 +20,7 @@ import (
 func cmdQuickstart(args []string) error {
 	args = append([]string{"-f", "quickstart"}, args...)
 	if _, ok := localmasters.RedisServerPath(); !ok {
-		if err := installRedisServer(os.Stderr); err != nil {
+		if err := localmasters.InstallRedisServer(os.Stderr); err != nil {
 			skipped, kept, modes, serr := unservedCells("quickstart")
 			if serr != nil {
 				return inCommand("", usageErr(serr))
@@ -35,36 +31,6 @@ func cmdQuickstart(args []string) error {
 		}
 	}
 	return inCommand("sweep", cmdSweep(args))
-}
-
-// installRedisServer installs the Debian package when this process may
-// (root, apt-get present, LOCKBENCH_NO_INSTALL unset), and says why not
-// otherwise.
-func installRedisServer(w io.Writer) error {
-	if os.Getenv("LOCKBENCH_NO_INSTALL") == "1" {
-		return errors.New("LOCKBENCH_NO_INSTALL=1, so it is not installed")
-	}
-	if os.Geteuid() != 0 {
-		return errors.New("not root, so it is not installed")
-	}
-	apt, err := exec.LookPath("apt-get")
-	if err != nil {
-		return errors.New("no apt-get here to install it")
-	}
-	fmt.Fprintln(w, "lockbench: redis-server not found; installing it (apt-get install redis-server)")
-	for _, args := range [][]string{{"update", "-qq"}, {"install", "-y", "-qq", "redis-server"}} {
-		var out bytes.Buffer
-		cmd := exec.Command(apt, args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("apt-get %s failed: %v: %s", strings.Join(args, " "), err, lastLine(out.String()))
-		}
-	}
-	if _, ok := localmasters.RedisServerPath(); !ok {
-		return errors.New("apt-get installed redis-server, but it is not in PATH")
-	}
-	return nil
 }
 
 // unservedCells counts a shipped scenario's cells this machine cannot serve
@@ -89,9 +55,4 @@ func unservedCells(name string) (skipped, kept int, modes []string, err error) {
 		}
 	}
 	return skipped, kept, modes, nil
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }

@@ -83,7 +83,7 @@ func parseRunArgs(args []string) (runArgs, error) {
 		err = plan.ValidateRepeat(a.repeat)
 	}
 	if err == nil {
-		a.thresholds, err = parseThresholds(*thresholdExprs)
+		a.thresholds, err = results.ParseThresholds(*thresholdExprs)
 	}
 	if err == nil && a.metricsAddr != "" {
 		err = metrics.CheckAddr(a.metricsAddr)

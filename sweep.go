@@ -77,17 +77,11 @@ func scenarioCells(sc *plan.Scenario, fs *pflag.FlagSet, a scenarioArgs, bind fu
 	if err := checkScenarioArgs(sc); err != nil {
 		return nil, err
 	}
-	if err := sc.Override(fs, bind); err != nil {
-		return nil, err
+	cells, warnings, err := sc.Expand(fs, bind)
+	for _, w := range warnings {
+		fmt.Fprintln(os.Stderr, "WARNING:", w)
 	}
-	if err := sc.CheckSize(sc.Settings.Force); err != nil {
-		return nil, err
-	}
-	cells, err := sc.Cells()
-	if err != nil {
-		return nil, err
-	}
-	return cells, validateCells(cells)
+	return cells, err
 }
 
 // checkScenarioArgs: the metrics address and the thresholds parse.
@@ -97,25 +91,8 @@ func checkScenarioArgs(sc *plan.Scenario) error {
 			return err
 		}
 	}
-	_, err := parseThresholds(sc.Thresholds)
+	_, err := results.ParseThresholds(sc.Thresholds)
 	return err
-}
-
-// validateCells checks every cell and prints each warning once.
-func validateCells(cells []plan.Cell) error {
-	seen := map[string]bool{}
-	for _, c := range cells {
-		if err := c.Validate(); err != nil {
-			return fmt.Errorf("cell %s: %w", c.Label, err)
-		}
-		for _, w := range c.Warnings() {
-			if !seen[w] && !c.Faulty { // a fault cell's are printed as it starts
-				seen[w] = true
-				fmt.Fprintln(os.Stderr, "WARNING:", w)
-			}
-		}
-	}
-	return nil
 }
 
 // runScenario runs the cells through the one runner into a results
@@ -193,22 +170,10 @@ func buildScenarioReport(dir string, sc *plan.Scenario) error {
 	if sc.Report.TargetRate > 0 {
 		opt.TargetRate = sc.Report.TargetRate
 	}
-	ths, err := parseThresholds(sc.Thresholds)
+	ths, err := results.ParseThresholds(sc.Thresholds)
 	if err != nil {
 		return quietExit(printErr("report", usageErr(err)))
 	}
 	opt.Thresholds = ths
 	return reportStage(dir, opt)
-}
-
-func parseThresholds(exprs []string) ([]results.Threshold, error) {
-	var out []results.Threshold
-	for _, e := range exprs {
-		t, err := results.ParseThreshold(e)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
 }

@@ -55,7 +55,6 @@ type ClientResult struct {
 	LogFiles        map[string]string           `json:"log_files"` // metric → .hlog path
 }
 
-
 // client is one lock client: its own engine (connections), resource
 // connection, workers and pause gate.
 type client struct {

@@ -86,3 +86,30 @@ func RunScenario(s Settings, repeat int) (*Scenario, []Cell, error) {
 	c.Resolved, err = c.resolve()
 	return sc, []Cell{c}, err
 }
+
+// Expand lays the flags over the scenario (Override), refuses a matrix
+// too large (unless force), and expands and checks its cells; warnings are
+// the benchmark cells' settings warnings, each once (a fault cell's are
+// said as it starts).
+func (sc *Scenario) Expand(fs *pflag.FlagSet, bind func(*pflag.FlagSet, *Settings)) (cells []Cell, warnings []string, err error) {
+	if err := sc.Override(fs, bind); err != nil {
+		return nil, nil, err
+	}
+	if err := sc.CheckSize(sc.Settings.Force); err != nil {
+		return nil, nil, err
+	}
+	if cells, err = sc.Cells(); err != nil {
+		return nil, nil, err
+	}
+	for _, c := range cells {
+		if err := c.Validate(); err != nil {
+			return nil, nil, fmt.Errorf("cell %s: %w", c.Label, err)
+		}
+		for _, w := range c.Warnings() {
+			if !c.Faulty && !slices.Contains(warnings, w) {
+				warnings = append(warnings, w)
+			}
+		}
+	}
+	return cells, warnings, nil
+}

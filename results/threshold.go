@@ -218,3 +218,16 @@ func SuccessRatio(o Outcomes) float64 {
 	}
 	return float64(o.Acquired) / float64(n)
 }
+
+// ParseThresholds reads every expression; the first bad one is the error.
+func ParseThresholds(exprs []string) ([]Threshold, error) {
+	var out []Threshold
+	for _, e := range exprs {
+		t, err := ParseThreshold(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}

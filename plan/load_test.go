@@ -1,4 +1,4 @@
-package main
+package plan
 
 import (
 	"os"
@@ -7,13 +7,13 @@ import (
 
 // A folder named like a shipped scenario (a results directory called
 // "capacity", say) is not taken for the scenario file.
-func TestLoadScenarioSkipsDirectories(t *testing.T) {
+func TestLoadSkipsDirectories(t *testing.T) {
 	t.Chdir(t.TempDir())
 	if err := os.Mkdir("capacity", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sw, err := loadScenario("capacity")
-	if err != nil || sw.Name != "capacity" {
-		t.Fatalf("loadScenario(capacity) beside a capacity/ folder: %v, %v; want the shipped scenario", sw, err)
+	sc, err := Load("capacity", false)
+	if err != nil || sc.Name != "capacity" {
+		t.Fatalf("Load(capacity) beside a capacity/ folder: %v, %v; want the shipped scenario", sc, err)
 	}
 }
