@@ -9,50 +9,68 @@ import (
 	"lockbench/configs"
 )
 
-// FuzzParseSweep: any bytes either give a scenario whose every cell is
-// valid, or one "config:" error; never a panic.
-func FuzzParseSweep(f *testing.F) {
-	for _, name := range configs.Names() {
+// FuzzParse: any bytes, read as a scenario file of its own kind and as a
+// fault scenario (as lockbench chaos reads every file), either give a
+// scenario whose every cell is valid, or one "config:" error; never a
+// panic.
+func FuzzParse(f *testing.F) {
+	for _, name := range append(configs.Names(), configs.FaultNames()...) {
 		b, _ := configs.Get(name)
 		f.Add(b)
 	}
 	f.Add([]byte("settings:\n  workers: [1]\n"))
 	f.Add([]byte("matrix:\n  rate: [1e309]\n"))
 	f.Add([]byte("settings: {ttl: 1ms, timeout: 1ms}\n"))
+	f.Add([]byte("cells:\n  - name: a\n    faults: [{at: 0s, kind: crash, master_index: [9]}]\n"))
+	f.Add([]byte("expect: {violations: 0}\nmatrix:\n  clients: [1, 3]\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > 1<<16 {
 			return
 		}
-		sw, err := ParseSweep("fuzz.yaml", b)
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "config:") {
-				t.Fatalf("error without the config prefix: %v", err)
-			}
-			return
-		}
-		if sw.CellCount() > MaxCells {
-			if sw.CheckSize(false) == nil {
-				t.Fatalf("%d cells not refused", sw.CellCount())
-			}
-			return
-		}
-		cells, err := sw.Cells()
-		if err != nil {
-			t.Fatalf("parsed, then failed to expand: %v", err)
-		}
-		for _, c := range cells {
-			if _, err := c.Settings.ValidateInput(); err != nil {
-				t.Fatalf("parsed, but cell %s is invalid: %v", c.Label, err)
-			}
+		for _, faulty := range []bool{false, true} {
+			checkParsed(t, b, faulty)
 		}
 	})
 }
 
-// FuzzSweepSecret: a master URL with a password, placed where a scenario
+// checkParsed: b parses to valid cells, or to one "config:" error.
+func checkParsed(t *testing.T, b []byte, faulty bool) {
+	t.Helper()
+	sc, err := Parse("fuzz.yaml", b, faulty)
+	if err != nil {
+		if !strings.HasPrefix(err.Error(), "config:") {
+			t.Fatalf("faulty %v: error without the config prefix: %v", faulty, err)
+		}
+		return
+	}
+	if faulty && !sc.Faulty {
+		t.Fatal("read as a fault scenario, yet not one")
+	}
+	if sc.CellCount() > MaxCells {
+		if sc.CheckSize(false) == nil {
+			t.Fatalf("%d cells not refused", sc.CellCount())
+		}
+		return
+	}
+	cells, err := sc.Cells()
+	if err != nil {
+		t.Fatalf("faulty %v: parsed, then failed to expand: %v", faulty, err)
+	}
+	for _, c := range cells {
+		if err := c.Validate(); err != nil {
+			t.Fatalf("faulty %v: parsed, but cell %s is invalid: %v", faulty, c.Label, err)
+		}
+		if c.Faulty != sc.Faulty {
+			t.Fatalf("cell %s: faulty %v in a scenario of faulty %v", c.Label, c.Faulty, sc.Faulty)
+		}
+	}
+}
+
+// FuzzParseSecret: a master URL with a password, placed where a scenario
 // file may hold one (settings, matrix, a list or a bare value), never shows
 // any part of its password in the error. The password is framed by markers
 // the rest of the file does not hold, so a leak of either end is seen.
-func FuzzSweepSecret(f *testing.F) {
+func FuzzParseSecret(f *testing.F) {
 	f.Add(uint8(0), "redis://", "bench", "s3cretpw", "127.0.0.1:7000/%zz")
 	f.Add(uint8(1), "", "u", "s3cretpw", "127.0.0.1:7000")
 	f.Add(uint8(2), "redis://", "bench", "pw", "h:99999")
@@ -81,9 +99,11 @@ func FuzzSweepSecret(f *testing.F) {
 		}
 		url := scheme + user + ":" + head + pw + tail + "@" + rest
 		doc := strings.Replace(forms[int(form)%len(forms)], "%s", url, 1)
-		if _, err := ParseSweep("fuzz.yaml", []byte(doc)); err != nil {
-			if msg := err.Error(); strings.Contains(msg, head) || strings.Contains(msg, tail) {
-				t.Fatalf("error shows (part of) the password in %q: %v", doc, err)
+		for _, faulty := range []bool{false, true} {
+			if _, err := Parse("fuzz.yaml", []byte(doc), faulty); err != nil {
+				if msg := err.Error(); strings.Contains(msg, head) || strings.Contains(msg, tail) {
+					t.Fatalf("faulty %v: error shows (part of) the password in %q: %v", faulty, doc, err)
+				}
 			}
 		}
 	})

@@ -88,6 +88,8 @@ func (s Settings) Validate() (warnings []string, err error) {
 // the fault scenario's own fields.
 func (s Settings) validateFaulty() error {
 	switch {
+	case len(s.Masters) > 0:
+		return fmt.Errorf("masters: a fault scenario starts its own masters (it crashes and restarts them); use local: N (how many), not addresses")
 	case s.Local < 1 || s.Local > 15:
 		return fmt.Errorf("local: %d is not accepted; use 1..15 local masters", s.Local)
 	case s.Persistence == "":

@@ -16,11 +16,14 @@ func TestShippedScenariosParseAndExpand(t *testing.T) {
 	}
 	for _, name := range configs.Names() {
 		b, _ := configs.Get(name)
-		sw, err := ParseSweep(name, b)
+		sc, err := Parse(name, b, false)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		cells, err := sw.Cells()
+		if sc.Faulty {
+			t.Errorf("%s: a benchmark scenario read as a fault scenario", name)
+		}
+		cells, err := sc.Cells()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,8 +43,8 @@ func TestShippedScenariosParseAndExpand(t *testing.T) {
 		t.Errorf("scenario %s is not shipped", name)
 	}
 	b, _ := configs.Get("quickstart")
-	sw, _ := ParseSweep("quickstart", b)
-	cells, _ := sw.Cells()
+	sc, _ := Parse("quickstart", b, false)
+	cells, _ := sc.Cells()
 	if d := EstimatedDuration(cells); d > 2*time.Minute {
 		t.Errorf("quickstart estimated at %v; it must stay under 2 minutes", d)
 	}
@@ -54,7 +57,7 @@ func TestShippedScenariosParseAndExpand(t *testing.T) {
 	}
 }
 
-func TestSweepErrorsNameFileLineAndField(t *testing.T) {
+func TestScenarioErrorsNameFileLineAndField(t *testing.T) {
 	cases := map[string]string{
 		"settings:\n  wokers: 4\n":                              "line 2",              // unknown key
 		"settings:\n  workers: many\n":                          "workers",             // wrong type
@@ -70,18 +73,18 @@ func TestSweepErrorsNameFileLineAndField(t *testing.T) {
 		"settings:\n  masters: 3\n":                             "use local: 3", // chaos' old count
 	}
 	for doc, want := range cases {
-		_, err := ParseSweep("x.yaml", []byte(doc))
+		_, err := Parse("x.yaml", []byte(doc), false)
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "x.yaml") {
 			t.Errorf("%q: got %v, want an error with %q and the file name", doc, err, want)
 		}
 	}
-	if _, err := LoadSweep("/nonexistent/sweep.yaml"); err == nil || !strings.HasPrefix(err.Error(), "config:") {
+	if _, err := Load("/nonexistent/sweep.yaml", false); err == nil || !strings.HasPrefix(err.Error(), "config:") {
 		t.Errorf("missing file: %v", err)
 	}
 }
 
 func TestFlagsOverrideConfig(t *testing.T) {
-	sw, err := ParseSweep("x.yaml", []byte("settings:\n  workers: 8\n  ttl: 5s\nmatrix:\n  keys: [1, 10]\n"))
+	sc, err := Parse("x.yaml", []byte("settings:\n  workers: 8\n  ttl: 5s\nmatrix:\n  keys: [1, 10]\n"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,15 +94,31 @@ func TestFlagsOverrideConfig(t *testing.T) {
 	if err := fs.Parse([]string{"--workers", "3", "--masters", "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ApplyChanged(fs, &sw.Settings); err != nil {
+	if err := sc.Override(fs, BindFlags); err != nil {
 		t.Fatal(err)
 	}
-	if sw.Settings.Workers != 3 || time.Duration(sw.Settings.TTL) != 5*time.Second || len(sw.Settings.Masters) != 3 {
-		t.Fatalf("override: workers %d ttl %v masters %v", sw.Settings.Workers, sw.Settings.TTL, sw.Settings.Masters)
+	if sc.Settings.Workers != 3 || time.Duration(sc.Settings.TTL) != 5*time.Second || len(sc.Settings.Masters) != 3 {
+		t.Fatalf("override: workers %d ttl %v masters %v", sc.Settings.Workers, sc.Settings.TTL, sc.Settings.Masters)
 	}
-	cells, _ := sw.Cells()
-	if len(cells) != 2 || cells[1].Settings.Keys != 10 || cells[1].Settings.Workers != 3 {
+	cells, err := sc.Cells()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 2 || cells[1].Settings.Keys != 10 || cells[1].Settings.Workers != 3 || len(cells[1].Settings.Masters) != 3 {
 		t.Fatalf("cells after override: %+v", cells)
+	}
+	// A flag for a swept setting replaces its axis.
+	fs2 := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	BindFlags(fs2, &flags)
+	if err := fs2.Parse([]string{"--keys", "7"}); err != nil {
+		t.Fatal(err)
+	}
+	sc, _ = Parse("x.yaml", []byte("settings:\n  workers: 8\nmatrix:\n  keys: [1, 10]\n"), false)
+	if err := sc.Override(fs2, BindFlags); err != nil {
+		t.Fatal(err)
+	}
+	if cells, err := sc.Cells(); err != nil || len(cells) != 1 || cells[0].Settings.Keys != 7 || cells[0].Settings.Workers != 8 {
+		t.Fatalf("--keys over a keys axis: %+v, %v", cells, err)
 	}
 }
 
@@ -117,16 +136,16 @@ func TestSettingsWarnings(t *testing.T) {
 	}
 }
 
-func TestSweepRepeat(t *testing.T) {
-	sw, err := ParseSweep("r.yaml", []byte("settings:\n  workers: 2\nrepeat: 5\n"))
-	if err != nil || sw.Repeat != 5 {
-		t.Fatalf("repeat: %v, %v", sw, err)
+func TestScenarioRepeat(t *testing.T) {
+	sc, err := Parse("r.yaml", []byte("settings:\n  workers: 2\nrepeat: 5\n"), false)
+	if err != nil || sc.Repeat != 5 {
+		t.Fatalf("repeat: %v, %v", sc, err)
 	}
-	if sw, _ := ParseSweep("r.yaml", []byte("settings:\n  workers: 2\n")); sw.Repeat != 1 {
-		t.Errorf("default repeat %d, want 1", sw.Repeat)
+	if sc, _ := Parse("r.yaml", []byte("settings:\n  workers: 2\n"), false); sc.Repeat != 1 {
+		t.Errorf("default repeat %d, want 1", sc.Repeat)
 	}
 	for _, bad := range []string{"repeat: -1\n", "repeat: 101\n"} {
-		_, err := ParseSweep("r.yaml", []byte(bad))
+		_, err := Parse("r.yaml", []byte(bad), false)
 		if err == nil || !strings.Contains(err.Error(), "repeat:") || !strings.Contains(err.Error(), "1..100") {
 			t.Errorf("%q: %v", bad, err)
 		}
@@ -147,7 +166,7 @@ func TestSweepRepeat(t *testing.T) {
 
 // A value of the wrong type says what the setting takes, once with its
 // line; a fraction for a whole-number setting is refused, not cut.
-func TestSweepWrongTypeSaysWhatIsAccepted(t *testing.T) {
+func TestScenarioWrongTypeSaysWhatIsAccepted(t *testing.T) {
 	for doc, want := range map[string]string{
 		"settings:\n  workers: many\n":      "workers: \"many\" is not accepted; use a whole number",
 		"settings:\n  workers: 2.5\n":       "workers: 2.5 is not accepted; use a whole number",
@@ -159,12 +178,27 @@ func TestSweepWrongTypeSaysWhatIsAccepted(t *testing.T) {
 		"settings:\n  ttl: 2.5\n":           "ttl: \"2.5\" is not a duration",
 		"settings:\n  workers: 2.0\n":       "",
 	} {
-		_, err := ParseSweep("x.yaml", []byte(doc))
+		_, err := Parse("x.yaml", []byte(doc), false)
 		switch {
 		case want == "" && err != nil:
 			t.Errorf("%q: %v", doc, err)
 		case want != "" && (err == nil || !strings.Contains(err.Error(), want) || strings.Count(err.Error(), "line ") != 1):
 			t.Errorf("%q: got %v, want %q once with its line", doc, err, want)
 		}
+	}
+}
+
+// `lockbench run` is one cell, "run", of its settings, resolved like any
+// scenario's: local masters without a mode record persistence none.
+func TestRunScenario(t *testing.T) {
+	s := Defaults()
+	s.Workers = 5
+	sc, cells, err := RunScenario(s, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Repeat != 3 || sc.Faulty || len(cells) != 1 || cells[0].ID != "run" || cells[0].Recorded.Persistence != "none" ||
+		cells[0].Load.Workers != 5 || cells[0].Recorded.Workers != 5 || cells[0].Engine.Masters != nil {
+		t.Fatalf("run scenario %+v, cells %+v", sc, cells)
 	}
 }

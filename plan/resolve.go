@@ -45,6 +45,8 @@ func (c Cell) resolve() (Resolved, error) {
 	r.Recorded.Persistence = orNone(s.Persistence, len(s.Masters) == 0)
 	if c.Faulty {
 		r.Recorded.Workers = s.Workers * s.Clients
+	} else {
+		r.Recorded.Clients, r.Recorded.ClientMode = 1, "goroutines"
 	}
 	return r, nil
 }

@@ -147,9 +147,10 @@ func parse(file string, b []byte, faulty bool) (*Scenario, error) {
 	return sc, sc.validateCells()
 }
 
-// faulty: the file has faults or expectations somewhere.
+// faulty: the file has faults or expectations somewhere (an empty
+// faults: [] too, as in a cell: a control run without faults).
 func (y *scenarioYAML) faulty() bool {
-	if len(y.Faults) > 0 || len(y.Expect) > 0 {
+	if y.Faults != nil || y.Expect != nil {
 		return true
 	}
 	for _, c := range y.Cells {

@@ -184,7 +184,7 @@ func segmentLogs(segs []segCell, m string) (logs [][]*hdrhistogram.Histogram, ha
 // interval, writes the sum to path and summarizes it; dropped counts the
 // values beyond the histogram range.
 func addLogs(logs [][]*hdrhistogram.Histogram, m, path string) (lat results.Latency, dropped int64, err error) {
-	ivs, dropped := mergeIntervals(logs)
+	ivs, dropped := results.MergeIntervals(logs, 0, 0)
 	sum, _ := total(ivs)
 	lat = results.Summarize(sum)
 	return lat, dropped, results.WriteFileShared(path, func(w io.Writer) error { return results.WriteIntervalLog(w, m, ivs) })

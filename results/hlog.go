@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -120,4 +122,66 @@ func ConcatIntervalLogs(out, tag string, paths []string) error {
 		return nil
 	}
 	return WriteFileShared(out, func(w io.Writer) error { return WriteIntervalLog(w, tag, all) })
+}
+
+// MergeIntervals adds interval logs that ran at the same time (a fault
+// cell's clients, or a sweep's segments on several machines) slot by slot
+// of one grid: from base (ms; 0: the earliest start), step ms long (0: the
+// median interval length, 1 s if none). An interval goes to the slot its
+// middle falls in: ticks land a little after the grid, machines' clocks
+// differ by a few hundred ms, and a paused client's interval spans the
+// pause. Merged intervals keep to the grid, so they never overlap; an
+// empty interval (the tail of a client that stopped on a tick) is left
+// out. dropped counts values beyond the histograms' range.
+func MergeIntervals(logs [][]*hdrhistogram.Histogram, base, step int64) (merged []*hdrhistogram.Histogram, dropped int64) {
+	var all []*hdrhistogram.Histogram
+	for _, l := range logs {
+		for _, h := range l {
+			if h.EndTimeMs() > h.StartTimeMs() {
+				all = append(all, h)
+			}
+		}
+	}
+	if len(all) == 0 {
+		return nil, 0
+	}
+	base, step = slotGrid(all, base, step)
+	slots := map[int64]*hdrhistogram.Histogram{}
+	for _, h := range all {
+		k := max(0, ((h.StartTimeMs()+h.EndTimeMs())/2-base)/step)
+		m := slots[k]
+		if m == nil {
+			m = NewHistogram()
+			m.SetStartTimeMs(base + k*step)
+			slots[k] = m
+		}
+		dropped += m.Merge(h)
+		m.SetEndTimeMs(min(base+(k+1)*step, max(m.EndTimeMs(), h.EndTimeMs())))
+	}
+	for _, k := range slices.Sorted(maps.Keys(slots)) {
+		merged = append(merged, slots[k])
+	}
+	return merged, dropped
+}
+
+// slotGrid fills in MergeIntervals' unset base and step.
+func slotGrid(all []*hdrhistogram.Histogram, base, step int64) (int64, int64) {
+	if base == 0 {
+		base = all[0].StartTimeMs()
+		for _, h := range all {
+			base = min(base, h.StartTimeMs())
+		}
+	}
+	if step == 0 {
+		lengths := make([]int64, len(all))
+		for i, h := range all {
+			lengths[i] = h.EndTimeMs() - h.StartTimeMs()
+		}
+		slices.Sort(lengths)
+		step = lengths[len(lengths)/2]
+	}
+	if step <= 0 {
+		step = 1000
+	}
+	return base, step
 }

@@ -124,8 +124,9 @@ type Settings struct {
 	Segment string `yaml:"segment" json:"segment,omitempty"`
 	StartAt string `yaml:"start_at" json:"start_at,omitempty"`
 
-	// Fault scenarios only (plan refuses them elsewhere); a result of a
-	// benchmark cell leaves them out.
+	// Set in fault scenarios only (plan refuses them elsewhere); a
+	// benchmark cell's result records what it is: one client of its
+	// workers, in this process.
 	//
 	// Clients: lock clients, each with its own connections; workers are
 	// per client. ClientMode: goroutines, or processes (each client a
@@ -135,10 +136,10 @@ type Settings struct {
 	// during the hold. Acquisitions ends the cell once this many locks were
 	// taken (duration is the cap); MinAcquisitions: a cell with fewer
 	// acquisitions or acknowledged writes judged too little and fails.
-	Clients         int    `yaml:"clients" json:"clients,omitempty"`
-	ClientMode      string `yaml:"client_mode" json:"client_mode,omitempty"`
-	Fencing         bool   `yaml:"fencing" json:"fencing,omitempty"`
-	CheckValidity   bool   `yaml:"check_validity" json:"check_validity,omitempty"`
-	Acquisitions    int64  `yaml:"acquisitions" json:"acquisitions,omitempty"`
-	MinAcquisitions int64  `yaml:"min_acquisitions" json:"min_acquisitions,omitempty"`
+	Clients         int    `yaml:"clients" json:"clients"`
+	ClientMode      string `yaml:"client_mode" json:"client_mode"`
+	Fencing         bool   `yaml:"fencing" json:"fencing"`
+	CheckValidity   bool   `yaml:"check_validity" json:"check_validity"`
+	Acquisitions    int64  `yaml:"acquisitions" json:"acquisitions"`
+	MinAcquisitions int64  `yaml:"min_acquisitions" json:"min_acquisitions"`
 }

@@ -3,7 +3,6 @@ package runner
 import (
 	"fmt"
 	"math"
-	"os"
 	"sort"
 	"time"
 
@@ -16,53 +15,26 @@ import (
 	"lockbench/workloads"
 )
 
-// mergeLogs adds the clients' interval logs second by second (every client
-// flushes on the same one-second grid from t0).
+// mergeLogs adds the clients' interval logs second by second: every
+// client flushes on the same one-second grid from t0.
 func mergeLogs(clientResults []chaos.ClientResult, t0 time.Time) (map[string][]*hdrhistogram.Histogram, error) {
 	out := map[string][]*hdrhistogram.Histogram{}
-	base := t0.UnixMilli()
-	for _, name := range []string{results.MetricAcquire, results.MetricFailed, results.MetricRelease} {
-		bySlot := map[int64]*hdrhistogram.Histogram{}
+	for _, m := range results.LogMetrics(false) {
+		name := results.MetricName(m)
+		var logs [][]*hdrhistogram.Histogram
 		for _, r := range clientResults {
-			path := r.LogFiles[name]
-			if path == "" {
-				continue
-			}
-			f, err := os.Open(path)
-			if err != nil {
-				return nil, fmt.Errorf("client %d log: %w", r.Index, err)
-			}
-			hs, err := results.ReadIntervalLog(f)
-			f.Close()
-			if err != nil {
-				return nil, fmt.Errorf("client %d log %s: %w", r.Index, name, err)
-			}
-			for _, h := range hs {
-				if h.EndTimeMs() <= h.StartTimeMs() {
-					continue // the empty tail of a client that stopped on a tick
+			if path := r.LogFiles[name]; path != "" {
+				hs, ok, err := results.ReadLogFile(path)
+				if err == nil && !ok {
+					err = fmt.Errorf("%s: no such file", path)
 				}
-				// By its middle: ticks land a little after the grid, and a
-				// paused client's interval spans the pause. Merged intervals
-				// keep to the grid, so they never overlap.
-				slot := max(0, ((h.StartTimeMs()+h.EndTimeMs())/2-base)/1000)
-				m := bySlot[slot]
-				if m == nil {
-					m = results.NewHistogram()
-					m.SetStartTimeMs(base + slot*1000)
-					bySlot[slot] = m
+				if err != nil {
+					return nil, fmt.Errorf("client %d log %s: %w", r.Index, name, err)
 				}
-				m.Merge(h)
-				m.SetEndTimeMs(min(base+(slot+1)*1000, max(m.EndTimeMs(), h.EndTimeMs())))
+				logs = append(logs, hs)
 			}
 		}
-		slots := make([]int64, 0, len(bySlot))
-		for k := range bySlot {
-			slots = append(slots, k)
-		}
-		sort.Slice(slots, func(i, j int) bool { return slots[i] < slots[j] })
-		for _, k := range slots {
-			out[name] = append(out[name], bySlot[k])
-		}
+		out[name], _ = results.MergeIntervals(logs, t0.UnixMilli(), 1000)
 	}
 	return out, nil
 }
