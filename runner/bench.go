@@ -62,7 +62,7 @@ func runBenchCell(ctx context.Context, env cellEnv) (*CellResult, error) {
 	}
 	cc := env.cellConfig()
 	cc.Redsync = lk.redsync
-	res := st.Result(lk.Locker, cc, started)
+	res := st.Result(workloads.RepliesOf(lk.Locker), cc, started)
 	base.fill(&res, eng.Addrs())
 	win.Finish(&res, st)
 	if m.Embedded {

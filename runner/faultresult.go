@@ -47,41 +47,24 @@ func total(hs []*hdrhistogram.Histogram) *hdrhistogram.Histogram {
 	return t
 }
 
-// buildRun fills the result of a fault cell.
+// buildRun fills the result of a fault cell: the clients' stats added up
+// go through the one result builder (workloads.Stats.Result), then the
+// protected resource's checks, availability and the fault events.
 func buildRun(fr *faultRun, t0 time.Time, clientResults []chaos.ClientResult, ck chaos.Check, iv map[string][]*hdrhistogram.Histogram,
 	events []faults.Event) results.Run {
 	s, addrs := fr.s, fr.masters.Addrs
 	sum := sumClients(clientResults, t0, len(addrs))
-	secs := sum.end.Sub(t0).Seconds()
-	r := results.Run{
-		Config:               faultConfig(fr, ck, sum, clientResults),
-		AcquireLatency:       results.Summarize(total(iv[results.MetricAcquire])),
-		AcquireFailedLatency: results.Summarize(total(iv[results.MetricFailed])),
-		ReleaseLatency:       results.Summarize(total(iv[results.MetricRelease])),
-		Outcomes: results.Outcomes{Acquired: sum.Acquired, NotAcquired: sum.NotAcquired, Errors: sum.Errors,
-			PerMaster: map[string]results.MasterOutcomes{}},
-		Safety: results.Safety{
-			Violations: ck.Violations, MaxConcurrentHolder: ck.MaxConcurrent,
-			ResourceChecked: true, AcknowledgedWrites: ck.Acks, LostUpdates: ck.LostUpdates,
-			Fencing: s.Fencing, StaleWritesRejected: ck.RejectedWrites,
-			JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged,
-		},
-		LockUse:         results.LockUse{HoldOverruns: sum.HoldOverruns},
-		MeasuredSeconds: secs,
-		StartedAt:       t0.UTC(),
-	}
-	for i, a := range addrs {
-		r.Outcomes.PerMaster[a] = workloads.MasterOutcomes(sum.PerMaster[i], sum.late[i])
-	}
+	st := &workloads.Stats{Counts: sum.Counts, Acquire: total(iv[results.MetricAcquire]), AcquireFailed: total(iv[results.MetricFailed]),
+		Release: total(iv[results.MetricRelease]), Measured: sum.end.Sub(t0), CPU: time.Duration(sum.clientCPU * float64(time.Second)),
+		// The holds judged are the checker's, from the clients' hold logs.
+		Violations: ck.Violations, MaxConcurrent: ck.MaxConcurrent, JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged}
+	r := st.Result(workloads.Replies{Addrs: addrs, Late: sum.late}, faultConfig(fr, ck, sum, clientResults), t0)
+	r.Safety.ResourceChecked, r.Safety.AcknowledgedWrites, r.Safety.LostUpdates = true, ck.Acks, ck.LostUpdates
+	r.Safety.Fencing, r.Safety.StaleWritesRejected = s.Fencing, ck.RejectedWrites
 	if sum.Attempts() > 0 {
 		r.Safety.AvailabilityOps = float64(sum.Acquired) / float64(sum.Attempts())
 	}
 	r.Safety.AvailabilityTime = availabilityTime(iv[results.MetricAcquire], t0.Add(time.Duration(s.Duration)))
-	if secs > 0 {
-		r.Throughput.CyclesPerSec = float64(sum.Acquired) / secs
-		r.Throughput.AcquiresPerSec = float64(sum.Attempts()) / secs
-	}
-	r.Client = workloads.ClientCost(sum.clientCPU, sum.Acquired, secs)
 	for _, e := range events {
 		r.Events = append(r.Events, results.Event{AtSeconds: math.Round(e.At.Sub(t0).Seconds()*1000) / 1000, Kind: e.Kind, Target: e.Target, Detail: e.Detail})
 	}
@@ -95,7 +78,7 @@ type clientTotals struct {
 	workloads.Counts
 	probeViol int64
 	end       time.Time // the last client's end
-	late      []int64
+	late      [][engine.NumOutcomes]int64
 	clientCPU float64
 }
 
@@ -103,7 +86,7 @@ type clientTotals struct {
 // CPU and its probe, and each reports the process's figure: those count
 // once per process (the largest reading).
 func sumClients(clientResults []chaos.ClientResult, t0 time.Time, masters int) clientTotals {
-	t := clientTotals{end: t0, late: make([]int64, masters)}
+	t := clientTotals{end: t0, late: make([][engine.NumOutcomes]int64, masters)}
 	t.PerMaster = make([][engine.NumOutcomes]int64, masters)
 	type shared struct {
 		cpu       float64
@@ -117,11 +100,9 @@ func sumClients(clientResults []chaos.ClientResult, t0 time.Time, masters int) c
 		if r.End.After(t.end) {
 			t.end = r.End
 		}
-		for m := range r.Late {
-			if m < len(t.late) {
-				for _, v := range r.Late[m] {
-					t.late[m] += v
-				}
+		for m := range min(len(r.Late), masters) {
+			for o, v := range r.Late[m] {
+				t.late[m][o] += v
 			}
 		}
 	}
@@ -180,15 +161,10 @@ func availabilityTime(acquires []*hdrhistogram.Histogram, windowEnd time.Time) f
 	return 0
 }
 
-// safetyWarnings say what the checkers found, in words.
+// safetyWarnings say what the resource's checker found, in words (the
+// overlapping and unjudged holds are said by the result builder).
 func safetyWarnings(ck chaos.Check, resErrs int64) []string {
 	var w []string
-	if ck.Violations > 0 {
-		w = append(w, fmt.Sprintf("safety: %d holds overlapped another holder of the same key inside its validity window", ck.Violations))
-	}
-	if ck.Unjudged > 0 {
-		w = append(w, fmt.Sprintf("safety: %d of %d holds could not be judged: no validity (t1 + ttl - drift) was left when the acquire returned", ck.Unjudged, ck.Holds))
-	}
 	if ck.LostUpdates > 0 {
 		w = append(w, fmt.Sprintf("safety: %d of %d acknowledged writes were lost (final counters sum to %d)", ck.LostUpdates, ck.Acks, ck.FinalSum))
 	}

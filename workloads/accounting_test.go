@@ -48,7 +48,7 @@ func TestPerMasterColumnsAddUp(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(250 * time.Millisecond) // late replies come in
-		r := st.Result(e, nil, time.Now())
+		r := st.Result(workloads.RepliesOf(e), nil, time.Now())
 		e.Close()
 		total := r.Outcomes.Acquired + r.Outcomes.NotAcquired + r.Outcomes.Errors
 		if total < 50 {

@@ -65,7 +65,7 @@ func BenchmarkOpenVsClosed(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r := st.Result(e, nil, time.Now())
+		r := st.Result(workloads.RepliesOf(e), nil, time.Now())
 		b.Logf("%s: %.0f cycles/s, %.1f client CPU µs/cycle", name, r.Throughput.CyclesPerSec, r.Client.CPUMicrosCycle)
 		return r.Throughput.CyclesPerSec, r.Client.CPUMicrosCycle
 	}
@@ -151,7 +151,7 @@ func BenchmarkRunnerOpenVsClosed(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		r := st.Result(lk, nil, time.Now())
+		r := st.Result(workloads.RepliesOf(lk), nil, time.Now())
 		b.Logf("%s: %.0f cycles/s, %.2f client CPU µs/cycle", name, r.Throughput.CyclesPerSec, r.Client.CPUMicrosCycle)
 		if ol := r.OpenLoop; ol != nil {
 			b.Logf("%s: served %.0f/s of %.0f/s, pacer lag p50 %.0fµs p99 %.0fµs", name, ol.ServedRate, ol.OfferedRate, ol.PacerLag.P50, ol.PacerLag.P99)

@@ -60,7 +60,7 @@ func TestOpenLoopOverloadedCountsEveryIntendedStart(t *testing.T) {
 	if lag := st.PacerLag.ValueAtQuantile(50); lag > 1000 {
 		t.Fatalf("pacer lag p50 %dµs: queueing behind busy workers was charged to the pacer", lag)
 	}
-	r := st.Result(e, nil, time.Now())
+	r := st.Result(workloads.RepliesOf(e), nil, time.Now())
 	ol := r.OpenLoop
 	if ol == nil || !ol.Overloaded || st.UnservedLate || ol.Served != st.Started || ol.ServedRate <= 0 || !hasWarning(r.Warnings, "OVERLOADED") {
 		t.Fatalf("result open loop %+v, warnings %q; want overloaded, served and a warning", ol, r.Warnings)
@@ -88,7 +88,7 @@ func TestOpenLoopKeepsUp(t *testing.T) {
 	// A start due just before the end may begin up to the lag limit after
 	// it; only a starved machine makes lockbench later than that, and then
 	// the result must blame lockbench, not the lock.
-	r := st.Result(e, nil, time.Now())
+	r := st.Result(workloads.RepliesOf(e), nil, time.Now())
 	if st.Unserved != 0 && !st.UnservedLate {
 		t.Fatalf("%d starts unserved at 500/s with 64 workers, blamed on the lock", st.Unserved)
 	}
@@ -110,7 +110,7 @@ func TestRunSafetyJudgedOnHolds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sf := st.Result(e, nil, time.Now()).Safety
+		sf := st.Result(workloads.RepliesOf(e), nil, time.Now()).Safety
 		t.Logf("hold %v: acquired %d, %+v", hold, st.Acquired, sf)
 		if hold == 0 && (sf.JudgedHolds != 0 || sf.NotJudged != "hold 0") {
 			t.Fatalf("hold 0: judged %d, not judged %q; want 0 and \"hold 0\"", sf.JudgedHolds, sf.NotJudged)

@@ -13,8 +13,28 @@ import (
 // called client-bound: the load generator, not Redis, set the pace.
 const ClientBoundShare = 0.8
 
-// Result turns the stats into the result file shape.
-func (s *Stats) Result(eng Locker, config *results.CellConfig, started time.Time) results.Run {
+// Replies are what a result takes from the lock client, or a fault
+// cell's clients together: the masters' addresses, and per master the late
+// replies seen (by outcome) and the late OKs released.
+type Replies struct {
+	Addrs        []string
+	Late         [][engine.NumOutcomes]int64
+	LateReleased []int64
+}
+
+// RepliesOf are the locker's replies.
+func RepliesOf(lk Locker) Replies {
+	r := Replies{Addrs: lk.Addrs(), Late: lk.LateOutcomes()}
+	if lr, ok := lk.(interface{ LateReleased() []int64 }); ok {
+		r.LateReleased = lr.LateReleased()
+	}
+	return r
+}
+
+// Result turns the stats into the result file shape: the one result
+// builder, of a benchmark cell's worker loop and of a fault cell's clients
+// (their stats added up) alike.
+func (s *Stats) Result(rp Replies, config *results.CellConfig, started time.Time) results.Run {
 	secs := s.Measured.Seconds()
 	r := results.Run{
 		Config:               config,
@@ -23,7 +43,7 @@ func (s *Stats) Result(eng Locker, config *results.CellConfig, started time.Time
 		ReleaseLatency:       results.Summarize(s.Release),
 		Outcomes: results.Outcomes{
 			Acquired: s.Acquired, NotAcquired: s.NotAcquired, Errors: s.Errors,
-			PerMaster: s.perMaster(eng),
+			PerMaster: s.perMaster(rp),
 		},
 		Safety: results.Safety{Violations: s.Violations, MaxConcurrentHolder: s.MaxConcurrent,
 			JudgedHolds: s.JudgedHolds, HoldsNotJudged: s.HoldsNotJudged, NotJudged: s.notJudged()},
@@ -31,7 +51,7 @@ func (s *Stats) Result(eng Locker, config *results.CellConfig, started time.Time
 		MeasuredSeconds: secs,
 		Interrupted:     s.Interrupted,
 		StartedAt:       started.UTC(),
-		Servers:         s.servers(eng.Addrs()),
+		Servers:         s.servers(rp.Addrs),
 		Client:          s.client(),
 	}
 	if s.AcquireUncorrected != nil {
@@ -50,32 +70,32 @@ func (s *Stats) Result(eng Locker, config *results.CellConfig, started time.Time
 	return r
 }
 
-// perMaster is each master's outcomes, by address, with the late replies
-// the locker saw.
-func (s *Stats) perMaster(eng Locker) map[string]results.MasterOutcomes {
+// perMaster is each master's outcomes, by address, with its late replies.
+func (s *Stats) perMaster(rp Replies) map[string]results.MasterOutcomes {
 	out := map[string]results.MasterOutcomes{}
-	late := eng.LateOutcomes()
-	var released []int64
-	if lr, ok := eng.(interface{ LateReleased() []int64 }); ok {
-		released = lr.LateReleased()
-	}
-	for i, addr := range eng.Addrs() {
+	for i, addr := range rp.Addrs {
 		var nLate int64
-		for _, v := range late[i] {
-			nLate += v
+		if i < len(rp.Late) {
+			for _, v := range rp.Late[i] {
+				nLate += v
+			}
 		}
-		mo := MasterOutcomes(s.PerMaster[i], nLate)
-		if i < len(released) {
-			mo.LateReleased = released[i]
+		var pm [engine.NumOutcomes]int64
+		if i < len(s.PerMaster) {
+			pm = s.PerMaster[i]
+		}
+		mo := masterOutcomes(pm, nLate)
+		if i < len(rp.LateReleased) {
+			mo.LateReleased = rp.LateReleased[i]
 		}
 		out[addr] = mo
 	}
 	return out
 }
 
-// MasterOutcomes is one master's row of Counts.PerMaster in the result's
+// masterOutcomes is one master's row of Counts.PerMaster in the result's
 // shape, with its late replies.
-func MasterOutcomes(pm [engine.NumOutcomes]int64, late int64) results.MasterOutcomes {
+func masterOutcomes(pm [engine.NumOutcomes]int64, late int64) results.MasterOutcomes {
 	return results.MasterOutcomes{OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error],
 		Pending: pm[engine.Pending], NotSent: pm[engine.NotSent], Late: late}
 }

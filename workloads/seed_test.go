@@ -154,7 +154,7 @@ func TestRunCountsAndReleases(t *testing.T) {
 	if st.Measured < 600*time.Millisecond || st.Measured > 800*time.Millisecond {
 		t.Fatalf("measured %v, want about 700ms", st.Measured)
 	}
-	r := st.Result(e, nil, time.Now())
+	r := st.Result(workloads.RepliesOf(e), nil, time.Now())
 	if r.Throughput.CyclesPerSec <= 0 || len(r.Outcomes.PerMaster) != 3 {
 		t.Fatalf("result: %+v", r)
 	}
