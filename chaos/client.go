@@ -298,18 +298,7 @@ func (c *client) Ready() { c.gate.wait() }
 // Lost waits the retry delay after a failed acquire (cut short when the
 // run ends).
 func (c *client) Lost(w *workloads.Worker) {
-	delay := c.cfg.RetryMin
-	if span := c.cfg.RetryMax - c.cfg.RetryMin; span > 0 {
-		delay += time.Duration(w.Rand.Int64N(int64(span) + 1))
-	}
-	if delay > 0 {
-		t := time.NewTimer(delay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-w.Done():
-		}
-	}
+	engine.RetryPolicy{Min: c.cfg.RetryMin, Max: c.cfg.RetryMax}.Wait(w.Context())
 }
 
 // Use is one protected read-modify-write under the lock the worker won,

@@ -52,21 +52,7 @@ func cyclesIn(runs []Run) float64 {
 func addOutcomes(runs []Run) Outcomes {
 	out := Outcomes{PerMaster: map[string]MasterOutcomes{}}
 	for _, r := range runs {
-		out.Acquired += r.Outcomes.Acquired
-		out.NotAcquired += r.Outcomes.NotAcquired
-		out.Errors += r.Outcomes.Errors
-		for addr, o := range r.Outcomes.PerMaster {
-			t := out.PerMaster[addr]
-			t.OK += o.OK
-			t.Taken += o.Taken
-			t.Timeout += o.Timeout
-			t.Error += o.Error
-			t.Pending += o.Pending
-			t.NotSent += o.NotSent
-			t.Late += o.Late
-			t.LateReleased += o.LateReleased
-			out.PerMaster[addr] = t
-		}
+		out.Add(r.Outcomes)
 	}
 	return out
 }

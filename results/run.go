@@ -42,6 +42,33 @@ type MasterOutcomes struct {
 	LateReleased int64 `json:"late_released"`
 }
 
+// Add adds o's counts to m's.
+func (m *MasterOutcomes) Add(o MasterOutcomes) {
+	m.OK += o.OK
+	m.Taken += o.Taken
+	m.Timeout += o.Timeout
+	m.Error += o.Error
+	m.Pending += o.Pending
+	m.NotSent += o.NotSent
+	m.Late += o.Late
+	m.LateReleased += o.LateReleased
+}
+
+// Add adds o's outcomes to out's, master by master (by address).
+func (out *Outcomes) Add(o Outcomes) {
+	out.Acquired += o.Acquired
+	out.NotAcquired += o.NotAcquired
+	out.Errors += o.Errors
+	if out.PerMaster == nil {
+		out.PerMaster = map[string]MasterOutcomes{}
+	}
+	for addr, m := range o.PerMaster {
+		t := out.PerMaster[addr]
+		t.Add(m)
+		out.PerMaster[addr] = t
+	}
+}
+
 // Sent is how many SETs of measured acquires went to the master.
 func (m MasterOutcomes) Sent() int64 { return m.OK + m.Taken + m.Timeout + m.Error + m.Pending }
 

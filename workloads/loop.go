@@ -37,6 +37,9 @@ type Worker struct {
 // Done is closed when the run ends: no new acquire starts after it.
 func (w *Worker) Done() <-chan struct{} { return w.ctx.Done() }
 
+// Context ends when the run does.
+func (w *Worker) Context() context.Context { return w.ctx }
+
 // Held is a lock a worker won.
 type Held struct {
 	Lock     *engine.Lock
