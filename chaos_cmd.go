@@ -12,10 +12,6 @@ import (
 	"lockbench/plan"
 )
 
-// chaosClientArg, as the first argument, makes `lockbench chaos` a client
-// process of a running scenario (started by lockbench itself, not by users).
-const chaosClientArg = "__client"
-
 // chaosArgs are chaos' own flags besides the scenario flags.
 type chaosArgs struct {
 	scenarioArgs
@@ -25,7 +21,7 @@ type chaosArgs struct {
 }
 
 func cmdChaos(args []string) error {
-	if len(args) > 0 && args[0] == chaosClientArg {
+	if len(args) > 0 && args[0] == chaos.ClientArg {
 		return quietExit(chaos.ClientMain(args[1:]))
 	}
 	var a chaosArgs
@@ -74,37 +70,9 @@ func chaosScenario(a chaosArgs, fs *pflag.FlagSet) (*plan.Scenario, []plan.Cell,
 	if err := sc.Select(a.cells); err != nil {
 		return nil, nil, err
 	}
-	if err := replaceFaultsAndExpect(sc, a); err != nil {
+	if err := sc.ReplaceFromFlags(a.faults, a.expect); err != nil {
 		return nil, nil, err
 	}
 	cells, err := scenarioCells(sc, fs, a.scenarioArgs, plan.BindFaultFlags)
 	return sc, cells, err
-}
-
-// replaceFaultsAndExpect gives every cell the faults and expectations
-// given by flags, if any.
-func replaceFaultsAndExpect(sc *plan.Scenario, a chaosArgs) error {
-	var faults []plan.Fault
-	for _, f := range a.faults {
-		spec, err := plan.ParseFaultFlag(f)
-		if err != nil {
-			return err
-		}
-		faults = append(faults, spec)
-	}
-	var expect []plan.Expectation
-	for _, e := range a.expect {
-		ex, err := plan.ParseExpectFlag(e)
-		if err != nil {
-			return err
-		}
-		expect = append(expect, ex)
-	}
-	if len(a.faults) > 0 {
-		sc.ReplaceFaults(faults)
-	}
-	if len(a.expect) > 0 {
-		sc.ReplaceExpect(expect)
-	}
-	return nil
 }

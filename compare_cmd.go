@@ -38,13 +38,9 @@ func cmdCompare(args []string) error {
 	if !slices.Contains(report.CompareFormats, *format) {
 		return &results.InputError{Field: "--format", Value: *format, Problem: "not a format", Accepted: strings.Join(report.CompareFormats, ", ")}
 	}
-	var conds []report.FailOn
-	for _, e := range *failOn {
-		f, err := report.ParseFailOn(e)
-		if err != nil {
-			return err
-		}
-		conds = append(conds, f)
+	conds, err := report.ParseFailOns(*failOn)
+	if err != nil {
+		return err
 	}
 	old, err := report.LoadCompareSide(fs.Arg(0))
 	if err != nil {

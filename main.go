@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strconv"
 
 	"lockbench/runner"
 )
@@ -61,5 +60,3 @@ func main() {
 	}
 	exit(args[0], cmd.run(args[1:]))
 }
-
-func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

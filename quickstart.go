@@ -33,26 +33,19 @@ func cmdQuickstart(args []string) error {
 	return inCommand("sweep", cmdSweep(args))
 }
 
-// unservedCells counts a shipped scenario's cells this machine cannot serve
-// (runner.Check) and can, with the persistence modes of the skipped ones.
+// unservedCells counts a shipped scenario's cells this machine cannot
+// serve and can, with the persistence modes of the skipped ones.
 func unservedCells(name string) (skipped, kept int, modes []string, err error) {
 	sc, err := plan.Load(name, false)
 	if err != nil {
 		return 0, 0, nil, err
 	}
 	cells, err := sc.Cells()
-	if err != nil {
-		return 0, 0, nil, err
-	}
-	for _, c := range cells {
-		if runner.Check([]plan.Cell{c}) == nil {
-			kept++
-			continue
-		}
-		skipped++
+	for _, c := range runner.Unserved(cells) {
 		if !slices.Contains(modes, c.Settings.Persistence) {
 			modes = append(modes, c.Settings.Persistence)
 		}
+		skipped++
 	}
-	return skipped, kept, modes, nil
+	return skipped, len(cells) - skipped, modes, err
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -18,13 +17,10 @@ import (
 
 // scenarioArgs are the flags sweep and chaos share beyond the settings.
 type scenarioArgs struct {
-	file       string
-	out        string
-	dryRun     bool
-	noReport   bool
-	thresholds []string
-	repeat     int
-	metrics    string
+	file, out, metrics string
+	dryRun, noReport   bool
+	thresholds         []string
+	repeat             int
 }
 
 // bindScenarioFlags registers the flags sweep and chaos share.
@@ -74,25 +70,16 @@ func scenarioCells(sc *plan.Scenario, fs *pflag.FlagSet, a scenarioArgs, bind fu
 	if fs.Changed("metrics-addr") {
 		sc.MetricsAddr = a.metrics
 	}
-	if err := checkScenarioArgs(sc); err != nil {
-		return nil, err
+	if sc.MetricsAddr != "" {
+		if err := metrics.CheckAddr(sc.MetricsAddr); err != nil {
+			return nil, err
+		}
 	}
 	cells, warnings, err := sc.Expand(fs, bind)
 	for _, w := range warnings {
 		fmt.Fprintln(os.Stderr, "WARNING:", w)
 	}
 	return cells, err
-}
-
-// checkScenarioArgs: the metrics address and the thresholds parse.
-func checkScenarioArgs(sc *plan.Scenario) error {
-	if sc.MetricsAddr != "" {
-		if err := metrics.CheckAddr(sc.MetricsAddr); err != nil {
-			return err
-		}
-	}
-	_, err := results.ParseThresholds(sc.Thresholds)
-	return err
 }
 
 // runScenario runs the cells through the one runner into a results
@@ -105,10 +92,6 @@ func runScenario(cmd string, sc *plan.Scenario, cells []plan.Cell, a scenarioArg
 	if err := runner.Check(cells); err != nil {
 		return usageErr(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	exp, err := startMetrics(cmd, sc.MetricsAddr)
 	if err != nil {
 		return err
@@ -116,13 +99,11 @@ func runScenario(cmd string, sc *plan.Scenario, cells []plan.Cell, a scenarioArg
 	defer exp.Close()
 	ctx, stop := interruptible()
 	defer stop()
-	opt := runner.Options{Scenario: sc.Name, Log: os.Stderr, Dir: a.out, ConfigFile: a.file, Metrics: exp,
-		Progress: runner.NewProgress(cells, sc.Repeat), ClientCommand: []string{exe, "chaos", chaosClientArg}}
+	opt := runner.Options{Scenario: sc.Name, Command: cmd, Log: os.Stderr, Dir: a.out, ConfigFile: a.file, Metrics: exp,
+		Progress: runner.NewProgress(cells, sc.Repeat)}
 	if opt.Dir == "" {
 		opt.Dir = runner.DefaultDir(sc.Name)
 	}
-	fmt.Fprintf(os.Stderr, "lockbench %s: %s, %d cells%s, estimated %s, results in %s\n",
-		cmd, sc.Name, len(cells), runner.RepeatText(sc.Repeat), runner.Estimate(sc, cells), opt.Dir)
 	out, err := runner.Run(ctx, sc, cells, opt)
 	if errors.As(err, new(runner.ErrDirNotEmpty)) {
 		return usageErr(err)
@@ -154,26 +135,8 @@ func concludeScenario(cmd string, sc *plan.Scenario, cells []plan.Cell, out *run
 }
 
 // buildScenarioReport runs the report stage on a finished results
-// directory with the scenario's report: section and thresholds (unset
-// values keep the report command's defaults).
+// directory with the scenario's report: section and thresholds.
 func buildScenarioReport(dir string, sc *plan.Scenario) error {
-	opt := defaultReportOptions()
-	if sc.Report.SLOP99 > 0 {
-		opt.SLOP99 = time.Duration(sc.Report.SLOP99)
-	}
-	if sc.Report.SLOSuccess > 0 {
-		opt.SLOSuccess = sc.Report.SLOSuccess
-	}
-	if opt.SLOSuccess > 1 {
-		return quietExit(printErr("report", notAccepted("--slo-success", fmtFloat(opt.SLOSuccess), sloSuccessAccepted)))
-	}
-	if sc.Report.TargetRate > 0 {
-		opt.TargetRate = sc.Report.TargetRate
-	}
-	ths, err := results.ParseThresholds(sc.Thresholds)
-	if err != nil {
-		return quietExit(printErr("report", usageErr(err)))
-	}
-	opt.Thresholds = ths
-	return reportStage(dir, opt)
+	ths, _ := results.ParseThresholds(sc.Thresholds) // checked by Expand
+	return reportStage(dir, defaultReportOptions().WithScenario(sc.Report, ths)) // slo_success checked by plan
 }

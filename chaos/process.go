@@ -21,6 +21,10 @@ import (
 	"lockbench/results"
 )
 
+// ClientArg, after `lockbench chaos`, makes the process a client of a
+// running fault cell (started by lockbench itself, not by users).
+const ClientArg = "__client"
+
 // ClientMain is the entry point of a client process (lockbench starts
 // itself as one): it reads its ClientConfig from --config, connects, says
 // "ready" on stdout, waits for "start UNIXNANO" on stdin, runs, and writes

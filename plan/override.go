@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"lockbench/results"
 )
 
 // Override lays the flags set on the command line (fs, bound by bind)
@@ -61,6 +63,34 @@ func (sc *Scenario) Select(names []string) error {
 	return nil
 }
 
+// ReplaceFromFlags gives every cell the faults (--fault) and expectations
+// (--expect) given, when any are.
+func (sc *Scenario) ReplaceFromFlags(faults, expect []string) error {
+	var fs []Fault
+	for _, f := range faults {
+		spec, err := ParseFaultFlag(f)
+		if err != nil {
+			return err
+		}
+		fs = append(fs, spec)
+	}
+	var ex []Expectation
+	for _, e := range expect {
+		x, err := ParseExpectFlag(e)
+		if err != nil {
+			return err
+		}
+		ex = append(ex, x)
+	}
+	if len(faults) > 0 {
+		sc.ReplaceFaults(fs)
+	}
+	if len(expect) > 0 {
+		sc.ReplaceExpect(ex)
+	}
+	return nil
+}
+
 // ReplaceFaults gives every cell these faults (--fault).
 func (sc *Scenario) ReplaceFaults(fs []Fault) {
 	sc.faults = fs
@@ -92,6 +122,9 @@ func RunScenario(s Settings, repeat int) (*Scenario, []Cell, error) {
 // the benchmark cells' settings warnings, each once (a fault cell's are
 // said as it starts).
 func (sc *Scenario) Expand(fs *pflag.FlagSet, bind func(*pflag.FlagSet, *Settings)) (cells []Cell, warnings []string, err error) {
+	if _, err := results.ParseThresholds(sc.Thresholds); err != nil {
+		return nil, nil, err
+	}
 	if err := sc.Override(fs, bind); err != nil {
 		return nil, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"lockbench/configs"
+	"lockbench/results"
 )
 
 // Scenario is a scenario file, of either kind: a benchmark (settings, a
@@ -52,11 +53,7 @@ type namedCell struct {
 }
 
 // Report holds the report stage's settings of a scenario.
-type Report struct {
-	SLOP99     Duration `yaml:"slo_p99" json:"slo_p99"`
-	SLOSuccess float64  `yaml:"slo_success" json:"slo_success"`
-	TargetRate float64  `yaml:"target_rate" json:"target_rate"`
-}
+type Report = results.ReportSettings
 
 // Axis is one swept setting and its values, as YAML scalars.
 type Axis struct {
@@ -143,6 +140,9 @@ func parse(file string, b []byte, faulty bool) (*Scenario, error) {
 	}
 	if err := ValidateRepeat(sc.Repeat); err != nil {
 		return nil, err
+	}
+	if r := sc.Report.SLOSuccess; r < 0 || r > 1 {
+		return nil, fmt.Errorf("report: slo_success: %v is not accepted; use a ratio in (0, 1] such as 0.99", r)
 	}
 	return sc, sc.validateCells()
 }

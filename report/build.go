@@ -36,6 +36,22 @@ type Options struct {
 	Formats []string
 }
 
+// WithScenario lays a scenario's report: section over o (its unset
+// values keep o's) and adds its thresholds.
+func (o Options) WithScenario(r results.ReportSettings, thresholds []results.Threshold) Options {
+	if r.SLOP99 > 0 {
+		o.SLOP99 = time.Duration(r.SLOP99)
+	}
+	if r.SLOSuccess > 0 {
+		o.SLOSuccess = r.SLOSuccess
+	}
+	if r.TargetRate > 0 {
+		o.TargetRate = r.TargetRate
+	}
+	o.Thresholds = append(o.Thresholds, thresholds...)
+	return o
+}
+
 // Summary is what Build found and wrote; summary.json is this.
 type Summary struct {
 	Name        string           `json:"name"`

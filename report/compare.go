@@ -365,6 +365,19 @@ type FailOnCheck struct {
 	Unjudged  []string `json:"unjudged"`
 }
 
+// ParseFailOns parses every --fail-on; the first bad one is the error.
+func ParseFailOns(exprs []string) ([]FailOn, error) {
+	var out []FailOn
+	for _, e := range exprs {
+		f, err := ParseFailOn(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
 // ParseFailOn parses FIGURE<PCT% or FIGURE>PCT%.
 func ParseFailOn(s string) (FailOn, error) {
 	expr := strings.Join(strings.Fields(s), "")

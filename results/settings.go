@@ -143,3 +143,11 @@ type Settings struct {
 	Acquisitions    int64  `yaml:"acquisitions" json:"acquisitions"`
 	MinAcquisitions int64  `yaml:"min_acquisitions" json:"min_acquisitions"`
 }
+
+// ReportSettings are a scenario's report: section (0: the report
+// command's defaults).
+type ReportSettings struct {
+	SLOP99     Duration `yaml:"slo_p99" json:"slo_p99"`
+	SLOSuccess float64  `yaml:"slo_success" json:"slo_success"`
+	TargetRate float64  `yaml:"target_rate" json:"target_rate"`
+}

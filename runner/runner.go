@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"lockbench/bench"
+	"lockbench/chaos"
 	"lockbench/engine"
 	"lockbench/metrics"
 	"lockbench/plan"
@@ -22,6 +23,9 @@ import (
 // Options say how a scenario runs around its cells.
 type Options struct {
 	Scenario string    // its name, in results and live-metric labels
+	// Command, when set, names the command in the line that says what
+	// runs (sweep, chaos).
+	Command string
 	Log      io.Writer // progress and start-up lines (nil: none)
 	// Dir is the results directory to write (run: "", nothing written);
 	// ConfigFile is the scenario file it came from, for the manifest.
@@ -30,10 +34,14 @@ type Options struct {
 	// Progress, when set, shows the cells as they run (sweep's bar).
 	Progress Progress
 	// ClientCommand starts a fault cell's client process: an argv that
-	// runs chaos.ClientMain with --config/--result appended. Needed for
-	// client_mode processes.
+	// runs chaos.ClientMain with --config/--result appended (nil: this
+	// executable's `chaos __client`).
 	ClientCommand []string
 	ClientEnv     []string
+	// observe, when set (tests), gives a fault cell the observer of its
+	// clients' events in place of the live metrics, which cannot show a
+	// write's negative lost-update count (a counter only grows).
+	observe func(plan.Cell) chaos.Observer
 }
 
 // Version is lockbench's version, stamped into results (set by main).

@@ -46,6 +46,17 @@ func Check(cells []plan.Cell) error {
 	return nil
 }
 
+// Unserved are the cells this machine cannot serve (Check).
+func Unserved(cells []plan.Cell) []plan.Cell {
+	var out []plan.Cell
+	for _, c := range cells {
+		if bench.CanServe(c) != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // Run measures every cell of the scenario sc.Repeat times: each round runs
 // every cell once (A, B, C, A, B, C, …) so that slow drift of the machine
 // lands on all cells alike. After each measurement it writes the cell's
@@ -57,6 +68,10 @@ func Run(ctx context.Context, sc *plan.Scenario, cells []plan.Cell, opt Options)
 	st, err := newScenarioRun(sc, cells, &opt)
 	if err != nil {
 		return nil, err
+	}
+	if opt.Command != "" {
+		logf(opt.Log, "lockbench %s: %s, %d cells%s, estimated %s, results in %s",
+			opt.Command, sc.Name, len(cells), RepeatText(sc.Repeat), Estimate(sc, cells), opt.Dir)
 	}
 	st.rounds(ctx)
 	if err := st.pool.Close(); err != nil {
