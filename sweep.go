@@ -137,6 +137,6 @@ func concludeScenario(cmd string, sc *plan.Scenario, cells []plan.Cell, out *run
 // buildScenarioReport runs the report stage on a finished results
 // directory with the scenario's report: section and thresholds.
 func buildScenarioReport(dir string, sc *plan.Scenario) error {
-	ths, _ := results.ParseThresholds(sc.Thresholds) // checked by Expand
+	ths, _ := results.ParseThresholds(sc.Thresholds)                             // checked by Expand
 	return reportStage(dir, defaultReportOptions().WithScenario(sc.Report, ths)) // slo_success checked by plan
 }

@@ -22,11 +22,11 @@ import (
 
 // Options say how a scenario runs around its cells.
 type Options struct {
-	Scenario string    // its name, in results and live-metric labels
+	Scenario string // its name, in results and live-metric labels
 	// Command, when set, names the command in the line that says what
 	// runs (sweep, chaos).
 	Command string
-	Log      io.Writer // progress and start-up lines (nil: none)
+	Log     io.Writer // progress and start-up lines (nil: none)
 	// Dir is the results directory to write (run: "", nothing written);
 	// ConfigFile is the scenario file it came from, for the manifest.
 	Dir, ConfigFile string
