@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,9 +24,6 @@ import (
 // returns, also when ctx is cancelled (then the result is partial and
 // marked interrupted); the servers are the pool's.
 func runFaultCell(ctx context.Context, env cellEnv) (*CellResult, error) {
-	if env.cell.Settings.ClientMode == "processes" && len(env.opt.ClientCommand) == 0 {
-		return nil, errors.New("client_mode: processes needs a client command (lockbench starts itself)")
-	}
 	r := newFaultRun(env)
 	defer r.cleanup()
 	if r.obs = r.observer(); r.obs != nil {
@@ -98,13 +96,17 @@ func (r *faultRun) cleanup() {
 	}
 }
 
-// observer is the cell's live-metrics observer, nil without one.
+// observer is the cell's live-metrics observer (or the tests'), nil
+// without one.
 func (r *faultRun) observer() chaos.Observer {
-	mc := r.metricsCell()
-	if mc == nil {
+	var obs chaos.Observer
+	if r.opt.observe != nil {
+		obs = r.opt.observe(r.cell)
+	} else if mc := r.metricsCell(); mc != nil {
+		obs = liveFaultCell{mc}
+	} else {
 		return nil
 	}
-	obs := liveFaultCell{mc}
 	obs.SetWorkers(r.s.Workers * r.s.Clients)
 	return obs
 }
@@ -159,7 +161,15 @@ func (r *faultRun) startClients(ctx context.Context) error {
 // newClient starts a client of the cell's client_mode.
 func (r *faultRun) newClient(ctx context.Context, cfg chaos.ClientConfig) (chaos.Client, error) {
 	if r.s.ClientMode == "processes" {
-		return chaos.StartProcess(r.opt.ClientCommand, r.opt.ClientEnv, cfg, r.obs)
+		argv := r.opt.ClientCommand
+		if len(argv) == 0 {
+			exe, err := os.Executable()
+			if err != nil {
+				return nil, err
+			}
+			argv = []string{exe, "chaos", chaos.ClientArg}
+		}
+		return chaos.StartProcess(argv, r.opt.ClientEnv, cfg, r.obs)
 	}
 	return chaos.NewClient(ctx, cfg, r.probe, r.obs)
 }

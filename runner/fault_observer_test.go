@@ -1,11 +1,13 @@
-package chaos
+package runner
 
 import (
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"lockbench/chaos"
 	"lockbench/engine"
+	"lockbench/plan"
 )
 
 // countingObserver tallies what in-process clients report live.
@@ -26,7 +28,7 @@ func (o *countingObserver) LostUpdates(n int64)                             { o.
 func (o *countingObserver) StaleWriteRejected()                             { o.rejected.Add(1) }
 
 // AddCounts: client processes report in bulk.
-func (o *countingObserver) AddCounts(d LiveCounts) {
+func (o *countingObserver) AddCounts(d chaos.LiveCounts) {
 	o.cycles.Add(d.Cycles)
 	o.failed.Add(d.NotAcquired + d.Errors)
 	o.violations.Add(d.Violations)
@@ -34,9 +36,14 @@ func (o *countingObserver) AddCounts(d LiveCounts) {
 	o.rejected.Add(d.Rejected)
 }
 
+// observeWith makes opt give every fault cell obs as its observer.
+func observeWith(opt *Options, obs chaos.Observer) {
+	opt.observe = func(plan.Cell) chaos.Observer { return obs }
+}
+
 func (o *countingObserver) check(t *testing.T, r *CellResult) {
 	t.Helper()
-	out := r.Run.Outcomes
+	out, s := r.Run.Outcomes, r.Run.Safety
 	for _, c := range []struct {
 		name      string
 		got, want int64
@@ -45,8 +52,8 @@ func (o *countingObserver) check(t *testing.T, r *CellResult) {
 		{"failed acquires", o.failed.Load(), out.NotAcquired + out.Errors},
 		{"in flight at the end", o.inFlight.Load(), 0},
 		{"violations (live probe)", o.violations.Load(), int64(r.Value("probe_violations"))},
-		{"lost updates (seen by the writes)", o.lost.Load(), r.Check.LostUpdates},
-		{"stale writes rejected", o.rejected.Load(), r.Check.RejectedWrites},
+		{"lost updates (seen by the writes)", o.lost.Load(), s.LostUpdates},
+		{"stale writes rejected", o.rejected.Load(), s.StaleWritesRejected},
 		{"workers after the cell", o.workers.Load(), 0},
 	} {
 		if c.got != c.want {
@@ -55,16 +62,16 @@ func (o *countingObserver) check(t *testing.T, r *CellResult) {
 	}
 }
 
-// checkTimeline: the per-second safety series adds up to the totals.
-func checkTimeline(t *testing.T, r *CellResult) {
+// checkFaultTimeline: the per-second safety series adds up to the totals.
+func checkFaultTimeline(t *testing.T, r *CellResult) {
 	t.Helper()
 	var v, l, w int64
 	for _, s := range r.Run.Safety.Timeline {
 		v, l, w = v+s.Violations, l+s.LostUpdates, w+s.StaleWritesRejected
 	}
-	ck := r.Check
-	if v != ck.Violations || l != ck.LostUpdates || w != ck.RejectedWrites {
+	s := r.Run.Safety
+	if v != s.Violations || l != s.LostUpdates || w != s.StaleWritesRejected {
 		t.Errorf("timeline sums to %d violations, %d lost updates, %d stale writes rejected; the check found %d, %d, %d",
-			v, l, w, ck.Violations, ck.LostUpdates, ck.RejectedWrites)
+			v, l, w, s.Violations, s.LostUpdates, s.StaleWritesRejected)
 	}
 }

@@ -1,9 +1,10 @@
-package chaos
+package runner
 
 import (
 	"testing"
 	"time"
 
+	"lockbench/chaos"
 	"lockbench/engine"
 	"lockbench/workloads"
 )
@@ -16,7 +17,7 @@ func TestSumClientsCountsSharedFiguresOncePerProcess(t *testing.T) {
 	counts := func(acq int64) workloads.Counts {
 		return workloads.Counts{Acquired: acq, NotAcquired: 1, Errors: 2, PerMaster: [][engine.NumOutcomes]int64{{engine.OK: acq}}}
 	}
-	goroutines := []ClientResult{
+	goroutines := []chaos.ClientResult{
 		{Index: 0, Pid: 100, Counts: counts(10), CPUSeconds: 2, ProbeViolations: 3, End: t0.Add(time.Second)},
 		{Index: 1, Pid: 100, Counts: counts(20), CPUSeconds: 2.5, ProbeViolations: 4, End: t0.Add(2 * time.Second)},
 	}

@@ -1,0 +1,330 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"net"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"lockbench/faults"
+	"lockbench/internal/redistest"
+	"lockbench/plan"
+)
+
+// CI-sized copies of the shipped fault scenarios (configs/chaos/*.yaml):
+// the same fault patterns, shorter. Each positive case must go red every
+// run, each negative one stay green.
+
+const crashBase = `
+settings:
+  masters: 3
+  clients: 2
+  persistence: %PERSISTENCE%
+  workers: 16
+  keys: 16
+  ttl: 2s
+  timeout: 10ms
+  wait: quorum
+  hold: 1200ms # long enough that a slow restart still lands inside a hold
+  check_validity: true
+  duration: %DURATION% # time after a slow restart for overlaps to show
+faults:
+  - {at: 0s, kind: partition, clients: [0], masters: [2]}
+  - {at: 0s, kind: partition, clients: [1], masters: [0]}
+  - {at: 2500ms, kind: crash, masters: [1], restart: %RESTART%}
+`
+
+// crashDoc is crashBase with its persistence, restart and duration.
+func crashDoc(persistence, restart, duration string) string {
+	return strings.NewReplacer("%PERSISTENCE%", persistence, "%RESTART%", restart, "%DURATION%", duration).Replace(crashBase)
+}
+
+// runFaultChecked runs the scenario's one fault cell and checks what every
+// fault cell must show: what its clients reported live and the timeline
+// add up to the result, and the checker saw every hold.
+func runFaultChecked(t *testing.T, sc *plan.Scenario, cells []plan.Cell) *CellResult {
+	t.Helper()
+	redistest.Require(t)
+	start := time.Now()
+	obs := &countingObserver{}
+	opt := faultOptions(t)
+	observeWith(&opt, obs)
+	r := runFaultScenario(t, context.Background(), sc, cells, opt)
+	obs.check(t, r)
+	checkFaultTimeline(t, r)
+	s, ck := r.Run.Safety, faultChecks(t, r)
+	t.Logf("%s in %v: %d acquired, %d violations (probe %v), %d lost updates of %d acks, %d stale writes rejected, availability %.3f / %.3f",
+		cells[0].Name, time.Since(start).Round(time.Millisecond), r.Run.Outcomes.Acquired, s.Violations, r.Value("probe_violations"),
+		s.LostUpdates, s.AcknowledgedWrites, s.StaleWritesRejected, s.AvailabilityOps, s.AvailabilityTime)
+	for _, e := range r.Run.Events {
+		t.Logf("  %6.3fs %s %s %s", e.AtSeconds, e.Kind, e.Target, e.Detail)
+	}
+	if r.Run.Outcomes.Acquired == 0 || ck.HoldsLogged != r.Run.Outcomes.Acquired {
+		t.Fatalf("holds logged %d, acquired %d: the checker did not see every hold", ck.HoldsLogged, r.Run.Outcomes.Acquired)
+	}
+	return r
+}
+
+// runFaultDoc parses doc and runs its cell as runFaultChecked does.
+func runFaultDoc(t *testing.T, doc string) *CellResult {
+	t.Helper()
+	sc, cells := faultScenario(t, doc)
+	return runFaultChecked(t, sc, cells)
+}
+
+func faultEvent(r *CellResult, kind string) (float64, string, bool) {
+	for _, e := range r.Run.Events {
+		if e.Kind == kind {
+			return e.AtSeconds, e.Detail, true
+		}
+	}
+	return 0, "", false
+}
+
+// persistence none + immediate restart of a master that held locks: the
+// restarted master forgot them and the other client takes them.
+func TestCrashNoPersistenceImmediateRestartViolates(t *testing.T) {
+	r := runFaultDoc(t, crashDoc("none", "immediate", "6000ms"))
+	if _, d, ok := faultEvent(r, "crash"); !ok || strings.Contains(d, "holding 0 keys") {
+		t.Fatalf("no crash of a master holding locks: %q", d)
+	}
+	s := r.Run.Safety
+	if s.Violations == 0 || s.LostUpdates == 0 {
+		t.Fatalf("violations %d, lost updates %d; want both > 0 after an immediate restart without persistence",
+			s.Violations, s.LostUpdates)
+	}
+	// In one process the live probe sees the same overlaps.
+	if r.Value("probe_violations") == 0 {
+		t.Fatal("the in-process probe missed the overlaps the hold log shows")
+	}
+	// The timeline says when: no violation before the crash's second.
+	crashAt, _, _ := faultEvent(r, "crash")
+	for _, s := range r.Run.Safety.Timeline {
+		if s.Violations > 0 && float64(s.Second+1) <= crashAt {
+			t.Errorf("violations in second %d, before the crash at %.3f s", s.Second, crashAt)
+		}
+	}
+}
+
+// aof-always + immediate restart: the locks come back with the master.
+func TestCrashAOFAlwaysImmediateRestartSafe(t *testing.T) {
+	r := runFaultDoc(t, crashDoc("aof-always", "immediate", "6000ms"))
+	_, crash, ok1 := faultEvent(r, "crash")
+	_, restart, ok2 := faultEvent(r, "restart")
+	if !ok1 || !ok2 || strings.Contains(crash, "holding 0 keys") || strings.Contains(restart, " 0 keys on it") {
+		t.Fatalf("want a crash of a master holding locks and a restart that reloaded them: %q / %q", crash, restart)
+	}
+	if s := r.Run.Safety; s.Violations != 0 || s.LostUpdates != 0 {
+		t.Fatalf("violations %d, lost updates %d; want 0 with appendfsync always", s.Violations, s.LostUpdates)
+	}
+}
+
+// persistence none + restart delayed past the TTL: nothing the master
+// forgot is still held.
+func TestCrashNoPersistenceDelayedRestartSafe(t *testing.T) {
+	sc, cells := faultScenario(t, crashDoc("none", "2500ms", "12000ms")) // twice the others': room after the restart
+	r := runFaultChecked(t, sc, cells)
+	at1, _, ok1 := faultEvent(r, "crash")
+	at2, _, ok2 := faultEvent(r, "restart")
+	if !ok1 || !ok2 || at2-at1 < time.Duration(cells[0].Settings.TTL).Seconds() {
+		t.Fatalf("want a restart more than the TTL after the crash: crash %v at %.3f, restart %v at %.3f", ok1, at1, ok2, at2)
+	}
+	if s := r.Run.Safety; s.Violations != 0 || s.LostUpdates != 0 {
+		t.Fatalf("violations %d, lost updates %d; want 0 with a delayed restart", s.Violations, s.LostUpdates)
+	}
+	if r.Run.Safety.AvailabilityTime >= 0.9 {
+		t.Errorf("availability in time %.2f: the delayed restart should cost the seconds master 1 was down", r.Run.Safety.AvailabilityTime)
+	}
+}
+
+const pauseBase = `
+settings:
+  masters: 3
+  clients: 2
+  client_mode: processes
+  workers: 16
+  keys: 16
+  ttl: 1s
+  hold: 300ms
+  duration: 5s
+  fencing: %FENCING%
+faults:
+  - {at: 1500ms, kind: pause, clients: [0], for: 2s}
+`
+
+// A client process stopped past its TTL writes what it read before: the
+// lock never had two holders, yet updates are lost.
+func TestPauseWithoutFencingLosesUpdates(t *testing.T) {
+	r := runFaultDoc(t, strings.Replace(pauseBase, "%FENCING%", "false", 1))
+	if _, _, ok := faultEvent(r, "resume"); !ok {
+		t.Fatal("the paused client was not resumed")
+	}
+	if r.Run.Safety.LostUpdates == 0 {
+		t.Fatalf("lost updates 0; want > 0 after a pause past the TTL without fencing")
+	}
+	if r.Run.Safety.Violations != 0 {
+		t.Fatalf("violations %d; the paused client's validity had ended, so want 0", r.Run.Safety.Violations)
+	}
+	perClient := faultChecks(t, r).PerClient
+	if len(perClient) != 2 {
+		t.Fatalf("%d clients in the result, want 2", len(perClient))
+	}
+	for _, cr := range perClient {
+		if cr.Acquired == 0 {
+			t.Fatalf("client process %d acquired nothing", cr.Client)
+		}
+	}
+}
+
+// With fencing tokens the resource refuses the stale writes instead.
+func TestPauseWithFencingRejectsStaleWrites(t *testing.T) {
+	r := runFaultDoc(t, strings.Replace(pauseBase, "%FENCING%", "true", 1))
+	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected == 0 {
+		t.Fatalf("lost updates %d, stale writes rejected %d; want 0 and > 0 with fencing", s.LostUpdates, s.StaleWritesRejected)
+	}
+	if tokens := faultChecks(t, r).FencingTokens; tokens < r.Run.Outcomes.Acquired {
+		t.Fatalf("%d fencing tokens for %d acquisitions", tokens, r.Run.Outcomes.Acquired)
+	}
+}
+
+func requireFaketime(t *testing.T) {
+	t.Helper()
+	redistest.RequireTool(t, faults.FaketimeAvailable())
+}
+
+// One master's clock jumps past the TTL while each client reaches a bare
+// majority through it: its lock keys expire early and both clients hold.
+func TestClockJumpWithPartitionViolates(t *testing.T) {
+	requireFaketime(t)
+	timeout := "10ms"
+	if redistest.Race { // a 10 ms timeout lets almost nothing through the race detector
+		timeout = "100ms"
+	}
+	r := runFaultDoc(t, `
+settings: {masters: 3, clients: 2, workers: 16, keys: 16, ttl: 2s, timeout: `+timeout+`, wait: quorum, hold: 600ms, check_validity: true, duration: 4s}
+faults:
+  - {at: 0s, kind: partition, clients: [0], masters: [2]}
+  - {at: 0s, kind: partition, clients: [1], masters: [0]}
+  - {at: 2s, kind: clock_jump, masters: [1], by: 5s}
+`)
+	if _, _, ok := faultEvent(r, "clock_jump"); !ok {
+		t.Fatal("no clock jump happened")
+	}
+	if r.Run.Safety.Violations == 0 {
+		t.Fatal("violations 0; want > 0 after a clock jump on the master every lock depends on")
+	}
+}
+
+// No fault: the checkers stay green over 100k acquisitions.
+func TestNoFault100kAcquisitions(t *testing.T) {
+	if redistest.Race {
+		t.Skip("100k acquisitions in 90 s is a throughput target; the race detector slows the client several times (the suite without -race runs this)")
+	}
+	r := runFaultDoc(t, `
+settings: {masters: 3, clients: 2, workers: 64, keys: 1000, ttl: 10s, hold: 0s, duration: 90s, acquisitions: 100000}
+`)
+	if r.Run.Outcomes.Acquired < 100_000 {
+		t.Fatalf("%d acquisitions in %.1fs; want 100000", r.Run.Outcomes.Acquired, r.Run.MeasuredSeconds)
+	}
+	s := r.Run.Safety
+	if s.Violations != 0 || s.LostUpdates != 0 || r.Value("probe_violations") != 0 {
+		t.Fatalf("violations %d (probe %v), lost updates %d; want 0 without faults", s.Violations, r.Value("probe_violations"), s.LostUpdates)
+	}
+	if s.MaxConcurrentHolder != 1 || r.Run.Outcomes.NotAcquired == 0 {
+		t.Fatalf("max holders %d, contended acquires %d: want 1 and some contention, or the check proves little",
+			s.MaxConcurrentHolder, r.Run.Outcomes.NotAcquired)
+	}
+}
+
+// The checker judges each hold on the window the algorithm grants from what
+// the client measured (t1 + TTL - drift), not on the engine's ValidUntil:
+// with replies 600 ms late and a 1 s TTL the lock is acquired with about
+// 388 ms of validity left after the acquire, and the window runs until
+// t1 + 988 ms, well after the acquire returned at t1 + 600 ms. A checker
+// that took t1 + validity as the end would find no window at all and judge
+// nothing.
+func TestHoldWindowsFromClientLog(t *testing.T) {
+	r := runFaultDoc(t, `
+settings: {masters: 3, clients: 1, workers: 8, keys: 64, ttl: 1s, timeout: 900ms, hold: 50ms, hold_distribution: fixed, duration: 3s}
+faults:
+  - {at: 0s, kind: latency, latency: 600ms}
+`)
+	if ck := faultChecks(t, r); ck.HoldsNotJudged != 0 || ck.HoldsLogged == 0 {
+		t.Fatalf("%d of %d holds not judged; want every hold judged on t1 + TTL - drift", ck.HoldsNotJudged, ck.HoldsLogged)
+	}
+}
+
+func processGone(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
+
+// assertCleanedUp: no process or listener the cell started is left, and
+// nothing in tmp (the temp dir the cell's servers and clients used).
+func assertCleanedUp(t *testing.T, r *CellResult, tmp string) {
+	t.Helper()
+	if len(r.Pids) == 0 || len(r.Addrs) == 0 {
+		t.Fatal("the result names no processes or listeners")
+	}
+	for _, pid := range r.Pids {
+		if !processGone(pid) {
+			t.Errorf("pid %d still running after the cell", pid)
+		}
+	}
+	for _, a := range r.Addrs {
+		if c, err := net.DialTimeout("tcp", a, 200*time.Millisecond); err == nil {
+			c.Close()
+			t.Errorf("%s still listening after the cell", a)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(tmp, "*"))
+	if len(left) > 0 {
+		t.Errorf("temp files left: %v", left)
+	}
+}
+
+// Everything a cell starts is gone afterwards: masters (also one under a
+// fake clock and one restarted after a crash), the resource server, the
+// proxies, client processes (also a paused one), temp dirs; and so after
+// an interrupt, which still yields a partial, checked result.
+func TestCleanupAfterCellAndInterrupt(t *testing.T) {
+	redistest.Require(t)
+	requireFaketime(t)
+	const doc = `
+settings: {masters: 3, clients: 2, client_mode: processes, workers: 4, keys: 8, ttl: 1s, hold: 50ms, duration: %DURATION%}
+faults:
+  - {at: 0s, kind: partition, clients: [0], masters: [2]}
+  - {at: 300ms, kind: crash, masters: [0], restart: immediate}
+  - {at: 500ms, kind: clock_jump, masters: [1], by: 3s}
+  - {at: 600ms, kind: pause, clients: [1], for: 10s}
+`
+	// The servers' and the cell's temp dirs go under TMPDIR.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	for _, interrupt := range []bool{false, true} {
+		duration := "2s"
+		if interrupt {
+			duration = "20s"
+		}
+		sc, cells := faultScenario(t, strings.Replace(doc, "%DURATION%", duration, 1))
+		opt := faultOptions(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		if interrupt {
+			time.AfterFunc(1500*time.Millisecond, cancel) // while client 1 is stopped
+		}
+		start := time.Now()
+		r := runFaultScenario(t, ctx, sc, cells, opt)
+		cancel()
+		if r.Run.Interrupted != interrupt {
+			t.Fatalf("interrupted = %v, want %v", r.Run.Interrupted, interrupt)
+		}
+		if interrupt && time.Since(start) > 8*time.Second {
+			t.Errorf("interrupted cell took %v to wind down", time.Since(start))
+		}
+		if holds := faultChecks(t, r).HoldsLogged; holds == 0 || r.Run.Outcomes.Acquired == 0 {
+			t.Fatalf("no partial result: %d holds, %d acquired", holds, r.Run.Outcomes.Acquired)
+		}
+		assertCleanedUp(t, r, tmp)
+	}
+}
