@@ -15,9 +15,7 @@ import (
 // chaosArgs are chaos' own flags besides the scenario flags.
 type chaosArgs struct {
 	scenarioArgs
-	cells  []string
-	faults []string
-	expect []string
+	cells, faults, expect []string
 }
 
 func cmdChaos(args []string) error {

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"lockbench/metrics"
 	"lockbench/workloads"
@@ -27,16 +24,4 @@ func startMetrics(cmd, addr string) (*metrics.Exporter, error) {
 	}
 	fmt.Fprintf(os.Stderr, "lockbench %s: live metrics on http://%s/metrics\n", cmd, e.Addr())
 	return e, nil
-}
-
-// interruptible is a context that the first SIGINT/SIGTERM cancels, so the
-// run winds down and keeps what it measured; a second one exits at once
-// (the default signal handling is restored).
-func interruptible() (context.Context, context.CancelFunc) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
-	return ctx, stop
 }

@@ -40,15 +40,18 @@ func cmdRun(args []string) error {
 		return err
 	}
 	defer exp.Close()
-	ctx, stop := interruptible()
+	ctx, stop := runner.Interruptible()
 	defer stop()
 	out, err := runner.Run(ctx, sc, cells, runner.Options{Scenario: "run", Log: os.Stderr, Metrics: exp,
 		Progress: runner.NewRepeatLines(os.Stderr, a.repeat)})
 	if err == nil {
 		err = out.Err
 	}
-	if err != nil || len(out.Cells) == 0 {
+	if err != nil {
 		return err
+	}
+	if len(out.Cells) == 0 { // interrupted before the first measurement
+		return quietExit(exitInterrupted)
 	}
 	res := out.Cells[0].Combined
 	res.Interrupted = res.Interrupted || out.Interrupted

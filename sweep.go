@@ -90,6 +90,9 @@ func runScenario(cmd string, sc *plan.Scenario, cells []plan.Cell, a scenarioArg
 		return nil
 	}
 	if err := runner.Check(cells); err != nil {
+		if errors.As(err, new(runner.MissingTool)) {
+			return err // exit 1: the run cannot be done here
+		}
 		return usageErr(err)
 	}
 	exp, err := startMetrics(cmd, sc.MetricsAddr)
@@ -97,7 +100,7 @@ func runScenario(cmd string, sc *plan.Scenario, cells []plan.Cell, a scenarioArg
 		return err
 	}
 	defer exp.Close()
-	ctx, stop := interruptible()
+	ctx, stop := runner.Interruptible()
 	defer stop()
 	opt := runner.Options{Scenario: sc.Name, Command: cmd, Log: os.Stderr, Dir: a.out, ConfigFile: a.file, Metrics: exp,
 		Progress: runner.NewProgress(cells, sc.Repeat)}
@@ -119,7 +122,9 @@ func runScenario(cmd string, sc *plan.Scenario, cells []plan.Cell, a scenarioArg
 func concludeScenario(cmd string, sc *plan.Scenario, cells []plan.Cell, out *runner.Outcome, a scenarioArgs) error {
 	out.Print(os.Stdout, os.Stderr, cmd, len(cells))
 	var reportErr error
-	if !a.noReport && len(out.Cells) > 0 {
+	// An interrupted fault scenario's cells judged nothing: no report, as
+	// chaos always did; a benchmark's partial results are reported.
+	if !a.noReport && len(out.Cells) > 0 && !(sc.Faulty && out.Interrupted) {
 		reportErr = buildScenarioReport(out.Dir, sc)
 	}
 	unmet, unjudged := out.Unshown()

@@ -1,7 +1,7 @@
-// Package bench runs benchmark cells: it gets masters ready for a cell's
-// settings, builds the lock client, drives the runner and turns what it
-// recorded into result files. config → plan → masters → engine → runner →
-// recorder → report reads straight through here.
+// Package bench is a cell's topology: it gets the lock servers ready for
+// a cell (local or external masters; a fault cell's own masters, clocks,
+// resource server and proxies), says whether this machine can serve a
+// cell, and reads the machine and the masters around a measured window.
 package bench
 
 import (
@@ -83,8 +83,8 @@ type Pool struct {
 	unpin func() error // undoes pinning lockbench (--local-cpus)
 }
 
-// Prepare returns the servers for cell c (repeat: its repeat, from 1),
-// reusing the current masters when possible: not for a fault cell, and
+// Prepare returns the servers for cell c, reusing the current masters
+// when possible: not for a fault cell, and
 // not for a repeat of a cell whose persistence keeps state (an AOF file
 // that grows with every write), so that every repeat starts alike. The
 // cell's proxies are made anew.
@@ -113,7 +113,7 @@ func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, er
 	case c.Faulty:
 		return m, p.startFaultServers(ctx, c, m)
 	case len(s.Masters) == 0:
-		return m, p.startLocal(ctx, s, m)
+		return m, p.startLocal(ctx, c, m)
 	}
 	for _, a := range s.Masters {
 		_, display, err := engine.ParseMaster(a)
@@ -127,8 +127,9 @@ func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, er
 }
 
 // startLocal starts the cell's local masters, pinned with --local-cpus.
-func (p *Pool) startLocal(ctx context.Context, s plan.Settings, m *Masters) error {
-	persist, err := localmasters.ParsePersistence(orNone(s.Persistence))
+func (p *Pool) startLocal(ctx context.Context, c plan.Cell, m *Masters) error {
+	s := c.Settings
+	persist, err := localmasters.ParsePersistence(c.Recorded.Persistence) // "none" when unset
 	if err != nil {
 		return err
 	}
@@ -201,13 +202,6 @@ func pinSelf(cpus []int) (func() error, error) {
 		runtime.GOMAXPROCS(procs)
 		return localmasters.PinProcess(0, before)
 	}, nil
-}
-
-func orNone(p string) string {
-	if p == "" {
-		return "none"
-	}
-	return p
 }
 
 // aofSettings maps a persistence mode onto appendonly/appendfsync.

@@ -11,21 +11,30 @@ import (
 	"lockbench/plan"
 )
 
+// MissingTool is a program this machine lacks for a cell (redis-server
+// for a fault cell, libfaketime for a clock jump): not bad input, but a
+// run that cannot be done here.
+type MissingTool struct{ Err error }
+
+func (e MissingTool) Error() string { return e.Err.Error() }
+func (e MissingTool) Unwrap() error { return e.Err }
+
 // CanServe says whether this machine can serve the cell's servers, before
 // anything starts: a persistence mode and pinning need real redis-server
 // masters, which embedded masters (used when redis-server is missing) are
 // not; a fault cell needs real masters it can kill, and libfaketime for a
-// clock jump. The messages name the setting, as settings errors do.
+// clock jump (MissingTool). The messages name the setting where one is to
+// blame, as settings errors do.
 func CanServe(c plan.Cell) error {
 	s := c.Settings
 	_, found := localmasters.RedisServerPath()
 	embedded := s.Embedded == "always" || (s.Embedded == "auto" && !found)
 	switch {
 	case c.Faulty && !found:
-		return fmt.Errorf("redis-server not found in PATH; chaos needs real masters it can kill (apt-get install redis-server)")
+		return MissingTool{fmt.Errorf("redis-server not found in PATH; chaos needs real masters it can kill (apt-get install redis-server)")}
 	case c.Faulty && len(c.ClockMasters()) > 0:
 		if err := faults.FaketimeAvailable(); err != nil {
-			return fmt.Errorf("clock_jump: %w", err)
+			return MissingTool{fmt.Errorf("clock_jump: %w", err)}
 		}
 	case len(s.Masters) > 0:
 	case s.Persistence != "" && s.Persistence != "none" && embedded:

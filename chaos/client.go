@@ -298,7 +298,7 @@ func (c *client) Ready() { c.gate.wait() }
 // Lost waits the retry delay after a failed acquire (cut short when the
 // run ends).
 func (c *client) Lost(w *workloads.Worker) {
-	engine.RetryPolicy{Min: c.cfg.RetryMin, Max: c.cfg.RetryMax}.Wait(w.Context())
+	engine.RetryPolicy{Min: c.cfg.RetryMin, Max: c.cfg.RetryMax, Rand: w.Rand}.Wait(w.Context())
 }
 
 // Use is one protected read-modify-write under the lock the worker won,

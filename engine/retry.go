@@ -12,6 +12,9 @@ import (
 type RetryPolicy struct {
 	Retries  int
 	Min, Max time.Duration
+	// Rand draws the delays (nil: the shared source); a worker's own
+	// seeded source makes them reproducible with the run's seed.
+	Rand *rand.Rand
 }
 
 // Retry is the policy of c's Retries, RetryMin and RetryMax.
@@ -22,7 +25,9 @@ func (c Config) Retry() RetryPolicy {
 // Delay is one random pause in [Min, Max].
 func (p RetryPolicy) Delay() time.Duration {
 	d := p.Min
-	if span := p.Max - p.Min; span > 0 {
+	if span := p.Max - p.Min; span > 0 && p.Rand != nil {
+		d += time.Duration(p.Rand.Int64N(int64(span) + 1))
+	} else if span > 0 {
 		d += rand.N(span + 1)
 	}
 	return d

@@ -31,9 +31,6 @@ const (
 	RestartNever     = results.RestartNever
 )
 
-// Kinds lists every fault kind.
-var Kinds = results.FaultKinds
-
 // Master is what a crash needs of a master (*localmasters.Master).
 type Master interface {
 	Addr() string

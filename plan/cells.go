@@ -80,7 +80,7 @@ func (sc *Scenario) parseAxis(k, v *yaml.Node) (Axis, error) {
 // Axes are the matrix axes in file order.
 func (sc *Scenario) Axes() []Axis { return sc.axes }
 
-// SetAxes replaces the matrix (tests and flag overrides).
+// SetAxes replaces the matrix (tests: a huge one without a file).
 func (sc *Scenario) SetAxes(a []Axis) { sc.axes = a }
 
 // MaxCells bounds a scenario's matrix unless the user insists (--force):
@@ -131,24 +131,28 @@ func (sc *Scenario) Cells() ([]Cell, error) {
 	if len(named) == 0 {
 		named = []namedCell{{}}
 	}
+	per := 1 // cells per named cell
+	for _, ax := range sc.axes {
+		per *= len(ax.Values)
+	}
 	var cells []Cell
-	for i, nc := range named {
-		part, err := sc.expandNamed(i, nc)
+	for _, nc := range named {
+		part, err := sc.expandNamed(nc)
 		if err != nil {
 			return nil, err
 		}
-		cells = append(cells, part...)
-	}
-	for i := range cells {
-		if err := cells[i].finish(i, sc.axes); err != nil {
-			return nil, err
+		for j := range part {
+			if err := part[j].finish(nc.pos*per+j, sc.axes); err != nil {
+				return nil, err
+			}
 		}
+		cells = append(cells, part...)
 	}
 	return cells, nil
 }
 
 // expandNamed is one named cell times the matrix.
-func (sc *Scenario) expandNamed(i int, nc namedCell) ([]Cell, error) {
+func (sc *Scenario) expandNamed(nc namedCell) ([]Cell, error) {
 	base := Cell{Name: nc.name, Faulty: sc.Faulty, Settings: sc.Settings, Faults: sc.faults, Expect: sc.expect, Axes: map[string]string{}}
 	base.Settings.Masters = slices.Clone(sc.Settings.Masters)
 	if nc.ownFault {
@@ -158,10 +162,10 @@ func (sc *Scenario) expandNamed(i int, nc namedCell) ([]Cell, error) {
 		base.Expect = nc.expect
 	}
 	if nc.settings != nil {
-		if err := sc.decodeSettings(&base.Settings, nc.settings, fmt.Sprintf("cells[%d].settings", i)); err != nil {
+		if err := sc.decodeSettings(&base.Settings, nc.settings, fmt.Sprintf("cells[%d].settings", nc.pos)); err != nil {
 			return nil, err
 		}
-		base.Axes = overrides(nc.settings)
+		base.Axes = sc.overrides(nc.settings)
 	}
 	if nc.name != "" {
 		base.Axes["cell"] = nc.name
@@ -174,16 +178,18 @@ func (sc *Scenario) expandNamed(i int, nc namedCell) ([]Cell, error) {
 	return expandAxes(base, sc.axes)
 }
 
-// overrides are a named cell's settings as written, by setting name.
-func overrides(n *yaml.Node) map[string]string {
+// overrides are a named cell's settings as written, by setting name (a
+// fault scenario's old masters: N as local).
+func (sc *Scenario) overrides(n *yaml.Node) map[string]string {
 	out := map[string]string{}
 	if n.Kind == yaml.MappingNode {
 		for j := 0; j+1 < len(n.Content); j += 2 {
-			name := n.Content[j].Value
-			if name == "masters" {
+			k, v := n.Content[j], n.Content[j+1]
+			name := k.Value
+			if sc.Faulty && name == "masters" && v.ShortTag() == "!!int" {
 				name = "local"
 			}
-			out[name] = n.Content[j+1].Value
+			out[name] = v.Value
 		}
 	}
 	return out

@@ -122,6 +122,9 @@ func RunScenario(s Settings, repeat int) (*Scenario, []Cell, error) {
 // the benchmark cells' settings warnings, each once (a fault cell's are
 // said as it starts).
 func (sc *Scenario) Expand(fs *pflag.FlagSet, bind func(*pflag.FlagSet, *Settings)) (cells []Cell, warnings []string, err error) {
+	if err := sc.checkRepeat(); err != nil {
+		return nil, nil, err
+	}
 	if _, err := results.ParseThresholds(sc.Thresholds); err != nil {
 		return nil, nil, err
 	}

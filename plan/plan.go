@@ -72,9 +72,14 @@ var ClientModes = []string{"goroutines", "processes"}
 // mistake. It judges the settings alone: what this machine must have for
 // them is checked where the servers start (bench.CanServe). The checks run
 // in order; the first error stands.
-func (s Settings) Validate() (warnings []string, err error) {
+func (s Settings) Validate() (warnings []string, err error) { return s.validate(false) }
+
+// validate is Validate; chooserBuilt skips building the key chooser again
+// (a resolved cell has one, and a zipf chooser sums over every key).
+func (s Settings) validate(chooserBuilt bool) (warnings []string, err error) {
+	keysAndHold := func() error { return s.checkKeysAndHold(chooserBuilt) }
 	checks := []func() error{s.checkMasters, s.checkLocalCPUs, s.checkPersistence, s.checkNetLatency,
-		s.checkClient, s.checkLoad, s.checkKeysAndHold, s.checkSegment}
+		s.checkClient, s.checkLoad, keysAndHold, s.checkSegment}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return nil, err
@@ -237,11 +242,11 @@ func (s Settings) checkLoad() error {
 }
 
 // checkKeysAndHold: the hold time and the key distribution.
-func (s Settings) checkKeysAndHold() error {
+func (s Settings) checkKeysAndHold(chooserBuilt bool) error {
 	if s.Hold < 0 {
 		return fmt.Errorf("hold: %v is not accepted; use 0 or a positive duration", s.Hold)
 	}
-	if _, err := workloads.NewHoldTime(s.HoldDist, time.Duration(s.Hold)); err != nil {
+	if _, err := workloads.NewHoldTime(s.HoldDist, time.Duration(s.Hold)); err != nil || chooserBuilt {
 		return err
 	}
 	_, err := s.Chooser()

@@ -14,7 +14,9 @@ import (
 type Resolved struct {
 	// Engine is the lock client's configuration (masters not set: the
 	// runner knows them once the servers are up). A fault cell's has no
-	// retries: its client loop retries itself, so every attempt counts.
+	// retries (a fault scenario does not take the setting, and its
+	// defaults have none): its client loop retries itself, so every
+	// attempt counts.
 	Engine engine.Config
 	// Load is the worker loop's configuration for this segment's share of
 	// the load; the runner sets the key prefix, seed, logs and observers.
@@ -85,7 +87,7 @@ func orNone(p string, local bool) string {
 // against them.
 func (c Cell) Validate() error {
 	if !c.Faulty {
-		_, err := c.Settings.Validate()
+		_, err := c.Settings.validate(c.Load.Chooser != nil)
 		return err
 	}
 	if err := c.Settings.validateFaulty(); err != nil {
@@ -122,8 +124,7 @@ func (c Cell) Warnings() []string {
 	if c.Faulty {
 		return c.Settings.faultWarnings()
 	}
-	w, _ := c.Settings.Validate()
-	return w
+	return c.Settings.warnings()
 }
 
 // NeedsNetwork reports whether the cell has network faults (its clients

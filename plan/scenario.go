@@ -44,6 +44,7 @@ type Scenario struct {
 // at expansion, so that flags still win), faults and expectations (nil:
 // the scenario's).
 type namedCell struct {
+	pos      int // its place in the file: a selected cell keeps its number
 	name     string
 	settings *yaml.Node
 	faults   []Fault
@@ -138,13 +139,26 @@ func parse(file string, b []byte, faulty bool) (*Scenario, error) {
 	if sc.Repeat == 0 {
 		sc.Repeat = 1
 	}
-	if err := ValidateRepeat(sc.Repeat); err != nil {
+	if err := sc.checkRepeat(); err != nil {
 		return nil, err
 	}
 	if r := sc.Report.SLOSuccess; r < 0 || r > 1 {
 		return nil, fmt.Errorf("report: slo_success: %v is not accepted; use a ratio in (0, 1] such as 0.99", r)
 	}
 	return sc, sc.validateCells()
+}
+
+// checkRepeat: a repeat count in range; a fault scenario measures each
+// cell once, as its verdict is the one measurement's (combining repeats
+// would add the checkers' counts into a verdict no repeat showed).
+func (sc *Scenario) checkRepeat() error {
+	if err := ValidateRepeat(sc.Repeat); err != nil {
+		return err
+	}
+	if sc.Faulty && sc.Repeat > 1 {
+		return fmt.Errorf("repeat: %d is not accepted for a fault scenario; use 1 (each cell's verdict is one measurement's: run the scenario again for another)", sc.Repeat)
+	}
+	return nil
 }
 
 // faulty: the file has faults or expectations somewhere (an empty
@@ -197,7 +211,7 @@ func (sc *Scenario) parseFaultsAndCells(y *scenarioYAML) error {
 // parseCell reads cells[i]; seen holds the names before it.
 func (sc *Scenario) parseCell(i int, cy cellYAML, seen map[string]bool) (namedCell, error) {
 	where := fmt.Sprintf("cells[%d]", i)
-	nc := namedCell{name: cy.Name, settings: &cy.Settings}
+	nc := namedCell{pos: i, name: cy.Name, settings: &cy.Settings}
 	if nc.name == "" {
 		nc.name = fmt.Sprintf("cell-%d", i)
 	}
@@ -296,7 +310,7 @@ func (sc *Scenario) checkSettingName(name string, v *yaml.Node) error {
 	case sc.Faulty && name == "masters":
 		return fmt.Errorf("masters: a fault scenario starts its own masters (it crashes and restarts them); use local: N (how many), not addresses")
 	case sc.Faulty && !FaultSettings[name]:
-		return fmt.Errorf("%s: not available in a fault scenario (its clients run a closed loop on uniform keys, on masters it starts itself); it takes %s",
+		return fmt.Errorf("%s: not available in a fault scenario (a file with faults: or expect: is one; its clients run a closed loop on uniform keys, on masters it starts itself); it takes %s",
 			name, strings.Join(sortedKeys(FaultSettings), ", "))
 	case !sc.Faulty && FaultOnly[name]:
 		return fmt.Errorf("%s: only for fault scenarios (give faults: or expect:, or run it with lockbench chaos)", name)

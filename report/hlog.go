@@ -7,17 +7,6 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// total adds all intervals into one histogram: counts add exactly, which
-// is the only sound way to combine percentiles.
-func total(intervals []*hdrhistogram.Histogram) (*hdrhistogram.Histogram, int64) {
-	h := results.NewHistogram()
-	var dropped int64
-	for _, iv := range intervals {
-		dropped += h.Merge(iv)
-	}
-	return h, dropped
-}
-
 // intervalSeconds is an interval's length, 1 s when it was not stamped.
 func intervalSeconds(h *hdrhistogram.Histogram) float64 {
 	d := float64(h.EndTimeMs()-h.StartTimeMs()) / 1000

@@ -189,7 +189,7 @@ func (res *loadedDir) readLogs(c *cell) error {
 			continue
 		}
 		c.Intervals[m] = hs
-		t, dropped := total(hs)
+		t, dropped := results.Total(hs)
 		if dropped > 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s: %d %s values beyond the histogram range", res.Dir, c.Info.ID, dropped, m))
 		}

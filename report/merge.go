@@ -185,7 +185,7 @@ func segmentLogs(segs []segCell, m string) (logs [][]*hdrhistogram.Histogram, ha
 // values beyond the histogram range.
 func addLogs(logs [][]*hdrhistogram.Histogram, m, path string) (lat results.Latency, dropped int64, err error) {
 	ivs, dropped := results.MergeIntervals(logs, 0, 0)
-	sum, _ := total(ivs)
+	sum, _ := results.Total(ivs)
 	lat = results.Summarize(sum)
 	return lat, dropped, results.WriteFileShared(path, func(w io.Writer) error { return results.WriteIntervalLog(w, m, ivs) })
 }

@@ -259,7 +259,7 @@ func TestMergeSegmentsWithRepeats(t *testing.T) {
 			logs = append(logs, hs)
 		}
 		ivs, _ := results.MergeIntervals(logs, 0, 0)
-		sum, _ := total(ivs)
+		sum, _ := results.Total(ivs)
 		if got, want := m.Repeats.Runs[k].AcquireP99, results.Summarize(sum).P99; got != want {
 			t.Errorf("repeat %d: p99 %v, want %v from the added logs", k+1, got, want)
 		}

@@ -153,7 +153,7 @@ func writeSynthDir(t testing.TB, dir string, name string, cells []synthCell) map
 		}
 		totals := map[string]*hdrhistogram.Histogram{}
 		for m, ivs := range logs {
-			totals[m], _ = total(ivs)
+			totals[m], _ = results.Total(ivs)
 		}
 		acquired := totals[results.MetricAcquire].TotalCount()
 		failed := totals[results.MetricFailed].TotalCount()

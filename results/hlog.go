@@ -185,3 +185,13 @@ func slotGrid(all []*hdrhistogram.Histogram, base, step int64) (int64, int64) {
 	}
 	return base, step
 }
+
+// Total adds intervals into one histogram: counts add exactly, the only
+// sound way to combine percentiles; dropped counts values beyond its range.
+func Total(intervals []*hdrhistogram.Histogram) (h *hdrhistogram.Histogram, dropped int64) {
+	h = NewHistogram()
+	for _, iv := range intervals {
+		dropped += h.Merge(iv)
+	}
+	return h, dropped
+}

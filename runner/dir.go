@@ -113,7 +113,7 @@ func newManifest(sc *plan.Scenario, cells []plan.Cell, opt *Options) *results.Ma
 	}
 	return &results.Manifest{
 		Name: sc.Name, Description: sc.Description, ConfigFile: opt.ConfigFile, Config: cfg,
-		LockbenchVersion: Version, GoVersion: runtime.Version(), Machine: Machine(sc.Settings.LocalCPUs), StartedAt: time.Now().UTC(),
+		LockbenchVersion: Version, GoVersion: runtime.Version(), Machine: machine(sc.Settings.LocalCPUs), StartedAt: time.Now().UTC(),
 		Segment: sc.Settings.Segment,
 	}
 }
@@ -134,9 +134,9 @@ func faultCellsConfig(cells []plan.Cell) []any {
 	return out
 }
 
-// Machine describes where the client ran, with the CPU split of
+// machine describes where the client ran, with the CPU split of
 // --local-cpus (validated before).
-func Machine(localCPUs string) results.Machine {
+func machine(localCPUs string) results.Machine {
 	host, _ := os.Hostname()
 	m := results.Machine{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU()}
 	if localCPUs != "" {

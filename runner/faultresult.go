@@ -39,12 +39,10 @@ func mergeLogs(clientResults []chaos.ClientResult, t0 time.Time) (map[string][]*
 	return out, nil
 }
 
+// total adds a metric's merged intervals.
 func total(hs []*hdrhistogram.Histogram) *hdrhistogram.Histogram {
-	t := results.NewHistogram()
-	for _, h := range hs {
-		t.Merge(h)
-	}
-	return t
+	h, _ := results.Total(hs)
+	return h
 }
 
 // buildRun fills the result of a fault cell: the clients' stats added up

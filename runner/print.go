@@ -48,11 +48,7 @@ func PrintPlan(w io.Writer, sc *plan.Scenario, cells []plan.Cell) {
 }
 
 func printFaultPlan(w io.Writer, sc *plan.Scenario, cells []plan.Cell) {
-	var est time.Duration
-	for _, c := range cells {
-		est += time.Duration(c.Settings.Duration) + 2*time.Second
-	}
-	fmt.Fprintf(w, "chaos scenario %s: %d cells, estimated %s\n", sc.Name, len(cells), est.Round(time.Second))
+	fmt.Fprintf(w, "chaos scenario %s: %d cells, estimated %s\n", sc.Name, len(cells), Estimate(sc, cells))
 	if sc.Description != "" {
 		fmt.Fprintln(w, sc.Description)
 	}

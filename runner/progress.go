@@ -14,8 +14,8 @@ import (
 	"lockbench/results"
 )
 
-// progress shows a benchmark scenario's cells: a live bar on a terminal
-// and plain lines otherwise.
+// progress shows a scenario's cells as they run: a live bar on a
+// terminal and plain lines otherwise.
 type progress struct {
 	cells   []plan.Cell
 	repeats int
@@ -23,15 +23,15 @@ type progress struct {
 	bar     *progressbar.ProgressBar
 	cur     plan.Cell
 	repeat  int
-	started time.Time
 	secs    int
 }
 
-// NewProgress is sweep's display of cells run repeats times each.
+// NewProgress is sweep's and chaos' display of cells run repeats times
+// each.
 func NewProgress(cells []plan.Cell, repeats int) Progress { return newProgress(cells, repeats) }
 
 func newProgress(cells []plan.Cell, repeats int) *progress {
-	p := &progress{cells: cells, repeats: max(repeats, 1), tty: term.IsTerminal(int(os.Stderr.Fd())), started: time.Now()}
+	p := &progress{cells: cells, repeats: max(repeats, 1), tty: term.IsTerminal(int(os.Stderr.Fd()))}
 	if p.tty {
 		total := 0
 		for _, c := range cells {
@@ -57,7 +57,7 @@ func (p *progress) StartCell(c plan.Cell, repeat int) {
 	p.repeat = repeat
 	p.secs = 0
 	if c.Faulty {
-		p.println(fmt.Sprintf("cell %d/%d%s %s: %d s; faults: %s", c.Index+1, len(p.cells), p.repeatTag(), c.Name,
+		p.println(fmt.Sprintf("cell %d/%d%s %s: %d s; faults: %s", p.position(c), len(p.cells), p.repeatTag(), c.Name,
 			int(time.Duration(c.Settings.Duration).Seconds()), faultSummary(c)))
 		for _, warn := range c.Warnings() {
 			p.println("WARNING: " + warn)
@@ -65,7 +65,7 @@ func (p *progress) StartCell(c plan.Cell, repeat int) {
 		return
 	}
 	if !p.tty {
-		fmt.Fprintf(os.Stderr, "cell %d/%d%s %s: warm-up %s, measuring %s\n", c.Index+1, len(p.cells), p.repeatTag(), c.Label, c.Settings.Warmup, c.Settings.Duration)
+		fmt.Fprintf(os.Stderr, "cell %d/%d%s %s: warm-up %s, measuring %s\n", p.position(c), len(p.cells), p.repeatTag(), c.Label, c.Settings.Warmup, c.Settings.Duration)
 	}
 }
 
@@ -85,7 +85,7 @@ func (p *progress) Interval(iv results.Interval) {
 	rate := float64(iv.Counts[results.Acquire]) / secs
 	p.secs++
 	if p.tty {
-		p.bar.Describe(fmt.Sprintf("cell %d/%d%s %s | %.0f cycles/s p99 %.2fms", p.cur.Index+1, len(p.cells), p.repeatTag(), p.cur.Label, rate, iv.AcquireP99/1000))
+		p.bar.Describe(fmt.Sprintf("cell %d/%d%s %s | %.0f cycles/s p99 %.2fms", p.position(p.cur), len(p.cells), p.repeatTag(), p.cur.Label, rate, iv.AcquireP99/1000))
 		_ = p.bar.Add(1)
 		return
 	}
@@ -105,7 +105,18 @@ func (p *progress) EndCell(c plan.Cell, repeat int, res *CellResult) {
 		return
 	}
 	p.println(fmt.Sprintf("cell %d/%d%s %s: %.0f cycles/s, acquire p50 %.0fµs p99 %.0fµs, %d violations",
-		c.Index+1, len(p.cells), p.repeatTag(), c.Label, r.Throughput.CyclesPerSec, r.AcquireLatency.P50, r.AcquireLatency.P99, r.Safety.Violations))
+		p.position(c), len(p.cells), p.repeatTag(), c.Label, r.Throughput.CyclesPerSec, r.AcquireLatency.P50, r.AcquireLatency.P99, r.Safety.Violations))
+}
+
+// position is c's place among the cells run, from 1 (a cell selected
+// with --cell keeps its number in the file, not its place here).
+func (p *progress) position(c plan.Cell) int {
+	for i, x := range p.cells {
+		if x.Index == c.Index {
+			return i + 1
+		}
+	}
+	return c.Index + 1
 }
 
 // println prints a whole line, above the bar on a terminal.

@@ -107,8 +107,8 @@ func (e cellEnv) metricsCell() *metrics.Cell {
 	return e.opt.Metrics.Cell(l, e.masters.Display)
 }
 
-// NewRunID is a short random id for key prefixes.
-func NewRunID() string {
+// newRunID is a short random id for key prefixes.
+func newRunID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])

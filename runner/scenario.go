@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"lockbench/bench"
@@ -32,8 +35,12 @@ type CellOutcome struct {
 	Unmet, NotJudged []string
 }
 
+// MissingTool is a program this machine lacks for a cell (not bad input).
+type MissingTool = bench.MissingTool
+
 // Check says whether this machine can serve every cell, before anything
-// starts (a bad cell is bad input).
+// starts: a cell it cannot serve is bad input, unless a program is missing
+// (MissingTool).
 func Check(cells []plan.Cell) error {
 	for _, c := range cells {
 		if err := bench.CanServe(c); err != nil {
@@ -100,7 +107,7 @@ type scenarioRun struct {
 }
 
 func newScenarioRun(sc *plan.Scenario, cells []plan.Cell, opt *Options) (*scenarioRun, error) {
-	st := &scenarioRun{sc: sc, cells: cells, opt: opt, runID: NewRunID(), out: &Outcome{Dir: opt.Dir},
+	st := &scenarioRun{sc: sc, cells: cells, opt: opt, runID: newRunID(), out: &Outcome{Dir: opt.Dir},
 		byPos: make([]*CellOutcome, len(cells))}
 	if opt.Progress != nil {
 		opt.Log = opt.Progress.Log()
@@ -146,6 +153,9 @@ func (st *scenarioRun) measure(ctx context.Context, i int, c plan.Cell, r int) (
 	}
 	defer env.logs.abort()
 	res, err := runCell(ctx, env)
+	if c.Faulty {
+		st.releaseFaultServers(c)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +166,15 @@ func (st *scenarioRun) measure(ctx context.Context, i int, c plan.Cell, r int) (
 		p.EndCell(c, r, res)
 	}
 	return res, st.record(i, c, r, res)
+}
+
+// releaseFaultServers stops a fault cell's servers as soon as it is done
+// (they are its own); a server that would not stop is said, not fatal:
+// the cell's result stands.
+func (st *scenarioRun) releaseFaultServers(c plan.Cell) {
+	if err := st.pool.Close(); err != nil {
+		logf(st.opt.Log, "chaos: cell %s: cleanup: %v", c.Name, err)
+	}
 }
 
 // env prepares repeat r of cell c: its servers, keys, seed and logs.
@@ -206,19 +225,25 @@ func (st *scenarioRun) record(i int, c plan.Cell, r int, res *CellResult) error 
 	co := st.byPos[i]
 	if co == nil {
 		co = &CellOutcome{Cell: c}
+	}
+	co.Runs, co.Last = append(co.Runs, res.Run), res
+	if !res.Run.Interrupted { // an interrupted cell showed nothing either way
+		co.Unmet, co.NotJudged = append(co.Unmet, res.Failed...), append(co.NotJudged, res.NotJudged...)
+	}
+	co.Combined = results.CombineRepeats(co.Runs)
+	if co.Combined.Repeats != nil {
+		co.Combined.Repeats.FreshMasters = plan.RepeatsNeedFreshMasters(c.Settings)
+	}
+	if st.dir != nil {
+		if err := st.dir.writeCell(c, r, co); err != nil {
+			return err
+		}
+	}
+	if st.byPos[i] == nil { // listed once its first repeat is written
 		st.byPos[i] = co
 		st.out.Cells = append(st.out.Cells, co)
 	}
-	co.Runs, co.Last = append(co.Runs, res.Run), res
-	co.Unmet, co.NotJudged = append(co.Unmet, res.Failed...), append(co.NotJudged, res.NotJudged...)
-	co.Combined = results.CombineRepeats(co.Runs)
-	if co.Combined.Repeats != nil {
-		co.Combined.Repeats.FreshMasters = plan.RepeatsNeedFreshMasters(c.Settings) || c.Faulty
-	}
-	if st.dir == nil {
-		return nil
-	}
-	return st.dir.writeCell(c, r, co)
+	return nil
 }
 
 // Progress shows a scenario's cells as they run.
@@ -229,4 +254,16 @@ type Progress interface {
 	Finish()
 	// Log is where start-up lines go without breaking the display.
 	Log() io.Writer
+}
+
+// Interruptible is a context that the first SIGINT/SIGTERM cancels, so the
+// run winds down and keeps what it measured; a second one exits at once
+// (the default signal handling is restored).
+func Interruptible() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
 }
