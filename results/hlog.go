@@ -31,6 +31,23 @@ func ReadIntervalLog(r io.Reader) ([]*hdrhistogram.Histogram, error) {
 	}
 }
 
+// newLogWriter starts an interval log of metric: the format version, the
+// start time (startMs < 0: none), the metric in a comment, the legend.
+func newLogWriter(w io.Writer, metric string, startMs int64) (*hdrhistogram.HistogramLogWriter, error) {
+	lw := hdrhistogram.NewHistogramLogWriter(w)
+	steps := []func() error{lw.OutputLogFormatVersion, func() error { return lw.OutputStartTime(startMs) },
+		func() error { return lw.OutputComment(logComment(metric)) }, lw.OutputLegend}
+	if startMs < 0 {
+		steps = append(steps[:1], steps[2:]...)
+	}
+	for _, f := range steps {
+		if err := f(); err != nil {
+			return nil, err
+		}
+	}
+	return lw, nil
+}
+
 // WriteIntervalLog writes intervals as an HdrHistogram interval log of one
 // metric (named in the header comment) with absolute timestamps. The
 // intervals are written untagged, whatever tag they were read with: one
@@ -39,19 +56,12 @@ func ReadIntervalLog(r io.Reader) ([]*hdrhistogram.Histogram, error) {
 // read the files as they are.
 func WriteIntervalLog(w io.Writer, metric string, intervals []*hdrhistogram.Histogram) error {
 	bw := bufio.NewWriter(w)
-	lw := hdrhistogram.NewHistogramLogWriter(bw)
-	if err := lw.OutputLogFormatVersion(); err != nil {
-		return err
-	}
+	start := int64(-1)
 	if len(intervals) > 0 {
-		if err := lw.OutputStartTime(intervals[0].StartTimeMs()); err != nil {
-			return err
-		}
+		start = intervals[0].StartTimeMs()
 	}
-	if err := lw.OutputComment(logComment(metric)); err != nil {
-		return err
-	}
-	if err := lw.OutputLegend(); err != nil {
+	lw, err := newLogWriter(bw, metric, start)
+	if err != nil {
 		return err
 	}
 	for _, h := range intervals {

@@ -79,18 +79,9 @@ func NewRecorder(shards int, start time.Time) *Recorder {
 // LogTo streams metric's interval histograms to w as an HdrHistogram log
 // (absolute Unix-ms timestamps, values in µs).
 func (r *Recorder) LogTo(metric int, w io.Writer, start time.Time) error {
-	lw := hdrhistogram.NewHistogramLogWriter(w)
-	for _, f := range []func() error{
-		lw.OutputLogFormatVersion,
-		func() error { return lw.OutputStartTime(start.UnixMilli()) },
-		func() error {
-			return lw.OutputComment(logComment(metricNames[metric]))
-		},
-		lw.OutputLegend,
-	} {
-		if err := f(); err != nil {
-			return err
-		}
+	lw, err := newLogWriter(w, metricNames[metric], start.UnixMilli())
+	if err != nil {
+		return err
 	}
 	r.mu.Lock()
 	r.logs[metric] = lw
