@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"lockbench/check"
 	"lockbench/engine"
 	"lockbench/faults"
 	"lockbench/results"
@@ -60,14 +61,14 @@ type ClientResult struct {
 type client struct {
 	cfg   ClientConfig
 	eng   *engine.Engine
-	res   *resource
+	res   *check.Resource
 	probe *workloads.Probe
 	gate  gate
 	hold  workloads.HoldTime
 	ctx   context.Context // ends the run early (interrupt)
 	stop  context.CancelFunc
 	obs   Observer  // live metrics; nil: none
-	holds *holdLog  // the hold log the checkers judge (set when the run starts)
+	holds *check.HoldLog  // the hold log the checkers judge (set when the run starts)
 	t0    time.Time // the cell's start: writes are filed by second since it
 
 	// As a cellClient (client_mode goroutines):
@@ -114,7 +115,7 @@ func newClient(ctx context.Context, cfg ClientConfig, probe *workloads.Probe) (*
 	if err != nil {
 		return nil, fmt.Errorf("client %d: %w", cfg.Index, err)
 	}
-	res, err := newResource(cfg.Resource, cfg.Prefix)
+	res, err := check.Open(cfg.Resource, cfg.Prefix)
 	if err != nil {
 		eng.Close()
 		return nil, fmt.Errorf("client %d: %w", cfg.Index, err)
@@ -125,7 +126,7 @@ func newClient(ctx context.Context, cfg ClientConfig, probe *workloads.Probe) (*
 	hold, err := workloads.NewHoldTime(cfg.HoldDist, cfg.Hold)
 	if err != nil {
 		eng.Close()
-		res.close()
+		res.Close()
 		return nil, err
 	}
 	c := &client{cfg: cfg, eng: eng, res: res, probe: probe, hold: hold, finished: make(chan struct{})}
@@ -141,7 +142,7 @@ func (c *client) Close() {
 		return
 	}
 	c.eng.Close()
-	c.res.close()
+	c.res.Close()
 }
 
 // start runs the client on its own goroutines from t0.
@@ -231,9 +232,9 @@ func (c *client) run(t0 time.Time) ClientResult {
 		out.Err = err.Error()
 		return out
 	}
-	c.holds, c.t0 = newHoldLog(c.res, cfg.Index), t0
+	c.holds, c.t0 = check.NewHoldLog(c.res, cfg.Index), t0
 	st, err := workloads.Run(c.ctx, c.eng, c.runConfig(t0, logs))
-	errs := []error{err, c.holds.close()}
+	errs := []error{err, c.holds.Close()}
 	for _, f := range files {
 		errs = append(errs, f.Sync())
 	}
@@ -305,7 +306,7 @@ func (c *client) Lost(w *workloads.Worker) {
 // logged for the checkers.
 func (c *client) Use(w *workloads.Worker, h workloads.Held) {
 	// The checkers judge the hold on the window the client measured itself.
-	hold := Hold{Key: h.Key, T1: h.Start.UnixNano(), Elapsed: int64(h.Acquired.Sub(h.Start)), TTL: int64(c.cfg.Engine.TTL),
+	hold := check.Hold{Key: h.Key, T1: h.Start.UnixNano(), Elapsed: int64(h.Acquired.Sub(h.Start)), TTL: int64(c.cfg.Engine.TTL),
 		DriftFactor: c.cfg.Engine.DriftFactor}
 	ph := c.probe.Enter(h.Key, h.Start.Add(time.Duration(hold.ValidEnd()-hold.T1)))
 	if ph.Judged && !ph.Clear && c.obs != nil {
@@ -317,7 +318,7 @@ func (c *client) Use(w *workloads.Worker, h workloads.Held) {
 	used := time.Now()
 	c.probe.Exit(ph)
 	hold.Used = used.UnixNano()
-	c.holds.add(hold)
+	c.holds.Add(hold)
 }
 
 // readModifyWrite takes a fencing token (with fencing), reads the key's
@@ -327,12 +328,12 @@ func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held) error {
 	var token int64
 	if c.cfg.Fencing {
 		var err error
-		if token, err = c.res.token(ctx); err != nil {
+		if token, err = c.res.Token(ctx); err != nil {
 			return err
 		}
 	}
 	c.gate.wait()
-	v, ok, err := c.res.read(ctx, h.Key, token)
+	v, ok, err := c.res.Read(ctx, h.Key, token)
 	if !ok {
 		return err
 	}
@@ -353,7 +354,7 @@ func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held) error {
 // lands in, and tells the observer what the resource said.
 func (c *client) write(ctx context.Context, idx uint64, v, token int64) error {
 	slot := int64(time.Since(c.t0) / time.Second)
-	applied, lost, err := c.res.write(ctx, idx, v, token, slot)
+	applied, lost, err := c.res.Write(ctx, idx, v, token, slot)
 	if c.obs == nil || err != nil {
 		return err
 	}

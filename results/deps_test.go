@@ -27,7 +27,7 @@ func TestLoadPathDrawsNothing(t *testing.T) {
 		return strings.Fields(string(out))
 	}
 	drawing := func(p string) bool { return strings.HasPrefix(p, "gonum.org/") || p == "lockbench/report" }
-	for _, p := range deps("lockbench/engine", "lockbench/workloads", "lockbench/bench", "lockbench/chaos", "lockbench/plan", "lockbench/results", "lockbench/runner") {
+	for _, p := range deps("lockbench/engine", "lockbench/workloads", "lockbench/bench", "lockbench/chaos", "lockbench/plan", "lockbench/results", "lockbench/runner", "lockbench/check") {
 		if drawing(p) {
 			t.Errorf("the load path imports %s", p)
 		}
@@ -43,6 +43,12 @@ func TestLoadPathDrawsNothing(t *testing.T) {
 	for _, p := range deps("lockbench/plan") {
 		if p == "lockbench/localmasters" || p == "lockbench/bench" || p == "lockbench/faults" || p == "lockbench/runner" {
 			t.Errorf("plan imports %s", p)
+		}
+	}
+	// The checker judges from outside the lock: it knows no lock client.
+	for _, p := range deps("lockbench/check") {
+		if p == "lockbench/engine" {
+			t.Error("check imports engine")
 		}
 	}
 	control := false

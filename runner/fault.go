@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"lockbench/chaos"
+	"lockbench/check"
 	"lockbench/faults"
 	"lockbench/plan"
 	"lockbench/workloads"
@@ -268,7 +269,7 @@ func (r *faultRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler
 	// Check the resource with a fresh context: an interrupted cell still
 	// gets its partial result checked.
 	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	check, err := chaos.CheckResource(cctx, r.masters.Resource, r.prefix, r.s.Keys)
+	ck, err := check.Judge(cctx, r.masters.Resource, r.prefix, r.s.Keys)
 	cancel()
 	if err != nil {
 		return nil, err
@@ -282,20 +283,20 @@ func (r *faultRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler
 	}
 	res := r.res
 	events := sched.Events()
-	res.Run = buildRun(r, t0, run.results, check, iv, events)
+	res.Run = buildRun(r, t0, run.results, ck, iv, events)
 	if ferr := sched.Err(); ferr != nil {
 		res.Run.Warnings = append(res.Run.Warnings, "faults: "+strings.ReplaceAll(ferr.Error(), "\n", "; "))
 	}
 	res.Run.Warnings = append(res.Run.Warnings, run.errs...)
 	res.Run.Warnings = append(res.Run.Warnings, r.cell.Warnings()...)
-	res.judge(r.cell, run.interrupted, notJudged(r.cell, res, check, sched.Missed(), events))
+	res.judge(r.cell, run.interrupted, notJudged(r.cell, res, ck, sched.Missed(), events))
 	for _, m := range r.masters.Servers { // a master restarted after a crash has a new pid
 		if pid := m.Pid(); pid != 0 && !slices.Contains(res.Pids, pid) {
 			res.Pids = append(res.Pids, pid)
 		}
 	}
 	logf(r.opt.Log, "chaos: cell %s: %d acquired, %d violations, %d lost updates, %d stale writes rejected, availability %.1f%% of attempts %.1f%% of time%s",
-		r.cell.Name, res.Run.Outcomes.Acquired, check.Violations, check.LostUpdates, check.RejectedWrites,
+		r.cell.Name, res.Run.Outcomes.Acquired, ck.Violations, ck.LostUpdates, ck.RejectedWrites,
 		100*res.Run.Safety.AvailabilityOps, 100*res.Run.Safety.AvailabilityTime, map[bool]string{true: " (INTERRUPTED)"}[run.interrupted])
 	return res, nil
 }
@@ -304,7 +305,7 @@ func (r *faultRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler
 // figures say: a scheduled fault that did not happen, too few acquisitions
 // or acknowledged writes to judge, holds the checker did not see, or a
 // crash of a master that held no lock (nothing for it to forget).
-func notJudged(cell plan.Cell, r *CellResult, ck chaos.Check, missed []faults.Spec, events []faults.Event) []string {
+func notJudged(cell plan.Cell, r *CellResult, ck check.Findings, missed []faults.Spec, events []faults.Event) []string {
 	var out []string
 	for _, f := range missed {
 		out = append(out, fmt.Sprintf("scheduled fault %q did not happen", f))

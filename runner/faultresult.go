@@ -9,6 +9,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"lockbench/chaos"
+	"lockbench/check"
 	"lockbench/engine"
 	"lockbench/faults"
 	"lockbench/results"
@@ -48,7 +49,7 @@ func total(hs []*hdrhistogram.Histogram) *hdrhistogram.Histogram {
 // buildRun fills the result of a fault cell: the clients' stats added up
 // go through the one result builder (workloads.Stats.Result), then the
 // protected resource's checks, availability and the fault events.
-func buildRun(fr *faultRun, t0 time.Time, clientResults []chaos.ClientResult, ck chaos.Check, iv map[string][]*hdrhistogram.Histogram,
+func buildRun(fr *faultRun, t0 time.Time, clientResults []chaos.ClientResult, ck check.Findings, iv map[string][]*hdrhistogram.Histogram,
 	events []faults.Event) results.Run {
 	s, addrs := fr.s, fr.masters.Addrs
 	sum := sumClients(clientResults, t0, len(addrs))
@@ -114,7 +115,7 @@ func sumClients(clientResults []chaos.ClientResult, t0 time.Time, masters int) c
 // faultConfig is a fault cell's result config: the settings it ran on
 // (as a benchmark cell records them; workers are the total over the
 // clients), then the fault scenario's part and the checkers' figures.
-func faultConfig(fr *faultRun, ck chaos.Check, sum clientTotals, clientResults []chaos.ClientResult) *results.CellConfig {
+func faultConfig(fr *faultRun, ck check.Findings, sum clientTotals, clientResults []chaos.ClientResult) *results.CellConfig {
 	cell, s := fr.cell, fr.s
 	faultText := make([]string, len(cell.Faults))
 	for i, f := range cell.Faults {
@@ -161,7 +162,7 @@ func availabilityTime(acquires []*hdrhistogram.Histogram, windowEnd time.Time) f
 
 // safetyWarnings say what the resource's checker found, in words (the
 // overlapping and unjudged holds are said by the result builder).
-func safetyWarnings(ck chaos.Check, resErrs int64) []string {
+func safetyWarnings(ck check.Findings, resErrs int64) []string {
 	var w []string
 	if ck.LostUpdates > 0 {
 		w = append(w, fmt.Sprintf("safety: %d of %d acknowledged writes were lost (final counters sum to %d)", ck.LostUpdates, ck.Acks, ck.FinalSum))
@@ -173,7 +174,7 @@ func safetyWarnings(ck chaos.Check, resErrs int64) []string {
 }
 
 // safetyTimeline files the check's findings by second of the cell.
-func safetyTimeline(ck chaos.Check, t0 time.Time) []results.SafetySecond {
+func safetyTimeline(ck check.Findings, t0 time.Time) []results.SafetySecond {
 	by := map[int64]*results.SafetySecond{}
 	at := func(sec int64) *results.SafetySecond {
 		if by[sec] == nil {

@@ -1,4 +1,9 @@
-package chaos
+// Package check judges a fault cell from the outside of the lock: the
+// protected resource the clients read and write under the lock (a counter
+// per lock key on a redis-server of its own), the hold log they keep there,
+// and what both show: overlapping holds, lost updates, stale writes
+// refused. It knows no lock client.
+package check
 
 import (
 	"context"
@@ -34,14 +39,14 @@ import (
 // acknowledged since its read: those are lost. Summed over all writes this
 // is exactly acks − final sum (each write moves the counter by v+1−c), so
 // the per-second series adds up to the lost-update total.
-type resource struct {
+type Resource struct {
 	c      rueidis.Client
 	prefix string
 }
 
 var (
 	// writeScript applies a write and acknowledges it atomically; it
-	// returns the writes it overwrote (see resource).
+	// returns the writes it overwrote (see Resource).
 	writeScript = rueidis.NewLuaScript(`
 local lost = tonumber(redis.call('GET', KEYS[1]) or '0') - (tonumber(ARGV[1]) - 1)
 redis.call('SET', KEYS[1], ARGV[1])
@@ -78,31 +83,31 @@ return {1, lost}`)
 
 const resourceTimeout = 2 * time.Second
 
-func newResource(addr, prefix string) (*resource, error) {
+func Open(addr, prefix string) (*Resource, error) {
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}, ForceSingleClient: true, DisableCache: true})
 	if err != nil {
 		return nil, fmt.Errorf("resource %s: %w", addr, err)
 	}
-	return &resource{c: c, prefix: prefix}, nil
+	return &Resource{c: c, prefix: prefix}, nil
 }
 
-func (r *resource) close() { r.c.Close() }
+func (r *Resource) Close() { r.c.Close() }
 
-func (r *resource) key(parts ...string) string { return r.prefix + strings.Join(parts, ":") }
+func (r *Resource) key(parts ...string) string { return r.prefix + strings.Join(parts, ":") }
 
-func (r *resource) k(idx uint64, kind string) string {
+func (r *Resource) k(idx uint64, kind string) string {
 	return r.prefix + kind + ":" + strconv.FormatUint(idx, 10)
 }
 
 // token is the next fencing token.
-func (r *resource) token(ctx context.Context) (int64, error) {
+func (r *Resource) Token(ctx context.Context) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, resourceTimeout)
 	defer cancel()
 	return r.c.Do(ctx, r.c.B().Incr().Key(r.key("fence")).Build()).AsInt64()
 }
 
 // read returns the counter; ok is false when a fenced read was refused.
-func (r *resource) read(ctx context.Context, idx uint64, token int64) (v int64, ok bool, err error) {
+func (r *Resource) Read(ctx context.Context, idx uint64, token int64) (v int64, ok bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, resourceTimeout)
 	defer cancel()
 	if token == 0 {
@@ -123,7 +128,7 @@ func (r *resource) read(ctx context.Context, idx uint64, token int64) (v int64, 
 // write stores v, filed under second slot of the cell; applied is false
 // when a fenced write was refused, lost is how many acknowledged writes it
 // overwrote.
-func (r *resource) write(ctx context.Context, idx uint64, v, token, slot int64) (applied bool, lost int64, err error) {
+func (r *Resource) Write(ctx context.Context, idx uint64, v, token, slot int64) (applied bool, lost int64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, resourceTimeout)
 	defer cancel()
 	val, sec := strconv.FormatInt(v, 10), strconv.FormatInt(slot, 10)
@@ -177,9 +182,9 @@ func (h Hold) ValidEnd() int64 {
 	return h.T1 + h.TTL - drift
 }
 
-// holdLog batches holds and appends them to the resource's hold log.
-type holdLog struct {
-	r      *resource
+// HoldLog batches holds and appends them to the resource's hold log.
+type HoldLog struct {
+	r      *Resource
 	client int
 	mu     sync.Mutex
 	buf    []string
@@ -188,8 +193,8 @@ type holdLog struct {
 	wg     sync.WaitGroup
 }
 
-func newHoldLog(r *resource, client int) *holdLog {
-	l := &holdLog{r: r, client: client, done: make(chan struct{})}
+func NewHoldLog(r *Resource, client int) *HoldLog {
+	l := &HoldLog{r: r, client: client, done: make(chan struct{})}
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
@@ -208,7 +213,7 @@ func newHoldLog(r *resource, client int) *holdLog {
 	return l
 }
 
-func (l *holdLog) add(h Hold) {
+func (l *HoldLog) Add(h Hold) {
 	s := strings.Join([]string{strconv.FormatUint(h.Key, 10), strconv.FormatInt(h.T1, 10), strconv.FormatInt(h.Elapsed, 10),
 		strconv.FormatInt(h.Used, 10), strconv.FormatInt(h.TTL, 10), strconv.FormatFloat(h.DriftFactor, 'g', -1, 64), strconv.Itoa(l.client)}, " ")
 	l.mu.Lock()
@@ -216,7 +221,7 @@ func (l *holdLog) add(h Hold) {
 	l.mu.Unlock()
 }
 
-func (l *holdLog) flush() {
+func (l *HoldLog) flush() {
 	l.mu.Lock()
 	batch := l.buf
 	l.buf = nil
@@ -239,7 +244,7 @@ func (l *holdLog) flush() {
 }
 
 // close writes what is left and reports the first error.
-func (l *holdLog) close() error {
+func (l *HoldLog) Close() error {
 	close(l.done)
 	l.wg.Wait()
 	l.mu.Lock()
@@ -247,8 +252,8 @@ func (l *holdLog) close() error {
 	return l.err
 }
 
-// Check is what the checkers found on the resource after a cell.
-type Check struct {
+// Findings are what the checkers found on the resource after a cell.
+type Findings struct {
 	Holds          int64 `json:"holds"`
 	Unjudged       int64 `json:"holds_not_judged"`
 	Violations     int64 `json:"violations"`
@@ -267,16 +272,16 @@ type Check struct {
 	ViolationStarts  []int64         `json:"-"`
 }
 
-// CheckResource reads the resource after a cell: the hold log for
+// Judge reads the resource after a cell: the hold log for
 // overlapping validity windows, and the counters against the acknowledged
 // writes for lost updates.
-func CheckResource(ctx context.Context, addr, prefix string, keys uint64) (Check, error) {
-	r, err := newResource(addr, prefix)
+func Judge(ctx context.Context, addr, prefix string, keys uint64) (Findings, error) {
+	r, err := Open(addr, prefix)
 	if err != nil {
-		return Check{}, err
+		return Findings{}, err
 	}
-	defer r.close()
-	var ck Check
+	defer r.Close()
+	var ck Findings
 	if err := r.readCounters(ctx, &ck); err != nil {
 		return ck, err
 	}
@@ -303,7 +308,7 @@ func CheckResource(ctx context.Context, addr, prefix string, keys uint64) (Check
 
 // readCounters reads the acknowledged writes, the refused writes and reads
 // and the fencing tokens handed out (0 when a counter was never set).
-func (r *resource) readCounters(ctx context.Context, ck *Check) error {
+func (r *Resource) readCounters(ctx context.Context, ck *Findings) error {
 	for _, f := range []struct {
 		dst *int64
 		key string
@@ -321,7 +326,7 @@ func (r *resource) readCounters(ctx context.Context, ck *Check) error {
 }
 
 // finalSum adds up the protected counters of the keys, in MGETs of 5000.
-func (r *resource) finalSum(ctx context.Context, keys uint64) (int64, error) {
+func (r *Resource) finalSum(ctx context.Context, keys uint64) (int64, error) {
 	const chunk = 5000
 	var sum int64
 	for lo := uint64(0); lo < keys; lo += chunk {
@@ -344,7 +349,7 @@ func (r *resource) finalSum(ctx context.Context, keys uint64) (int64, error) {
 }
 
 // readHolds reads the whole hold log, in LRANGEs of 50,000 entries.
-func (r *resource) readHolds(ctx context.Context) ([]Hold, error) {
+func (r *Resource) readHolds(ctx context.Context) ([]Hold, error) {
 	var holds []Hold
 	n, err := r.c.Do(ctx, r.c.B().Llen().Key(r.key("holds")).Build()).AsInt64()
 	if err != nil {
@@ -369,7 +374,7 @@ func (r *resource) readHolds(ctx context.Context) ([]Hold, error) {
 const holdFormat = `"key t1 elapsed used ttl drift_factor client"`
 
 // bySecond reads a second → count hash the write scripts keep.
-func bySecond(ctx context.Context, r *resource, key string) (map[int64]int64, error) {
+func bySecond(ctx context.Context, r *Resource, key string) (map[int64]int64, error) {
 	kv, err := r.c.Do(ctx, r.c.B().Hgetall().Key(key).Build()).AsIntMap()
 	if err != nil {
 		return nil, fmt.Errorf("resource: HGETALL %s: %w", key, err)
