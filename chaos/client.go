@@ -67,9 +67,9 @@ type client struct {
 	hold  workloads.HoldTime
 	ctx   context.Context // ends the run early (interrupt)
 	stop  context.CancelFunc
-	obs   Observer  // live metrics; nil: none
-	holds *check.HoldLog  // the hold log the checkers judge (set when the run starts)
-	t0    time.Time // the cell's start: writes are filed by second since it
+	obs   Observer       // live metrics; nil: none
+	holds *check.HoldLog // the hold log the checkers judge (set when the run starts)
+	t0    time.Time      // the cell's start: writes are filed by second since it
 
 	// As a cellClient (client_mode goroutines):
 	finished  chan struct{} // closed when run returned
