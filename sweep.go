@@ -127,13 +127,13 @@ func concludeScenario(cmd string, sc *plan.Scenario, cells []plan.Cell, out *run
 	if !a.noReport && len(out.Cells) > 0 && !(sc.Faulty && out.Interrupted) {
 		reportErr = buildScenarioReport(out.Dir, sc)
 	}
-	unmet, unjudged := out.Unshown()
+	unmet, unjudged, disagree := out.Unshown()
 	switch {
 	case out.Interrupted:
 		return quietExit(exitInterrupted)
 	case out.Err != nil:
 		return quietExit(exitFailure)
-	case len(unmet) > 0 || len(unjudged) > 0:
+	case len(unmet) > 0 || len(unjudged) > 0 || len(disagree) > 0:
 		return quietExit(exitThreshold) // a cell did not show what its scenario claims
 	}
 	return reportErr

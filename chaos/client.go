@@ -307,12 +307,12 @@ func (c *client) Lost(w *workloads.Worker) {
 func (c *client) Use(w *workloads.Worker, h workloads.Held) {
 	// The checkers judge the hold on the window the client measured itself.
 	hold := check.Hold{Key: h.Key, T1: h.Start.UnixNano(), Elapsed: int64(h.Acquired.Sub(h.Start)), TTL: int64(c.cfg.Engine.TTL),
-		DriftFactor: c.cfg.Engine.DriftFactor}
+		DriftFactor: c.cfg.Engine.DriftFactor, Worker: w.ID}
 	ph := c.probe.Enter(h.Key, h.Start.Add(time.Duration(hold.ValidEnd()-hold.T1)))
 	if ph.Judged && !ph.Clear && c.obs != nil {
 		c.obs.Violation()
 	}
-	if err := c.readModifyWrite(w, h); err != nil {
+	if err := c.readModifyWrite(w, h, &hold); err != nil {
 		w.Counts.UseErrors++
 	}
 	used := time.Now()
@@ -322,8 +322,9 @@ func (c *client) Use(w *workloads.Worker, h workloads.Held) {
 }
 
 // readModifyWrite takes a fencing token (with fencing), reads the key's
-// counter, keeps the lock for the hold time and writes the counter + 1.
-func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held) error {
+// counter, keeps the lock for the hold time and writes the counter + 1;
+// hold gets the critical section as the resource saw it.
+func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held, hold *check.Hold) error {
 	ctx := context.Background() // per-command timeouts bound everything; a stop lets the cycle finish
 	var token int64
 	if c.cfg.Fencing {
@@ -333,36 +334,48 @@ func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held) error {
 		}
 	}
 	c.gate.wait()
+	hold.Begin = time.Now().UnixNano()
 	v, ok, err := c.res.Read(ctx, h.Key, token)
 	if !ok {
-		return err
+		return err // no section: nothing read, nothing written
 	}
+	hold.Read = v
 	time.Sleep(c.hold.Next(w.Rand))
 	// A careful client trusts its lock library's ValidUntil, as a real
 	// one would; only the checkers do not.
 	if c.cfg.CheckValidity && !time.Now().Before(h.Lock.ValidUntil) {
 		w.Counts.HoldOverruns++
+		hold.Outcome, hold.End = check.Skipped, time.Now().UnixNano()
 		return nil
 	}
 	// The pause hook lands here: after any check, before the write, as in
 	// the GC-pause story.
 	c.gate.wait()
-	return c.write(ctx, h.Key, v+1, token)
+	applied, err := c.write(ctx, h.Key, v+1, token)
+	hold.Outcome, hold.End = check.Written, time.Now().UnixNano()
+	switch {
+	case err != nil: // it may have landed, at any time from now on
+		hold.Outcome, hold.End = check.Unknown, check.OpenEnd
+	case !applied:
+		hold.Outcome = check.Refused
+	}
+	return err
 }
 
 // write stores v on the resource, filed under the second of the cell it
-// lands in, and tells the observer what the resource said.
-func (c *client) write(ctx context.Context, idx uint64, v, token int64) error {
+// lands in, and tells the observer what the resource said; applied is
+// false when a fenced write was refused.
+func (c *client) write(ctx context.Context, idx uint64, v, token int64) (applied bool, err error) {
 	slot := int64(time.Since(c.t0) / time.Second)
 	applied, lost, err := c.res.Write(ctx, idx, v, token, slot)
 	if c.obs == nil || err != nil {
-		return err
+		return applied, err
 	}
 	if !applied {
 		c.obs.StaleWriteRejected()
 	}
 	c.obs.LostUpdates(lost)
-	return nil
+	return applied, nil
 }
 
 // NewClient connects a client that runs on goroutines of this process;

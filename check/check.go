@@ -31,7 +31,7 @@ import (
 //	P acks       writes applied
 //	P rej:w      fenced writes refused (stale token)
 //	P rej:r      fenced reads refused (stale token)
-//	P holds      the hold log: "K t1 elapsed used ttl drift_factor client" per hold (ns)
+//	P holds      the hold log: "K t1 elapsed used ttl drift_factor client worker begin end read outcome" per hold (ns)
 //	P lost:s     hash: second of the cell → lost updates seen by writes then
 //	P rej:w:s    hash: second of the cell → fenced writes refused then
 //
@@ -161,6 +161,19 @@ type Hold struct {
 	TTL         int64   // ns, as asked for
 	DriftFactor float64 // as configured; the drift time is TTL × factor + 2 ms
 	Client      int
+	// The critical section, for the linearizability check: which worker of
+	// the client, when it read (Begin) and its write returned (End), the
+	// value read and what became of the write ("" outcome: no section, the
+	// read failed or was refused).
+	Worker     int
+	Begin, End int64
+	Read       int64
+	Outcome    Outcome
+}
+
+// Op is the hold's critical section; false when it had none.
+func (h Hold) Op() (Op, bool) {
+	return Op{Key: h.Key, Client: h.Client, Worker: h.Worker, Begin: h.Begin, End: h.End, Read: h.Read, Outcome: h.Outcome}, h.Outcome != 0
 }
 
 // Window is the span in which the hold counts: from the end of the acquire
@@ -214,8 +227,13 @@ func NewHoldLog(r *Resource, client int) *HoldLog {
 }
 
 func (l *HoldLog) Add(h Hold) {
+	outcome := "-"
+	if h.Outcome != 0 {
+		outcome = string(h.Outcome)
+	}
 	s := strings.Join([]string{strconv.FormatUint(h.Key, 10), strconv.FormatInt(h.T1, 10), strconv.FormatInt(h.Elapsed, 10),
-		strconv.FormatInt(h.Used, 10), strconv.FormatInt(h.TTL, 10), strconv.FormatFloat(h.DriftFactor, 'g', -1, 64), strconv.Itoa(l.client)}, " ")
+		strconv.FormatInt(h.Used, 10), strconv.FormatInt(h.TTL, 10), strconv.FormatFloat(h.DriftFactor, 'g', -1, 64), strconv.Itoa(l.client),
+		strconv.Itoa(h.Worker), strconv.FormatInt(h.Begin, 10), strconv.FormatInt(h.End, 10), strconv.FormatInt(h.Read, 10), outcome}, " ")
 	l.mu.Lock()
 	l.buf = append(l.buf, s)
 	l.mu.Unlock()
@@ -270,6 +288,8 @@ type Findings struct {
 	LostBySecond     map[int64]int64 `json:"-"`
 	RejectedBySecond map[int64]int64 `json:"-"`
 	ViolationStarts  []int64         `json:"-"`
+	// History is every critical section, for the linearizability check.
+	History []Op `json:"-"`
 }
 
 // Judge reads the resource after a cell: the hold log for
@@ -303,6 +323,11 @@ func Judge(ctx context.Context, addr, prefix string, keys uint64) (Findings, err
 	}
 	ck.Holds = int64(len(holds))
 	ck.Violations, ck.MaxConcurrent, ck.Unjudged = overlaps(holds, func(start int64) { ck.ViolationStarts = append(ck.ViolationStarts, start) })
+	for _, h := range holds {
+		if op, ok := h.Op(); ok {
+			ck.History = append(ck.History, op)
+		}
+	}
 	return ck, nil
 }
 
@@ -371,7 +396,7 @@ func (r *Resource) readHolds(ctx context.Context) ([]Hold, error) {
 	return holds, nil
 }
 
-const holdFormat = `"key t1 elapsed used ttl drift_factor client"`
+const holdFormat = `"key t1 elapsed used ttl drift_factor client worker begin end read outcome"`
 
 // bySecond reads a second → count hash the write scripts keep.
 func bySecond(ctx context.Context, r *Resource, key string) (map[int64]int64, error) {
@@ -392,11 +417,11 @@ func bySecond(ctx context.Context, r *Resource, key string) (map[int64]int64, er
 
 func parseHold(s string) (Hold, error) {
 	f := strings.Fields(s)
-	if len(f) != 7 {
+	if len(f) != 12 {
 		return Hold{}, fmt.Errorf("resource: hold log entry %q is not %s", s, holdFormat)
 	}
 	var h Hold
-	var errs [7]error
+	var errs [12]error
 	h.Key, errs[0] = strconv.ParseUint(f[0], 10, 64)
 	h.T1, errs[1] = strconv.ParseInt(f[1], 10, 64)
 	h.Elapsed, errs[2] = strconv.ParseInt(f[2], 10, 64)
@@ -404,6 +429,13 @@ func parseHold(s string) (Hold, error) {
 	h.TTL, errs[4] = strconv.ParseInt(f[4], 10, 64)
 	h.DriftFactor, errs[5] = strconv.ParseFloat(f[5], 64)
 	h.Client, errs[6] = strconv.Atoi(f[6])
+	h.Worker, errs[7] = strconv.Atoi(f[7])
+	h.Begin, errs[8] = strconv.ParseInt(f[8], 10, 64)
+	h.End, errs[9] = strconv.ParseInt(f[9], 10, 64)
+	h.Read, errs[10] = strconv.ParseInt(f[10], 10, 64)
+	if f[11] != "-" {
+		h.Outcome = Outcome(f[11][0])
+	}
 	if err := errors.Join(errs[:]...); err != nil {
 		return Hold{}, fmt.Errorf("resource: hold log entry %q is not %s", s, holdFormat)
 	}

@@ -22,6 +22,9 @@ type Cell struct {
 	acquire, uncorrected, failed      prometheus.Observer
 	release                           prometheus.Observer
 	inFlight, workers, pacerLag, rate prometheus.Gauge
+	// linearizable is made when a verdict comes, so that no cell shows a
+	// 0 (not linearizable) that nothing judged.
+	linearizable func() prometheus.Gauge
 }
 
 // Cell resolves the series of one cell; masters are display addresses
@@ -51,6 +54,7 @@ func (e *Exporter) Cell(l Labels, masters []string) *Cell {
 		inFlight:     v.inFlight.WithLabelValues(lv...),
 		workers:      v.workers.WithLabelValues(lv...),
 		pacerLag:     v.pacerLag.WithLabelValues(lv...),
+		linearizable: func() prometheus.Gauge { return v.linearizable.WithLabelValues(lv...) },
 		replies:      make([][engine.NumOutcomes]prometheus.Counter, len(masters)),
 	}
 	for m, addr := range masters {
@@ -59,6 +63,19 @@ func (e *Exporter) Cell(l Labels, masters []string) *Cell {
 		}
 	}
 	return c
+}
+
+// SetLinearizable shows the outside judge's verdict on a fault cell's
+// history: 1 linearizable, 0 not, -1 unknown.
+func (c *Cell) SetLinearizable(verdict string) {
+	v := -1.0
+	switch verdict {
+	case "linearizable":
+		v = 1
+	case "not linearizable":
+		v = 0
+	}
+	c.linearizable().Set(v)
 }
 
 // SetWorkers shows the cell's workers (0 when it ends).

@@ -82,6 +82,7 @@ type vecs struct {
 	offered, unserved, started               *prometheus.CounterVec
 	acquire, uncorrected, failed, release    *prometheus.HistogramVec
 	inFlight, workers, pacerLag, rate        *prometheus.GaugeVec
+	linearizable                             *prometheus.GaugeVec
 	cpuShare                                 prometheus.Gauge
 	build                                    *prometheus.GaugeVec
 }
@@ -115,6 +116,7 @@ func newVecs() vecs {
 		workers:       gauge("lockbench_workers", "Workers of the cell (open loop: most acquires in flight); 0 once the cell ended."),
 		pacerLag:      gauge("lockbench_pacer_lag_seconds", "Open loop: how late the generator made its latest start (its own lateness, not queueing)."),
 		rate:          gauge("lockbench_open_loop_offered_rate", "Open loop: acquires per second offered (0 in closed loop)."),
+		linearizable:  gauge("lockbench_linearizable", "Fault cells, once checked: 1 when porcupine found the protected resource's history linearizable, 0 when not, -1 when it could not tell in its budget."),
 		cpuShare: prometheus.NewGauge(prometheus.GaugeOpts{Name: "lockbench_client_cpu_share_ratio",
 			Help: "lockbench's CPU over the last second as a share of all cores: near 1 means the load generator set the pace."}),
 		build: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "lockbench_build_info", Help: "Always 1; the version label says which lockbench serves these metrics."}, []string{"version"}),
@@ -123,7 +125,7 @@ func newVecs() vecs {
 
 func (v vecs) all() []prometheus.Collector {
 	return []prometheus.Collector{v.cycles, v.acquires, v.masterReplies, v.extends, v.violations, v.lostUpdates, v.staleWrites,
-		v.offered, v.unserved, v.started, v.rate, v.acquire, v.uncorrected, v.failed, v.release, v.inFlight, v.workers, v.pacerLag, v.cpuShare, v.build}
+		v.offered, v.unserved, v.started, v.rate, v.acquire, v.uncorrected, v.failed, v.release, v.inFlight, v.workers, v.pacerLag, v.linearizable, v.cpuShare, v.build}
 }
 
 // New builds an exporter without serving it (tests gather its registry).
@@ -228,6 +230,7 @@ func ExportedNames() []string {
 		"lockbench_open_loop_offered_total", "lockbench_open_loop_unserved_total",
 		"lockbench_acquire_seconds", "lockbench_acquire_uncorrected_seconds", "lockbench_acquire_failed_seconds", "lockbench_release_seconds",
 		"lockbench_acquires_in_flight", "lockbench_workers", "lockbench_pacer_lag_seconds", "lockbench_client_cpu_share_ratio", "lockbench_build_info",
+		"lockbench_linearizable",
 	}
 	return append(names, masterNames...)
 }

@@ -39,6 +39,7 @@ func exercise(c *Cell) {
 	c.LostUpdates(3)
 	c.LostUpdates(-1) // a negative deficit is not a counter decrease
 	c.StaleWriteRejected()
+	c.SetLinearizable("not linearizable")
 }
 
 func exposition(t *testing.T, e *Exporter) []byte {
@@ -88,6 +89,25 @@ func TestExpositionPassesPromtool(t *testing.T) {
 	for _, name := range ExportedNames() {
 		if !bytes.Contains(text, []byte("# TYPE "+name+" ")) {
 			t.Errorf("%s is not in the exposition", name)
+		}
+	}
+}
+
+// A cell shows a linearizability verdict only once one came: no 0 (not
+// linearizable) that nothing judged.
+func TestLinearizableOnlyWhenJudged(t *testing.T) {
+	e := New(Options{Version: "test"})
+	defer e.Close()
+	c := e.Cell(labels, nil)
+	if bytes.Contains(exposition(t, e), []byte("lockbench_linearizable{")) {
+		t.Fatal("a cell that was never judged shows a linearizability verdict")
+	}
+	for verdict, want := range map[string]string{"linearizable": "} 1", "not linearizable": "} 0", "unknown": "} -1"} {
+		c.SetLinearizable(verdict)
+		text := exposition(t, e)
+		i := bytes.Index(text, []byte("lockbench_linearizable{"))
+		if i < 0 || !bytes.Contains(text[i:i+bytes.IndexByte(text[i:], '\n')], []byte(want)) {
+			t.Errorf("%s: exposition lacks lockbench_linearizable ...%s", verdict, want)
 		}
 	}
 }

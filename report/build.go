@@ -125,7 +125,10 @@ type CellSummary struct {
 	PerMaster          map[string]results.MasterOutcomes `json:"per_master,omitempty"`
 	PercentilesFile    string                            `json:"percentiles_file,omitempty"`
 	Safety             results.Safety                    `json:"safety"`
-	OpenLoop           *results.OpenLoop                 `json:"open_loop,omitempty"`
+	// HistoryFile is porcupine's page of the failing key's history, from
+	// the report's directory ("" : the history was not shown not linearizable).
+	HistoryFile string            `json:"history_file,omitempty"`
+	OpenLoop    *results.OpenLoop `json:"open_loop,omitempty"`
 	// Repeats: the cell's figures per repeat and their spread; the
 	// figures above are then medians.
 	Repeats *results.Repeats `json:"repeats,omitempty"`
@@ -206,7 +209,7 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 		return nil, fmt.Errorf("out: %w", err)
 	}
 	s := newSummary(res, dirs, dir, opt)
-	runs, err := summarizeCells(s, res)
+	runs, err := summarizeCells(s, res, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -267,10 +270,14 @@ func newSummary(res *loadedDir, dirs []string, dir string, opt Options) *Summary
 
 // summarizeCells adds every cell's summary to s, writes its acquire
 // percentiles and returns the cells' results, labelled for thresholds.
-func summarizeCells(s *Summary, res *loadedDir) ([]results.Run, error) {
+func summarizeCells(s *Summary, res *loadedDir, dir string) ([]results.Run, error) {
 	runs := make([]results.Run, len(res.Cells))
 	for i, c := range res.Cells {
 		cs := summarizeCell(c, s.SLO)
+		if l := c.Run.Safety.Linearizability; l != nil && l.Visualization != "" {
+			// Linked from the report, wherever it is written.
+			cs.HistoryFile, _ = filepath.Rel(s.OutDir, filepath.Join(dir, l.Visualization))
+		}
 		if h := c.Totals[results.MetricAcquire]; h != nil && h.TotalCount() > 0 {
 			rel := results.CellStem(c.Info) + ".acquire.percentiles.txt"
 			if err := writePercentiles(filepath.Join(s.OutDir, filepath.FromSlash(rel)), h); err != nil {

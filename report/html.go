@@ -47,6 +47,10 @@ type safetyRow struct {
 	Violations, Lost, Rejected, AvailOps string
 	AvailTime, Fencing                   string
 	Bad                                  bool
+	// History is porcupine's verdict on the resource's history, with a
+	// link to the failing key's history; HistoryBad unless linearizable.
+	History, HistoryLink string
+	HistoryBad           bool
 	// Verdict of a chaos cell; VerdictBad when it failed.
 	Verdict    string
 	VerdictBad bool
@@ -371,8 +375,24 @@ func makeSafetyRow(c CellSummary) safetyRow {
 		row.Fencing = "yes"
 		row.Rejected = results.Count(sf.StaleWritesRejected)
 	}
+	row.History, row.HistoryBad = historyText(sf.Linearizability)
+	row.HistoryLink = filepath.ToSlash(c.HistoryFile)
 	row.Verdict, row.VerdictBad = verdictText(sf)
 	return row
+}
+
+// historyText is porcupine's verdict on a cell's history: never a pass
+// unless it found the history linearizable.
+func historyText(l *results.Linearizability) (string, bool) {
+	switch {
+	case l == nil:
+		return "—", false
+	case l.Verdict == "linearizable":
+		return fmt.Sprintf("linearizable (%d operations)", l.Operations), false
+	case l.Verdict == "not linearizable":
+		return fmt.Sprintf("NOT LINEARIZABLE: key %d", *l.Key), true
+	}
+	return "UNKNOWN: " + l.Reason, true
 }
 
 // verdictText is what a chaos cell showed: never "met" without
@@ -383,6 +403,8 @@ func verdictText(sf results.Safety) (string, bool) {
 		return "NOT JUDGED: " + sf.NotJudged, true
 	case "not met":
 		return "NOT MET", true
+	case "checkers disagree":
+		return "CHECKERS DISAGREE: " + sf.Disagreement, true
 	case "":
 		if !sf.ResourceChecked {
 			return "—", false
@@ -455,10 +477,10 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 {{range .S.Warnings}}<div class="warn">{{.}}</div>{{end}}
 
 {{if .Safety}}<h2 id="safety">Safety under faults</h2>
-<p>Violations: two holders of one lock within their validity windows. Lost updates: acknowledged read-modify-writes on the protected resource missing from its final value. With fencing, the resource rejects writes carrying a token older than one it has seen. Availability: share of acquire attempts that succeeded, and share of seconds in which some acquire succeeded.</p>
+<p>Violations: two holders of one lock within their validity windows. Lost updates: acknowledged read-modify-writes on the protected resource missing from its final value. History: whether porcupine, judging only the resource's history (one operation per critical section), finds an order of the sections that explains every value read; a history that is not linearizable links to the failing key's history. With fencing, the resource rejects writes carrying a token older than one it has seen. Availability: share of acquire attempts that succeeded, and share of seconds in which some acquire succeeded.</p>
 <div class="scroll"><table>
-<tr><th>#</th><th class="l">cell</th><th class="l">faults</th><th>acquisitions</th><th>violations</th><th>lost updates</th><th>fencing</th><th>stale writes rejected</th><th>availability (attempts)</th><th>availability (time)</th><th class="l">expectations</th></tr>
-{{range .Safety}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td class="l">{{.Faults}}</td><td>{{.Acquired}}</td><td{{if .Bad}} class="bad"{{end}}>{{.Violations}}</td><td{{if .Bad}} class="bad"{{end}}>{{.Lost}}</td><td>{{.Fencing}}</td><td>{{.Rejected}}</td><td>{{.AvailOps}}</td><td>{{.AvailTime}}</td><td class="l wrap{{if .VerdictBad}} bad{{end}}">{{.Verdict}}</td></tr>
+<tr><th>#</th><th class="l">cell</th><th class="l">faults</th><th>acquisitions</th><th>violations</th><th>lost updates</th><th>fencing</th><th>stale writes rejected</th><th>availability (attempts)</th><th>availability (time)</th><th class="l">history (porcupine)</th><th class="l">expectations</th></tr>
+{{range .Safety}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td class="l">{{.Faults}}</td><td>{{.Acquired}}</td><td{{if .Bad}} class="bad"{{end}}>{{.Violations}}</td><td{{if .Bad}} class="bad"{{end}}>{{.Lost}}</td><td>{{.Fencing}}</td><td>{{.Rejected}}</td><td>{{.AvailOps}}</td><td>{{.AvailTime}}</td><td class="l wrap{{if .HistoryBad}} bad{{end}}">{{.History}}{{if .HistoryLink}} (<a href="{{.HistoryLink}}">its history</a>){{end}}</td><td class="l wrap{{if .VerdictBad}} bad{{end}}">{{.Verdict}}</td></tr>
 {{end}}</table></div>
 {{end}}
 

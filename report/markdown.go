@@ -109,10 +109,14 @@ func (d *mdDoc) safety(v view) {
 		return
 	}
 	d.p("## Safety under faults\n\nViolations: two holders of one lock within their validity windows; lost updates: acknowledged writes missing from the protected resource; availability: share of attempts / of seconds in which the lock could be had.\n\n")
-	d.p("| # | cell | faults | acquisitions | violations | lost updates | fencing | stale writes rejected | availability (attempts) | availability (time) | expectations |\n|--:|---|---|--:|--:|--:|---|--:|--:|--:|---|\n")
+	d.p("| # | cell | faults | acquisitions | violations | lost updates | fencing | stale writes rejected | availability (attempts) | availability (time) | history (porcupine) | expectations |\n|--:|---|---|--:|--:|--:|---|--:|--:|--:|---|---|\n")
 	for _, r := range v.Safety {
-		d.p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Index, mdEscape(r.Label), mdEscape(r.Faults), r.Acquired,
-			mdBold(r.Violations, r.Bad), mdBold(r.Lost, r.Bad), r.Fencing, r.Rejected, r.AvailOps, r.AvailTime, mdBold(mdEscape(r.Verdict), r.VerdictBad))
+		hist := mdBold(mdEscape(r.History), r.HistoryBad)
+		if r.HistoryLink != "" {
+			hist += fmt.Sprintf(" ([its history](%s))", r.HistoryLink)
+		}
+		d.p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Index, mdEscape(r.Label), mdEscape(r.Faults), r.Acquired,
+			mdBold(r.Violations, r.Bad), mdBold(r.Lost, r.Bad), r.Fencing, r.Rejected, r.AvailOps, r.AvailTime, hist, mdBold(mdEscape(r.Verdict), r.VerdictBad))
 	}
 	d.p("\n")
 }

@@ -110,6 +110,32 @@ type Safety struct {
 	// Timeline says when (chaos): the seconds of the cell, from its start,
 	// in which violations began, updates were lost or stale writes refused.
 	Timeline []SafetySecond `json:"timeline,omitempty"`
+	// Linearizability is the outside judge's verdict on the protected
+	// resource's history (a fault cell; nil elsewhere).
+	Linearizability *Linearizability `json:"linearizability,omitempty"`
+	// Disagreement says, in one line, how the resource's counters and the
+	// history's judge disagree ("" : they agree).
+	Disagreement string `json:"checkers_disagree,omitempty"`
+}
+
+// Linearizability is porcupine's verdict on a fault cell's history: one
+// operation per critical section on the protected resource.
+type Linearizability struct {
+	// Verdict: "linearizable", "not linearizable" or "unknown" (the
+	// budget was spent first: never a pass).
+	Verdict string `json:"verdict"`
+	// Key is the first key whose history is not linearizable, or that the
+	// budget ran out on; Operations and Keys are the history's size.
+	Key        *uint64 `json:"key,omitempty"`
+	Operations int     `json:"operations"`
+	Keys       int     `json:"keys"`
+	Seconds    float64 `json:"seconds"`
+	Budget     float64 `json:"budget_seconds"`
+	// Reason says why the verdict is unknown.
+	Reason string `json:"reason,omitempty"`
+	// Visualization is porcupine's page of the failing key's history,
+	// relative to the results directory ("" : none written).
+	Visualization string `json:"visualization,omitempty"`
 }
 
 // SafetySecond is one second of a chaos cell (counted from its start) in

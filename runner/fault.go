@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +18,7 @@ import (
 	"lockbench/check"
 	"lockbench/faults"
 	"lockbench/plan"
+	"lockbench/results"
 	"lockbench/workloads"
 )
 
@@ -284,6 +287,9 @@ func (r *faultRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler
 	res := r.res
 	events := sched.Events()
 	res.Run = buildRun(r, t0, run.results, ck, iv, events)
+	if err := r.judgeHistory(&res.Run, ck); err != nil {
+		return nil, err
+	}
 	if ferr := sched.Err(); ferr != nil {
 		res.Run.Warnings = append(res.Run.Warnings, "faults: "+strings.ReplaceAll(ferr.Error(), "\n", "; "))
 	}
@@ -295,10 +301,79 @@ func (r *faultRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler
 			res.Pids = append(res.Pids, pid)
 		}
 	}
-	logf(r.opt.Log, "chaos: cell %s: %d acquired, %d violations, %d lost updates, %d stale writes rejected, availability %.1f%% of attempts %.1f%% of time%s",
+	logf(r.opt.Log, "chaos: cell %s: %d acquired, %d violations, %d lost updates, %d stale writes rejected, availability %.1f%% of attempts %.1f%% of time, history %s%s",
 		r.cell.Name, res.Run.Outcomes.Acquired, ck.Violations, ck.LostUpdates, ck.RejectedWrites,
-		100*res.Run.Safety.AvailabilityOps, 100*res.Run.Safety.AvailabilityTime, map[bool]string{true: " (INTERRUPTED)"}[run.interrupted])
+		100*res.Run.Safety.AvailabilityOps, 100*res.Run.Safety.AvailabilityTime, res.Run.Safety.Linearizability.Verdict,
+		map[bool]string{true: " (INTERRUPTED)"}[run.interrupted])
 	return res, nil
+}
+
+// judgeHistory asks the outside judge (porcupine) whether the resource's
+// history is linearizable, writes the failing key's history beside the
+// cell's result, and says where the judge and the resource's counters
+// disagree.
+func (r *faultRun) judgeHistory(run *results.Run, ck check.Findings) error {
+	// The budget: the cell's own length, 10 s at least, so the check never
+	// takes longer than what it judges.
+	budget := max(10*time.Second, time.Duration(r.s.Duration))
+	j := check.CheckLinearizable(ck.History, budget)
+	lin := &j.Linearizability
+	run.Safety.Linearizability = lin
+	if err := r.visualize(j); err != nil {
+		return err
+	}
+	if mc := r.metricsCell(); mc != nil {
+		mc.SetLinearizable(lin.Verdict)
+	}
+	switch {
+	case lin.Verdict == check.NotLinearizable:
+		run.Warnings = append(run.Warnings, fmt.Sprintf("safety: the history of key %d is not linearizable (porcupine)%s", *lin.Key, seeFile(lin.Visualization)))
+	case lin.Verdict == check.UnknownVerdict:
+		run.Warnings = append(run.Warnings, "safety: linearizability unknown: "+lin.Reason)
+	}
+	run.Safety.Disagreement = disagreement(lin, ck.LostUpdates)
+	return nil
+}
+
+// visualize writes porcupine's page of the failing key's history as
+// cells/STEM.linearizability.html (nothing without a results directory).
+func (r *faultRun) visualize(j *check.Judgement) error {
+	if r.dir == "" {
+		return nil
+	}
+	rel := filepath.Join("cells", r.stem+".linearizability.html")
+	var wrote bool
+	err := results.WriteFileShared(filepath.Join(r.dir, rel), func(w io.Writer) error {
+		var err error
+		wrote, err = j.Visualize(w)
+		return err
+	})
+	if !wrote {
+		os.Remove(filepath.Join(r.dir, rel))
+		return err
+	}
+	j.Visualization = rel
+	return err
+}
+
+// disagreement is how the resource's lost-update count and the history's
+// verdict contradict each other ("" : they agree, or the judge could not
+// say): a lost update is an increment no order of the sections explains.
+func disagreement(lin *results.Linearizability, lost int64) string {
+	switch {
+	case lin.Verdict == check.Linearizable && lost > 0:
+		return fmt.Sprintf("the resource counted %d lost updates, but porcupine found its history linearizable", lost)
+	case lin.Verdict == check.NotLinearizable && lost == 0:
+		return fmt.Sprintf("porcupine found key %d's history not linearizable, but the resource counted no lost update", *lin.Key)
+	}
+	return ""
+}
+
+func seeFile(rel string) string {
+	if rel == "" {
+		return ""
+	}
+	return ": see " + rel
 }
 
 // notJudged lists why a finished fault cell showed nothing whatever its
@@ -309,6 +384,9 @@ func notJudged(cell plan.Cell, r *CellResult, ck check.Findings, missed []faults
 	var out []string
 	for _, f := range missed {
 		out = append(out, fmt.Sprintf("scheduled fault %q did not happen", f))
+	}
+	if lin := r.Run.Safety.Linearizability; lin != nil && lin.Verdict == check.UnknownVerdict {
+		out = append(out, "linearizability unknown: "+lin.Reason)
 	}
 	minimum, acquired := cell.Settings.MinAcquisitions, r.Run.Outcomes.Acquired
 	if acquired < minimum {
@@ -350,6 +428,10 @@ func (r *CellResult) Value(metric string) float64 {
 		return s.AvailabilityTime
 	case "max_concurrent_holders":
 		return float64(s.MaxConcurrentHolder)
+	case "linearizable":
+		if l := s.Linearizability; l != nil && l.Verdict != check.UnknownVerdict {
+			return map[bool]float64{true: 1, false: 0}[l.Verdict == check.Linearizable]
+		}
 	case "probe_violations":
 		if c := r.Run.Config; c != nil && c.ChaosConfig != nil {
 			return float64(c.Checks.ProbeViolations)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"lockbench/check"
 	"lockbench/faults"
 	"lockbench/internal/redistest"
 	"lockbench/plan"
@@ -52,8 +54,10 @@ func runFaultChecked(t *testing.T, sc *plan.Scenario, cells []plan.Cell) *CellRe
 	start := time.Now()
 	obs := &countingObserver{}
 	opt := faultOptions(t)
+	opt.Dir = filepath.Join(t.TempDir(), "out") // the files a fault cell writes, its history's page among them
 	observeWith(&opt, obs)
 	r := runFaultScenario(t, context.Background(), sc, cells, opt)
+	dirOf[r] = opt.Dir
 	obs.check(t, r)
 	checkFaultTimeline(t, r)
 	s, ck := r.Run.Safety, faultChecks(t, r)
@@ -74,6 +78,28 @@ func runFaultDoc(t *testing.T, doc string) *CellResult {
 	t.Helper()
 	sc, cells := faultScenario(t, doc)
 	return runFaultChecked(t, sc, cells)
+}
+
+// dirOf is where each cell result's files went (the tests run one at a
+// time).
+var dirOf = map[*CellResult]string{}
+
+// wantHistory: the outside judge's verdict on the resource's history is
+// want, agreeing with the resource's counters; a history that is not
+// linearizable is drawn beside the cell's result.
+func wantHistory(t *testing.T, r *CellResult, dir, want string) {
+	t.Helper()
+	l := r.Run.Safety.Linearizability
+	if l == nil || l.Verdict != want || l.Operations == 0 || r.Run.Safety.Disagreement != "" {
+		t.Fatalf("linearizability %+v (checkers disagree: %q); want %s", l, r.Run.Safety.Disagreement, want)
+	}
+	if want != check.NotLinearizable {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(dir, l.Visualization))
+	if err != nil || !strings.Contains(string(b), "<html") {
+		t.Fatalf("the failing key's history %q: %v", l.Visualization, err)
+	}
 }
 
 func faultEvent(r *CellResult, kind string) (float64, string, bool) {
@@ -101,6 +127,7 @@ func TestCrashNoPersistenceImmediateRestartViolates(t *testing.T) {
 	if r.Value("probe_violations") == 0 {
 		t.Fatal("the in-process probe missed the overlaps the hold log shows")
 	}
+	wantHistory(t, r, dirOf[r], check.NotLinearizable)
 	// The timeline says when: no violation before the crash's second.
 	crashAt, _, _ := faultEvent(r, "crash")
 	for _, s := range r.Run.Safety.Timeline {
@@ -121,6 +148,7 @@ func TestCrashAOFAlwaysImmediateRestartSafe(t *testing.T) {
 	if s := r.Run.Safety; s.Violations != 0 || s.LostUpdates != 0 {
 		t.Fatalf("violations %d, lost updates %d; want 0 with appendfsync always", s.Violations, s.LostUpdates)
 	}
+	wantHistory(t, r, dirOf[r], check.Linearizable)
 }
 
 // persistence none + restart delayed past the TTL: nothing the master
@@ -136,6 +164,7 @@ func TestCrashNoPersistenceDelayedRestartSafe(t *testing.T) {
 	if s := r.Run.Safety; s.Violations != 0 || s.LostUpdates != 0 {
 		t.Fatalf("violations %d, lost updates %d; want 0 with a delayed restart", s.Violations, s.LostUpdates)
 	}
+	wantHistory(t, r, dirOf[r], check.Linearizable)
 	if r.Run.Safety.AvailabilityTime >= 0.9 {
 		t.Errorf("availability in time %.2f: the delayed restart should cost the seconds master 1 was down", r.Run.Safety.AvailabilityTime)
 	}
@@ -169,6 +198,9 @@ func TestPauseWithoutFencingLosesUpdates(t *testing.T) {
 	if r.Run.Safety.Violations != 0 {
 		t.Fatalf("violations %d; the paused client's validity had ended, so want 0", r.Run.Safety.Violations)
 	}
+	// The lock kept its promise, the resource's history did not: the judge
+	// of the history sees the stale write.
+	wantHistory(t, r, dirOf[r], check.NotLinearizable)
 	perClient := faultChecks(t, r).PerClient
 	if len(perClient) != 2 {
 		t.Fatalf("%d clients in the result, want 2", len(perClient))
@@ -189,6 +221,7 @@ func TestPauseWithFencingRejectsStaleWrites(t *testing.T) {
 	if tokens := faultChecks(t, r).FencingTokens; tokens < r.Run.Outcomes.Acquired {
 		t.Fatalf("%d fencing tokens for %d acquisitions", tokens, r.Run.Outcomes.Acquired)
 	}
+	wantHistory(t, r, dirOf[r], check.Linearizable)
 }
 
 func requireFaketime(t *testing.T) {

@@ -96,8 +96,8 @@ func printSafetyTable(w io.Writer, cells []plan.Cell, res []*CellResult, color b
 		return "\x1b[39m" + s + "\x1b[0m" // the same width, so the columns stay aligned
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "cell\tfaults\tacquisitions\t%s\t%s\tfencing\tstale writes rejected\tavailability (attempts)\tavailability (time)\t%s\n",
-		paint("violations", false), paint("lost updates", false), paint("expectations", false))
+	fmt.Fprintf(tw, "cell\tfaults\tacquisitions\t%s\t%s\tfencing\tstale writes rejected\tavailability (attempts)\tavailability (time)\t%s\t%s\n",
+		paint("violations", false), paint("lost updates", false), paint("history", false), paint("expectations", false))
 	for i, r := range res {
 		s := r.Run.Safety
 		kinds := []string{}
@@ -120,11 +120,26 @@ func printSafetyTable(w io.Writer, cells []plan.Cell, res []*CellResult, color b
 			name += " (interrupted)"
 		}
 		exp, bad := verdictText(r)
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%v\t%s\t%.1f%%\t%.1f%%\t%s\n", name, strings.Join(kinds, "+"), r.Run.Outcomes.Acquired,
+		hist, unsafe := historyText(s.Linearizability)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%v\t%s\t%.1f%%\t%.1f%%\t%s\t%s\n", name, strings.Join(kinds, "+"), r.Run.Outcomes.Acquired,
 			paint(fmt.Sprint(s.Violations), s.Violations > 0), paint(fmt.Sprint(s.LostUpdates), s.LostUpdates > 0),
-			s.Fencing, rej, 100*s.AvailabilityOps, 100*s.AvailabilityTime, paint(exp, bad))
+			s.Fencing, rej, 100*s.AvailabilityOps, 100*s.AvailabilityTime, paint(hist, unsafe), paint(exp, bad))
 	}
 	tw.Flush()
+}
+
+// historyText is the history column: porcupine's verdict, red unless the
+// history is linearizable (unknown is never shown as a pass).
+func historyText(l *results.Linearizability) (string, bool) {
+	switch {
+	case l == nil:
+		return "-", false
+	case l.Verdict == "linearizable":
+		return "linearizable", false
+	case l.Verdict == "not linearizable":
+		return fmt.Sprintf("NOT LINEARIZABLE (key %d)", *l.Key), true
+	}
+	return "UNKNOWN", true
 }
 
 // verdictText is the expectations column; bad marks a cell that failed.
@@ -134,6 +149,8 @@ func verdictText(r *CellResult) (string, bool) {
 		return fmt.Sprintf("NOT JUDGED (%d)", len(r.NotJudged)), true
 	case "not met":
 		return fmt.Sprintf("NOT MET (%d)", len(r.Failed)), true
+	case "checkers disagree":
+		return "CHECKERS DISAGREE", true
 	case "":
 		return "unchecked", false
 	}
@@ -172,7 +189,10 @@ func (o *Outcome) Print(out, errw io.Writer, cmd string, total int) {
 	if o.Dir != "" {
 		fmt.Fprintf(errw, "lockbench %s: %d of %d cells written to %s\n", cmd, len(o.Cells), total, o.Dir)
 	}
-	unmet, unjudged := o.Unshown()
+	unmet, unjudged, disagree := o.Unshown()
+	for _, u := range disagree {
+		fmt.Fprintf(errw, "lockbench %s: CHECKERS DISAGREE: %s\n", cmd, u)
+	}
 	for _, u := range unjudged {
 		fmt.Fprintf(errw, "lockbench %s: NOT JUDGED: %s\n", cmd, u)
 	}
@@ -182,9 +202,13 @@ func (o *Outcome) Print(out, errw io.Writer, cmd string, total int) {
 }
 
 // Unshown are what the fault cells did not show that they claim: unmet
-// expectations, and why a cell judged nothing; each names its cell.
-func (o *Outcome) Unshown() (unmet, unjudged []string) {
+// expectations, why a cell judged nothing, and where its checkers
+// disagree; each names its cell.
+func (o *Outcome) Unshown() (unmet, unjudged, disagree []string) {
 	for _, co := range o.Cells {
+		if d := co.Last.Disagree; d != "" && !co.Last.Run.Interrupted {
+			disagree = append(disagree, co.Cell.Name+": "+d)
+		}
 		for _, f := range co.Unmet {
 			unmet = append(unmet, co.Cell.Name+": "+f)
 		}
@@ -192,7 +216,7 @@ func (o *Outcome) Unshown() (unmet, unjudged []string) {
 			unjudged = append(unjudged, co.Cell.Name+": "+f)
 		}
 	}
-	return unmet, unjudged
+	return unmet, unjudged, disagree
 }
 
 // colorOutput: color only on a terminal, and not when NO_COLOR is set.

@@ -55,8 +55,12 @@ type CellResult struct {
 	// NotJudged lists why the cell showed nothing, whatever its figures
 	// say (a fault that did not happen, too few acquisitions, ...).
 	NotJudged []string
-	// Verdict is met, not met, not judged, unchecked (no expectations) or
-	// interrupted; "" for a benchmark cell (its thresholds judge it).
+	// Disagree says how the resource's counters and the history's judge
+	// disagree ("" : they agree).
+	Disagree string
+	// Verdict is met, not met, not judged, unchecked (no expectations),
+	// checkers disagree or interrupted; "" for a benchmark cell (its
+	// thresholds judge it).
 	Verdict string
 	// Pids and Addrs are every process and listener a fault cell started,
 	// for callers that verify the cleanup.
@@ -72,7 +76,9 @@ type cellEnv struct {
 	prefix  string // the cell's keys
 	seed    uint64
 	logs    *cellLogs
-	opt     *Options
+	// dir and stem say where this measurement's files go (dir "" : none).
+	dir, stem string
+	opt       *Options
 	// onInterval hears each second's figures (progress); nil: none.
 	onInterval func(results.Interval)
 }
@@ -139,7 +145,8 @@ func (r *CellResult) judge(c plan.Cell, interrupted bool, notJudged []string) {
 	for _, m := range r.NotJudged {
 		r.Run.Warnings = append(r.Run.Warnings, "not judged: "+m)
 	}
-	r.Verdict = verdict(interrupted, r.NotJudged, r.Failed, len(c.Expect))
+	r.Disagree = r.Run.Safety.Disagreement
+	r.Verdict = verdict(interrupted, r.Disagree, r.NotJudged, r.Failed, len(c.Expect))
 	r.Run.Interrupted = interrupted
 	r.Run.Safety.Verdict, r.Run.Safety.NotJudged = r.Verdict, strings.Join(r.NotJudged, "; ")
 	if cc := r.Run.Config; cc != nil && cc.ChaosConfig != nil {
@@ -148,10 +155,12 @@ func (r *CellResult) judge(c plan.Cell, interrupted bool, notJudged []string) {
 }
 
 // verdict sums a cell up; only "met" is a pass that means something.
-func verdict(interrupted bool, notJudged, unmet []string, expectations int) string {
+func verdict(interrupted bool, disagree string, notJudged, unmet []string, expectations int) string {
 	switch {
 	case interrupted:
 		return "interrupted"
+	case disagree != "":
+		return "checkers disagree"
 	case len(notJudged) > 0:
 		return "not judged"
 	case expectations == 0:

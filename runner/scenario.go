@@ -196,7 +196,8 @@ func (st *scenarioRun) env(ctx context.Context, c plan.Cell, r int) (cellEnv, er
 		env.onInterval = p.Interval
 	}
 	if st.dir != nil {
-		env.logs, err = openCellLogs(st.dir.path, st.stem(c, r), results.LogMetrics(c.Settings.Load == "open"))
+		env.dir, env.stem = st.dir.path, st.stem(c, r)
+		env.logs, err = openCellLogs(env.dir, env.stem, results.LogMetrics(c.Settings.Load == "open"))
 	}
 	return env, err
 }

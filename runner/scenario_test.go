@@ -192,3 +192,28 @@ func TestCellVerdict(t *testing.T) {
 		}
 	}
 }
+
+// Where the resource's counters and the history's judge disagree, the
+// cell says so and is never green, whatever its expectations say.
+func TestCheckersDisagree(t *testing.T) {
+	key := uint64(3)
+	lin := &results.Linearizability{Verdict: "linearizable", Operations: 10}
+	notLin := &results.Linearizability{Verdict: "not linearizable", Key: &key, Operations: 10}
+	unknown := &results.Linearizability{Verdict: "unknown", Operations: 10}
+	for _, tc := range []struct {
+		lin  *results.Linearizability
+		lost int64
+		want bool
+	}{{lin, 0, false}, {lin, 4, true}, {notLin, 4, false}, {notLin, 0, true}, {unknown, 4, false}} {
+		if got := disagreement(tc.lin, tc.lost) != ""; got != tc.want {
+			t.Errorf("%s with %d lost updates: disagree %v, want %v", tc.lin.Verdict, tc.lost, got, tc.want)
+		}
+	}
+	e, _ := plan.ParseExpectation("violations", "0")
+	r := &CellResult{}
+	r.Run.Safety.Disagreement = disagreement(lin, 4)
+	r.judge(plan.Cell{Expect: []plan.Expectation{e}}, false, nil)
+	if r.Verdict != "checkers disagree" || r.Disagree == "" {
+		t.Errorf("verdict %q (%q), want checkers disagree", r.Verdict, r.Disagree)
+	}
+}

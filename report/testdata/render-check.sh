@@ -3,9 +3,14 @@
 # screenshot to look at, and fail if any image on the page did not load.
 #
 # usage: report/testdata/render-check.sh [DIR [OUT.png]]
+#        report/testdata/render-check.sh --history [FILE.html [OUT.png]]
 #   DIR      a directory holding report.html (from `lockbench report`);
 #            without it, TestBuild's synthetic sweep is written to a temp dir
 #            (needs go) and reported on
+#   --history  check porcupine's page of a history that is not linearizable
+#            (cells/ID.linearizability.html): it must draw the operations and
+#            mark the point where no order explains them; without FILE, the
+#            hand-built history of check's TestVisualizeFailingKey
 #   OUT.png  where the screenshot goes (default: DIR/render-check.png)
 #
 # Needs Chromium: apt-get install -y chromium. Without it the script fails:
@@ -24,6 +29,46 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+
+# Flags keep Chromium off the network and out of the user's profile.
+run() {
+	"$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--user-data-dir="$(mktemp -d -p "$tmp")" "$@" 2>>"$tmp/chromium.log"
+}
+
+# history FILE OUT: the page's script draws one box per operation and a
+# red mark where the linearization fails; count both in the rendered DOM.
+history() {
+	file=$1 out=$2
+	run --screenshot="$out" --window-size=1400,900 --virtual-time-budget=5000 "file://$file" >/dev/null
+	[ -s "$out" ] || { echo "render-check: no screenshot of $file; see chromium's log:" >&2; cat "$tmp/chromium.log" >&2; exit 1; }
+	run --dump-dom --virtual-time-budget=5000 "file://$file" >"$tmp/history.html"
+	ops=$(grep -o 'class="history-rect"' "$tmp/history.html" | wc -l)
+	bad=$(grep -o 'linearization-invalid' "$tmp/history.html" | wc -l)
+	if [ "$ops" -lt 2 ] || [ "$bad" -eq 0 ]; then
+		echo "render-check: $file draws $ops operations and $bad failing linearization marks; want 2 or more and some" >&2
+		exit 1
+	fi
+	echo "render-check: $file draws $ops operations, $bad failing linearization marks; screenshot: $out"
+}
+
+if [ "${1:-}" = "--history" ]; then
+	shift
+	if [ $# -ge 1 ]; then
+		file=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+	else
+		d=$(mktemp -d -p "$tmp")
+		(cd "$root" && LOCKBENCH_HISTORY_EXAMPLE_DIR="$d" go test -count=1 -run '^TestVisualizeFailingKey$' ./check/)
+		file=$d/history.html
+	fi
+	[ -f "$file" ] || { echo "render-check: $file not found" >&2; exit 1; }
+	out=${2:-${file%.html}.render-check.png}
+	case $out in /*) ;; *) out=$(pwd)/$out ;; esac
+	history "$file" "$out"
+	exit 0
+fi
+
 if [ $# -ge 1 ]; then
 	dir=$(cd "$1" && pwd)
 else
@@ -34,13 +79,6 @@ fi
 out=${2:-$dir/render-check.png}
 case $out in /*) ;; *) out=$(pwd)/$out ;; esac
 [ -f "$dir/report.html" ] || { echo "render-check: $dir/report.html not found" >&2; exit 1; }
-
-# Flags keep Chromium off the network and out of the user's profile.
-run() {
-	"$browser" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-		--disable-background-networking --disable-component-update --disable-sync \
-		--user-data-dir="$(mktemp -d -p "$tmp")" "$@" 2>>"$tmp/chromium.log"
-}
 
 run --screenshot="$out" --window-size=1400,3000 "file://$dir/report.html" >/dev/null
 [ -s "$out" ] || { echo "render-check: no screenshot written; see chromium's log:" >&2; cat "$tmp/chromium.log" >&2; exit 1; }

@@ -1,0 +1,177 @@
+package check
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"lockbench/results"
+)
+
+// The linearizability check is an outside judge (Jepsen's rule): it reads
+// only the history of the protected resource as the clients logged it,
+// one operation per critical section, and asks porcupine whether some
+// order of those operations, each taking effect at one instant inside its
+// own [Begin, End], explains every value read. It does not look at the
+// lock, the checker's counters or the engine.
+
+// Op is one critical section on one key, as the resource saw it: the value
+// read, and what became of the write of that value + 1.
+type Op struct {
+	Key     uint64
+	Client  int // the client, and its worker that held the lock
+	Worker  int
+	Begin   int64 // Unix ns just before the read was sent
+	End     int64 // Unix ns when the write (or the decision not to write) returned; MaxInt64: never known
+	Read    int64
+	Outcome Outcome
+}
+
+// Outcome is what became of a critical section's write.
+type Outcome byte
+
+const (
+	// Written: the resource acknowledged the write of Read+1.
+	Written Outcome = 'w'
+	// Refused: a fenced write refused for a stale token: nothing changed.
+	Refused Outcome = 'r'
+	// Skipped: the client did not write (its validity had run out).
+	Skipped Outcome = 's'
+	// Unknown: the write was sent but its answer never came (an error or a
+	// timeout): it may or may not have taken effect, at any time after
+	// Begin.
+	Unknown Outcome = 'u'
+)
+
+// model is the resource of one key, a counter: a critical section reads
+// the counter and, if it writes, sets it to what it read plus one. A
+// section whose read is not the counter's value at its instant is not
+// explained: two holders that both read 5 and wrote 6 cannot be ordered.
+var model = porcupine.NondeterministicModel{
+	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
+		byKey := map[uint64][]porcupine.Operation{}
+		for _, op := range h {
+			k := op.Input.(Op).Key
+			byKey[k] = append(byKey[k], op)
+		}
+		out := make([][]porcupine.Operation, 0, len(byKey))
+		for _, k := range slices.Sorted(maps.Keys(byKey)) {
+			out = append(out, byKey[k])
+		}
+		return out
+	},
+	Init: func() []any { return []any{int64(0)} },
+	Step: func(state, input, _ any) []any {
+		op, v := input.(Op), state.(int64)
+		switch {
+		case v != op.Read:
+			return nil
+		case op.Outcome == Written:
+			return []any{v + 1}
+		case op.Outcome == Unknown:
+			return []any{v, v + 1}
+		}
+		return []any{v}
+	},
+	DescribeOperation: func(input, _ any) string {
+		op := input.(Op)
+		switch op.Outcome {
+		case Written:
+			return fmt.Sprintf("read %d, wrote %d", op.Read, op.Read+1)
+		case Refused:
+			return fmt.Sprintf("read %d, write %d refused (stale token)", op.Read, op.Read+1)
+		case Skipped:
+			return fmt.Sprintf("read %d, no write (validity ran out)", op.Read)
+		}
+		return fmt.Sprintf("read %d, write %d unanswered", op.Read, op.Read+1)
+	},
+	DescribeState: func(state any) string { return strconv.FormatInt(state.(int64), 10) },
+}
+
+// Judgement is the judge's verdict on a cell's history, with the failing
+// key's operations for its visualization.
+type Judgement struct {
+	results.Linearizability
+	failing []porcupine.Operation
+}
+
+// Verdicts.
+const (
+	Linearizable    = "linearizable"
+	NotLinearizable = "not linearizable"
+	UnknownVerdict  = "unknown"
+)
+
+// CheckLinearizable judges ops within budget, key by key in key order,
+// and stops at the first key that is not linearizable.
+func CheckLinearizable(ops []Op, budget time.Duration) *Judgement {
+	start := time.Now()
+	m := model.ToModel()
+	parts := m.Partition(history(ops))
+	l := &Judgement{Linearizability: results.Linearizability{Verdict: Linearizable, Operations: len(ops), Keys: len(parts), Budget: budget.Seconds()}}
+	defer func() { l.Seconds = time.Since(start).Seconds() }()
+	for i, part := range parts {
+		left := budget - time.Since(start)
+		key := part[0].Input.(Op).Key
+		if left <= 0 {
+			l.unknown(key, fmt.Sprintf("the %v budget was spent after %d of %d keys", budget, i, l.Keys))
+			return l
+		}
+		switch porcupine.CheckOperationsTimeout(m, part, left) {
+		case porcupine.Illegal:
+			l.Verdict, l.Key, l.failing = NotLinearizable, &key, part
+			return l
+		case porcupine.Unknown:
+			l.unknown(key, fmt.Sprintf("the %v budget ran out on key %d (%d operations)", budget, key, len(part)))
+			return l
+		}
+	}
+	return l
+}
+
+func (l *Judgement) unknown(key uint64, reason string) {
+	l.Verdict, l.Key, l.Reason = UnknownVerdict, &key, reason
+}
+
+// history is ops as porcupine's operations. Each worker that held a lock
+// is one of porcupine's clients (a row of the visualization: one critical
+// section at a time), numbered from 0 in order of appearance.
+func history(ops []Op) []porcupine.Operation {
+	out := make([]porcupine.Operation, len(ops))
+	ids := map[[2]int]int{}
+	for i, op := range ops {
+		who := [2]int{op.Client, op.Worker}
+		id, ok := ids[who]
+		if !ok {
+			id = len(ids)
+			ids[who] = id
+		}
+		out[i] = porcupine.Operation{ClientId: id, Input: op, Call: op.Begin, Return: op.End}
+	}
+	return out
+}
+
+// Visualize writes porcupine's page of the failing key's history (a
+// self-contained HTML file); false when the history was linearizable.
+func (l *Judgement) Visualize(w io.Writer) (bool, error) {
+	if l.failing == nil {
+		return false, nil
+	}
+	m := model.ToModel()
+	m.Partition = nil // the failing key alone
+	var ops []Op
+	for _, op := range l.failing {
+		ops = append(ops, op.Input.(Op))
+	}
+	_, info := porcupine.CheckOperationsVerbose(m, history(ops), 0)
+	return true, porcupine.Visualize(m, info, w)
+}
+
+// OpenEnd is the End of a section whose end was never known.
+const OpenEnd = math.MaxInt64
