@@ -433,8 +433,10 @@ func parseHold(s string) (Hold, error) {
 	h.Begin, errs[8] = strconv.ParseInt(f[8], 10, 64)
 	h.End, errs[9] = strconv.ParseInt(f[9], 10, 64)
 	h.Read, errs[10] = strconv.ParseInt(f[10], 10, 64)
-	if f[11] != "-" {
-		h.Outcome = Outcome(f[11][0])
+	if o, ok := outcomes[f[11][0]]; ok && len(f[11]) == 1 {
+		h.Outcome = o
+	} else if f[11] != "-" {
+		errs[11] = fmt.Errorf("outcome %q", f[11])
 	}
 	if err := errors.Join(errs[:]...); err != nil {
 		return Hold{}, fmt.Errorf("resource: hold log entry %q is not %s", s, holdFormat)

@@ -44,10 +44,16 @@ const (
 	// Skipped: the client did not write (its validity had run out).
 	Skipped Outcome = 's'
 	// Unknown: the write was sent but its answer never came (an error or a
-	// timeout): it may or may not have taken effect, at any time after
-	// Begin.
+	// timeout): it may or may not have taken effect. The model lets it take
+	// effect only where the counter still held what it read; one the
+	// server ran late, over another holder's write, is a lost update the
+	// resource counts and the model explains away (Unanswered says how
+	// many there were).
 	Unknown Outcome = 'u'
 )
+
+// outcomes are the logged outcomes, by their byte.
+var outcomes = map[byte]Outcome{'w': Written, 'r': Refused, 's': Skipped, 'u': Unknown}
 
 // model is the resource of one key, a counter: a critical section reads
 // the counter and, if it writes, sets it to what it read plus one. A
@@ -92,6 +98,7 @@ var model = porcupine.NondeterministicModel{
 		return fmt.Sprintf("read %d, write %d unanswered", op.Read, op.Read+1)
 	},
 	DescribeState: func(state any) string { return strconv.FormatInt(state.(int64), 10) },
+	Hash:          func(state any) uint64 { return uint64(state.(int64)) },
 }
 
 // Judgement is the judge's verdict on a cell's history, with the failing
@@ -101,11 +108,11 @@ type Judgement struct {
 	failing []porcupine.Operation
 }
 
-// Verdicts.
+// The verdicts, as results names them.
 const (
-	Linearizable    = "linearizable"
-	NotLinearizable = "not linearizable"
-	UnknownVerdict  = "unknown"
+	Linearizable    = results.Linearizable
+	NotLinearizable = results.NotLinearizable
+	UnknownVerdict  = results.UnknownVerdict
 )
 
 // CheckLinearizable judges ops within budget, key by key in key order,
@@ -116,6 +123,15 @@ func CheckLinearizable(ops []Op, budget time.Duration) *Judgement {
 	parts := m.Partition(history(ops))
 	l := &Judgement{Linearizability: results.Linearizability{Verdict: Linearizable, Operations: len(ops), Keys: len(parts), Budget: budget.Seconds()}}
 	defer func() { l.Seconds = time.Since(start).Seconds() }()
+	for _, op := range ops {
+		if op.Outcome == Unknown {
+			l.Unanswered++
+		}
+	}
+	if len(ops) == 0 {
+		l.Verdict, l.Reason = UnknownVerdict, "no critical section to judge"
+		return l
+	}
 	for i, part := range parts {
 		left := budget - time.Since(start)
 		key := part[0].Input.(Op).Key
@@ -141,35 +157,43 @@ func (l *Judgement) unknown(key uint64, reason string) {
 
 // history is ops as porcupine's operations. Each worker that held a lock
 // is one of porcupine's clients (a row of the visualization: one critical
-// section at a time), numbered from 0 in order of appearance.
+// section at a time), numbered from 0 in order of appearance; after an
+// unanswered write, whose section never ends, the worker goes on in a row
+// of its own (Jepsen's new process).
 func history(ops []Op) []porcupine.Operation {
 	out := make([]porcupine.Operation, len(ops))
-	ids := map[[2]int]int{}
+	ids, next := map[[2]int]int{}, 0
 	for i, op := range ops {
 		who := [2]int{op.Client, op.Worker}
 		id, ok := ids[who]
 		if !ok {
-			id = len(ids)
+			id, next = next, next+1
 			ids[who] = id
+		}
+		if op.Outcome == Unknown {
+			delete(ids, who)
 		}
 		out[i] = porcupine.Operation{ClientId: id, Input: op, Call: op.Begin, Return: op.End}
 	}
 	return out
 }
 
+// Failing reports whether a key's history was found not linearizable.
+func (l *Judgement) Failing() bool { return l.failing != nil }
+
 // Visualize writes porcupine's page of the failing key's history (a
-// self-contained HTML file); false when the history was linearizable.
+// self-contained HTML file); false when no key failed. Its search runs
+// again, within the budget (what it found by then is drawn).
 func (l *Judgement) Visualize(w io.Writer) (bool, error) {
-	if l.failing == nil {
+	if !l.Failing() {
 		return false, nil
 	}
-	m := model.ToModel()
-	m.Partition = nil // the failing key alone
 	var ops []Op
 	for _, op := range l.failing {
 		ops = append(ops, op.Input.(Op))
 	}
-	_, info := porcupine.CheckOperationsVerbose(m, history(ops), 0)
+	m := model.ToModel()
+	_, info := porcupine.CheckOperationsVerbose(m, history(ops), time.Duration(l.Budget*float64(time.Second)))
 	return true, porcupine.Visualize(m, info, w)
 }
 

@@ -98,3 +98,38 @@ func TestVisualizeFailingKey(t *testing.T) {
 		t.Errorf("a linearizable history was drawn: %v, %v, %d bytes", wrote, err, b.Len())
 	}
 }
+
+// No section to judge is "unknown", never a pass; unanswered writes are
+// counted, and after one the worker goes on in a row of its own.
+func TestNothingToJudgeAndUnanswered(t *testing.T) {
+	if j := CheckLinearizable(nil, time.Minute); j.Verdict != UnknownVerdict || j.Reason == "" {
+		t.Errorf("empty history: %+v", j.Linearizability)
+	}
+	ops := sections(
+		Op{Key: 0, Client: 0, Worker: 3, Begin: 0, End: OpenEnd, Read: 0, Outcome: Unknown},
+		Op{Key: 0, Client: 0, Worker: 3, Begin: 20, End: 30, Read: 1, Outcome: Written},
+	)
+	j := CheckLinearizable(ops, time.Minute)
+	if j.Verdict != Linearizable || j.Unanswered != 1 {
+		t.Errorf("unanswered write that landed: %+v", j.Linearizability)
+	}
+	if h := history(ops); h[0].ClientId == h[1].ClientId {
+		t.Errorf("after an unanswered write the worker shares its row: %d, %d", h[0].ClientId, h[1].ClientId)
+	}
+}
+
+// A hold log entry's outcome is one of the four, or "-" (no section).
+func TestHoldOutcomeParsed(t *testing.T) {
+	const base = "3 100 5 200 1000000000 0.01 1 4 110 190 7 "
+	for in, want := range map[string]Outcome{"w": Written, "r": Refused, "s": Skipped, "u": Unknown, "-": 0} {
+		h, err := parseHold(base + in)
+		if err != nil || h.Outcome != want || h.Read != 7 || h.Worker != 4 || h.Begin != 110 || h.End != 190 {
+			t.Errorf("%q: %+v, %v", in, h, err)
+		}
+	}
+	for _, bad := range []string{"x", "wr"} {
+		if _, err := parseHold(base + bad); err == nil {
+			t.Errorf("outcome %q accepted", bad)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"lockbench/engine"
+	"lockbench/results"
 )
 
 // Cell is one cell's view of the exporter: every child series resolved when
@@ -70,9 +71,9 @@ func (e *Exporter) Cell(l Labels, masters []string) *Cell {
 func (c *Cell) SetLinearizable(verdict string) {
 	v := -1.0
 	switch verdict {
-	case "linearizable":
+	case results.Linearizable:
 		v = 1
-	case "not linearizable":
+	case results.NotLinearizable:
 		v = 0
 	}
 	c.linearizable().Set(v)

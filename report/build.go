@@ -276,7 +276,9 @@ func summarizeCells(s *Summary, res *loadedDir, dir string) ([]results.Run, erro
 		cs := summarizeCell(c, s.SLO)
 		if l := c.Run.Safety.Linearizability; l != nil && l.Visualization != "" {
 			// Linked from the report, wherever it is written.
-			cs.HistoryFile, _ = filepath.Rel(s.OutDir, filepath.Join(dir, l.Visualization))
+			out, _ := filepath.Abs(s.OutDir)
+			page, _ := filepath.Abs(filepath.Join(dir, l.Visualization))
+			cs.HistoryFile, _ = filepath.Rel(out, page)
 		}
 		if h := c.Totals[results.MetricAcquire]; h != nil && h.TotalCount() > 0 {
 			rel := results.CellStem(c.Info) + ".acquire.percentiles.txt"

@@ -375,24 +375,10 @@ func makeSafetyRow(c CellSummary) safetyRow {
 		row.Fencing = "yes"
 		row.Rejected = results.Count(sf.StaleWritesRejected)
 	}
-	row.History, row.HistoryBad = historyText(sf.Linearizability)
+	row.History, row.HistoryBad = sf.Linearizability.Summary()
 	row.HistoryLink = filepath.ToSlash(c.HistoryFile)
 	row.Verdict, row.VerdictBad = verdictText(sf)
 	return row
-}
-
-// historyText is porcupine's verdict on a cell's history: never a pass
-// unless it found the history linearizable.
-func historyText(l *results.Linearizability) (string, bool) {
-	switch {
-	case l == nil:
-		return "—", false
-	case l.Verdict == "linearizable":
-		return fmt.Sprintf("linearizable (%d operations)", l.Operations), false
-	case l.Verdict == "not linearizable":
-		return fmt.Sprintf("NOT LINEARIZABLE: key %d", *l.Key), true
-	}
-	return "UNKNOWN: " + l.Reason, true
 }
 
 // verdictText is what a chaos cell showed: never "met" without

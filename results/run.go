@@ -3,7 +3,10 @@
 // and atomic writes. It draws nothing: report reads results and draws.
 package results
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Latency is the summary of one histogram, in microseconds.
 type Latency struct {
@@ -136,6 +139,30 @@ type Linearizability struct {
 	// Visualization is porcupine's page of the failing key's history,
 	// relative to the results directory ("" : none written).
 	Visualization string `json:"visualization,omitempty"`
+	// Unanswered counts the sections whose write got no answer: the judge
+	// lets each take effect or not, but a write the server ran late (after
+	// another holder's) is a lost update it cannot see.
+	Unanswered int `json:"unanswered_writes,omitempty"`
+}
+
+// The judge's verdicts.
+const (
+	Linearizable    = "linearizable"
+	NotLinearizable = "not linearizable"
+	UnknownVerdict  = "unknown"
+)
+
+// Summary is the verdict in words, and whether it is anything but a pass.
+func (l *Linearizability) Summary() (string, bool) {
+	switch {
+	case l == nil:
+		return "-", false
+	case l.Verdict == Linearizable:
+		return fmt.Sprintf("linearizable (%d operations)", l.Operations), false
+	case l.Verdict == NotLinearizable:
+		return fmt.Sprintf("NOT LINEARIZABLE: key %d", *l.Key), true
+	}
+	return "UNKNOWN: " + l.Reason, true
 }
 
 // SafetySecond is one second of a chaos cell (counted from its start) in

@@ -287,9 +287,7 @@ func (r *faultRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler
 	res := r.res
 	events := sched.Events()
 	res.Run = buildRun(r, t0, run.results, ck, iv, events)
-	if err := r.judgeHistory(&res.Run, ck); err != nil {
-		return nil, err
-	}
+	r.judgeHistory(&res.Run, ck, run.interrupted)
 	if ferr := sched.Err(); ferr != nil {
 		res.Run.Warnings = append(res.Run.Warnings, "faults: "+strings.ReplaceAll(ferr.Error(), "\n", "; "))
 	}
@@ -311,49 +309,46 @@ func (r *faultRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler
 // judgeHistory asks the outside judge (porcupine) whether the resource's
 // history is linearizable, writes the failing key's history beside the
 // cell's result, and says where the judge and the resource's counters
-// disagree.
-func (r *faultRun) judgeHistory(run *results.Run, ck check.Findings) error {
-	// The budget: the cell's own length, 10 s at least, so the check never
-	// takes longer than what it judges.
-	budget := max(10*time.Second, time.Duration(r.s.Duration))
-	j := check.CheckLinearizable(ck.History, budget)
-	lin := &j.Linearizability
-	run.Safety.Linearizability = lin
-	if err := r.visualize(j); err != nil {
-		return err
+// disagree. An interrupted cell's history is partial: it is not judged.
+func (r *faultRun) judgeHistory(run *results.Run, ck check.Findings, interrupted bool) {
+	lin := &results.Linearizability{Verdict: check.UnknownVerdict, Operations: len(ck.History), Reason: "the cell was interrupted: its history is partial"}
+	if !interrupted {
+		// The budget: the cell's own length, 10 s at least.
+		j := check.CheckLinearizable(ck.History, max(10*time.Second, time.Duration(r.s.Duration)))
+		if err := r.visualize(j); err != nil {
+			run.Warnings = append(run.Warnings, "linearizability: the failing key's history could not be drawn: "+err.Error())
+		}
+		lin = &j.Linearizability
 	}
+	run.Safety.Linearizability = lin
 	if mc := r.metricsCell(); mc != nil {
 		mc.SetLinearizable(lin.Verdict)
 	}
 	switch {
 	case lin.Verdict == check.NotLinearizable:
 		run.Warnings = append(run.Warnings, fmt.Sprintf("safety: the history of key %d is not linearizable (porcupine)%s", *lin.Key, seeFile(lin.Visualization)))
-	case lin.Verdict == check.UnknownVerdict:
+	case lin.Verdict == check.UnknownVerdict && !interrupted:
 		run.Warnings = append(run.Warnings, "safety: linearizability unknown: "+lin.Reason)
 	}
 	run.Safety.Disagreement = disagreement(lin, ck.LostUpdates)
-	return nil
 }
 
 // visualize writes porcupine's page of the failing key's history as
-// cells/STEM.linearizability.html (nothing without a results directory).
+// cells/STEM.linearizability.html (nothing without a results directory,
+// or when no key failed).
 func (r *faultRun) visualize(j *check.Judgement) error {
-	if r.dir == "" {
+	if r.dir == "" || !j.Failing() {
 		return nil
 	}
 	rel := filepath.Join("cells", r.stem+".linearizability.html")
-	var wrote bool
-	err := results.WriteFileShared(filepath.Join(r.dir, rel), func(w io.Writer) error {
-		var err error
-		wrote, err = j.Visualize(w)
+	if err := results.WriteFileShared(filepath.Join(r.dir, rel), func(w io.Writer) error {
+		_, err := j.Visualize(w)
 		return err
-	})
-	if !wrote {
-		os.Remove(filepath.Join(r.dir, rel))
+	}); err != nil {
 		return err
 	}
 	j.Visualization = rel
-	return err
+	return nil
 }
 
 // disagreement is how the resource's lost-update count and the history's
@@ -361,6 +356,9 @@ func (r *faultRun) visualize(j *check.Judgement) error {
 // say): a lost update is an increment no order of the sections explains.
 func disagreement(lin *results.Linearizability, lost int64) string {
 	switch {
+	case lin.Verdict == check.Linearizable && lost > 0 && lin.Unanswered > 0:
+		return fmt.Sprintf("the resource counted %d lost updates, but porcupine found its history linearizable: "+
+			"%d writes got no answer, and one the server ran late is a lost update the history cannot show", lost, lin.Unanswered)
 	case lin.Verdict == check.Linearizable && lost > 0:
 		return fmt.Sprintf("the resource counted %d lost updates, but porcupine found its history linearizable", lost)
 	case lin.Verdict == check.NotLinearizable && lost == 0:

@@ -120,26 +120,12 @@ func printSafetyTable(w io.Writer, cells []plan.Cell, res []*CellResult, color b
 			name += " (interrupted)"
 		}
 		exp, bad := verdictText(r)
-		hist, unsafe := historyText(s.Linearizability)
+		hist, unsafe := s.Linearizability.Summary()
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%v\t%s\t%.1f%%\t%.1f%%\t%s\t%s\n", name, strings.Join(kinds, "+"), r.Run.Outcomes.Acquired,
 			paint(fmt.Sprint(s.Violations), s.Violations > 0), paint(fmt.Sprint(s.LostUpdates), s.LostUpdates > 0),
 			s.Fencing, rej, 100*s.AvailabilityOps, 100*s.AvailabilityTime, paint(hist, unsafe), paint(exp, bad))
 	}
 	tw.Flush()
-}
-
-// historyText is the history column: porcupine's verdict, red unless the
-// history is linearizable (unknown is never shown as a pass).
-func historyText(l *results.Linearizability) (string, bool) {
-	switch {
-	case l == nil:
-		return "-", false
-	case l.Verdict == "linearizable":
-		return "linearizable", false
-	case l.Verdict == "not linearizable":
-		return fmt.Sprintf("NOT LINEARIZABLE (key %d)", *l.Key), true
-	}
-	return "UNKNOWN", true
 }
 
 // verdictText is the expectations column; bad marks a cell that failed.

@@ -159,10 +159,10 @@ func verdict(interrupted bool, disagree string, notJudged, unmet []string, expec
 	switch {
 	case interrupted:
 		return "interrupted"
+	case len(notJudged) > 0: // a disagreement on too little is its symptom
+		return "not judged"
 	case disagree != "":
 		return "checkers disagree"
-	case len(notJudged) > 0:
-		return "not judged"
 	case expectations == 0:
 		return "unchecked"
 	case len(unmet) > 0:
