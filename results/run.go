@@ -240,6 +240,9 @@ type Run struct {
 	Outcomes             Outcomes           `json:"outcomes"`
 	Safety               Safety             `json:"safety"`
 	LockUse              LockUse            `json:"lock_use"`
+	// Fairness is how evenly the workers got the lock (nil: none acquired,
+	// or a fault cell, whose clients count apart).
+	Fairness *Fairness `json:"fairness,omitempty"`
 	OpenLoop             *OpenLoop          `json:"open_loop,omitempty"`
 	Client               Client             `json:"client"`
 	Servers              *Servers           `json:"servers,omitempty"`

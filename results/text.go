@@ -15,6 +15,7 @@ func WriteText(w io.Writer, r *Run, s Settings) {
 	printLatencies(w, r)
 	printOutcomes(w, r)
 	printSafety(w, r.Safety)
+	printFairness(w, r.Fairness)
 	printCosts(w, r)
 }
 
@@ -166,4 +167,16 @@ func sortedMasters(m map[string]MasterOutcomes) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// printFairness says how evenly the workers got the lock.
+func printFairness(w io.Writer, f *Fairness) {
+	if f == nil {
+		return
+	}
+	fmt.Fprintf(w, "fairness: Jain's index %.3f over %d workers (acquisitions per worker %d–%d", f.JainIndex, f.Workers, f.MinAcquired, f.MaxAcquired)
+	if f.Idle > 0 {
+		fmt.Fprintf(w, ", %d acquired nothing", f.Idle)
+	}
+	fmt.Fprintln(w, ")")
 }

@@ -58,6 +58,7 @@ func (s *Stats) Result(rp Replies, config *results.CellConfig, started time.Time
 		l := results.Summarize(s.AcquireUncorrected)
 		r.AcquireUncorrected = &l
 	}
+	r.Fairness = results.NewFairness(s.PerWorker)
 	if secs > 0 {
 		r.Throughput.CyclesPerSec = float64(s.Acquired) / secs
 		r.Throughput.AcquiresPerSec = float64(s.Attempts()) / secs

@@ -147,6 +147,7 @@ type Stats struct {
 	RSSEnd             int64         // resident bytes when it closed
 	ServerCPU          []time.Duration
 	Interrupted        bool
+	PerWorker          []int64 // measured acquisitions of each worker
 }
 
 // Run drives the locker until the cell's time is up, its quota is met or
@@ -407,6 +408,7 @@ func (l *loop) stats(interrupted bool, workers []*Worker, stop time.Time, win *w
 	win.fill(st, stop)
 	for _, w := range workers {
 		st.Counts.Add(&w.Counts)
+		st.PerWorker = append(st.PerWorker, w.Counts.Acquired)
 	}
 	st.Unserved = st.Offered - st.Started // 0 - 0 in closed loop
 	if l.pace != nil && l.cfg.Observer != nil {
