@@ -231,22 +231,22 @@ type Servers struct {
 // Run is the result of one benchmark cell: the shape `lockbench run --json`
 // prints and later tools rely on.
 type Run struct {
-	Config               *CellConfig        `json:"config"`
-	Throughput           Throughput         `json:"throughput"`
-	AcquireLatency       Latency            `json:"acquire_latency_us"`
-	AcquireUncorrected   *Latency           `json:"acquire_uncorrected_latency_us,omitempty"`
-	AcquireFailedLatency Latency            `json:"acquire_failed_latency_us"`
-	ReleaseLatency       Latency            `json:"release_latency_us"`
-	Outcomes             Outcomes           `json:"outcomes"`
-	Safety               Safety             `json:"safety"`
-	LockUse              LockUse            `json:"lock_use"`
+	Config               *CellConfig `json:"config"`
+	Throughput           Throughput  `json:"throughput"`
+	AcquireLatency       Latency     `json:"acquire_latency_us"`
+	AcquireUncorrected   *Latency    `json:"acquire_uncorrected_latency_us,omitempty"`
+	AcquireFailedLatency Latency     `json:"acquire_failed_latency_us"`
+	ReleaseLatency       Latency     `json:"release_latency_us"`
+	Outcomes             Outcomes    `json:"outcomes"`
+	Safety               Safety      `json:"safety"`
+	LockUse              LockUse     `json:"lock_use"`
 	// Fairness is how evenly the workers got the lock (nil: none acquired,
 	// or a fault cell, whose clients count apart).
-	Fairness *Fairness `json:"fairness,omitempty"`
-	OpenLoop             *OpenLoop          `json:"open_loop,omitempty"`
-	Client               Client             `json:"client"`
-	Servers              *Servers           `json:"servers,omitempty"`
-	BaselineRTT          map[string]Latency `json:"baseline_rtt_us,omitempty"`
+	Fairness    *Fairness          `json:"fairness,omitempty"`
+	OpenLoop    *OpenLoop          `json:"open_loop,omitempty"`
+	Client      Client             `json:"client"`
+	Servers     *Servers           `json:"servers,omitempty"`
+	BaselineRTT map[string]Latency `json:"baseline_rtt_us,omitempty"`
 	// BaselineParallel: plain SETs to all masters at once, waited for together
 	// (the floor of a multiplexed acquire on this machine).
 	BaselineParallel *Latency  `json:"baseline_parallel_set_us,omitempty"`
