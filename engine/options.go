@@ -62,6 +62,15 @@ type Config struct {
 	Retries     int           // extra attempts after a failed acquire
 	RetryMin    time.Duration // random delay between attempts, lower bound
 	RetryMax    time.Duration // random delay between attempts, upper bound
+	// Strategy is how a caller waits between attempts (WaitStrategies):
+	// retry (a random delay in [RetryMin, RetryMax]), backoff (exponential
+	// with full jitter from BackoffBase, capped at BackoffCap) or spin (no
+	// delay). WaitTime, when set, is how long a caller keeps trying
+	// (Redisson's waitTime) in place of a count of Retries.
+	Strategy    string
+	BackoffBase time.Duration
+	BackoffCap  time.Duration
+	WaitTime    time.Duration
 	MaxBatch    int           // most commands coalesced into one pipelined write per master
 	Dispatchers int           // batches in flight per master
 	FlushDelay  time.Duration // rueidis MaxFlushDelay: a short wait lets more commands share one write
@@ -79,6 +88,9 @@ func DefaultConfig() Config {
 		Retries:     0,
 		RetryMin:    50 * time.Millisecond,
 		RetryMax:    250 * time.Millisecond,
+		Strategy:    StrategyRetry,
+		BackoffBase: time.Millisecond,
+		BackoffCap:  100 * time.Millisecond,
 		MaxBatch:    128,
 		Dispatchers: 2, // per-key queues: two keep batches large (fewer writes) yet one in flight while the other fills
 	}
@@ -120,6 +132,9 @@ func (c Config) Validate() error {
 	}
 	if c.RetryMin < 0 || c.RetryMax < c.RetryMin {
 		return fmt.Errorf("retry-delay: %v..%v is not accepted; use 0 <= min <= max", c.RetryMin, c.RetryMax)
+	}
+	if err := c.Retry().validate(); err != nil {
+		return err
 	}
 	if c.MaxBatch < 1 || c.MaxBatch > 1024 {
 		return fmt.Errorf("batch: %d is not accepted; use 1..1024", c.MaxBatch)

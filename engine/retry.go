@@ -2,40 +2,98 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 )
 
+// The wait strategies: how a caller waits between attempts.
+const (
+	StrategyRetry   = "retry"
+	StrategyBackoff = "backoff"
+	StrategySpin    = "spin"
+)
+
+// WaitStrategies lists them.
+var WaitStrategies = []string{StrategyRetry, StrategyBackoff, StrategySpin}
+
 // RetryPolicy is the acquire loop's terms, the engine's and the redsync
-// driver's alike: up to Retries more attempts after a failed one, each after
-// a random delay in [Min, Max].
+// driver's alike: after a failed attempt, another after a delay of the
+// strategy's, up to Retries more, or (WaitTime set) until WaitTime has
+// passed since the first.
 type RetryPolicy struct {
 	Retries  int
 	Min, Max time.Duration
+	// Strategy: retry (a random delay in [Min, Max]; "" too), backoff
+	// (full jitter: random in [0, min(Cap, Base·2^(n−1))] before attempt
+	// n+1) or spin (no delay).
+	Strategy  string
+	Base, Cap time.Duration
+	WaitTime  time.Duration
 	// Rand draws the delays (nil: the shared source); a worker's own
 	// seeded source makes them reproducible with the run's seed.
 	Rand *rand.Rand
 }
 
-// Retry is the policy of c's Retries, RetryMin and RetryMax.
+// Retry is the policy of c's retry and wait settings.
 func (c Config) Retry() RetryPolicy {
-	return RetryPolicy{Retries: c.Retries, Min: c.RetryMin, Max: c.RetryMax}
+	return RetryPolicy{Retries: c.Retries, Min: c.RetryMin, Max: c.RetryMax, Strategy: c.Strategy,
+		Base: c.BackoffBase, Cap: c.BackoffCap, WaitTime: c.WaitTime}
 }
 
-// Delay is one random pause in [Min, Max].
-func (p RetryPolicy) Delay() time.Duration {
-	d := p.Min
-	if span := p.Max - p.Min; span > 0 && p.Rand != nil {
-		d += time.Duration(p.Rand.Int64N(int64(span) + 1))
-	} else if span > 0 {
-		d += rand.N(span + 1)
+// validate names the first bad term and what is accepted.
+func (p RetryPolicy) validate() error {
+	switch {
+	case p.Strategy != "" && !slices.Contains(WaitStrategies, p.Strategy):
+		return fmt.Errorf("wait-strategy: %q is not accepted; use %s", p.Strategy, strings.Join(WaitStrategies, ", "))
+	case p.Strategy == StrategyBackoff && p.Base <= 0:
+		return fmt.Errorf("backoff-base: %v is not accepted; use a positive duration such as 1ms", p.Base)
+	case p.Strategy == StrategyBackoff && p.Cap < p.Base:
+		return fmt.Errorf("backoff-cap: %v is not accepted; use at least backoff-base (%v)", p.Cap, p.Base)
+	case p.WaitTime < 0:
+		return fmt.Errorf("wait-time: %v is not accepted; use a positive duration such as 2s (0: retries decide)", p.WaitTime)
 	}
-	return d
+	return nil
 }
 
-// Wait sleeps one Delay; false, at once, when ctx ends first.
-func (p RetryPolicy) Wait(ctx context.Context) bool {
-	t := time.NewTimer(p.Delay())
+// Delay is the pause before attempt n+1 (n ≥ 1 attempts made).
+func (p RetryPolicy) Delay(n int) time.Duration {
+	switch p.Strategy {
+	case StrategySpin:
+		return 0
+	case StrategyBackoff:
+		ceil := p.Cap
+		if n < 63 && p.Base<<(n-1) > 0 && p.Base<<(n-1) < p.Cap {
+			ceil = p.Base << (n - 1)
+		}
+		return p.random(0, ceil)
+	}
+	return p.random(p.Min, p.Max)
+}
+
+// random is a duration in [lo, hi].
+func (p RetryPolicy) random(lo, hi time.Duration) time.Duration {
+	span := hi - lo
+	switch {
+	case span <= 0:
+		return lo
+	case p.Rand != nil:
+		return lo + time.Duration(p.Rand.Int64N(int64(span)+1))
+	}
+	return lo + rand.N(span+1)
+}
+
+// Wait sleeps the delay after the first attempt; false, at once, when ctx
+// ends first.
+func (p RetryPolicy) Wait(ctx context.Context) bool { return p.wait(ctx, p.Delay(1)) }
+
+func (p RetryPolicy) wait(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -54,12 +112,24 @@ func (p RetryPolicy) Acquire(ctx context.Context, try func(context.Context) (*Lo
 		lock, res := try(ctx)
 		res.Attempts = attempt
 		res.Elapsed = time.Since(start)
-		if lock != nil || attempt > p.Retries || ctx.Err() != nil {
+		if lock != nil || p.done(attempt, res.Elapsed) || ctx.Err() != nil {
 			return lock, res
 		}
-		if !p.Wait(ctx) {
+		d := p.Delay(attempt)
+		if p.WaitTime > 0 {
+			d = min(d, p.WaitTime-res.Elapsed) // never sleep past the wait
+		}
+		if !p.wait(ctx, d) {
 			res.Err = ctx.Err()
 			return nil, res
 		}
 	}
+}
+
+// done: no attempt is left after attempt n, elapsed into the wait.
+func (p RetryPolicy) done(n int, elapsed time.Duration) bool {
+	if p.WaitTime > 0 {
+		return elapsed >= p.WaitTime
+	}
+	return n > p.Retries
 }

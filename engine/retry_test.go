@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -59,8 +60,59 @@ func TestRetryAcquireRetriesUpToRetries(t *testing.T) {
 func TestRetryDelayWithinBounds(t *testing.T) {
 	p := RetryPolicy{Min: time.Millisecond, Max: 3 * time.Millisecond}
 	for range 1000 {
-		if d := p.Delay(); d < p.Min || d > p.Max {
+		if d := p.Delay(1); d < p.Min || d > p.Max {
 			t.Fatalf("delay %v outside [%v, %v]", d, p.Min, p.Max)
 		}
+	}
+}
+
+// Each wait strategy's delays: retry within [min, max], backoff within
+// its doubling ceiling up to the cap (full jitter), spin none.
+func TestWaitStrategyDelays(t *testing.T) {
+	backoff := RetryPolicy{Strategy: StrategyBackoff, Base: time.Millisecond, Cap: 8 * time.Millisecond}
+	for n := 1; n <= 70; n++ {
+		ceil := min(8*time.Millisecond, time.Millisecond<<min(n-1, 10))
+		if d := backoff.Delay(n); d < 0 || d > ceil {
+			t.Fatalf("backoff attempt %d: %v, want within [0, %v]", n, d, ceil)
+		}
+	}
+	var top time.Duration
+	for range 200 {
+		top = max(top, backoff.Delay(40))
+	}
+	if top < 4*time.Millisecond {
+		t.Errorf("backoff after 40 attempts never came near its cap: at most %v of 8ms", top)
+	}
+	if d := (RetryPolicy{Strategy: StrategySpin, Min: time.Second, Max: time.Second}).Delay(3); d != 0 {
+		t.Errorf("spin waited %v", d)
+	}
+}
+
+// With a wait time a caller tries until it has passed, whatever the
+// retries; never sleeping past it.
+func TestWaitTimeBoundsTheAttempts(t *testing.T) {
+	p := RetryPolicy{Strategy: StrategyRetry, Min: 20 * time.Millisecond, Max: 20 * time.Millisecond, WaitTime: 110 * time.Millisecond}
+	start := time.Now()
+	_, res := p.Acquire(context.Background(), func(context.Context) (*Lock, Result) { return nil, Result{} })
+	took := time.Since(start)
+	if res.Attempts < 5 || res.Attempts > 8 || took < 110*time.Millisecond || took > 400*time.Millisecond {
+		t.Errorf("wait 110ms, 20ms apart: %d attempts in %v", res.Attempts, took)
+	}
+}
+
+// Bad terms name the setting.
+func TestWaitStrategyValidation(t *testing.T) {
+	for want, p := range map[string]RetryPolicy{
+		"wait-strategy: \"notify-me\"": {Strategy: "notify-me"},
+		"backoff-cap":                  {Strategy: StrategyBackoff, Base: 10 * time.Millisecond, Cap: time.Millisecond},
+		"backoff-base":                 {Strategy: StrategyBackoff, Cap: time.Millisecond},
+		"wait-time":                    {WaitTime: -time.Second},
+	} {
+		if err := p.validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%+v: %v, want an error naming %s", p, err, want)
+		}
+	}
+	if err := (RetryPolicy{Strategy: StrategySpin}).validate(); err != nil {
+		t.Errorf("spin refused: %v", err)
 	}
 }

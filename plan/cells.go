@@ -52,8 +52,8 @@ func (sc *Scenario) parseAxes(m yaml.Node) error {
 
 // parseAxis reads one axis, type-checking each value with its line.
 func (sc *Scenario) parseAxis(k, v *yaml.Node) (Axis, error) {
-	ax := Axis{Name: k.Value}
-	if err := sc.checkSettingName(k.Value, nil); err != nil {
+	ax := Axis{Name: settingAlias(k.Value)}
+	if err := sc.checkSettingName(ax.Name, nil); err != nil {
 		return ax, fmt.Errorf("line %d: matrix: %w", k.Line, err)
 	}
 	if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
@@ -67,7 +67,7 @@ func (sc *Scenario) parseAxis(k, v *yaml.Node) (Axis, error) {
 		_ = yaml.NewEncoder(&buf).Encode(item)
 		ax.Values = append(ax.Values, strings.TrimSpace(buf.String()))
 		var probe Settings
-		if err := decodeOne(&probe, k.Value, item); err != nil {
+		if err := decodeOne(&probe, ax.Name, item); err != nil {
 			return ax, fmt.Errorf("line %d: matrix: %s: %w", item.Line, k.Value, err)
 		}
 	}

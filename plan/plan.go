@@ -27,6 +27,9 @@ func Defaults() Settings {
 		Retries:      e.Retries,
 		RetryMin:     Duration(e.RetryMin),
 		RetryMax:     Duration(e.RetryMax),
+		WaitStrategy: e.Strategy,
+		BackoffBase:  Duration(e.BackoffBase),
+		BackoffCap:   Duration(e.BackoffCap),
 		Batch:        e.MaxBatch,
 		Dispatchers:  e.Dispatchers,
 		FlushDelay:   Duration(e.FlushDelay),
@@ -295,6 +298,7 @@ func (s Settings) EngineConfig() (engine.Config, error) {
 	c.Mode, c.Wait = engine.Mode(s.Mode), engine.Wait(s.Wait)
 	c.TTL, c.Timeout, c.DriftFactor = time.Duration(s.TTL), time.Duration(s.Timeout), s.DriftFactor
 	c.Retries, c.RetryMin, c.RetryMax = s.Retries, time.Duration(s.RetryMin), time.Duration(s.RetryMax)
+	c.Strategy, c.BackoffBase, c.BackoffCap, c.WaitTime = s.WaitStrategy, time.Duration(s.BackoffBase), time.Duration(s.BackoffCap), time.Duration(s.WaitTime)
 	c.MaxBatch, c.Dispatchers, c.FlushDelay = s.Batch, s.Dispatchers, time.Duration(s.FlushDelay)
 	c.TLS = engine.TLSFiles{CA: s.TLSCA, Cert: s.TLSCert, Key: s.TLSKey, Insecure: s.TLSInsecure}
 	if !c.TLS.Empty() {

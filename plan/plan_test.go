@@ -202,3 +202,27 @@ func TestRunScenario(t *testing.T) {
 		t.Fatalf("run scenario %+v, cells %+v", sc, cells)
 	}
 }
+
+// The wait strategy and wait time are settings like the others: bad ones
+// name themselves; lease_time is Redisson's name of ttl.
+func TestWaitSettings(t *testing.T) {
+	for doc, want := range map[string]string{
+		"settings: {wait_strategy: notify-me}\n":                                      `wait-strategy: "notify-me" is not accepted`,
+		"settings: {wait_strategy: backoff, backoff_base: 10ms, backoff_cap: 1ms}\n": "backoff-cap",
+		"settings: {wait_time: -1s}\n":                                                "wait-time",
+		"settings: {ttl: 3s, lease_time: 4s}\n":                                       "given twice",
+	} {
+		if _, err := Parse("w.yaml", []byte(doc), false); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %s", doc, err, want)
+		}
+	}
+	sc, err := Parse("w.yaml", []byte("settings: {lease_time: 4s, wait_strategy: spin, wait_time: 2s}\nmatrix:\n  lease_time: [5s]\n"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, _ := sc.Cells()
+	e := cells[0].Engine
+	if time.Duration(cells[0].Settings.TTL) != 5*time.Second || e.TTL != 5*time.Second || e.Strategy != "spin" || e.WaitTime != 2*time.Second {
+		t.Errorf("ttl %v, engine %+v", cells[0].Settings.TTL, e)
+	}
+}

@@ -287,12 +287,12 @@ func (sc *Scenario) decodeSettings(s *Settings, n *yaml.Node, where string) erro
 // settingKey is the setting a key names in this kind of scenario, or why
 // it names none.
 func (sc *Scenario) settingKey(k, v *yaml.Node, where string, seen map[string]string) (string, error) {
-	name := k.Value
+	name := settingAlias(k.Value)
 	if sc.Faulty && name == "masters" && v.ShortTag() == "!!int" {
 		name = "local" // the old name of the count in fault scenarios
 	}
 	if prev, twice := seen[name]; twice {
-		return "", fmt.Errorf("line %d: %s.%s: given twice (as %s and %s; masters is its old name)", k.Line, where, name, prev, k.Value)
+		return "", fmt.Errorf("line %d: %s.%s: given twice (as %s and %s, one name of the other)", k.Line, where, name, prev, k.Value)
 	}
 	seen[name] = k.Value
 	if err := sc.checkSettingName(name, v); err != nil {
@@ -331,6 +331,18 @@ func decodeOne(s *Settings, name string, v *yaml.Node) error {
 		return fmt.Errorf("%s", CleanYAMLValueError(err))
 	}
 	return nil
+}
+
+// settingAliases are other names of settings, under which users know them
+// (Redisson's lease time is the lock's TTL).
+var settingAliases = map[string]string{"lease_time": "ttl"}
+
+// settingAlias is the setting name names.
+func settingAlias(name string) string {
+	if a, ok := settingAliases[name]; ok {
+		return a
+	}
+	return name
 }
 
 // SettingNames are the YAML names of every setting.

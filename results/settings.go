@@ -94,6 +94,15 @@ type Settings struct {
 	Retries     int      `yaml:"retries" json:"retries"`
 	RetryMin    Duration `yaml:"retry_delay_min" json:"retry_delay_min"`
 	RetryMax    Duration `yaml:"retry_delay_max" json:"retry_delay_max"`
+	// WaitStrategy is how a caller waits between attempts: retry (a random
+	// delay in [retry_delay_min, max]), backoff (exponential with full
+	// jitter from backoff_base, capped at backoff_cap) or spin; WaitTime
+	// keeps a caller trying that long (Redisson's waitTime) in place of a
+	// count of retries.
+	WaitStrategy string   `yaml:"wait_strategy" json:"wait_strategy"`
+	BackoffBase  Duration `yaml:"backoff_base" json:"backoff_base"`
+	BackoffCap   Duration `yaml:"backoff_cap" json:"backoff_cap"`
+	WaitTime     Duration `yaml:"wait_time" json:"wait_time"`
 	Batch       int      `yaml:"batch" json:"batch"`
 	Dispatchers int      `yaml:"dispatchers" json:"dispatchers"`
 	FlushDelay  Duration `yaml:"flush_delay" json:"flush_delay"`
