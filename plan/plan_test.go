@@ -207,10 +207,10 @@ func TestRunScenario(t *testing.T) {
 // name themselves; lease_time is Redisson's name of ttl.
 func TestWaitSettings(t *testing.T) {
 	for doc, want := range map[string]string{
-		"settings: {wait_strategy: notify-me}\n":                                      `wait-strategy: "notify-me" is not accepted`,
+		"settings: {wait_strategy: notify-me}\n":                                     `wait-strategy: "notify-me" is not accepted`,
 		"settings: {wait_strategy: backoff, backoff_base: 10ms, backoff_cap: 1ms}\n": "backoff-cap",
-		"settings: {wait_time: -1s}\n":                                                "wait-time",
-		"settings: {ttl: 3s, lease_time: 4s}\n":                                       "given twice",
+		"settings: {wait_time: -1s}\n":                                               "wait-time",
+		"settings: {ttl: 3s, lease_time: 4s}\n":                                      "given twice",
 	} {
 		if _, err := Parse("w.yaml", []byte(doc), false); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %s", doc, err, want)

@@ -103,9 +103,9 @@ type Settings struct {
 	BackoffBase  Duration `yaml:"backoff_base" json:"backoff_base"`
 	BackoffCap   Duration `yaml:"backoff_cap" json:"backoff_cap"`
 	WaitTime     Duration `yaml:"wait_time" json:"wait_time"`
-	Batch       int      `yaml:"batch" json:"batch"`
-	Dispatchers int      `yaml:"dispatchers" json:"dispatchers"`
-	FlushDelay  Duration `yaml:"flush_delay" json:"flush_delay"`
+	Batch        int      `yaml:"batch" json:"batch"`
+	Dispatchers  int      `yaml:"dispatchers" json:"dispatchers"`
+	FlushDelay   Duration `yaml:"flush_delay" json:"flush_delay"`
 
 	// Load
 	Load     string   `yaml:"load" json:"load"`         // closed (workers) or open (rate)
