@@ -57,11 +57,15 @@ func (t *tally) AcquireEnded()         {}
 func (t *tally) Extended(bool)         {}
 func (t *tally) Started(time.Duration) {}
 func (t *tally) Scheduled(_, _ int64)  {}
-func (t *tally) SetWorkers(int)        {}
-func (t *tally) Violation()            { t.violations.Add(1) }
-func (t *tally) LostUpdates(n int64)   { t.lost.Add(n) }
-func (t *tally) StaleWriteRejected()   { t.rejected.Add(1) }
-func (t *tally) AddCounts(LiveCounts)  {}
+
+// Waited: a fault cell's times to lock reach the parent in the clients'
+// interval logs, not live.
+func (t *tally) Waited(time.Duration, bool) {}
+func (t *tally) SetWorkers(int)             {}
+func (t *tally) Violation()                 { t.violations.Add(1) }
+func (t *tally) LostUpdates(n int64)        { t.lost.Add(n) }
+func (t *tally) StaleWriteRejected()        { t.rejected.Add(1) }
+func (t *tally) AddCounts(LiveCounts)       {}
 
 func (t *tally) Cycle(_, _, _ time.Duration, perMaster []engine.Outcome) {
 	t.cycles.Add(1)

@@ -161,6 +161,7 @@ type Result struct {
 	Attempts  int
 	Successes int           // masters that accepted the SET in the last attempt
 	Elapsed   time.Duration // first attempt start to decision
+	LastStart time.Duration // first attempt start to the last attempt's start (0 for one attempt)
 	Validity  time.Duration // TTL − elapsed − drift of the last attempt: left from its end; not positive means too slow
 	PerMaster []Outcome     // outcomes of the last attempt, by master
 	Err       error         // the context ended
@@ -405,6 +406,33 @@ func escapeGlob(s string) string {
 		out = append(out, s[i])
 	}
 	return string(out)
+}
+
+// Commands are the commands an engine sent its masters, by kind, summed over
+// the masters: what waiting and locking cost the servers.
+type Commands struct {
+	Sets     int64 `json:"sets"`
+	Releases int64 `json:"releases"`
+	Extends  int64 `json:"extends,omitempty"`
+}
+
+// Total is every command counted.
+func (c Commands) Total() int64 { return c.Sets + c.Releases + c.Extends }
+
+// Sub is c − o: the commands of a window between two readings.
+func (c Commands) Sub(o Commands) Commands {
+	return Commands{Sets: c.Sets - o.Sets, Releases: c.Releases - o.Releases, Extends: c.Extends - o.Extends}
+}
+
+// Commands returns the commands sent since New, by kind.
+func (e *Engine) Commands() Commands {
+	var c Commands
+	for _, l := range e.links {
+		c.Sets += l.kinds[opSet].Load()
+		c.Releases += l.kinds[opRelease].Load()
+		c.Extends += l.kinds[opExtend].Load()
+	}
+	return c
 }
 
 // Batching returns how many batches were sent to the masters and how many

@@ -105,13 +105,17 @@ func (p RetryPolicy) wait(ctx context.Context, d time.Duration) bool {
 
 // Acquire runs try until it returns a lock, no retry is left or ctx ends,
 // with a Wait between attempts. Attempts and Elapsed (from the first
-// attempt's start) are set on the result; Err when ctx ended in a Wait.
+// attempt's start) and LastStart are set on the result; Err when ctx ended in a Wait.
 func (p RetryPolicy) Acquire(ctx context.Context, try func(context.Context) (*Lock, Result)) (*Lock, Result) {
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
+		tried := start
+		if attempt > 1 {
+			tried = time.Now()
+		}
 		lock, res := try(ctx)
 		res.Attempts = attempt
-		res.Elapsed = time.Since(start)
+		res.Elapsed, res.LastStart = time.Since(start), tried.Sub(start)
 		if lock != nil || p.done(attempt, res.Elapsed) || ctx.Err() != nil {
 			return lock, res
 		}

@@ -35,6 +35,7 @@ const (
 	opSet opKind = iota
 	opRelease
 	opExtend
+	numOps
 )
 
 // request is one command for one master; its call collects the answer.
@@ -56,8 +57,10 @@ type link struct {
 	queues   []*queue
 	maxBatch int
 	wg       sync.WaitGroup
-	// batches and sent count pipelined writes and the commands in them.
+	// batches and sent count pipelined writes and the commands in them;
+	// kinds splits sent by command (SET, release, extend).
 	batches, sent atomic.Int64
+	kinds         [numOps]atomic.Int64
 }
 
 var errQueueFull = errors.New("client queue full")
@@ -130,6 +133,7 @@ func (l *link) send(d *lane, batch []*request) {
 	}
 	l.batches.Add(1)
 	l.sent.Add(int64(len(live)))
+	l.countKinds(live)
 	ctx := d.ctx
 	ctx.arm(deadline)
 	defer d.next()
@@ -337,5 +341,19 @@ func (q *queue) close() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
+	}
+}
+
+// countKinds files a batch's commands by kind: a local tally, then one
+// atomic add per kind, not one per command.
+func (l *link) countKinds(live []*request) {
+	var n [numOps]int64
+	for _, r := range live {
+		n[r.call.kind]++
+	}
+	for k, v := range n {
+		if v > 0 {
+			l.kinds[k].Add(v)
+		}
 	}
 }

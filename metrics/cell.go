@@ -21,7 +21,8 @@ type Cell struct {
 	violations, lostUpdates, rejected prometheus.Counter
 	offered, unserved, started        prometheus.Counter
 	acquire, uncorrected, failed      prometheus.Observer
-	release                           prometheus.Observer
+	release, timeToLock               prometheus.Observer
+	gaveUp                            prometheus.Counter
 	inFlight, workers, pacerLag, rate prometheus.Gauge
 	// linearizable is made when a verdict comes, so that no cell shows a
 	// 0 (not linearizable) that nothing judged.
@@ -52,6 +53,8 @@ func (e *Exporter) Cell(l Labels, masters []string) *Cell {
 		uncorrected:  v.uncorrected.WithLabelValues(lv...),
 		failed:       v.failed.WithLabelValues(lv...),
 		release:      v.release.WithLabelValues(lv...),
+		timeToLock:   v.timeToLock.WithLabelValues(lv...),
+		gaveUp:       v.gaveUp.WithLabelValues(lv...),
 		inFlight:     v.inFlight.WithLabelValues(lv...),
 		workers:      v.workers.WithLabelValues(lv...),
 		pacerLag:     v.pacerLag.WithLabelValues(lv...),
@@ -111,6 +114,15 @@ func (c *Cell) Failed(latency time.Duration, perMaster []engine.Outcome, content
 	}
 	c.failed.Observe(latency.Seconds())
 	c.replied(perMaster)
+}
+
+// Waited observes a caller's time to lock, or counts it as given up.
+func (c *Cell) Waited(d time.Duration, locked bool) {
+	if locked {
+		c.timeToLock.Observe(d.Seconds())
+	} else {
+		c.gaveUp.Inc()
+	}
 }
 
 func (c *Cell) replied(perMaster []engine.Outcome) {

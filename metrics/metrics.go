@@ -81,6 +81,8 @@ type vecs struct {
 	violations, lostUpdates, staleWrites     *prometheus.CounterVec
 	offered, unserved, started               *prometheus.CounterVec
 	acquire, uncorrected, failed, release    *prometheus.HistogramVec
+	timeToLock                               *prometheus.HistogramVec
+	gaveUp                                   *prometheus.CounterVec
 	inFlight, workers, pacerLag, rate        *prometheus.GaugeVec
 	linearizable                             *prometheus.GaugeVec
 	cpuShare                                 prometheus.Gauge
@@ -112,6 +114,8 @@ func newVecs() vecs {
 		uncorrected:   hist("lockbench_acquire_uncorrected_seconds", "Open loop: successful acquire latency from the actual start."),
 		failed:        hist("lockbench_acquire_failed_seconds", "Failed acquire latency."),
 		release:       hist("lockbench_release_seconds", "Release latency."),
+		timeToLock:    hist("lockbench_time_to_lock_seconds", "A caller's wait from its first attempt on a key to holding it, across every retry and wait."),
+		gaveUp:        counter("lockbench_gave_up_total", "Callers that gave up waiting for a key (their wait time ran out)."),
 		inFlight:      gauge("lockbench_acquires_in_flight", "Acquires started and not yet decided."),
 		workers:       gauge("lockbench_workers", "Workers of the cell (open loop: most acquires in flight); 0 once the cell ended."),
 		pacerLag:      gauge("lockbench_pacer_lag_seconds", "Open loop: how late the generator made its latest start (its own lateness, not queueing)."),
@@ -125,7 +129,7 @@ func newVecs() vecs {
 
 func (v vecs) all() []prometheus.Collector {
 	return []prometheus.Collector{v.cycles, v.acquires, v.masterReplies, v.extends, v.violations, v.lostUpdates, v.staleWrites,
-		v.offered, v.unserved, v.started, v.rate, v.acquire, v.uncorrected, v.failed, v.release, v.inFlight, v.workers, v.pacerLag, v.linearizable, v.cpuShare, v.build}
+		v.offered, v.unserved, v.started, v.rate, v.acquire, v.uncorrected, v.failed, v.release, v.timeToLock, v.gaveUp, v.inFlight, v.workers, v.pacerLag, v.linearizable, v.cpuShare, v.build}
 }
 
 // New builds an exporter without serving it (tests gather its registry).

@@ -125,6 +125,11 @@ type CellSummary struct {
 	PerMaster          map[string]results.MasterOutcomes `json:"per_master,omitempty"`
 	PercentilesFile    string                            `json:"percentiles_file,omitempty"`
 	Safety             results.Safety                    `json:"safety"`
+	// Contention and Fairness are what waiting callers saw (nil in results
+	// written before they were measured); WaitStrategy how they waited.
+	Contention   *results.Contention `json:"contention,omitempty"`
+	Fairness     *results.Fairness   `json:"fairness,omitempty"`
+	WaitStrategy string              `json:"wait_strategy,omitempty"`
 	// HistoryFile is porcupine's page of the failing key's history, from
 	// the report's directory ("" : the history was not shown not linearizable).
 	HistoryFile string            `json:"history_file,omitempty"`
@@ -387,6 +392,7 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 		MeasuredSeconds: r.MeasuredSeconds, Interrupted: r.Interrupted,
 		Events: r.Events, Warnings: r.Warnings, PerMaster: r.Outcomes.PerMaster,
 		Safety: r.Safety, OpenLoop: r.OpenLoop, Repeats: r.Repeats,
+		Contention: r.Contention, Fairness: r.Fairness, WaitStrategy: c.Set.WaitStrategy,
 	}
 	if r.Servers != nil {
 		cs.ServerBusiestShare = results.FiniteOr0(r.Servers.BusiestShare)

@@ -10,6 +10,7 @@ import (
 	"lockbench/results"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -27,6 +28,9 @@ type view struct {
 	// Safety rows appear when any cell checked a protected resource or
 	// had fault events (chaos scenarios).
 	Safety []safetyRow
+	// Contention rows appear when any cell's callers waited (more than one
+	// attempt per lock, or some gave up).
+	Contention []contentionRow
 	// ShowCapacity is false when every cell is a fault scenario: their load
 	// is contention by design, and an SLO knee would say nothing.
 	ShowCapacity bool
@@ -146,6 +150,12 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 		if !c.Safety.ResourceChecked {
 			v.ShowCapacity = true
 		}
+		if row, ok := makeContentionRow(c); ok {
+			v.Contention = append(v.Contention, row)
+		}
+	}
+	if !slices.ContainsFunc(v.Contention, func(r contentionRow) bool { return r.Waited }) {
+		v.Contention = nil
 	}
 	v.SpreadNote = spreadNote(s.Cells)
 	for _, c := range s.Capacity {
@@ -470,6 +480,14 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 {{end}}</table></div>
 {{end}}
 
+{{if .Contention}}<h2 id="contention">Contention as callers feel it</h2>
+<p>Time to lock: from a caller's first attempt on a key to holding it, across every retry and wait (callers that gave up are counted apart). Attempts and commands per lock: what waiting puts on the servers (commands summed over every server). Handoff gap: on one key, from a holder's release to the next holder's acquire while callers waited. Starved: workers that gave up or waited more than 10× the median. Jain's index: 1 when every worker acquired equally often.</p>
+<div class="scroll"><table>
+<tr><th>#</th><th class="l">cell</th><th class="l">strategy</th><th>workers</th><th>keys</th><th>cycles/s</th><th>time to lock p50</th><th>p99</th><th>max</th><th>attempts/lock</th><th>commands/lock</th><th>handoff gap p50</th><th>gave up</th><th>starved</th><th>Jain's index</th><th>wake-ups (message / timeout)</th></tr>
+{{range .Contention}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td class="l">{{.Strategy}}</td><td>{{.Workers}}</td><td>{{.Keys}}</td><td>{{.Cycles}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.Max}}</td><td>{{.Attempts}}</td><td>{{.Commands}}</td><td>{{.Gap}}</td><td>{{.GaveUp}}</td><td>{{.Starved}}</td><td>{{.Jain}}</td><td>{{.Wakeups}}</td></tr>
+{{end}}</table></div>
+{{end}}
+
 {{if .ShowCapacity}}<h2 id="capacity">Capacity planning</h2>
 <p>For each configuration (cells that differ only in workers or offered rate), the highest lock rate achieved by a cell that met the SLO.
 Every master of one Redlock set sees every lock, so more capacity means more independent lock groups: resources sharded across separate N-master sets.</p>
@@ -545,3 +563,38 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 </body>
 </html>
 `))
+
+// contentionRow is one line of the contention table.
+type contentionRow struct {
+	Index                                  int
+	Label, Strategy, Workers, Keys, Cycles string
+	P50, P99, Max, Attempts, Commands, Gap string
+	GaveUp, Starved, Jain, Wakeups         string
+	Waited                                 bool // callers retried or gave up
+}
+
+// makeContentionRow is a cell's contention line; false when it has none.
+func makeContentionRow(c CellSummary) (contentionRow, bool) {
+	ct := c.Contention
+	if ct == nil {
+		return contentionRow{}, false
+	}
+	row := contentionRow{Index: c.Index, Label: c.Label, Strategy: c.WaitStrategy, Workers: strconv.Itoa(c.Workers),
+		Keys: results.Count(int64(c.Keys)), Cycles: results.Rate(c.CyclesPerSec),
+		P50: results.FormatMicros(ct.TimeToLock.P50), P99: results.FormatMicros(ct.TimeToLock.P99), Max: results.FormatMicros(ct.TimeToLock.Max),
+		Attempts: results.Sig3(ct.AttemptsPerLock), Commands: "—", Gap: "—", GaveUp: results.Count(ct.GaveUp),
+		Starved: strconv.Itoa(ct.Starved), Jain: "—", Wakeups: "—", Waited: ct.AttemptsPerLock > 1.05 || ct.GaveUp > 0}
+	if ct.CommandsPerLock > 0 {
+		row.Commands = results.Sig3(ct.CommandsPerLock)
+	}
+	if g := ct.HandoffGap; g != nil {
+		row.Gap = results.FormatMicros(g.P50)
+	}
+	if f := c.Fairness; f != nil {
+		row.Jain = strconv.FormatFloat(f.JainIndex, 'f', 3, 64)
+	}
+	if w := ct.Wakeups; w != nil {
+		row.Wakeups = fmt.Sprintf("%d / %d", w.ByMessage, w.ByTimeout)
+	}
+	return row, true
+}

@@ -31,6 +31,7 @@ type settings struct {
 	Distribution string
 	TTL          string
 	Hold         string
+	WaitStrategy string
 }
 
 func settingsOf(cfg *results.CellConfig) settings {
@@ -40,7 +41,7 @@ func settingsOf(cfg *results.CellConfig) settings {
 	s := settings{
 		N: cfg.N(), Persistence: cfg.Persistence, Driver: cfg.Driver, Mode: cfg.Mode, Wait: cfg.Wait,
 		Load: cfg.Load, Workers: cfg.Workers, Rate: cfg.Rate, Keys: float64(cfg.Keys),
-		Distribution: cfg.Distribution, TTL: cfg.TTL.String(), Hold: cfg.Hold.String(),
+		Distribution: cfg.Distribution, TTL: cfg.TTL.String(), Hold: cfg.Hold.String(), WaitStrategy: cfg.WaitStrategy,
 	}
 	if s.Load == "" {
 		s.Load = "closed" // what `run` does without a load setting

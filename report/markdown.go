@@ -29,6 +29,7 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 	d.header(s)
 	d.verdict(s, v)
 	d.safety(v)
+	d.contention(v)
 	d.capacity(v)
 	d.plots(v)
 	d.cells(v)
@@ -117,6 +118,19 @@ func (d *mdDoc) safety(v view) {
 		}
 		d.p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Index, mdEscape(r.Label), mdEscape(r.Faults), r.Acquired,
 			mdBold(r.Violations, r.Bad), mdBold(r.Lost, r.Bad), r.Fencing, r.Rejected, r.AvailOps, r.AvailTime, hist, mdBold(mdEscape(r.Verdict), r.VerdictBad))
+	}
+	d.p("\n")
+}
+
+func (d *mdDoc) contention(v view) {
+	if len(v.Contention) == 0 {
+		return
+	}
+	d.p("## Contention as callers feel it\n\nTime to lock spans every retry and wait of a caller; commands are summed over every server; the handoff gap is a key's idle time between a release and its next holder while callers waited; starved workers gave up or waited over 10× the median.\n\n")
+	d.p("| # | cell | strategy | workers | keys | cycles/s | time to lock p50 | p99 | max | attempts/lock | commands/lock | handoff gap p50 | gave up | starved | Jain's index | wake-ups (message / timeout) |\n|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, r := range v.Contention {
+		d.p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Index, mdEscape(r.Label), r.Strategy, r.Workers, r.Keys, r.Cycles,
+			r.P50, r.P99, r.Max, r.Attempts, r.Commands, r.Gap, r.GaveUp, r.Starved, r.Jain, r.Wakeups)
 	}
 	d.p("\n")
 }

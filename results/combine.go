@@ -36,6 +36,7 @@ func CombineRepeats(runs []Run) Run {
 	rep.SpreadFigures()
 	m.Throughput = rep.MedianThroughput()
 	medianLatencies(&m, runs)
+	m.Contention, m.Fairness = medianContention(runs, rep)
 	m.Repeats = rep
 	combineReadings(&m, runs)
 	return m

@@ -23,6 +23,11 @@ var Figures = []Figure{
 	{"acquire_p999", "acquire p99.9", false, true, func(r RepeatRun) float64 { return r.AcquireP999 }},
 	{"release_p50", "release p50", false, true, func(r RepeatRun) float64 { return r.ReleaseP50 }},
 	{"release_p99", "release p99", false, true, func(r RepeatRun) float64 { return r.ReleaseP99 }},
+	{"time_to_lock_p50", "time to lock p50", false, true, func(r RepeatRun) float64 { return r.TimeToLockP50 }},
+	{"time_to_lock_p99", "time to lock p99", false, true, func(r RepeatRun) float64 { return r.TimeToLockP99 }},
+	{"attempts_per_lock", "attempts/lock", false, false, func(r RepeatRun) float64 { return r.AttemptsPerLock }},
+	{"commands_per_lock", "commands/lock", false, false, func(r RepeatRun) float64 { return r.CommandsPerLock }},
+	{"jain_index", "Jain's index", true, false, func(r RepeatRun) float64 { return r.JainIndex }},
 }
 
 // FigureByName finds a figure; ok is false for an unknown name.
@@ -46,7 +51,7 @@ func FigureNames() []string {
 
 // repeatRunOf takes one repeat's figures from its result.
 func repeatRunOf(i int, r Run) RepeatRun {
-	return RepeatRun{
+	rr := RepeatRun{
 		Repeat: i + 1, StartedAt: r.StartedAt, MeasuredSeconds: r.MeasuredSeconds,
 		CyclesPerSec: FiniteOr0(r.Throughput.CyclesPerSec), AcquiresPerSec: FiniteOr0(r.Throughput.AcquiresPerSec),
 		AcquireP50: r.AcquireLatency.P50, AcquireP90: r.AcquireLatency.P90, AcquireP99: r.AcquireLatency.P99, AcquireP999: r.AcquireLatency.P999,
@@ -54,6 +59,13 @@ func repeatRunOf(i int, r Run) RepeatRun {
 		Acquired: r.Outcomes.Acquired, NotAcquired: r.Outcomes.NotAcquired, Errors: r.Outcomes.Errors,
 		Violations: r.Safety.Violations, Interrupted: r.Interrupted,
 	}
+	if c := r.Contention; c != nil {
+		rr.TimeToLockP50, rr.TimeToLockP99, rr.AttemptsPerLock, rr.CommandsPerLock = c.TimeToLock.P50, c.TimeToLock.P99, c.AttemptsPerLock, c.CommandsPerLock
+	}
+	if f := r.Fairness; f != nil {
+		rr.JainIndex = f.JainIndex
+	}
+	return rr
 }
 
 // Samples are one figure's values across the repeats of r; a run without

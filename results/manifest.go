@@ -72,4 +72,7 @@ const (
 	MetricAcquireUncorrected = "acquire_uncorrected"
 	MetricFailed             = "failed"
 	MetricRelease            = "release"
+	MetricTimeToLock         = "time_to_lock"
+	MetricGaveUp             = "gave_up"
+	MetricHandoffGap         = "handoff_gap"
 )

@@ -15,10 +15,18 @@ const (
 	AcquireUncorrected
 	Failed
 	Release
+	// TimeToLock is a caller's wait from its first attempt on a key to
+	// holding it; GaveUp what callers that gave up had waited; HandoffGap a
+	// key's idle time between a release and its next holder while callers
+	// waited.
+	TimeToLock
+	GaveUp
+	HandoffGap
 	numMetrics
 )
 
-var metricNames = [numMetrics]string{MetricAcquire, MetricAcquireUncorrected, MetricFailed, MetricRelease}
+var metricNames = [numMetrics]string{MetricAcquire, MetricAcquireUncorrected, MetricFailed, MetricRelease,
+	MetricTimeToLock, MetricGaveUp, MetricHandoffGap}
 
 // MetricName is the report metric's name, as its .hlog files and
 // intervals are named.
@@ -27,7 +35,7 @@ func MetricName(m int) string { return metricNames[m] }
 // LogMetrics are the interval logs a cell writes, by metric index: the
 // uncorrected acquire latency only in open loop.
 func LogMetrics(openLoop bool) []int {
-	m := []int{Acquire, Failed, Release}
+	m := []int{Acquire, Failed, Release, TimeToLock, GaveUp, HandoffGap}
 	if openLoop {
 		m = append(m, AcquireUncorrected)
 	}

@@ -34,6 +34,12 @@ type RepeatRun struct {
 	Errors          int64     `json:"errors"`
 	Violations      int64     `json:"violations"`
 	Interrupted     bool      `json:"interrupted,omitempty"`
+	// What waiting callers saw (0 when the repeat had no contention figures).
+	TimeToLockP50   float64 `json:"time_to_lock_p50_us,omitempty"`
+	TimeToLockP99   float64 `json:"time_to_lock_p99_us,omitempty"`
+	AttemptsPerLock float64 `json:"attempts_per_lock,omitempty"`
+	CommandsPerLock float64 `json:"commands_per_lock,omitempty"`
+	JainIndex       float64 `json:"jain_index,omitempty"`
 }
 
 // Spread is what the repeats of one figure say: their median (the

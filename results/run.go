@@ -242,7 +242,9 @@ type Run struct {
 	LockUse              LockUse     `json:"lock_use"`
 	// Fairness is how evenly the workers got the lock (nil: none acquired,
 	// or a fault cell, whose clients count apart).
-	Fairness    *Fairness          `json:"fairness,omitempty"`
+	Fairness *Fairness `json:"fairness,omitempty"`
+	// Contention is what waiting callers saw (nil: nothing acquired).
+	Contention  *Contention        `json:"contention,omitempty"`
 	OpenLoop    *OpenLoop          `json:"open_loop,omitempty"`
 	Client      Client             `json:"client"`
 	Servers     *Servers           `json:"servers,omitempty"`

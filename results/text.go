@@ -16,6 +16,9 @@ func WriteText(w io.Writer, r *Run, s Settings) {
 	printOutcomes(w, r)
 	printSafety(w, r.Safety)
 	printFairness(w, r.Fairness)
+	if c := r.Contention; c != nil {
+		fmt.Fprintf(w, "contention: %s\n", c.Summary())
+	}
 	printCosts(w, r)
 }
 
@@ -52,6 +55,15 @@ func printLatencies(w io.Writer, r *Run) {
 		rows = append(rows, row{"(uncorrected)", *r.AcquireUncorrected})
 	}
 	rows = append(rows, row{"acquire failed", r.AcquireFailedLatency}, row{"release", r.ReleaseLatency})
+	if c := r.Contention; c != nil {
+		rows = append(rows, row{"time to lock", c.TimeToLock})
+		if c.GaveUpWait != nil {
+			rows = append(rows, row{"gave up after", *c.GaveUpWait})
+		}
+		if c.HandoffGap != nil {
+			rows = append(rows, row{"handoff gap", *c.HandoffGap})
+		}
+	}
 	for _, row := range rows {
 		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.1f\t\n", row.name, row.l.Count,
 			row.l.P50, row.l.P90, row.l.P99, row.l.P999, row.l.Max, row.l.Mean)
@@ -126,9 +138,9 @@ func printRepeats(w io.Writer, r *Run) {
 		if f.Micros {
 			name += " µs"
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%.0f\t%.0f\t", name, sp.Median, SpreadText(sp), sp.Min, sp.Max)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t", name, Sig3(sp.Median), SpreadText(sp), Sig3(sp.Min), Sig3(sp.Max))
 		for _, v := range Samples(Run{Repeats: &Repeats{Runs: r.Repeats.Runs}}, f) {
-			fmt.Fprintf(tw, "%.0f\t", v)
+			fmt.Fprintf(tw, "%s\t", Sig3(v))
 		}
 		fmt.Fprintln(tw)
 	}

@@ -23,6 +23,7 @@ func (o *countingObserver) Extended(bool)                                   {}
 func (o *countingObserver) Violation()                                      { o.violations.Add(1) }
 func (o *countingObserver) Started(time.Duration)                           {}
 func (o *countingObserver) Scheduled(int64, int64)                          {}
+func (o *countingObserver) Waited(time.Duration, bool)                      {}
 func (o *countingObserver) SetWorkers(n int)                                { o.workers.Store(int64(n)) }
 func (o *countingObserver) LostUpdates(n int64)                             { o.lost.Add(n) }
 func (o *countingObserver) StaleWriteRejected()                             { o.rejected.Add(1) }

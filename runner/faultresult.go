@@ -54,7 +54,8 @@ func buildRun(fr *faultRun, t0 time.Time, clientResults []chaos.ClientResult, ck
 	s, addrs := fr.s, fr.masters.Addrs
 	sum := sumClients(clientResults, t0, len(addrs))
 	st := &workloads.Stats{Counts: sum.Counts, Acquire: total(iv[results.MetricAcquire]), AcquireFailed: total(iv[results.MetricFailed]),
-		Release: total(iv[results.MetricRelease]), Measured: sum.end.Sub(t0), CPU: time.Duration(sum.clientCPU * float64(time.Second)),
+		Release: total(iv[results.MetricRelease]), TimeToLock: total(iv[results.MetricTimeToLock]),
+		GaveUpWait: total(iv[results.MetricGaveUp]), HandoffGap: total(iv[results.MetricHandoffGap]), Measured: sum.end.Sub(t0), CPU: time.Duration(sum.clientCPU * float64(time.Second)),
 		// The holds judged are the checker's, from the clients' hold logs.
 		Violations: ck.Violations, MaxConcurrent: ck.MaxConcurrent, JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged}
 	r := st.Result(workloads.Replies{Addrs: addrs, Late: sum.late}, faultConfig(fr, ck, sum, clientResults), t0)

@@ -32,6 +32,8 @@ type Worker struct {
 	Rand   *rand.Rand
 	Counts Counts
 	ctx    context.Context // ends when the run does
+	wait   waiting
+	waits  workerWaits
 }
 
 // Done is closed when the run ends: no new acquire starts after it.
@@ -60,6 +62,7 @@ type Counts struct {
 	ExtendFailures int64                       `json:"extend_failures,omitempty"` // auto-extensions that lost the lock
 	HoldOverruns   int64                       `json:"overruns"`                  // uses cut short because the validity ran out
 	UseErrors      int64                       `json:"use_errors,omitempty"`      // uses that failed (chaos: resource reads and writes)
+	AttemptsMade   int64                       `json:"attempts_made,omitempty"`   // the lock client's attempts, retries included
 	PerMaster      [][engine.NumOutcomes]int64 `json:"per_master"`
 }
 
@@ -76,6 +79,7 @@ func (c *Counts) Add(o *Counts) {
 	c.ExtendFailures += o.ExtendFailures
 	c.HoldOverruns += o.HoldOverruns
 	c.UseErrors += o.UseErrors
+	c.AttemptsMade += o.AttemptsMade
 	for len(c.PerMaster) < len(o.PerMaster) {
 		c.PerMaster = append(c.PerMaster, [engine.NumOutcomes]int64{})
 	}
@@ -114,6 +118,8 @@ type loop struct {
 	pace        *pacer // nil in closed loop
 	rec         *results.Recorder
 	probe       *Probe
+	handoffs    handoffs
+	use         keyUse
 	measureFrom time.Time
 	end         time.Time    // of the measured window
 	acquired    atomic.Int64 // toward cfg.Quota
@@ -153,7 +159,8 @@ func (l *loop) next(w *Worker) (intended time.Time, measured, ok bool) {
 }
 
 // attempt is one acquire and, when it wins, the cycle's use and the
-// release. Latency counts from the intended start. False: the run ended
+// release. Latency counts from the intended start; time to lock from the
+// start of the worker's wait for the key. False: the run ended
 // mid-acquire (not an outcome).
 func (l *loop) attempt(w *Worker, intended time.Time, measured bool) bool {
 	idx := l.cfg.Chooser.Next(w.Rand)
@@ -163,6 +170,7 @@ func (l *loop) attempt(w *Worker, intended time.Time, measured bool) bool {
 	if l.pace == nil {
 		intended, measured = t0, !t0.Before(l.measureFrom)
 	}
+	since := l.begin(w, idx, intended, measured)
 	if obs != nil {
 		obs.AcquireStarted()
 	}
@@ -178,22 +186,31 @@ func (l *loop) attempt(w *Worker, intended time.Time, measured bool) bool {
 		if measured {
 			l.failed(w, res, done.Sub(intended))
 		}
+		l.lost(w, done, measured)
 		l.cycle.Lost(w)
 		return true
 	}
+	// The winning attempt's latency leaves out the earlier attempts and
+	// waits, which time to lock keeps.
+	won := done.Sub(t0) - res.LastStart
 	if measured {
-		l.won(w, res, done.Sub(intended), done.Sub(t0))
+		l.won(w, res, t0.Sub(intended)+won, won)
 	}
+	l.locked(w, idx, since, done, measured)
 	l.cycle.Use(w, Held{Lock: lock, Key: idx, Start: t0, Acquired: done, Measured: measured})
+	freed := time.Now()
+	l.handoffs.freed(idx, freed)
 	// Released even when the run ended meanwhile: never leave a lock behind.
 	rel := l.lk.Release(context.Background(), lock)
 	if measured {
-		l.released(w, res, done.Sub(intended), done.Sub(t0), rel.Elapsed)
+		l.use.held(idx, freed.Sub(done))
+		l.released(w, res, t0.Sub(intended)+won, won, rel.Elapsed)
 	}
 	return true
 }
 
 func (l *loop) failed(w *Worker, res engine.Result, latency time.Duration) {
+	w.Counts.AttemptsMade += int64(max(res.Attempts, 1))
 	l.rec.Record(w.ID, results.Failed, latency)
 	w.Counts.failed(res)
 	if obs := l.cfg.Observer; obs != nil {
@@ -205,6 +222,7 @@ func (l *loop) failed(w *Worker, res engine.Result, latency time.Duration) {
 // the second it happened, however long the use.
 func (l *loop) won(w *Worker, res engine.Result, latency, uncorrected time.Duration) {
 	w.Counts.Acquired++
+	w.Counts.AttemptsMade += int64(max(res.Attempts, 1))
 	w.Counts.replied(res)
 	l.rec.Record(w.ID, results.Acquire, latency)
 	if l.pace != nil {

@@ -59,6 +59,7 @@ func (s *Stats) Result(rp Replies, config *results.CellConfig, started time.Time
 		r.AcquireUncorrected = &l
 	}
 	r.Fairness = results.NewFairness(s.PerWorker)
+	r.Contention = s.contention()
 	if secs > 0 {
 		r.Throughput.CyclesPerSec = float64(s.Acquired) / secs
 		r.Throughput.AcquiresPerSec = float64(s.Attempts()) / secs

@@ -45,6 +45,9 @@ type Observer interface {
 	// closed loop.
 	Cycle(acquire, uncorrected, release time.Duration, perMaster []engine.Outcome)
 	Failed(latency time.Duration, perMaster []engine.Outcome, contention bool)
+	// Waited: a caller's wait for a key ended, with the lock after d (its
+	// time to lock) or without it, given up after d.
+	Waited(d time.Duration, locked bool)
 	Extended(ok bool)
 	Violation()
 	// Started: an open-loop start in the window, lag late (the pacer lag).
@@ -99,6 +102,9 @@ type RunConfig struct {
 	// Shards is how many shards the latency recorder has (0: one per
 	// worker, at most 16).
 	Shards int
+	// GiveUp: a failed acquire ends the caller's wait (its wait time ran
+	// out); otherwise the wait goes on while the worker retries the key.
+	GiveUp bool
 	// Probe is the mutual-exclusion check the cycle's holds go through
 	// (nil: the run's own); the clients of a fault cell in one process
 	// share one, so that it sees them all.
@@ -148,6 +154,14 @@ type Stats struct {
 	ServerCPU          []time.Duration
 	Interrupted        bool
 	PerWorker          []int64 // measured acquisitions of each worker
+	// What waiting callers saw: times to lock (µs), what callers that
+	// gave up had waited, keys' handoff gaps, each worker's waits, the
+	// hottest keys, and the commands the window sent (nil: not counted).
+	TimeToLock, GaveUpWait, HandoffGap *hdrhistogram.Histogram
+	Waits                              []results.WorkerWait
+	HotKeys                            []results.KeyUse
+	KeysFollowed                       string
+	Commands                           *results.Commands
 }
 
 // Run drives the locker until the cell's time is up, its quota is met or
@@ -201,6 +215,7 @@ func newLoop(ctx context.Context, lk Locker, cfg *RunConfig) (*loop, error) {
 		probe = &Probe{}
 	}
 	l := &loop{lk: lk, cfg: cfg, cycle: cfg.Cycle, probe: probe, measureFrom: begin.Add(cfg.Warmup)}
+	l.use.names = cfg.Keys.Name
 	l.end = l.measureFrom.Add(cfg.Duration)
 	stopAt := l.end
 	if cfg.Rate > 0 {
@@ -259,7 +274,7 @@ func (l *loop) run(win *window) ([]*Worker, time.Time) {
 	if !l.cfg.FinishCycles && stop.After(l.end) {
 		stop = l.end
 	}
-	win.close(stop)
+	win.close(stop, l.lk)
 	return workers, stop
 }
 
@@ -292,6 +307,8 @@ type window struct {
 	cpuStart, cpuEnd     time.Duration
 	rssStart, rssEnd     int64
 	serverStart, servEnd []time.Duration
+	cmdStart, cmdEnd     engine.Commands
+	counted              bool // the locker counts its commands
 }
 
 // markMeasured tells a locker that counts late replies that those from
@@ -311,6 +328,7 @@ func (win *window) open(lk Locker) {
 	}
 	win.cpuStart = ProcessCPU()
 	win.rssStart = residentBytes()
+	win.cmdStart, win.counted = commandsOf(lk)
 	if win.cfg.ServerCPU != nil {
 		win.serverStart = win.cfg.ServerCPU()
 	}
@@ -346,8 +364,9 @@ func (win *window) watch(ctx context.Context, lk Locker) {
 
 // close takes the closing marks and flushes the last interval; call it
 // after watch has returned.
-func (win *window) close(stop time.Time) {
+func (win *window) close(stop time.Time, lk Locker) {
 	cfg := win.cfg
+	win.cmdEnd, _ = commandsOf(lk)
 	win.cpuEnd = ProcessCPU()
 	win.rssEnd = residentBytes()
 	if win.opened && cfg.OnWindow != nil {
@@ -372,6 +391,10 @@ func (win *window) fill(st *Stats, stop time.Time) {
 	st.Measured = stop.Sub(win.from)
 	st.CPU = win.cpuEnd - win.cpuStart
 	st.RSSStart, st.RSSEnd = win.rssStart, win.rssEnd
+	if win.counted {
+		c := win.cmdEnd.Sub(win.cmdStart)
+		st.Commands = &results.Commands{Sets: c.Sets, Releases: c.Releases, Extends: c.Extends}
+	}
 	for i := range win.servEnd {
 		d := time.Duration(-1)
 		if i < len(win.serverStart) && win.serverStart[i] >= 0 && win.servEnd[i] >= 0 {
@@ -390,6 +413,9 @@ func (l *loop) stats(interrupted bool, workers []*Worker, stop time.Time, win *w
 		AcquireUncorrected: l.rec.Total(results.AcquireUncorrected),
 		AcquireFailed:      l.rec.Total(results.Failed),
 		Release:            l.rec.Total(results.Release),
+		TimeToLock:         l.rec.Total(results.TimeToLock),
+		GaveUpWait:         l.rec.Total(results.GaveUp),
+		HandoffGap:         l.rec.Total(results.HandoffGap),
 		Violations:         l.probe.Violations(),
 		MaxConcurrent:      l.probe.MaxConcurrent(),
 		Interrupted:        interrupted,
@@ -409,6 +435,11 @@ func (l *loop) stats(interrupted bool, workers []*Worker, stop time.Time, win *w
 	for _, w := range workers {
 		st.Counts.Add(&w.Counts)
 		st.PerWorker = append(st.PerWorker, w.Counts.Acquired)
+		st.Waits = append(st.Waits, w.waited())
+	}
+	st.HotKeys = l.use.hottest(5, st.Measured)
+	if l.use.full.Load() {
+		st.KeysFollowed = fmt.Sprintf("the first %d keys held", maxKeyUse)
 	}
 	st.Unserved = st.Offered - st.Started // 0 - 0 in closed loop
 	if l.pace != nil && l.cfg.Observer != nil {

@@ -1,0 +1,130 @@
+package workloads
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"lockbench/engine"
+	"lockbench/internal/redistest"
+	"lockbench/localmasters"
+	"lockbench/results"
+)
+
+// contendedRun runs workers on keys for 800 ms against three real masters.
+func contendedRun(t *testing.T, workers int, keys uint64, hold time.Duration, tune func(*engine.Config), giveUp bool) *Stats {
+	t.Helper()
+	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
+	cfg := engine.DefaultConfig()
+	cfg.Masters, cfg.Timeout = set.Addrs(), time.Second
+	if tune != nil {
+		tune(&cfg)
+	}
+	e, err := engine.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ch, _ := NewChooser(ChooserConfig{Keys: keys})
+	st, err := Run(context.Background(), e, RunConfig{Workers: workers, Duration: 800 * time.Millisecond, Warmup: 100 * time.Millisecond,
+		Keys: Keys{Prefix: "lockbench:test:", Count: keys}, Chooser: ch, Hold: FixedHold{D: hold}, Seed: 1, GiveUp: giveUp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Acquired < 10 {
+		t.Fatalf("acquired %d: too few to judge", st.Acquired)
+	}
+	return st
+}
+
+// Without contention every wait is one attempt: time to lock is the
+// acquire latency, value for value.
+func TestTimeToLockIsAcquireWithoutContention(t *testing.T) {
+	st := contendedRun(t, 2, 1_000_000, 0, nil, false)
+	if st.NotAcquired != 0 {
+		t.Skipf("%d acquires collided on a million keys", st.NotAcquired)
+	}
+	a, w := st.Acquire, st.TimeToLock
+	if w.TotalCount() != a.TotalCount() || w.ValueAtQuantile(50) != a.ValueAtQuantile(50) || w.Max() != a.Max() || w.Min() != a.Min() {
+		t.Fatalf("time to lock n=%d p50=%d max=%d differs from acquire n=%d p50=%d max=%d",
+			w.TotalCount(), w.ValueAtQuantile(50), w.Max(), a.TotalCount(), a.ValueAtQuantile(50), a.Max())
+	}
+	if c := st.contention(); c.HandoffGap != nil || c.AttemptsPerLock != 1 || math.Abs(c.CommandsPerLock-6) > 0.05 {
+		t.Fatalf("calm run: handoff gap %v, %.2f attempts and %.2f commands per lock; want none, 1 and 6 (SET and release on 3 masters)",
+			c.HandoffGap, c.AttemptsPerLock, c.CommandsPerLock)
+	}
+}
+
+// Twenty workers on one key: a caller's time to lock spans its failed
+// attempts, so it is well above the winning attempt's latency; the lock's
+// handoffs are timed and the waiting's commands counted.
+func TestTimeToLockSpansTheWait(t *testing.T) {
+	st := contendedRun(t, 20, 1, 2*time.Millisecond, nil, false)
+	a, w := st.Acquire, st.TimeToLock
+	if w.TotalCount() != st.Acquired || w.Min() < a.Min() || w.ValueAtQuantile(50) < 3*a.ValueAtQuantile(50) || w.Max() < a.Max() {
+		t.Fatalf("time to lock n=%d min=%d p50=%d max=%d; acquire min=%d p50=%d max=%d: want ≥, the p50 ≥ 3×",
+			w.TotalCount(), w.Min(), w.ValueAtQuantile(50), w.Max(), a.Min(), a.ValueAtQuantile(50), a.Max())
+	}
+	c := st.contention()
+	if c.HandoffGap == nil || c.HandoffGap.Count < st.Acquired/2 || c.AttemptsPerLock < 3 || c.CommandsPerLock < 6*c.AttemptsPerLock-1 {
+		t.Fatalf("handoff gap %+v, %.1f attempts and %.1f commands per lock (acquired %d)", c.HandoffGap, c.AttemptsPerLock, c.CommandsPerLock, st.Acquired)
+	}
+	if len(c.HotKeys) != 1 || c.HotKeys[0].Utilisation < 0.2 || c.HotKeys[0].Utilisation > 1 {
+		t.Fatalf("hot keys %+v: want the one key, held part of the window", c.HotKeys)
+	}
+	if c.GaveUp != 0 {
+		t.Fatalf("%d gave up without a wait time", c.GaveUp)
+	}
+}
+
+// With a wait time shorter than a hold, callers give up: counted apart,
+// with what they waited, and never in time to lock.
+func TestGaveUpAfterWaitTime(t *testing.T) {
+	short := func(c *engine.Config) {
+		c.WaitTime, c.RetryMin, c.RetryMax = 10*time.Millisecond, time.Millisecond, 2*time.Millisecond
+	}
+	st := contendedRun(t, 4, 1, 30*time.Millisecond, short, true)
+	c := st.contention()
+	if c.GaveUp == 0 || c.GaveUpWait == nil || st.GaveUpWait.Min() < 9_900 || c.Starved == 0 {
+		t.Fatalf("gave up %d after %+v, starved %d: want some, each after ≥ 10 ms (min %d µs)", c.GaveUp, c.GaveUpWait, c.Starved, st.GaveUpWait.Min())
+	}
+	if c.TimeToLock.Max >= 30_000 {
+		t.Fatalf("time to lock max %.0f µs: a caller that waited a whole hold should have given up", c.TimeToLock.Max)
+	}
+}
+
+func TestHandoffGapOnlyWhileWaited(t *testing.T) {
+	var h handoffs
+	t0 := time.Now()
+	h.freed(7, t0) // nobody waits: not remembered
+	if _, ok := h.taken(7, false, t0.Add(time.Millisecond)); ok {
+		t.Fatal("a handoff without waiters was timed")
+	}
+	h.join(7)
+	h.freed(7, t0)
+	gap, ok := h.taken(7, true, t0.Add(3*time.Millisecond))
+	if !ok || gap != 3*time.Millisecond {
+		t.Fatalf("gap %v ok %v; want 3ms", gap, ok)
+	}
+	if len(h.shard(7).keys) != 0 {
+		t.Fatal("the key's entry outlived its last waiter")
+	}
+}
+
+func TestStarvedCountsLongWaitsAndGiveUps(t *testing.T) {
+	h := results.NewHistogram()
+	for range 98 {
+		_ = h.RecordValue(1000)
+	}
+	_ = h.RecordValue(50_000)
+	_ = h.RecordValue(200_000)
+	st := &Stats{TimeToLock: h, GaveUpWait: hdrhistogram.New(1, 10, 1), Waits: []results.WorkerWait{
+		{Worker: 0, P99: 1000, Max: 1000}, {Worker: 1, P99: 50_000, Max: 200_000}, {Worker: 2, P99: 1000, Max: 1000, GaveUp: 1}}}
+	workers, waits, slowest := st.starved(10_000)
+	if workers != 2 || waits != 2 || slowest[0].Worker != 1 {
+		t.Fatalf("starved workers %d, waits %d, slowest %+v; want 2, 2, worker 1 first", workers, waits, slowest)
+	}
+}
