@@ -33,6 +33,7 @@ type ClientConfig struct {
 	CheckValidity bool          `json:"check_validity"`
 	Duration      time.Duration `json:"duration"`
 	Quota         int64         `json:"quota"` // stop after this many acquisitions; 0 = none
+	Calls         int           `json:"calls"` // per worker, then it stops; 0 = none
 	Seed          uint64        `json:"seed"`
 	LogDir        string        `json:"log_dir"` // the client's .hlog files go here
 }
@@ -54,6 +55,11 @@ type ClientResult struct {
 	Interrupted     bool                        `json:"interrupted"`
 	Err             string                      `json:"error,omitempty"`
 	LogFiles        map[string]string           `json:"log_files"` // metric → .hlog path
+	// PerWorker and Waits are each worker's acquisitions and time to lock
+	// (the cell's fairness); Commands what the client sent its masters.
+	PerWorker []int64              `json:"per_worker"`
+	Waits     []results.WorkerWait `json:"waits"`
+	Commands  *results.Commands    `json:"commands,omitempty"`
 }
 
 // client is one lock client: its own engine (connections), resource
@@ -245,6 +251,7 @@ func (c *client) run(t0 time.Time) ClientResult {
 		return out
 	}
 	out.Counts, out.CPUSeconds = st.Counts, st.CPU.Seconds()
+	out.PerWorker, out.Waits, out.Commands = st.PerWorker, st.Waits, st.Commands
 	out.Start, out.End = st.WindowStart, st.WindowStart.Add(st.Measured)
 	out.Late = c.eng.LateOutcomes()
 	out.ProbeViolations = c.probe.Violations()
@@ -257,8 +264,9 @@ func (c *client) run(t0 time.Time) ClientResult {
 // no warm-up, every cycle finished and logged, this client as the cycle.
 func (c *client) runConfig(t0 time.Time, logs map[int]io.Writer) workloads.RunConfig {
 	cfg := c.cfg
-	rc := workloads.RunConfig{Workers: cfg.Workers, Duration: cfg.Duration, Start: t0, Quota: cfg.Quota,
-		Keys: workloads.Keys{Prefix: cfg.Prefix + "lock:", Count: cfg.Keys}, Chooser: workloads.Uniform{N: cfg.Keys},
+	rc := workloads.RunConfig{Workers: cfg.Workers, Duration: cfg.Duration, Start: t0, Quota: cfg.Quota, Calls: cfg.Calls,
+		GiveUp: cfg.Engine.WaitTime > 0,
+		Keys:   workloads.Keys{Prefix: cfg.Prefix + "lock:", Count: cfg.Keys}, Chooser: workloads.Uniform{N: cfg.Keys},
 		Seed: cfg.Seed, Logs: logs, Cycle: c, FinishCycles: true, Shards: min(cfg.Workers, 8), Probe: c.probe}
 	if c.obs != nil {
 		rc.Observer = c.obs

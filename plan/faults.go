@@ -23,7 +23,8 @@ type Fault = results.Fault
 // Metrics an expectation can name.
 var Metrics = []string{"violations", "lost_updates", "stale_writes_rejected", "acquisitions",
 	"availability_attempts", "availability_time", "max_concurrent_holders", "probe_violations",
-	"linearizable"} // 1: the resource's history is linearizable, 0: not (unknown: not judged)
+	"linearizable", // 1: the resource's history is linearizable, 0: not (unknown: not judged)
+	"stock_left", "gave_up"}
 
 // Expectation is a claim a fault cell must show, such as violations >0.
 type Expectation struct {

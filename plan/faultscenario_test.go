@@ -373,7 +373,7 @@ func TestFaultScenarioRefusesBenchmarkSettings(t *testing.T) {
 			"cells:\n  - name: a\n    faults: []\n    settings: {" + key + ": x}\n": "line 4: cells[0].settings: " + key + ": not available",
 		} {
 			_, err := Parse("x.yaml", []byte(doc), false)
-			if err == nil || !strings.Contains(err.Error(), line) || !strings.Contains(err.Error(), "it takes acquisitions, check_validity") {
+			if err == nil || !strings.Contains(err.Error(), line) || !strings.Contains(err.Error(), "it takes acquisitions, backoff_base") {
 				t.Errorf("%q: %v, want %q", doc, err, line)
 			}
 		}

@@ -119,6 +119,10 @@ func (s Settings) validateFaulty() error {
 		return fmt.Errorf("min_acquisitions: %d is not accepted; use 0 (no minimum) or a count such as 10", s.MinAcquisitions)
 	case s.Acquisitions < 0:
 		return fmt.Errorf("acquisitions: %d is not accepted; use 0 (run for duration) or a count", s.Acquisitions)
+	case s.Calls < 0:
+		return fmt.Errorf("calls: %d is not accepted; use 0 (until the cell ends) or calls per worker such as 1", s.Calls)
+	case s.Stock < 0:
+		return fmt.Errorf("stock: %d is not accepted; use 0 (no stock) or the stock the counters start from, such as 100", s.Stock)
 	}
 	return nil
 }

@@ -350,7 +350,7 @@ func SettingNames() map[string]bool { return yamlNames(reflect.TypeOf(Settings{}
 
 // FaultOnly are the settings only a fault scenario has.
 var FaultOnly = map[string]bool{"clients": true, "client_mode": true, "fencing": true, "check_validity": true,
-	"acquisitions": true, "min_acquisitions": true}
+	"acquisitions": true, "min_acquisitions": true, "calls": true, "stock": true}
 
 // FaultSettings are the settings a fault scenario takes. Workers are per
 // client; hold is the gap between reading the counter and writing it back,
@@ -360,7 +360,8 @@ var FaultOnly = map[string]bool{"clients": true, "client_mode": true, "fencing":
 var FaultSettings = func() map[string]bool {
 	out := map[string]bool{}
 	for _, n := range []string{"local", "persistence", "workers", "keys", "ttl", "timeout", "drift_factor", "mode", "wait",
-		"hold", "hold_distribution", "retry_delay_min", "retry_delay_max", "duration", "seed"} {
+		"hold", "hold_distribution", "retry_delay_min", "retry_delay_max", "duration", "seed",
+		"wait_strategy", "wait_time", "backoff_base", "backoff_cap"} {
 		out[n] = true
 	}
 	for n := range FaultOnly {

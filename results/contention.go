@@ -61,6 +61,17 @@ func (c Commands) Total() int64 {
 	return c.Sets + c.Releases + c.Extends + c.Publishes + c.Subscribes + c.Unsubscribe + c.Waits
 }
 
+// Add adds o's commands to c.
+func (c *Commands) Add(o Commands) {
+	c.Sets += o.Sets
+	c.Releases += o.Releases
+	c.Extends += o.Extends
+	c.Publishes += o.Publishes
+	c.Subscribes += o.Subscribes
+	c.Unsubscribe += o.Unsubscribe
+	c.Waits += o.Waits
+}
+
 // Wakeups count a notify waiter's wake-ups by cause.
 type Wakeups struct {
 	ByMessage int64 `json:"by_message"`

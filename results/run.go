@@ -99,9 +99,12 @@ type Safety struct {
 	// The protected resource (chaos scenarios): read-modify-writes under the
 	// lock on a shared counter; lost = acknowledged writes missing from the
 	// final value.
-	ResourceChecked     bool    `json:"resource_checked,omitempty"`
-	AcknowledgedWrites  int64   `json:"acknowledged_writes,omitempty"`
-	LostUpdates         int64   `json:"lost_updates,omitempty"`
+	ResourceChecked    bool  `json:"resource_checked,omitempty"`
+	AcknowledgedWrites int64 `json:"acknowledged_writes,omitempty"`
+	LostUpdates        int64 `json:"lost_updates,omitempty"`
+	// StockLeft: with a stock, what the counters say is left of it (the
+	// stock less every update that landed).
+	StockLeft           *int64  `json:"stock_left,omitempty"`
 	Fencing             bool    `json:"fencing,omitempty"`
 	StaleWritesRejected int64   `json:"stale_writes_rejected,omitempty"`
 	AvailabilityOps     float64 `json:"availability_attempts,omitempty"` // share of acquire attempts that succeeded
@@ -240,8 +243,8 @@ type Run struct {
 	Outcomes             Outcomes    `json:"outcomes"`
 	Safety               Safety      `json:"safety"`
 	LockUse              LockUse     `json:"lock_use"`
-	// Fairness is how evenly the workers got the lock (nil: none acquired,
-	// or a fault cell, whose clients count apart).
+	// Fairness is how evenly the workers got the lock (nil: none acquired);
+	// a fault cell's workers are those of all its clients.
 	Fairness *Fairness `json:"fairness,omitempty"`
 	// Contention is what waiting callers saw (nil: nothing acquired).
 	Contention  *Contention        `json:"contention,omitempty"`

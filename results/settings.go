@@ -151,6 +151,13 @@ type Settings struct {
 	CheckValidity   bool   `yaml:"check_validity" json:"check_validity"`
 	Acquisitions    int64  `yaml:"acquisitions" json:"acquisitions"`
 	MinAcquisitions int64  `yaml:"min_acquisitions" json:"min_acquisitions"`
+	// Calls: each worker makes this many calls (a wait that ends holding
+	// the lock or giving up after wait_time), then stops, like the
+	// threads of seed 003's test (0: until the cell ends). Stock: the
+	// protected counters count down from it (stock_left = stock − the
+	// updates that landed).
+	Calls int   `yaml:"calls" json:"calls,omitempty"`
+	Stock int64 `yaml:"stock" json:"stock,omitempty"`
 }
 
 // ReportSettings are a scenario's report: section (0: the report

@@ -129,7 +129,7 @@ func (r *faultRun) clientConfigs() []chaos.ClientConfig {
 		}
 		cfgs[c] = chaos.ClientConfig{Index: c, Engine: ec, Resource: r.masters.Resource, Prefix: r.prefix, Keys: s.Keys, Workers: s.Workers,
 			Hold: time.Duration(s.Hold), HoldDist: s.HoldDist, RetryMin: time.Duration(s.RetryMin), RetryMax: time.Duration(s.RetryMax),
-			Fencing: s.Fencing, CheckValidity: s.CheckValidity, Duration: time.Duration(s.Duration), Quota: quota,
+			Fencing: s.Fencing, CheckValidity: s.CheckValidity, Duration: time.Duration(s.Duration), Quota: quota, Calls: s.Calls,
 			Seed: r.seed + uint64(c)*7919, LogDir: r.masters.TempDir}
 	}
 	return cfgs
@@ -300,9 +300,15 @@ func (r *faultRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler
 		}
 	}
 	logf(r.opt.Log, "chaos: cell %s: %d acquired, %d violations, %d lost updates, %d stale writes rejected, availability %.1f%% of attempts %.1f%% of time, history %s%s",
-		r.cell.Name, res.Run.Outcomes.Acquired, ck.Violations, ck.LostUpdates, ck.RejectedWrites,
+		r.cell.Label, res.Run.Outcomes.Acquired, ck.Violations, ck.LostUpdates, ck.RejectedWrites,
 		100*res.Run.Safety.AvailabilityOps, 100*res.Run.Safety.AvailabilityTime, res.Run.Safety.Linearizability.Verdict,
 		map[bool]string{true: " (INTERRUPTED)"}[run.interrupted])
+	if left := res.Run.Safety.StockLeft; left != nil {
+		logf(r.opt.Log, "chaos: cell %s: stock left %d of %d", r.cell.Label, *left, r.s.Stock)
+	}
+	if c := res.Run.Contention; c != nil {
+		logf(r.opt.Log, "chaos: cell %s: %s", r.cell.Label, c.Summary())
+	}
 	return res, nil
 }
 
@@ -426,6 +432,15 @@ func (r *CellResult) Value(metric string) float64 {
 		return s.AvailabilityTime
 	case "max_concurrent_holders":
 		return float64(s.MaxConcurrentHolder)
+	case "stock_left":
+		if s.StockLeft != nil {
+			return float64(*s.StockLeft)
+		}
+	case "gave_up":
+		if c := r.Run.Contention; c != nil {
+			return float64(c.GaveUp)
+		}
+		return 0
 	case "linearizable":
 		if l := s.Linearizability; l != nil && l.Verdict != check.UnknownVerdict {
 			return map[bool]float64{true: 1, false: 0}[l.Verdict == check.Linearizable]

@@ -57,10 +57,15 @@ func buildRun(fr *faultRun, t0 time.Time, clientResults []chaos.ClientResult, ck
 		Release: total(iv[results.MetricRelease]), TimeToLock: total(iv[results.MetricTimeToLock]),
 		GaveUpWait: total(iv[results.MetricGaveUp]), HandoffGap: total(iv[results.MetricHandoffGap]), Measured: sum.end.Sub(t0), CPU: time.Duration(sum.clientCPU * float64(time.Second)),
 		// The holds judged are the checker's, from the clients' hold logs.
-		Violations: ck.Violations, MaxConcurrent: ck.MaxConcurrent, JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged}
+		Violations: ck.Violations, MaxConcurrent: ck.MaxConcurrent, JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged,
+		PerWorker: sum.perWorker, Waits: sum.waits, Commands: sum.commands}
 	r := st.Result(workloads.Replies{Addrs: addrs, Late: sum.late}, faultConfig(fr, ck, sum, clientResults), t0)
 	r.Safety.ResourceChecked, r.Safety.AcknowledgedWrites, r.Safety.LostUpdates = true, ck.Acks, ck.LostUpdates
 	r.Safety.Fencing, r.Safety.StaleWritesRejected = s.Fencing, ck.RejectedWrites
+	if s.Stock > 0 {
+		left := s.Stock - ck.FinalSum
+		r.Safety.StockLeft = &left
+	}
 	if sum.Attempts() > 0 {
 		r.Safety.AvailabilityOps = float64(sum.Acquired) / float64(sum.Attempts())
 	}
@@ -80,6 +85,9 @@ type clientTotals struct {
 	end       time.Time // the last client's end
 	late      [][engine.NumOutcomes]int64
 	clientCPU float64
+	perWorker []int64
+	waits     []results.WorkerWait
+	commands  *results.Commands
 }
 
 // sumClients adds the clients' counts. Clients in one process share its
@@ -95,6 +103,7 @@ func sumClients(clientResults []chaos.ClientResult, t0 time.Time, masters int) c
 	byPid := map[int]shared{}
 	for _, r := range clientResults {
 		t.Add(&r.Counts)
+		t.addWorkers(r)
 		p := byPid[r.Pid]
 		byPid[r.Pid] = shared{max(p.cpu, r.CPUSeconds), max(p.probeViol, r.ProbeViolations)}
 		if r.End.After(t.end) {
@@ -111,6 +120,22 @@ func sumClients(clientResults []chaos.ClientResult, t0 time.Time, masters int) c
 		t.probeViol += p.probeViol
 	}
 	return t
+}
+
+// addWorkers files a client's workers after those of the clients before
+// it, and adds its commands.
+func (t *clientTotals) addWorkers(r chaos.ClientResult) {
+	for _, w := range r.Waits {
+		w.Worker += len(t.perWorker)
+		t.waits = append(t.waits, w)
+	}
+	t.perWorker = append(t.perWorker, r.PerWorker...)
+	if c := r.Commands; c != nil {
+		if t.commands == nil {
+			t.commands = &results.Commands{}
+		}
+		t.commands.Add(*c)
+	}
 }
 
 // faultConfig is a fault cell's result config: the settings it ran on

@@ -58,12 +58,12 @@ func printFaultPlan(w io.Writer, sc *plan.Scenario, cells []plan.Cell) {
 	fmt.Fprintln(tw, "\n#\tcell\tlocal\tpersistence\tclients\tkeys\tttl\thold\tfencing\tduration")
 	for _, c := range cells {
 		s := c.Settings
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%d %s × %d\t%d\t%s\t%s %s\t%v\t%s\n", c.Index, c.Name, s.Local, s.Persistence,
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%d %s × %d\t%d\t%s\t%s %s\t%v\t%s\n", c.Index, c.Label, s.Local, s.Persistence,
 			s.Clients, s.ClientMode, s.Workers, s.Keys, s.TTL, s.Hold, s.HoldDist, s.Fencing, s.Duration)
 	}
 	tw.Flush()
 	for _, c := range cells {
-		fmt.Fprintf(w, "\n%d %s\n", c.Index, c.Name)
+		fmt.Fprintf(w, "\n%d %s\n", c.Index, c.Label)
 		for _, warn := range c.Warnings() {
 			fmt.Fprintf(w, "  WARNING: %s\n", warn)
 		}
@@ -115,7 +115,7 @@ func printSafetyTable(w io.Writer, cells []plan.Cell, res []*CellResult, color b
 		if s.Fencing {
 			rej = fmt.Sprint(s.StaleWritesRejected)
 		}
-		name := cells[i].Name
+		name := cells[i].Label
 		if r.Run.Interrupted {
 			name += " (interrupted)"
 		}
@@ -193,13 +193,13 @@ func (o *Outcome) Print(out, errw io.Writer, cmd string, total int) {
 func (o *Outcome) Unshown() (unmet, unjudged, disagree []string) {
 	for _, co := range o.Cells {
 		if d := co.Last.Disagree; d != "" && !co.Last.Run.Interrupted {
-			disagree = append(disagree, co.Cell.Name+": "+d)
+			disagree = append(disagree, co.Cell.Label+": "+d)
 		}
 		for _, f := range co.Unmet {
-			unmet = append(unmet, co.Cell.Name+": "+f)
+			unmet = append(unmet, co.Cell.Label+": "+f)
 		}
 		for _, f := range co.NotJudged {
-			unjudged = append(unjudged, co.Cell.Name+": "+f)
+			unjudged = append(unjudged, co.Cell.Label+": "+f)
 		}
 	}
 	return unmet, unjudged, disagree

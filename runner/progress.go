@@ -57,7 +57,7 @@ func (p *progress) StartCell(c plan.Cell, repeat int) {
 	p.repeat = repeat
 	p.secs = 0
 	if c.Faulty {
-		p.println(fmt.Sprintf("cell %d/%d%s %s: %d s; faults: %s", p.position(c), len(p.cells), p.repeatTag(), c.Name,
+		p.println(fmt.Sprintf("cell %d/%d%s %s: %d s; faults: %s", p.position(c), len(p.cells), p.repeatTag(), c.Label,
 			int(time.Duration(c.Settings.Duration).Seconds()), faultSummary(c)))
 		for _, warn := range c.Warnings() {
 			p.println("WARNING: " + warn)

@@ -34,6 +34,7 @@ type Worker struct {
 	ctx    context.Context // ends when the run does
 	wait   waiting
 	waits  workerWaits
+	calls  int // waits ended, with the lock or without
 }
 
 // Done is closed when the run ends: no new acquire starts after it.
@@ -129,7 +130,7 @@ type loop struct {
 // soon as the last cycle ends, in open loop it claims the oldest due
 // intended start.
 func (l *loop) work(w *Worker) {
-	for l.ctx.Err() == nil {
+	for l.ctx.Err() == nil && (l.cfg.Calls == 0 || w.calls < l.cfg.Calls) {
 		l.cycle.Ready()
 		intended, measured, ok := l.next(w)
 		if !ok || !l.attempt(w, intended, measured) {

@@ -102,6 +102,9 @@ type RunConfig struct {
 	// Shards is how many shards the latency recorder has (0: one per
 	// worker, at most 16).
 	Shards int
+	// Calls: each worker stops after this many waits ended (holding the
+	// lock or giving up); 0: when the run ends.
+	Calls int
 	// GiveUp: a failed acquire ends the caller's wait (its wait time ran
 	// out); otherwise the wait goes on while the worker retries the key.
 	GiveUp bool

@@ -19,7 +19,7 @@ import (
 type waiting struct {
 	key    uint64
 	since  time.Time // the first attempt's start (its intended start in open loop)
-	active bool      // an attempt on key failed and the worker still wants it
+	active bool      // the worker wants key: it is among the key's waiters
 }
 
 // workerWaits are one worker's times to lock, in a small histogram of its
@@ -39,7 +39,8 @@ func (ww *workerWaits) record(d time.Duration) {
 
 // begin returns when the worker's wait for key began: its ongoing wait
 // for key, or a new one from start. A wait for another key ends as given up
-// (the worker wants another lock now).
+// (the worker wants another lock now). A caller waits from its first
+// attempt on: the locker's own retries happen inside one acquire.
 func (l *loop) begin(w *Worker, key uint64, start time.Time, measured bool) time.Time {
 	if w.wait.active && w.wait.key == key {
 		return w.wait.since
@@ -47,7 +48,8 @@ func (l *loop) begin(w *Worker, key uint64, start time.Time, measured bool) time
 	if w.wait.active {
 		l.gaveUp(w, start, measured)
 	}
-	w.wait = waiting{key: key, since: start}
+	w.wait = waiting{key: key, since: start, active: true}
+	l.handoffs.join(key)
 	return start
 }
 
@@ -55,10 +57,6 @@ func (l *loop) begin(w *Worker, key uint64, start time.Time, measured bool) time
 // unless the locker gives up after its wait time, which ends it (an
 // acquire cut short by the run's end did not give up).
 func (l *loop) lost(w *Worker, at time.Time, measured bool) {
-	if !w.wait.active {
-		w.wait.active = true
-		l.handoffs.join(w.wait.key)
-	}
 	if l.cfg.GiveUp && l.ctx.Err() == nil {
 		l.gaveUp(w, at, measured)
 	}
@@ -68,6 +66,7 @@ func (l *loop) lost(w *Worker, at time.Time, measured bool) {
 func (l *loop) gaveUp(w *Worker, at time.Time, measured bool) {
 	l.handoffs.leave(w.wait.key)
 	w.wait.active = false
+	w.calls++
 	if measured {
 		d := at.Sub(w.wait.since)
 		l.rec.Record(w.ID, results.GaveUp, d)
@@ -83,6 +82,7 @@ func (l *loop) gaveUp(w *Worker, at time.Time, measured bool) {
 func (l *loop) locked(w *Worker, key uint64, since, at time.Time, measured bool) {
 	waited := w.wait.active && w.wait.key == key
 	w.wait.active = false
+	w.calls++
 	gap, ok := l.handoffs.taken(key, waited, at)
 	if !measured {
 		return
@@ -98,9 +98,10 @@ func (l *loop) locked(w *Worker, key uint64, since, at time.Time, measured bool)
 	}
 }
 
-// handoffs follow the keys callers wait for, so a release of such a key
-// can be timed to its next holder's acquire: the lock's idle time while
-// callers waited. Only keys with waiters take memory.
+// handoffs follow the keys callers wait for (from their first attempt
+// until they hold the lock or give up), so a release of such a key can be
+// timed to its next holder's acquire: the lock's idle time while callers
+// waited. Only keys with waiters take memory.
 type handoffs struct {
 	shards [64]handoffShard
 }
@@ -161,7 +162,7 @@ func (h *handoffs) freed(key uint64, t time.Time) {
 }
 
 // taken: key's next holder got it at t (waited: it was one of the
-// waiters). ok when the key had been freed while callers waited: gap is
+// waiters, and now leaves them). ok when the key had been freed while callers waited: gap is
 // then from that release to t.
 func (h *handoffs) taken(key uint64, waited bool, t time.Time) (gap time.Duration, ok bool) {
 	s := h.shard(key)
