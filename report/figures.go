@@ -43,6 +43,7 @@ func figures(res *loadedDir, s *Summary) []figure {
 	add(loadFigure(res.Cells, s))
 	add(modesFigure(res.Cells, s))
 	add(contentionFigure(res.Cells, s))
+	add(waitingFigure(res.Cells, s))
 	for i, c := range res.Cells {
 		add(timelineFigure(c, i, s))
 	}
@@ -388,6 +389,56 @@ func contentionFigure(cells []*cell, s *Summary) *figure {
 		Fig:     &plots.Figure{Title: "Acquire success ratio against " + axis, Grid: [][]*plots.Panel{{p}}, Width: 900, Height: 480},
 		Cell:    -1,
 	}
+}
+
+// waitingFigure draws what waiting callers saw against the workers
+// contending: time to lock p99 and Redis commands per acquired lock, one
+// line per configuration (wait strategy, keys, ...).
+func waitingFigure(cells []*cell, s *Summary) *figure {
+	if distinct(cells, "workers") < 2 || !slices.ContainsFunc(cells, func(c *cell) bool { return c.Run.Contention != nil }) {
+		return nil
+	}
+	groups, sums := groupBy(cells, map[string]bool{"workers": true}), summariesByCell(cells, s.Cells)
+	panel := func(label string, get func(*results.Contention) float64) (*plots.Panel, []float64) {
+		p := &plots.Panel{X: plots.Axis{Label: "workers contending"}, Y: plots.Axis{Label: label}}
+		xs, ys := addWorkerLines(p, groups, sums, get)
+		p.X.Log, p.X.Ticks = plots.SpansDecades(xs...), valueTicks(xs)
+		p.Y.Log = plots.SpansDecades(ys...)
+		return p, xs
+	}
+	wait, xs := panel("time to lock p99 (ms)", func(c *results.Contention) float64 { return c.TimeToLock.P99 / 1000 })
+	cmds, _ := panel("Redis commands per acquired lock", func(c *results.Contention) float64 { return c.CommandsPerLock })
+	if len(wait.Series) == 0 || len(xs) == 0 {
+		return nil
+	}
+	return &figure{
+		Name:  "waiting",
+		Title: "Time to lock and commands per lock against contenders",
+		Caption: "Left: the 99th percentile of a caller's time to lock (from its first attempt on a key to holding it, across every retry and wait). " +
+			"Right: Redis commands sent to all servers per acquired lock, what the waiting costs them. One line per configuration (wait strategy, keys).",
+		Fig:  &plots.Figure{Title: "What waiting callers see, and what it costs", Grid: [][]*plots.Panel{{wait, cmds}}, Width: 1200, Height: 480},
+		Cell: -1,
+	}
+}
+
+// addWorkerLines adds one line of get against workers per group with at
+// least two worker counts; it returns all their points.
+func addWorkerLines(p *plots.Panel, groups []*group, sums map[*cell]CellSummary, get func(*results.Contention) float64) (xs, ys []float64) {
+	for gi, g := range groups {
+		sort.SliceStable(g.Cells, func(i, j int) bool { return g.Cells[i].Set.Workers < g.Cells[j].Set.Workers })
+		var x, y []float64
+		for _, c := range g.Cells {
+			if ct := sums[c].Contention; ct != nil && get(ct) > 0 {
+				x, y = append(x, float64(c.Set.Workers)), append(y, get(ct))
+			}
+		}
+		if distinctFloats(x) < 2 {
+			continue
+		}
+		p.Series = append(p.Series, plots.Series{Label: legendLabel(g.Label), X: x, Y: y, Color: gi, Points: true})
+		xs, ys = append(xs, x...), append(ys, y...)
+	}
+	return xs, ys
 }
 
 // addSuccessLines adds one success-ratio line per group with at least two
