@@ -126,6 +126,9 @@ func (c *Contention) Summary() string {
 	if g := c.HandoffGap; g != nil && g.Count > 0 {
 		s += fmt.Sprintf(", handoff gap p50 %s p99 %s", FormatMicros(g.P50), FormatMicros(g.P99))
 	}
+	if len(c.HotKeys) > 0 && c.HotKeys[0].Utilisation >= 0.01 {
+		s += fmt.Sprintf(", hottest key held %s of the time", Pct0(c.HotKeys[0].Utilisation))
+	}
 	if c.GaveUp > 0 {
 		s += fmt.Sprintf(", %d gave up", c.GaveUp)
 	}
