@@ -206,11 +206,14 @@ func (r *Replicated) startOne(ctx context.Context, role spec, conf string) (*Mas
 	return m, nil
 }
 
-// dataFlags are the master's and every replica's (any may become master):
-// a full sync starts at once rather than after 5 s (diskless sync's
-// default delay), and a stop does not wait for replicas to catch up.
+// dataFlags are the master's and every replica's (any may become master).
+// Full syncs go through disk: after a diskless one the master streams to
+// a replica only from its first REPLCONF ACK, and the replica's immediate
+// ACK can come before the master is ready for it, leaving the replica up
+// to a second behind (WAIT does not count it). A stop does not wait for
+// replicas to catch up.
 func (r *Replicated) dataFlags() []string {
-	f := []string{"--repl-diskless-sync-delay", "0", "--shutdown-timeout", "0"}
+	f := []string{"--repl-diskless-sync", "no", "--shutdown-timeout", "0"}
 	if n := r.opt.MinReplicasToWrite; n > 0 {
 		f = append(f, "--min-replicas-to-write", strconv.Itoa(n))
 	}
@@ -262,15 +265,39 @@ func (r *Replicated) poll(ctx context.Context, what string, check func(context.C
 	}
 }
 
-// waitSynced waits until every replica's link to the master is up.
+// waitSynced waits until every replica's link to the master is up and
+// the master has it online: after a diskless sync the master puts a
+// replica online only at its first REPLCONF ACK (up to a second later),
+// and until then WAIT does not count it.
 func (r *Replicated) waitSynced(ctx context.Context) error {
 	for _, m := range r.replicas {
 		what := fmt.Sprintf("%s (%s) of master %s", m.role.name, m.Addr(), r.master.Addr())
-		if err := r.poll(ctx, what, func(ctx context.Context) error { return linkStatus(ctx, m.Addr()) }); err != nil {
+		err := r.poll(ctx, what, func(ctx context.Context) error {
+			if err := linkStatus(ctx, m.Addr()); err != nil {
+				return err
+			}
+			return r.online(ctx, m.Port())
+		})
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// online says whether the master lists the replica on port as online.
+func (r *Replicated) online(ctx context.Context, port int) error {
+	s, err := Do(ctx, r.master.Addr(), "INFO", "replication")
+	if err != nil {
+		return fmt.Errorf("master: %w", err)
+	}
+	want := ",port=" + strconv.Itoa(port) + ",state=online,"
+	for k, v := range engine.ParseInfo(s) {
+		if strings.HasPrefix(k, "slave") && strings.Contains(","+v+",", want) {
+			return nil
+		}
+	}
+	return fmt.Errorf("the master does not list it online yet")
 }
 
 func linkStatus(ctx context.Context, addr string) error {
