@@ -1,4 +1,5 @@
-// Package engine is a Redlock client over N independent Redis masters.
+// Package engine is a Redlock client over N independent Redis masters
+// (or, by Config.Topology, over one master, or one that Sentinel watches).
 //
 // It knows nothing of workloads or reports: callers ask it to acquire,
 // release and extend locks, and every call returns what each master said so

@@ -16,7 +16,8 @@ import (
 // connection reached K replicas, so one covers all the batch's SETs (with
 // one worker that is one WAIT per SET). rueidis sends a WAIT, a blocking
 // command, with its batch on a connection of its own for the duration, so
-// a WAIT in progress never holds up the shared pipeline's releases.
+// a WAIT in progress holds up only the releases that share its batch, not
+// those on the shared pipeline.
 type waitSpec struct {
 	replicas  int64
 	timeoutMs int64

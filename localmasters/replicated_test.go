@@ -46,7 +46,10 @@ func stopAndCheckGone(t *testing.T, r *localmasters.Replicated, before map[strin
 
 func TestReplicatedStartsInSyncAndStops(t *testing.T) {
 	t.Parallel()
-	r := redistest.StartReplicated(t, localmasters.ReplicatedOptions{Replicas: 2, Sentinels: 3})
+	r := redistest.StartReplicated(t, localmasters.ReplicatedOptions{Replicas: 2, Sentinels: 3, MinReplicasToWrite: 1})
+	if got := info(t, r.MasterAddr(), "replication"); got["min_slaves_good_slaves"] != "2" {
+		t.Errorf("master %s: min_slaves_good_slaves %q, want 2 (min-replicas-to-write set)", r.MasterAddr(), got["min_slaves_good_slaves"])
+	}
 	if got := info(t, r.MasterAddr(), "replication"); got["role"] != "master" || got["connected_slaves"] != "2" {
 		t.Errorf("master %s: role %q connected_slaves %q", r.MasterAddr(), got["role"], got["connected_slaves"])
 	}
