@@ -86,6 +86,9 @@ func newReplicatedEngine(t *testing.T, r *localmasters.Replicated, mutate func(*
 	t.Helper()
 	cfg := engine.DefaultConfig()
 	cfg.Topology, cfg.Sentinels, cfg.MasterSet = engine.Replicated, r.SentinelAddrs(), r.MasterSet()
+	// These tests judge outcomes and medians, not timeouts: a loaded
+	// 2-core machine may stall a reply past the default 50ms.
+	cfg.Timeout = time.Second
 	if mutate != nil {
 		mutate(&cfg)
 	}
