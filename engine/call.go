@@ -123,7 +123,7 @@ func (c *call) deliver(m int, o Outcome) {
 			c.wake <- struct{}{} // never blocks: one signal per wait, drained before the next
 		}
 	}
-	releaseLate := late && c.kind == opSet && o == OK && c.failed
+	releaseLate := late && c.kind == opSet && (o == OK || o == FewAcks) && c.failed
 	kind, key, token, measured, orphan := c.kind, c.key, c.token, c.measured, c.orphan
 	c.refs--
 	free := c.refs == 0
@@ -159,7 +159,7 @@ func (c *call) wait(deadline time.Time) bool {
 	gen := c.gen
 	c.inWait.Store(gen)
 	c.mu.Unlock()
-	c.e.timeouts.add(waiter{c: c, gen: gen, deadline: deadline})
+	c.e.watchdog(c.kind).add(waiter{c: c, gen: gen, deadline: deadline})
 	<-c.wake
 	c.mu.Lock()
 	defer c.mu.Unlock()

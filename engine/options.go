@@ -1,4 +1,5 @@
-// Package engine is a Redlock client over N independent Redis masters.
+// Package engine is a Redlock client over N independent Redis masters
+// (or, by Config.Topology, over one master, or one that Sentinel watches).
 //
 // It knows nothing of workloads or reports: callers ask it to acquire,
 // release and extend locks, and every call returns what each master said so
@@ -8,7 +9,6 @@ package engine
 import (
 	"fmt"
 	"math"
-	"strings"
 	"time"
 )
 
@@ -75,6 +75,15 @@ type Config struct {
 	Dispatchers int           // batches in flight per master
 	FlushDelay  time.Duration // rueidis MaxFlushDelay: a short wait lets more commands share one write
 	TLS         TLSFiles      // for rediss:// masters
+	// Topology is what the lock runs on (topology.go): redlock (""
+	// too), single (one master) or replicated (the master Sentinels name
+	// for MasterSet; WaitReplicas > 0 sends WAIT WaitReplicas WaitTimeout
+	// after the SETs, 0 WaitTimeout meaning the per-master timeout).
+	Topology     Topology
+	Sentinels    []string
+	MasterSet    string
+	WaitReplicas int
+	WaitTimeout  time.Duration
 }
 
 // DefaultConfig returns the reference settings (redsync and the seed).
@@ -98,16 +107,8 @@ func DefaultConfig() Config {
 
 // Validate returns one error naming the first bad field and what is accepted.
 func (c Config) Validate() error {
-	if len(c.Masters) == 0 {
-		return fmt.Errorf("masters: none given; give at least one host:port or redis:// URL")
-	}
-	seen := map[string]bool{}
-	for _, m := range c.Masters {
-		key := strings.TrimSpace(m)
-		if seen[key] {
-			return fmt.Errorf("masters: %q is listed twice; each master must be independent", RedactURL(m))
-		}
-		seen[key] = true
+	if err := c.validateTopology(); err != nil {
+		return err
 	}
 	if _, err := ParseMode(string(c.Mode)); err != nil {
 		return err

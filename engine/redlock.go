@@ -25,8 +25,10 @@ type Engine struct {
 	tokens                 *tokenSource
 	// timeouts ends waits at their deadline (one watchdog, no timer per call).
 	timeouts *timeouts
-	late     lateCounts
-	calls    sync.Pool // *call, reused once every reply is in
+	// setTimeouts ends acquires' waits when they carry WAIT (wait.go).
+	setTimeouts *timeouts
+	late        lateCounts
+	calls       sync.Pool // *call, reused once every reply is in
 	// measuring is set by MarkMeasured: late replies of acquires started
 	// from then on are the run's, earlier ones the warm-up's.
 	measuring atomic.Bool
@@ -38,21 +40,22 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, quorum: Quorum(len(cfg.Masters)), tokens: newTokenSource(), timeouts: startTimeouts(cfg.Timeout),
+	targets, err := cfg.targets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, quorum: Quorum(len(targets)), tokens: newTokenSource(), timeouts: startTimeouts(cfg.Timeout),
 		setTTL: strconv.FormatInt(cfg.TTL.Milliseconds(), 10), relSHA: sha1Hex(releaseScript), extSHA: sha1Hex(extendScript)}
-	e.late = newLateCounts(len(cfg.Masters))
-	for i, m := range cfg.Masters {
-		opt, display, err := MasterOption(m, cfg.TLS)
-		if err != nil {
-			e.Close()
-			return nil, err
-		}
+	e.late = newLateCounts(len(targets))
+	e.startWait()
+	for i, tg := range targets {
+		opt, display := tg.opt, tg.display
 		client, err := NewSingleClient(clientOption(opt, cfg.Timeout, cfg.FlushDelay))
 		if err != nil {
 			e.Close()
 			return nil, fmt.Errorf("master %s: %w", display, err)
 		}
-		l := &link{index: i, addr: display, client: client, maxBatch: cfg.MaxBatch}
+		l := &link{index: i, addr: display, client: client, maxBatch: cfg.MaxBatch, wait: tg.wait}
 		if i == 0 {
 			e.builder = client.B() // builds the commands every master is sent
 		}
@@ -83,6 +86,10 @@ func (e *Engine) Close() {
 	if e.timeouts != nil {
 		e.timeouts.stop()
 		e.timeouts = nil
+	}
+	if e.setTimeouts != nil {
+		e.setTimeouts.stop()
+		e.setTimeouts = nil
 	}
 }
 
@@ -248,7 +255,7 @@ func (e *Engine) Extend(ctx context.Context, l *Lock, ttl time.Duration) OpResul
 func (e *Engine) run(kind opKind, key, token string, ttlMs int64, decides bool, t1 time.Time, outs []Outcome) (int, time.Duration) {
 	c := e.newCall(kind, key, token, ttlMs, decides && e.cfg.Wait == WaitQuorum)
 	if e.cfg.Mode == Multiplexed {
-		deadline := time.Now().Add(e.cfg.Timeout)
+		deadline := time.Now().Add(e.timeout(kind))
 		c.sendAll(deadline)
 		c.wait(deadline)
 		return c.finish(t1, outs)
@@ -274,7 +281,7 @@ func (e *Engine) sequential(c *call) int {
 		if stop {
 			return i
 		}
-		deadline := time.Now().Add(e.cfg.Timeout)
+		deadline := time.Now().Add(e.timeout(c.kind))
 		c.send(i, deadline)
 		c.wait(deadline)
 	}

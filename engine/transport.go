@@ -22,10 +22,11 @@ const (
 	Timeout                // no answer within the per-master timeout
 	Error                  // connection or server error
 	NotSent                // sequential with wait=quorum: decided before this master's turn
+	FewAcks                // replicated with WAIT: the SET won, fewer than WaitReplicas replicas acknowledged it
 	NumOutcomes
 )
 
-var outcomeNames = [...]string{"pending", "ok", "taken", "timeout", "error", "not_sent"}
+var outcomeNames = [...]string{"pending", "ok", "taken", "timeout", "error", "not_sent", "few_acks"}
 
 func (o Outcome) String() string { return outcomeNames[o] }
 
@@ -56,6 +57,7 @@ type link struct {
 	client   rueidis.Client
 	queues   []*queue
 	maxBatch int
+	wait     *waitSpec // WAIT after the SETs (replicated); nil otherwise
 	wg       sync.WaitGroup
 	// batches and sent count pipelined writes and the commands in them;
 	// kinds splits sent by command (SET, release, extend).
@@ -137,6 +139,10 @@ func (l *link) send(d *lane, batch []*request) {
 	ctx := d.ctx
 	ctx.arm(deadline)
 	defer d.next()
+	if l.wait != nil && hasSet(live) {
+		l.sendWaited(ctx, d, live)
+		return
+	}
 	var retry []*request
 	check := func(r *request, res rueidis.RedisResult) {
 		err := res.Error()

@@ -82,6 +82,18 @@ type Master struct {
 	mu   sync.Mutex // serialises every state change (Kill/Stop may race Set.Stop)
 	proc *process   // real: current or last process
 	mr   *miniredis.Miniredis
+
+	// role is a replicated set's (see spec); the zero value is a plain master.
+	role spec
+}
+
+// spec is what sets one process of a replicated set apart: a Sentinel's
+// config file (its first argument; Sentinel rewrites it, so restarts keep
+// what it learnt) and extra flags (--replicaof, --replica-priority, ...).
+type spec struct {
+	name  string // "master", "replica 1", "sentinel 0": for errors
+	conf  string // a Sentinel's config file; "" for a data node
+	extra []string
 }
 
 // process is one redis-server run; done is closed once it has been reaped.
@@ -234,17 +246,29 @@ func (s *Set) startReal(ctx context.Context, n int) error {
 		s.version = "unknown" // only used in announcements; startup reports real problems
 	}
 	for i := 0; i < n; i++ {
-		dir, err := os.MkdirTemp("", "lockbench-master-*")
-		if err != nil {
-			return fmt.Errorf("localmasters: master %d: %w", i, err)
-		}
-		m := &Master{set: s, dir: dir}
-		s.masters = append(s.masters, m) // before starting, so Stop removes the dir on failure
-		if err := m.startFirst(ctx); err != nil {
+		if _, err := s.startProcess(ctx, spec{}, ""); err != nil {
 			return fmt.Errorf("localmasters: master %d: %w", i, err)
 		}
 	}
 	return nil
+}
+
+// startProcess starts one redis-server of the set in a temp dir of its
+// own; conf, when given, is written there as the Sentinel's config file.
+func (s *Set) startProcess(ctx context.Context, role spec, conf string) (*Master, error) {
+	dir, err := os.MkdirTemp("", "lockbench-master-*")
+	if err != nil {
+		return nil, err
+	}
+	m := &Master{set: s, dir: dir, role: role}
+	s.masters = append(s.masters, m) // before starting, so Stop removes the dir on failure
+	if conf != "" {
+		m.role.conf = filepath.Join(dir, "sentinel.conf")
+		if err := os.WriteFile(m.role.conf, []byte(conf), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return m, m.startFirst(ctx)
 }
 
 func (s *Set) startEmbedded(n int) error {
@@ -589,16 +613,7 @@ func (m *Master) spawnLocked(logPath, outPath string) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{
-		"--bind", "127.0.0.1",
-		"--port", strconv.Itoa(m.port),
-		"--dir", m.dir,
-		"--daemonize", "no",
-		"--protected-mode", "yes",
-		"--logfile", logPath,
-	}
-	args = append(args, m.set.persist.redisArgs()...)
-	cmd := exec.Command(m.set.bin, args...) // not CommandContext: ctx bounds startup only
+	cmd := exec.Command(m.set.bin, m.args(logPath)...) // not CommandContext: ctx bounds startup only
 	cmd.Dir = m.dir
 	if len(m.set.env) > 0 {
 		cmd.Env = append(os.Environ(), m.set.env...)
@@ -616,6 +631,27 @@ func (m *Master) spawnLocked(logPath, outPath string) (*process, error) {
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// args are redis-server's flags for this process: a Sentinel takes its
+// config file first and no persistence (it stores no data).
+func (m *Master) args(logPath string) []string {
+	var args []string
+	if m.role.conf != "" {
+		args = []string{m.role.conf, "--sentinel"}
+	}
+	args = append(args,
+		"--bind", "127.0.0.1",
+		"--port", strconv.Itoa(m.port),
+		"--dir", m.dir,
+		"--daemonize", "no",
+		"--protected-mode", "yes",
+		"--logfile", logPath,
+	)
+	if m.role.conf == "" {
+		args = append(args, m.set.persist.redisArgs()...)
+	}
+	return append(args, m.role.extra...)
 }
 
 // waitReady polls until our own process answers PING. It checks the pid via

@@ -73,3 +73,28 @@ func Do(addr string, args ...string) (string, error) {
 	defer cancel()
 	return localmasters.Do(ctx, addr, args...)
 }
+
+// StartReplicated starts a replicated set (real redis-server master,
+// replicas and Sentinels), registers t.Cleanup(r.Stop) and fails the test
+// on error. opt.RedisServer and opt.Log are filled in when empty.
+func StartReplicated(t testing.TB, opt localmasters.ReplicatedOptions) *localmasters.Replicated {
+	t.Helper()
+	if opt.RedisServer == "" {
+		opt.RedisServer = Require(t)
+	}
+	if opt.Log == nil {
+		opt.Log = t.Output()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r, err := localmasters.StartReplicated(ctx, opt)
+	if err != nil {
+		t.Fatalf("start replicated set (%d replicas, %d sentinels): %v", opt.Replicas, opt.Sentinels, err)
+	}
+	t.Cleanup(func() {
+		if err := r.Stop(); err != nil {
+			t.Errorf("stop replicated set: %v", err)
+		}
+	})
+	return r
+}
