@@ -15,14 +15,21 @@ import (
 // Engine is a Redlock client over N masters.
 type Engine struct {
 	cfg Config
-	// setTTL is the TTL in ms, formatted once, not per SET; relSHA and
-	// extSHA name the preloaded scripts.
-	setTTL, relSHA, extSHA string
-	builder                rueidis.Builder
-	links                  []*link
-	addrs                  []string
-	quorum                 int
-	tokens                 *tokenSource
+	// setTTL is the TTL in ms, formatted once, not per SET; relSHA,
+	// relNotifySHA and extSHA name the preloaded scripts.
+	setTTL, relSHA, relNotifySHA, extSHA string
+	// relKind is every release's script: opReleaseNotify with strategy
+	// notify (it publishes), opRelease otherwise (nothing extra to pay).
+	relKind opKind
+	// notify is the pub/sub side of strategy notify (nil otherwise);
+	// publishes counts the PUBLISHes notify releases made.
+	notify    *notifier
+	publishes atomic.Int64
+	builder   rueidis.Builder
+	links     []*link
+	addrs     []string
+	quorum    int
+	tokens    *tokenSource
 	// timeouts ends waits at their deadline (one watchdog, no timer per call).
 	timeouts *timeouts
 	late     lateCounts
@@ -39,8 +46,14 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, quorum: Quorum(len(cfg.Masters)), tokens: newTokenSource(), timeouts: startTimeouts(cfg.Timeout),
-		setTTL: strconv.FormatInt(cfg.TTL.Milliseconds(), 10), relSHA: sha1Hex(releaseScript), extSHA: sha1Hex(extendScript)}
+		setTTL: strconv.FormatInt(cfg.TTL.Milliseconds(), 10), relSHA: sha1Hex(releaseScript), extSHA: sha1Hex(extendScript),
+		relNotifySHA: sha1Hex(releaseNotifyScript), relKind: opRelease}
 	e.late = newLateCounts(len(cfg.Masters))
+	scripts := []string{releaseScript, extendScript}
+	if cfg.Strategy == StrategyNotify {
+		e.relKind = opReleaseNotify
+		scripts = append(scripts, releaseNotifyScript)
+	}
 	for i, m := range cfg.Masters {
 		opt, display, err := MasterOption(m, cfg.TLS)
 		if err != nil {
@@ -60,7 +73,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		e.addrs = append(e.addrs, display)
 		// Preload the scripts so the hot path is EVALSHA; NOSCRIPT still falls back.
 		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		for _, s := range []string{releaseScript, extendScript} {
+		for _, s := range scripts {
 			if err := client.Do(lctx, client.B().ScriptLoad().Script(s).Build()).Error(); err != nil {
 				cancel()
 				e.Close()
@@ -70,11 +83,23 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		cancel()
 		l.start(cfg.Dispatchers)
 	}
+	if cfg.Strategy == StrategyNotify {
+		n, err := startNotifier(e.links, cfg.Timeout)
+		if err != nil {
+			e.Close()
+			return nil, err
+		}
+		e.notify = n
+	}
 	return e, nil
 }
 
 // Close stops the dispatchers and closes every connection.
 func (e *Engine) Close() {
+	if e.notify != nil {
+		e.notify.close()
+		e.notify = nil
+	}
 	for _, l := range e.links {
 		l.stop()
 		l.client.Close()
@@ -175,10 +200,14 @@ type OpResult struct {
 	PerMaster []Outcome
 }
 
-// Acquire tries to take key, retrying after a random delay up to Retries
-// times. A nil lock means not acquired.
+// Acquire tries to take key, retrying by the wait strategy up to Retries
+// times or for WaitTime. A nil lock means not acquired.
 func (e *Engine) Acquire(ctx context.Context, key string) (*Lock, Result) {
-	return e.cfg.Retry().Acquire(ctx, func(ctx context.Context) (*Lock, Result) { return e.TryAcquire(ctx, key) })
+	p := e.cfg.Retry()
+	if n := e.notify; n != nil {
+		p.Subscribe = func() Subscription { return n.subscribe(key) }
+	}
+	return p.Acquire(ctx, func(ctx context.Context) (*Lock, Result) { return e.TryAcquire(ctx, key) })
 }
 
 // TryAcquire is one attempt of the algorithm: SET NX PX on every master,
@@ -202,8 +231,9 @@ func (e *Engine) TryAcquire(ctx context.Context, key string) (*Lock, Result) {
 		return lock, res
 	}
 	// Release everywhere, also where the SET seemed to fail: a timed-out SET
-	// may still have landed.
-	e.run(opRelease, key, token, 0, false, time.Now(), lock.released)
+	// may still have landed. With notify it publishes where it freed the
+	// key (a split vote): the other waiters would else sleep a timeout.
+	e.run(e.relKind, key, token, 0, false, time.Now(), lock.released)
 	return nil, res
 }
 
@@ -216,7 +246,7 @@ func (e *Engine) Release(ctx context.Context, l *Lock) OpResult {
 		outs = make([]Outcome, len(e.links))
 	}
 	t1 := time.Now()
-	n, elapsed := e.run(opRelease, l.Key, l.Token, 0, false, t1, outs)
+	n, elapsed := e.run(e.relKind, l.Key, l.Token, 0, false, t1, outs)
 	return OpResult{OK: n > 0, Count: n, Elapsed: elapsed, PerMaster: outs}
 }
 
