@@ -61,23 +61,30 @@ func receive(t *testing.T, got <-chan acquired) acquired {
 // before its 2 s timeout. Fails if the release does not publish (the
 // waiter then wakes at 2 s, by timeout) or the waiter is not subscribed.
 func TestNotifyWakesWaiterOnRelease(t *testing.T) {
-	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
-	holder, waiter := notifyEngine(t, set, 2*time.Second), notifyEngine(t, set, 2*time.Second)
-	wakeAfterRelease(t, holder, waiter, "notify:wake")
-	c := waiter.NotifyCounts()
-	if c.WokenByMessage != 1 || c.WokenByTimeout != 0 || c.Subscribes != 3 {
-		t.Errorf("waiter counts %+v: want 1 wake-up by message, 0 by timeout, 3 SUBSCRIBEs", c)
+	for _, n := range []int{1, 3} {
+		t.Run(strconv.Itoa(n)+" masters", func(t *testing.T) {
+			set := redistest.StartMasters(t, n, localmasters.PersistNone)
+			holder, waiter := notifyEngine(t, set, 2*time.Second), notifyEngine(t, set, 2*time.Second)
+			attempts := wakeAfterRelease(t, holder, waiter, "notify:wake")
+			c := waiter.NotifyCounts()
+			// One master: one message, one wake-up, the third attempt wins.
+			// Several: the first master's message may beat the release to
+			// the others, whose SET then loses; the next message wakes it again.
+			exact := n == 1 && (c.WokenByMessage != 1 || attempts != 3)
+			if exact || c.WokenByMessage < 1 || c.WokenByTimeout != 0 || c.Subscribes != int64(n) {
+				t.Errorf("waiter counts %+v after %d attempts: want 1 wake-up by message (3 attempts) with 1 master, 0 by timeout, %d SUBSCRIBEs", c, attempts, n)
+			}
+			if p := holder.NotifyCounts().Publishes; p != int64(n) {
+				t.Errorf("holder's release published %d times, want %d (one per master)", p, n)
+			}
+			waitFor(t, "an UNSUBSCRIBE per master once the waiter left", func() bool { return waiter.NotifyCounts().Unsubscribes == int64(n) })
+		})
 	}
-	if p := holder.NotifyCounts().Publishes; p != 3 {
-		t.Errorf("holder's release published %d times, want 3 (one per master)", p)
-	}
-	waitFor(t, "3 UNSUBSCRIBEs once the waiter left", func() bool { return waiter.NotifyCounts().Unsubscribes == 3 })
 }
 
 // wakeAfterRelease releases ~100 ms into the wait and wants the waiter to
-// have the lock within 50 ms of the release, on its third attempt (the
-// first, the one after subscribing, the one after the message).
-func wakeAfterRelease(t *testing.T, holder, waiter *engine.Engine, key string) {
+// have the lock within 50 ms of the release; it returns its attempts.
+func wakeAfterRelease(t *testing.T, holder, waiter *engine.Engine, key string) int {
 	t.Helper()
 	lock, got := holdAndWait(t, holder, waiter, key)
 	time.Sleep(100 * time.Millisecond)
@@ -86,10 +93,11 @@ func wakeAfterRelease(t *testing.T, holder, waiter *engine.Engine, key string) {
 	a := receive(t, got)
 	wake := a.at.Sub(released)
 	t.Logf("woken %v after the release (attempts %d)", wake, a.res.Attempts)
-	if wake > 50*time.Millisecond || a.res.Attempts != 3 {
-		t.Errorf("waiter had the lock %v after the release, attempt %d; want within 50ms, attempt 3", wake, a.res.Attempts)
+	if wake > 50*time.Millisecond {
+		t.Errorf("waiter had the lock %v after the release; want within 50ms", wake)
 	}
 	waiter.Release(context.Background(), a.lock)
+	return a.res.Attempts
 }
 
 // A notification lost with the pub/sub connection costs the waiter its
@@ -118,7 +126,7 @@ func TestNotifyLostMessageCostsTheTimeout(t *testing.T) {
 	waiter.Release(context.Background(), a.lock)
 	waitFor(t, "a pub/sub reconnection per master", func() bool { return waiter.NotifyCounts().Reconnects == 3 })
 	wakeAfterRelease(t, holder, waiter, "notify:lost:again")
-	if c := waiter.NotifyCounts(); c.WokenByMessage != 1 {
+	if c := waiter.NotifyCounts(); c.WokenByMessage < 1 || c.WokenByTimeout != 1 {
 		t.Errorf("after reconnecting: %+v, want the second wait woken by message", c)
 	}
 }
