@@ -14,6 +14,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,7 +69,7 @@ type notifier struct {
 
 // topic is one channel's waiters.
 type topic struct {
-	waiters map[chan struct{}]struct{}
+	waiters map[*subscription]struct{}
 	ready   chan struct{} // closed once every master answered the SUBSCRIBE (or timed out)
 	leaving bool          // no waiter left; queued for UNSUBSCRIBE
 	gone    chan struct{} // set as the UNSUBSCRIBE is sent, closed once answered
@@ -108,14 +109,18 @@ func (n *notifier) close() {
 }
 
 // deliver is the pub/sub hook: it wakes the channel's waiters without
-// blocking (a waiter already woken keeps its one pending wake-up).
+// blocking (a waiter already woken keeps its one pending wake-up), but
+// not the one whose attempt's clean-up freed the token.
 func (n *notifier) deliver(m rueidis.PubSubMessage) {
 	n.messages.Add(1)
 	n.mu.RLock()
 	if t := n.topics[m.Channel]; t != nil {
-		for w := range t.waiters {
+		for s := range t.waiters {
+			if strings.HasPrefix(m.Message, s.family) {
+				continue
+			}
 			select {
-			case w <- struct{}{}:
+			case s.ch <- struct{}{}:
 			default:
 			}
 		}
@@ -125,8 +130,9 @@ func (n *notifier) deliver(m rueidis.PubSubMessage) {
 
 // subscribe registers a waiter on key's channel, subscribing it on every
 // master if it is the first; it returns once the subscription is in place.
-func (n *notifier) subscribe(key string) Subscription {
-	s := &subscription{n: n, name: NotifyChannel(key), ch: make(chan struct{}, 1)}
+// Releases of tokens starting with family (its own attempts) do not wake it.
+func (n *notifier) subscribe(key, family string) Subscription {
+	s := &subscription{n: n, name: NotifyChannel(key), family: family, ch: make(chan struct{}, 1)}
 	for {
 		t, first, gone := n.join(s)
 		if gone != nil { // being unsubscribed: join again after
@@ -153,11 +159,11 @@ func (n *notifier) join(s *subscription) (t *topic, first bool, gone chan struct
 		return nil, false, t.gone
 	}
 	if t == nil {
-		t, first = &topic{waiters: map[chan struct{}]struct{}{}, ready: make(chan struct{})}, true
+		t, first = &topic{waiters: map[*subscription]struct{}{}, ready: make(chan struct{})}, true
 		n.topics[s.name] = t
 	}
 	t.leaving = false // back before its UNSUBSCRIBE was sent: still subscribed
-	t.waiters[s.ch] = struct{}{}
+	t.waiters[s] = struct{}{}
 	return t, first, nil
 }
 
@@ -165,7 +171,7 @@ func (n *notifier) join(s *subscription) (t *topic, first bool, gone chan struct
 // the unsubscriber so that the acquire does not wait for it.
 func (n *notifier) leave(s *subscription) {
 	n.mu.Lock()
-	delete(s.t.waiters, s.ch)
+	delete(s.t.waiters, s)
 	last := len(s.t.waiters) == 0 && !s.t.leaving
 	if last {
 		s.t.leaving = true
@@ -344,10 +350,10 @@ func (p *pubsubLink) send(sub bool, channels []string) {
 
 // subscription is one waiter: its wake-up slot on a topic.
 type subscription struct {
-	n    *notifier
-	name string
-	t    *topic
-	ch   chan struct{}
+	n            *notifier
+	name, family string
+	t            *topic
+	ch           chan struct{}
 }
 
 func (s *subscription) Wait(ctx context.Context, timeout time.Duration) bool {

@@ -131,6 +131,27 @@ func TestNotifyLostMessageCostsTheTimeout(t *testing.T) {
 	}
 }
 
+// A waiter's own clean-up does not wake it: with the key held elsewhere
+// on 2 of 3 masters, every attempt takes the third and its clean-up
+// publishes there; woken by that, the waiter would spin (hundreds of
+// attempts a second) instead of waiting out its timeout.
+func TestNotifyOwnCleanupDoesNotWake(t *testing.T) {
+	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
+	waiter := newEngine(t, set, func(c *engine.Config) {
+		c.Strategy, c.NotifyTimeout, c.WaitTime = engine.StrategyNotify, 200*time.Millisecond, time.Second
+	})
+	for _, a := range set.Addrs()[:2] {
+		if _, err := redistest.Do(a, "SET", "notify:split", "someone-else", "PX", "5000"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lock, res := waiter.Acquire(context.Background(), "notify:split")
+	c := waiter.NotifyCounts()
+	if lock != nil || res.Attempts > 7 || c.WokenByMessage != 0 || c.Publishes < int64(res.Attempts) {
+		t.Errorf("%d attempts in %v, counts %+v; want ≈ 1s/200ms attempts, each publishing, none woken by message", res.Attempts, res.Elapsed, c)
+	}
+}
+
 // A waiter subscribed across a reconnection is subscribed again on the
 // new connection, and woken by a release after it.
 func TestNotifyResubscribesAfterReconnect(t *testing.T) {

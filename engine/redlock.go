@@ -203,20 +203,38 @@ type OpResult struct {
 // Acquire tries to take key, retrying by the wait strategy up to Retries
 // times or for WaitTime. A nil lock means not acquired.
 func (e *Engine) Acquire(ctx context.Context, key string) (*Lock, Result) {
-	p := e.cfg.Retry()
-	if n := e.notify; n != nil {
-		p.Subscribe = func() Subscription { return n.subscribe(key) }
+	if e.notify != nil {
+		return e.acquireNotify(ctx, key)
 	}
-	return p.Acquire(ctx, func(ctx context.Context) (*Lock, Result) { return e.TryAcquire(ctx, key) })
+	return e.cfg.Retry().Acquire(ctx, func(ctx context.Context) (*Lock, Result) { return e.TryAcquire(ctx, key) })
+}
+
+// acquireNotify is Acquire with strategy notify. Its attempts' tokens
+// share one unique family (family + attempt number), which its
+// subscription ignores: the clean-up of its own failed attempt publishes
+// where its SET landed, and must not wake it.
+func (e *Engine) acquireNotify(ctx context.Context, key string) (*Lock, Result) {
+	family := e.tokens.next() + "."
+	p := e.cfg.Retry()
+	p.Subscribe = func() Subscription { return e.notify.subscribe(key, family) }
+	n := 0
+	return p.Acquire(ctx, func(ctx context.Context) (*Lock, Result) {
+		n++
+		return e.tryAcquire(ctx, key, family+strconv.Itoa(n))
+	})
 }
 
 // TryAcquire is one attempt of the algorithm: SET NX PX on every master,
 // quorum and validity, and release on all masters when it failed.
 func (e *Engine) TryAcquire(ctx context.Context, key string) (*Lock, Result) {
+	return e.tryAcquire(ctx, key, e.tokens.next())
+}
+
+// tryAcquire is TryAcquire with the attempt's token.
+func (e *Engine) tryAcquire(ctx context.Context, key, token string) (*Lock, Result) {
 	if err := ctx.Err(); err != nil {
 		return nil, Result{Err: err, PerMaster: make([]Outcome, len(e.links))}
 	}
-	token := e.tokens.next()
 	lock, outs := e.newLock()
 	t1 := time.Now()
 	ok, elapsed := e.run(opSet, key, token, e.cfg.TTL.Milliseconds(), true, t1, outs)
