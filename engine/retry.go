@@ -151,7 +151,8 @@ func (p RetryPolicy) Acquire(ctx context.Context, try func(context.Context) (*Lo
 // pause waits before attempt n+1, elapsed into the wait; false when ctx
 // ended. Strategy notify subscribes after the first failure and tries
 // again at once, so a release between that failure and the subscription
-// is not missed; later pauses wait for a message or NotifyTimeout.
+// is not missed (that attempt counts as one of the Retries); later
+// pauses wait for a message or NotifyTimeout.
 func (p RetryPolicy) pause(ctx context.Context, n int, elapsed time.Duration, sub *Subscription) bool {
 	d := p.Delay(n)
 	if p.WaitTime > 0 {
