@@ -60,6 +60,7 @@ type ClientResult struct {
 	PerWorker []int64              `json:"per_worker"`
 	Waits     []results.WorkerWait `json:"waits"`
 	Commands  *results.Commands    `json:"commands,omitempty"`
+	Wakeups   *results.Wakeups     `json:"wakeups,omitempty"`
 }
 
 // client is one lock client: its own engine (connections), resource
@@ -251,7 +252,7 @@ func (c *client) run(t0 time.Time) ClientResult {
 		return out
 	}
 	out.Counts, out.CPUSeconds = st.Counts, st.CPU.Seconds()
-	out.PerWorker, out.Waits, out.Commands = st.PerWorker, st.Waits, st.Commands
+	out.PerWorker, out.Waits, out.Commands, out.Wakeups = st.PerWorker, st.Waits, st.Commands, st.Wakeups
 	out.Start, out.End = st.WindowStart, st.WindowStart.Add(st.Measured)
 	out.Late = c.eng.LateOutcomes()
 	out.ProbeViolations = c.probe.Violations()

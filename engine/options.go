@@ -65,16 +65,22 @@ type Config struct {
 	// Strategy is how a caller waits between attempts (WaitStrategies):
 	// retry (a random delay in [RetryMin, RetryMax]), backoff (exponential
 	// with full jitter from BackoffBase, capped at BackoffCap) or spin (no
-	// delay). WaitTime, when set, is how long a caller keeps trying
+	// delay) or notify (wait for the key's release to be published, see
+	// notify.go). WaitTime, when set, is how long a caller keeps trying
 	// (Redisson's waitTime) in place of a count of Retries.
 	Strategy    string
 	BackoffBase time.Duration
 	BackoffCap  time.Duration
 	WaitTime    time.Duration
-	MaxBatch    int           // most commands coalesced into one pipelined write per master
-	Dispatchers int           // batches in flight per master
-	FlushDelay  time.Duration // rueidis MaxFlushDelay: a short wait lets more commands share one write
-	TLS         TLSFiles      // for rediss:// masters
+	// NotifyTimeout bounds one wait of strategy notify for a release
+	// message (never past the WaitTime left): a lost message costs this
+	// much. DefaultConfig sets the TTL, as Redisson waits up to the
+	// holder's lease; set it again when changing the TTL.
+	NotifyTimeout time.Duration
+	MaxBatch      int           // most commands coalesced into one pipelined write per master
+	Dispatchers   int           // batches in flight per master
+	FlushDelay    time.Duration // rueidis MaxFlushDelay: a short wait lets more commands share one write
+	TLS           TLSFiles      // for rediss:// masters
 	// Topology is what the lock runs on (topology.go): redlock (""
 	// too), single (one master) or replicated (the master Sentinels name
 	// for MasterSet; WaitReplicas > 0 sends WAIT WaitReplicas WaitTimeout
@@ -88,7 +94,7 @@ type Config struct {
 
 // DefaultConfig returns the reference settings (redsync and the seed).
 func DefaultConfig() Config {
-	return Config{
+	c := Config{
 		Mode:        Multiplexed,
 		Wait:        WaitAll,
 		TTL:         10 * time.Second,
@@ -103,6 +109,8 @@ func DefaultConfig() Config {
 		MaxBatch:    128,
 		Dispatchers: 2, // per-key queues: two keep batches large (fewer writes) yet one in flight while the other fills
 	}
+	c.NotifyTimeout = c.TTL // Redisson waits up to the holder's lease
+	return c
 }
 
 // Validate returns one error naming the first bad field and what is accepted.

@@ -15,14 +15,21 @@ import (
 // Engine is a Redlock client over N masters.
 type Engine struct {
 	cfg Config
-	// setTTL is the TTL in ms, formatted once, not per SET; relSHA and
-	// extSHA name the preloaded scripts.
-	setTTL, relSHA, extSHA string
-	builder                rueidis.Builder
-	links                  []*link
-	addrs                  []string
-	quorum                 int
-	tokens                 *tokenSource
+	// setTTL is the TTL in ms, formatted once, not per SET; relSHA,
+	// relNotifySHA and extSHA name the preloaded scripts.
+	setTTL, relSHA, relNotifySHA, extSHA string
+	// relKind is every release's script: opReleaseNotify with strategy
+	// notify (it publishes), opRelease otherwise (nothing extra to pay).
+	relKind opKind
+	// notify is the pub/sub side of strategy notify (nil otherwise);
+	// publishes counts the PUBLISHes notify releases made.
+	notify    *notifier
+	publishes atomic.Int64
+	builder   rueidis.Builder
+	links     []*link
+	addrs     []string
+	quorum    int
+	tokens    *tokenSource
 	// timeouts ends waits at their deadline (one watchdog, no timer per call).
 	timeouts *timeouts
 	// setTimeouts ends acquires' waits when they carry WAIT (wait.go).
@@ -45,9 +52,15 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, quorum: Quorum(len(targets)), tokens: newTokenSource(), timeouts: startTimeouts(cfg.Timeout),
-		setTTL: strconv.FormatInt(cfg.TTL.Milliseconds(), 10), relSHA: sha1Hex(releaseScript), extSHA: sha1Hex(extendScript)}
+		setTTL: strconv.FormatInt(cfg.TTL.Milliseconds(), 10), relSHA: sha1Hex(releaseScript), extSHA: sha1Hex(extendScript),
+		relNotifySHA: sha1Hex(releaseNotifyScript), relKind: opRelease}
 	e.late = newLateCounts(len(targets))
 	e.startWait()
+	scripts := []string{releaseScript, extendScript}
+	if cfg.Strategy == StrategyNotify {
+		e.relKind = opReleaseNotify
+		scripts = append(scripts, releaseNotifyScript)
+	}
 	for i, tg := range targets {
 		opt, display := tg.opt, tg.display
 		client, err := NewSingleClient(clientOption(opt, cfg.Timeout, cfg.FlushDelay))
@@ -63,7 +76,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		e.addrs = append(e.addrs, display)
 		// Preload the scripts so the hot path is EVALSHA; NOSCRIPT still falls back.
 		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		for _, s := range []string{releaseScript, extendScript} {
+		for _, s := range scripts {
 			if err := client.Do(lctx, client.B().ScriptLoad().Script(s).Build()).Error(); err != nil {
 				cancel()
 				e.Close()
@@ -73,11 +86,23 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		cancel()
 		l.start(cfg.Dispatchers)
 	}
+	if cfg.Strategy == StrategyNotify {
+		n, err := startNotifier(e.links, cfg.Timeout)
+		if err != nil {
+			e.Close()
+			return nil, err
+		}
+		e.notify = n
+	}
 	return e, nil
 }
 
 // Close stops the dispatchers and closes every connection.
 func (e *Engine) Close() {
+	if e.notify != nil {
+		e.notify.close()
+		e.notify = nil
+	}
 	for _, l := range e.links {
 		l.stop()
 		l.client.Close()
@@ -183,19 +208,41 @@ type OpResult struct {
 	PerMaster []Outcome
 }
 
-// Acquire tries to take key, retrying after a random delay up to Retries
-// times. A nil lock means not acquired.
+// Acquire tries to take key, retrying by the wait strategy up to Retries
+// times or for WaitTime. A nil lock means not acquired.
 func (e *Engine) Acquire(ctx context.Context, key string) (*Lock, Result) {
+	if e.notify != nil {
+		return e.acquireNotify(ctx, key)
+	}
 	return e.cfg.Retry().Acquire(ctx, func(ctx context.Context) (*Lock, Result) { return e.TryAcquire(ctx, key) })
+}
+
+// acquireNotify is Acquire with strategy notify. Its attempts' tokens
+// share one unique family (family + attempt number), which its
+// subscription ignores: the clean-up of its own failed attempt publishes
+// where its SET landed, and must not wake it.
+func (e *Engine) acquireNotify(ctx context.Context, key string) (*Lock, Result) {
+	family := e.tokens.next() + "."
+	p := e.cfg.Retry()
+	p.Subscribe = func() Subscription { return e.notify.subscribe(key, family) }
+	n := 0
+	return p.Acquire(ctx, func(ctx context.Context) (*Lock, Result) {
+		n++
+		return e.tryAcquire(ctx, key, family+strconv.Itoa(n))
+	})
 }
 
 // TryAcquire is one attempt of the algorithm: SET NX PX on every master,
 // quorum and validity, and release on all masters when it failed.
 func (e *Engine) TryAcquire(ctx context.Context, key string) (*Lock, Result) {
+	return e.tryAcquire(ctx, key, e.tokens.next())
+}
+
+// tryAcquire is TryAcquire with the attempt's token.
+func (e *Engine) tryAcquire(ctx context.Context, key, token string) (*Lock, Result) {
 	if err := ctx.Err(); err != nil {
 		return nil, Result{Err: err, PerMaster: make([]Outcome, len(e.links))}
 	}
-	token := e.tokens.next()
 	lock, outs := e.newLock()
 	t1 := time.Now()
 	ok, elapsed := e.run(opSet, key, token, e.cfg.TTL.Milliseconds(), true, t1, outs)
@@ -210,8 +257,9 @@ func (e *Engine) TryAcquire(ctx context.Context, key string) (*Lock, Result) {
 		return lock, res
 	}
 	// Release everywhere, also where the SET seemed to fail: a timed-out SET
-	// may still have landed.
-	e.run(opRelease, key, token, 0, false, time.Now(), lock.released)
+	// may still have landed. With notify it publishes where it freed the
+	// key (a split vote): the other waiters would else sleep a timeout.
+	e.run(e.relKind, key, token, 0, false, time.Now(), lock.released)
 	return nil, res
 }
 
@@ -224,7 +272,7 @@ func (e *Engine) Release(ctx context.Context, l *Lock) OpResult {
 		outs = make([]Outcome, len(e.links))
 	}
 	t1 := time.Now()
-	n, elapsed := e.run(opRelease, l.Key, l.Token, 0, false, t1, outs)
+	n, elapsed := e.run(e.relKind, l.Key, l.Token, 0, false, t1, outs)
 	return OpResult{OK: n > 0, Count: n, Elapsed: elapsed, PerMaster: outs}
 }
 
@@ -417,18 +465,20 @@ func escapeGlob(s string) string {
 
 // Commands are the commands an engine sent its masters, by kind, summed over
 // the masters: what waiting and locking cost the servers.
+// A release's PUBLISH (strategy notify) runs inside its script but is one
+// more command the server executes; WAITs follow batches of SETs
+// (replicated topology).
 type Commands struct {
-	Sets     int64 `json:"sets"`
-	Releases int64 `json:"releases"`
-	Extends  int64 `json:"extends,omitempty"`
+	Sets, Releases, Extends             int64
+	Publishes, Subscribes, Unsubscribes int64
+	Waits                               int64
 }
-
-// Total is every command counted.
-func (c Commands) Total() int64 { return c.Sets + c.Releases + c.Extends }
 
 // Sub is c − o: the commands of a window between two readings.
 func (c Commands) Sub(o Commands) Commands {
-	return Commands{Sets: c.Sets - o.Sets, Releases: c.Releases - o.Releases, Extends: c.Extends - o.Extends}
+	return Commands{Sets: c.Sets - o.Sets, Releases: c.Releases - o.Releases, Extends: c.Extends - o.Extends,
+		Publishes: c.Publishes - o.Publishes, Subscribes: c.Subscribes - o.Subscribes, Unsubscribes: c.Unsubscribes - o.Unsubscribes,
+		Waits: c.Waits - o.Waits}
 }
 
 // Commands returns the commands sent since New, by kind.
@@ -436,11 +486,17 @@ func (e *Engine) Commands() Commands {
 	var c Commands
 	for _, l := range e.links {
 		c.Sets += l.kinds[opSet].Load()
-		c.Releases += l.kinds[opRelease].Load()
+		c.Releases += l.kinds[opRelease].Load() + l.kinds[opReleaseNotify].Load()
 		c.Extends += l.kinds[opExtend].Load()
 	}
+	n := e.NotifyCounts()
+	c.Publishes, c.Subscribes, c.Unsubscribes = n.Publishes, n.Subscribes, n.Unsubscribes
+	c.Waits = e.WaitCounts().Sent
 	return c
 }
+
+// Notifying says whether the engine waits by notify (its wake-ups count).
+func (e *Engine) Notifying() bool { return e.notify != nil }
 
 // Batching returns how many batches were sent to the masters and how many
 // commands they held, since New: commands per batch is how much the

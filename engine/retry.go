@@ -14,10 +14,20 @@ const (
 	StrategyRetry   = "retry"
 	StrategyBackoff = "backoff"
 	StrategySpin    = "spin"
+	StrategyNotify  = "notify"
 )
 
 // WaitStrategies lists them.
-var WaitStrategies = []string{StrategyRetry, StrategyBackoff, StrategySpin}
+var WaitStrategies = []string{StrategyRetry, StrategyBackoff, StrategySpin, StrategyNotify}
+
+// Subscription is one waiter's hold on a key's release messages (strategy
+// notify), from its first failed attempt to the end of its acquire.
+type Subscription interface {
+	// Wait blocks until a release of the key is announced (true), the
+	// timeout passes or ctx ends (false).
+	Wait(ctx context.Context, timeout time.Duration) (byMessage bool)
+	Close()
+}
 
 // RetryPolicy is the acquire loop's terms, the engine's and the redsync
 // driver's alike: after a failed attempt, another after a delay of the
@@ -28,10 +38,16 @@ type RetryPolicy struct {
 	Min, Max time.Duration
 	// Strategy: retry (a random delay in [Min, Max]; "" too), backoff
 	// (full jitter: random in [0, min(Cap, Base·2^(n−1))] before attempt
-	// n+1) or spin (no delay).
+	// n+1), spin (no delay) or notify (wait for a release message on
+	// Subscribe's subscription, at most NotifyTimeout).
 	Strategy  string
 	Base, Cap time.Duration
 	WaitTime  time.Duration
+	// NotifyTimeout bounds one notify wait; Subscribe, set by the
+	// engine's Acquire, subscribes to the key's releases (nil: notify
+	// waits NotifyTimeout, a delay like the others).
+	NotifyTimeout time.Duration
+	Subscribe     func() Subscription
 	// Rand draws the delays (nil: the shared source); a worker's own
 	// seeded source makes them reproducible with the run's seed.
 	Rand *rand.Rand
@@ -40,7 +56,7 @@ type RetryPolicy struct {
 // Retry is the policy of c's retry and wait settings.
 func (c Config) Retry() RetryPolicy {
 	return RetryPolicy{Retries: c.Retries, Min: c.RetryMin, Max: c.RetryMax, Strategy: c.Strategy,
-		Base: c.BackoffBase, Cap: c.BackoffCap, WaitTime: c.WaitTime}
+		Base: c.BackoffBase, Cap: c.BackoffCap, WaitTime: c.WaitTime, NotifyTimeout: c.NotifyTimeout}
 }
 
 // validate names the first bad term and what is accepted.
@@ -52,6 +68,8 @@ func (p RetryPolicy) validate() error {
 		return fmt.Errorf("backoff-base: %v is not accepted; use a positive duration such as 1ms", p.Base)
 	case p.Strategy == StrategyBackoff && p.Cap < p.Base:
 		return fmt.Errorf("backoff-cap: %v is not accepted; use at least backoff-base (%v)", p.Cap, p.Base)
+	case p.Strategy == StrategyNotify && p.NotifyTimeout <= 0:
+		return fmt.Errorf("notify-timeout: %v is not accepted; use a positive duration such as 10s (the ttl by default)", p.NotifyTimeout)
 	case p.WaitTime < 0:
 		return fmt.Errorf("wait-time: %v is not accepted; use a positive duration such as 2s (0: retries decide)", p.WaitTime)
 	}
@@ -63,6 +81,8 @@ func (p RetryPolicy) Delay(n int) time.Duration {
 	switch p.Strategy {
 	case StrategySpin:
 		return 0
+	case StrategyNotify:
+		return p.NotifyTimeout
 	case StrategyBackoff:
 		ceil := p.Cap
 		if n < 63 && p.Base<<(n-1) > 0 && p.Base<<(n-1) < p.Cap {
@@ -104,10 +124,17 @@ func (p RetryPolicy) wait(ctx context.Context, d time.Duration) bool {
 }
 
 // Acquire runs try until it returns a lock, no retry is left or ctx ends,
-// with a Wait between attempts. Attempts and Elapsed (from the first
-// attempt's start) and LastStart are set on the result; Err when ctx ended in a Wait.
+// with a pause between attempts. Attempts, Elapsed (from the first
+// attempt's start) and LastStart are set on the result; Err when ctx ended
+// in a pause.
 func (p RetryPolicy) Acquire(ctx context.Context, try func(context.Context) (*Lock, Result)) (*Lock, Result) {
 	start := time.Now()
+	var sub Subscription
+	defer func() {
+		if sub != nil {
+			sub.Close()
+		}
+	}()
 	for attempt := 1; ; attempt++ {
 		tried := start
 		if attempt > 1 {
@@ -119,15 +146,32 @@ func (p RetryPolicy) Acquire(ctx context.Context, try func(context.Context) (*Lo
 		if lock != nil || p.done(attempt, res.Elapsed) || ctx.Err() != nil {
 			return lock, res
 		}
-		d := p.Delay(attempt)
-		if p.WaitTime > 0 {
-			d = min(d, p.WaitTime-res.Elapsed) // never sleep past the wait
-		}
-		if !p.wait(ctx, d) {
+		if !p.pause(ctx, attempt, res.Elapsed, &sub) {
 			res.Err = ctx.Err()
 			return nil, res
 		}
 	}
+}
+
+// pause waits before attempt n+1, elapsed into the wait; false when ctx
+// ended. Strategy notify subscribes after the first failure and tries
+// again at once, so a release between that failure and the subscription
+// is not missed (that attempt counts as one of the Retries); later
+// pauses wait for a message or NotifyTimeout.
+func (p RetryPolicy) pause(ctx context.Context, n int, elapsed time.Duration, sub *Subscription) bool {
+	d := p.Delay(n)
+	if p.WaitTime > 0 {
+		d = min(d, p.WaitTime-elapsed) // never wait past the wait time
+	}
+	if p.Strategy != StrategyNotify || p.Subscribe == nil {
+		return p.wait(ctx, d)
+	}
+	if *sub == nil {
+		*sub = p.Subscribe()
+	} else {
+		(*sub).Wait(ctx, d)
+	}
+	return ctx.Err() == nil
 }
 
 // done: no attempt is left after attempt n, elapsed into the wait.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,5 +115,71 @@ func TestWaitStrategyValidation(t *testing.T) {
 	}
 	if err := (RetryPolicy{Strategy: StrategySpin}).validate(); err != nil {
 		t.Errorf("spin refused: %v", err)
+	}
+}
+
+// fakeSub records a notify waiter's calls.
+type fakeSub struct {
+	log    *[]string
+	wakeBy bool
+}
+
+func (f fakeSub) Wait(_ context.Context, d time.Duration) bool {
+	*f.log = append(*f.log, "wait "+d.String())
+	return f.wakeBy
+}
+func (f fakeSub) Close() { *f.log = append(*f.log, "close") }
+
+// Notify subscribes after the first failure and tries again before
+// waiting (a release in between is not missed), waits at most
+// NotifyTimeout and never past the wait time, and unsubscribes at the end.
+func TestNotifyPolicySubscribesBeforeRetrying(t *testing.T) {
+	var log []string
+	p := RetryPolicy{Strategy: StrategyNotify, NotifyTimeout: time.Hour, WaitTime: time.Hour,
+		Subscribe: func() Subscription { log = append(log, "subscribe"); return fakeSub{log: &log, wakeBy: true} }}
+	n := 0
+	lock, res := p.Acquire(context.Background(), func(context.Context) (*Lock, Result) {
+		if n++; n == 4 {
+			return &Lock{}, Result{}
+		}
+		log = append(log, "try")
+		return nil, Result{}
+	})
+	shape := slices.Clone(log)
+	for i, w := range shape {
+		if d, err := time.ParseDuration(strings.TrimPrefix(w, "wait ")); err == nil && d > 59*time.Minute && d <= time.Hour {
+			shape[i] = "wait ≤1h" // the wait time left, below NotifyTimeout
+		}
+	}
+	want := "try subscribe try wait ≤1h try wait ≤1h close"
+	if got := strings.Join(shape, " "); lock == nil || res.Attempts != 4 || got != want {
+		t.Fatalf("calls %q (attempts %d), want %q", log, res.Attempts, want)
+	}
+	// The wait is cut to the wait time left; a spent wait time ends it.
+	log = nil
+	p.WaitTime = 30 * time.Millisecond
+	_, res = p.Acquire(context.Background(), func(context.Context) (*Lock, Result) { time.Sleep(10 * time.Millisecond); return nil, Result{} })
+	if res.Elapsed < p.WaitTime || log[len(log)-1] != "close" {
+		t.Errorf("wait time 30ms: %v, calls %q", res.Elapsed, log)
+	}
+}
+
+// notify-timeout must be positive with notify (one line naming it).
+func TestNotifyValidation(t *testing.T) {
+	c := DefaultConfig()
+	c.Masters, c.Strategy = []string{"127.0.0.1:1"}, StrategyNotify
+	if err := c.Validate(); err != nil || c.NotifyTimeout != c.TTL {
+		t.Fatalf("notify with defaults: %v, timeout %v; want accepted, the ttl", err, c.NotifyTimeout)
+	}
+	for _, d := range []time.Duration{0, -time.Second} {
+		c.NotifyTimeout = d
+		err := c.Validate()
+		if err == nil || !strings.HasPrefix(err.Error(), "notify-timeout: "+d.String()+" is not accepted; use a positive duration") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("notify-timeout %v: %v", d, err)
+		}
+	}
+	c.Strategy = StrategyRetry // the timeout is notify's alone
+	if err := c.Validate(); err != nil {
+		t.Errorf("retry with notify-timeout 0: %v", err)
 	}
 }

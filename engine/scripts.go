@@ -13,6 +13,24 @@ import (
 // release never frees another holder's lock.
 const releaseScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`
 
+// NotifySuffix makes a key's release channel: a notify release publishes
+// on key + NotifySuffix. A suffix keeps the channel under the run's key
+// prefix, and one fixed suffix maps distinct keys to distinct channels.
+const NotifySuffix = ":released"
+
+// NotifyChannel is the channel a notify release of key publishes on.
+func NotifyChannel(key string) string { return key + NotifySuffix }
+
+// releaseNotifyScript is releaseScript that also announces the release on
+// the key's channel, in the same script so that no waiter sees the key
+// free without the message (strategy notify). It publishes only where it
+// deleted our token: a failed acquire's clean-up publishes only on the
+// masters its SET took, which is when other waiters need waking (a split
+// vote may have left the key free) and costs nothing when the SET lost
+// everywhere. The message is the freed token, dead by then, so that a
+// waiter can ignore its own attempts' clean-ups.
+const releaseNotifyScript = `if redis.call("get",KEYS[1]) == ARGV[1] then redis.call("del",KEYS[1]); redis.call("publish",KEYS[1].."` + NotifySuffix + `",ARGV[1]); return 1 else return 0 end`
+
 // extendScript moves the expiry only while the key still holds our token.
 const extendScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("pexpire",KEYS[1],ARGV[2]) else return 0 end`
 

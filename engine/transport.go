@@ -36,6 +36,7 @@ const (
 	opSet opKind = iota
 	opRelease
 	opExtend
+	opReleaseNotify // opRelease that publishes on the key's channel (strategy notify)
 	numOps
 )
 
@@ -223,8 +224,11 @@ func (l *link) sendEval(ctx context.Context, retry []*request) {
 // script cache is empty; built for that master alone, so rueidis recycles it.
 func (l *link) evalCommand(c *call) rueidis.Completed {
 	b := l.client.B()
-	if c.kind == opRelease {
+	switch c.kind {
+	case opRelease:
 		return b.Arbitrary("EVAL").Args(releaseScript, "1", c.key, c.token).Build()
+	case opReleaseNotify:
+		return b.Arbitrary("EVAL").Args(releaseNotifyScript, "1", c.key, c.token).Build()
 	}
 	return b.Arbitrary("EVAL").Args(extendScript, "1", c.key, c.token, strconv.FormatInt(c.ttlMs, 10)).Build()
 }
@@ -235,6 +239,8 @@ func (l *link) answer(r *request, res rueidis.RedisResult, err error) {
 	case err == nil && r.call.kind != opSet:
 		if n, _ := res.AsInt64(); n != 1 {
 			o = Taken
+		} else if r.call.kind == opReleaseNotify {
+			r.call.e.publishes.Add(1) // the script deleted our token, so it published
 		}
 	case err == nil:
 	case rueidis.IsRedisNil(err):

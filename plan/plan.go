@@ -213,6 +213,9 @@ func (s Settings) checkClient() error {
 	if s.Driver == "redsync" && s.Mode != string(engine.Multiplexed) {
 		return fmt.Errorf("mode: %q is not available with driver redsync; redsync acquires on all masters at once (multiplexed)", s.Mode)
 	}
+	if s.Driver == "redsync" && s.WaitStrategy == engine.StrategyNotify {
+		return fmt.Errorf("wait-strategy: notify is not accepted with driver redsync; use retry, backoff or spin")
+	}
 	if _, err := engine.ParseWait(s.Wait); err != nil {
 		return err
 	}
@@ -303,6 +306,9 @@ func (s Settings) EngineConfig() (engine.Config, error) {
 	c.TTL, c.Timeout, c.DriftFactor = time.Duration(s.TTL), time.Duration(s.Timeout), s.DriftFactor
 	c.Retries, c.RetryMin, c.RetryMax = s.Retries, time.Duration(s.RetryMin), time.Duration(s.RetryMax)
 	c.Strategy, c.BackoffBase, c.BackoffCap, c.WaitTime = s.WaitStrategy, time.Duration(s.BackoffBase), time.Duration(s.BackoffCap), time.Duration(s.WaitTime)
+	if c.NotifyTimeout = time.Duration(s.NotifyTimeout); s.NotifyTimeout == 0 {
+		c.NotifyTimeout = c.TTL // unset: the lease, as Redisson
+	}
 	c.MaxBatch, c.Dispatchers, c.FlushDelay = s.Batch, s.Dispatchers, time.Duration(s.FlushDelay)
 	c.TLS = engine.TLSFiles{CA: s.TLSCA, Cert: s.TLSCert, Key: s.TLSKey, Insecure: s.TLSInsecure}
 	if !c.TLS.Empty() {

@@ -211,6 +211,8 @@ func TestWaitSettings(t *testing.T) {
 		"settings: {wait_strategy: backoff, backoff_base: 10ms, backoff_cap: 1ms}\n": "backoff-cap",
 		"settings: {wait_time: -1s}\n":                                               "wait-time",
 		"settings: {ttl: 3s, lease_time: 4s}\n":                                      "given twice",
+		"settings: {wait_strategy: notify, notify_timeout: -1s}\n":                   "notify-timeout: -1s is not accepted",
+		"settings: {wait_strategy: notify, driver: redsync}\n":                       "wait-strategy: notify is not accepted with driver redsync",
 	} {
 		if _, err := Parse("w.yaml", []byte(doc), false); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %s", doc, err, want)
@@ -224,5 +226,16 @@ func TestWaitSettings(t *testing.T) {
 	e := cells[0].Engine
 	if time.Duration(cells[0].Settings.TTL) != 5*time.Second || e.TTL != 5*time.Second || e.Strategy != "spin" || e.WaitTime != 2*time.Second {
 		t.Errorf("ttl %v, engine %+v", cells[0].Settings.TTL, e)
+	}
+	// notify_timeout: the ttl unless given; a matrix axis like the others.
+	if e.NotifyTimeout != 5*time.Second {
+		t.Errorf("notify timeout %v, want the ttl", e.NotifyTimeout)
+	}
+	sc, err = Parse("w.yaml", []byte("settings: {wait_strategy: notify}\nmatrix:\n  notify_timeout: [250ms, 1s]\n"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cells, _ = sc.Cells(); len(cells) != 2 || cells[0].Engine.NotifyTimeout != 250*time.Millisecond || cells[1].Engine.NotifyTimeout != time.Second {
+		t.Errorf("notify_timeout axis: %+v", cells)
 	}
 }

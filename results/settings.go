@@ -107,6 +107,10 @@ type Settings struct {
 	Dispatchers  int      `yaml:"dispatchers" json:"dispatchers"`
 	FlushDelay   Duration `yaml:"flush_delay" json:"flush_delay"`
 
+	// NotifyTimeout: wait_strategy notify's longest wait for a release
+	// message (0: the ttl).
+	NotifyTimeout Duration `yaml:"notify_timeout" json:"notify_timeout,omitempty"`
+
 	// Load
 	Load     string   `yaml:"load" json:"load"`         // closed (workers) or open (rate)
 	Workers  int      `yaml:"workers" json:"workers"`   // closed: workers; open: most in flight

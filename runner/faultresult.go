@@ -58,7 +58,7 @@ func buildRun(fr *faultRun, t0 time.Time, clientResults []chaos.ClientResult, ck
 		GaveUpWait: total(iv[results.MetricGaveUp]), HandoffGap: total(iv[results.MetricHandoffGap]), Measured: sum.end.Sub(t0), CPU: time.Duration(sum.clientCPU * float64(time.Second)),
 		// The holds judged are the checker's, from the clients' hold logs.
 		Violations: ck.Violations, MaxConcurrent: ck.MaxConcurrent, JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged,
-		PerWorker: sum.perWorker, Waits: sum.waits, Commands: sum.commands}
+		PerWorker: sum.perWorker, Waits: sum.waits, Commands: sum.commands, Wakeups: sum.wakeups}
 	r := st.Result(workloads.Replies{Addrs: addrs, Late: sum.late}, faultConfig(fr, ck, sum, clientResults), t0)
 	r.Safety.ResourceChecked, r.Safety.AcknowledgedWrites, r.Safety.LostUpdates = true, ck.Acks, ck.LostUpdates
 	r.Safety.Fencing, r.Safety.StaleWritesRejected = s.Fencing, ck.RejectedWrites
@@ -88,6 +88,7 @@ type clientTotals struct {
 	perWorker []int64
 	waits     []results.WorkerWait
 	commands  *results.Commands
+	wakeups   *results.Wakeups
 }
 
 // sumClients adds the clients' counts. Clients in one process share its
@@ -135,6 +136,13 @@ func (t *clientTotals) addWorkers(r chaos.ClientResult) {
 			t.commands = &results.Commands{}
 		}
 		t.commands.Add(*c)
+	}
+	if w := r.Wakeups; w != nil {
+		if t.wakeups == nil {
+			t.wakeups = &results.Wakeups{}
+		}
+		t.wakeups.ByMessage += w.ByMessage
+		t.wakeups.ByTimeout += w.ByTimeout
 	}
 }
 

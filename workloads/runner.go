@@ -165,6 +165,7 @@ type Stats struct {
 	HotKeys                            []results.KeyUse
 	KeysFollowed                       string
 	Commands                           *results.Commands
+	Wakeups                            *results.Wakeups // strategy notify
 }
 
 // Run drives the locker until the cell's time is up, its quota is met or
@@ -312,6 +313,7 @@ type window struct {
 	serverStart, servEnd []time.Duration
 	cmdStart, cmdEnd     engine.Commands
 	counted              bool // the locker counts its commands
+	wokeStart, wokeEnd   *results.Wakeups
 }
 
 // markMeasured tells a locker that counts late replies that those from
@@ -332,6 +334,7 @@ func (win *window) open(lk Locker) {
 	win.cpuStart = ProcessCPU()
 	win.rssStart = residentBytes()
 	win.cmdStart, win.counted = commandsOf(lk)
+	win.wokeStart = wakeupsOf(lk)
 	if win.cfg.ServerCPU != nil {
 		win.serverStart = win.cfg.ServerCPU()
 	}
@@ -370,6 +373,7 @@ func (win *window) watch(ctx context.Context, lk Locker) {
 func (win *window) close(stop time.Time, lk Locker) {
 	cfg := win.cfg
 	win.cmdEnd, _ = commandsOf(lk)
+	win.wokeEnd = wakeupsOf(lk)
 	win.cpuEnd = ProcessCPU()
 	win.rssEnd = residentBytes()
 	if win.opened && cfg.OnWindow != nil {
@@ -396,7 +400,12 @@ func (win *window) fill(st *Stats, stop time.Time) {
 	st.RSSStart, st.RSSEnd = win.rssStart, win.rssEnd
 	if win.counted {
 		c := win.cmdEnd.Sub(win.cmdStart)
-		st.Commands = &results.Commands{Sets: c.Sets, Releases: c.Releases, Extends: c.Extends}
+		st.Commands = &results.Commands{Sets: c.Sets, Releases: c.Releases, Extends: c.Extends, Publishes: c.Publishes,
+			Subscribes: c.Subscribes, Unsubscribe: c.Unsubscribes, Waits: c.Waits}
+	}
+	if win.wokeStart != nil && win.wokeEnd != nil {
+		st.Wakeups = &results.Wakeups{ByMessage: win.wokeEnd.ByMessage - win.wokeStart.ByMessage,
+			ByTimeout: win.wokeEnd.ByTimeout - win.wokeStart.ByTimeout}
 	}
 	for i := range win.servEnd {
 		d := time.Duration(-1)

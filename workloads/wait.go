@@ -234,6 +234,15 @@ func (w *Worker) waited() results.WorkerWait {
 	return ww
 }
 
+// wakeupsOf reads a notify waiter's wake-ups; nil when it does not notify.
+func wakeupsOf(lk Locker) *results.Wakeups {
+	if e, ok := lk.(*engine.Engine); ok && e.Notifying() {
+		n := e.NotifyCounts()
+		return &results.Wakeups{ByMessage: n.WokenByMessage, ByTimeout: n.WokenByTimeout}
+	}
+	return nil
+}
+
 // commandsOf reads a locker's command counts; false when it keeps none.
 func commandsOf(lk Locker) (engine.Commands, bool) {
 	if c, ok := lk.(interface{ Commands() engine.Commands }); ok {
@@ -252,7 +261,7 @@ func (s *Stats) contention() *results.Contention {
 		return nil
 	}
 	c := &results.Contention{TimeToLock: results.Summarize(s.TimeToLock), GaveUp: total(s.GaveUpWait),
-		HotKeys: s.HotKeys, KeysFollowed: s.KeysFollowed}
+		HotKeys: s.HotKeys, KeysFollowed: s.KeysFollowed, Wakeups: s.Wakeups}
 	if c.GaveUp > 0 {
 		l := results.Summarize(s.GaveUpWait)
 		c.GaveUpWait = &l

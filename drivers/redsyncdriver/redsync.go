@@ -50,6 +50,9 @@ func New(ctx context.Context, cfg engine.Config, workers int) (*Driver, error) {
 	if cfg.Mode != engine.Multiplexed {
 		return nil, fmt.Errorf("mode: %q is not available with driver redsync; redsync acquires on all masters at once (multiplexed)", cfg.Mode)
 	}
+	if cfg.Strategy == engine.StrategyNotify { // redsync's unlock does not publish
+		return nil, fmt.Errorf("wait-strategy: notify is not accepted with driver redsync; use retry, backoff or spin")
+	}
 	d := &Driver{cfg: cfg, tokens: engine.NewTokenSource(), late: newLateCounts(len(cfg.Masters))}
 	d.settings = Settings{
 		PoolSize:    max(2*workers, 10*runtime.GOMAXPROCS(0)),

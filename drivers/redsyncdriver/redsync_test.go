@@ -171,3 +171,14 @@ func TestAcquireStopsWhenTheContextEndsInTheRetryDelay(t *testing.T) {
 		t.Fatalf("attempts %d, err %v, per master %v; want 1 attempt that saw the key taken", res.Attempts, res.Err, res.PerMaster)
 	}
 }
+
+// redsync's unlock does not publish, so notify is refused in one line,
+// before anything connects.
+func TestRedsyncRefusesNotify(t *testing.T) {
+	cfg := engine.DefaultConfig()
+	cfg.Masters, cfg.Strategy = []string{"127.0.0.1:1"}, engine.StrategyNotify
+	_, err := New(context.Background(), cfg, 4)
+	if want := "wait-strategy: notify is not accepted with driver redsync; use retry, backoff or spin"; err == nil || err.Error() != want {
+		t.Fatalf("redsync + notify: %v, want %q", err, want)
+	}
+}
