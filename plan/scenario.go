@@ -361,7 +361,7 @@ var FaultSettings = func() map[string]bool {
 	out := map[string]bool{}
 	for _, n := range []string{"local", "persistence", "workers", "keys", "ttl", "timeout", "drift_factor", "mode", "wait",
 		"hold", "hold_distribution", "retry_delay_min", "retry_delay_max", "duration", "seed",
-		"wait_strategy", "wait_time", "backoff_base", "backoff_cap"} {
+		"wait_strategy", "wait_time", "backoff_base", "backoff_cap", "notify_timeout"} {
 		out[n] = true
 	}
 	for n := range FaultOnly {
