@@ -121,39 +121,52 @@ type woken struct {
 
 // deliver is the pub/sub hook. Like Redisson's semaphore, a release wakes
 // one waiter of the engine, not all of them (a herd that would retry
-// together and all but one lose again): the first message of a released
+// together and all but one lose again): the first message of a freed
 // token wakes one waiter not yet woken, without blocking, and not the one
-// whose attempt's clean-up freed the token. The token's messages from the
-// other masters wake that same waiter again, for a retry that reached a
-// master before the release did.
+// whose attempt's clean-up freed it. The token's messages from the other
+// masters wake that same waiter again (its retry may have reached a master
+// before the release did), or another if it left.
 func (n *notifier) deliver(m rueidis.PubSubMessage) {
 	n.messages.Add(1)
+	token, cleanup := strings.CutPrefix(m.Message, cleanupMark)
+	kind := map[bool]Wake{false: WokenByRelease, true: WokenByCleanup}[cleanup]
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	t := n.topics[m.Channel]
 	if t == nil {
 		return
 	}
-	if i := slices.IndexFunc(t.recent[:], func(w woken) bool { return w.token == m.Message }); i >= 0 {
+	i := slices.IndexFunc(t.recent[:], func(w woken) bool { return w.token == token })
+	if i >= 0 {
 		if _, waiting := t.waiters[t.recent[i].s]; waiting {
-			t.recent[i].s.wake()
-		}
-		return
-	}
-	for s := range t.waiters {
-		if !strings.HasPrefix(m.Message, s.family) && s.wake() {
-			t.recent[t.next%len(t.recent)] = woken{m.Message, s}
-			t.next++
+			t.recent[i].s.wake(kind)
 			return
 		}
 	}
+	if s := t.wakeOne(token, kind); s != nil {
+		if i < 0 {
+			i = t.next % len(t.recent)
+			t.next++
+		}
+		t.recent[i] = woken{token, s}
+	}
+}
+
+// wakeOne wakes a waiter not yet woken whose attempts did not free token.
+func (t *topic) wakeOne(token string, kind Wake) *subscription {
+	for s := range t.waiters {
+		if !strings.HasPrefix(token, s.family) && s.wake(kind) {
+			return s
+		}
+	}
+	return nil
 }
 
 // subscribe registers a waiter on key's channel, subscribing it on every
 // master if it is the first; it returns once the subscription is in place.
 // Releases of tokens starting with family (its own attempts) do not wake it.
 func (n *notifier) subscribe(key, family string) Subscription {
-	s := &subscription{n: n, name: NotifyChannel(key), family: family, ch: make(chan struct{}, 1)}
+	s := &subscription{n: n, name: NotifyChannel(key), family: family, ch: make(chan Wake, 1)}
 	for {
 		t, first, gone := n.join(s)
 		if gone != nil { // being unsubscribed: join again after
@@ -188,11 +201,17 @@ func (n *notifier) join(s *subscription) (t *topic, first bool, gone chan struct
 	return t, first, nil
 }
 
-// leave removes a waiter; the last one queues the UNSUBSCRIBE, sent by
-// the unsubscriber so that the acquire does not wait for it.
+// leave removes a waiter, handing a wake-up it did not use to another;
+// the last one queues the UNSUBSCRIBE, sent by the unsubscriber so that
+// the acquire does not wait for it.
 func (n *notifier) leave(s *subscription) {
 	n.mu.Lock()
 	delete(s.t.waiters, s)
+	select { // a wake-up it did not use goes to another waiter, or the release is lost on it
+	case kind := <-s.ch:
+		s.t.wakeOne("", kind)
+	default:
+	}
 	last := len(s.t.waiters) == 0 && !s.t.leaving
 	if last {
 		s.t.leaving = true
@@ -374,30 +393,31 @@ type subscription struct {
 	n            *notifier
 	name, family string
 	t            *topic
-	ch           chan struct{}
+	ch           chan Wake // one pending wake-up
 }
 
-func (s *subscription) Wait(ctx context.Context, timeout time.Duration) bool {
+func (s *subscription) Wait(ctx context.Context, timeout time.Duration) Wake {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
-	case <-s.ch:
+	case kind := <-s.ch:
 		s.n.byMessage.Add(1)
-		return true
+		return kind
 	case <-t.C:
 		s.n.byTimeout.Add(1)
 	case <-ctx.Done():
+	case <-s.n.stop: // the engine closes: its connections are gone
 	}
-	return false
+	return NotWoken
 }
 
 func (s *subscription) Close() { s.n.leave(s) }
 
 // wake fills the waiter's one wake-up slot; false when it was full (the
 // waiter is woken already).
-func (s *subscription) wake() bool {
+func (s *subscription) wake(kind Wake) bool {
 	select {
-	case s.ch <- struct{}{}:
+	case s.ch <- kind:
 		return true
 	default:
 		return false

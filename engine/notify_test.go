@@ -256,3 +256,35 @@ func TestNotifyReleaseWakesOneWaiter(t *testing.T) {
 		waiter.Release(context.Background(), receive(t, got).lock)
 	}
 }
+
+// Waiters of two engines, the key held on a majority with one master free:
+// each attempt's SET lands on the free master and its clean-up announces
+// it. A clean-up's message must not make the other engine's waiter retry
+// at once (they would wake each other in turn, spinning), only after the
+// retry delay. Fails with thousands of attempts when it does.
+func TestNotifyCleanupsDoNotPingPong(t *testing.T) {
+	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
+	holder := notifyEngine(t, set, 2*time.Second)
+	lock, res := holder.Acquire(context.Background(), "notify:pingpong")
+	if lock == nil {
+		t.Fatalf("holder: %+v", res)
+	}
+	if _, err := redistest.Do(set.Addrs()[2], "DEL", "notify:pingpong"); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan acquired, 2)
+	for range 2 {
+		w := notifyEngine(t, set, 2*time.Second)
+		go func() {
+			l, r := w.Acquire(context.Background(), "notify:pingpong")
+			got <- acquired{l, r, time.Now()}
+		}()
+	}
+	time.Sleep(1200 * time.Millisecond)
+	holder.Release(context.Background(), lock)
+	first := receive(t, got)
+	if first.res.Attempts > 40 {
+		t.Fatalf("the first waiter made %d attempts in 1.2 s: waiters woke each other in turn", first.res.Attempts)
+	}
+	_ = first
+}

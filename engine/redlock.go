@@ -21,6 +21,9 @@ type Engine struct {
 	// relKind is every release's script: opReleaseNotify with strategy
 	// notify (it publishes), opRelease otherwise (nothing extra to pay).
 	relKind opKind
+	// cleanKind is a failed attempt's release: opCleanupNotify with
+	// strategy notify, else opRelease.
+	cleanKind opKind
 	// notify is the pub/sub side of strategy notify (nil otherwise);
 	// publishes counts the PUBLISHes notify releases made.
 	notify    *notifier
@@ -39,7 +42,13 @@ type Engine struct {
 	// measuring is set by MarkMeasured: late replies of acquires started
 	// from then on are the run's, earlier ones the warm-up's.
 	measuring atomic.Bool
+	// closed is set as Close begins: attempts after it return ErrClosed
+	// (a notify waiter woken by the close must not touch its links).
+	closed atomic.Bool
 }
+
+// ErrClosed is an attempt's error once the engine was closed.
+var ErrClosed = errors.New("engine: closed")
 
 // New connects to every master. A master that cannot be reached is an error
 // naming its address: a benchmark should not start against a typo.
@@ -53,12 +62,12 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, quorum: Quorum(len(targets)), tokens: newTokenSource(), timeouts: startTimeouts(cfg.Timeout),
 		setTTL: strconv.FormatInt(cfg.TTL.Milliseconds(), 10), relSHA: sha1Hex(releaseScript), extSHA: sha1Hex(extendScript),
-		relNotifySHA: sha1Hex(releaseNotifyScript), relKind: opRelease}
+		relNotifySHA: sha1Hex(releaseNotifyScript), relKind: opRelease, cleanKind: opRelease}
 	e.late = newLateCounts(len(targets))
 	e.startWait()
 	scripts := []string{releaseScript, extendScript}
 	if cfg.Strategy == StrategyNotify {
-		e.relKind = opReleaseNotify
+		e.relKind, e.cleanKind = opReleaseNotify, opCleanupNotify
 		scripts = append(scripts, releaseNotifyScript)
 	}
 	for i, tg := range targets {
@@ -99,6 +108,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 
 // Close stops the dispatchers and closes every connection.
 func (e *Engine) Close() {
+	e.closed.Store(true)
 	if e.notify != nil {
 		e.notify.close()
 		e.notify = nil
@@ -243,6 +253,9 @@ func (e *Engine) tryAcquire(ctx context.Context, key, token string) (*Lock, Resu
 	if err := ctx.Err(); err != nil {
 		return nil, Result{Err: err, PerMaster: make([]Outcome, len(e.links))}
 	}
+	if e.closed.Load() {
+		return nil, Result{Err: ErrClosed}
+	}
 	lock, outs := e.newLock()
 	t1 := time.Now()
 	ok, elapsed := e.run(opSet, key, token, e.cfg.TTL.Milliseconds(), true, t1, outs)
@@ -257,9 +270,10 @@ func (e *Engine) tryAcquire(ctx context.Context, key, token string) (*Lock, Resu
 		return lock, res
 	}
 	// Release everywhere, also where the SET seemed to fail: a timed-out SET
-	// may still have landed. With notify it publishes where it freed the
-	// key (a split vote): the other waiters would else sleep a timeout.
-	e.run(e.relKind, key, token, 0, false, time.Now(), lock.released)
+	// may still have landed. With notify it publishes, marked, where it
+	// freed the key (a split vote): the other waiters would else sleep a
+	// timeout.
+	e.run(e.cleanKind, key, token, 0, false, time.Now(), lock.released)
 	return nil, res
 }
 
@@ -486,7 +500,7 @@ func (e *Engine) Commands() Commands {
 	var c Commands
 	for _, l := range e.links {
 		c.Sets += l.kinds[opSet].Load()
-		c.Releases += l.kinds[opRelease].Load() + l.kinds[opReleaseNotify].Load()
+		c.Releases += l.kinds[opRelease].Load() + l.kinds[opReleaseNotify].Load() + l.kinds[opCleanupNotify].Load()
 		c.Extends += l.kinds[opExtend].Load()
 	}
 	n := e.NotifyCounts()

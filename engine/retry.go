@@ -23,11 +23,25 @@ var WaitStrategies = []string{StrategyRetry, StrategyBackoff, StrategySpin, Stra
 // Subscription is one waiter's hold on a key's release messages (strategy
 // notify), from its first failed attempt to the end of its acquire.
 type Subscription interface {
-	// Wait blocks until a release of the key is announced (true), the
-	// timeout passes or ctx ends (false).
-	Wait(ctx context.Context, timeout time.Duration) (byMessage bool)
+	// Wait blocks until the key is announced free (by a release, or by a
+	// failed attempt's clean-up), the timeout passes or ctx ends.
+	Wait(ctx context.Context, timeout time.Duration) Wake
 	Close()
 }
+
+// Wake is how a notify wait ended.
+type Wake uint8
+
+const (
+	// NotWoken: the timeout passed, or ctx ended.
+	NotWoken Wake = iota
+	// WokenByRelease: a holder released the key; try at once.
+	WokenByRelease
+	// WokenByCleanup: a failed attempt freed the masters its SET took (a
+	// split vote may have left the key free): try after a random delay,
+	// so that waiters of several engines do not wake each other in turn.
+	WokenByCleanup
+)
 
 // RetryPolicy is the acquire loop's terms, the engine's and the redsync
 // driver's alike: after a failed attempt, another after a delay of the
@@ -143,7 +157,7 @@ func (p RetryPolicy) Acquire(ctx context.Context, try func(context.Context) (*Lo
 		lock, res := try(ctx)
 		res.Attempts = attempt
 		res.Elapsed, res.LastStart = time.Since(start), tried.Sub(start)
-		if lock != nil || p.done(attempt, res.Elapsed) || ctx.Err() != nil {
+		if lock != nil || p.done(attempt, res.Elapsed) || ctx.Err() != nil || res.Err != nil {
 			return lock, res
 		}
 		if !p.pause(ctx, attempt, res.Elapsed, &sub) {
@@ -157,7 +171,8 @@ func (p RetryPolicy) Acquire(ctx context.Context, try func(context.Context) (*Lo
 // ended. Strategy notify subscribes after the first failure and tries
 // again at once, so a release between that failure and the subscription
 // is not missed (that attempt counts as one of the Retries); later
-// pauses wait for a message or NotifyTimeout.
+// pauses wait for a message or NotifyTimeout, and after a clean-up's
+// message the retry delay.
 func (p RetryPolicy) pause(ctx context.Context, n int, elapsed time.Duration, sub *Subscription) bool {
 	d := p.Delay(n)
 	if p.WaitTime > 0 {
@@ -166,10 +181,15 @@ func (p RetryPolicy) pause(ctx context.Context, n int, elapsed time.Duration, su
 	if p.Strategy != StrategyNotify || p.Subscribe == nil {
 		return p.wait(ctx, d)
 	}
-	if *sub == nil {
+	switch {
+	case *sub == nil:
 		*sub = p.Subscribe()
-	} else {
-		(*sub).Wait(ctx, d)
+	case (*sub).Wait(ctx, d) == WokenByCleanup:
+		jitter := p.random(p.Min, p.Max)
+		if p.WaitTime > 0 {
+			jitter = min(jitter, p.WaitTime-elapsed)
+		}
+		return p.wait(ctx, jitter)
 	}
 	return ctx.Err() == nil
 }

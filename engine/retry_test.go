@@ -124,9 +124,12 @@ type fakeSub struct {
 	wakeBy bool
 }
 
-func (f fakeSub) Wait(_ context.Context, d time.Duration) bool {
+func (f fakeSub) Wait(_ context.Context, d time.Duration) Wake {
 	*f.log = append(*f.log, "wait "+d.String())
-	return f.wakeBy
+	if f.wakeBy {
+		return WokenByRelease
+	}
+	return NotWoken
 }
 func (f fakeSub) Close() { *f.log = append(*f.log, "close") }
 

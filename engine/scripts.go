@@ -29,7 +29,11 @@ func NotifyChannel(key string) string { return key + NotifySuffix }
 // vote may have left the key free) and costs nothing when the SET lost
 // everywhere. The message is the freed token, dead by then, so that a
 // waiter can ignore its own attempts' clean-ups.
-const releaseNotifyScript = `if redis.call("get",KEYS[1]) == ARGV[1] then redis.call("del",KEYS[1]); redis.call("publish",KEYS[1].."` + NotifySuffix + `",ARGV[1]); return 1 else return 0 end`
+const releaseNotifyScript = `if redis.call("get",KEYS[1]) == ARGV[1] then redis.call("del",KEYS[1]); redis.call("publish",KEYS[1].."` + NotifySuffix + `",ARGV[2] or ARGV[1]); return 1 else return 0 end`
+
+// cleanupMark starts the message of a failed attempt's clean-up (ARGV[2]
+// of releaseNotifyScript): its waiters retry after a delay, not at once.
+const cleanupMark = "~"
 
 // extendScript moves the expiry only while the key still holds our token.
 const extendScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("pexpire",KEYS[1],ARGV[2]) else return 0 end`
