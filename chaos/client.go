@@ -252,7 +252,7 @@ func (c *client) run(t0 time.Time) ClientResult {
 		return out
 	}
 	out.Counts, out.CPUSeconds = st.Counts, st.CPU.Seconds()
-	out.PerWorker, out.Waits, out.Commands, out.Wakeups = st.PerWorker, st.Waits, st.Commands, st.Wakeups
+	out.PerWorker, out.Waits, out.Commands, out.Wakeups = st.PerWorker, st.WorkerWaits, st.Commands, st.Wakeups
 	out.Start, out.End = st.WindowStart, st.WindowStart.Add(st.Measured)
 	out.Late = c.eng.LateOutcomes()
 	out.ProbeViolations = c.probe.Violations()
@@ -266,8 +266,8 @@ func (c *client) run(t0 time.Time) ClientResult {
 func (c *client) runConfig(t0 time.Time, logs map[int]io.Writer) workloads.RunConfig {
 	cfg := c.cfg
 	rc := workloads.RunConfig{Workers: cfg.Workers, Duration: cfg.Duration, Start: t0, Quota: cfg.Quota, Calls: cfg.Calls,
-		GiveUp: cfg.Engine.WaitTime > 0,
-		Keys:   workloads.Keys{Prefix: cfg.Prefix + "lock:", Count: cfg.Keys}, Chooser: workloads.Uniform{N: cfg.Keys},
+		CallersWait: cfg.Engine.WaitTime > 0 || cfg.Engine.Retries > 0,
+		Keys:        workloads.Keys{Prefix: cfg.Prefix + "lock:", Count: cfg.Keys}, Chooser: workloads.Uniform{N: cfg.Keys},
 		Seed: cfg.Seed, Logs: logs, Cycle: c, FinishCycles: true, Shards: min(cfg.Workers, 8), Probe: c.probe}
 	if c.obs != nil {
 		rc.Observer = c.obs

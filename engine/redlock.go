@@ -207,6 +207,10 @@ type Result struct {
 	Validity  time.Duration // TTL − elapsed − drift of the last attempt: left from its end; not positive means too slow
 	PerMaster []Outcome     // outcomes of the last attempt, by master
 	Err       error         // the context ended
+	// Sent is the commands the acquire sent, every attempt's: its SETs,
+	// failed attempts' clean-up releases and the PUBLISHes inside them (0
+	// from a driver that does not count them).
+	Sent int
 }
 
 // OpResult is what a release or an extend saw.
@@ -216,6 +220,7 @@ type OpResult struct {
 	Elapsed   time.Duration
 	Validity  time.Duration // extend: the new validity
 	PerMaster []Outcome
+	Sent      int // release: its commands, with the PUBLISHes inside them
 }
 
 // Acquire tries to take key, retrying by the wait strategy up to Retries
@@ -260,7 +265,7 @@ func (e *Engine) tryAcquire(ctx context.Context, key, token string) (*Lock, Resu
 	t1 := time.Now()
 	ok, elapsed := e.run(opSet, key, token, e.cfg.TTL.Milliseconds(), true, t1, outs)
 	validity := Validity(e.cfg.TTL, elapsed, e.cfg.DriftFactor)
-	res := Result{Successes: ok, Elapsed: elapsed, Validity: validity, PerMaster: outs}
+	res := Result{Successes: ok, Elapsed: elapsed, Validity: validity, PerMaster: outs, Sent: e.sent(opSet, outs)}
 	if ok >= e.quorum && validity > 0 {
 		res.Acquired = true
 		// Validity is what is left from the end of the acquire, so the lock
@@ -274,7 +279,23 @@ func (e *Engine) tryAcquire(ctx context.Context, key, token string) (*Lock, Resu
 	// freed the key (a split vote): the other waiters would else sleep a
 	// timeout.
 	e.run(e.cleanKind, key, token, 0, false, time.Now(), lock.released)
+	res.Sent += e.sent(e.cleanKind, lock.released)
 	return nil, res
+}
+
+// sent counts a command's sends in its outcomes, and the PUBLISH of a
+// notify release that freed the key (OK).
+func (e *Engine) sent(kind opKind, outs []Outcome) int {
+	n := 0
+	for _, o := range outs {
+		if o != NotSent {
+			n++
+		}
+		if o == OK && (kind == opReleaseNotify || kind == opCleanupNotify) {
+			n++
+		}
+	}
+	return n
 }
 
 // Release frees the lock on every master (compare-and-delete). PerMaster
@@ -287,7 +308,7 @@ func (e *Engine) Release(ctx context.Context, l *Lock) OpResult {
 	}
 	t1 := time.Now()
 	n, elapsed := e.run(e.relKind, l.Key, l.Token, 0, false, t1, outs)
-	return OpResult{OK: n > 0, Count: n, Elapsed: elapsed, PerMaster: outs}
+	return OpResult{OK: n > 0, Count: n, Elapsed: elapsed, PerMaster: outs, Sent: e.sent(e.relKind, outs)}
 }
 
 // Extend resets the TTL to ttl on every master that still holds our token.

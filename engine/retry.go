@@ -149,13 +149,15 @@ func (p RetryPolicy) Acquire(ctx context.Context, try func(context.Context) (*Lo
 			sub.Close()
 		}
 	}()
+	sent := 0
 	for attempt := 1; ; attempt++ {
 		tried := start
 		if attempt > 1 {
 			tried = time.Now()
 		}
 		lock, res := try(ctx)
-		res.Attempts = attempt
+		sent += res.Sent
+		res.Attempts, res.Sent = attempt, sent
 		res.Elapsed, res.LastStart = time.Since(start), tried.Sub(start)
 		if lock != nil || p.done(attempt, res.Elapsed) || ctx.Err() != nil || res.Err != nil {
 			return lock, res

@@ -67,8 +67,7 @@ func (s Settings) loadConfig(offset uint64) (workloads.RunConfig, error) {
 		Workers: s.Workers, Duration: time.Duration(s.Duration), Warmup: time.Duration(s.Warmup),
 		Keys: workloads.Keys{Count: s.Keys, Offset: offset}, Chooser: ch, Hold: h,
 		TTL: time.Duration(s.TTL), AutoExtend: s.AutoExtend,
-		// With a wait time the caller gives up when it runs out.
-		GiveUp: s.WaitTime > 0,
+		CallersWait: s.WaitTime > 0 || s.Retries > 0,
 	}
 	if s.Load == "open" {
 		rc.Rate = s.Rate

@@ -23,8 +23,9 @@ type Contention struct {
 	// acquired lock.
 	AttemptsPerLock float64 `json:"attempts_per_lock"`
 	// CommandsPerLock: Redis commands sent to all servers per acquired
-	// lock; Commands by kind. Absent when the lock client does not count
-	// them (redsync).
+	// lock: the measured acquires' and releases' own, with the window's
+	// SUBSCRIBE/UNSUBSCRIBE and WAITs. Commands: by kind, over the measured
+	// window. Absent when the lock client does not count them (redsync).
 	CommandsPerLock float64   `json:"commands_per_lock,omitempty"`
 	Commands        *Commands `json:"commands,omitempty"`
 	// HandoffGap is, on one key, from a holder's release to the next
@@ -35,7 +36,8 @@ type Contention struct {
 	HotKeys      []KeyUse `json:"hot_keys,omitempty"`
 	KeysFollowed string   `json:"keys_followed,omitempty"`
 	// Starved counts workers that gave up or waited more than 10× the
-	// median time to lock; StarvedWaits the waits over that bound.
+	// median time to lock (and at least 10 ms); StarvedWaits the waits
+	// over that bound.
 	Starved      int          `json:"starved_workers"`
 	StarvedWaits int64        `json:"starved_waits"`
 	SlowestWaits []WorkerWait `json:"slowest_workers,omitempty"`
@@ -46,19 +48,19 @@ type Contention struct {
 
 // Commands are Redis commands by kind, summed over the servers.
 type Commands struct {
-	Sets        int64 `json:"sets"`
-	Releases    int64 `json:"releases"`
-	Extends     int64 `json:"extends,omitempty"`
-	Publishes   int64 `json:"publishes,omitempty"`
-	Subscribes  int64 `json:"subscribes,omitempty"`
-	Unsubscribe int64 `json:"unsubscribes,omitempty"`
-	Waits       int64 `json:"waits,omitempty"`
+	Sets         int64 `json:"sets"`
+	Releases     int64 `json:"releases"`
+	Extends      int64 `json:"extends,omitempty"`
+	Publishes    int64 `json:"publishes,omitempty"`
+	Subscribes   int64 `json:"subscribes,omitempty"`
+	Unsubscribes int64 `json:"unsubscribes,omitempty"`
+	Waits        int64 `json:"waits,omitempty"`
 }
 
 // Total is every command counted (a release's PUBLISH runs inside its
 // script, but is one more command the server executes).
 func (c Commands) Total() int64 {
-	return c.Sets + c.Releases + c.Extends + c.Publishes + c.Subscribes + c.Unsubscribe + c.Waits
+	return c.Sets + c.Releases + c.Extends + c.Publishes + c.Subscribes + c.Unsubscribes + c.Waits
 }
 
 // Add adds o's commands to c.
@@ -68,7 +70,7 @@ func (c *Commands) Add(o Commands) {
 	c.Extends += o.Extends
 	c.Publishes += o.Publishes
 	c.Subscribes += o.Subscribes
-	c.Unsubscribe += o.Unsubscribe
+	c.Unsubscribes += o.Unsubscribes
 	c.Waits += o.Waits
 }
 

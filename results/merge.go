@@ -36,6 +36,9 @@ func MergeRuns(runs []Run, dirs []string) Run {
 	m.AcquireFailedLatency = mergeCountsOnly(runs, func(r Run) Latency { return r.AcquireFailedLatency })
 	m.ReleaseLatency = mergeCountsOnly(runs, func(r Run) Latency { return r.ReleaseLatency })
 	m.AcquireUncorrected = nil
+	// What waiting callers saw and how fair it was do not add across
+	// segments (each has its own workers and keys): left out.
+	m.Contention, m.Fairness = nil, nil
 	return m
 }
 

@@ -246,7 +246,7 @@ type Run struct {
 	// Fairness is how evenly the workers got the lock (nil: none acquired);
 	// a fault cell's workers are those of all its clients.
 	Fairness *Fairness `json:"fairness,omitempty"`
-	// Contention is what waiting callers saw (nil: nothing acquired).
+	// Contention is what waiting callers saw (nil: no acquire ended).
 	Contention  *Contention        `json:"contention,omitempty"`
 	OpenLoop    *OpenLoop          `json:"open_loop,omitempty"`
 	Client      Client             `json:"client"`

@@ -440,7 +440,6 @@ func (r *CellResult) Value(metric string) float64 {
 		if c := r.Run.Contention; c != nil {
 			return float64(c.GaveUp)
 		}
-		return 0
 	case "linearizable":
 		if l := s.Linearizability; l != nil && l.Verdict != check.UnknownVerdict {
 			return map[bool]float64{true: 1, false: 0}[l.Verdict == check.Linearizable]

@@ -12,6 +12,7 @@ import (
 	"lockbench/check"
 	"lockbench/engine"
 	"lockbench/faults"
+	"lockbench/plan"
 	"lockbench/results"
 	"lockbench/workloads"
 )
@@ -55,10 +56,10 @@ func buildRun(fr *faultRun, t0 time.Time, clientResults []chaos.ClientResult, ck
 	sum := sumClients(clientResults, t0, len(addrs))
 	st := &workloads.Stats{Counts: sum.Counts, Acquire: total(iv[results.MetricAcquire]), AcquireFailed: total(iv[results.MetricFailed]),
 		Release: total(iv[results.MetricRelease]), TimeToLock: total(iv[results.MetricTimeToLock]),
-		GaveUpWait: total(iv[results.MetricGaveUp]), HandoffGap: total(iv[results.MetricHandoffGap]), Measured: sum.end.Sub(t0), CPU: time.Duration(sum.clientCPU * float64(time.Second)),
+		GaveUpWait: total(iv[results.MetricGaveUp]), HandoffGap: handoffGap(s, iv), Measured: sum.end.Sub(t0), CPU: time.Duration(sum.clientCPU * float64(time.Second)),
 		// The holds judged are the checker's, from the clients' hold logs.
 		Violations: ck.Violations, MaxConcurrent: ck.MaxConcurrent, JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged,
-		PerWorker: sum.perWorker, Waits: sum.waits, Commands: sum.commands, Wakeups: sum.wakeups}
+		PerWorker: sum.perWorker, WorkerWaits: sum.waits, Commands: sum.commands, Wakeups: sum.wakeups}
 	r := st.Result(workloads.Replies{Addrs: addrs, Late: sum.late}, faultConfig(fr, ck, sum, clientResults), t0)
 	r.Safety.ResourceChecked, r.Safety.AcknowledgedWrites, r.Safety.LostUpdates = true, ck.Acks, ck.LostUpdates
 	r.Safety.Fencing, r.Safety.StaleWritesRejected = s.Fencing, ck.RejectedWrites
@@ -248,4 +249,14 @@ func perClient(clientResults []chaos.ClientResult) []results.ClientCounts {
 			NotAcquired: r.NotAcquired, Errors: r.Errors, AvailabilityAttempts: a, Overruns: r.HoldOverruns}
 	}
 	return out
+}
+
+// handoffGap is a fault cell's handoff gaps; nil with several clients,
+// each of which times only its own holders' handoffs (a gap it saw may
+// hold another client's whole hold).
+func handoffGap(s plan.Settings, iv map[string][]*hdrhistogram.Histogram) *hdrhistogram.Histogram {
+	if s.Clients > 1 {
+		return nil
+	}
+	return total(iv[results.MetricHandoffGap])
 }

@@ -32,9 +32,8 @@ type Worker struct {
 	Rand   *rand.Rand
 	Counts Counts
 	ctx    context.Context // ends when the run does
-	wait   waiting
 	waits  workerWaits
-	calls  int // waits ended, with the lock or without
+	calls  int // acquires ended, with the lock or without
 }
 
 // Done is closed when the run ends: no new acquire starts after it.
@@ -64,6 +63,7 @@ type Counts struct {
 	HoldOverruns   int64                       `json:"overruns"`                  // uses cut short because the validity ran out
 	UseErrors      int64                       `json:"use_errors,omitempty"`      // uses that failed (chaos: resource reads and writes)
 	AttemptsMade   int64                       `json:"attempts_made,omitempty"`   // the lock client's attempts, retries included
+	CommandsSent   int64                       `json:"commands_sent,omitempty"`   // by measured acquires and releases (0: not counted)
 	PerMaster      [][engine.NumOutcomes]int64 `json:"per_master"`
 }
 
@@ -81,6 +81,7 @@ func (c *Counts) Add(o *Counts) {
 	c.HoldOverruns += o.HoldOverruns
 	c.UseErrors += o.UseErrors
 	c.AttemptsMade += o.AttemptsMade
+	c.CommandsSent += o.CommandsSent
 	for len(c.PerMaster) < len(o.PerMaster) {
 		c.PerMaster = append(c.PerMaster, [engine.NumOutcomes]int64{})
 	}
@@ -160,9 +161,9 @@ func (l *loop) next(w *Worker) (intended time.Time, measured, ok bool) {
 }
 
 // attempt is one acquire and, when it wins, the cycle's use and the
-// release. Latency counts from the intended start; time to lock from the
-// start of the worker's wait for the key. False: the run ended
-// mid-acquire (not an outcome).
+// release. Latency counts from the intended start; time to lock is the
+// whole acquire, the locker's retries and waits included. False: the run
+// ended mid-acquire (not an outcome).
 func (l *loop) attempt(w *Worker, intended time.Time, measured bool) bool {
 	idx := l.cfg.Chooser.Next(w.Rand)
 	key := l.cfg.Keys.Name(idx)
@@ -171,7 +172,7 @@ func (l *loop) attempt(w *Worker, intended time.Time, measured bool) bool {
 	if l.pace == nil {
 		intended, measured = t0, !t0.Before(l.measureFrom)
 	}
-	since := l.begin(w, idx, intended, measured)
+	l.handoffs.join(idx)
 	if obs != nil {
 		obs.AcquireStarted()
 	}
@@ -180,39 +181,50 @@ func (l *loop) attempt(w *Worker, intended time.Time, measured bool) bool {
 	if obs != nil {
 		obs.AcquireEnded()
 	}
-	switch {
-	case res.Err != nil && lock == nil:
-		return false
-	case lock == nil:
+	if lock == nil {
+		l.handoffs.leave(idx)
+		if res.Err != nil {
+			return false
+		}
+		w.calls++
 		if measured {
 			l.failed(w, res, done.Sub(intended))
 		}
-		l.lost(w, done, measured)
 		l.cycle.Lost(w)
 		return true
 	}
-	// The winning attempt's latency leaves out the earlier attempts and
-	// waits, which time to lock keeps.
-	won := done.Sub(t0) - res.LastStart
-	if measured {
-		l.won(w, res, t0.Sub(intended)+won, won)
-	}
-	l.locked(w, idx, since, done, measured)
-	l.cycle.Use(w, Held{Lock: lock, Key: idx, Start: t0, Acquired: done, Measured: measured})
-	freed := time.Now()
-	l.handoffs.freed(idx, freed)
-	// Released even when the run ended meanwhile: never leave a lock behind.
-	rel := l.lk.Release(context.Background(), lock)
-	if measured {
-		l.use.held(idx, freed.Sub(done))
-		l.released(w, res, t0.Sub(intended)+won, won, rel.Elapsed)
-	}
+	l.held(w, res, Held{Lock: lock, Key: idx, Start: t0, Acquired: done, Measured: measured}, intended)
 	return true
+}
+
+// held counts a won acquire, runs the cycle's use and releases the lock.
+// The winning attempt's latency leaves out the earlier attempts and waits,
+// which time to lock keeps.
+func (l *loop) held(w *Worker, res engine.Result, h Held, intended time.Time) {
+	w.calls++
+	won := h.Acquired.Sub(h.Start) - res.LastStart
+	gap, handed := l.handoffs.taken(h.Key, h.Acquired)
+	if h.Measured {
+		l.won(w, res, h.Start.Sub(intended)+won, won)
+		l.locked(w, h.Acquired.Sub(intended), gap, handed)
+	}
+	l.cycle.Use(w, h)
+	freed := time.Now()
+	l.handoffs.freed(h.Key, freed)
+	// Released even when the run ended meanwhile: never leave a lock behind.
+	rel := l.lk.Release(context.Background(), h.Lock)
+	if h.Measured {
+		w.Counts.CommandsSent += int64(rel.Sent)
+		l.use.held(h.Key, freed.Sub(h.Acquired))
+		l.released(w, res, h.Start.Sub(intended)+won, won, rel.Elapsed)
+	}
 }
 
 func (l *loop) failed(w *Worker, res engine.Result, latency time.Duration) {
 	w.Counts.AttemptsMade += int64(max(res.Attempts, 1))
+	w.Counts.CommandsSent += int64(res.Sent)
 	l.rec.Record(w.ID, results.Failed, latency)
+	l.gaveUp(w, latency)
 	w.Counts.failed(res)
 	if obs := l.cfg.Observer; obs != nil {
 		obs.Failed(latency, res.PerMaster, IsContention(res))
@@ -224,6 +236,7 @@ func (l *loop) failed(w *Worker, res engine.Result, latency time.Duration) {
 func (l *loop) won(w *Worker, res engine.Result, latency, uncorrected time.Duration) {
 	w.Counts.Acquired++
 	w.Counts.AttemptsMade += int64(max(res.Attempts, 1))
+	w.Counts.CommandsSent += int64(res.Sent)
 	w.Counts.replied(res)
 	l.rec.Record(w.ID, results.Acquire, latency)
 	if l.pace != nil {

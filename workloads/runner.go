@@ -102,12 +102,13 @@ type RunConfig struct {
 	// Shards is how many shards the latency recorder has (0: one per
 	// worker, at most 16).
 	Shards int
-	// Calls: each worker stops after this many waits ended (holding the
-	// lock or giving up); 0: when the run ends.
+	// Calls: each worker stops after this many acquires ended (holding
+	// the lock or not); 0: when the run ends.
 	Calls int
-	// GiveUp: a failed acquire ends the caller's wait (its wait time ran
-	// out); otherwise the wait goes on while the worker retries the key.
-	GiveUp bool
+	// CallersWait: the locker waits for a held lock (a wait time or
+	// retries), so a failed acquire is a caller that gave up; otherwise it
+	// is a try that found the lock taken.
+	CallersWait bool
 	// Probe is the mutual-exclusion check the cycle's holds go through
 	// (nil: the run's own); the clients of a fault cell in one process
 	// share one, so that it sees them all.
@@ -161,7 +162,7 @@ type Stats struct {
 	// gave up had waited, keys' handoff gaps, each worker's waits, the
 	// hottest keys, and the commands the window sent (nil: not counted).
 	TimeToLock, GaveUpWait, HandoffGap *hdrhistogram.Histogram
-	Waits                              []results.WorkerWait
+	WorkerWaits                        []results.WorkerWait
 	HotKeys                            []results.KeyUse
 	KeysFollowed                       string
 	Commands                           *results.Commands
@@ -254,6 +255,10 @@ func newLoop(ctx context.Context, lk Locker, cfg *RunConfig) (*loop, error) {
 // the workers, and returns the workers once they all stopped, with the
 // window's end.
 func (l *loop) run(win *window) ([]*Worker, time.Time) {
+	if !time.Now().Before(win.from) {
+		// No warm-up: the opening marks come before the first acquire.
+		win.open(l.lk)
+	}
 	ticking := make(chan struct{})
 	go func() {
 		defer close(ticking)
@@ -343,14 +348,16 @@ func (win *window) open(lk Locker) {
 // watch waits for the window to open, takes the opening marks and flushes
 // the recorder every second until ctx ends.
 func (win *window) watch(ctx context.Context, lk Locker) {
-	t := time.NewTimer(time.Until(win.from))
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		t.Stop()
-		return
+	if !win.opened {
+		t := time.NewTimer(time.Until(win.from))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+		win.open(lk)
 	}
-	win.open(lk)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -401,7 +408,7 @@ func (win *window) fill(st *Stats, stop time.Time) {
 	if win.counted {
 		c := win.cmdEnd.Sub(win.cmdStart)
 		st.Commands = &results.Commands{Sets: c.Sets, Releases: c.Releases, Extends: c.Extends, Publishes: c.Publishes,
-			Subscribes: c.Subscribes, Unsubscribe: c.Unsubscribes, Waits: c.Waits}
+			Subscribes: c.Subscribes, Unsubscribes: c.Unsubscribes, Waits: c.Waits}
 	}
 	if win.wokeStart != nil && win.wokeEnd != nil {
 		st.Wakeups = &results.Wakeups{ByMessage: win.wokeEnd.ByMessage - win.wokeStart.ByMessage,
@@ -447,7 +454,7 @@ func (l *loop) stats(interrupted bool, workers []*Worker, stop time.Time, win *w
 	for _, w := range workers {
 		st.Counts.Add(&w.Counts)
 		st.PerWorker = append(st.PerWorker, w.Counts.Acquired)
-		st.Waits = append(st.Waits, w.waited())
+		st.WorkerWaits = append(st.WorkerWaits, w.waited())
 	}
 	st.HotKeys = l.use.hottest(5, st.Measured)
 	if l.use.full.Load() {

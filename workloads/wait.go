@@ -13,15 +13,6 @@ import (
 	"lockbench/results"
 )
 
-// waiting is a worker's wait for one key, what a caller of a lock library
-// sees: from its first attempt on the key until it holds the lock, across
-// every failed attempt, retry and wait, or until it gives up.
-type waiting struct {
-	key    uint64
-	since  time.Time // the first attempt's start (its intended start in open loop)
-	active bool      // the worker wants key: it is among the key's waiters
-}
-
 // workerWaits are one worker's times to lock, in a small histogram of its
 // own (two significant digits: enough for its p99 and max, and 2,000
 // workers cost megabytes, not the recorder's 140 KB each).
@@ -37,78 +28,44 @@ func (ww *workerWaits) record(d time.Duration) {
 	_ = ww.h.RecordValue(max(d.Microseconds(), 1))
 }
 
-// begin returns when the worker's wait for key began: its ongoing wait
-// for key, or a new one from start. A wait for another key ends as given up
-// (the worker wants another lock now). A caller waits from its first
-// attempt on: the locker's own retries happen inside one acquire.
-func (l *loop) begin(w *Worker, key uint64, start time.Time, measured bool) time.Time {
-	if w.wait.active && w.wait.key == key {
-		return w.wait.since
-	}
-	if w.wait.active {
-		l.gaveUp(w, start, measured)
-	}
-	w.wait = waiting{key: key, since: start, active: true}
-	l.handoffs.join(key)
-	return start
-}
-
-// lost follows a failed acquire: the wait goes on into the next attempt,
-// unless the locker gives up after its wait time, which ends it (an
-// acquire cut short by the run's end did not give up).
-func (l *loop) lost(w *Worker, at time.Time, measured bool) {
-	if l.cfg.GiveUp && l.ctx.Err() == nil {
-		l.gaveUp(w, at, measured)
-	}
-}
-
-// gaveUp ends the worker's wait without the lock.
-func (l *loop) gaveUp(w *Worker, at time.Time, measured bool) {
-	l.handoffs.leave(w.wait.key)
-	w.wait.active = false
-	w.calls++
-	if measured {
-		d := at.Sub(w.wait.since)
-		l.rec.Record(w.ID, results.GaveUp, d)
-		w.waits.gaveUp++
-		if obs := l.cfg.Observer; obs != nil {
-			obs.Waited(d, false)
-		}
-	}
-}
-
-// locked ends the worker's wait with the lock: its time to lock, and the
-// key's handoff gap when callers were waiting for it.
-func (l *loop) locked(w *Worker, key uint64, since, at time.Time, measured bool) {
-	waited := w.wait.active && w.wait.key == key
-	w.wait.active = false
-	w.calls++
-	gap, ok := l.handoffs.taken(key, waited, at)
-	if !measured {
+// gaveUp counts a failed acquire as a caller that gave up, with what it
+// waited, when callers wait (a wait time or retries) and the run did not
+// cut it short.
+func (l *loop) gaveUp(w *Worker, waited time.Duration) {
+	if !l.cfg.CallersWait || l.ctx.Err() != nil {
 		return
 	}
-	d := at.Sub(since)
+	l.rec.Record(w.ID, results.GaveUp, waited)
+	w.waits.gaveUp++
+	if obs := l.cfg.Observer; obs != nil {
+		obs.Waited(waited, false)
+	}
+}
+
+// locked counts a caller's time to lock, and the key's handoff gap when
+// it was handed over while callers waited.
+func (l *loop) locked(w *Worker, d, gap time.Duration, handed bool) {
 	l.rec.Record(w.ID, results.TimeToLock, d)
 	w.waits.record(d)
+	if handed {
+		l.rec.Record(w.ID, results.HandoffGap, gap)
+	}
 	if obs := l.cfg.Observer; obs != nil {
 		obs.Waited(d, true)
 	}
-	if ok {
-		l.rec.Record(w.ID, results.HandoffGap, gap)
-	}
 }
 
-// handoffs follow the keys callers wait for (from their first attempt
-// until they hold the lock or give up), so a release of such a key can be
-// timed to its next holder's acquire: the lock's idle time while callers
-// waited. Only keys with waiters take memory.
+// handoffs follow the keys callers are acquiring (from the start of an
+// acquire to its end, its retries and waits included), so a release of
+// such a key can be timed to its next holder's acquire: the lock's idle
+// time while callers waited. Only keys being acquired take memory.
 type handoffs struct {
 	shards [64]handoffShard
 }
 
 type handoffShard struct {
 	mu   sync.Mutex
-	keys map[uint64]*keyWaiters
+	keys map[uint64]keyWaiters
 }
 
 type keyWaiters struct {
@@ -118,97 +75,103 @@ type keyWaiters struct {
 
 func (h *handoffs) shard(key uint64) *handoffShard { return &h.shards[key%uint64(len(h.shards))] }
 
-// join: a worker now waits for key.
+// join: a caller starts acquiring key.
 func (h *handoffs) join(key uint64) {
 	s := h.shard(key)
 	s.mu.Lock()
 	if s.keys == nil {
-		s.keys = map[uint64]*keyWaiters{}
+		s.keys = map[uint64]keyWaiters{}
 	}
 	kw := s.keys[key]
-	if kw == nil {
-		kw = &keyWaiters{}
-		s.keys[key] = kw
-	}
 	kw.waiters++
+	s.keys[key] = kw
 	s.mu.Unlock()
 }
 
-// leave: a waiter of key stopped waiting (it gave up or took the lock).
+// leave: a caller's acquire of key ended without the lock.
 func (h *handoffs) leave(key uint64) {
 	s := h.shard(key)
 	s.mu.Lock()
-	h.leaveLocked(s, key)
+	s.leaveLocked(key)
 	s.mu.Unlock()
 }
 
-func (h *handoffs) leaveLocked(s *handoffShard, key uint64) {
-	if kw := s.keys[key]; kw != nil {
-		if kw.waiters--; kw.waiters <= 0 {
-			delete(s.keys, key)
-		}
+func (s *handoffShard) leaveLocked(key uint64) {
+	kw, ok := s.keys[key]
+	switch {
+	case !ok:
+	case kw.waiters <= 1:
+		delete(s.keys, key)
+	default:
+		kw.waiters--
+		s.keys[key] = kw
 	}
 }
 
 // freed: key's holder started its release at t; remembered while someone
-// waits for the key.
+// is acquiring the key.
 func (h *handoffs) freed(key uint64, t time.Time) {
 	s := h.shard(key)
 	s.mu.Lock()
-	if kw := s.keys[key]; kw != nil {
+	if kw, ok := s.keys[key]; ok {
 		kw.freed = t
+		s.keys[key] = kw
 	}
 	s.mu.Unlock()
 }
 
-// taken: key's next holder got it at t (waited: it was one of the
-// waiters, and now leaves them). ok when the key had been freed while callers waited: gap is
-// then from that release to t.
-func (h *handoffs) taken(key uint64, waited bool, t time.Time) (gap time.Duration, ok bool) {
+// taken: a caller acquiring key got it at t, and stops waiting. handed
+// when the key had been freed while callers waited: gap is then from that
+// release to t.
+func (h *handoffs) taken(key uint64, t time.Time) (gap time.Duration, handed bool) {
 	s := h.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	kw := s.keys[key]
-	if kw == nil {
-		return 0, false
-	}
-	if !kw.freed.IsZero() {
-		gap, ok = max(t.Sub(kw.freed), 0), true
+	if kw := s.keys[key]; !kw.freed.IsZero() {
+		gap, handed = max(t.Sub(kw.freed), 0), true
 		kw.freed = time.Time{}
+		s.keys[key] = kw
 	}
-	if waited {
-		h.leaveLocked(s, key)
-	}
-	return gap, ok
+	s.leaveLocked(key)
+	return gap, handed
 }
 
 // keyUse sums how long each key was held in the window, for the hottest
 // keys' utilisation. It follows at most maxKeyUse keys, the first seen:
 // under skew the hot keys are among them, and a 10M keyspace costs nothing.
+// Sharded by key, so that workers on different keys do not share a lock.
 type keyUse struct {
-	mu    sync.Mutex
-	keys  map[uint64]*results.KeyUse
-	full  atomic.Bool
-	names func(uint64) string
+	shards   [64]keyUseShard
+	followed atomic.Int64
+	full     atomic.Bool
+	names    func(uint64) string
+}
+
+type keyUseShard struct {
+	mu   sync.Mutex
+	keys map[uint64]*results.KeyUse
 }
 
 const maxKeyUse = 4096
 
 // held adds one hold of key, from its acquire to its release.
 func (u *keyUse) held(key uint64, d time.Duration) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	ku := u.keys[key]
+	s := &u.shards[key%uint64(len(u.shards))]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ku := s.keys[key]
 	if ku == nil {
-		if len(u.keys) >= maxKeyUse {
-			u.full.Store(true)
+		if u.followed.Add(1) > maxKeyUse {
+			if !u.full.Load() {
+				u.full.Store(true)
+			}
 			return
 		}
-		if u.keys == nil {
-			u.keys = map[uint64]*results.KeyUse{}
+		if s.keys == nil {
+			s.keys = map[uint64]*results.KeyUse{}
 		}
 		ku = &results.KeyUse{Key: u.names(key)}
-		u.keys[key] = ku
+		s.keys[key] = ku
 	}
 	ku.Acquired++
 	ku.HeldSeconds += d.Seconds()
@@ -216,12 +179,15 @@ func (u *keyUse) held(key uint64, d time.Duration) {
 
 // hottest are the n keys held longest, their share of the window set.
 func (u *keyUse) hottest(n int, window time.Duration) []results.KeyUse {
-	u.mu.Lock()
-	all := make([]results.KeyUse, 0, len(u.keys))
-	for _, ku := range u.keys {
-		all = append(all, *ku)
+	var all []results.KeyUse
+	for i := range u.shards {
+		s := &u.shards[i]
+		s.mu.Lock()
+		for _, ku := range s.keys {
+			all = append(all, *ku)
+		}
+		s.mu.Unlock()
 	}
-	u.mu.Unlock()
 	return results.HottestKeys(all, n, window.Seconds())
 }
 
@@ -251,8 +217,13 @@ func commandsOf(lk Locker) (engine.Commands, bool) {
 	return engine.Commands{}, false
 }
 
-// starvedFactor: a wait this many times the median time to lock starved.
-const starvedFactor = 10
+// A wait starved when it took starvedFactor times the median time to lock,
+// and at least starvedFloor: under barging the median is an uncontended
+// acquire, and a wait of a few of those starves nobody.
+const (
+	starvedFactor = 10
+	starvedFloor  = 10 * time.Millisecond
+)
 
 // contention is what the stats say of waiting callers; nil when no
 // caller ended a wait (nothing to say).
@@ -272,12 +243,16 @@ func (s *Stats) contention() *results.Contention {
 	}
 	if s.Acquired > 0 {
 		c.AttemptsPerLock = float64(s.AttemptsMade) / float64(s.Acquired)
-		if s.Commands != nil {
+		if s.Commands != nil && s.CommandsSent > 0 {
+			// The acquires' and releases' own commands, with the window's
+			// pub/sub and WAIT commands, which no one acquire owns.
+			shared := s.Commands.Subscribes + s.Commands.Unsubscribes + s.Commands.Waits
 			c.Commands = s.Commands
-			c.CommandsPerLock = float64(s.Commands.Total()) / float64(s.Acquired)
+			c.CommandsPerLock = float64(s.CommandsSent+shared) / float64(s.Acquired)
 		}
 	}
-	c.Starved, c.StarvedWaits, c.SlowestWaits = s.starved(float64(s.TimeToLock.ValueAtQuantile(50)) * starvedFactor)
+	bound := max(float64(s.TimeToLock.ValueAtQuantile(50))*starvedFactor, float64(starvedFloor.Microseconds()))
+	c.Starved, c.StarvedWaits, c.SlowestWaits = s.starved(bound)
 	return c
 }
 
@@ -289,12 +264,12 @@ func (s *Stats) starved(bound float64) (workers int, waits int64, slowest []resu
 			waits += b.Count
 		}
 	}
-	for _, w := range s.Waits {
+	for _, w := range s.WorkerWaits {
 		if w.GaveUp > 0 || w.Max > bound {
 			workers++
 		}
 	}
-	slowest = append([]results.WorkerWait(nil), s.Waits...)
+	slowest = append([]results.WorkerWait(nil), s.WorkerWaits...)
 	slices.SortStableFunc(slowest, func(a, b results.WorkerWait) int { return cmp.Compare(b.P99, a.P99) })
 	return workers, waits, slowest[:min(5, len(slowest))]
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // contendedRun runs workers on keys for 800 ms against three real masters.
-func contendedRun(t *testing.T, workers int, keys uint64, hold time.Duration, tune func(*engine.Config), giveUp bool) *Stats {
+func contendedRun(t *testing.T, workers int, keys uint64, hold time.Duration, tune func(*engine.Config)) *Stats {
 	t.Helper()
 	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
 	cfg := engine.DefaultConfig()
@@ -30,7 +30,7 @@ func contendedRun(t *testing.T, workers int, keys uint64, hold time.Duration, tu
 	defer e.Close()
 	ch, _ := NewChooser(ChooserConfig{Keys: keys})
 	st, err := Run(context.Background(), e, RunConfig{Workers: workers, Duration: 800 * time.Millisecond, Warmup: 100 * time.Millisecond,
-		Keys: Keys{Prefix: "lockbench:test:", Count: keys}, Chooser: ch, Hold: FixedHold{D: hold}, Seed: 1, GiveUp: giveUp})
+		Keys: Keys{Prefix: "lockbench:test:", Count: keys}, Chooser: ch, Hold: FixedHold{D: hold}, Seed: 1, CallersWait: cfg.WaitTime > 0 || cfg.Retries > 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func contendedRun(t *testing.T, workers int, keys uint64, hold time.Duration, tu
 // Without contention every wait is one attempt: time to lock is the
 // acquire latency, value for value.
 func TestTimeToLockIsAcquireWithoutContention(t *testing.T) {
-	st := contendedRun(t, 2, 1_000_000, 0, nil, false)
+	st := contendedRun(t, 2, 1_000_000, 0, nil)
 	if st.NotAcquired != 0 {
 		t.Skipf("%d acquires collided on a million keys", st.NotAcquired)
 	}
@@ -58,11 +58,15 @@ func TestTimeToLockIsAcquireWithoutContention(t *testing.T) {
 	}
 }
 
-// Twenty workers on one key: a caller's time to lock spans its failed
-// attempts, so it is well above the winning attempt's latency; the lock's
-// handoffs are timed and the waiting's commands counted.
+// Twenty workers on one key, each waiting up to 2 s: a caller's time to
+// lock spans its failed attempts and waits, so it is well above the
+// winning attempt's latency; the lock's handoffs are timed and the
+// waiting's commands counted.
 func TestTimeToLockSpansTheWait(t *testing.T) {
-	st := contendedRun(t, 20, 1, 2*time.Millisecond, nil, false)
+	wait := func(c *engine.Config) {
+		c.WaitTime, c.RetryMin, c.RetryMax = 2*time.Second, time.Millisecond, 2*time.Millisecond
+	}
+	st := contendedRun(t, 20, 1, 2*time.Millisecond, wait)
 	a, w := st.Acquire, st.TimeToLock
 	if w.TotalCount() != st.Acquired || w.Min() < a.Min() || w.ValueAtQuantile(50) < 3*a.ValueAtQuantile(50) || w.Max() < a.Max() {
 		t.Fatalf("time to lock n=%d min=%d p50=%d max=%d; acquire min=%d p50=%d max=%d: want ≥, the p50 ≥ 3×",
@@ -76,7 +80,7 @@ func TestTimeToLockSpansTheWait(t *testing.T) {
 		t.Fatalf("hot keys %+v: want the one key, held part of the window", c.HotKeys)
 	}
 	if c.GaveUp != 0 {
-		t.Fatalf("%d gave up without a wait time", c.GaveUp)
+		t.Fatalf("%d gave up within a 2 s wait time in an 0.8 s run", c.GaveUp)
 	}
 }
 
@@ -86,7 +90,7 @@ func TestGaveUpAfterWaitTime(t *testing.T) {
 	short := func(c *engine.Config) {
 		c.WaitTime, c.RetryMin, c.RetryMax = 10*time.Millisecond, time.Millisecond, 2*time.Millisecond
 	}
-	st := contendedRun(t, 4, 1, 30*time.Millisecond, short, true)
+	st := contendedRun(t, 4, 1, 30*time.Millisecond, short)
 	c := st.contention()
 	if c.GaveUp == 0 || c.GaveUpWait == nil || st.GaveUpWait.Min() < 9_900 || c.Starved == 0 {
 		t.Fatalf("gave up %d after %+v, starved %d: want some, each after ≥ 10 ms (min %d µs)", c.GaveUp, c.GaveUpWait, c.Starved, st.GaveUpWait.Min())
@@ -99,18 +103,23 @@ func TestGaveUpAfterWaitTime(t *testing.T) {
 func TestHandoffGapOnlyWhileWaited(t *testing.T) {
 	var h handoffs
 	t0 := time.Now()
-	h.freed(7, t0) // nobody waits: not remembered
-	if _, ok := h.taken(7, false, t0.Add(time.Millisecond)); ok {
-		t.Fatal("a handoff without waiters was timed")
+	h.join(7) // A acquires; nobody else wants the key
+	if _, handed := h.taken(7, t0); handed {
+		t.Fatal("a first acquire was timed as a handoff")
 	}
+	h.freed(7, t0) // A releases with nobody waiting: not remembered
 	h.join(7)
+	if _, handed := h.taken(7, t0.Add(time.Millisecond)); handed {
+		t.Fatal("a release nobody waited for was timed as a handoff")
+	}
+	h.join(7) // B waits while A holds
 	h.freed(7, t0)
-	gap, ok := h.taken(7, true, t0.Add(3*time.Millisecond))
-	if !ok || gap != 3*time.Millisecond {
-		t.Fatalf("gap %v ok %v; want 3ms", gap, ok)
+	gap, handed := h.taken(7, t0.Add(3*time.Millisecond))
+	if !handed || gap != 3*time.Millisecond {
+		t.Fatalf("gap %v handed %v; want 3ms", gap, handed)
 	}
 	if len(h.shard(7).keys) != 0 {
-		t.Fatal("the key's entry outlived its last waiter")
+		t.Fatal("the key's entry outlived its last caller")
 	}
 }
 
@@ -121,7 +130,7 @@ func TestStarvedCountsLongWaitsAndGiveUps(t *testing.T) {
 	}
 	_ = h.RecordValue(50_000)
 	_ = h.RecordValue(200_000)
-	st := &Stats{TimeToLock: h, GaveUpWait: hdrhistogram.New(1, 10, 1), Waits: []results.WorkerWait{
+	st := &Stats{TimeToLock: h, GaveUpWait: hdrhistogram.New(1, 10, 1), WorkerWaits: []results.WorkerWait{
 		{Worker: 0, P99: 1000, Max: 1000}, {Worker: 1, P99: 50_000, Max: 200_000}, {Worker: 2, P99: 1000, Max: 1000, GaveUp: 1}}}
 	workers, waits, slowest := st.starved(10_000)
 	if workers != 2 || waits != 2 || slowest[0].Worker != 1 {
