@@ -79,8 +79,6 @@ func (e *Engine) command(kind opKind, key, token string, ttlMs int64) rueidis.Co
 		return b.Arbitrary("EVALSHA").Args(e.relSHA, "1", key, token).Build().Pin()
 	case opReleaseNotify:
 		return b.Arbitrary("EVALSHA").Args(e.relNotifySHA, "1", key, token).Build().Pin()
-	case opCleanupNotify:
-		return b.Arbitrary("EVALSHA").Args(e.relNotifySHA, "1", key, token, cleanupMark+token).Build().Pin()
 	default:
 		return b.Arbitrary("EVALSHA").Args(e.extSHA, "1", key, token, strconv.FormatInt(ttlMs, 10)).Build().Pin()
 	}
@@ -261,7 +259,7 @@ func b2i(b bool) int {
 // would otherwise stay held for the whole TTL.
 func (e *Engine) releaseLate(m int, key, token string, measured bool) {
 	e.late.released[b2i(measured)][m].Add(1)
-	c := e.newCall(e.cleanKind, key, token, 0, false)
+	c := e.newCall(opRelease, key, token, 0, false)
 	c.orphan = true
 	c.send(m, time.Now().Add(e.cfg.Timeout))
 	c.mu.Lock()

@@ -123,13 +123,12 @@ type woken struct {
 // one waiter of the engine, not all of them (a herd that would retry
 // together and all but one lose again): the first message of a freed
 // token wakes one waiter not yet woken, without blocking, and not the one
-// whose attempt's clean-up freed it. The token's messages from the other
+// whose own attempt's token it is. The token's messages from the other
 // masters wake that same waiter again (its retry may have reached a master
 // before the release did), or another if it left.
 func (n *notifier) deliver(m rueidis.PubSubMessage) {
 	n.messages.Add(1)
-	token, cleanup := strings.CutPrefix(m.Message, cleanupMark)
-	kind := map[bool]Wake{false: WokenByRelease, true: WokenByCleanup}[cleanup]
+	token := m.Message
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	t := n.topics[m.Channel]
@@ -139,11 +138,11 @@ func (n *notifier) deliver(m rueidis.PubSubMessage) {
 	i := slices.IndexFunc(t.recent[:], func(w woken) bool { return w.token == token })
 	if i >= 0 {
 		if _, waiting := t.waiters[t.recent[i].s]; waiting {
-			t.recent[i].s.wake(kind)
+			t.recent[i].s.wake()
 			return
 		}
 	}
-	if s := t.wakeOne(token, kind); s != nil {
+	if s := t.wakeOne(token); s != nil {
 		if i < 0 {
 			i = t.next % len(t.recent)
 			t.next++
@@ -153,9 +152,9 @@ func (n *notifier) deliver(m rueidis.PubSubMessage) {
 }
 
 // wakeOne wakes a waiter not yet woken whose attempts did not free token.
-func (t *topic) wakeOne(token string, kind Wake) *subscription {
+func (t *topic) wakeOne(token string) *subscription {
 	for s := range t.waiters {
-		if !strings.HasPrefix(token, s.family) && s.wake(kind) {
+		if !strings.HasPrefix(token, s.family) && s.wake() {
 			return s
 		}
 	}
@@ -166,7 +165,7 @@ func (t *topic) wakeOne(token string, kind Wake) *subscription {
 // master if it is the first; it returns once the subscription is in place.
 // Releases of tokens starting with family (its own attempts) do not wake it.
 func (n *notifier) subscribe(key, family string) Subscription {
-	s := &subscription{n: n, name: NotifyChannel(key), family: family, ch: make(chan Wake, 1)}
+	s := &subscription{n: n, name: NotifyChannel(key), family: family, ch: make(chan struct{}, 1)}
 	for {
 		t, first, gone := n.join(s)
 		if gone != nil { // being unsubscribed: join again after
@@ -208,8 +207,8 @@ func (n *notifier) leave(s *subscription) {
 	n.mu.Lock()
 	delete(s.t.waiters, s)
 	select { // a wake-up it did not use goes to another waiter, or the release is lost on it
-	case kind := <-s.ch:
-		s.t.wakeOne("", kind)
+	case <-s.ch:
+		s.t.wakeOne("")
 	default:
 	}
 	last := len(s.t.waiters) == 0 && !s.t.leaving
@@ -393,31 +392,31 @@ type subscription struct {
 	n            *notifier
 	name, family string
 	t            *topic
-	ch           chan Wake // one pending wake-up
+	ch           chan struct{} // one pending wake-up
 }
 
-func (s *subscription) Wait(ctx context.Context, timeout time.Duration) Wake {
+func (s *subscription) Wait(ctx context.Context, timeout time.Duration) bool {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
-	case kind := <-s.ch:
+	case <-s.ch:
 		s.n.byMessage.Add(1)
-		return kind
+		return true
 	case <-t.C:
 		s.n.byTimeout.Add(1)
 	case <-ctx.Done():
 	case <-s.n.stop: // the engine closes: its connections are gone
 	}
-	return NotWoken
+	return false
 }
 
 func (s *subscription) Close() { s.n.leave(s) }
 
 // wake fills the waiter's one wake-up slot; false when it was full (the
 // waiter is woken already).
-func (s *subscription) wake(kind Wake) bool {
+func (s *subscription) wake() bool {
 	select {
-	case s.ch <- kind:
+	case s.ch <- struct{}{}:
 		return true
 	default:
 		return false

@@ -131,11 +131,12 @@ func TestNotifyLostMessageCostsTheTimeout(t *testing.T) {
 	}
 }
 
-// A waiter's own clean-up does not wake it: with the key held elsewhere
-// on 2 of 3 masters, every attempt takes the third and its clean-up
-// publishes there; woken by that, the waiter would spin (hundreds of
-// attempts a second) instead of waiting out its timeout.
-func TestNotifyOwnCleanupDoesNotWake(t *testing.T) {
+// With the key held elsewhere on 2 of 3 masters, every attempt takes the
+// third and loses: a split vote, after which no release may come. The
+// waiter retries after the retry delay (50-250 ms): it neither spins
+// (hundreds of attempts a second, had its clean-up woken it) nor sleeps
+// for a message, and its clean-ups announce nothing.
+func TestNotifySplitVoteRetriesAfterTheDelay(t *testing.T) {
 	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
 	waiter := newEngine(t, set, func(c *engine.Config) {
 		c.Strategy, c.NotifyTimeout, c.WaitTime = engine.StrategyNotify, 200*time.Millisecond, time.Second
@@ -147,8 +148,8 @@ func TestNotifyOwnCleanupDoesNotWake(t *testing.T) {
 	}
 	lock, res := waiter.Acquire(context.Background(), "notify:split")
 	c := waiter.NotifyCounts()
-	if lock != nil || res.Attempts > 7 || c.WokenByMessage != 0 || c.Publishes < int64(res.Attempts) {
-		t.Errorf("%d attempts in %v, counts %+v; want ≈ 1s/200ms attempts, each publishing, none woken by message", res.Attempts, res.Elapsed, c)
+	if lock != nil || res.Attempts < 4 || res.Attempts > 25 || c.WokenByMessage+c.WokenByTimeout != 0 || c.Publishes != 0 {
+		t.Errorf("%d attempts in %v, counts %+v; want ≈ 1s/150ms attempts, no wait for a message, no PUBLISH", res.Attempts, res.Elapsed, c)
 	}
 }
 
@@ -258,10 +259,11 @@ func TestNotifyReleaseWakesOneWaiter(t *testing.T) {
 }
 
 // Waiters of two engines, the key held on a majority with one master free:
-// each attempt's SET lands on the free master and its clean-up announces
-// it. A clean-up's message must not make the other engine's waiter retry
-// at once (they would wake each other in turn, spinning), only after the
-// retry delay. Fails with thousands of attempts when it does.
+// each attempt's SET lands on the free master and its clean-up frees it
+// again. A clean-up must not wake the other engine's waiter (they would
+// wake each other in turn, spinning): an attempt that lost so retries
+// after the retry delay. Fails with thousands of attempts when clean-ups
+// announce themselves.
 func TestNotifyCleanupsDoNotPingPong(t *testing.T) {
 	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
 	holder := notifyEngine(t, set, 2*time.Second)

@@ -21,9 +21,6 @@ type Engine struct {
 	// relKind is every release's script: opReleaseNotify with strategy
 	// notify (it publishes), opRelease otherwise (nothing extra to pay).
 	relKind opKind
-	// cleanKind is a failed attempt's release: opCleanupNotify with
-	// strategy notify, else opRelease.
-	cleanKind opKind
 	// notify is the pub/sub side of strategy notify (nil otherwise);
 	// publishes counts the PUBLISHes notify releases made.
 	notify    *notifier
@@ -62,12 +59,12 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, quorum: Quorum(len(targets)), tokens: newTokenSource(), timeouts: startTimeouts(cfg.Timeout),
 		setTTL: strconv.FormatInt(cfg.TTL.Milliseconds(), 10), relSHA: sha1Hex(releaseScript), extSHA: sha1Hex(extendScript),
-		relNotifySHA: sha1Hex(releaseNotifyScript), relKind: opRelease, cleanKind: opRelease}
+		relNotifySHA: sha1Hex(releaseNotifyScript), relKind: opRelease}
 	e.late = newLateCounts(len(targets))
 	e.startWait()
 	scripts := []string{releaseScript, extendScript}
 	if cfg.Strategy == StrategyNotify {
-		e.relKind, e.cleanKind = opReleaseNotify, opCleanupNotify
+		e.relKind = opReleaseNotify
 		scripts = append(scripts, releaseNotifyScript)
 	}
 	for i, tg := range targets {
@@ -275,11 +272,11 @@ func (e *Engine) tryAcquire(ctx context.Context, key, token string) (*Lock, Resu
 		return lock, res
 	}
 	// Release everywhere, also where the SET seemed to fail: a timed-out SET
-	// may still have landed. With notify it publishes, marked, where it
-	// freed the key (a split vote): the other waiters would else sleep a
-	// timeout.
-	e.run(e.cleanKind, key, token, 0, false, time.Now(), lock.released)
-	res.Sent += e.sent(e.cleanKind, lock.released)
+	// may still have landed. It announces nothing, even with notify: the
+	// waiters of several engines would wake each other in turn; an attempt
+	// that lost a split vote retries after the retry delay instead.
+	e.run(opRelease, key, token, 0, false, time.Now(), lock.released)
+	res.Sent += e.sent(opRelease, lock.released)
 	return nil, res
 }
 
@@ -291,7 +288,7 @@ func (e *Engine) sent(kind opKind, outs []Outcome) int {
 		if o != NotSent {
 			n++
 		}
-		if o == OK && (kind == opReleaseNotify || kind == opCleanupNotify) {
+		if o == OK && kind == opReleaseNotify {
 			n++
 		}
 	}
@@ -521,7 +518,7 @@ func (e *Engine) Commands() Commands {
 	var c Commands
 	for _, l := range e.links {
 		c.Sets += l.kinds[opSet].Load()
-		c.Releases += l.kinds[opRelease].Load() + l.kinds[opReleaseNotify].Load() + l.kinds[opCleanupNotify].Load()
+		c.Releases += l.kinds[opRelease].Load() + l.kinds[opReleaseNotify].Load()
 		c.Extends += l.kinds[opExtend].Load()
 	}
 	n := e.NotifyCounts()

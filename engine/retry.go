@@ -23,25 +23,11 @@ var WaitStrategies = []string{StrategyRetry, StrategyBackoff, StrategySpin, Stra
 // Subscription is one waiter's hold on a key's release messages (strategy
 // notify), from its first failed attempt to the end of its acquire.
 type Subscription interface {
-	// Wait blocks until the key is announced free (by a release, or by a
-	// failed attempt's clean-up), the timeout passes or ctx ends.
-	Wait(ctx context.Context, timeout time.Duration) Wake
+	// Wait blocks until a release of the key is announced (true), the
+	// timeout passes or ctx ends (false).
+	Wait(ctx context.Context, timeout time.Duration) (byMessage bool)
 	Close()
 }
-
-// Wake is how a notify wait ended.
-type Wake uint8
-
-const (
-	// NotWoken: the timeout passed, or ctx ended.
-	NotWoken Wake = iota
-	// WokenByRelease: a holder released the key; try at once.
-	WokenByRelease
-	// WokenByCleanup: a failed attempt freed the masters its SET took (a
-	// split vote may have left the key free): try after a random delay,
-	// so that waiters of several engines do not wake each other in turn.
-	WokenByCleanup
-)
 
 // RetryPolicy is the acquire loop's terms, the engine's and the redsync
 // driver's alike: after a failed attempt, another after a delay of the
@@ -162,36 +148,35 @@ func (p RetryPolicy) Acquire(ctx context.Context, try func(context.Context) (*Lo
 		if lock != nil || p.done(attempt, res.Elapsed) || ctx.Err() != nil || res.Err != nil {
 			return lock, res
 		}
-		if !p.pause(ctx, attempt, res.Elapsed, &sub) {
+		if !p.pause(ctx, attempt, res, &sub) {
 			res.Err = ctx.Err()
 			return nil, res
 		}
 	}
 }
 
-// pause waits before attempt n+1, elapsed into the wait; false when ctx
-// ended. Strategy notify subscribes after the first failure and tries
-// again at once, so a release between that failure and the subscription
-// is not missed (that attempt counts as one of the Retries); later
-// pauses wait for a message or NotifyTimeout, and after a clean-up's
-// message the retry delay.
-func (p RetryPolicy) pause(ctx context.Context, n int, elapsed time.Duration, sub *Subscription) bool {
+// pause waits before attempt n+1 after res, elapsed into the wait; false
+// when ctx ended. Strategy notify subscribes after the first failure and
+// tries again at once, so a release between that failure and the
+// subscription is not missed (that attempt counts as one of the Retries);
+// later pauses wait for a release message or NotifyTimeout. An attempt
+// whose SET took some masters lost a split vote: nobody holds the key and
+// no release will be announced, so it waits the retry delay instead.
+func (p RetryPolicy) pause(ctx context.Context, n int, res Result, sub *Subscription) bool {
 	d := p.Delay(n)
-	if p.WaitTime > 0 {
-		d = min(d, p.WaitTime-elapsed) // never wait past the wait time
+	if p.Strategy == StrategyNotify && res.Successes > 0 {
+		d = p.random(p.Min, p.Max)
 	}
-	if p.Strategy != StrategyNotify || p.Subscribe == nil {
-		return p.wait(ctx, d)
+	if p.WaitTime > 0 {
+		d = min(d, p.WaitTime-res.Elapsed) // never wait past the wait time
 	}
 	switch {
+	case p.Strategy != StrategyNotify || p.Subscribe == nil || res.Successes > 0:
+		return p.wait(ctx, d)
 	case *sub == nil:
 		*sub = p.Subscribe()
-	case (*sub).Wait(ctx, d) == WokenByCleanup:
-		jitter := p.random(p.Min, p.Max)
-		if p.WaitTime > 0 {
-			jitter = min(jitter, p.WaitTime-elapsed)
-		}
-		return p.wait(ctx, jitter)
+	default:
+		(*sub).Wait(ctx, d)
 	}
 	return ctx.Err() == nil
 }

@@ -124,12 +124,9 @@ type fakeSub struct {
 	wakeBy bool
 }
 
-func (f fakeSub) Wait(_ context.Context, d time.Duration) Wake {
+func (f fakeSub) Wait(_ context.Context, d time.Duration) bool {
 	*f.log = append(*f.log, "wait "+d.String())
-	if f.wakeBy {
-		return WokenByRelease
-	}
-	return NotWoken
+	return f.wakeBy
 }
 func (f fakeSub) Close() { *f.log = append(*f.log, "close") }
 

@@ -24,16 +24,10 @@ func NotifyChannel(key string) string { return key + NotifySuffix }
 // releaseNotifyScript is releaseScript that also announces the release on
 // the key's channel, in the same script so that no waiter sees the key
 // free without the message (strategy notify). It publishes only where it
-// deleted our token: a failed acquire's clean-up publishes only on the
-// masters its SET took, which is when other waiters need waking (a split
-// vote may have left the key free) and costs nothing when the SET lost
-// everywhere. The message is the freed token, dead by then, so that a
-// waiter can ignore its own attempts' clean-ups.
-const releaseNotifyScript = `if redis.call("get",KEYS[1]) == ARGV[1] then redis.call("del",KEYS[1]); redis.call("publish",KEYS[1].."` + NotifySuffix + `",ARGV[2] or ARGV[1]); return 1 else return 0 end`
-
-// cleanupMark starts the message of a failed attempt's clean-up (ARGV[2]
-// of releaseNotifyScript): its waiters retry after a delay, not at once.
-const cleanupMark = "~"
+// deleted our token. Only a held lock's release runs it: a failed
+// attempt's clean-up announces nothing (see tryAcquire). The message is
+// the freed token, which tells the masters' messages of one release apart.
+const releaseNotifyScript = `if redis.call("get",KEYS[1]) == ARGV[1] then redis.call("del",KEYS[1]); redis.call("publish",KEYS[1].."` + NotifySuffix + `",ARGV[1]); return 1 else return 0 end`
 
 // extendScript moves the expiry only while the key still holds our token.
 const extendScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("pexpire",KEYS[1],ARGV[2]) else return 0 end`

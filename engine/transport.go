@@ -37,7 +37,6 @@ const (
 	opRelease
 	opExtend
 	opReleaseNotify // opRelease that publishes on the key's channel (strategy notify)
-	opCleanupNotify // opReleaseNotify of a failed attempt: its message is marked
 	numOps
 )
 
@@ -230,8 +229,6 @@ func (l *link) evalCommand(c *call) rueidis.Completed {
 		return b.Arbitrary("EVAL").Args(releaseScript, "1", c.key, c.token).Build()
 	case opReleaseNotify:
 		return b.Arbitrary("EVAL").Args(releaseNotifyScript, "1", c.key, c.token).Build()
-	case opCleanupNotify:
-		return b.Arbitrary("EVAL").Args(releaseNotifyScript, "1", c.key, c.token, cleanupMark+c.token).Build()
 	}
 	return b.Arbitrary("EVAL").Args(extendScript, "1", c.key, c.token, strconv.FormatInt(c.ttlMs, 10)).Build()
 }
@@ -242,7 +239,7 @@ func (l *link) answer(r *request, res rueidis.RedisResult, err error) {
 	case err == nil && r.call.kind != opSet:
 		if n, _ := res.AsInt64(); n != 1 {
 			o = Taken
-		} else if r.call.kind == opReleaseNotify || r.call.kind == opCleanupNotify {
+		} else if r.call.kind == opReleaseNotify {
 			r.call.e.publishes.Add(1) // the script deleted our token, so it published
 		}
 	case err == nil:
