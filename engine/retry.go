@@ -20,6 +20,9 @@ const (
 // WaitStrategies lists them.
 var WaitStrategies = []string{StrategyRetry, StrategyBackoff, StrategySpin, StrategyNotify}
 
+// splitDelay bounds a notify waiter's pause after its first lost split vote.
+const splitDelay = 2 * time.Millisecond
+
 // Subscription is one waiter's hold on a key's release messages (strategy
 // notify), from its first failed attempt to the end of its acquire.
 type Subscription interface {
@@ -135,7 +138,7 @@ func (p RetryPolicy) Acquire(ctx context.Context, try func(context.Context) (*Lo
 			sub.Close()
 		}
 	}()
-	sent := 0
+	sent, splits := 0, 0
 	for attempt := 1; ; attempt++ {
 		tried := start
 		if attempt > 1 {
@@ -148,7 +151,10 @@ func (p RetryPolicy) Acquire(ctx context.Context, try func(context.Context) (*Lo
 		if lock != nil || p.done(attempt, res.Elapsed) || ctx.Err() != nil || res.Err != nil {
 			return lock, res
 		}
-		if !p.pause(ctx, attempt, res, &sub) {
+		if splits = splits + 1; res.Successes == 0 {
+			splits = 0
+		}
+		if !p.pause(ctx, attempt, res, splits, &sub) {
 			res.Err = ctx.Err()
 			return nil, res
 		}
@@ -160,11 +166,19 @@ func (p RetryPolicy) Acquire(ctx context.Context, try func(context.Context) (*Lo
 // tries again at once, so a release between that failure and the
 // subscription is not missed (that attempt counts as one of the Retries);
 // later pauses wait for a release message or NotifyTimeout. An attempt
-// whose SET took some masters lost a split vote: nobody holds the key and
-// no release will be announced, so it waits the retry delay instead.
-func (p RetryPolicy) pause(ctx context.Context, n int, res Result, sub *Subscription) bool {
+// whose SET took some masters may have lost a split vote, after which
+// nobody holds the key and no release is announced: it tries again after
+// a random delay, up to splitDelay the first time (a split is over within
+// a round trip), the retry delay after that (the key held elsewhere on a
+// majority: a release will be announced, but not to this waiter's SETs
+// that keep landing on a free master).
+func (p RetryPolicy) pause(ctx context.Context, n int, res Result, splits int, sub *Subscription) bool {
 	d := p.Delay(n)
-	if p.Strategy == StrategyNotify && res.Successes > 0 {
+	switch {
+	case p.Strategy != StrategyNotify || splits == 0:
+	case splits == 1:
+		d = p.random(0, splitDelay)
+	default:
 		d = p.random(p.Min, p.Max)
 	}
 	if p.WaitTime > 0 {
