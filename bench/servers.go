@@ -22,8 +22,8 @@ func (e MissingTool) Unwrap() error { return e.Err }
 // CanServe says whether this machine can serve the cell's servers, before
 // anything starts: a persistence mode and pinning need real redis-server
 // masters, which embedded masters (used when redis-server is missing) are
-// not; a fault cell needs real masters it can kill, and libfaketime for a
-// clock jump (MissingTool). The messages name the setting where one is to
+// not; a fault cell needs real masters it can kill, a local replicated set
+// real replicas and Sentinels, and a clock jump libfaketime (MissingTool). The messages name the setting where one is to
 // blame, as settings errors do.
 func CanServe(c plan.Cell) error {
 	s := c.Settings
@@ -36,7 +36,9 @@ func CanServe(c plan.Cell) error {
 		if err := faults.FaketimeAvailable(); err != nil {
 			return MissingTool{fmt.Errorf("clock_jump: %w", err)}
 		}
-	case len(s.Masters) > 0:
+	case s.ExternalSentinels(), len(s.Masters) > 0:
+	case s.Replicated() && !found:
+		return MissingTool{fmt.Errorf("redis-server not found in PATH; topology replicated runs real redis-server replicas and Sentinels (apt-get install redis-server)")}
 	case s.Persistence != "" && s.Persistence != "none" && embedded:
 		return fmt.Errorf("persistence: %q needs real redis-server masters; embedded masters (used when redis-server is missing) support only none", s.Persistence)
 	case s.LocalCPUs != "" && embedded:

@@ -421,19 +421,21 @@ type Commands struct {
 	Sets     int64 `json:"sets"`
 	Releases int64 `json:"releases"`
 	Extends  int64 `json:"extends,omitempty"`
+	// Waits are the WAITs after batches of SETs (replicated, wait-replicas > 0).
+	Waits int64 `json:"waits,omitempty"`
 }
 
 // Total is every command counted.
-func (c Commands) Total() int64 { return c.Sets + c.Releases + c.Extends }
+func (c Commands) Total() int64 { return c.Sets + c.Releases + c.Extends + c.Waits }
 
 // Sub is c − o: the commands of a window between two readings.
 func (c Commands) Sub(o Commands) Commands {
-	return Commands{Sets: c.Sets - o.Sets, Releases: c.Releases - o.Releases, Extends: c.Extends - o.Extends}
+	return Commands{Sets: c.Sets - o.Sets, Releases: c.Releases - o.Releases, Extends: c.Extends - o.Extends, Waits: c.Waits - o.Waits}
 }
 
 // Commands returns the commands sent since New, by kind.
 func (e *Engine) Commands() Commands {
-	var c Commands
+	c := Commands{Waits: e.WaitCounts().Sent}
 	for _, l := range e.links {
 		c.Sets += l.kinds[opSet].Load()
 		c.Releases += l.kinds[opRelease].Load()

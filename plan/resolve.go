@@ -35,7 +35,7 @@ func (c Cell) resolve() (Resolved, error) {
 	if r.Engine, err = s.EngineConfig(); err != nil {
 		return r, err
 	}
-	r.Engine.Masters = nil
+	r.Engine.Masters, r.Engine.SentinelAddrs = nil, nil
 	seg, offset, err := s.ForSegment()
 	if err != nil {
 		return r, err
@@ -44,7 +44,8 @@ func (c Cell) resolve() (Resolved, error) {
 		return r, err
 	}
 	r.Recorded = results.Settings(seg.Redacted())
-	r.Recorded.Persistence = orNone(s.Persistence, len(s.Masters) == 0)
+	r.Recorded.Persistence = orNone(s.Persistence, len(s.Masters) == 0 && !s.ExternalSentinels())
+	s.recordTopology(&r.Recorded)
 	if c.Faulty {
 		r.Recorded.Workers = s.Workers * s.Clients
 	} else {

@@ -110,6 +110,7 @@ type CellSummary struct {
 	Acquired           int64                             `json:"acquired"`
 	NotAcquired        int64                             `json:"not_acquired"`
 	Errors             int64                             `json:"errors"`
+	FewAcks            int64                             `json:"few_acks,omitempty"`
 	SuccessRatio       float64                           `json:"success_ratio"`
 	Violations         int64                             `json:"violations"`
 	MaxHolders         int64                             `json:"max_concurrent_holders"`
@@ -384,7 +385,7 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 		CyclesPerSec: results.FiniteOr0(r.Throughput.CyclesPerSec), AcquiresPerSec: results.FiniteOr0(r.Throughput.AcquiresPerSec),
 		Acquire: r.AcquireLatency, AcquireUncorrected: r.AcquireUncorrected,
 		Failed: r.AcquireFailedLatency, Release: r.ReleaseLatency,
-		Acquired: r.Outcomes.Acquired, NotAcquired: r.Outcomes.NotAcquired, Errors: r.Outcomes.Errors,
+		Acquired: r.Outcomes.Acquired, NotAcquired: r.Outcomes.NotAcquired, Errors: r.Outcomes.Errors, FewAcks: r.Outcomes.FewAcks,
 		SuccessRatio: results.SuccessRatio(r.Outcomes),
 		Violations:   r.Safety.Violations, MaxHolders: r.Safety.MaxConcurrentHolder,
 		ClientCPUPerCycle: results.FiniteOr0(r.Client.CPUMicrosCycle), ClientCPUShare: results.FiniteOr0(r.Client.CPUShare),

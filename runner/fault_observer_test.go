@@ -8,6 +8,7 @@ import (
 	"lockbench/chaos"
 	"lockbench/engine"
 	"lockbench/plan"
+	"lockbench/results"
 )
 
 // countingObserver tallies what in-process clients report live.
@@ -18,15 +19,17 @@ type countingObserver struct {
 func (o *countingObserver) AcquireStarted()                                 { o.inFlight.Add(1) }
 func (o *countingObserver) AcquireEnded()                                   { o.inFlight.Add(-1) }
 func (o *countingObserver) Cycle(_, _, _ time.Duration, _ []engine.Outcome) { o.cycles.Add(1) }
-func (o *countingObserver) Failed(time.Duration, []engine.Outcome, bool)    { o.failed.Add(1) }
-func (o *countingObserver) Extended(bool)                                   {}
-func (o *countingObserver) Violation()                                      { o.violations.Add(1) }
-func (o *countingObserver) Started(time.Duration)                           {}
-func (o *countingObserver) Scheduled(int64, int64)                          {}
-func (o *countingObserver) Waited(time.Duration, bool)                      {}
-func (o *countingObserver) SetWorkers(n int)                                { o.workers.Store(int64(n)) }
-func (o *countingObserver) LostUpdates(n int64)                             { o.lost.Add(n) }
-func (o *countingObserver) StaleWriteRejected()                             { o.rejected.Add(1) }
+func (o *countingObserver) Failed(time.Duration, []engine.Outcome, results.AcquireFailure) {
+	o.failed.Add(1)
+}
+func (o *countingObserver) Extended(bool)              {}
+func (o *countingObserver) Violation()                 { o.violations.Add(1) }
+func (o *countingObserver) Started(time.Duration)      {}
+func (o *countingObserver) Scheduled(int64, int64)     {}
+func (o *countingObserver) Waited(time.Duration, bool) {}
+func (o *countingObserver) SetWorkers(n int)           { o.workers.Store(int64(n)) }
+func (o *countingObserver) LostUpdates(n int64)        { o.lost.Add(n) }
+func (o *countingObserver) StaleWriteRejected()        { o.rejected.Add(1) }
 
 // AddCounts: client processes report in bulk.
 func (o *countingObserver) AddCounts(d chaos.LiveCounts) {

@@ -44,7 +44,7 @@ type Observer interface {
 	// Cycle: a successful acquire and its release; uncorrected < 0 in
 	// closed loop.
 	Cycle(acquire, uncorrected, release time.Duration, perMaster []engine.Outcome)
-	Failed(latency time.Duration, perMaster []engine.Outcome, contention bool)
+	Failed(latency time.Duration, perMaster []engine.Outcome, why results.AcquireFailure)
 	// Waited: a caller's wait for a key ended, with the lock after d (its
 	// time to lock) or without it, given up after d.
 	Waited(d time.Duration, locked bool)
@@ -396,7 +396,7 @@ func (win *window) fill(st *Stats, stop time.Time) {
 	st.RSSStart, st.RSSEnd = win.rssStart, win.rssEnd
 	if win.counted {
 		c := win.cmdEnd.Sub(win.cmdStart)
-		st.Commands = &results.Commands{Sets: c.Sets, Releases: c.Releases, Extends: c.Extends}
+		st.Commands = &results.Commands{Sets: c.Sets, Releases: c.Releases, Extends: c.Extends, Waits: c.Waits}
 	}
 	for i := range win.servEnd {
 		d := time.Duration(-1)
