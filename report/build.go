@@ -67,11 +67,14 @@ type Summary struct {
 	Thresholds  ThresholdsResult `json:"thresholds"`
 	// Differences between cells that differ in one setting, judged
 	// against the noise of their repeats.
-	Differences []Difference     `json:"differences,omitempty"`
-	Plots       []string         `json:"plots"` // plot files written, relative to OutDir
-	Files       []string         `json:"files"` // every file written, relative to OutDir
-	Warnings    []string         `json:"warnings,omitempty"`
-	Manifest    results.Manifest `json:"manifest"`
+	Differences []Difference `json:"differences,omitempty"`
+	// Price is the price and safety table of cells that differ in
+	// topology (none otherwise).
+	Price    []PriceRow       `json:"price,omitempty"`
+	Plots    []string         `json:"plots"` // plot files written, relative to OutDir
+	Files    []string         `json:"files"` // every file written, relative to OutDir
+	Warnings []string         `json:"warnings,omitempty"`
+	Manifest results.Manifest `json:"manifest"`
 }
 
 // SLO is the service level a cell must meet to count towards capacity.
@@ -94,6 +97,7 @@ type CellSummary struct {
 	Label              string                            `json:"label"`
 	Axes               map[string]string                 `json:"axes"`
 	Masters            int                               `json:"masters"`
+	Topology           string                            `json:"topology,omitempty"`
 	Persistence        string                            `json:"persistence,omitempty"`
 	Driver             string                            `json:"driver,omitempty"`
 	Mode               string                            `json:"mode,omitempty"`
@@ -227,6 +231,7 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 		s.Capacity = capacity(res.Cells, s.Cells, s.SLO, opt.TargetRate)
 	}
 	s.Differences = differences(res.Cells)
+	s.Price = priceRows(res.Cells, s.Cells)
 	s.Thresholds = checkThresholds(runs, opt.Thresholds)
 	figs := figures(res, s)
 	rendered, err := writePlots(s, figs, opt)
@@ -380,7 +385,7 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 	r := c.Run
 	cs := CellSummary{
 		Index: c.Info.Index, ID: c.Info.ID, Label: c.Info.Label, Axes: c.Axes,
-		Masters: c.Set.N, Persistence: c.Set.Persistence, Driver: c.Set.Driver, Mode: c.Set.Mode,
+		Masters: c.Set.N, Topology: topologyOf(c.Set), Persistence: c.Set.Persistence, Driver: c.Set.Driver, Mode: c.Set.Mode,
 		Load: c.Set.Load, Workers: c.Set.Workers, Rate: c.Set.Rate, Keys: c.Set.Keys,
 		CyclesPerSec: results.FiniteOr0(r.Throughput.CyclesPerSec), AcquiresPerSec: results.FiniteOr0(r.Throughput.AcquiresPerSec),
 		Acquire: r.AcquireLatency, AcquireUncorrected: r.AcquireUncorrected,

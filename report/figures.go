@@ -44,6 +44,7 @@ func figures(res *loadedDir, s *Summary) []figure {
 	add(modesFigure(res.Cells, s))
 	add(contentionFigure(res.Cells, s))
 	add(waitingFigure(res.Cells, s))
+	add(priceFigure(s.Price))
 	for i, c := range res.Cells {
 		add(timelineFigure(c, i, s))
 	}
