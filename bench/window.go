@@ -33,7 +33,11 @@ func NewWindowReadings(ctx context.Context, eng *engine.Engine, m *Masters) *Win
 	if r := m.Replicated; r != nil {
 		localPids = []int{r.Master().Pid()}
 	}
-	w := &WindowReadings{ctx: ctx, eng: eng, probe: newMachineProbe(m.Addrs, localPids, eng.ServerPIDs(ctx))}
+	addrs := m.Addrs
+	if len(addrs) != len(eng.Addrs()) {
+		addrs = eng.Addrs() // an external replicated set: only the engine knows where its master is
+	}
+	w := &WindowReadings{ctx: ctx, eng: eng, probe: newMachineProbe(addrs, localPids, eng.ServerPIDs(ctx))}
 	if w.probe != nil {
 		w.probe.clientCPUs, w.probe.localCPUs = m.ClientCPUs, m.LocalCPUs
 		if r := m.Replicated; r != nil {

@@ -181,6 +181,12 @@ func TestReplicatedWaitCost(t *testing.T) {
 	if w.Sent != n || w.Acks != n || w.Short != 0 {
 		t.Errorf("WaitCounts %+v: want %d WAITs, each acknowledged by 1 replica", w, n)
 	}
+	if c := waited.Commands(); c.Waits != n || c.Total() != c.Sets+c.Releases+n {
+		t.Errorf("Commands %+v: want the %d WAITs counted as commands", c, n)
+	}
+	if c := plain.Commands(); c.Waits != 0 {
+		t.Errorf("Commands %+v without wait-replicas", c)
+	}
 }
 
 func TestReplicatedFewAcks(t *testing.T) {
