@@ -75,7 +75,9 @@ func TestTopologyValidation(t *testing.T) {
 		func(s *Settings) {
 			s.Topology, s.Replicas, s.WaitReplicas, s.ReplicaPriority, s.MinReplicasToWrite = "replicated", 3, 3, []int{10, 0}, 1
 		},
-		func(s *Settings) { s.Topology, s.SentinelAddrs, s.MasterSet, s.WaitReplicas = "replicated", []string{"h:1", "h:2"}, "m", 2 },
+		func(s *Settings) {
+			s.Topology, s.SentinelAddrs, s.MasterSet, s.WaitReplicas = "replicated", []string{"h:1", "h:2"}, "m", 2
+		},
 	}
 	for i, mutate := range good {
 		s := Defaults()
