@@ -95,6 +95,15 @@ func (m *Masters) Pids() []int {
 	return out
 }
 
+// ResourcePid is a fault cell's protected resource's process (0: none):
+// the last set's one master.
+func (m *Masters) ResourcePid() int {
+	if len(m.sets) == 0 {
+		return 0
+	}
+	return m.sets[len(m.sets)-1].Masters()[0].Pid()
+}
+
 // replicatedProcesses are a local replicated set's master, replicas and
 // Sentinels (none without one).
 func (m *Masters) replicatedProcesses() []*localmasters.Master {

@@ -51,26 +51,17 @@ func CanServe(c plan.Cell) error {
 }
 
 // startFaultServers starts a fault cell's servers: each master in a set of
-// its own (so that one can run under a fake clock), and the protected
-// resource's server, with a temp dir for the clocks.
+// its own (so that one can run under a fake clock) or its replicated set,
+// and the protected resource's server, with a temp dir for the clocks.
 func (p *Pool) startFaultServers(ctx context.Context, c plan.Cell, m *Masters) error {
-	s := c.Settings
 	var err error
 	if m.TempDir, err = os.MkdirTemp("", "lockbench-chaos-*"); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	persist, err := localmasters.ParsePersistence(s.Persistence)
-	if err != nil {
+	if err := p.startFaultMasters(ctx, c, m); err != nil {
 		return err
-	}
-	clockMasters := c.ClockMasters()
-	m.Clocks = map[int]*faults.Clock{}
-	for i := range s.Local {
-		if err := p.startFaultMaster(ctx, m, i, persist, clockMasters[i]); err != nil {
-			return fmt.Errorf("master %d: %w", i, err)
-		}
 	}
 	m.Display, m.Embedded = m.Addrs, false
 	rset, err := localmasters.Start(ctx, localmasters.Options{N: 1, Persistence: localmasters.PersistNone, Embedded: "never"})
@@ -79,6 +70,32 @@ func (p *Pool) startFaultServers(ctx context.Context, c plan.Cell, m *Masters) e
 	}
 	m.sets = append(m.sets, rset)
 	m.Resource = rset.Addrs()[0]
+	return nil
+}
+
+// startFaultMasters starts a fault cell's lock servers: each master in a
+// set of its own, or its replicated set (whose master is then its one
+// master: a crash of master 0 kills the process started as master).
+func (p *Pool) startFaultMasters(ctx context.Context, c plan.Cell, m *Masters) error {
+	s := c.Settings
+	m.Clocks = map[int]*faults.Clock{}
+	if s.Replicated() {
+		if err := p.startReplicated(ctx, c, m); err != nil {
+			return err
+		}
+		m.Servers = []*localmasters.Master{m.Replicated.Master()}
+		return nil
+	}
+	persist, err := localmasters.ParsePersistence(s.Persistence)
+	if err != nil {
+		return err
+	}
+	clockMasters := c.ClockMasters()
+	for i := range s.Local {
+		if err := p.startFaultMaster(ctx, m, i, persist, clockMasters[i]); err != nil {
+			return fmt.Errorf("master %d: %w", i, err)
+		}
+	}
 	return nil
 }
 

@@ -163,3 +163,38 @@ matrix:
 		t.Errorf("flags over a scenario: %+v (%v)", cells, err)
 	}
 }
+
+// A fault scenario takes a replicated set: failover and replication_lag
+// there only, faults by role within the set's sizes, no proxy or fake
+// clock in front of a master Sentinel names.
+func TestReplicatedFaultScenario(t *testing.T) {
+	const base = "settings: {topology: replicated, replicas: 2, sentinels: 3, duration: 5s}\n"
+	good := base + `faults:
+  - {at: 1s, kind: replication_lag, replica_index: [1], for: 2s}
+  - {at: 2s, kind: failover}
+  - {at: 3s, kind: crash, replica_index: [0], sentinel_index: [2], restart: never}
+  - {at: 3s, kind: crash, master_index: [0]}
+  - {at: 4s, kind: pause, client_index: [0], for: 100ms}
+`
+	sc, err := Parse("f.yaml", []byte(good), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := sc.Cells()
+	if err != nil || len(cells[0].Faults) != 5 || cells[0].Faults[2].String() != "crash at 3s replicas 0 sentinels 2 restart never" {
+		t.Fatalf("%+v (%v)", cells, err)
+	}
+	for doc, want := range map[string]string{
+		"faults: [{at: 1s, kind: failover}]\n":                                     "faults[0].kind: failover needs topology replicated",
+		"faults: [{at: 1s, kind: crash, replica_index: [0]}]\n":                    "replica_index and sentinel_index need topology replicated",
+		base + "faults: [{at: 1s, kind: partition}]\n":                             "partition is not available with topology replicated",
+		base + "faults: [{at: 1s, kind: clock_jump, by: 1s, master_index: [0]}]\n": "clock_jump is not available",
+		base + "faults: [{at: 1s, kind: crash, replica_index: [2]}]\n":             "faults[0].replica_index: 2 is not accepted; use 0..1",
+		base + "faults: [{at: 1s, kind: crash, master_index: [1]}]\n":              "faults[0].master_index: 1 is not accepted; use 0..0",
+		base + "faults: [{at: 1s, kind: failover, replica_index: [0]}]\n":          "replica_index: not used by failover",
+	} {
+		if _, err := Parse("f.yaml", []byte(doc), true); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", doc, err, want)
+		}
+	}
+}

@@ -126,6 +126,7 @@ type CellSummary struct {
 	MeasuredSeconds    float64                           `json:"measured_seconds"`
 	Interrupted        bool                              `json:"interrupted,omitempty"`
 	Events             []results.Event                   `json:"events,omitempty"`
+	Failovers          []results.Failover                `json:"failovers,omitempty"`
 	Warnings           []string                          `json:"warnings,omitempty"`
 	PerMaster          map[string]results.MasterOutcomes `json:"per_master,omitempty"`
 	PercentilesFile    string                            `json:"percentiles_file,omitempty"`
@@ -396,7 +397,7 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 		ClientCPUPerCycle: results.FiniteOr0(r.Client.CPUMicrosCycle), ClientCPUShare: results.FiniteOr0(r.Client.CPUShare),
 		ClientBound:     clientBound(r.Client),
 		MeasuredSeconds: r.MeasuredSeconds, Interrupted: r.Interrupted,
-		Events: r.Events, Warnings: r.Warnings, PerMaster: r.Outcomes.PerMaster,
+		Events: r.Events, Failovers: r.Failovers, Warnings: r.Warnings, PerMaster: r.Outcomes.PerMaster,
 		Safety: r.Safety, OpenLoop: r.OpenLoop, Repeats: r.Repeats,
 		Contention: r.Contention, Fairness: r.Fairness, WaitStrategy: c.Set.WaitStrategy,
 	}

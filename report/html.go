@@ -218,6 +218,9 @@ func makeCellView(c CellSummary, outDir string) cellView {
 	}
 	cv.Cost = makeCostView(c)
 	cv.EventsText = eventTexts(c.Events)
+	for _, f := range c.Failovers {
+		cv.EventsText = append(cv.EventsText, f.Text())
+	}
 	return cv
 }
 

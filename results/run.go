@@ -206,6 +206,46 @@ type SafetySecond struct {
 	StaleWritesRejected int64 `json:"stale_writes_rejected,omitempty"`
 }
 
+// Failover is one kill -9 of a replicated set's master and what followed:
+// Sentinel's +switch-master and the unavailability window, from the kill
+// to the first acquire that succeeded after it (on the new master), with
+// the acquires that failed in it by why. Times are seconds from the
+// cell's start; nil: it did not happen before the cell ended.
+type Failover struct {
+	KilledAt  float64  `json:"killed_at_s"`
+	Master    string   `json:"master"` // killed
+	HeldKeys  int      `json:"held_keys"`
+	SwitchAt  *float64 `json:"switch_master_at_s,omitempty"`
+	NewMaster string   `json:"new_master,omitempty"`
+	// FirstAcquireAt is when the first acquire started after the kill
+	// returned holding the lock; Unavailable is it less KilledAt.
+	FirstAcquireAt *float64 `json:"first_acquire_at_s,omitempty"`
+	Unavailable    *float64 `json:"unavailable_s,omitempty"`
+	// The acquires that failed from the kill to the first success (to the
+	// end without one): lost to contention, to errors, to few acks.
+	NotAcquired int64 `json:"not_acquired"`
+	Errors      int64 `json:"errors"`
+	FewAcks     int64 `json:"few_acks,omitempty"`
+}
+
+// Text is the failover in one line.
+func (f Failover) Text() string {
+	s := fmt.Sprintf("failover: kill -9 of %s at %.3f s", f.Master, f.KilledAt)
+	if f.SwitchAt != nil {
+		s += fmt.Sprintf(", +switch-master to %s at %.3f s", f.NewMaster, *f.SwitchAt)
+	}
+	if f.Unavailable != nil {
+		s += fmt.Sprintf(", first acquire at %.3f s: unavailable %.3f s", *f.FirstAcquireAt, *f.Unavailable)
+	} else {
+		s += ", no acquire won after it"
+	}
+	s += fmt.Sprintf("; in it %d acquires failed on errors, %d not acquired", f.Errors, f.NotAcquired)
+	if f.FewAcks > 0 {
+		s += fmt.Sprintf(", %d on few acks", f.FewAcks)
+	}
+	return s
+}
+
 // Client is the load generator's own cost.
 type Client struct {
 	CPUSeconds     float64 `json:"cpu_seconds"`
@@ -307,6 +347,9 @@ type Run struct {
 	StartedAt        time.Time `json:"started_at"`
 	Cell             *CellInfo `json:"cell,omitempty"`
 	Events           []Event   `json:"events,omitempty"`
+	// Failovers are a replicated fault cell's kills of its master and
+	// what followed them.
+	Failovers []Failover `json:"failovers,omitempty"`
 	// Repeats: the cell was measured several times (--repeat); the
 	// headline figures above are then the medians of these.
 	Repeats *Repeats `json:"repeats,omitempty"`

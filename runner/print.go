@@ -65,13 +65,13 @@ func printFaultPlan(w io.Writer, sc *plan.Scenario, cells []plan.Cell) {
 		fmt.Fprintln(w, sc.Description)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	// "local": how many masters chaos starts (the --local setting); in run,
-	// "masters" is a list of addresses.
-	fmt.Fprintln(tw, "\n#\tcell\tlocal\tpersistence\tclients\tkeys\tttl\thold\tfencing\tduration")
+	// "local": how many masters chaos starts (the --local setting; a
+	// replicated set has one); in run, "masters" is a list of addresses.
+	fmt.Fprintln(tw, "\n#\tcell\tlocal\tpersistence\tclients\tkeys\tttl\thold\tfencing\tduration\ttopology")
 	for _, c := range cells {
 		s := c.Settings
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%d %s × %d\t%d\t%s\t%s %s\t%v\t%s\n", c.Index, c.Label, s.Local, s.Persistence,
-			s.Clients, s.ClientMode, s.Workers, s.Keys, s.TTL, s.Hold, s.HoldDist, s.Fencing, s.Duration)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%d %s × %d\t%d\t%s\t%s %s\t%v\t%s\t%s\n", c.Index, c.Label, s.N(), s.Persistence,
+			s.Clients, s.ClientMode, s.Workers, s.Keys, s.TTL, s.Hold, s.HoldDist, s.Fencing, s.Duration, serversText(s))
 	}
 	tw.Flush()
 	for _, c := range cells {
