@@ -155,7 +155,7 @@ func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, er
 		return m, p.startFaultServers(ctx, c, m)
 	case s.ExternalSentinels():
 		m.SentinelAddrs, m.MasterSet = s.SentinelAddrs, s.MasterSet
-		m.Display = []string{s.MasterSet} // the engine checks the Sentinels as it connects
+		m.Display = []string{s.MasterSet + " (via Sentinel)"} // its master's address is Sentinel's to tell; the engine checks them as it connects
 		return m, nil
 	case s.Replicated():
 		return m, p.startReplicated(ctx, c, m)

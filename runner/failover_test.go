@@ -48,9 +48,10 @@ faults:
 }
 
 // lagDoc is the shipped chaos-failover's replicated cells, shorter: the
-// replicas stop receiving writes, then the master is killed.
+// replicas stop receiving writes, then the master is killed (3 replicas:
+// after it WAIT 2 still has two).
 const lagDoc = `
-settings: {topology: replicated, replicas: 2, sentinels: 1, down_after: 300ms, failover_timeout: 1s, wait_replicas: %WAIT%,
+settings: {topology: replicated, replicas: 3, sentinels: 1, down_after: 300ms, failover_timeout: 1s, wait_replicas: %WAIT%,
   clients: 2, workers: 8, keys: 16, ttl: 5s, hold: 2s, hold_distribution: uniform, duration: 10s}
 faults:
   - {at: 500ms, kind: replication_lag}

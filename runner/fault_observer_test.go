@@ -34,7 +34,7 @@ func (o *countingObserver) StaleWriteRejected()        { o.rejected.Add(1) }
 // AddCounts: client processes report in bulk.
 func (o *countingObserver) AddCounts(d chaos.LiveCounts) {
 	o.cycles.Add(d.Cycles)
-	o.failed.Add(d.NotAcquired + d.Errors)
+	o.failed.Add(d.NotAcquired + d.Errors + d.FewAcks)
 	o.violations.Add(d.Violations)
 	o.lost.Add(d.LostUpdates)
 	o.rejected.Add(d.Rejected)
@@ -53,7 +53,7 @@ func (o *countingObserver) check(t *testing.T, r *CellResult) {
 		got, want int64
 	}{
 		{"cycles", o.cycles.Load(), out.Acquired},
-		{"failed acquires", o.failed.Load(), out.NotAcquired + out.Errors},
+		{"failed acquires", o.failed.Load(), out.NotAcquired + out.Errors + out.FewAcks},
 		{"in flight at the end", o.inFlight.Load(), 0},
 		{"violations (live probe)", o.violations.Load(), int64(r.Value("probe_violations"))},
 		{"lost updates (seen by the writes)", o.lost.Load(), s.LostUpdates},
