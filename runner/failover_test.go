@@ -75,4 +75,3 @@ func TestReplicationLagThenFailover(t *testing.T) {
 		}
 	}
 }
-
