@@ -27,6 +27,9 @@ type machineProbe struct {
 	// proxyKnown.
 	proxySeconds float64
 	proxyKnown   bool
+	// replicas and sentinels are a local replicated set's other servers:
+	// their CPU is the topology's too (servers' share, Servers).
+	replicas, sentinels []int
 
 	start, end cpuSample
 }
@@ -37,6 +40,8 @@ type cpuSample struct {
 	total, busy, steal float64 // CPU seconds summed over all cores
 	client             float64 // lockbench's process
 	masters            []float64
+	replicas           []float64 // -1: not read
+	sentinels          []float64
 }
 
 // newMachineProbe is nil when /proc cannot be read (not Linux). addrs are
@@ -66,6 +71,7 @@ func (p *machineProbe) sample() cpuSample {
 		s.total = s.busy + s.steal + c.Idle + c.Iowait
 	}
 	s.client = procCPU(p.fs, 0)
+	s.replicas, s.sentinels = p.procCPUs(p.replicas), p.procCPUs(p.sentinels)
 	for i, pid := range p.pids {
 		s.masters[i] = -1
 		if pid > 0 {
@@ -73,6 +79,37 @@ func (p *machineProbe) sample() cpuSample {
 		}
 	}
 	return s
+}
+
+// procCPUs are the processes' CPU seconds (-1: not read).
+func (p *machineProbe) procCPUs(pids []int) []float64 {
+	out := make([]float64, len(pids))
+	for i, pid := range pids {
+		out[i] = procCPU(p.fs, pid)
+	}
+	return out
+}
+
+// used is the CPU seconds the processes read at both samples used between
+// them.
+func used(a, b []float64) float64 {
+	sum := 0.0
+	for i := range min(len(a), len(b)) {
+		if a[i] >= 0 && b[i] >= 0 {
+			sum += b[i] - a[i]
+		}
+	}
+	return sum
+}
+
+// topologyCPU adds a replicated set's replicas' and Sentinels' CPU in the
+// window to the servers' figures, and every server's per cycle.
+func (p *machineProbe) topologyCPU(sv *results.Servers, cycles int64) {
+	sv.ReplicaCPUSeconds = used(p.start.replicas, p.end.replicas)
+	sv.SentinelCPUSeconds = used(p.start.sentinels, p.end.sentinels)
+	if cycles > 0 {
+		sv.TopologyCPUMicrosCycle = (sv.CPUSeconds + sv.ReplicaCPUSeconds + sv.SentinelCPUSeconds) * 1e6 / float64(cycles)
+	}
 }
 
 // procCPU is a process's user+system CPU seconds (pid 0: this process),
@@ -132,6 +169,7 @@ func (p *machineProbe) split(addrs []string) *results.CPUSplit {
 			m.MasterCoreShare[addr] = cpu / wall
 		}
 	}
+	servers += used(a.replicas, b.replicas) + used(a.sentinels, b.sentinels)
 	m.ServersShare = servers / total
 	m.OtherShare = max(0, m.BusyShare-m.ClientShare-m.ServersShare)
 	if p.proxyKnown {

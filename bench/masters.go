@@ -50,6 +50,24 @@ type Masters struct {
 	// Net is the cell's proxies (--net-latency, or a fault cell's network
 	// faults); nil without. Made for every cell anew.
 	Net *faults.Network
+
+	// A replicated cell's: the Sentinels the engine asks for the master
+	// of MasterSet, and the local set when it is this run's (nil for an
+	// external one). Addrs and Display are then the master's address.
+	SentinelAddrs []string
+	MasterSet     string
+	Replicated    *localmasters.Replicated
+}
+
+// LockConfig is cfg (a cell's resolved engine configuration) pointed at
+// these servers, as client c dials them: the masters, or the Sentinels.
+func (m *Masters) LockConfig(cfg engine.Config, c int) engine.Config {
+	if cfg.Topology == engine.Replicated {
+		cfg.SentinelAddrs, cfg.MasterSet = m.SentinelAddrs, m.MasterSet
+		return cfg
+	}
+	cfg.Masters = m.ClientAddrs(c)
+	return cfg
 }
 
 // ClientAddrs are the addresses client c dials: its proxies, or the masters.
@@ -60,7 +78,8 @@ func (m *Masters) ClientAddrs(c int) []string {
 	return m.Addrs
 }
 
-// Pids are the local masters' and the resource's processes (0: none).
+// Pids are the local masters', a replicated set's and the resource's
+// processes (0: none).
 func (m *Masters) Pids() []int {
 	var out []int
 	for _, s := range append([]*localmasters.Set{m.Local}, m.sets...) {
@@ -70,7 +89,29 @@ func (m *Masters) Pids() []int {
 			}
 		}
 	}
+	for _, lm := range m.replicatedProcesses() {
+		out = append(out, lm.Pid())
+	}
 	return out
+}
+
+// ResourcePid is a fault cell's protected resource's process (0: none):
+// the last set's one master.
+func (m *Masters) ResourcePid() int {
+	if len(m.sets) == 0 {
+		return 0
+	}
+	return m.sets[len(m.sets)-1].Masters()[0].Pid()
+}
+
+// replicatedProcesses are a local replicated set's master, replicas and
+// Sentinels (none without one).
+func (m *Masters) replicatedProcesses() []*localmasters.Master {
+	r := m.Replicated
+	if r == nil {
+		return nil
+	}
+	return append(append([]*localmasters.Master{r.Master()}, r.Replicas()...), r.Sentinels()...)
 }
 
 // Pool keeps the masters of consecutive cells: local masters are restarted
@@ -112,6 +153,12 @@ func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, er
 	switch {
 	case c.Faulty:
 		return m, p.startFaultServers(ctx, c, m)
+	case s.ExternalSentinels():
+		m.SentinelAddrs, m.MasterSet = s.SentinelAddrs, s.MasterSet
+		m.Display = []string{s.MasterSet + " (via Sentinel)"} // its master's address is Sentinel's to tell; the engine checks them as it connects
+		return m, nil
+	case s.Replicated():
+		return m, p.startReplicated(ctx, c, m)
 	case len(s.Masters) == 0:
 		return m, p.startLocal(ctx, c, m)
 	}
@@ -133,26 +180,72 @@ func (p *Pool) startLocal(ctx context.Context, c plan.Cell, m *Masters) error {
 	if err != nil {
 		return err
 	}
-	var local, client []int
-	if s.LocalCPUs != "" {
-		if local, client, err = localmasters.SplitCPUs(s.LocalCPUs); err != nil {
-			return err
-		}
+	local, client, err := splitCPUs(s.LocalCPUs)
+	if err != nil {
+		return err
 	}
 	set, err := localmasters.Start(ctx, localmasters.Options{N: s.Local, Persistence: persist, Embedded: s.Embedded, Log: p.Log, CPUs: local})
 	if err != nil {
 		return err
 	}
 	m.Local = set
-	if len(client) > 0 {
-		if p.unpin, err = pinSelf(client); err != nil {
-			return err
-		}
+	if err := p.pinClient(m, local, client); err != nil {
+		return err
 	}
-	m.LocalCPUs, m.ClientCPUs = local, client
 	m.Embedded, m.Version = set.Embedded(), set.Version()
 	m.Addrs, m.Display = set.Addrs(), set.Addrs()
 	return nil
+}
+
+// startReplicated starts the cell's replicated set: a master, its
+// replicas and the Sentinels watching them, all with the cell's
+// persistence and pinned with --local-cpus.
+func (p *Pool) startReplicated(ctx context.Context, c plan.Cell, m *Masters) error {
+	s, rec := c.Settings, c.Recorded
+	persist, err := localmasters.ParsePersistence(rec.Persistence)
+	if err != nil {
+		return err
+	}
+	local, client, err := splitCPUs(s.LocalCPUs)
+	if err != nil {
+		return err
+	}
+	r, err := localmasters.StartReplicated(ctx, localmasters.ReplicatedOptions{
+		Replicas: s.Replicas, Sentinels: s.Sentinels, MasterSet: rec.MasterSet,
+		DownAfter: time.Duration(s.DownAfter), FailoverTimeout: time.Duration(s.FailoverTimeout),
+		ReplicaPriority: s.ReplicaPriority, MinReplicasToWrite: s.MinReplicasToWrite,
+		Persistence: persist, Log: p.Log, CPUs: local,
+	})
+	if err != nil {
+		return err
+	}
+	m.Replicated, m.Version = r, r.Version()
+	if err := p.pinClient(m, local, client); err != nil {
+		return err
+	}
+	m.SentinelAddrs, m.MasterSet = r.SentinelAddrs(), r.MasterSet()
+	m.Addrs, m.Display = []string{r.MasterAddr()}, []string{r.MasterAddr()}
+	return nil
+}
+
+// splitCPUs is --local-cpus as the local servers' CPUs and lockbench's
+// (none without it).
+func splitCPUs(cpus string) (local, client []int, err error) {
+	if cpus == "" {
+		return nil, nil, nil
+	}
+	return localmasters.SplitCPUs(cpus)
+}
+
+// pinClient pins lockbench to client once the local servers run on local.
+func (p *Pool) pinClient(m *Masters, local, client []int) error {
+	m.LocalCPUs, m.ClientCPUs = local, client
+	if len(client) == 0 {
+		return nil
+	}
+	var err error
+	p.unpin, err = pinSelf(client)
+	return err
 }
 
 // Close stops the current servers (local masters, a fault cell's servers,
@@ -166,6 +259,9 @@ func (p *Pool) Close() error {
 	var errs []error
 	if m.Net != nil {
 		m.Net.Close()
+	}
+	if m.Replicated != nil {
+		errs = append(errs, m.Replicated.Stop())
 	}
 	for _, s := range append([]*localmasters.Set{m.Local}, m.sets...) {
 		if s != nil {

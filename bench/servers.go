@@ -22,8 +22,8 @@ func (e MissingTool) Unwrap() error { return e.Err }
 // CanServe says whether this machine can serve the cell's servers, before
 // anything starts: a persistence mode and pinning need real redis-server
 // masters, which embedded masters (used when redis-server is missing) are
-// not; a fault cell needs real masters it can kill, and libfaketime for a
-// clock jump (MissingTool). The messages name the setting where one is to
+// not; a fault cell needs real masters it can kill, a local replicated set
+// real replicas and Sentinels, and a clock jump libfaketime (MissingTool). The messages name the setting where one is to
 // blame, as settings errors do.
 func CanServe(c plan.Cell) error {
 	s := c.Settings
@@ -36,7 +36,9 @@ func CanServe(c plan.Cell) error {
 		if err := faults.FaketimeAvailable(); err != nil {
 			return MissingTool{fmt.Errorf("clock_jump: %w", err)}
 		}
-	case len(s.Masters) > 0:
+	case s.ExternalSentinels(), len(s.Masters) > 0:
+	case s.Replicated() && !found:
+		return MissingTool{fmt.Errorf("redis-server not found in PATH; topology replicated runs real redis-server replicas and Sentinels (apt-get install redis-server)")}
 	case s.Persistence != "" && s.Persistence != "none" && embedded:
 		return fmt.Errorf("persistence: %q needs real redis-server masters; embedded masters (used when redis-server is missing) support only none", s.Persistence)
 	case s.LocalCPUs != "" && embedded:
@@ -49,26 +51,17 @@ func CanServe(c plan.Cell) error {
 }
 
 // startFaultServers starts a fault cell's servers: each master in a set of
-// its own (so that one can run under a fake clock), and the protected
-// resource's server, with a temp dir for the clocks.
+// its own (so that one can run under a fake clock) or its replicated set,
+// and the protected resource's server, with a temp dir for the clocks.
 func (p *Pool) startFaultServers(ctx context.Context, c plan.Cell, m *Masters) error {
-	s := c.Settings
 	var err error
 	if m.TempDir, err = os.MkdirTemp("", "lockbench-chaos-*"); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	persist, err := localmasters.ParsePersistence(s.Persistence)
-	if err != nil {
+	if err := p.startFaultMasters(ctx, c, m); err != nil {
 		return err
-	}
-	clockMasters := c.ClockMasters()
-	m.Clocks = map[int]*faults.Clock{}
-	for i := range s.Local {
-		if err := p.startFaultMaster(ctx, m, i, persist, clockMasters[i]); err != nil {
-			return fmt.Errorf("master %d: %w", i, err)
-		}
 	}
 	m.Display, m.Embedded = m.Addrs, false
 	rset, err := localmasters.Start(ctx, localmasters.Options{N: 1, Persistence: localmasters.PersistNone, Embedded: "never"})
@@ -77,6 +70,32 @@ func (p *Pool) startFaultServers(ctx context.Context, c plan.Cell, m *Masters) e
 	}
 	m.sets = append(m.sets, rset)
 	m.Resource = rset.Addrs()[0]
+	return nil
+}
+
+// startFaultMasters starts a fault cell's lock servers: each master in a
+// set of its own, or its replicated set (whose master is then its one
+// master: a crash of master 0 kills the process started as master).
+func (p *Pool) startFaultMasters(ctx context.Context, c plan.Cell, m *Masters) error {
+	s := c.Settings
+	m.Clocks = map[int]*faults.Clock{}
+	if s.Replicated() {
+		if err := p.startReplicated(ctx, c, m); err != nil {
+			return err
+		}
+		m.Servers = []*localmasters.Master{m.Replicated.Master()}
+		return nil
+	}
+	persist, err := localmasters.ParsePersistence(s.Persistence)
+	if err != nil {
+		return err
+	}
+	clockMasters := c.ClockMasters()
+	for i := range s.Local {
+		if err := p.startFaultMaster(ctx, m, i, persist, clockMasters[i]); err != nil {
+			return fmt.Errorf("master %d: %w", i, err)
+		}
+	}
 	return nil
 }
 

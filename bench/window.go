@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"lockbench/engine"
+	"lockbench/localmasters"
 	"lockbench/results"
 	"lockbench/workloads"
 )
@@ -29,9 +30,19 @@ func NewWindowReadings(ctx context.Context, eng *engine.Engine, m *Masters) *Win
 			localPids = append(localPids, lm.Pid())
 		}
 	}
-	w := &WindowReadings{ctx: ctx, eng: eng, probe: newMachineProbe(m.Addrs, localPids, eng.ServerPIDs(ctx))}
+	if r := m.Replicated; r != nil {
+		localPids = []int{r.Master().Pid()}
+	}
+	addrs := m.Addrs
+	if len(addrs) != len(eng.Addrs()) {
+		addrs = eng.Addrs() // an external replicated set: only the engine knows where its master is
+	}
+	w := &WindowReadings{ctx: ctx, eng: eng, probe: newMachineProbe(addrs, localPids, eng.ServerPIDs(ctx))}
 	if w.probe != nil {
 		w.probe.clientCPUs, w.probe.localCPUs = m.ClientCPUs, m.LocalCPUs
+		if r := m.Replicated; r != nil {
+			w.probe.replicas, w.probe.sentinels = pidsOf(r.Replicas()), pidsOf(r.Sentinels())
+		}
 	}
 	if proxied {
 		w.proxy = &proxyProfile{}
@@ -68,6 +79,9 @@ func (w *WindowReadings) Finish(res *results.Run, st *workloads.Stats) {
 		w.probe.fallback = st.ServerCPU
 		res.Machine = w.probe.split(addrs)
 	}
+	if w.probe != nil && res.Servers != nil && len(w.probe.replicas)+len(w.probe.sentinels) > 0 {
+		w.probe.topologyCPU(res.Servers, st.Acquired)
+	}
 	if w.before != nil && w.after != nil {
 		masters := make([]results.MasterWindow, len(addrs))
 		for i, a := range addrs {
@@ -84,6 +98,14 @@ func (w *WindowReadings) Finish(res *results.Run, st *workloads.Stats) {
 	case results.LimitGenerator, results.LimitMachine:
 		res.Warnings = append(res.Warnings, fmt.Sprintf("limited by the %s (%s): the throughput is a lower bound of what the masters sustain", limitNoun(l.By), l.Evidence))
 	}
+}
+
+func pidsOf(ms []*localmasters.Master) []int {
+	out := make([]int, len(ms))
+	for i, m := range ms {
+		out[i] = m.Pid()
+	}
+	return out
 }
 
 func limitNoun(by string) string {

@@ -36,6 +36,9 @@ type ClientConfig struct {
 	Calls         int           `json:"calls"` // per worker, then it stops; 0 = none
 	Seed          uint64        `json:"seed"`
 	LogDir        string        `json:"log_dir"` // the client's .hlog files go here
+	// FailureTimes: count failed acquires by when (ClientResult.Failures),
+	// for a failover's unavailability window.
+	FailureTimes bool `json:"failure_times,omitempty"`
 }
 
 // ClientResult is what one client counted.
@@ -61,7 +64,13 @@ type ClientResult struct {
 	Waits     []results.WorkerWait `json:"waits"`
 	Commands  *results.Commands    `json:"commands,omitempty"`
 	Wakeups   *results.Wakeups     `json:"wakeups,omitempty"`
+	// Failures are the failed acquires by FailureBin since t0 and by why
+	// (results.AcquireFailure), with FailureTimes.
+	Failures map[int64][3]int64 `json:"failures,omitempty"`
 }
+
+// FailureBin is the width of ClientResult.Failures' bins.
+const FailureBin = 10 * time.Millisecond
 
 // client is one lock client: its own engine (connections), resource
 // connection, workers and pause gate.
@@ -77,6 +86,7 @@ type client struct {
 	obs   Observer       // live metrics; nil: none
 	holds *check.HoldLog // the hold log the checkers judge (set when the run starts)
 	t0    time.Time      // the cell's start: writes are filed by second since it
+	fails *failureTimes  // with FailureTimes: failed acquires by when
 
 	// As a cellClient (client_mode goroutines):
 	finished  chan struct{} // closed when run returned
@@ -240,6 +250,9 @@ func (c *client) run(t0 time.Time) ClientResult {
 		return out
 	}
 	c.holds, c.t0 = check.NewHoldLog(c.res, cfg.Index), t0
+	if cfg.FailureTimes {
+		c.fails = &failureTimes{t0: t0, bins: map[int64][3]int64{}}
+	}
 	st, err := workloads.Run(c.ctx, c.eng, c.runConfig(t0, logs))
 	errs := []error{err, c.holds.Close()}
 	for _, f := range files {
@@ -258,6 +271,9 @@ func (c *client) run(t0 time.Time) ClientResult {
 	out.ProbeViolations = c.probe.Violations()
 	out.ProbeMax = c.probe.MaxConcurrent()
 	out.Interrupted = st.Interrupted && out.End.Before(t0.Add(cfg.Duration)) && (cfg.Quota == 0 || st.Acquired < cfg.Quota)
+	if c.fails != nil {
+		out.Failures = c.fails.snapshot()
+	}
 	return out
 }
 
@@ -271,6 +287,9 @@ func (c *client) runConfig(t0 time.Time, logs map[int]io.Writer) workloads.RunCo
 		Seed: cfg.Seed, Logs: logs, Cycle: c, FinishCycles: true, Shards: min(cfg.Workers, 8), Probe: c.probe}
 	if c.obs != nil {
 		rc.Observer = c.obs
+	}
+	if c.fails != nil {
+		rc.Observer = failureTap{inner: rc.Observer, times: c.fails}
 	}
 	return rc
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"lockbench/engine"
+	"lockbench/results"
 )
 
 // LiveCounts are what a client process has counted so far: it prints them on
@@ -20,6 +21,7 @@ type LiveCounts struct {
 	Cycles      int64                       `json:"cycles"`
 	NotAcquired int64                       `json:"not_acquired"`
 	Errors      int64                       `json:"errors"`
+	FewAcks     int64                       `json:"few_acks,omitempty"`
 	Violations  int64                       `json:"violations"`
 	LostUpdates int64                       `json:"lost_updates"`
 	Rejected    int64                       `json:"stale_writes_rejected"`
@@ -29,6 +31,7 @@ type LiveCounts struct {
 // Sub is c − prev, field by field (prev may have fewer masters).
 func (c LiveCounts) Sub(prev LiveCounts) LiveCounts {
 	d := LiveCounts{Cycles: c.Cycles - prev.Cycles, NotAcquired: c.NotAcquired - prev.NotAcquired, Errors: c.Errors - prev.Errors,
+		FewAcks:    c.FewAcks - prev.FewAcks,
 		Violations: c.Violations - prev.Violations, LostUpdates: c.LostUpdates - prev.LostUpdates, Rejected: c.Rejected - prev.Rejected,
 		PerMaster: make([][engine.NumOutcomes]int64, len(c.PerMaster))}
 	for m := range c.PerMaster {
@@ -44,8 +47,8 @@ func (c LiveCounts) Sub(prev LiveCounts) LiveCounts {
 
 // tally is a client process's observer: atomic counts, read once a second.
 type tally struct {
-	cycles, notAcquired, errors, violations, lost, rejected atomic.Int64
-	perMaster                                               [][engine.NumOutcomes]atomic.Int64
+	cycles, notAcquired, errors, fewAcks, violations, lost, rejected atomic.Int64
+	perMaster                                                        [][engine.NumOutcomes]atomic.Int64
 }
 
 func newTally(masters int) *tally {
@@ -72,10 +75,13 @@ func (t *tally) Cycle(_, _, _ time.Duration, perMaster []engine.Outcome) {
 	t.replied(perMaster)
 }
 
-func (t *tally) Failed(_ time.Duration, perMaster []engine.Outcome, contention bool) {
-	if contention {
+func (t *tally) Failed(_ time.Duration, perMaster []engine.Outcome, why results.AcquireFailure) {
+	switch why {
+	case results.LostToContention:
 		t.notAcquired.Add(1)
-	} else {
+	case results.LostToFewAcks:
+		t.fewAcks.Add(1)
+	default:
 		t.errors.Add(1)
 	}
 	t.replied(perMaster)
@@ -90,7 +96,7 @@ func (t *tally) replied(perMaster []engine.Outcome) {
 }
 
 func (t *tally) counts() LiveCounts {
-	c := LiveCounts{Cycles: t.cycles.Load(), NotAcquired: t.notAcquired.Load(), Errors: t.errors.Load(), Violations: t.violations.Load(),
+	c := LiveCounts{Cycles: t.cycles.Load(), NotAcquired: t.notAcquired.Load(), Errors: t.errors.Load(), FewAcks: t.fewAcks.Load(), Violations: t.violations.Load(),
 		LostUpdates: t.lost.Load(), Rejected: t.rejected.Load(), PerMaster: make([][engine.NumOutcomes]int64, len(t.perMaster))}
 	for m := range t.perMaster {
 		for o := range t.perMaster[m] {

@@ -290,6 +290,31 @@ type Findings struct {
 	ViolationStarts  []int64         `json:"-"`
 	// History is every critical section, for the linearizability check.
 	History []Op `json:"-"`
+	// Acquired are the holds' acquires, each as its start and its return
+	// (Unix ns), in order of start: when the lock could be had.
+	Acquired []Acquire `json:"-"`
+}
+
+// Acquire is one logged hold's acquire: started at T1, returned at Done.
+type Acquire struct{ T1, Done int64 }
+
+// FirstAcquireAfter is the acquire started at or after t (Unix ns) that
+// won the lock first (the earliest to return); false when none did.
+func (ck *Findings) FirstAcquireAfter(t int64) (Acquire, bool) {
+	i := sort.Search(len(ck.Acquired), func(i int) bool { return ck.Acquired[i].T1 >= t })
+	if i == len(ck.Acquired) {
+		return Acquire{}, false
+	}
+	first := ck.Acquired[i]
+	for _, a := range ck.Acquired[i+1:] {
+		if a.T1 >= first.Done {
+			break // started after it returned: cannot return before it
+		}
+		if a.Done < first.Done {
+			first = a
+		}
+	}
+	return first, true
 }
 
 // Judge reads the resource after a cell: the hold log for
@@ -327,7 +352,9 @@ func Judge(ctx context.Context, addr, prefix string, keys uint64) (Findings, err
 		if op, ok := h.Op(); ok {
 			ck.History = append(ck.History, op)
 		}
+		ck.Acquired = append(ck.Acquired, Acquire{T1: h.T1, Done: h.T1 + h.Elapsed})
 	}
+	sort.Slice(ck.Acquired, func(i, j int) bool { return ck.Acquired[i].T1 < ck.Acquired[j].T1 })
 	return ck, nil
 }
 

@@ -82,14 +82,15 @@ type Config struct {
 	FlushDelay    time.Duration // rueidis MaxFlushDelay: a short wait lets more commands share one write
 	TLS           TLSFiles      // for rediss:// masters
 	// Topology is what the lock runs on (topology.go): redlock (""
-	// too), single (one master) or replicated (the master Sentinels name
-	// for MasterSet; WaitReplicas > 0 sends WAIT WaitReplicas WaitTimeout
-	// after the SETs, 0 WaitTimeout meaning the per-master timeout).
-	Topology     Topology
-	Sentinels    []string
-	MasterSet    string
-	WaitReplicas int
-	WaitTimeout  time.Duration
+	// too), single (one master) or replicated (the master the Sentinels
+	// at SentinelAddrs name for MasterSet; WaitReplicas > 0 sends WAIT
+	// WaitReplicas WaitTimeout after the SETs, 0 WaitTimeout meaning the
+	// per-master timeout).
+	Topology      Topology
+	SentinelAddrs []string
+	MasterSet     string
+	WaitReplicas  int
+	WaitTimeout   time.Duration
 }
 
 // DefaultConfig returns the reference settings (redsync and the seed).

@@ -513,6 +513,11 @@ func (c Commands) Sub(o Commands) Commands {
 		Waits: c.Waits - o.Waits}
 }
 
+// Total is every command counted.
+func (c Commands) Total() int64 {
+	return c.Sets + c.Releases + c.Extends + c.Publishes + c.Subscribes + c.Unsubscribes + c.Waits
+}
+
 // Commands returns the commands sent since New, by kind.
 func (e *Engine) Commands() Commands {
 	var c Commands

@@ -60,8 +60,8 @@ func (c Config) validateTopology() error {
 		return c.validateSentinels()
 	}
 	switch {
-	case len(c.Sentinels) > 0:
-		return fmt.Errorf("sentinels: only topology replicated finds its master through Sentinel; topology is %s", t)
+	case len(c.SentinelAddrs) > 0:
+		return fmt.Errorf("sentinel-addrs: only topology replicated finds its master through Sentinel; topology is %s", t)
 	case c.MasterSet != "":
 		return fmt.Errorf("master-set: only topology replicated uses a master set; topology is %s", t)
 	case t == Single && len(c.Masters) != 1:
@@ -100,17 +100,17 @@ func (c Config) validateWait(t Topology) error {
 func (c Config) validateSentinels() error {
 	switch {
 	case len(c.Masters) > 0:
-		return fmt.Errorf("masters: topology replicated finds its master through Sentinel; give sentinels and master-set, not masters")
-	case len(c.Sentinels) == 0:
-		return fmt.Errorf("sentinels: none given; topology replicated finds its master through Sentinel: give at least one host:port")
+		return fmt.Errorf("masters: topology replicated finds its master through Sentinel; give sentinel-addrs and master-set, not masters")
+	case len(c.SentinelAddrs) == 0:
+		return fmt.Errorf("sentinel-addrs: none given; topology replicated finds its master through Sentinel: give at least one host:port")
 	case strings.TrimSpace(c.MasterSet) == "" || strings.ContainsAny(c.MasterSet, " \t\r\n"):
 		return fmt.Errorf("master-set: %q is not accepted; topology replicated needs the name the Sentinels monitor the master by", c.MasterSet)
 	}
 	seen := map[string]bool{}
-	for _, s := range c.Sentinels {
+	for _, s := range c.SentinelAddrs {
 		key := strings.TrimSpace(s)
 		if seen[key] {
-			return fmt.Errorf("sentinels: %q is listed twice", RedactURL(s))
+			return fmt.Errorf("sentinel-addrs: %q is listed twice", RedactURL(s))
 		}
 		seen[key] = true
 	}
@@ -149,10 +149,10 @@ func (c Config) targets(ctx context.Context) ([]linkTarget, error) {
 func (c Config) sentinelTarget(ctx context.Context) (linkTarget, error) {
 	var addrs, shown []string
 	var first rueidis.ClientOption
-	for i, s := range c.Sentinels {
+	for i, s := range c.SentinelAddrs {
 		opt, display, err := MasterOption(s, c.TLS)
 		if err != nil {
-			return linkTarget{}, fmt.Errorf("sentinels: %s", strings.TrimPrefix(err.Error(), "masters: "))
+			return linkTarget{}, fmt.Errorf("sentinel-addrs: %s", strings.TrimPrefix(err.Error(), "masters: "))
 		}
 		if err := checkSentinel(ctx, opt, display, c.MasterSet, c.Timeout); err != nil {
 			return linkTarget{}, err
@@ -178,7 +178,7 @@ func checkSentinel(ctx context.Context, opt rueidis.ClientOption, display, set s
 	opt.Dialer.Timeout = max(timeout, time.Second)
 	client, err := NewSingleClient(opt)
 	if err != nil {
-		return fmt.Errorf("sentinels: %s is unreachable: %w", display, err)
+		return fmt.Errorf("sentinel-addrs: %s is unreachable: %w", display, err)
 	}
 	defer client.Close()
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -188,9 +188,9 @@ func checkSentinel(ctx context.Context, opt rueidis.ClientOption, display, set s
 	case rueidis.IsRedisNil(err):
 		return fmt.Errorf("master-set: sentinel %s does not know master set %q", display, set)
 	case err != nil:
-		return fmt.Errorf("sentinels: %s: SENTINEL GET-MASTER-ADDR-BY-NAME %s: %w (is it a Sentinel?)", display, set, err)
+		return fmt.Errorf("sentinel-addrs: %s: SENTINEL GET-MASTER-ADDR-BY-NAME %s: %w (is it a Sentinel?)", display, set, err)
 	case len(hp) != 2:
-		return fmt.Errorf("sentinels: %s: master set %q: answered %q, not host and port", display, set, hp)
+		return fmt.Errorf("sentinel-addrs: %s: master set %q: answered %q, not host and port", display, set, hp)
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ func TestTopologyValidation(t *testing.T) {
 	redlock := engine.DefaultConfig()
 	redlock.Masters = []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}
 	repl := engine.DefaultConfig()
-	repl.Topology, repl.Sentinels, repl.MasterSet = engine.Replicated, []string{"127.0.0.1:4", "127.0.0.1:5"}, "lockbench"
+	repl.Topology, repl.SentinelAddrs, repl.MasterSet = engine.Replicated, []string{"127.0.0.1:4", "127.0.0.1:5"}, "lockbench"
 	single := redlock
 	single.Topology, single.Masters = engine.Single, []string{"127.0.0.1:1"}
 	for name, c := range map[string]engine.Config{"redlock": redlock, "replicated": repl, "single": single} {
@@ -34,9 +34,9 @@ func TestTopologyValidation(t *testing.T) {
 		{"topology", redlock, func(c *engine.Config) { c.Topology = "cluster" }},
 		{"masters", single, func(c *engine.Config) { c.Masters = []string{"127.0.0.1:1", "127.0.0.1:2"} }},
 		{"masters", repl, func(c *engine.Config) { c.Masters = []string{"127.0.0.1:1"} }},
-		{"sentinels", repl, func(c *engine.Config) { c.Sentinels = nil }},
-		{"sentinels", repl, func(c *engine.Config) { c.Sentinels = []string{"127.0.0.1:4", "127.0.0.1:4"} }},
-		{"sentinels", redlock, func(c *engine.Config) { c.Sentinels = []string{"127.0.0.1:4"} }},
+		{"sentinel-addrs", repl, func(c *engine.Config) { c.SentinelAddrs = nil }},
+		{"sentinel-addrs", repl, func(c *engine.Config) { c.SentinelAddrs = []string{"127.0.0.1:4", "127.0.0.1:4"} }},
+		{"sentinel-addrs", redlock, func(c *engine.Config) { c.SentinelAddrs = []string{"127.0.0.1:4"} }},
 		{"master-set", repl, func(c *engine.Config) { c.MasterSet = "" }},
 		{"master-set", single, func(c *engine.Config) { c.MasterSet = "lockbench" }},
 		{"wait-replicas", repl, func(c *engine.Config) { c.WaitReplicas = -1 }},
@@ -85,7 +85,7 @@ func TestSingleTopologyIsRedlockOfOne(t *testing.T) {
 func newReplicatedEngine(t *testing.T, r *localmasters.Replicated, mutate func(*engine.Config)) *engine.Engine {
 	t.Helper()
 	cfg := engine.DefaultConfig()
-	cfg.Topology, cfg.Sentinels, cfg.MasterSet = engine.Replicated, r.SentinelAddrs(), r.MasterSet()
+	cfg.Topology, cfg.SentinelAddrs, cfg.MasterSet = engine.Replicated, r.SentinelAddrs(), r.MasterSet()
 	// These tests judge outcomes and medians, not timeouts: a loaded
 	// 2-core machine may stall a reply past the default 50ms.
 	cfg.Timeout = time.Second
@@ -125,11 +125,11 @@ func TestReplicatedAcquireReleaseThroughSentinel(t *testing.T) {
 	}
 
 	cfg := engine.DefaultConfig()
-	cfg.Topology, cfg.Sentinels, cfg.MasterSet = engine.Replicated, r.SentinelAddrs(), "nope"
+	cfg.Topology, cfg.SentinelAddrs, cfg.MasterSet = engine.Replicated, r.SentinelAddrs(), "nope"
 	if _, err := engine.New(context.Background(), cfg); err == nil || !strings.HasPrefix(err.Error(), "master-set: sentinel") || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("unknown master set: %v", err)
 	}
-	cfg.MasterSet, cfg.Sentinels = r.MasterSet(), []string{r.SentinelAddrs()[0], r.MasterAddr()}
+	cfg.MasterSet, cfg.SentinelAddrs = r.MasterSet(), []string{r.SentinelAddrs()[0], r.MasterAddr()}
 	if _, err := engine.New(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), r.MasterAddr()) {
 		t.Errorf("a master given as Sentinel: %v", err)
 	}
@@ -143,9 +143,9 @@ func TestReplicatedUnreachableSentinel(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
 	cfg := engine.DefaultConfig()
-	cfg.Topology, cfg.Sentinels, cfg.MasterSet = engine.Replicated, []string{addr}, "lockbench"
+	cfg.Topology, cfg.SentinelAddrs, cfg.MasterSet = engine.Replicated, []string{addr}, "lockbench"
 	_, err = engine.New(context.Background(), cfg)
-	if err == nil || !strings.HasPrefix(err.Error(), "sentinels: "+addr+" is unreachable") {
+	if err == nil || !strings.HasPrefix(err.Error(), "sentinel-addrs: "+addr+" is unreachable") {
 		t.Errorf("got %v, want one error naming the Sentinel %s", err, addr)
 	}
 }
@@ -180,6 +180,12 @@ func TestReplicatedWaitCost(t *testing.T) {
 	}
 	if w.Sent != n || w.Acks != n || w.Short != 0 {
 		t.Errorf("WaitCounts %+v: want %d WAITs, each acknowledged by 1 replica", w, n)
+	}
+	if c := waited.Commands(); c.Waits != n || c.Total() != c.Sets+c.Releases+n {
+		t.Errorf("Commands %+v: want the %d WAITs counted as commands", c, n)
+	}
+	if c := plain.Commands(); c.Waits != 0 {
+		t.Errorf("Commands %+v without wait-replicas", c)
 	}
 }
 

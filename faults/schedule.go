@@ -27,6 +27,8 @@ const (
 	Reset            = results.FaultReset
 	Pause            = results.FaultPause
 	ClockJump        = results.FaultClockJump
+	Failover         = results.FaultFailover
+	ReplicationLag   = results.FaultReplicationLag
 	RestartImmediate = results.RestartImmediate
 	RestartNever     = results.RestartNever
 )
@@ -51,6 +53,10 @@ type Targets struct {
 	Net     *Network       // needed by partition, latency, reset
 	Clocks  map[int]*Clock // masters run under a fake clock, by index
 	Clients []Client       // needed by pause
+	// A replicated set (failover, replication_lag) and its processes by
+	// role (crash).
+	Set                 *localmasters.Replicated
+	Replicas, Sentinels []*localmasters.Master
 }
 
 // Check reports the first spec the targets cannot serve.
@@ -66,6 +72,9 @@ func (t Targets) Check(specs []Spec) error {
 				return fmt.Errorf("faults[%d]: clients: %d does not exist; use 0..%d", i, c, len(t.Clients)-1)
 			}
 		}
+		if err := t.checkRoles(i, s); err != nil {
+			return err
+		}
 		switch s.Kind {
 		case Partition, Latency, Reset:
 			if t.Net == nil {
@@ -77,6 +86,25 @@ func (t Targets) Check(specs []Spec) error {
 					return fmt.Errorf("faults[%d]: clock_jump: master %d does not run under a fake clock", i, m)
 				}
 			}
+		}
+	}
+	return nil
+}
+
+// checkRoles: a replicated set for its faults, and its replicas and
+// Sentinels named by index.
+func (t Targets) checkRoles(i int, s Spec) error {
+	if t.Set == nil && (s.Kind == Failover || s.Kind == ReplicationLag || s.ByRole()) {
+		return fmt.Errorf("faults[%d]: %s needs a replicated set", i, s.Kind)
+	}
+	for _, r := range s.Replicas {
+		if r < 0 || r >= len(t.Replicas) {
+			return fmt.Errorf("faults[%d]: replicas: %d does not exist; use 0..%d", i, r, len(t.Replicas)-1)
+		}
+	}
+	for _, r := range s.Sentinels {
+		if r < 0 || r >= len(t.Sentinels) {
+			return fmt.Errorf("faults[%d]: sentinels: %d does not exist; use 0..%d", i, r, len(t.Sentinels)-1)
 		}
 	}
 	return nil
@@ -296,6 +324,10 @@ func (s *Scheduler) apply(i int, sp Spec, at time.Time) {
 		s.pause(i, sp, at)
 	case ClockJump:
 		s.clockJump(i, sp, at)
+	case Failover:
+		s.failover(i, at)
+	case ReplicationLag:
+		s.replicationLag(i, sp, at)
 	default:
 		s.fail(fmt.Errorf("faults: kind %q is not known", sp.Kind))
 	}
@@ -398,16 +430,45 @@ func durationDetail(d time.Duration) string {
 	return "for " + d.String()
 }
 
-// crash kills the masters (after counting the keys they hold, to show they
-// held locks) and restarts them as the spec says.
+// crashTarget is one process a crash kills, with its name in events.
+type crashTarget struct {
+	name string
+	ms   Master
+}
+
+// crashTargets are the processes sp names: masters by index (all when
+// none is named, unless it names a replicated set's replicas or
+// Sentinels), then those.
+func (s *Scheduler) crashTargets(sp Spec) []crashTarget {
+	var out []crashTarget
+	masters := sp.Masters
+	if !sp.ByRole() {
+		masters = orAll(masters, len(s.t.Masters))
+	}
+	for _, m := range masters {
+		out = append(out, crashTarget{s.masterName(m), s.t.Masters[m]})
+	}
+	for _, r := range sp.Replicas {
+		out = append(out, crashTarget{roleName(s.t.Replicas[r]), s.t.Replicas[r]})
+	}
+	for _, r := range sp.Sentinels {
+		out = append(out, crashTarget{roleName(s.t.Sentinels[r]), s.t.Sentinels[r]})
+	}
+	return out
+}
+
+func roleName(m *localmasters.Master) string { return fmt.Sprintf("%s (%s)", m.Name(), m.Addr()) }
+
+// crash kills the processes (after counting the keys they hold, to show
+// they held locks) and restarts them as the spec says.
 func (s *Scheduler) crash(i int, sp Spec, at time.Time) {
 	delay, err := sp.RestartDelay()
 	if err != nil {
 		s.fail(err)
 		return
 	}
-	for _, m := range orAll(sp.Masters, len(s.t.Masters)) {
-		ms := s.t.Masters[m]
+	for m, tg := range s.crashTargets(sp) {
+		ms, name := tg.ms, tg.name
 		keys := dbsize(ms.Addr())
 		pid := ms.Pid()
 		killed := time.Now()
@@ -416,7 +477,7 @@ func (s *Scheduler) crash(i int, sp Spec, at time.Time) {
 			continue
 		}
 		s.took(i)
-		s.eventKeys(at, "crash", s.masterName(m), fmt.Sprintf("kill -9 pid %d holding %s keys", pid, keyCount(keys)), keys)
+		s.eventKeys(at, "crash", name, fmt.Sprintf("kill -9 pid %d holding %s keys", pid, keyCount(keys)), keys)
 		restart := func(reason string) {
 			if reason == EndOfCell {
 				return // the cell ended first: the master stays down
@@ -427,7 +488,7 @@ func (s *Scheduler) crash(i int, sp Spec, at time.Time) {
 				}
 				return
 			}
-			s.event(time.Time{}, "restart", s.masterName(m),
+			s.event(time.Time{}, "restart", name,
 				fmt.Sprintf("%v after the kill, pid %d, %s keys on it right after (reloaded, or set since)", time.Since(killed).Round(time.Millisecond), ms.Pid(), keyCount(dbsize(ms.Addr()))))
 		}
 		switch {
@@ -459,4 +520,89 @@ func keyCount(n int) string {
 		return "?"
 	}
 	return strconv.Itoa(n)
+}
+
+// failover kills -9 the replicated set's current master (after counting
+// the keys it holds), then lets the replicas a replication_lag stopped go
+// on: they wake to a dead master, as lagging replicas do, and Sentinel
+// promotes one with what it had.
+func (s *Scheduler) failover(i int, at time.Time) {
+	addr, err := s.t.Set.CurrentMaster(s.ctx)
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	keys := dbsize(addr)
+	k, err := s.t.Set.KillMaster(s.ctx)
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	s.took(i)
+	if at.IsZero() {
+		at = k.At
+	}
+	s.eventKeys(at, "failover", fmt.Sprintf("%s (%s)", k.Name, k.Addr),
+		fmt.Sprintf("kill -9 pid %d of the current master holding %s keys; Sentinel is to promote a replica", k.Pid, keyCount(keys)), keys)
+	s.endLags("the master was killed")
+}
+
+// endLags undoes the replication lags in place now.
+func (s *Scheduler) endLags(reason string) {
+	s.mu.Lock()
+	var undo []func(string)
+	for j, sp := range s.specs {
+		if u, ok := s.undo[j]; ok && sp.Kind == ReplicationLag {
+			undo = append(undo, u)
+			delete(s.undo, j)
+		}
+	}
+	s.mu.Unlock()
+	for _, u := range undo {
+		u(reason)
+	}
+}
+
+// replicationLag stops the replicas (SIGSTOP) and cuts their links on the
+// master, so that they receive none of its writes from now on (what a
+// lagging replica lacks), until sp.For ends or the master is killed.
+// Sentinel would point a replica that replicates from anywhere but the
+// master (a delaying proxy) back at it, hence no proxy.
+func (s *Scheduler) replicationLag(i int, sp Spec, at time.Time) {
+	var stopped []*localmasters.Master
+	for _, r := range orAll(sp.Replicas, len(s.t.Replicas)) {
+		if err := s.t.Replicas[r].Pause(); err != nil {
+			s.fail(err)
+			continue
+		}
+		stopped = append(stopped, s.t.Replicas[r])
+	}
+	target := "replicas " + results.FaultTargets(sp.Replicas)
+	resume := func(reason string) {
+		for _, m := range stopped {
+			s.fail(m.Resume())
+		}
+		s.event(time.Time{}, "replication_resumed", target, reason)
+	}
+	if err := s.cutReplicaLinks(); err != nil {
+		s.fail(err)
+		resume("the links could not be cut")
+		return
+	}
+	s.took(i)
+	s.event(at, "replication_lag", target, "stopped, their links to the master cut: they receive none of its writes; "+durationDetail(sp.For))
+	s.later(i, sp.For, resume)
+}
+
+// cutReplicaLinks closes every replica's connection on the current
+// master; the replicas still running reconnect and catch up at once.
+func (s *Scheduler) cutReplicaLinks() error {
+	addr, err := s.t.Set.CurrentMaster(s.ctx)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, time.Second)
+	defer cancel()
+	_, err = localmasters.Do(ctx, addr, "CLIENT", "KILL", "TYPE", "replica")
+	return err
 }

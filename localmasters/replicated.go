@@ -365,7 +365,12 @@ func (r *Replicated) announce() {
 	if log == nil {
 		return
 	}
-	fmt.Fprintf(log, "localmasters: started master set %s (%s, version %s, persistence %s): master %s, replicas %s, sentinels %s (quorum %d, down-after %v, failover-timeout %v)\n",
+	var pids []string
+	for _, m := range r.set.masters {
+		pids = append(pids, strconv.Itoa(m.Pid()))
+	}
+	// The pids let a caller check that no process outlives the set.
+	fmt.Fprintf(log, "localmasters: started master set %s (%s, version %s, persistence %s): master %s, replicas %s, sentinels %s (quorum %d, down-after %v, failover-timeout %v) (pids %s)\n",
 		r.opt.MasterSet, r.set.bin, r.set.version, r.set.persist, r.master.Addr(),
-		strings.Join(r.ReplicaAddrs(), " "), strings.Join(r.SentinelAddrs(), " "), r.quorum, r.opt.DownAfter, r.opt.FailoverTimeout)
+		strings.Join(r.ReplicaAddrs(), " "), strings.Join(r.SentinelAddrs(), " "), r.quorum, r.opt.DownAfter, r.opt.FailoverTimeout, strings.Join(pids, " "))
 }

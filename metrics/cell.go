@@ -16,6 +16,7 @@ import (
 type Cell struct {
 	cycles                            prometheus.Counter
 	acquired, notAcquired, errored    prometheus.Counter
+	fewAcks                           prometheus.Counter
 	replies                           [][engine.NumOutcomes]prometheus.Counter // [master][outcome]
 	extendOK, extendFailed            prometheus.Counter
 	violations, lostUpdates, rejected prometheus.Counter
@@ -40,6 +41,7 @@ func (e *Exporter) Cell(l Labels, masters []string) *Cell {
 		acquired:     v.acquires.WithLabelValues(with("acquired")...),
 		notAcquired:  v.acquires.WithLabelValues(with("not_acquired")...),
 		errored:      v.acquires.WithLabelValues(with("error")...),
+		fewAcks:      v.acquires.WithLabelValues(with("few_acks")...),
 		extendOK:     v.extends.WithLabelValues(with("ok")...),
 		extendFailed: v.extends.WithLabelValues(with("failed")...),
 		violations:   v.violations.WithLabelValues(lv...),
@@ -104,12 +106,16 @@ func (c *Cell) Cycle(acquire, uncorrected, release time.Duration, perMaster []en
 	c.replied(perMaster)
 }
 
-// Failed counts a failed acquire: contention (taken, or a quorum too slow)
-// or error (masters timed out or failed).
-func (c *Cell) Failed(latency time.Duration, perMaster []engine.Outcome, contention bool) {
-	if contention {
+// Failed counts a failed acquire: contention (taken, or a quorum too slow),
+// error (masters timed out or failed) or few acks (WAIT saw too few
+// replicas).
+func (c *Cell) Failed(latency time.Duration, perMaster []engine.Outcome, why results.AcquireFailure) {
+	switch why {
+	case results.LostToContention:
 		c.notAcquired.Inc()
-	} else {
+	case results.LostToFewAcks:
+		c.fewAcks.Inc()
+	default:
 		c.errored.Inc()
 	}
 	c.failed.Observe(latency.Seconds())
@@ -174,7 +180,7 @@ func (c *Cell) LostUpdates(n int64) {
 // Tally is counts reported in bulk: what a chaos client process counted
 // since its last report (it has no latencies to give).
 type Tally struct {
-	Cycles, NotAcquired, Errors                  int64
+	Cycles, NotAcquired, Errors, FewAcks         int64
 	Violations, LostUpdates, StaleWritesRejected int64
 	PerMaster                                    [][engine.NumOutcomes]int64
 }
@@ -185,6 +191,7 @@ func (c *Cell) Add(t Tally) {
 	c.acquired.Add(float64(t.Cycles))
 	c.notAcquired.Add(float64(t.NotAcquired))
 	c.errored.Add(float64(t.Errors))
+	c.fewAcks.Add(float64(t.FewAcks))
 	c.violations.Add(float64(t.Violations))
 	c.LostUpdates(t.LostUpdates)
 	c.rejected.Add(float64(t.StaleWritesRejected))

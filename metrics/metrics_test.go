@@ -16,6 +16,7 @@ import (
 
 	"lockbench/engine"
 	"lockbench/internal/redistest"
+	"lockbench/results"
 )
 
 var labels = Labels{Scenario: "s", Cell: "000-mode=multiplexed", Segment: "1/2", Mode: "multiplexed", Wait: "all", Persistence: "none", Driver: "lockbench"}
@@ -28,8 +29,8 @@ func exercise(c *Cell) {
 	c.AcquireEnded()
 	c.Cycle(800*time.Microsecond, 700*time.Microsecond, 300*time.Microsecond, ok)
 	c.Cycle(2*time.Millisecond, -1, 400*time.Microsecond, ok)
-	c.Failed(5*time.Millisecond, []engine.Outcome{engine.Timeout, engine.Error, engine.Pending}, false)
-	c.Failed(time.Millisecond, []engine.Outcome{engine.Taken, engine.Taken, engine.OK}, true)
+	c.Failed(5*time.Millisecond, []engine.Outcome{engine.Timeout, engine.Error, engine.Pending}, results.LostToError)
+	c.Failed(time.Millisecond, []engine.Outcome{engine.Taken, engine.Taken, engine.OK}, results.LostToContention)
 	c.Extended(true)
 	c.Extended(false)
 	c.Violation()
@@ -195,7 +196,7 @@ func TestCellHotPathDoesNotAllocate(t *testing.T) {
 		c.AcquireStarted()
 		c.AcquireEnded()
 		c.Cycle(time.Millisecond, time.Millisecond, time.Millisecond, outs)
-		c.Failed(time.Millisecond, outs, true)
+		c.Failed(time.Millisecond, outs, results.LostToContention)
 	})
 	if n != 0 {
 		t.Fatalf("%v allocations per cycle, want 0", n)

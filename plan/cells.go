@@ -154,7 +154,7 @@ func (sc *Scenario) Cells() ([]Cell, error) {
 // expandNamed is one named cell times the matrix.
 func (sc *Scenario) expandNamed(nc namedCell) ([]Cell, error) {
 	base := Cell{Name: nc.name, Faulty: sc.Faulty, Settings: sc.Settings, Faults: sc.faults, Expect: sc.expect, Axes: map[string]string{}}
-	base.Settings.Masters = slices.Clone(sc.Settings.Masters)
+	base.Settings.cloneSlices()
 	if nc.ownFault {
 		base.Faults = nc.faults
 	}
@@ -203,7 +203,7 @@ func expandAxes(base Cell, axes []Axis) ([]Cell, error) {
 		for _, c := range cells {
 			for _, v := range ax.Values {
 				nc := c
-				nc.Settings.Masters = slices.Clone(c.Settings.Masters)
+				nc.Settings.cloneSlices()
 				nc.Axes = map[string]string{}
 				for k, x := range c.Axes {
 					nc.Axes[k] = x
@@ -218,6 +218,13 @@ func expandAxes(base Cell, axes []Axis) ([]Cell, error) {
 		cells = next
 	}
 	return cells, nil
+}
+
+// cloneSlices gives s slices of its own, so that laying a flag or an axis
+// over one cell's settings cannot reach another's.
+func (s *Settings) cloneSlices() {
+	s.Masters, s.SentinelAddrs = slices.Clone(s.Masters), slices.Clone(s.SentinelAddrs)
+	s.ReplicaPriority = slices.Clone(s.ReplicaPriority)
 }
 
 // finish numbers and names cell i and resolves it.
@@ -250,7 +257,8 @@ func (c *Cell) finish(i int, axes []Axis) error {
 var fileSafe = regexp.MustCompile(`[^A-Za-z0-9=,._-]+`)
 
 // EstimatedDuration is the sum of warm-ups and measured windows, plus a
-// guess of a few seconds per server set started.
+// guess of a few seconds per server set started (more for a replicated
+// set: its replicas sync and its Sentinels find each other).
 func EstimatedDuration(cells []Cell) time.Duration {
 	var d time.Duration
 	prev := ""
@@ -258,6 +266,9 @@ func EstimatedDuration(cells []Cell) time.Duration {
 		d += time.Duration(c.Settings.Warmup + c.Settings.Duration)
 		if k := c.MastersKey(); k != prev || c.Faulty {
 			d += 2 * time.Second
+			if c.Settings.Replicated() {
+				d += 3 * time.Second
+			}
 			prev = k
 		}
 	}
@@ -289,6 +300,10 @@ func (c Cell) MastersKey() string {
 	s := c.Settings
 	if c.Faulty {
 		return "cell " + c.ID
+	}
+	if s.Replicated() {
+		return fmt.Sprintf("replicated|%v|%d|%d|%s|%v|%v|%d|%v|%s|%s", s.SentinelAddrs, s.Replicas, s.Sentinels, s.masterSet(),
+			s.DownAfter, s.FailoverTimeout, s.MinReplicasToWrite, s.ReplicaPriority, s.Persistence, s.LocalCPUs)
 	}
 	return fmt.Sprintf("%v|%d|%s|%s|%s", s.Masters, s.Local, s.Persistence, s.Embedded, s.LocalCPUs)
 }

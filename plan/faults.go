@@ -24,7 +24,9 @@ type Fault = results.Fault
 var Metrics = []string{"violations", "lost_updates", "stale_writes_rejected", "acquisitions",
 	"availability_attempts", "availability_time", "max_concurrent_holders", "probe_violations",
 	"linearizable", // 1: the resource's history is linearizable, 0: not (unknown: not judged)
-	"stock_left", "gave_up"}
+	"stock_left", "gave_up",
+	"unavailable_s", // a failover's unavailability window, the longest of the cell's (none: not judged)
+}
 
 // Expectation is a claim a fault cell must show, such as violations >0.
 type Expectation struct {
@@ -102,11 +104,14 @@ type faultYAML struct {
 	Kind        string   `yaml:"kind"`
 	MasterIndex []int    `yaml:"master_index"`
 	ClientIndex []int    `yaml:"client_index"`
-	For         Duration `yaml:"for"`
-	Restart     string   `yaml:"restart"`
-	Latency     Duration `yaml:"latency"`
-	Jitter      Duration `yaml:"jitter"`
-	By          Duration `yaml:"by"`
+	// A replicated set's replicas and Sentinels, by index from 0.
+	ReplicaIndex  []int    `yaml:"replica_index"`
+	SentinelIndex []int    `yaml:"sentinel_index"`
+	For           Duration `yaml:"for"`
+	Restart       string   `yaml:"restart"`
+	Latency       Duration `yaml:"latency"`
+	Jitter        Duration `yaml:"jitter"`
+	By            Duration `yaml:"by"`
 }
 
 // oldFaultFields are the names fault targets had (masters and clients,
@@ -115,12 +120,15 @@ var oldFaultFields = map[string]string{"masters": "master_index", "clients": "cl
 
 // fieldsOf says which fault fields each kind uses (besides at and kind).
 var fieldsOf = map[results.FaultKind][]string{
-	results.FaultCrash:     {"master_index", "restart"},
+	results.FaultCrash:     {"master_index", "replica_index", "sentinel_index", "restart"},
 	results.FaultPartition: {"master_index", "client_index", "for"},
 	results.FaultLatency:   {"master_index", "client_index", "for", "latency", "jitter"},
 	results.FaultReset:     {"master_index", "client_index", "for"},
 	results.FaultPause:     {"client_index", "for"},
 	results.FaultClockJump: {"master_index", "by"},
+	// A replicated set's: the current master, whichever process it is.
+	results.FaultFailover:       {},
+	results.FaultReplicationLag: {"replica_index", "for"},
 }
 
 // decodeFaults reads a faults: list; where names it in errors.
@@ -194,7 +202,8 @@ func (f faultYAML) spec(set map[string]int) (Fault, error) {
 			return Fault{}, fmt.Errorf("%s: not used by %s; it takes at, %s", field, kind, strings.Join(allowed, ", "))
 		}
 	}
-	s := Fault{At: time.Duration(f.At), Kind: kind, Masters: f.MasterIndex, Clients: f.ClientIndex, For: time.Duration(f.For),
+	s := Fault{At: time.Duration(f.At), Kind: kind, Masters: f.MasterIndex, Clients: f.ClientIndex,
+		Replicas: f.ReplicaIndex, Sentinels: f.SentinelIndex, For: time.Duration(f.For),
 		Restart: f.Restart, Latency: time.Duration(f.Latency), Jitter: time.Duration(f.Jitter), By: time.Duration(f.By)}
 	return s, checkFault(s)
 }
@@ -212,8 +221,8 @@ func checkFault(s Fault) error {
 		return fmt.Errorf("jitter: %v is not accepted; use 0..latency (%v)", s.Jitter, s.Latency)
 	case s.Kind == results.FaultClockJump && s.By == 0:
 		return fmt.Errorf("by: is needed; use how far the clock jumps, such as 5s (negative: backwards)")
-	case s.Kind == results.FaultCrash && len(s.Masters) == 0:
-		return fmt.Errorf("master_index: is needed; list the masters to crash by index from 0, such as [1]")
+	case s.Kind == results.FaultCrash && len(s.Masters) == 0 && !s.ByRole():
+		return fmt.Errorf("master_index: is needed; list the masters to crash by index from 0, such as [1] (a replicated set's: replica_index, sentinel_index)")
 	case s.Kind == results.FaultClockJump && len(s.Masters) == 0:
 		return fmt.Errorf("master_index: is needed; list the masters whose clock jumps by index from 0, such as [1]")
 	}
@@ -265,7 +274,7 @@ func faultFlagYAML(fields, shown []string) (string, error) {
 		if !ok || k == "" {
 			return "", fmt.Errorf("fault: %q is not field=value in %q", shown[i+1], strings.Join(shown, " "))
 		}
-		if _, old := oldFaultFields[k]; old || k == "master_index" || k == "client_index" {
+		if _, old := oldFaultFields[k]; old || strings.HasSuffix(k, "_index") {
 			v = "[" + v + "]"
 		} else {
 			v = strconv.Quote(v)

@@ -45,11 +45,12 @@ func loadCells(t *testing.T, name string) []Cell {
 
 func TestShippedFaultScenariosParse(t *testing.T) {
 	want := map[string][]string{
-		"crash":   {"none-immediate", "aof-always-immediate", "none-delayed", "aof-everysec-immediate", "aof-no-immediate"},
-		"pause":   {"no-fencing", "fencing"},
-		"clock":   {"jump-and-partition", "jump-only", "partition-only"},
-		"none":    {"chaos-none"},
-		"network": {"latency-jitter", "resets", "minority-then-majority-partition"},
+		"crash":    {"none-immediate", "aof-always-immediate", "none-delayed", "aof-everysec-immediate", "aof-no-immediate"},
+		"pause":    {"no-fencing", "fencing"},
+		"clock":    {"jump-and-partition", "jump-only", "partition-only"},
+		"none":     {"chaos-none"},
+		"network":  {"latency-jitter", "resets", "minority-then-majority-partition"},
+		"failover": {"replicated-no-wait", "replicated-wait-2", "redlock-delayed-restart"},
 	}
 	for _, name := range configs.FaultNames() {
 		// Each has faults or expectations, so it is a fault scenario by
@@ -77,7 +78,9 @@ func TestShippedFaultScenariosParse(t *testing.T) {
 	claims := map[string]string{
 		"crash/none-immediate": "violations >0", "crash/aof-always-immediate": "violations ==0", "crash/none-delayed": "violations ==0",
 		"pause/no-fencing": "lost_updates >0", "pause/fencing": "stale_writes_rejected >0", "clock/jump-and-partition": "violations >0",
-		"none/chaos-none": "acquisitions >=100000",
+		"none/chaos-none":             "acquisitions >=100000",
+		"failover/replicated-no-wait": "violations >0", "failover/replicated-wait-2": "violations ==0",
+		"failover/redlock-delayed-restart": "violations ==0",
 	}
 	for key, claim := range claims {
 		name, cell, _ := strings.Cut(key, "/")

@@ -24,15 +24,16 @@ func (f durationFlag) Set(s string) error {
 	return err
 }
 
-// mastersFlag is --masters: comma-separated like pflag's string slice, but
-// its Set never fails, because pflag would quote the whole value (password
-// included) in its error; each address is checked, redacted, by Validate.
-type mastersFlag struct {
+// addrsFlag is --masters (and --sentinel-addrs): comma-separated like
+// pflag's string slice, but its Set never fails, because pflag would quote
+// the whole value (password included) in its error; each address is
+// checked, redacted, by Validate.
+type addrsFlag struct {
 	m       *[]string
 	changed bool
 }
 
-func (f *mastersFlag) String() string {
+func (f *addrsFlag) String() string {
 	if len(*f.m) == 0 {
 		return ""
 	}
@@ -42,8 +43,8 @@ func (f *mastersFlag) String() string {
 	}
 	return "[" + strings.Join(shown, ",") + "]"
 }
-func (f *mastersFlag) Type() string { return "strings" }
-func (f *mastersFlag) Set(s string) error {
+func (f *addrsFlag) Type() string { return "strings" }
+func (f *addrsFlag) Set(s string) error {
 	if !f.changed {
 		*f.m, f.changed = nil, true
 	}
@@ -53,18 +54,18 @@ func (f *mastersFlag) Set(s string) error {
 
 // Append, Replace and GetSlice make it a pflag.SliceValue (ApplyChanged
 // copies slices through them, never through the redacted String).
-func (f *mastersFlag) Append(v string) error { *f.m = append(*f.m, v); return nil }
-func (f *mastersFlag) Replace(v []string) error {
+func (f *addrsFlag) Append(v string) error { *f.m = append(*f.m, v); return nil }
+func (f *addrsFlag) Replace(v []string) error {
 	*f.m = append([]string(nil), v...)
 	return nil
 }
-func (f *mastersFlag) GetSlice() []string { return append([]string(nil), *f.m...) }
+func (f *addrsFlag) GetSlice() []string { return append([]string(nil), *f.m...) }
 
 // BindFlags registers every setting as a flag on fs, bound to s; the flag
 // names are the YAML names with "_" written as "-".
 func BindFlags(fs *pflag.FlagSet, s *Settings) {
 	dur := func(p *Duration, name, usage string) { fs.Var(durationFlag{p}, name, usage) }
-	fs.Var(&mastersFlag{m: &s.Masters}, "masters", "masters as host:port, redis://[user:pass@]host:port or rediss://… (comma-separated); default: start --local masters")
+	fs.Var(&addrsFlag{m: &s.Masters}, "masters", "masters as host:port, redis://[user:pass@]host:port or rediss://… (comma-separated); default: start --local masters")
 	fs.IntVar(&s.Local, "local", s.Local, "start this many local redis-server masters on 127.0.0.1 (when --masters is not given)")
 	fs.StringVar(&s.Persistence, "persistence", s.Persistence, "persistence: none, aof-no, aof-everysec, aof-always (local masters are started so; external ones are set with CONFIG SET by sweep)")
 	fs.StringVar(&s.LocalCPUs, "local-cpus", s.LocalCPUs, "pin the local masters to these CPUs (e.g. 0 or 2-3) and lockbench to the others")
@@ -75,6 +76,7 @@ func BindFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.StringVar(&s.TLSCert, "tls-cert", s.TLSCert, "rediss:// masters: client certificate (PEM), with --tls-key")
 	fs.StringVar(&s.TLSKey, "tls-key", s.TLSKey, "rediss:// masters: client key (PEM)")
 	fs.BoolVar(&s.TLSInsecure, "tls-insecure", s.TLSInsecure, "rediss:// masters: skip server certificate verification (test setups only)")
+	bindTopologyFlags(fs, s)
 	fs.StringVar(&s.Driver, "driver", s.Driver, "lock client: lockbench (this engine) or redsync (go-redsync/redsync v4 on go-redis v9)")
 	fs.StringVar(&s.Mode, "mode", s.Mode, "acquisition: sequential (master after master) or multiplexed (all at once)")
 	fs.StringVar(&s.Wait, "wait", s.Wait, "wait for: all masters, or quorum (stop once the outcome is decided)")
@@ -111,6 +113,22 @@ func BindFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.StringVar(&s.StartAt, "start-at", s.StartAt, "multi-machine: start the load at this RFC 3339 time, e.g. 2026-11-30T10:00:00Z")
 	fs.BoolVar(&s.Force, "force", s.Force, "run even when keys under the key prefix already exist (another run's?); sweep: run a matrix of more than 10,000 cells")
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed for key choice (0: random)")
+}
+
+// bindTopologyFlags registers the topology and the replicated set's settings.
+func bindTopologyFlags(fs *pflag.FlagSet, s *Settings) {
+	dur := func(p *Duration, name, usage string) { fs.Var(durationFlag{p}, name, usage) }
+	fs.StringVar(&s.Topology, "topology", s.Topology, "what the lock runs on: redlock (N independent masters), single (one master), replicated (a master with replicas behind Sentinel)")
+	fs.IntVar(&s.Replicas, "replicas", s.Replicas, "replicated: local replicas of the master")
+	fs.IntVar(&s.Sentinels, "sentinels", s.Sentinels, "replicated: local Sentinels watching the set (a count; external ones: --sentinel-addrs)")
+	fs.Var(&addrsFlag{m: &s.SentinelAddrs}, "sentinel-addrs", "replicated, an external set: its Sentinels as host:port or redis://… (comma-separated), with --master-set; nothing is started")
+	fs.StringVar(&s.MasterSet, "master-set", s.MasterSet, "replicated: the name the Sentinels monitor the master by (local default: "+DefaultMasterSet+")")
+	fs.IntVar(&s.WaitReplicas, "wait-replicas", s.WaitReplicas, "replicated: WAIT for this many replicas after the SETs (0: no WAIT); fewer acknowledgements fail the acquire (few acks)")
+	dur(&s.WaitTimeout, "wait-timeout", "replicated: WAIT's timeout (0: the per-master --timeout)")
+	dur(&s.DownAfter, "down-after", "replicated, local: Sentinel's down-after-milliseconds (how long a silent master is waited for)")
+	dur(&s.FailoverTimeout, "failover-timeout", "replicated, local: Sentinel's failover-timeout")
+	fs.IntVar(&s.MinReplicasToWrite, "min-replicas-to-write", s.MinReplicasToWrite, "replicated, local: min-replicas-to-write on the master and replicas (0: off)")
+	fs.IntSliceVar(&s.ReplicaPriority, "replica-priority", s.ReplicaPriority, "replicated, local: replica-priority per replica, in order (Sentinel promotes the lowest non-zero; 0 never)")
 }
 
 // faultUsage is how a setting reads in a fault scenario, where the words

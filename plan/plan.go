@@ -15,34 +15,39 @@ import (
 func Defaults() Settings {
 	e := engine.DefaultConfig()
 	return Settings{
-		Local:        5,
-		Persistence:  "", // local: none; external: the server's own
-		Embedded:     "auto",
-		Driver:       "lockbench",
-		Mode:         string(e.Mode),
-		Wait:         string(e.Wait),
-		TTL:          Duration(e.TTL),
-		Timeout:      Duration(e.Timeout),
-		DriftFactor:  e.DriftFactor,
-		Retries:      e.Retries,
-		RetryMin:     Duration(e.RetryMin),
-		RetryMax:     Duration(e.RetryMax),
-		WaitStrategy: e.Strategy,
-		BackoffBase:  Duration(e.BackoffBase),
-		BackoffCap:   Duration(e.BackoffCap),
-		Batch:        e.MaxBatch,
-		Dispatchers:  e.Dispatchers,
-		FlushDelay:   Duration(e.FlushDelay),
-		Load:         "closed",
-		Workers:      16,
-		Duration:     Duration(10 * time.Second),
-		Warmup:       Duration(2 * time.Second),
-		Keys:         100_000,
-		Distribution: "uniform",
-		ZipfExponent: 0.99,
-		HotspotOps:   0.9,
-		HotspotKeys:  0.1,
-		HoldDist:     "fixed",
+		Local:           5,
+		Topology:        string(engine.Redlock),
+		Replicas:        DefaultReplicas,
+		Sentinels:       DefaultSentinels,
+		DownAfter:       Duration(defaultDownAfter),
+		FailoverTimeout: Duration(defaultFailoverTimeout),
+		Persistence:     "", // local: none; external: the server's own
+		Embedded:        "auto",
+		Driver:          "lockbench",
+		Mode:            string(e.Mode),
+		Wait:            string(e.Wait),
+		TTL:             Duration(e.TTL),
+		Timeout:         Duration(e.Timeout),
+		DriftFactor:     e.DriftFactor,
+		Retries:         e.Retries,
+		RetryMin:        Duration(e.RetryMin),
+		RetryMax:        Duration(e.RetryMax),
+		WaitStrategy:    e.Strategy,
+		BackoffBase:     Duration(e.BackoffBase),
+		BackoffCap:      Duration(e.BackoffCap),
+		Batch:           e.MaxBatch,
+		Dispatchers:     e.Dispatchers,
+		FlushDelay:      Duration(e.FlushDelay),
+		Load:            "closed",
+		Workers:         16,
+		Duration:        Duration(10 * time.Second),
+		Warmup:          Duration(2 * time.Second),
+		Keys:            100_000,
+		Distribution:    "uniform",
+		ZipfExponent:    0.99,
+		HotspotOps:      0.9,
+		HotspotKeys:     0.1,
+		HoldDist:        "fixed",
 	}
 }
 
@@ -81,7 +86,7 @@ func (s Settings) Validate() (warnings []string, err error) { return s.validate(
 // (a resolved cell has one, and a zipf chooser sums over every key).
 func (s Settings) validate(chooserBuilt bool) (warnings []string, err error) {
 	keysAndHold := func() error { return s.checkKeysAndHold(chooserBuilt) }
-	checks := []func() error{s.checkMasters, s.checkLocalCPUs, s.checkPersistence, s.checkNetLatency,
+	checks := []func() error{s.checkMasters, s.checkTopology, s.checkLocalCPUs, s.checkPersistence, s.checkNetLatency,
 		s.checkClient, s.checkLoad, keysAndHold, s.checkSegment}
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -284,8 +289,12 @@ func (s Settings) warnings() []string {
 	return out
 }
 
-// N is the number of masters.
+// N is the number of masters: one for a replicated set (its replicas are
+// not masters), else the given or local ones.
 func (s Settings) N() int {
+	if s.Replicated() {
+		return 1
+	}
 	if len(s.Masters) > 0 {
 		return len(s.Masters)
 	}
@@ -310,6 +319,7 @@ func (s Settings) EngineConfig() (engine.Config, error) {
 		c.NotifyTimeout = c.TTL // unset: the lease, as Redisson
 	}
 	c.MaxBatch, c.Dispatchers, c.FlushDelay = s.Batch, s.Dispatchers, time.Duration(s.FlushDelay)
+	s.topologyEngine(&c)
 	c.TLS = engine.TLSFiles{CA: s.TLSCA, Cert: s.TLSCert, Key: s.TLSKey, Insecure: s.TLSInsecure}
 	if !c.TLS.Empty() {
 		if _, err := c.TLS.Config(""); err != nil {
@@ -334,6 +344,10 @@ func (s Settings) Redacted() Settings {
 	for _, m := range s.Masters {
 		out.Masters = append(out.Masters, engine.RedactURL(m))
 	}
+	out.SentinelAddrs = nil
+	for _, a := range s.SentinelAddrs {
+		out.SentinelAddrs = append(out.SentinelAddrs, engine.RedactURL(a))
+	}
 	return out
 }
 
@@ -344,8 +358,8 @@ func (s Settings) checkLocalCPUs() error {
 	if s.LocalCPUs == "" {
 		return nil
 	}
-	if len(s.Masters) > 0 {
-		return fmt.Errorf("local-cpus: pins local masters; with --masters the servers are not started here (pin them where they run)")
+	if len(s.Masters) > 0 || s.ExternalSentinels() {
+		return fmt.Errorf("local-cpus: pins local masters; with --masters or --sentinel-addrs the servers are not started here (pin them where they run)")
 	}
 	if s.Embedded == "always" {
 		return fmt.Errorf("local-cpus: needs real redis-server masters; embedded masters run inside lockbench and cannot be pinned apart")

@@ -12,7 +12,7 @@ import (
 
 func TestShippedScenariosParseAndExpand(t *testing.T) {
 	want := map[string]int{
-		"quickstart": 6, "fsync-sweep": 8, "acquisition-compare": 32, "contention-sweep": 12, "capacity": 14,
+		"quickstart": 6, "fsync-sweep": 8, "acquisition-compare": 32, "contention-sweep": 12, "capacity": 14, "topologies": 12,
 	}
 	for _, name := range configs.Names() {
 		b, _ := configs.Get(name)

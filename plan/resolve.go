@@ -35,7 +35,7 @@ func (c Cell) resolve() (Resolved, error) {
 	if r.Engine, err = s.EngineConfig(); err != nil {
 		return r, err
 	}
-	r.Engine.Masters = nil
+	r.Engine.Masters, r.Engine.SentinelAddrs = nil, nil
 	seg, offset, err := s.ForSegment()
 	if err != nil {
 		return r, err
@@ -44,7 +44,8 @@ func (c Cell) resolve() (Resolved, error) {
 		return r, err
 	}
 	r.Recorded = results.Settings(seg.Redacted())
-	r.Recorded.Persistence = orNone(s.Persistence, len(s.Masters) == 0)
+	r.Recorded.Persistence = orNone(s.Persistence, len(s.Masters) == 0 && !s.ExternalSentinels())
+	s.recordTopology(&r.Recorded)
 	if c.Faulty {
 		r.Recorded.Workers = s.Workers * s.Clients
 	} else {
@@ -97,7 +98,8 @@ func (c Cell) Validate() error {
 	return c.checkFaultTargets()
 }
 
-// checkFaultTargets: every fault within the cell's time and its targets.
+// checkFaultTargets: every fault within the cell's time, of its
+// topology, and its targets.
 func (c Cell) checkFaultTargets() error {
 	s := c.Settings
 	d := time.Duration(s.Duration)
@@ -106,16 +108,40 @@ func (c Cell) checkFaultTargets() error {
 		if f.At >= d {
 			return fmt.Errorf("%s.at: %v is not accepted; use a time before the end of the cell (duration %v)", where, f.At, d)
 		}
-		for _, m := range f.Masters {
-			if m < 0 || m >= s.Local {
-				return fmt.Errorf("%s.master_index: %d is not accepted; use 0..%d (%d local masters)", where, m, s.Local-1, s.Local)
+		if err := s.checkFaultTopology(where, f); err != nil {
+			return err
+		}
+		for _, t := range []struct {
+			field, what string
+			v           []int
+			n           int
+		}{{"master_index", "masters", f.Masters, s.N()}, {"client_index", "clients", f.Clients, s.Clients},
+			{"replica_index", "replicas", f.Replicas, s.Replicas}, {"sentinel_index", "sentinels", f.Sentinels, s.Sentinels}} {
+			for _, i := range t.v {
+				if i < 0 || i >= t.n {
+					return fmt.Errorf("%s.%s: %d is not accepted; use 0..%d (%d %s)", where, t.field, i, t.n-1, t.n, t.what)
+				}
 			}
 		}
-		for _, cl := range f.Clients {
-			if cl < 0 || cl >= s.Clients {
-				return fmt.Errorf("%s.client_index: %d is not accepted; use 0..%d (%d clients)", where, cl, s.Clients-1, s.Clients)
-			}
-		}
+	}
+	return nil
+}
+
+// checkFaultTopology: a replicated set's faults on a replicated cell
+// only, and none there that its topology cannot take (its clients find
+// the master through Sentinel, so no proxy stands between them; masters
+// under a fake clock are Redlock's).
+func (s Settings) checkFaultTopology(where string, f Fault) error {
+	repl := s.Replicated()
+	switch {
+	case !repl && (f.Kind == results.FaultFailover || f.Kind == results.FaultReplicationLag):
+		return fmt.Errorf("%s.kind: %s needs topology replicated (a master with replicas behind Sentinel); topology is %s", where, f.Kind, s.TopologyOf())
+	case !repl && f.ByRole():
+		return fmt.Errorf("%s: replica_index and sentinel_index need topology replicated; topology is %s (use master_index)", where, s.TopologyOf())
+	case repl && (f.Kind == results.FaultPartition || f.Kind == results.FaultLatency || f.Kind == results.FaultReset):
+		return fmt.Errorf("%s.kind: %s is not available with topology replicated: its clients reach the master Sentinel names, with no proxy between; use replication_lag, failover, crash or pause", where, f.Kind)
+	case repl && f.Kind == results.FaultClockJump:
+		return fmt.Errorf("%s.kind: clock_jump is not available with topology replicated (fake clocks run Redlock's masters); use failover, crash or pause", where)
 	}
 	return nil
 }

@@ -361,7 +361,10 @@ var FaultSettings = func() map[string]bool {
 	out := map[string]bool{}
 	for _, n := range []string{"local", "persistence", "workers", "keys", "ttl", "timeout", "drift_factor", "mode", "wait",
 		"hold", "hold_distribution", "retry_delay_min", "retry_delay_max", "duration", "seed",
-		"wait_strategy", "wait_time", "backoff_base", "backoff_cap", "notify_timeout"} {
+		"wait_strategy", "wait_time", "backoff_base", "backoff_cap", "notify_timeout",
+		// A replicated set the cell starts (and fails over) itself.
+		"topology", "replicas", "sentinels", "wait_replicas", "wait_timeout", "down_after", "failover_timeout",
+		"min_replicas_to_write", "replica_priority"} {
 		out[n] = true
 	}
 	for n := range FaultOnly {

@@ -67,11 +67,14 @@ type Summary struct {
 	Thresholds  ThresholdsResult `json:"thresholds"`
 	// Differences between cells that differ in one setting, judged
 	// against the noise of their repeats.
-	Differences []Difference     `json:"differences,omitempty"`
-	Plots       []string         `json:"plots"` // plot files written, relative to OutDir
-	Files       []string         `json:"files"` // every file written, relative to OutDir
-	Warnings    []string         `json:"warnings,omitempty"`
-	Manifest    results.Manifest `json:"manifest"`
+	Differences []Difference `json:"differences,omitempty"`
+	// Price is the price and safety table of cells that differ in
+	// topology (none otherwise).
+	Price    []PriceRow       `json:"price,omitempty"`
+	Plots    []string         `json:"plots"` // plot files written, relative to OutDir
+	Files    []string         `json:"files"` // every file written, relative to OutDir
+	Warnings []string         `json:"warnings,omitempty"`
+	Manifest results.Manifest `json:"manifest"`
 }
 
 // SLO is the service level a cell must meet to count towards capacity.
@@ -94,6 +97,7 @@ type CellSummary struct {
 	Label              string                            `json:"label"`
 	Axes               map[string]string                 `json:"axes"`
 	Masters            int                               `json:"masters"`
+	Topology           string                            `json:"topology,omitempty"`
 	Persistence        string                            `json:"persistence,omitempty"`
 	Driver             string                            `json:"driver,omitempty"`
 	Mode               string                            `json:"mode,omitempty"`
@@ -110,6 +114,7 @@ type CellSummary struct {
 	Acquired           int64                             `json:"acquired"`
 	NotAcquired        int64                             `json:"not_acquired"`
 	Errors             int64                             `json:"errors"`
+	FewAcks            int64                             `json:"few_acks,omitempty"`
 	SuccessRatio       float64                           `json:"success_ratio"`
 	Violations         int64                             `json:"violations"`
 	MaxHolders         int64                             `json:"max_concurrent_holders"`
@@ -121,6 +126,7 @@ type CellSummary struct {
 	MeasuredSeconds    float64                           `json:"measured_seconds"`
 	Interrupted        bool                              `json:"interrupted,omitempty"`
 	Events             []results.Event                   `json:"events,omitempty"`
+	Failovers          []results.Failover                `json:"failovers,omitempty"`
 	Warnings           []string                          `json:"warnings,omitempty"`
 	PerMaster          map[string]results.MasterOutcomes `json:"per_master,omitempty"`
 	PercentilesFile    string                            `json:"percentiles_file,omitempty"`
@@ -226,6 +232,7 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 		s.Capacity = capacity(res.Cells, s.Cells, s.SLO, opt.TargetRate)
 	}
 	s.Differences = differences(res.Cells)
+	s.Price = priceRows(res.Cells, s.Cells)
 	s.Thresholds = checkThresholds(runs, opt.Thresholds)
 	figs := figures(res, s)
 	rendered, err := writePlots(s, figs, opt)
@@ -379,18 +386,18 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 	r := c.Run
 	cs := CellSummary{
 		Index: c.Info.Index, ID: c.Info.ID, Label: c.Info.Label, Axes: c.Axes,
-		Masters: c.Set.N, Persistence: c.Set.Persistence, Driver: c.Set.Driver, Mode: c.Set.Mode,
+		Masters: c.Set.N, Topology: topologyOf(c.Set), Persistence: c.Set.Persistence, Driver: c.Set.Driver, Mode: c.Set.Mode,
 		Load: c.Set.Load, Workers: c.Set.Workers, Rate: c.Set.Rate, Keys: c.Set.Keys,
 		CyclesPerSec: results.FiniteOr0(r.Throughput.CyclesPerSec), AcquiresPerSec: results.FiniteOr0(r.Throughput.AcquiresPerSec),
 		Acquire: r.AcquireLatency, AcquireUncorrected: r.AcquireUncorrected,
 		Failed: r.AcquireFailedLatency, Release: r.ReleaseLatency,
-		Acquired: r.Outcomes.Acquired, NotAcquired: r.Outcomes.NotAcquired, Errors: r.Outcomes.Errors,
+		Acquired: r.Outcomes.Acquired, NotAcquired: r.Outcomes.NotAcquired, Errors: r.Outcomes.Errors, FewAcks: r.Outcomes.FewAcks,
 		SuccessRatio: results.SuccessRatio(r.Outcomes),
 		Violations:   r.Safety.Violations, MaxHolders: r.Safety.MaxConcurrentHolder,
 		ClientCPUPerCycle: results.FiniteOr0(r.Client.CPUMicrosCycle), ClientCPUShare: results.FiniteOr0(r.Client.CPUShare),
 		ClientBound:     clientBound(r.Client),
 		MeasuredSeconds: r.MeasuredSeconds, Interrupted: r.Interrupted,
-		Events: r.Events, Warnings: r.Warnings, PerMaster: r.Outcomes.PerMaster,
+		Events: r.Events, Failovers: r.Failovers, Warnings: r.Warnings, PerMaster: r.Outcomes.PerMaster,
 		Safety: r.Safety, OpenLoop: r.OpenLoop, Repeats: r.Repeats,
 		Contention: r.Contention, Fairness: r.Fairness, WaitStrategy: c.Set.WaitStrategy,
 	}

@@ -44,6 +44,7 @@ func figures(res *loadedDir, s *Summary) []figure {
 	add(modesFigure(res.Cells, s))
 	add(contentionFigure(res.Cells, s))
 	add(waitingFigure(res.Cells, s))
+	add(priceFigure(s.Price))
 	for i, c := range res.Cells {
 		add(timelineFigure(c, i, s))
 	}
@@ -450,7 +451,7 @@ func addSuccessLines(p *plots.Panel, groups []*group, axis string, sums map[*cel
 		for _, c := range g.Cells {
 			v := axisValue(c, axis)
 			cs := sums[c]
-			if v <= 0 || cs.Acquired+cs.NotAcquired+cs.Errors == 0 {
+			if v <= 0 || cs.Acquired+cs.NotAcquired+cs.Errors+cs.FewAcks == 0 {
 				continue
 			}
 			x, y = append(x, v), append(y, cs.SuccessRatio)

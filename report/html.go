@@ -31,6 +31,9 @@ type view struct {
 	// Contention rows appear when any cell's callers waited (more than one
 	// attempt per lock, or some gave up).
 	Contention []contentionRow
+	// Price rows appear when the cells differ in topology.
+	Price     []priceView
+	PriceNote string
 	// ShowCapacity is false when every cell is a fault scenario: their load
 	// is contention by design, and an SLO knee would say nothing.
 	ShowCapacity bool
@@ -130,6 +133,7 @@ func makeCostView(c CellSummary) costView {
 type masterRow struct {
 	Addr                                                 string
 	OK, Taken, Timeout, Err, Pending, NotSent, Late, Rel string
+	FewAcks                                              string
 }
 
 type capView struct {
@@ -157,6 +161,10 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 	if !slices.ContainsFunc(v.Contention, func(r contentionRow) bool { return r.Waited }) {
 		v.Contention = nil
 	}
+	for _, r := range s.Price {
+		v.Price = append(v.Price, makePriceView(r))
+	}
+	v.PriceNote = priceNote
 	v.SpreadNote = spreadNote(s.Cells)
 	for _, c := range s.Capacity {
 		v.Capacity = append(v.Capacity, makeCapView(c))
@@ -210,6 +218,9 @@ func makeCellView(c CellSummary, outDir string) cellView {
 	}
 	cv.Cost = makeCostView(c)
 	cv.EventsText = eventTexts(c.Events)
+	for _, f := range c.Failovers {
+		cv.EventsText = append(cv.EventsText, f.Text())
+	}
 	return cv
 }
 
@@ -250,7 +261,7 @@ func masterRows(per map[string]results.MasterOutcomes) []masterRow {
 	for _, a := range sortedKeys(per) {
 		m := per[a]
 		out = append(out, masterRow{a, results.Count(m.OK), results.Count(m.Taken), results.Count(m.Timeout), results.Count(m.Error),
-			results.Count(m.Pending), results.Count(m.NotSent), results.Count(m.Late), results.Count(m.LateReleased)})
+			results.Count(m.Pending), results.Count(m.NotSent), results.Count(m.Late), results.Count(m.LateReleased), results.Count(m.FewAcks)})
 	}
 	return out
 }
@@ -459,7 +470,7 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 <h1>lockbench report: {{.S.Name}}</h1>
 {{with .S.Description}}<p>{{.}}</p>{{end}}
 <p class="meta">{{len .S.Cells}} cells · generated {{.S.GeneratedAt.Format "2006-01-02 15:04:05 UTC"}} · from {{range $i, $d := .S.Dirs}}{{if $i}}, {{end}}<code>{{$d}}</code>{{end}}{{with .S.Manifest.LockbenchVersion}} · lockbench {{.}}{{end}}{{with .S.Manifest.RedisServerVersion}} · redis-server {{.}}{{end}}</p>
-<nav><a href="#verdict">Verdict</a>{{if .Safety}}<a href="#safety">Safety</a>{{end}}{{if .ShowCapacity}}<a href="#capacity">Capacity</a>{{end}}<a href="#plots">Plots</a><a href="#cells">Cells</a>{{if .Timelines}}<a href="#timelines">Timelines</a>{{end}}<a href="#details">Per-cell details</a><a href="#manifest">Manifest</a></nav>
+<nav><a href="#verdict">Verdict</a>{{if .Price}}<a href="#price">Topologies</a>{{end}}{{if .Safety}}<a href="#safety">Safety</a>{{end}}{{if .ShowCapacity}}<a href="#capacity">Capacity</a>{{end}}<a href="#plots">Plots</a><a href="#cells">Cells</a>{{if .Timelines}}<a href="#timelines">Timelines</a>{{end}}<a href="#details">Per-cell details</a><a href="#manifest">Manifest</a></nav>
 
 <h2 id="verdict">Verdict</h2>
 {{if .ShowCapacity}}<p>SLO used for capacity: {{.SLOText}}. Target rate: {{if .S.TargetRate}}{{printf "%.0f" .S.TargetRate}} cycles/s{{else}}not given (--target-rate){{end}}.</p>{{end}}
@@ -471,6 +482,14 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 {{if .Differences}}<p id="noise">What each swept setting changed, against the noise of the repeats (Mann–Whitney U at 0.05; the spread is the larger relative spread of the two cells):</p>
 <ul>{{range .Differences}}<li>{{.Text}}</li>{{end}}</ul>{{if .MoreDifferences}}<p>… and {{.MoreDifferences}} more in summary.json (differences).</p>{{end}}{{end}}
 {{range .S.Warnings}}<div class="warn">{{.}}</div>{{end}}
+
+{{if .Price}}<h2 id="price">Topologies: price and safety</h2>
+<p>{{.PriceNote}}</p>
+<div class="scroll"><table>
+<tr><th>#</th><th class="l">cell</th><th class="l">topology</th><th class="l">servers</th><th>wait replicas</th><th class="l">persistence</th><th class="l">load</th><th>acquire p50 (ms)</th><th>× single</th><th>acquire p99 (ms)</th><th>× single</th><th>cycles/s</th><th>× single</th><th>server CPU µs/cycle</th><th>× single</th><th>violations</th><th>few acks</th><th>lost updates</th><th class="l">verdict</th></tr>
+{{range .Price}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td class="l">{{.TopologyT}}</td><td class="l">{{.ServersT}}</td><td>{{.WaitReplicas}}</td><td class="l">{{.Persistence}}</td><td class="l">{{.Load}}</td><td>{{.P50}}</td><td>{{.P50R}}</td><td>{{.P99}}</td><td>{{.P99R}}</td><td>{{.Cycles}}</td><td>{{.CyclesR}}</td><td>{{.CPU}}</td><td>{{.CPUR}}</td><td{{if .Bad}} class="bad"{{end}}>{{.ViolationsT}}</td><td>{{.FewAcks}}</td><td{{if .Bad}} class="bad"{{end}}>{{.LostT}}</td><td class="l wrap">{{.VerdictT}}</td></tr>
+{{end}}</table></div>
+{{end}}
 
 {{if .Safety}}<h2 id="safety">Safety under faults</h2>
 <p>Violations: two holders of one lock within their validity windows. Lost updates: acknowledged read-modify-writes on the protected resource missing from its final value. History: whether porcupine, judging only the resource's history (one operation per critical section), finds an order of the sections that explains every value read; a history that is not linearizable links to the failing key's history. With fencing, the resource rejects writes carrying a token older than one it has seen. Availability: share of acquire attempts that succeeded, and share of seconds in which some acquire succeeded.</p>
@@ -538,8 +557,8 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 <h2 id="details">Per-cell details</h2>
 {{range .Cells}}<details><summary>{{.Index}}: {{.Label}}</summary>
 <p>N = {{.CellSummary.Masters}} masters · measured {{printf "%.1f" .MeasuredSeconds}} s · max concurrent holders of one key: {{.MaxHolders}} · safety probe: {{if .Safety.NotJudged}}not judged ({{.Safety.NotJudged}}){{else}}{{.Safety.JudgedHolds}} holds judged on validity windows{{if .Safety.HoldsNotJudged}}, {{.Safety.HoldsNotJudged}} not judged{{end}}{{end}}{{with .OpenLoop}} · open loop: offered {{.Offered}}, served {{.Served}}, unserved {{.Unserved}}, pacer lag p99 {{printf "%.0f" .PacerLag.P99}} µs{{end}}{{with .BusiestText}} · busiest master CPU {{.}} of a core{{end}}{{with .PercentilesFile}} · <a href="{{.}}">acquire percentile distribution</a>{{end}}{{range .Hlogs}} · <a href="{{.}}">{{.}}</a>{{end}}</p>
-{{if .MasterRows}}<table><tr><th class="l">master</th><th>ok</th><th>taken</th><th>timeout</th><th>error</th><th>pending</th><th>not sent</th><th>late</th><th>late released</th></tr>
-{{range .MasterRows}}<tr><td class="l">{{.Addr}}</td><td>{{.OK}}</td><td>{{.Taken}}</td><td>{{.Timeout}}</td><td>{{.Err}}</td><td>{{.Pending}}</td><td>{{.NotSent}}</td><td>{{.Late}}</td><td>{{.Rel}}</td></tr>
+{{if .MasterRows}}<table><tr><th class="l">master</th><th>ok</th><th>taken</th><th>timeout</th><th>error</th><th>few acks</th><th>pending</th><th>not sent</th><th>late</th><th>late released</th></tr>
+{{range .MasterRows}}<tr><td class="l">{{.Addr}}</td><td>{{.OK}}</td><td>{{.Taken}}</td><td>{{.Timeout}}</td><td>{{.Err}}</td><td>{{.FewAcks}}</td><td>{{.Pending}}</td><td>{{.NotSent}}</td><td>{{.Late}}</td><td>{{.Rel}}</td></tr>
 {{end}}</table>{{end}}
 {{if .EventsText}}<p>Events:</p><ul>{{range .EventsText}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{range .Warnings}}<div class="warn">{{.}}</div>{{end}}

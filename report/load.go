@@ -32,6 +32,10 @@ type settings struct {
 	TTL          string
 	Hold         string
 	WaitStrategy string
+	// Topology ("" in older results: redlock) and a replicated set's
+	// sizes and WAIT.
+	Topology                          string
+	Replicas, Sentinels, WaitReplicas int
 }
 
 func settingsOf(cfg *results.CellConfig) settings {
@@ -42,6 +46,7 @@ func settingsOf(cfg *results.CellConfig) settings {
 		N: cfg.N(), Persistence: cfg.Persistence, Driver: cfg.Driver, Mode: cfg.Mode, Wait: cfg.Wait,
 		Load: cfg.Load, Workers: cfg.Workers, Rate: cfg.Rate, Keys: float64(cfg.Keys),
 		Distribution: cfg.Distribution, TTL: cfg.TTL.String(), Hold: cfg.Hold.String(), WaitStrategy: cfg.WaitStrategy,
+		Topology: cfg.Topology, Replicas: cfg.Replicas, Sentinels: cfg.Sentinels, WaitReplicas: cfg.WaitReplicas,
 	}
 	if s.Load == "" {
 		s.Load = "closed" // what `run` does without a load setting
@@ -214,18 +219,20 @@ func assignAxes(cells []*cell) {
 		}
 	}
 	get := map[string]func(settings) string{
-		"N":            func(s settings) string { return strconv.Itoa(s.N) },
-		"persistence":  func(s settings) string { return s.Persistence },
-		"driver":       func(s settings) string { return s.Driver },
-		"mode":         func(s settings) string { return s.Mode },
-		"wait":         func(s settings) string { return s.Wait },
-		"load":         func(s settings) string { return s.Load },
-		"workers":      func(s settings) string { return strconv.Itoa(s.Workers) },
-		"rate":         func(s settings) string { return strconv.FormatFloat(s.Rate, 'f', -1, 64) },
-		"keys":         func(s settings) string { return strconv.FormatFloat(s.Keys, 'f', -1, 64) },
-		"distribution": func(s settings) string { return s.Distribution },
-		"ttl":          func(s settings) string { return s.TTL },
-		"hold":         func(s settings) string { return s.Hold },
+		"N":             func(s settings) string { return strconv.Itoa(s.N) },
+		"persistence":   func(s settings) string { return s.Persistence },
+		"driver":        func(s settings) string { return s.Driver },
+		"mode":          func(s settings) string { return s.Mode },
+		"wait":          func(s settings) string { return s.Wait },
+		"load":          func(s settings) string { return s.Load },
+		"workers":       func(s settings) string { return strconv.Itoa(s.Workers) },
+		"rate":          func(s settings) string { return strconv.FormatFloat(s.Rate, 'f', -1, 64) },
+		"keys":          func(s settings) string { return strconv.FormatFloat(s.Keys, 'f', -1, 64) },
+		"distribution":  func(s settings) string { return s.Distribution },
+		"ttl":           func(s settings) string { return s.TTL },
+		"hold":          func(s settings) string { return s.Hold },
+		"topology":      func(s settings) string { return topologyOf(s) },
+		"wait_replicas": func(s settings) string { return strconv.Itoa(s.WaitReplicas) },
 	}
 	for _, c := range cells {
 		c.Axes = map[string]string{}
@@ -244,7 +251,7 @@ func assignAxes(cells []*cell) {
 }
 
 // axisOrder puts the settings people read first first.
-var axisOrder = []string{"N", "local", "masters", "persistence", "driver", "mode", "wait", "load", "keys", "distribution", "ttl", "hold", "workers", "rate"}
+var axisOrder = []string{"topology", "N", "local", "masters", "replicas", "wait_replicas", "persistence", "driver", "mode", "wait", "load", "keys", "distribution", "ttl", "hold", "workers", "rate"}
 
 func sortedAxes(names []string) []string {
 	rank := map[string]int{}

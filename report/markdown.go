@@ -28,6 +28,7 @@ func writeMarkdown(path string, s *Summary, figs []figure) error {
 	var d mdDoc
 	d.header(s)
 	d.verdict(s, v)
+	d.price(v)
 	d.safety(v)
 	d.contention(v)
 	d.capacity(v)
@@ -118,6 +119,22 @@ func (d *mdDoc) safety(v view) {
 		}
 		d.p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Index, mdEscape(r.Label), mdEscape(r.Faults), r.Acquired,
 			mdBold(r.Violations, r.Bad), mdBold(r.Lost, r.Bad), r.Fencing, r.Rejected, r.AvailOps, r.AvailTime, hist, mdBold(mdEscape(r.Verdict), r.VerdictBad))
+	}
+	d.p("\n")
+}
+
+// price is the topologies' price and safety table.
+func (d *mdDoc) price(v view) {
+	if len(v.Price) == 0 {
+		return
+	}
+	d.p("## Topologies: price and safety\n\n%s\n\n", v.PriceNote)
+	d.p("| # | cell | topology | servers | wait replicas | persistence | load | acquire p50 (ms) | × single | acquire p99 (ms) | × single | cycles/s | × single | server CPU µs/cycle | × single | violations | few acks | lost updates | verdict |\n")
+	d.p("|--:|---|---|---|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	for _, r := range v.Price {
+		d.p("| %d | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s |\n", r.Index, mdEscape(r.Label), r.TopologyT, r.ServersT,
+			r.WaitReplicas, r.Persistence, mdEscape(r.Load), r.P50, r.P50R, r.P99, r.P99R, r.Cycles, r.CyclesR, r.CPU, r.CPUR,
+			mdBold(mdEscape(r.ViolationsT), r.Bad), r.FewAcks, mdBold(r.LostT, r.Bad), mdEscape(r.VerdictT))
 	}
 	d.p("\n")
 }

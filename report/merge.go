@@ -324,6 +324,7 @@ func addRepeatFigures(cells []*cell, k int) results.RepeatRun {
 		rr.Acquired += x.Acquired
 		rr.NotAcquired += x.NotAcquired
 		rr.Errors += x.Errors
+		rr.FewAcks += x.FewAcks
 		rr.Violations += x.Violations
 		rr.Interrupted = rr.Interrupted || x.Interrupted
 	}

@@ -17,10 +17,16 @@ const (
 	FaultReset     FaultKind = "reset"      // drop connections (once, or for a while)
 	FaultPause     FaultKind = "pause"      // stop clients (SIGSTOP, or a pause hook) and resume them
 	FaultClockJump FaultKind = "clock_jump" // move a master's wall clock (libfaketime)
+	// FaultFailover kills -9 a replicated set's current master: Sentinel
+	// promotes a replica.
+	FaultFailover FaultKind = "failover"
+	// FaultReplicationLag stops replicas receiving the master's writes
+	// (SIGSTOP, their links cut) until For ends or the master is killed.
+	FaultReplicationLag FaultKind = "replication_lag"
 )
 
 // FaultKinds lists every fault kind.
-var FaultKinds = []FaultKind{FaultCrash, FaultPartition, FaultLatency, FaultReset, FaultPause, FaultClockJump}
+var FaultKinds = []FaultKind{FaultCrash, FaultPartition, FaultLatency, FaultReset, FaultPause, FaultClockJump, FaultFailover, FaultReplicationLag}
 
 // Restart policies of a crash.
 const (
@@ -28,17 +34,22 @@ const (
 	RestartNever     = "never"
 )
 
-// Fault is one scheduled fault of a scenario. Empty Masters or Clients mean all of them.
+// Fault is one scheduled fault of a scenario. Empty Masters or Clients mean
+// all of them. Replicas and Sentinels are a replicated set's processes by
+// role (crash, replication_lag: empty means all replicas); a crash of
+// only those leaves the master be.
 type Fault struct {
-	At      time.Duration // after the load starts
-	Kind    FaultKind
-	Masters []int
-	Clients []int
-	For     time.Duration // partition, latency, reset, pause: 0 = until the end
-	Restart string        // crash: immediate, never or a delay such as 2.5s
-	Latency time.Duration // latency
-	Jitter  time.Duration // latency
-	By      time.Duration // clock_jump
+	At        time.Duration // after the load starts
+	Kind      FaultKind
+	Masters   []int
+	Clients   []int
+	Replicas  []int
+	Sentinels []int
+	For       time.Duration // partition, latency, reset, pause: 0 = until the end
+	Restart   string        // crash: immediate, never or a delay such as 2.5s
+	Latency   time.Duration // latency
+	Jitter    time.Duration // latency
+	By        time.Duration // clock_jump
 }
 
 // RestartDelay parses Restart: 0 for immediate, -1 for never.
@@ -60,7 +71,12 @@ func (s Fault) RestartDelay() (time.Duration, error) {
 func (s Fault) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s at %v", s.Kind, s.At)
-	if s.Kind != FaultPause {
+	switch {
+	case s.Kind == FaultReplicationLag:
+		fmt.Fprintf(&b, " replicas %s", FaultTargets(s.Replicas))
+	case s.Kind == FaultCrash && s.ByRole():
+		s.roles(&b)
+	case s.Kind != FaultPause && s.Kind != FaultFailover:
 		fmt.Fprintf(&b, " masters %s", FaultTargets(s.Masters))
 	}
 	if s.Kind == FaultPartition || s.Kind == FaultLatency || s.Kind == FaultReset || s.Kind == FaultPause {
@@ -85,6 +101,20 @@ func (s Fault) String() string {
 		fmt.Fprintf(&b, " for %v", s.For)
 	}
 	return b.String()
+}
+
+// ByRole says a crash names a replicated set's replicas or Sentinels.
+func (s Fault) ByRole() bool { return len(s.Replicas) > 0 || len(s.Sentinels) > 0 }
+
+func (s Fault) roles(b *strings.Builder) {
+	for _, r := range []struct {
+		name string
+		v    []int
+	}{{"masters", s.Masters}, {"replicas", s.Replicas}, {"sentinels", s.Sentinels}} {
+		if len(r.v) > 0 {
+			fmt.Fprintf(b, " %s %s", r.name, FaultTargets(r.v))
+		}
+	}
 }
 
 // FaultTargets writes indices as "0,2", or "all" for none.

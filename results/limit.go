@@ -70,7 +70,7 @@ const (
 // rule that holds is the verdict; each verdict carries the figures that
 // made it.
 func LimitOf(r *Run) Limit {
-	attempts := r.Outcomes.Acquired + r.Outcomes.NotAcquired + r.Outcomes.Errors
+	attempts := r.Outcomes.Attempts()
 	if attempts == 0 {
 		return Limit{By: LimitNone, Evidence: "not judged: no acquire attempt was measured"}
 	}

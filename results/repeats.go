@@ -32,6 +32,7 @@ type RepeatRun struct {
 	Acquired        int64     `json:"acquired"`
 	NotAcquired     int64     `json:"not_acquired"`
 	Errors          int64     `json:"errors"`
+	FewAcks         int64     `json:"few_acks,omitempty"`
 	Violations      int64     `json:"violations"`
 	Interrupted     bool      `json:"interrupted,omitempty"`
 	// What waiting callers saw (0 when the repeat had no contention figures).

@@ -43,6 +43,9 @@ type MasterOutcomes struct {
 	Late int64 `json:"late"`
 	// LateReleased are late OKs of failed acquires, released on the master.
 	LateReleased int64 `json:"late_released"`
+	// FewAcks SETs won, but WAIT saw fewer replicas than wait_replicas
+	// acknowledge them (replicated): the acquire failed and was released.
+	FewAcks int64 `json:"few_acks,omitempty"`
 }
 
 // Add adds o's counts to m's.
@@ -55,6 +58,7 @@ func (m *MasterOutcomes) Add(o MasterOutcomes) {
 	m.NotSent += o.NotSent
 	m.Late += o.Late
 	m.LateReleased += o.LateReleased
+	m.FewAcks += o.FewAcks
 }
 
 // Add adds o's outcomes to out's, master by master (by address).
@@ -62,6 +66,7 @@ func (out *Outcomes) Add(o Outcomes) {
 	out.Acquired += o.Acquired
 	out.NotAcquired += o.NotAcquired
 	out.Errors += o.Errors
+	out.FewAcks += o.FewAcks
 	if out.PerMaster == nil {
 		out.PerMaster = map[string]MasterOutcomes{}
 	}
@@ -72,15 +77,39 @@ func (out *Outcomes) Add(o Outcomes) {
 	}
 }
 
+// AcquireFailure is why an acquire failed, as the outcomes count it.
+type AcquireFailure uint8
+
+const (
+	// LostToError: masters timed out or failed (Outcomes.Errors).
+	LostToError AcquireFailure = iota
+	// LostToContention: the key was taken, or a quorum answered too
+	// slowly for any validity (Outcomes.NotAcquired).
+	LostToContention
+	// LostToFewAcks: the SET won but WAIT saw fewer replicas than
+	// wait_replicas acknowledge it (Outcomes.FewAcks).
+	LostToFewAcks
+)
+
 // Sent is how many SETs of measured acquires went to the master.
-func (m MasterOutcomes) Sent() int64 { return m.OK + m.Taken + m.Timeout + m.Error + m.Pending }
+func (m MasterOutcomes) Sent() int64 {
+	return m.OK + m.Taken + m.Timeout + m.Error + m.Pending + m.FewAcks
+}
 
 // Outcomes counts acquire attempts by result.
 type Outcomes struct {
-	Acquired    int64                     `json:"acquired"`
-	NotAcquired int64                     `json:"not_acquired"`
-	Errors      int64                     `json:"errors"`
-	PerMaster   map[string]MasterOutcomes `json:"per_master"`
+	Acquired    int64 `json:"acquired"`
+	NotAcquired int64 `json:"not_acquired"`
+	Errors      int64 `json:"errors"`
+	// FewAcks failed because WAIT saw too few replicas acknowledge the
+	// SET (replicated with wait_replicas): neither contention nor error.
+	FewAcks   int64                     `json:"few_acks,omitempty"`
+	PerMaster map[string]MasterOutcomes `json:"per_master"`
+}
+
+// Attempts is every acquire that ended in an outcome.
+func (out Outcomes) Attempts() int64 {
+	return out.Acquired + out.NotAcquired + out.Errors + out.FewAcks
 }
 
 // Safety is what the in-run probe saw and, in chaos scenarios, what the
@@ -177,6 +206,46 @@ type SafetySecond struct {
 	StaleWritesRejected int64 `json:"stale_writes_rejected,omitempty"`
 }
 
+// Failover is one kill -9 of a replicated set's master and what followed:
+// Sentinel's +switch-master and the unavailability window, from the kill
+// to the first acquire that succeeded after it (on the new master), with
+// the acquires that failed in it by why. Times are seconds from the
+// cell's start; nil: it did not happen before the cell ended.
+type Failover struct {
+	KilledAt  float64  `json:"killed_at_s"`
+	Master    string   `json:"master"` // killed
+	HeldKeys  int      `json:"held_keys"`
+	SwitchAt  *float64 `json:"switch_master_at_s,omitempty"`
+	NewMaster string   `json:"new_master,omitempty"`
+	// FirstAcquireAt is when the first acquire started after the kill
+	// returned holding the lock; Unavailable is it less KilledAt.
+	FirstAcquireAt *float64 `json:"first_acquire_at_s,omitempty"`
+	Unavailable    *float64 `json:"unavailable_s,omitempty"`
+	// The acquires that failed from the kill to the first success (to the
+	// end without one): lost to contention, to errors, to few acks.
+	NotAcquired int64 `json:"not_acquired"`
+	Errors      int64 `json:"errors"`
+	FewAcks     int64 `json:"few_acks,omitempty"`
+}
+
+// Text is the failover in one line.
+func (f Failover) Text() string {
+	s := fmt.Sprintf("failover: kill -9 of %s at %.3f s", f.Master, f.KilledAt)
+	if f.SwitchAt != nil {
+		s += fmt.Sprintf(", +switch-master to %s at %.3f s", f.NewMaster, *f.SwitchAt)
+	}
+	if f.Unavailable != nil {
+		s += fmt.Sprintf(", first acquire at %.3f s: unavailable %.3f s", *f.FirstAcquireAt, *f.Unavailable)
+	} else {
+		s += ", no acquire won after it"
+	}
+	s += fmt.Sprintf("; in it %d acquires failed on errors, %d not acquired", f.Errors, f.NotAcquired)
+	if f.FewAcks > 0 {
+		s += fmt.Sprintf(", %d on few acks", f.FewAcks)
+	}
+	return s
+}
+
 // Client is the load generator's own cost.
 type Client struct {
 	CPUSeconds     float64 `json:"cpu_seconds"`
@@ -229,6 +298,23 @@ type Servers struct {
 	// BusiestShare is the busiest master's CPU over wall time: near 1 means
 	// that single-threaded server was the bottleneck.
 	BusiestShare float64 `json:"busiest_master_cpu_share"`
+	// ReplicaCPUSeconds and SentinelCPUSeconds are a local replicated
+	// set's other servers in the window (/proc): they do the topology's
+	// work too (the replication stream, its fsyncs, watching the master).
+	// TopologyCPUMicrosCycle is then every server's CPU per lock cycle:
+	// what one lock costs the deployment (without them: CPUMicrosCycle).
+	ReplicaCPUSeconds      float64 `json:"replica_cpu_seconds,omitempty"`
+	SentinelCPUSeconds     float64 `json:"sentinel_cpu_seconds,omitempty"`
+	TopologyCPUMicrosCycle float64 `json:"topology_cpu_us_per_cycle,omitempty"`
+}
+
+// TopologyMicrosCycle is every server's CPU per lock cycle: the masters',
+// and a replicated set's replicas' and Sentinels' when they were read.
+func (s *Servers) TopologyMicrosCycle() float64 {
+	if s.TopologyCPUMicrosCycle > 0 {
+		return s.TopologyCPUMicrosCycle
+	}
+	return s.CPUMicrosCycle
 }
 
 // Run is the result of one benchmark cell: the shape `lockbench run --json`
@@ -261,6 +347,9 @@ type Run struct {
 	StartedAt        time.Time `json:"started_at"`
 	Cell             *CellInfo `json:"cell,omitempty"`
 	Events           []Event   `json:"events,omitempty"`
+	// Failovers are a replicated fault cell's kills of its master and
+	// what followed them.
+	Failovers []Failover `json:"failovers,omitempty"`
 	// Repeats: the cell was measured several times (--repeat); the
 	// headline figures above are then the medians of these.
 	Repeats *Repeats `json:"repeats,omitempty"`

@@ -84,6 +84,29 @@ type Settings struct {
 	TLSKey      string   `yaml:"tls_key" json:"tls_key,omitempty"`
 	TLSInsecure bool     `yaml:"tls_insecure" json:"tls_insecure,omitempty"`
 
+	// Topology is what the lock runs on: redlock (N independent masters,
+	// a majority), single (one master) or replicated (one master with
+	// replicas, found and followed through Sentinel). The rest are
+	// replicated's: a local set of one master, Replicas replicas and
+	// Sentinels Sentinels (counts, as local is), watching it with
+	// DownAfter and FailoverTimeout, ReplicaPriority per replica and
+	// MinReplicasToWrite on the data nodes; or an external deployment,
+	// SentinelAddrs (addresses, as masters are) watching MasterSet.
+	// WaitReplicas > 0 sends WAIT WaitReplicas WaitTimeout after the SETs
+	// (0: no WAIT, in every topology). A result records them only when
+	// replicated.
+	Topology           string   `yaml:"topology" json:"topology"`
+	Replicas           int      `yaml:"replicas" json:"replicas,omitempty"`
+	Sentinels          int      `yaml:"sentinels" json:"sentinels,omitempty"`
+	SentinelAddrs      []string `yaml:"sentinel_addrs" json:"sentinel_addrs,omitempty"`
+	MasterSet          string   `yaml:"master_set" json:"master_set,omitempty"`
+	WaitReplicas       int      `yaml:"wait_replicas" json:"wait_replicas"`
+	WaitTimeout        Duration `yaml:"wait_timeout" json:"wait_timeout,omitempty"`
+	DownAfter          Duration `yaml:"down_after" json:"down_after,omitempty"`
+	FailoverTimeout    Duration `yaml:"failover_timeout" json:"failover_timeout,omitempty"`
+	MinReplicasToWrite int      `yaml:"min_replicas_to_write" json:"min_replicas_to_write,omitempty"`
+	ReplicaPriority    []int    `yaml:"replica_priority" json:"replica_priority,omitempty"`
+
 	// Lock client
 	Driver      string   `yaml:"driver" json:"driver"`
 	Mode        string   `yaml:"mode" json:"mode"`

@@ -27,8 +27,8 @@ func printRunHeader(w io.Writer, r *Run, s Settings) {
 	if s.Load == "open" {
 		load = fmt.Sprintf("rate=%.0f/s max-in-flight=%d", s.Rate, s.Workers)
 	}
-	fmt.Fprintf(w, "lockbench run: %d masters, driver=%s mode=%s wait=%s %s keys=%d (%s) ttl=%s hold=%s, %.1fs measured%s\n",
-		len(r.Outcomes.PerMaster), s.Driver, s.Mode, s.Wait, load, s.Keys, s.Distribution, s.TTL, s.Hold, r.MeasuredSeconds,
+	fmt.Fprintf(w, "lockbench run: %s, driver=%s mode=%s wait=%s %s keys=%d (%s) ttl=%s hold=%s, %.1fs measured%s\n",
+		topologyText(r, s), s.Driver, s.Mode, s.Wait, load, s.Keys, s.Distribution, s.TTL, s.Hold, r.MeasuredSeconds,
 		map[bool]string{true: " (INTERRUPTED)", false: ""}[r.Interrupted])
 	fmt.Fprintf(w, "throughput: %.0f cycles/s%s, %.0f acquires/s\n", r.Throughput.CyclesPerSec, spreadSuffix(r, "cycles_per_sec"), r.Throughput.AcquiresPerSec)
 	if ol := r.OpenLoop; ol != nil {
@@ -37,6 +37,27 @@ func printRunHeader(w io.Writer, r *Run, s Settings) {
 			openLoopNote(ol))
 	}
 	fmt.Fprintln(w)
+}
+
+// topologyText is what the lock ran on: "5 masters", "topology single: 1
+// master", "topology replicated: 1 master, 2 replicas, 3 sentinels, WAIT 1".
+func topologyText(r *Run, s Settings) string {
+	masters := fmt.Sprintf("%d masters", len(r.Outcomes.PerMaster))
+	rec := s
+	if r.Config != nil {
+		rec = r.Config.Settings // as it ran: counts filled in
+	}
+	switch rec.Topology {
+	case "", "redlock":
+		return masters
+	case "replicated":
+		t := "topology replicated: 1 master"
+		if rec.Replicas > 0 {
+			t += fmt.Sprintf(", %d replicas, %d sentinels", rec.Replicas, rec.Sentinels)
+		}
+		return t + fmt.Sprintf(", WAIT %d", rec.WaitReplicas)
+	}
+	return "topology " + rec.Topology + ": " + masters
 }
 
 func printLatencies(w io.Writer, r *Run) {
@@ -73,13 +94,24 @@ func printLatencies(w io.Writer, r *Run) {
 
 func printOutcomes(w io.Writer, r *Run) {
 	o := r.Outcomes
-	fmt.Fprintf(w, "\noutcomes: %d acquired, %d not acquired, %d errors\n", o.Acquired, o.NotAcquired, o.Errors)
+	waited := o.FewAcks > 0 || (r.Config != nil && r.Config.WaitReplicas > 0)
+	fmt.Fprintf(w, "\noutcomes: %d acquired, %d not acquired, %d errors", o.Acquired, o.NotAcquired, o.Errors)
+	fewHead := ""
+	if waited {
+		fmt.Fprintf(w, ", %d few acks (WAIT saw fewer replicas than wait_replicas)", o.FewAcks)
+		fewHead = "few acks\t"
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "master\tsent\tok\ttaken\ttimeout\terror\tpending\tnot sent\tlate\tlate released\tSET rtt p50 µs\t")
+	fmt.Fprintln(tw, "master\tsent\tok\ttaken\ttimeout\terror\t"+fewHead+"pending\tnot sent\tlate\tlate released\tSET rtt p50 µs\t")
 	for _, m := range sortedMasters(o.PerMaster) {
 		pm := o.PerMaster[m]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.0f\t\n", m, pm.Sent(), pm.OK, pm.Taken, pm.Timeout, pm.Error,
-			pm.Pending, pm.NotSent, pm.Late, pm.LateReleased, r.BaselineRTT[m].P50)
+		few := ""
+		if waited {
+			few = fmt.Sprintf("%d\t", pm.FewAcks)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s%d\t%d\t%d\t%d\t%.0f\t\n", m, pm.Sent(), pm.OK, pm.Taken, pm.Timeout, pm.Error,
+			few, pm.Pending, pm.NotSent, pm.Late, pm.LateReleased, r.BaselineRTT[m].P50)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -91,8 +123,12 @@ func printCosts(w io.Writer, r *Run) {
 	fmt.Fprintf(w, "client: %.2f CPU s, %.1f CPU µs/cycle, %.0f%% of %d cores\n",
 		r.Client.CPUSeconds, r.Client.CPUMicrosCycle, 100*r.Client.CPUShare, r.Client.Cores)
 	if r.Servers != nil {
-		fmt.Fprintf(w, "servers: %.2f CPU s, %.1f CPU µs/cycle, busiest master %.0f%% of one core\n",
-			r.Servers.CPUSeconds, r.Servers.CPUMicrosCycle, 100*r.Servers.BusiestShare)
+		sv := r.Servers
+		fmt.Fprintf(w, "servers: %.2f CPU s, %.1f CPU µs/cycle, busiest master %.0f%% of one core", sv.CPUSeconds, sv.CPUMicrosCycle, 100*sv.BusiestShare)
+		if sv.TopologyCPUMicrosCycle > 0 {
+			fmt.Fprintf(w, "; with the replicas (%.2f CPU s) and Sentinels (%.2f CPU s) %.1f CPU µs/cycle", sv.ReplicaCPUSeconds, sv.SentinelCPUSeconds, sv.TopologyCPUMicrosCycle)
+		}
+		fmt.Fprintln(w)
 	}
 	if m := r.Machine; m != nil {
 		fmt.Fprintf(w, "machine: %d cores %.0f%% busy: lockbench %.0f%%, masters %.0f%%, other %.0f%%, steal %.0f%%\n",

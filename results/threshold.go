@@ -209,10 +209,11 @@ func runLabel(r Run, i, n int) string {
 	return fmt.Sprintf("run %d", i+1)
 }
 
-// SuccessRatio is acquired / (acquired + not acquired + errors); 0 when
-// nothing was attempted, so that an idle cell never passes an SLO.
+// SuccessRatio is acquired / attempts (acquired, not acquired, errors and
+// few acks); 0 when nothing was attempted, so that an idle cell never
+// passes an SLO.
 func SuccessRatio(o Outcomes) float64 {
-	n := o.Acquired + o.NotAcquired + o.Errors
+	n := o.Attempts()
 	if n == 0 {
 		return 0
 	}

@@ -21,8 +21,7 @@ const BaselineSamples = 500
 // with the plain hold, and the readings around its window.
 func runBenchCell(ctx context.Context, env cellEnv) (*CellResult, error) {
 	s, m := env.cell.Settings, env.masters
-	cfg := env.cell.Engine
-	cfg.Masters = m.ClientAddrs(0)
+	cfg := m.LockConfig(env.cell.Engine, 0)
 	rc := env.loadConfig()
 	eng, err := engine.New(ctx, cfg)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"lockbench/chaos"
 	"lockbench/check"
 	"lockbench/faults"
+	"lockbench/localmasters"
 	"lockbench/plan"
 	"lockbench/results"
 	"lockbench/workloads"
@@ -85,6 +86,10 @@ func newFaultRun(env cellEnv) *faultRun {
 		r.targets.Masters = append(r.targets.Masters, sm)
 	}
 	r.res.Addrs = append(slices.Clone(m.Addrs), m.Resource)
+	if set := m.Replicated; set != nil {
+		r.targets.Set, r.targets.Replicas, r.targets.Sentinels = set, set.Replicas(), set.Sentinels()
+		r.res.Addrs = append(r.res.Addrs, append(set.ReplicaAddrs(), set.SentinelAddrs()...)...)
+	}
 	for c := range r.s.Clients {
 		if m.Net != nil {
 			r.res.Addrs = append(r.res.Addrs, m.Net.Addrs(c)...)
@@ -121,8 +126,7 @@ func (r *faultRun) clientConfigs() []chaos.ClientConfig {
 	s := r.s
 	cfgs := make([]chaos.ClientConfig, s.Clients)
 	for c := range cfgs {
-		ec := r.cell.Engine
-		ec.Masters = r.masters.ClientAddrs(c)
+		ec := r.masters.LockConfig(r.cell.Engine, c)
 		var quota int64
 		if s.Acquisitions > 0 {
 			quota = (s.Acquisitions + int64(s.Clients) - 1) / int64(s.Clients)
@@ -130,9 +134,14 @@ func (r *faultRun) clientConfigs() []chaos.ClientConfig {
 		cfgs[c] = chaos.ClientConfig{Index: c, Engine: ec, Resource: r.masters.Resource, Prefix: r.prefix, Keys: s.Keys, Workers: s.Workers,
 			Hold: time.Duration(s.Hold), HoldDist: s.HoldDist, RetryMin: time.Duration(s.RetryMin), RetryMax: time.Duration(s.RetryMax),
 			Fencing: s.Fencing, CheckValidity: s.CheckValidity, Duration: time.Duration(s.Duration), Quota: quota, Calls: s.Calls,
-			Seed: r.seed + uint64(c)*7919, LogDir: r.masters.TempDir}
+			Seed: r.seed + uint64(c)*7919, LogDir: r.masters.TempDir, FailureTimes: r.hasFailover()}
 	}
 	return cfgs
+}
+
+// hasFailover says the cell kills a replicated set's master.
+func (r *faultRun) hasFailover() bool {
+	return slices.ContainsFunc(r.cell.Faults, func(f results.Fault) bool { return f.Kind == results.FaultFailover })
 }
 
 // startClients starts the clients and waits until each is ready to begin
@@ -181,11 +190,23 @@ func (r *faultRun) newClient(ctx context.Context, cfg chaos.ClientConfig) (chaos
 // logStarted records the servers' pids and says what runs where.
 func (r *faultRun) logStarted() {
 	m := r.masters
-	pids := m.Pids()
-	r.res.Pids = append(r.res.Pids, pids...)
-	logf(r.opt.Log, "chaos: cell %s: masters %s (pids %s), resource %s (pid %d), %d %s clients%s",
-		r.cell.Name, strings.Join(m.Addrs, " "), pidList(pids[:len(m.Servers)]), m.Resource, pids[len(pids)-1],
-		r.s.Clients, r.s.ClientMode, clientPids(r.clients))
+	r.res.Pids = append(r.res.Pids, m.Pids()...)
+	servers := fmt.Sprintf("masters %s (pids %s)", strings.Join(m.Addrs, " "), pidList(pidsOf(m.Servers)))
+	if set := m.Replicated; set != nil {
+		all := append(append([]*localmasters.Master{set.Master()}, set.Replicas()...), set.Sentinels()...)
+		servers = fmt.Sprintf("master %s, replicas %s, sentinels %s (pids %s)", set.MasterAddr(), strings.Join(set.ReplicaAddrs(), " "),
+			strings.Join(set.SentinelAddrs(), " "), pidList(pidsOf(all)))
+	}
+	logf(r.opt.Log, "chaos: cell %s: %s, resource %s (pid %d), %d %s clients%s",
+		r.cell.Name, servers, m.Resource, m.ResourcePid(), r.s.Clients, r.s.ClientMode, clientPids(r.clients))
+}
+
+func pidsOf(ms []*localmasters.Master) []int {
+	out := make([]int, len(ms))
+	for i, m := range ms {
+		out[i] = m.Pid()
+	}
+	return out
 }
 
 // runClients starts the clients at t0 and waits for them to finish, for
@@ -287,6 +308,7 @@ func (r *faultRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler
 	res := r.res
 	events := sched.Events()
 	res.Run = buildRun(r, t0, run.results, ck, iv, events)
+	r.addFailovers(&res.Run, t0, events, ck, run.results)
 	r.judgeHistory(&res.Run, ck, run.interrupted)
 	if ferr := sched.Err(); ferr != nil {
 		res.Run.Warnings = append(res.Run.Warnings, "faults: "+strings.ReplaceAll(ferr.Error(), "\n", "; "))
@@ -294,8 +316,8 @@ func (r *faultRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler
 	res.Run.Warnings = append(res.Run.Warnings, run.errs...)
 	res.Run.Warnings = append(res.Run.Warnings, r.cell.Warnings()...)
 	res.judge(r.cell, run.interrupted, notJudged(r.cell, res, ck, sched.Missed(), events))
-	for _, m := range r.masters.Servers { // a master restarted after a crash has a new pid
-		if pid := m.Pid(); pid != 0 && !slices.Contains(res.Pids, pid) {
+	for _, pid := range r.masters.Pids() { // a server restarted after a crash has a new pid
+		if pid != 0 && !slices.Contains(res.Pids, pid) {
 			res.Pids = append(res.Pids, pid)
 		}
 	}
@@ -303,6 +325,9 @@ func (r *faultRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler
 		r.cell.Label, res.Run.Outcomes.Acquired, ck.Violations, ck.LostUpdates, ck.RejectedWrites,
 		100*res.Run.Safety.AvailabilityOps, 100*res.Run.Safety.AvailabilityTime, res.Run.Safety.Linearizability.Verdict,
 		map[bool]string{true: " (INTERRUPTED)"}[run.interrupted])
+	for _, f := range res.Run.Failovers {
+		logf(r.opt.Log, "chaos: cell %s: %s", r.cell.Label, f.Text())
+	}
 	if left := res.Run.Safety.StockLeft; left != nil {
 		logf(r.opt.Log, "chaos: cell %s: stock left %d of %d", r.cell.Label, *left, r.s.Stock)
 	}
@@ -404,7 +429,8 @@ func notJudged(cell plan.Cell, r *CellResult, ck check.Findings, missed []faults
 	}
 	for _, e := range events {
 		switch {
-		case e.Kind != "crash":
+		case e.Kind != "crash" && e.Kind != "failover":
+		case strings.HasPrefix(e.Target, "sentinel "): // a Sentinel holds no keys
 		case e.HeldKeys == 0:
 			out = append(out, fmt.Sprintf("the crash of %s hit a master that held no lock key", e.Target))
 		case e.HeldKeys < 0:
@@ -436,6 +462,14 @@ func (r *CellResult) Value(metric string) float64 {
 		if s.StockLeft != nil {
 			return float64(*s.StockLeft)
 		}
+	case "unavailable_s":
+		longest := math.NaN()
+		for _, f := range r.Run.Failovers {
+			if f.Unavailable != nil && !(*f.Unavailable <= longest) {
+				longest = *f.Unavailable
+			}
+		}
+		return longest
 	case "gave_up":
 		if c := r.Run.Contention; c != nil {
 			return float64(c.GaveUp)

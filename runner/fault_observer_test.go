@@ -8,6 +8,7 @@ import (
 	"lockbench/chaos"
 	"lockbench/engine"
 	"lockbench/plan"
+	"lockbench/results"
 )
 
 // countingObserver tallies what in-process clients report live.
@@ -18,20 +19,22 @@ type countingObserver struct {
 func (o *countingObserver) AcquireStarted()                                 { o.inFlight.Add(1) }
 func (o *countingObserver) AcquireEnded()                                   { o.inFlight.Add(-1) }
 func (o *countingObserver) Cycle(_, _, _ time.Duration, _ []engine.Outcome) { o.cycles.Add(1) }
-func (o *countingObserver) Failed(time.Duration, []engine.Outcome, bool)    { o.failed.Add(1) }
-func (o *countingObserver) Extended(bool)                                   {}
-func (o *countingObserver) Violation()                                      { o.violations.Add(1) }
-func (o *countingObserver) Started(time.Duration)                           {}
-func (o *countingObserver) Scheduled(int64, int64)                          {}
-func (o *countingObserver) Waited(time.Duration, bool)                      {}
-func (o *countingObserver) SetWorkers(n int)                                { o.workers.Store(int64(n)) }
-func (o *countingObserver) LostUpdates(n int64)                             { o.lost.Add(n) }
-func (o *countingObserver) StaleWriteRejected()                             { o.rejected.Add(1) }
+func (o *countingObserver) Failed(time.Duration, []engine.Outcome, results.AcquireFailure) {
+	o.failed.Add(1)
+}
+func (o *countingObserver) Extended(bool)              {}
+func (o *countingObserver) Violation()                 { o.violations.Add(1) }
+func (o *countingObserver) Started(time.Duration)      {}
+func (o *countingObserver) Scheduled(int64, int64)     {}
+func (o *countingObserver) Waited(time.Duration, bool) {}
+func (o *countingObserver) SetWorkers(n int)           { o.workers.Store(int64(n)) }
+func (o *countingObserver) LostUpdates(n int64)        { o.lost.Add(n) }
+func (o *countingObserver) StaleWriteRejected()        { o.rejected.Add(1) }
 
 // AddCounts: client processes report in bulk.
 func (o *countingObserver) AddCounts(d chaos.LiveCounts) {
 	o.cycles.Add(d.Cycles)
-	o.failed.Add(d.NotAcquired + d.Errors)
+	o.failed.Add(d.NotAcquired + d.Errors + d.FewAcks)
 	o.violations.Add(d.Violations)
 	o.lost.Add(d.LostUpdates)
 	o.rejected.Add(d.Rejected)
@@ -50,7 +53,7 @@ func (o *countingObserver) check(t *testing.T, r *CellResult) {
 		got, want int64
 	}{
 		{"cycles", o.cycles.Load(), out.Acquired},
-		{"failed acquires", o.failed.Load(), out.NotAcquired + out.Errors},
+		{"failed acquires", o.failed.Load(), out.NotAcquired + out.Errors + out.FewAcks},
 		{"in flight at the end", o.inFlight.Load(), 0},
 		{"violations (live probe)", o.violations.Load(), int64(r.Value("probe_violations"))},
 		{"lost updates (seen by the writes)", o.lost.Load(), s.LostUpdates},

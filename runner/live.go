@@ -10,6 +10,6 @@ import (
 type liveFaultCell struct{ *metrics.Cell }
 
 func (c liveFaultCell) AddCounts(d chaos.LiveCounts) {
-	c.Add(metrics.Tally{Cycles: d.Cycles, NotAcquired: d.NotAcquired, Errors: d.Errors, Violations: d.Violations,
+	c.Add(metrics.Tally{Cycles: d.Cycles, NotAcquired: d.NotAcquired, Errors: d.Errors, FewAcks: d.FewAcks, Violations: d.Violations,
 		LostUpdates: d.LostUpdates, StaleWritesRejected: d.Rejected, PerMaster: d.PerMaster})
 }

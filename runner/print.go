@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/term"
 
+	"lockbench/engine"
 	"lockbench/plan"
 	"lockbench/results"
 )
@@ -26,13 +27,10 @@ func PrintPlan(w io.Writer, sc *plan.Scenario, cells []plan.Cell) {
 		fmt.Fprintf(w, "%s\n", strings.TrimSpace(sc.Description))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\n#\tcell\tmasters\tpersistence\tmode\twait\tload\tkeys\twarmup+duration")
+	fmt.Fprintln(tw, "\n#\tcell\tservers\tpersistence\tmode\twait\tload\tkeys\twarmup+duration")
 	for _, c := range cells {
 		s := c.Settings
-		masters := fmt.Sprintf("%d local", s.Local)
-		if len(s.Masters) > 0 {
-			masters = fmt.Sprintf("%d given", len(s.Masters))
-		}
+		masters := serversText(s)
 		load := fmt.Sprintf("%d workers", s.Workers)
 		if s.Load == "open" {
 			load = fmt.Sprintf("%.0f/s open", s.Rate)
@@ -47,19 +45,33 @@ func PrintPlan(w io.Writer, sc *plan.Scenario, cells []plan.Cell) {
 	tw.Flush()
 }
 
+// serversText is what a cell runs on, as the plan lists it.
+func serversText(s plan.Settings) string {
+	t := s.TopologyOf()
+	switch {
+	case s.ExternalSentinels():
+		return fmt.Sprintf("replicated %s via %d given sentinels, WAIT %d", s.MasterSet, len(s.SentinelAddrs), s.WaitReplicas)
+	case t == engine.Replicated:
+		return fmt.Sprintf("replicated: 1 master + %d replicas, %d sentinels, WAIT %d", s.Replicas, s.Sentinels, s.WaitReplicas)
+	case len(s.Masters) > 0:
+		return fmt.Sprintf("%s: %d given", t, len(s.Masters))
+	}
+	return fmt.Sprintf("%s: %d local", t, s.Local)
+}
+
 func printFaultPlan(w io.Writer, sc *plan.Scenario, cells []plan.Cell) {
 	fmt.Fprintf(w, "chaos scenario %s: %d cells, estimated %s\n", sc.Name, len(cells), Estimate(sc, cells))
 	if sc.Description != "" {
 		fmt.Fprintln(w, sc.Description)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	// "local": how many masters chaos starts (the --local setting); in run,
-	// "masters" is a list of addresses.
-	fmt.Fprintln(tw, "\n#\tcell\tlocal\tpersistence\tclients\tkeys\tttl\thold\tfencing\tduration")
+	// "local": how many masters chaos starts (the --local setting; a
+	// replicated set has one); in run, "masters" is a list of addresses.
+	fmt.Fprintln(tw, "\n#\tcell\tlocal\tpersistence\tclients\tkeys\tttl\thold\tfencing\tduration\ttopology")
 	for _, c := range cells {
 		s := c.Settings
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%d %s × %d\t%d\t%s\t%s %s\t%v\t%s\n", c.Index, c.Label, s.Local, s.Persistence,
-			s.Clients, s.ClientMode, s.Workers, s.Keys, s.TTL, s.Hold, s.HoldDist, s.Fencing, s.Duration)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%d %s × %d\t%d\t%s\t%s %s\t%v\t%s\t%s\n", c.Index, c.Label, s.N(), s.Persistence,
+			s.Clients, s.ClientMode, s.Workers, s.Keys, s.TTL, s.Hold, s.HoldDist, s.Fencing, s.Duration, serversText(s))
 	}
 	tw.Flush()
 	for _, c := range cells {

@@ -89,6 +89,12 @@ func (e cellEnv) cellConfig() *results.CellConfig {
 	shown := e.cell.Recorded
 	m := e.masters
 	shown.Masters = m.Display
+	if len(m.SentinelAddrs) > 0 {
+		shown.SentinelAddrs = nil
+		for _, a := range m.SentinelAddrs {
+			shown.SentinelAddrs = append(shown.SentinelAddrs, engine.RedactURL(a))
+		}
+	}
 	shown.Seed, shown.KeyPrefix = e.seed, e.prefix
 	return &results.CellConfig{Settings: shown, Quorum: engine.Quorum(len(m.Addrs)), Embedded: m.Embedded,
 		RedisVersion: m.Version, Version: Version}

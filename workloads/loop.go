@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -58,6 +59,7 @@ type Counts struct {
 	Acquired       int64                       `json:"acquired"`
 	NotAcquired    int64                       `json:"not_acquired"`              // lost to contention or validity
 	Errors         int64                       `json:"errors"`                    // failed because masters timed out or errored
+	FewAcks        int64                       `json:"few_acks,omitempty"`        // failed because WAIT saw too few replicas (replicated)
 	Extends        int64                       `json:"extends,omitempty"`         // successful auto-extensions
 	ExtendFailures int64                       `json:"extend_failures,omitempty"` // auto-extensions that lost the lock
 	HoldOverruns   int64                       `json:"overruns"`                  // uses cut short because the validity ran out
@@ -68,7 +70,7 @@ type Counts struct {
 }
 
 // Attempts is every acquire that ended in an outcome.
-func (c *Counts) Attempts() int64 { return c.Acquired + c.NotAcquired + c.Errors }
+func (c *Counts) Attempts() int64 { return c.Acquired + c.NotAcquired + c.Errors + c.FewAcks }
 
 // Add folds o into c.
 func (c *Counts) Add(o *Counts) {
@@ -76,6 +78,7 @@ func (c *Counts) Add(o *Counts) {
 	c.Acquired += o.Acquired
 	c.NotAcquired += o.NotAcquired
 	c.Errors += o.Errors
+	c.FewAcks += o.FewAcks
 	c.Extends += o.Extends
 	c.ExtendFailures += o.ExtendFailures
 	c.HoldOverruns += o.HoldOverruns
@@ -99,12 +102,15 @@ func (c *Counts) replied(res engine.Result) {
 	}
 }
 
-// failed files a failed acquire: contention or errors.
+// failed files a failed acquire: contention, errors or few acks.
 func (c *Counts) failed(res engine.Result) {
 	c.replied(res)
-	if IsContention(res) {
+	switch FailureOf(res) {
+	case results.LostToContention:
 		c.NotAcquired++
-	} else {
+	case results.LostToFewAcks:
+		c.FewAcks++
+	default:
 		c.Errors++
 	}
 }
@@ -227,7 +233,7 @@ func (l *loop) failed(w *Worker, res engine.Result, latency time.Duration) {
 	l.gaveUp(w, latency)
 	w.Counts.failed(res)
 	if obs := l.cfg.Observer; obs != nil {
-		obs.Failed(latency, res.PerMaster, IsContention(res))
+		obs.Failed(latency, res.PerMaster, FailureOf(res))
 	}
 }
 
@@ -343,12 +349,33 @@ func (c holdCycle) extend(w *Worker, h Held, ph Hold, ext Extender) bool {
 
 // IsContention says whether a failed acquire lost to contention (some master
 // held the key, or a quorum accepted but too slowly) rather than to masters
-// that timed out or errored.
+// that timed out or errored. A SET that won with too few replicas'
+// acknowledgements (FewAcks) is neither: see FailureOf.
 func IsContention(res engine.Result) bool {
+	if IsFewAcks(res) {
+		return false
+	}
 	for _, o := range res.PerMaster {
 		if o == engine.Taken {
 			return true
 		}
 	}
 	return res.Successes >= engine.Quorum(len(res.PerMaster))
+}
+
+// IsFewAcks says whether a failed acquire's SET won where WAIT then saw
+// fewer replicas than it asked for (replicated with wait_replicas).
+func IsFewAcks(res engine.Result) bool {
+	return slices.Contains(res.PerMaster, engine.FewAcks)
+}
+
+// FailureOf is why a failed acquire failed.
+func FailureOf(res engine.Result) results.AcquireFailure {
+	switch {
+	case IsFewAcks(res):
+		return results.LostToFewAcks
+	case IsContention(res):
+		return results.LostToContention
+	}
+	return results.LostToError
 }

@@ -42,7 +42,7 @@ func (s *Stats) Result(rp Replies, config *results.CellConfig, started time.Time
 		AcquireFailedLatency: results.Summarize(s.AcquireFailed),
 		ReleaseLatency:       results.Summarize(s.Release),
 		Outcomes: results.Outcomes{
-			Acquired: s.Acquired, NotAcquired: s.NotAcquired, Errors: s.Errors,
+			Acquired: s.Acquired, NotAcquired: s.NotAcquired, Errors: s.Errors, FewAcks: s.FewAcks,
 			PerMaster: s.perMaster(rp),
 		},
 		Safety: results.Safety{Violations: s.Violations, MaxConcurrentHolder: s.MaxConcurrent,
@@ -99,7 +99,7 @@ func (s *Stats) perMaster(rp Replies) map[string]results.MasterOutcomes {
 // shape, with its late replies.
 func masterOutcomes(pm [engine.NumOutcomes]int64, late int64) results.MasterOutcomes {
 	return results.MasterOutcomes{OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error],
-		Pending: pm[engine.Pending], NotSent: pm[engine.NotSent], Late: late}
+		Pending: pm[engine.Pending], NotSent: pm[engine.NotSent], FewAcks: pm[engine.FewAcks], Late: late}
 }
 
 // servers is the masters' CPU in the window; nil unless every master's

@@ -44,7 +44,7 @@ type Observer interface {
 	// Cycle: a successful acquire and its release; uncorrected < 0 in
 	// closed loop.
 	Cycle(acquire, uncorrected, release time.Duration, perMaster []engine.Outcome)
-	Failed(latency time.Duration, perMaster []engine.Outcome, contention bool)
+	Failed(latency time.Duration, perMaster []engine.Outcome, why results.AcquireFailure)
 	// Waited: a caller's wait for a key ended, with the lock after d (its
 	// time to lock) or without it, given up after d.
 	Waited(d time.Duration, locked bool)

@@ -90,12 +90,12 @@ func TestGaveUpAfterWaitTime(t *testing.T) {
 	short := func(c *engine.Config) {
 		c.WaitTime, c.RetryMin, c.RetryMax = 10*time.Millisecond, time.Millisecond, 2*time.Millisecond
 	}
-	st := contendedRun(t, 4, 1, 30*time.Millisecond, short)
+	st := contendedRun(t, 4, 1, 60*time.Millisecond, short)
 	c := st.contention()
 	if c.GaveUp == 0 || c.GaveUpWait == nil || st.GaveUpWait.Min() < 9_900 || c.Starved == 0 {
 		t.Fatalf("gave up %d after %+v, starved %d: want some, each after ≥ 10 ms (min %d µs)", c.GaveUp, c.GaveUpWait, c.Starved, st.GaveUpWait.Min())
 	}
-	if c.TimeToLock.Max >= 30_000 {
+	if c.TimeToLock.Max >= 60_000 {
 		t.Fatalf("time to lock max %.0f µs: a caller that waited a whole hold should have given up", c.TimeToLock.Max)
 	}
 }

@@ -1,0 +1,88 @@
+package report
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// topologyCells: single, redlock and replicated WAIT 0/1 cells at two
+// persistence modes, the replicated ones slower by WAIT.
+func topologyCells() []synthCell {
+	var cells []synthCell
+	kinds := []struct {
+		name   string
+		config map[string]any
+		median float64
+	}{
+		{"single", map[string]any{"topology": "single", "local": 1}, 200},
+		{"redlock", map[string]any{"topology": "redlock", "local": 5, "mode": "multiplexed"}, 600},
+		{"wait0", map[string]any{"topology": "replicated", "replicas": 2, "sentinels": 3, "wait_replicas": 0}, 250},
+		{"wait1", map[string]any{"topology": "replicated", "replicas": 2, "sentinels": 3, "wait_replicas": 1}, 400},
+	}
+	for _, k := range kinds {
+		for _, p := range []string{"none", "aof-everysec"} {
+			cfg := map[string]any{"persistence": p, "workers": 16, "load": "closed", "keys": 1000}
+			for key, v := range k.config {
+				cfg[key] = v
+			}
+			median := k.median
+			if p != "none" {
+				median *= 1.5
+			}
+			cells = append(cells, synthCell{Index: len(cells), Axes: map[string]string{"cell": k.name, "persistence": p}, Config: cfg,
+				MedianUs: median, Sigma: 0.2, PerSec: 500, Seconds: 4, Seed: 7})
+		}
+	}
+	return cells
+}
+
+// Cells of several topologies get the price table: each cell's prices
+// as ratios to the single cell of the same persistence, in summary.json
+// and report.md, and the latency plot per topology.
+func TestPriceTableAgainstSingle(t *testing.T) {
+	dir := t.TempDir()
+	writeSynthDir(t, dir, "topologies", topologyCells())
+	s, err := Build([]string{dir}, Options{Formats: []string{"json", "md", "png"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Price) != 8 {
+		t.Fatalf("%d price rows, want 8", len(s.Price))
+	}
+	for _, r := range s.Price {
+		single := s.Price[0]
+		if r.Persistence != "none" {
+			single = s.Price[1]
+		}
+		want := r.AcquireP50 / single.AcquireP50
+		if r.Single == nil || *r.Single != single.Index || r.Ratios == nil || math.Abs(r.Ratios.AcquireP50-want) > 1e-9 {
+			t.Errorf("%s: ratio %+v to cell %v, want p50 %.3f× cell %d", r.Label, r.Ratios, r.Single, want, single.Index)
+		}
+	}
+	if w1, w0 := s.Price[6], s.Price[4]; w1.WaitReplicas != 1 || w1.Ratios.AcquireP50 <= w0.Ratios.AcquireP50 || w1.Replicas != 2 {
+		t.Errorf("WAIT 1 %+v not dearer than WAIT 0 %+v", w1, w0)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, want := range []string{"## Topologies: price and safety", "| replicated, WAIT 1 | 1 master + 2 replicas, 3 Sentinels | 1 |", "| 1.00× |", "topology-latency.png"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}
+
+// One topology: no price table, no plot.
+func TestNoPriceTableForOneTopology(t *testing.T) {
+	dir := t.TempDir()
+	writeSynthDir(t, dir, "one", topologyCells()[:2])
+	s, err := Build([]string{dir}, Options{Formats: []string{"json", "md"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	if len(s.Price) != 0 || strings.Contains(string(md), "Topologies: price") || strings.Contains(string(md), "topology-latency") {
+		t.Errorf("a price table for one topology: %d rows", len(s.Price))
+	}
+}

@@ -1,0 +1,86 @@
+package runner
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"lockbench/chaos"
+	"lockbench/check"
+	"lockbench/faults"
+	"lockbench/localmasters"
+	"lockbench/results"
+)
+
+// addFailovers puts into the result each failover of a replicated cell
+// (every kill of its master) with the +switch-master that followed, as
+// events too, and the unavailability window: from the kill to the first
+// acquire started after it that won the lock, with the acquires that
+// failed in it.
+func (r *faultRun) addFailovers(run *results.Run, t0 time.Time, events []faults.Event, ck check.Findings, clients []chaos.ClientResult) {
+	set := r.masters.Replicated
+	if set == nil {
+		return
+	}
+	switches := set.Switches()
+	for _, sw := range switches {
+		run.Events = append(run.Events, results.Event{AtSeconds: secondsFrom(t0, sw.At), Kind: "switch_master",
+			Target: sw.From + " → " + sw.To, Detail: "+switch-master, first from sentinel " + sw.Sentinel})
+	}
+	sort.SliceStable(run.Events, func(i, j int) bool { return run.Events[i].AtSeconds < run.Events[j].AtSeconds })
+	for _, e := range events {
+		if e.Kind == "failover" {
+			run.Failovers = append(run.Failovers, failoverOf(t0, e, set.Kills(), switches, ck, clients))
+		}
+	}
+}
+
+// failoverOf is the failover that event e began.
+func failoverOf(t0 time.Time, e faults.Event, kills []localmasters.Kill, switches []localmasters.Switch, ck check.Findings,
+	clients []chaos.ClientResult) results.Failover {
+	f := results.Failover{KilledAt: secondsFrom(t0, e.At), Master: e.Target, HeldKeys: e.HeldKeys}
+	killed := e.At
+	for _, k := range kills { // the kill's own time, not the event's scheduled one
+		if !k.At.Before(e.At) {
+			killed = k.At
+			break
+		}
+	}
+	for _, sw := range switches {
+		if sw.At.After(killed) {
+			at := secondsFrom(t0, sw.At)
+			f.SwitchAt, f.NewMaster = &at, sw.To
+			break
+		}
+	}
+	end := time.Time{}
+	if a, ok := ck.FirstAcquireAfter(killed.UnixNano()); ok {
+		end = time.Unix(0, a.Done)
+		at, gone := secondsFrom(t0, end), end.Sub(killed).Seconds()
+		f.FirstAcquireAt, f.Unavailable = &at, &gone
+	}
+	f.NotAcquired, f.Errors, f.FewAcks = failuresBetween(clients, t0, killed, end)
+	return f
+}
+
+// failuresBetween adds up the clients' failed acquires, by why, in the
+// bins from..to (to zero: to the end).
+func failuresBetween(clients []chaos.ClientResult, t0, from, to time.Time) (notAcquired, errs, fewAcks int64) {
+	lo := int64(from.Sub(t0) / chaos.FailureBin)
+	hi := int64(math.MaxInt64)
+	if !to.IsZero() {
+		hi = int64(to.Sub(t0) / chaos.FailureBin)
+	}
+	for _, c := range clients {
+		for bin, n := range c.Failures {
+			if bin >= lo && bin <= hi {
+				notAcquired += n[results.LostToContention]
+				errs += n[results.LostToError]
+				fewAcks += n[results.LostToFewAcks]
+			}
+		}
+	}
+	return notAcquired, errs, fewAcks
+}
+
+func secondsFrom(t0, t time.Time) float64 { return math.Round(t.Sub(t0).Seconds()*1000) / 1000 }
