@@ -85,7 +85,10 @@ func (p *machineProbe) sample() cpuSample {
 func (p *machineProbe) procCPUs(pids []int) []float64 {
 	out := make([]float64, len(pids))
 	for i, pid := range pids {
-		out[i] = procCPU(p.fs, pid)
+		out[i] = -1 // a process not running (pid 0) is not this one
+		if pid > 0 {
+			out[i] = procCPU(p.fs, pid)
+		}
 	}
 	return out
 }

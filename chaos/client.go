@@ -60,10 +60,10 @@ type ClientResult struct {
 	LogFiles        map[string]string           `json:"log_files"` // metric → .hlog path
 	// PerWorker and Waits are each worker's acquisitions and time to lock
 	// (the cell's fairness); Commands what the client sent its masters.
-	PerWorker []int64              `json:"per_worker"`
-	Waits     []results.WorkerWait `json:"waits"`
-	Commands  *results.Commands    `json:"commands,omitempty"`
-	Wakeups   *results.Wakeups     `json:"wakeups,omitempty"`
+	PerWorker   []int64              `json:"per_worker"`
+	WorkerWaits []results.WorkerWait `json:"worker_waits"`
+	Commands    *results.Commands    `json:"commands,omitempty"`
+	Wakeups     *results.Wakeups     `json:"wakeups,omitempty"`
 	// Failures are the failed acquires by FailureBin since t0 and by why
 	// (results.AcquireFailure), with FailureTimes.
 	Failures map[int64][3]int64 `json:"failures,omitempty"`
@@ -265,7 +265,7 @@ func (c *client) run(t0 time.Time) ClientResult {
 		return out
 	}
 	out.Counts, out.CPUSeconds = st.Counts, st.CPU.Seconds()
-	out.PerWorker, out.Waits, out.Commands, out.Wakeups = st.PerWorker, st.WorkerWaits, st.Commands, st.Wakeups
+	out.PerWorker, out.WorkerWaits, out.Commands, out.Wakeups = st.PerWorker, st.WorkerWaits, st.Commands, st.Wakeups
 	out.Start, out.End = st.WindowStart, st.WindowStart.Add(st.Measured)
 	out.Late = c.eng.LateOutcomes()
 	out.ProbeViolations = c.probe.Violations()

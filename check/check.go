@@ -296,7 +296,20 @@ type Findings struct {
 }
 
 // Acquire is one logged hold's acquire: started at T1, returned at Done.
-type Acquire struct{ T1, Done int64 }
+// ValidEnd is when the lock stopped being valid (Hold.ValidEnd).
+type Acquire struct{ T1, Done, ValidEnd int64 }
+
+// HeldAt counts the locks granted before t (Unix ns) and still valid at
+// t: what a fault at t could take from their holders.
+func (ck *Findings) HeldAt(t int64) int {
+	n := 0
+	for _, a := range ck.Acquired {
+		if a.Done <= t && t < a.ValidEnd {
+			n++
+		}
+	}
+	return n
+}
 
 // FirstAcquireAfter is the acquire started at or after t (Unix ns) that
 // won the lock first (the earliest to return); false when none did.
@@ -352,7 +365,7 @@ func Judge(ctx context.Context, addr, prefix string, keys uint64) (Findings, err
 		if op, ok := h.Op(); ok {
 			ck.History = append(ck.History, op)
 		}
-		ck.Acquired = append(ck.Acquired, Acquire{T1: h.T1, Done: h.T1 + h.Elapsed})
+		ck.Acquired = append(ck.Acquired, Acquire{T1: h.T1, Done: h.T1 + h.Elapsed, ValidEnd: h.ValidEnd()})
 	}
 	sort.Slice(ck.Acquired, func(i, j int) bool { return ck.Acquired[i].T1 < ck.Acquired[j].T1 })
 	return ck, nil

@@ -141,8 +141,20 @@ func (l *link) send(d *lane, batch []*request) {
 	ctx.arm(deadline)
 	defer d.next()
 	if l.wait != nil && hasSet(live) {
-		l.sendWaited(ctx, d, live)
-		return
+		sets, rest := splitSets(live)
+		if len(rest) == 0 {
+			l.sendWaited(ctx, d, sets)
+			return
+		}
+		// The batch's other commands (releases, extends) must not wait
+		// for WAIT: they go at once, the SETs and their WAIT beside them.
+		waited := make(chan struct{})
+		go func() {
+			defer close(waited)
+			l.sendWaited(ctx, &lane{}, sets)
+		}()
+		defer func() { <-waited }()
+		live = rest
 	}
 	var retry []*request
 	check := func(r *request, res rueidis.RedisResult) {

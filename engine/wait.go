@@ -15,9 +15,9 @@ import (
 // the same pipelined write: WAIT blocks until every earlier write of its
 // connection reached K replicas, so one covers all the batch's SETs (with
 // one worker that is one WAIT per SET). rueidis sends a WAIT, a blocking
-// command, with its batch on a connection of its own for the duration, so
-// a WAIT in progress holds up only the releases that share its batch, not
-// those on the shared pipeline.
+// command, with its batch on a connection of its own for the duration; a
+// batch's releases and extends are sent apart (send), so that no WAIT
+// holds them up.
 type waitSpec struct {
 	replicas  int64
 	timeoutMs int64
@@ -95,6 +95,18 @@ func (e *Engine) WaitCounts() WaitCounts {
 		}
 	}
 	return w
+}
+
+// splitSets parts a batch into its SETs and the rest, in order.
+func splitSets(batch []*request) (sets, rest []*request) {
+	for _, r := range batch {
+		if r.call.kind == opSet {
+			sets = append(sets, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	return sets, rest
 }
 
 func hasSet(batch []*request) bool {

@@ -217,7 +217,10 @@ func (s *Scheduler) Missed() []Spec {
 	var out []Spec
 	for i, sp := range s.specs {
 		want := 1
-		if sp.Kind == Crash || sp.Kind == ClockJump {
+		switch sp.Kind {
+		case Crash:
+			want = len(s.crashTargets(sp)) // one action per process, by role
+		case ClockJump:
 			want = len(orAll(sp.Masters, len(s.t.Masters))) // one action per master
 		}
 		if s.applied[i] < want {

@@ -50,7 +50,7 @@ func TestShippedFaultScenariosParse(t *testing.T) {
 		"clock":    {"jump-and-partition", "jump-only", "partition-only"},
 		"none":     {"chaos-none"},
 		"network":  {"latency-jitter", "resets", "minority-then-majority-partition"},
-		"failover": {"replicated-no-wait", "replicated-wait-2", "redlock-delayed-restart"},
+		"failover": {"replicated-no-wait", "replicated-wait-2", "replicated-wait-1-lagging-preferred", "redlock-delayed-restart"},
 	}
 	for _, name := range configs.FaultNames() {
 		// Each has faults or expectations, so it is a fault scenario by
@@ -80,7 +80,7 @@ func TestShippedFaultScenariosParse(t *testing.T) {
 		"pause/no-fencing": "lost_updates >0", "pause/fencing": "stale_writes_rejected >0", "clock/jump-and-partition": "violations >0",
 		"none/chaos-none":             "acquisitions >=100000",
 		"failover/replicated-no-wait": "violations >0", "failover/replicated-wait-2": "violations ==0",
-		"failover/redlock-delayed-restart": "violations ==0",
+		"failover/redlock-delayed-restart": "violations ==0", "failover/replicated-wait-1-lagging-preferred": "violations >0",
 	}
 	for key, claim := range claims {
 		name, cell, _ := strings.Cut(key, "/")

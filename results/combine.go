@@ -71,13 +71,16 @@ func oneMachineCost(m *Run, runs []Run) {
 	if m.Servers == nil {
 		return
 	}
-	m.Servers.CPUSeconds = 0
+	s := m.Servers
+	s.CPUSeconds, s.ReplicaCPUSeconds, s.SentinelCPUSeconds = 0, 0, 0
 	for _, r := range runs {
 		if r.Servers != nil {
-			m.Servers.CPUSeconds += r.Servers.CPUSeconds
+			s.CPUSeconds += r.Servers.CPUSeconds
+			s.ReplicaCPUSeconds += r.Servers.ReplicaCPUSeconds
+			s.SentinelCPUSeconds += r.Servers.SentinelCPUSeconds
 		}
 	}
-	m.Servers.CPUMicrosCycle = m.Servers.CPUSeconds * 1e6 / cyclesOf(runs)
+	s.perCycle(cyclesOf(runs))
 }
 
 // medianLatencies sets m's latencies to the medians of the repeats'.

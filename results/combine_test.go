@@ -69,3 +69,16 @@ func TestCombineRepeats(t *testing.T) {
 		t.Error("one repeat got a repeats block")
 	}
 }
+
+// A replicated set's replicas and Sentinels stay counted when repeats are
+// combined: every server's CPU per cycle, not the master's alone.
+func TestRepeatsKeepTopologyCPU(t *testing.T) {
+	run := func(cycles float64) Run {
+		return Run{Throughput: Throughput{CyclesPerSec: cycles}, MeasuredSeconds: 1, Outcomes: Outcomes{Acquired: int64(cycles)},
+			Servers: &Servers{CPUSeconds: 0.1, ReplicaCPUSeconds: 0.05, SentinelCPUSeconds: 0.01, PerMaster: map[string]float64{"m": 0.1}}}
+	}
+	m := CombineRepeats([]Run{run(1000), run(1000)})
+	if got := m.Servers.TopologyMicrosCycle(); got < 159 || got > 161 {
+		t.Fatalf("every server's CPU per cycle %v µs, want 160 (0.32 s over 2,000 cycles)", got)
+	}
+}

@@ -109,13 +109,15 @@ func largestServers(runs []Run, cycles float64) *Servers {
 			s = &Servers{PerMaster: map[string]float64{}}
 		}
 		s.CPUSeconds = max(s.CPUSeconds, r.Servers.CPUSeconds)
+		s.ReplicaCPUSeconds = max(s.ReplicaCPUSeconds, r.Servers.ReplicaCPUSeconds)
+		s.SentinelCPUSeconds = max(s.SentinelCPUSeconds, r.Servers.SentinelCPUSeconds)
 		s.BusiestShare = max(s.BusiestShare, r.Servers.BusiestShare)
 		for a, v := range r.Servers.PerMaster {
 			s.PerMaster[a] = max(s.PerMaster[a], v)
 		}
 	}
 	if s != nil && cycles > 0 {
-		s.CPUMicrosCycle = s.CPUSeconds * 1e6 / cycles
+		s.perCycle(cycles)
 	}
 	return s
 }

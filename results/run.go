@@ -308,6 +308,16 @@ type Servers struct {
 	TopologyCPUMicrosCycle float64 `json:"topology_cpu_us_per_cycle,omitempty"`
 }
 
+// perCycle sets the CPU per lock cycle from the seconds: the masters', and
+// every server's when a replicated set's others were read.
+func (s *Servers) perCycle(cycles float64) {
+	s.CPUMicrosCycle = s.CPUSeconds * 1e6 / cycles
+	s.TopologyCPUMicrosCycle = 0
+	if s.ReplicaCPUSeconds+s.SentinelCPUSeconds > 0 {
+		s.TopologyCPUMicrosCycle = (s.CPUSeconds + s.ReplicaCPUSeconds + s.SentinelCPUSeconds) * 1e6 / cycles
+	}
+}
+
 // TopologyMicrosCycle is every server's CPU per lock cycle: the masters',
 // and a replicated set's replicas' and Sentinels' when they were read.
 func (s *Servers) TopologyMicrosCycle() float64 {

@@ -39,10 +39,16 @@ func (r *faultRun) addFailovers(run *results.Run, t0 time.Time, events []faults.
 func failoverOf(t0 time.Time, e faults.Event, kills []localmasters.Kill, switches []localmasters.Switch, ck check.Findings,
 	clients []chaos.ClientResult) results.Failover {
 	f := results.Failover{KilledAt: secondsFrom(t0, e.At), Master: e.Target, HeldKeys: e.HeldKeys}
-	killed := e.At
-	for _, k := range kills { // the kill's own time, not the event's scheduled one
+	// The kill's own time, not the event's scheduled one; the first acquire
+	// of the new master is one started once the old one was reaped (one
+	// started a moment before the SIGKILL may still have won there).
+	killed, gone := e.At, e.At
+	for _, k := range kills {
 		if !k.At.Before(e.At) {
-			killed = k.At
+			killed, gone = k.At, k.At
+			if k.Reaped.After(k.At) {
+				gone = k.Reaped
+			}
 			break
 		}
 	}
@@ -54,7 +60,7 @@ func failoverOf(t0 time.Time, e faults.Event, kills []localmasters.Kill, switche
 		}
 	}
 	end := time.Time{}
-	if a, ok := ck.FirstAcquireAfter(killed.UnixNano()); ok {
+	if a, ok := ck.FirstAcquireAfter(gone.UnixNano()); ok {
 		end = time.Unix(0, a.Done)
 		at, gone := secondsFrom(t0, end), end.Sub(killed).Seconds()
 		f.FirstAcquireAt, f.Unavailable = &at, &gone
@@ -64,9 +70,10 @@ func failoverOf(t0 time.Time, e faults.Event, kills []localmasters.Kill, switche
 }
 
 // failuresBetween adds up the clients' failed acquires, by why, in the
-// bins from..to (to zero: to the end).
+// bins from the first that starts at or after from, to the one holding to
+// (to zero: to the end): none from before the kill.
 func failuresBetween(clients []chaos.ClientResult, t0, from, to time.Time) (notAcquired, errs, fewAcks int64) {
-	lo := int64(from.Sub(t0) / chaos.FailureBin)
+	lo := int64((from.Sub(t0) + chaos.FailureBin - 1) / chaos.FailureBin)
 	hi := int64(math.MaxInt64)
 	if !to.IsZero() {
 		hi = int64(to.Sub(t0) / chaos.FailureBin)

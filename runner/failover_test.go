@@ -75,3 +75,25 @@ func TestReplicationLagThenFailover(t *testing.T) {
 		}
 	}
 }
+
+// WAIT 1 with two replicas, the lagging one preferred by Sentinel
+// (replica-priority): the replica that keeps up acknowledges every lock,
+// the lagging one is promoted, and acknowledged locks are lost anyway
+// (what Redisson's users report). Fails if WAIT 1 kept them.
+func TestWait1LaggingPreferredReplicaLosesLocks(t *testing.T) {
+	r := runFaultDoc(t, `
+settings: {topology: replicated, replicas: 2, sentinels: 1, down_after: 300ms, failover_timeout: 1s, wait_replicas: 1,
+  replica_priority: [10, 100], clients: 2, workers: 8, keys: 16, ttl: 5s, hold: 2s, hold_distribution: uniform, duration: 10s}
+faults:
+  - {at: 3s, kind: replication_lag, replica_index: [0]}
+  - {at: 5s, kind: failover}
+`)
+	s := r.Run.Safety
+	if len(r.Run.Failovers) != 1 {
+		t.Fatalf("failovers %+v, want one", r.Run.Failovers)
+	}
+	t.Logf("%d violations, %d lost updates, %d few acks; %s", s.Violations, s.LostUpdates, r.Run.Outcomes.FewAcks, r.Run.Failovers[0].Text())
+	if s.Violations == 0 || s.LostUpdates == 0 {
+		t.Errorf("%d violations, %d lost updates: want both above 0 (the promoted replica lacked the acknowledged locks)", s.Violations, s.LostUpdates)
+	}
+}

@@ -435,6 +435,16 @@ func notJudged(cell plan.Cell, r *CellResult, ck check.Findings, missed []faults
 			out = append(out, fmt.Sprintf("the crash of %s hit a master that held no lock key", e.Target))
 		case e.HeldKeys < 0:
 			out = append(out, fmt.Sprintf("the crash of %s: the lock keys it held could not be counted", e.Target))
+		case e.Kind == "failover" && ck.HeldAt(e.At.UnixNano()) == 0:
+			out = append(out, fmt.Sprintf("no granted lock was still valid at the failover of %s: nothing for it to lose", e.Target))
+		}
+	}
+	for _, f := range r.Run.Failovers {
+		switch {
+		case f.SwitchAt == nil:
+			out = append(out, fmt.Sprintf("the failover of %s: Sentinel promoted no replica", f.Master))
+		case f.FirstAcquireAt == nil:
+			out = append(out, fmt.Sprintf("the failover of %s: no acquire won after it", f.Master))
 		}
 	}
 	return out

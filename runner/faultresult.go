@@ -127,7 +127,7 @@ func sumClients(clientResults []chaos.ClientResult, t0 time.Time, masters int) c
 // addWorkers files a client's workers after those of the clients before
 // it, and adds its commands.
 func (t *clientTotals) addWorkers(r chaos.ClientResult) {
-	for _, w := range r.Waits {
+	for _, w := range r.WorkerWaits {
 		w.Worker += len(t.perWorker)
 		t.waits = append(t.waits, w)
 	}

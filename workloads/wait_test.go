@@ -68,9 +68,11 @@ func TestTimeToLockSpansTheWait(t *testing.T) {
 	}
 	st := contendedRun(t, 20, 1, 2*time.Millisecond, wait)
 	a, w := st.Acquire, st.TimeToLock
-	if w.TotalCount() != st.Acquired || w.Min() < a.Min() || w.ValueAtQuantile(50) < 3*a.ValueAtQuantile(50) || w.Max() < a.Max() {
-		t.Fatalf("time to lock n=%d min=%d p50=%d max=%d; acquire min=%d p50=%d max=%d: want ≥, the p50 ≥ 3×",
-			w.TotalCount(), w.Min(), w.ValueAtQuantile(50), w.Max(), a.Min(), a.ValueAtQuantile(50), a.Max())
+	// The mean, not the p50: the releaser often takes the lock straight
+	// back (one attempt), so the median wait can be a single attempt.
+	if w.TotalCount() != st.Acquired || w.Min() < a.Min() || w.Mean() < 3*a.Mean() || w.Max() < a.Max() {
+		t.Fatalf("time to lock n=%d min=%d mean=%.0f max=%d; acquire min=%d mean=%.0f max=%d: want ≥, the mean ≥ 3×",
+			w.TotalCount(), w.Min(), w.Mean(), w.Max(), a.Min(), a.Mean(), a.Max())
 	}
 	c := st.contention()
 	if c.HandoffGap == nil || c.HandoffGap.Count < st.Acquired/2 || c.AttemptsPerLock < 3 || c.CommandsPerLock < 6*c.AttemptsPerLock-1 {
