@@ -74,6 +74,12 @@ func (c *Commands) Add(o Commands) {
 	c.Waits += o.Waits
 }
 
+// Add adds o's wake-ups to w.
+func (w *Wakeups) Add(o Wakeups) {
+	w.ByMessage += o.ByMessage
+	w.ByTimeout += o.ByTimeout
+}
+
 // Wakeups count a notify waiter's wake-ups by cause.
 type Wakeups struct {
 	ByMessage int64 `json:"by_message"`
@@ -101,13 +107,7 @@ type WorkerWait struct {
 // a window of secs.
 func HottestKeys(all []KeyUse, n int, secs float64) []KeyUse {
 	slices.SortFunc(all, func(a, b KeyUse) int {
-		if a.HeldSeconds != b.HeldSeconds {
-			if a.HeldSeconds > b.HeldSeconds {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Key, b.Key)
+		return cmp.Or(cmp.Compare(b.HeldSeconds, a.HeldSeconds), strings.Compare(a.Key, b.Key))
 	})
 	all = all[:min(n, len(all))]
 	for i := range all {

@@ -142,8 +142,7 @@ func (t *clientTotals) addWorkers(r chaos.ClientResult) {
 		if t.wakeups == nil {
 			t.wakeups = &results.Wakeups{}
 		}
-		t.wakeups.ByMessage += w.ByMessage
-		t.wakeups.ByTimeout += w.ByTimeout
+		t.wakeups.Add(*w)
 	}
 }
 
