@@ -165,13 +165,21 @@ func loadOutcomes(src [][NumOutcomes]atomic.Int64) [][NumOutcomes]int64 {
 	return out
 }
 
-// Lock is a held Redlock.
+// Lock is a held lock: a Redlock, or another service's (Handle) seen
+// through the same fields, so that the worker loop needs no per-service
+// branch.
 type Lock struct {
 	Key        string
 	Token      string
 	Start      time.Time // t1 of the winning attempt (monotonic)
-	ValidUntil time.Time // t1 + TTL − drift (= end of acquire + validity): use the lock only before this
+	ValidUntil time.Time // t1 + TTL − drift (= end of acquire + validity): use the lock only before this; a keep-alive lease has none (far future)
 	Handle     any       // another driver's own lock object, when not this engine's
+	// Fence is the service's own fencing token (etcd: the revision the lock
+	// was granted at), 0 when the service issues none (Redis).
+	Fence int64
+	// Lost, when not nil, is closed once the service ended the lock under
+	// its holder (etcd: the session's lease ended).
+	Lost <-chan struct{}
 	// released is room for Release's outcomes, allocated with the lock.
 	released []Outcome
 }
@@ -204,6 +212,9 @@ type Result struct {
 	Validity  time.Duration // TTL − elapsed − drift of the last attempt: left from its end; not positive means too slow
 	PerMaster []Outcome     // outcomes of the last attempt, by master
 	Err       error         // the context ended
+	// Taken: another holder had the key (a service without per-server
+	// outcomes says so here; the engine's PerMaster says it per master).
+	Taken bool
 	// Sent is the commands the acquire sent, every attempt's: its SETs,
 	// failed attempts' clean-up releases and the PUBLISHes inside them (0
 	// from a driver that does not count them).

@@ -355,6 +355,9 @@ func IsContention(res engine.Result) bool {
 	if IsFewAcks(res) {
 		return false
 	}
+	if res.Taken {
+		return true
+	}
 	for _, o := range res.PerMaster {
 		if o == engine.Taken {
 			return true

@@ -24,7 +24,10 @@ type Replies struct {
 
 // RepliesOf are the locker's replies.
 func RepliesOf(lk Locker) Replies {
-	r := Replies{Addrs: lk.Addrs(), Late: lk.LateOutcomes()}
+	var r Replies
+	if ps, ok := lk.(PerServer); ok {
+		r.Addrs, r.Late = ps.Addrs(), ps.LateOutcomes()
+	}
 	if lr, ok := lk.(interface{ LateReleased() []int64 }); ok {
 		r.LateReleased = lr.LateReleased()
 	}

@@ -20,13 +20,29 @@ import (
 	"lockbench/results"
 )
 
-// Locker is what the runner drives: lockbench's engine, or another Redlock
-// library behind an adapter, so both run the same workload.
+// Locker is what the worker loop drives: a lock service's client
+// (lockbench's engine, redsync behind an adapter, etcd's mutex), so all of
+// them run the same workload.
 type Locker interface {
 	Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result)
 	Release(ctx context.Context, l *engine.Lock) engine.OpResult
+}
+
+// PerServer is a Locker that reports outcomes per server (the Redis
+// masters): its addresses, by the index of Result.PerMaster, and the
+// replies that came after their acquire was decided. A service without
+// (etcd) leaves the result's per-server detail empty.
+type PerServer interface {
 	Addrs() []string
 	LateOutcomes() [][engine.NumOutcomes]int64
+}
+
+// serversOf is how many servers lk reports outcomes for (0: none).
+func serversOf(lk Locker) int {
+	if ps, ok := lk.(PerServer); ok {
+		return len(ps.Addrs())
+	}
+	return 0
 }
 
 // Extender is a Locker that can extend a held lock (auto-extension).
@@ -289,7 +305,7 @@ func (l *loop) run(win *window) ([]*Worker, time.Time) {
 
 // runWorkers runs the workers until they all stopped.
 func (l *loop) runWorkers() []*Worker {
-	n := len(l.lk.Addrs())
+	n := serversOf(l.lk)
 	workers := make([]*Worker, l.cfg.Workers)
 	var wg sync.WaitGroup
 	for i := range workers {
@@ -427,7 +443,7 @@ func (win *window) fill(st *Stats, stop time.Time) {
 // the window's marks saw.
 func (l *loop) stats(interrupted bool, workers []*Worker, stop time.Time, win *window) *Stats {
 	st := &Stats{
-		Counts:             Counts{PerMaster: make([][engine.NumOutcomes]int64, len(l.lk.Addrs()))},
+		Counts:             Counts{PerMaster: make([][engine.NumOutcomes]int64, serversOf(l.lk))},
 		Acquire:            l.rec.Total(results.Acquire),
 		AcquireUncorrected: l.rec.Total(results.AcquireUncorrected),
 		AcquireFailed:      l.rec.Total(results.Failed),

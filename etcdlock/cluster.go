@@ -1,0 +1,309 @@
+// Package etcdlock is etcd as a lock service: its servers (a local
+// cluster of real etcd processes, or an external one's endpoints) and its
+// Locker (etcd's own concurrency.Mutex, one Session per contender).
+package etcdlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Package is the Debian package that has the etcd server.
+const Package = "etcd-server"
+
+// stopGrace is how long a member has to stop on SIGTERM before SIGKILL.
+const stopGrace = 5 * time.Second
+
+// Options say what local cluster to start.
+type Options struct {
+	Members int
+	// NoFsync runs every member with --unsafe-no-fsync (etcd's default
+	// fsyncs every write to its WAL).
+	NoFsync bool
+	Log     io.Writer // the start-up line (nil: none)
+}
+
+// Cluster is a local etcd cluster: its members' processes, each with its
+// own data dir and loopback ports.
+type Cluster struct {
+	dir     string
+	members []*Member
+	version string
+	opt     Options
+}
+
+// Member is one etcd process of a Cluster.
+type Member struct {
+	Name       string
+	ClientURL  string
+	PeerURL    string
+	dataDir    string
+	logPath    string
+	mu         sync.Mutex
+	cmd        *exec.Cmd
+	done       chan struct{}
+	clusterArg string
+	noFsync    bool
+}
+
+// ServerPath is the etcd binary in PATH ("" and false: not installed).
+func ServerPath() (string, bool) {
+	p, err := exec.LookPath("etcd")
+	return p, err == nil
+}
+
+// Version is the etcd binary's version ("3.4.23").
+func Version(bin string) (string, error) {
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", bin, err)
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(strings.TrimPrefix(first, "etcd Version:")), nil
+}
+
+// StartLocal starts opt.Members etcd processes on free loopback ports and
+// waits until the cluster has a leader. On failure nothing is left running.
+func StartLocal(ctx context.Context, opt Options) (*Cluster, error) {
+	bin, ok := ServerPath()
+	if !ok {
+		return nil, fmt.Errorf("etcd not found in PATH; topology etcd with local members runs real etcd processes (apt-get install %s)", Package)
+	}
+	version, err := Version(bin)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "lockbench-etcd-*")
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{dir: dir, version: version, opt: opt}
+	if err := c.start(ctx, bin); err != nil {
+		return nil, errors.Join(err, c.Stop())
+	}
+	if opt.Log != nil {
+		fmt.Fprintf(opt.Log, "lockbench: started %d local etcd %s members (%s) on %s, pids %v\n",
+			opt.Members, version, c.FsyncText(), strings.Join(c.Endpoints(), ", "), c.Pids())
+	}
+	return c, nil
+}
+
+// FsyncText says how the members write their WAL.
+func (c *Cluster) FsyncText() string {
+	if c.opt.NoFsync {
+		return "no fsync"
+	}
+	return "fsync per write"
+}
+
+func (c *Cluster) start(ctx context.Context, bin string) error {
+	var peers []string
+	for i := range c.opt.Members {
+		m, err := c.newMember(i)
+		if err != nil {
+			return err
+		}
+		c.members = append(c.members, m)
+		peers = append(peers, m.Name+"="+m.PeerURL)
+	}
+	for _, m := range c.members {
+		m.clusterArg = strings.Join(peers, ",")
+		if err := m.spawn(bin); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return c.waitLeader(ctx)
+}
+
+func (c *Cluster) newMember(i int) (*Member, error) {
+	cp, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	pp, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("m%d", i)
+	dir := filepath.Join(c.dir, name)
+	return &Member{Name: name, ClientURL: fmt.Sprintf("http://127.0.0.1:%d", cp), PeerURL: fmt.Sprintf("http://127.0.0.1:%d", pp),
+		dataDir: filepath.Join(dir, "data"), logPath: filepath.Join(dir, "etcd.log"), noFsync: c.opt.NoFsync}, os.MkdirAll(dir, 0o700)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func (m *Member) args() []string {
+	a := []string{"--name", m.Name, "--data-dir", m.dataDir,
+		"--listen-client-urls", m.ClientURL, "--advertise-client-urls", m.ClientURL,
+		"--listen-peer-urls", m.PeerURL, "--initial-advertise-peer-urls", m.PeerURL,
+		"--initial-cluster", m.clusterArg, "--initial-cluster-state", "new",
+		"--initial-cluster-token", "lockbench", "--logger", "zap", "--log-outputs", m.logPath}
+	if m.noFsync {
+		a = append(a, "--unsafe-no-fsync")
+	}
+	return a
+}
+
+// spawn starts the member's process in its own process group (a terminal
+// Ctrl-C reaches lockbench, which stops it), killed if lockbench dies.
+func (m *Member) spawn(bin string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cmd := exec.Command(bin, m.args()...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start etcd member %s: %w", m.Name, err)
+	}
+	m.cmd, m.done = cmd, make(chan struct{})
+	done := m.done
+	go func() { _ = cmd.Wait(); close(done) }()
+	return nil
+}
+
+// waitLeader waits until every member answers and one of them leads.
+func (c *Cluster) waitLeader(ctx context.Context) error {
+	for {
+		err := c.checkLeader(ctx)
+		if err == nil {
+			return nil
+		}
+		for _, m := range c.members {
+			if !m.Running() {
+				return fmt.Errorf("etcd member %s exited before it was ready; log tail:\n%s", m.Name, tail(m.logPath))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("etcd cluster not ready: %w (last: %v)", ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Cluster) checkLeader(ctx context.Context) error {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: time.Second})
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	for _, ep := range c.Endpoints() {
+		sctx, cancel := context.WithTimeout(ctx, time.Second)
+		st, err := cli.Status(sctx, ep)
+		cancel()
+		if err != nil {
+			return err
+		}
+		if st.Leader == 0 {
+			return fmt.Errorf("%s has no leader yet", ep)
+		}
+	}
+	return nil
+}
+
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(lines[max(0, len(lines)-5):], "\n")
+}
+
+// Endpoints are the members' client URLs.
+func (c *Cluster) Endpoints() []string {
+	var out []string
+	for _, m := range c.members {
+		out = append(out, m.ClientURL)
+	}
+	return out
+}
+
+// Members are the cluster's members.
+func (c *Cluster) Members() []*Member { return c.members }
+
+// ServerVersion is the members' etcd version.
+func (c *Cluster) ServerVersion() string { return c.version }
+
+// Pids are the members' running processes.
+func (c *Cluster) Pids() []int {
+	var out []int
+	for _, m := range c.members {
+		if p := m.Pid(); p > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Pid is the member's process (0: not running).
+func (m *Member) Pid() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd == nil || m.exited() {
+		return 0
+	}
+	return m.cmd.Process.Pid
+}
+
+// Running says whether the member's process is up.
+func (m *Member) Running() bool { return m.Pid() > 0 }
+
+func (m *Member) exited() bool {
+	select {
+	case <-m.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stop stops the member by its pid: SIGTERM (SIGCONT too, in case it is
+// paused), SIGKILL after stopGrace.
+func (m *Member) Stop() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd == nil || m.exited() {
+		return nil
+	}
+	p := m.cmd.Process
+	_ = p.Signal(syscall.SIGTERM)
+	_ = p.Signal(syscall.SIGCONT)
+	select {
+	case <-m.done:
+		return nil
+	case <-time.After(stopGrace):
+	}
+	if err := p.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kill etcd member %s (pid %d): %w", m.Name, p.Pid, err)
+	}
+	<-m.done
+	return nil
+}
+
+// Stop stops every member and removes the cluster's directory.
+func (c *Cluster) Stop() error {
+	var errs []error
+	for _, m := range c.members {
+		errs = append(errs, m.Stop())
+	}
+	errs = append(errs, os.RemoveAll(c.dir))
+	return errors.Join(errs...)
+}

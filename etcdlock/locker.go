@@ -1,0 +1,271 @@
+package etcdlock
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+	"go.uber.org/zap"
+
+	"lockbench/engine"
+)
+
+// StrategyQueue is etcd's own wait: Mutex.Lock puts the caller in the
+// key's queue, and each waiter watches the one just before it (FIFO, no
+// thundering herd).
+const StrategyQueue = "queue"
+
+// WaitStrategies are the wait strategies an etcd lock takes: its queue,
+// or the engine's retry, backoff and spin over TryLock.
+var WaitStrategies = []string{StrategyQueue, engine.StrategyRetry, engine.StrategyBackoff, engine.StrategySpin}
+
+// FenceSource says where an etcd lock's fencing token comes from.
+const FenceSource = "etcd: the lock response's header revision (no extra call)"
+
+// noValidity is a keep-alive lock's ValidUntil: it has no TTL − elapsed −
+// drift window; it holds until released or its session is lost.
+const noValidity = 100 * 365 * 24 * time.Hour
+
+// Config is an etcd lock client's terms.
+type Config struct {
+	Endpoints []string
+	TLS       *tls.Config
+	Username  string
+	Password  string
+	// TTL is each session's lease: whole seconds, granted as asked or
+	// refused (the server raises a lease below its minimum).
+	TTL time.Duration
+	// Strategy is StrategyQueue or one of the retry policy's; Retry holds
+	// the retry terms, and its WaitTime bounds a queued wait too (0: the
+	// caller waits in the queue until its context ends).
+	Strategy string
+	Retry    engine.RetryPolicy
+	// Sessions is how many contenders: one Session (lease) each, since
+	// Mutexes sharing a Session do not exclude each other (etcd#10756).
+	Sessions int
+}
+
+// Locker is etcd's concurrency.Mutex as its users write it, one Session
+// per contender, as the worker loop's Locker.
+type Locker struct {
+	cli      *clientv3.Client
+	cfg      Config
+	sessions chan *concurrency.Session
+	granted  atomic.Int64 // the lease TTL the server granted, seconds
+	lost     atomic.Int64
+	rpcs     atomic.Int64
+}
+
+// held is a lock's etcd side: its mutex and the session it holds it with.
+type held struct {
+	m    *concurrency.Mutex
+	sess *concurrency.Session
+}
+
+// Dial connects to the endpoints and checks each answers, naming the
+// first that does not.
+func Dial(ctx context.Context, cfg Config) (*clientv3.Client, error) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: cfg.Endpoints, TLS: cfg.TLS, Username: cfg.Username, Password: cfg.Password,
+		DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return nil, fmt.Errorf("etcd %s: %w", strings.Join(cfg.Endpoints, ","), err)
+	}
+	for _, ep := range cfg.Endpoints {
+		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		_, err := cli.Status(sctx, ep)
+		cancel()
+		if err != nil {
+			cli.Close()
+			return nil, fmt.Errorf("etcd endpoint %s: not reachable: %v", ep, err)
+		}
+	}
+	return cli, nil
+}
+
+// New dials the cluster and opens cfg.Sessions sessions on leases it
+// grants itself, refusing a TTL the server would change.
+func New(ctx context.Context, cfg Config) (*Locker, error) {
+	if cfg.TTL%time.Second != 0 || cfg.TTL < time.Second {
+		return nil, fmt.Errorf("ttl: %v is not accepted with topology etcd; a lease takes whole seconds, such as 10s", cfg.TTL)
+	}
+	cli, err := Dial(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	l := &Locker{cli: cli, cfg: cfg, sessions: make(chan *concurrency.Session, cfg.Sessions)}
+	for range cfg.Sessions {
+		s, err := l.newSession(ctx)
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
+		l.sessions <- s
+	}
+	return l, nil
+}
+
+// newSession grants a lease of the TTL and keeps it alive in a Session.
+func (l *Locker) newSession(ctx context.Context) (*concurrency.Session, error) {
+	want := int64(l.cfg.TTL / time.Second)
+	g, err := l.cli.Grant(ctx, want)
+	if err != nil {
+		return nil, fmt.Errorf("etcd: grant a lease: %w", err)
+	}
+	if g.TTL != want {
+		_, _ = l.cli.Revoke(context.Background(), g.ID)
+		return nil, fmt.Errorf("ttl: %v is not accepted by this etcd; it grants a lease of %ds (its minimum); use ttl: %ds or more", l.cfg.TTL, g.TTL, g.TTL)
+	}
+	l.granted.Store(g.TTL)
+	return concurrency.NewSession(l.cli, concurrency.WithLease(g.ID), concurrency.WithContext(context.Background()))
+}
+
+// GrantedTTL is the lease the server granted each session.
+func (l *Locker) GrantedTTL() time.Duration { return time.Duration(l.granted.Load()) * time.Second }
+
+// LostSessions are sessions whose lease ended under them and were replaced.
+func (l *Locker) LostSessions() int64 { return l.lost.Load() }
+
+// RPCs are the calls the locker made to etcd for locks (grants and
+// keep-alives not counted).
+func (l *Locker) RPCs() int64 { return l.rpcs.Load() }
+
+// session takes a contender's session, a new one if its lease ended.
+func (l *Locker) session(ctx context.Context) (*concurrency.Session, error) {
+	select {
+	case s := <-l.sessions:
+		select {
+		case <-s.Done():
+			l.lost.Add(1)
+			return l.newSession(ctx)
+		default:
+			return s, nil
+		}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Acquire takes key: in etcd's queue, or by TryLock with the retry policy.
+func (l *Locker) Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
+	start := time.Now()
+	sess, err := l.session(ctx)
+	if err != nil {
+		return nil, engine.Result{Attempts: 1, Elapsed: time.Since(start), Err: err}
+	}
+	m := concurrency.NewMutex(sess, key)
+	var res engine.Result
+	if l.cfg.Strategy == StrategyQueue {
+		res = l.queue(ctx, m)
+	} else {
+		_, res = l.cfg.Retry.Acquire(ctx, func(ctx context.Context) (*engine.Lock, engine.Result) { return l.try(ctx, m) })
+	}
+	res.Elapsed = time.Since(start)
+	if !res.Acquired {
+		l.sessions <- sess
+		return nil, res
+	}
+	lock := &engine.Lock{Key: key, Token: m.Key(), Start: start, ValidUntil: start.Add(noValidity),
+		Handle: held{m, sess}, Fence: m.Header().Revision, Lost: sess.Done()}
+	return lock, res
+}
+
+// queue waits in the key's queue, at most the wait time: a caller that
+// waited that long gave up (the key was taken all along).
+func (l *Locker) queue(ctx context.Context, m *concurrency.Mutex) engine.Result {
+	wctx := ctx
+	if wt := l.cfg.Retry.WaitTime; wt > 0 {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, wt)
+		defer cancel()
+	}
+	err := m.Lock(wctx)
+	l.rpcs.Add(1)
+	res := engine.Result{Attempts: 1, Sent: 1}
+	switch {
+	case err == nil:
+		res.Acquired = true
+	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		res.Taken = true
+	default:
+		res.Err = err
+	}
+	return res
+}
+
+// try is one TryLock: acquired, or the key taken (TryLock then deletes its
+// own waiting key: a second call).
+func (l *Locker) try(ctx context.Context, m *concurrency.Mutex) (*engine.Lock, engine.Result) {
+	err := m.TryLock(ctx)
+	l.rpcs.Add(1)
+	switch {
+	case err == nil: // the retry loop stops at a lock: Acquire makes the real one
+		return &engine.Lock{}, engine.Result{Acquired: true, Sent: 1}
+	case errors.Is(err, concurrency.ErrLocked):
+		l.rpcs.Add(1)
+		return nil, engine.Result{Taken: true, Sent: 2}
+	}
+	return nil, engine.Result{Sent: 1, Err: err}
+}
+
+// Release deletes the holder's key and gives its session back.
+func (l *Locker) Release(ctx context.Context, lock *engine.Lock) engine.OpResult {
+	start := time.Now()
+	h := lock.Handle.(held)
+	err := h.m.Unlock(ctx)
+	l.rpcs.Add(1)
+	l.sessions <- h.sess
+	ok := err == nil
+	return engine.OpResult{OK: ok, Count: b2i(ok), Elapsed: time.Since(start), Sent: 1}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// CountKeys counts keys under prefix (another live run's locks).
+func (l *Locker) CountKeys(ctx context.Context, prefix string) (int64, error) {
+	r, err := l.cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, err
+	}
+	return r.Count, nil
+}
+
+// Put is a plain write: the baseline a lock's round trips compare with.
+func (l *Locker) Put(ctx context.Context, key string) error {
+	_, err := l.cli.Put(ctx, key, "x")
+	return err
+}
+
+// Delete removes key (the baseline's own).
+func (l *Locker) Delete(ctx context.Context, key string) error {
+	_, err := l.cli.Delete(ctx, key)
+	return err
+}
+
+// Close ends every session (revoking its lease frees its locks) and the
+// client. Sessions still held by a lock are revoked with the client's
+// leases as they come back, or expire with their TTL.
+func (l *Locker) Close() {
+	for {
+		select {
+		case s := <-l.sessions:
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_, _ = l.cli.Revoke(ctx, s.Lease())
+			cancel()
+			s.Orphan()
+		default:
+			l.cli.Close()
+			return
+		}
+	}
+}
