@@ -57,6 +57,9 @@ type Masters struct {
 	SentinelAddrs []string
 	MasterSet     string
 	Replicated    *localmasters.Replicated
+
+	// An etcd cell's servers (nil for Redis).
+	Etcd *EtcdServers
 }
 
 // LockConfig is cfg (a cell's resolved engine configuration) pointed at
@@ -91,6 +94,9 @@ func (m *Masters) Pids() []int {
 	}
 	for _, lm := range m.replicatedProcesses() {
 		out = append(out, lm.Pid())
+	}
+	if m.Etcd != nil && m.Etcd.Local != nil {
+		out = append(out, m.Etcd.Local.Pids()...)
 	}
 	return out
 }
@@ -151,6 +157,8 @@ func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, er
 	m := &Masters{key: key, served: map[string]bool{}}
 	p.cur = m
 	switch {
+	case s.Etcd():
+		return m, p.startEtcd(ctx, c, m)
 	case c.Faulty:
 		return m, p.startFaultServers(ctx, c, m)
 	case s.ExternalSentinels():
@@ -262,6 +270,9 @@ func (p *Pool) Close() error {
 	}
 	if m.Replicated != nil {
 		errs = append(errs, m.Replicated.Stop())
+	}
+	if m.Etcd != nil && m.Etcd.Local != nil {
+		errs = append(errs, m.Etcd.Local.Stop())
 	}
 	for _, s := range append([]*localmasters.Set{m.Local}, m.sets...) {
 		if s != nil {

@@ -30,6 +30,8 @@ func CanServe(c plan.Cell) error {
 	_, found := localmasters.RedisServerPath()
 	embedded := s.Embedded == "always" || (s.Embedded == "auto" && !found)
 	switch {
+	case s.Etcd():
+		return canServeEtcd(s)
 	case c.Faulty && !found:
 		return MissingTool{fmt.Errorf("redis-server not found in PATH; chaos needs real masters it can kill (apt-get install redis-server)")}
 	case c.Faulty && len(c.ClockMasters()) > 0:

@@ -14,7 +14,8 @@ import (
 // latencies: the machine's CPU split and the masters' command counters.
 type WindowReadings struct {
 	ctx           context.Context
-	eng           *engine.Engine
+	eng           *engine.Engine // nil: not Redis (no command counters)
+	addrs         []string       // the servers, by the result's index
 	probe         *machineProbe
 	before, after []map[string]engine.CommandStat
 	proxy         *proxyProfile // --net-latency: the in-process proxy's CPU
@@ -37,7 +38,7 @@ func NewWindowReadings(ctx context.Context, eng *engine.Engine, m *Masters) *Win
 	if len(addrs) != len(eng.Addrs()) {
 		addrs = eng.Addrs() // an external replicated set: only the engine knows where its master is
 	}
-	w := &WindowReadings{ctx: ctx, eng: eng, probe: newMachineProbe(addrs, localPids, eng.ServerPIDs(ctx))}
+	w := &WindowReadings{ctx: ctx, eng: eng, addrs: eng.Addrs(), probe: newMachineProbe(addrs, localPids, eng.ServerPIDs(ctx))}
 	if w.probe != nil {
 		w.probe.clientCPUs, w.probe.localCPUs = m.ClientCPUs, m.LocalCPUs
 		if r := m.Replicated; r != nil {
@@ -50,10 +51,34 @@ func NewWindowReadings(ctx context.Context, eng *engine.Engine, m *Masters) *Win
 	return w
 }
 
+// NewEtcdWindowReadings reads the machine around an etcd cell's window:
+// its local members' processes are the servers' CPU.
+func NewEtcdWindowReadings(ctx context.Context, m *Masters) *WindowReadings {
+	var pids []int
+	if m.Etcd.Local != nil {
+		for _, mb := range m.Etcd.Local.Members() {
+			pids = append(pids, mb.Pid())
+		}
+	}
+	w := &WindowReadings{ctx: ctx, addrs: m.Etcd.Endpoints, probe: newMachineProbe(m.Etcd.Endpoints, pids, nil)}
+	if w.probe != nil {
+		w.probe.clientCPUs, w.probe.localCPUs = m.ClientCPUs, m.LocalCPUs
+	}
+	return w
+}
+
+// commandStats are the masters' command counters (nil: not Redis).
+func (w *WindowReadings) commandStats(ctx context.Context) []map[string]engine.CommandStat {
+	if w.eng == nil {
+		return nil
+	}
+	return w.eng.CommandStats(ctx)
+}
+
 // Mark is the worker loop's OnWindow: readings as the window opens and closes.
 func (w *WindowReadings) Mark(opened bool) {
 	if opened {
-		w.before = w.eng.CommandStats(w.ctx)
+		w.before = w.commandStats(w.ctx)
 		if w.probe != nil {
 			w.probe.start = w.probe.sample()
 		}
@@ -68,14 +93,14 @@ func (w *WindowReadings) Mark(opened bool) {
 	if w.proxy != nil && w.probe != nil {
 		w.probe.proxySeconds, w.probe.proxyKnown = w.proxy.stop()
 	}
-	w.after = w.eng.CommandStats(context.Background())
+	w.after = w.commandStats(context.Background())
 }
 
 // Finish puts the machine split, the Redis cost and the limit verdict into
 // the result.
 func (w *WindowReadings) Finish(res *results.Run, st *workloads.Stats) {
-	addrs := w.eng.Addrs()
-	if w.probe != nil && w.before != nil {
+	addrs := w.addrs
+	if w.probe != nil && (w.before != nil || w.eng == nil) {
 		w.probe.fallback = st.ServerCPU
 		res.Machine = w.probe.split(addrs)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 )
 
 // Package is the Debian package that has the etcd server.
@@ -202,7 +203,7 @@ func (c *Cluster) waitLeader(ctx context.Context) error {
 }
 
 func (c *Cluster) checkLeader(ctx context.Context) error {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: time.Second})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		return err
 	}

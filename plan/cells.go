@@ -301,6 +301,9 @@ func (c Cell) MastersKey() string {
 	if c.Faulty {
 		return "cell " + c.ID
 	}
+	if s.Etcd() {
+		return fmt.Sprintf("etcd|%v|%d|%s", s.EtcdEndpoints, s.EtcdMembers(), s.etcdPersistence())
+	}
 	if s.Replicated() {
 		return fmt.Sprintf("replicated|%v|%d|%d|%s|%v|%v|%d|%v|%s|%s", s.SentinelAddrs, s.Replicas, s.Sentinels, s.masterSet(),
 			s.DownAfter, s.FailoverTimeout, s.MinReplicasToWrite, s.ReplicaPriority, s.Persistence, s.LocalCPUs)

@@ -118,7 +118,7 @@ func BindFlags(fs *pflag.FlagSet, s *Settings) {
 // bindTopologyFlags registers the topology and the replicated set's settings.
 func bindTopologyFlags(fs *pflag.FlagSet, s *Settings) {
 	dur := func(p *Duration, name, usage string) { fs.Var(durationFlag{p}, name, usage) }
-	fs.StringVar(&s.Topology, "topology", s.Topology, "what the lock runs on: redlock (N independent masters), single (one master), replicated (a master with replicas behind Sentinel)")
+	fs.StringVar(&s.Topology, "topology", s.Topology, "what the lock runs on: redlock (N independent masters), single (one master), replicated (a master with replicas behind Sentinel), etcd (etcd's concurrency.Mutex; --local members, default 3, or --etcd-endpoints)")
 	fs.IntVar(&s.Replicas, "replicas", s.Replicas, "replicated: local replicas of the master")
 	fs.IntVar(&s.Sentinels, "sentinels", s.Sentinels, "replicated: local Sentinels watching the set (a count; external ones: --sentinel-addrs)")
 	fs.Var(&addrsFlag{m: &s.SentinelAddrs}, "sentinel-addrs", "replicated, an external set: its Sentinels as host:port or redis://… (comma-separated), with --master-set; nothing is started")
@@ -128,6 +128,7 @@ func bindTopologyFlags(fs *pflag.FlagSet, s *Settings) {
 	dur(&s.DownAfter, "down-after", "replicated, local: Sentinel's down-after-milliseconds (how long a silent master is waited for)")
 	dur(&s.FailoverTimeout, "failover-timeout", "replicated, local: Sentinel's failover-timeout")
 	fs.IntVar(&s.MinReplicasToWrite, "min-replicas-to-write", s.MinReplicasToWrite, "replicated, local: min-replicas-to-write on the master and replicas (0: off)")
+	fs.Var(&addrsFlag{m: &s.EtcdEndpoints}, "etcd-endpoints", "etcd, an external cluster: its client endpoints as host:port or http(s)://[user:pass@]host:port (comma-separated); nothing is started")
 	fs.IntSliceVar(&s.ReplicaPriority, "replica-priority", s.ReplicaPriority, "replicated, local: replica-priority per replica, in order (Sentinel promotes the lowest non-zero; 0 never)")
 }
 

@@ -101,6 +101,8 @@ func (s Settings) validate(chooserBuilt bool) (warnings []string, err error) {
 // the fault scenario's own fields.
 func (s Settings) validateFaulty() error {
 	switch {
+	case s.Etcd():
+		return fmt.Errorf("topology: etcd is not yet taken by fault scenarios (benchmark cells only: run or sweep)")
 	case len(s.Masters) > 0:
 		return fmt.Errorf("masters: a fault scenario starts its own masters (it crashes and restarts them); use local: N (how many), not addresses")
 	case s.Local < 1 || s.Local > 15:
@@ -176,6 +178,9 @@ func (s Settings) checkMasters() error {
 }
 
 func (s Settings) checkPersistence() error {
+	if s.Etcd() {
+		return nil // checkEtcd's
+	}
 	if s.Persistence != "" && !slices.Contains(persistenceModes, s.Persistence) {
 		return fmt.Errorf("persistence: %q is not accepted; use %s", s.Persistence, strings.Join(persistenceModes, ", "))
 	}
@@ -209,6 +214,14 @@ func (s Settings) checkNetLatency() error {
 // checkClient: the lock client (driver, mode, wait and the engine's own
 // checks).
 func (s Settings) checkClient() error {
+	if s.Etcd() {
+		ec, err := s.EngineConfig()
+		if err != nil {
+			return err
+		}
+		s.etcdEngine(&ec) // the retry terms, as the engine checks them
+		return ec.Validate()
+	}
 	if s.Driver != "lockbench" && s.Driver != "redsync" {
 		return fmt.Errorf("driver: %q is not accepted; use lockbench or redsync", s.Driver)
 	}
@@ -283,7 +296,9 @@ func (s Settings) warnings() []string {
 	if s.Hold >= s.TTL && !s.AutoExtend {
 		out = append(out, fmt.Sprintf("hold %v >= ttl %v: locks expire while held (holds are cut at the validity end); use auto-extend or a longer ttl", s.Hold, s.TTL))
 	}
-	if n := s.N(); n%2 == 0 {
+	if n := s.N(); n%2 == 0 && s.Etcd() {
+		out = append(out, fmt.Sprintf("%d etcd members: an even cluster tolerates no more failures than %d (quorum %d)", n, n-1, n/2+1))
+	} else if n%2 == 0 {
 		out = append(out, fmt.Sprintf("%d masters: an even N tolerates no more failures than N-1 (quorum %d)", n, engine.Quorum(n)))
 	}
 	return out
@@ -292,8 +307,13 @@ func (s Settings) warnings() []string {
 // N is the number of masters: one for a replicated set (its replicas are
 // not masters), else the given or local ones.
 func (s Settings) N() int {
-	if s.Replicated() {
+	switch {
+	case s.Replicated():
 		return 1
+	case s.ExternalEtcd():
+		return len(s.EtcdEndpoints)
+	case s.Etcd():
+		return s.EtcdMembers()
 	}
 	if len(s.Masters) > 0 {
 		return len(s.Masters)
@@ -343,6 +363,10 @@ func (s Settings) Redacted() Settings {
 	out.Masters = nil
 	for _, m := range s.Masters {
 		out.Masters = append(out.Masters, engine.RedactURL(m))
+	}
+	out.EtcdEndpoints = nil
+	for _, a := range s.EtcdEndpoints {
+		out.EtcdEndpoints = append(out.EtcdEndpoints, engine.RedactURL(a))
 	}
 	out.SentinelAddrs = nil
 	for _, a := range s.SentinelAddrs {

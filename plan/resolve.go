@@ -45,6 +45,9 @@ func (c Cell) resolve() (Resolved, error) {
 	}
 	r.Recorded = results.Settings(seg.Redacted())
 	r.Recorded.Persistence = orNone(s.Persistence, len(s.Masters) == 0 && !s.ExternalSentinels())
+	if s.Etcd() {
+		r.Recorded.Persistence = s.etcdPersistence()
+	}
 	s.recordTopology(&r.Recorded)
 	if c.Faulty {
 		r.Recorded.Workers = s.Workers * s.Clients

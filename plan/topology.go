@@ -71,9 +71,18 @@ func (s Settings) replicatedSettings() []replicatedSetting {
 
 // checkTopology: a known topology, and the settings it takes.
 func (s Settings) checkTopology() error {
+	if s.Etcd() {
+		if err := s.checkEtcd(); err != nil {
+			return err
+		}
+		return s.checkNotReplicated(TopologyEtcd)
+	}
+	if len(s.EtcdEndpoints) > 0 {
+		return fmt.Errorf("etcd-endpoints: needs topology etcd; topology is %s", s.TopologyOf())
+	}
 	t, err := engine.ParseTopology(s.Topology)
 	if err != nil {
-		return err
+		return fmt.Errorf("topology: %q is not accepted; use redlock, single, replicated or etcd", s.Topology)
 	}
 	switch t {
 	case engine.Replicated:
@@ -83,6 +92,11 @@ func (s Settings) checkTopology() error {
 			return err
 		}
 	}
+	return s.checkNotReplicated(engine.Topology(t))
+}
+
+// checkNotReplicated refuses replicated's settings in topology t.
+func (s Settings) checkNotReplicated(t engine.Topology) error {
 	for _, r := range s.replicatedSettings() {
 		if r.given {
 			return fmt.Errorf("%s: %s needs topology replicated (a master with replicas behind Sentinel); topology is %s", r.name, r.value, t)
@@ -199,6 +213,14 @@ func (s Settings) topologyEngine(c *engine.Config) {
 // timings as they ran, and WAIT's timeout when there is a WAIT.
 func (s Settings) recordTopology(out *results.Settings) {
 	out.Topology = string(s.TopologyOf())
+	if s.Etcd() {
+		out.Topology = string(TopologyEtcd)
+		if !s.ExternalEtcd() {
+			out.Local = s.EtcdMembers()
+		} else {
+			out.Local = 0
+		}
+	}
 	if !s.Replicated() {
 		out.Replicas, out.Sentinels, out.SentinelAddrs, out.MasterSet = 0, 0, nil, ""
 		out.WaitTimeout, out.DownAfter, out.FailoverTimeout = 0, 0, 0

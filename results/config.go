@@ -7,11 +7,15 @@ package results
 // nil for benchmark cells).
 type CellConfig struct {
 	Settings
-	Quorum       int              `json:"quorum"`
-	Embedded     bool             `json:"embedded_masters"`
-	RedisVersion string           `json:"redis_server_version,omitempty"`
-	Version      string           `json:"lockbench_version"`
-	Redsync      *RedsyncSettings `json:"redsync,omitempty"`
+	Quorum       int    `json:"quorum"`
+	Embedded     bool   `json:"embedded_masters"`
+	RedisVersion string `json:"redis_server_version,omitempty"`
+	// ServerVersion is a lock service's server other than Redis ("etcd 3.4.23").
+	ServerVersion string `json:"server_version,omitempty"`
+	// Etcd is what an etcd cell ran on (nil for Redis).
+	Etcd    *EtcdSettings    `json:"etcd,omitempty"`
+	Version string           `json:"lockbench_version"`
+	Redsync *RedsyncSettings `json:"redsync,omitempty"`
 	*ChaosConfig
 }
 
@@ -21,6 +25,19 @@ func (c *CellConfig) N() int {
 		return len(c.Masters)
 	}
 	return c.Local
+}
+
+// EtcdSettings are the terms an etcd cell's locks ran on.
+type EtcdSettings struct {
+	// LeaseTTL is what the server granted each session (asked: ttl).
+	LeaseTTL Duration `json:"lease_ttl"`
+	// FenceSource says where the fencing token comes from.
+	FenceSource string `json:"fence_source"`
+	// LostSessions are sessions whose lease ended under them (replaced).
+	LostSessions int64 `json:"lost_sessions"`
+	// RPCsPerCycle are the lock calls (Txn, Get, Delete) in the measured
+	// window per lock cycle.
+	RPCsPerCycle float64 `json:"rpcs_per_cycle"`
 }
 
 // RedsyncSettings are the terms the redsync driver ran on.

@@ -115,7 +115,11 @@ func latencyText(r *Run, idle string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s while each acquire waited a median %s", idle, FormatMicros(r.AcquireLatency.P50))
 	if r.BaselineParallel != nil && r.BaselineParallel.P50 > 0 {
-		fmt.Fprintf(&b, " (%.1f× the parallel SET round trip, %s)", r.AcquireLatency.P50/r.BaselineParallel.P50, FormatMicros(r.BaselineParallel.P50))
+		floor := "the parallel SET round trip"
+		if r.Config != nil && r.Config.Etcd != nil {
+			floor = "etcd's Put round trip"
+		}
+		fmt.Fprintf(&b, " (%.1f× %s, %s)", r.AcquireLatency.P50/r.BaselineParallel.P50, floor, FormatMicros(r.BaselineParallel.P50))
 	}
 	if o := r.OpenLoop; o != nil && o.Offered > 0 {
 		fmt.Fprintf(&b, "; %s of the offered starts found no free worker", Pct(float64(o.Unserved)/float64(o.Offered)))
@@ -165,7 +169,7 @@ func machineText(m *CPUSplit) string {
 	if m.ProxyShare != nil {
 		client += fmt.Sprintf(" (of which the proxy %s)", Pct0(*m.ProxyShare))
 	}
-	return fmt.Sprintf("; machine %s busy of %d cores: lockbench %s, masters %s, other %s, steal %s",
+	return fmt.Sprintf("; machine %s busy of %d cores: lockbench %s, servers %s, other %s, steal %s",
 		Pct0(m.BusyShare+m.StealShare), m.Cores, client, Pct0(m.ServersShare), Pct0(m.OtherShare), Pct0(m.StealShare))
 }
 

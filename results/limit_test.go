@@ -40,7 +40,7 @@ func TestLimitRules(t *testing.T) {
 		// The case: a 2-core box full of lockbench and five
 		// masters, none of them near a core: the machine, not the servers.
 		{"shared box saturated, masters light", limitRun(0.97, 0.46, 0.40, 0.16, 0.16, 0.17, 0.15, 0.16), LimitMachine,
-			[]string{"machine 97% busy", "lockbench 46%", "masters 40%", "busiest master 17% of a core"}},
+			[]string{"machine 97% busy", "lockbench 46%", "servers 40%", "busiest master 17% of a core"}},
 		{"saturated box, busiest master 0.69 of a core", limitRun(0.95, 0.4, 0.5, 0.69, 0.2), LimitMachine, nil},
 		{"saturated box, timeouts named", timedOut(limitRun(0.99, 0.06, 0.03, 0.02)), LimitMachine, []string{"50% of acquire attempts timed out or errored"}},
 		{"saturated box, busiest master 0.7 of a core", limitRun(0.95, 0.4, 0.5, 0.7, 0.2), LimitServer, []string{"70% of a core"}},

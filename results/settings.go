@@ -106,6 +106,9 @@ type Settings struct {
 	FailoverTimeout    Duration `yaml:"failover_timeout" json:"failover_timeout,omitempty"`
 	MinReplicasToWrite int      `yaml:"min_replicas_to_write" json:"min_replicas_to_write,omitempty"`
 	ReplicaPriority    []int    `yaml:"replica_priority" json:"replica_priority,omitempty"`
+	// EtcdEndpoints: topology etcd on an external cluster (host:port or
+	// http(s)://[user:pass@]host:port); empty: local members (Local).
+	EtcdEndpoints []string `yaml:"etcd_endpoints" json:"etcd_endpoints,omitempty"`
 
 	// Lock client
 	Driver      string   `yaml:"driver" json:"driver"`

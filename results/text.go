@@ -27,8 +27,12 @@ func printRunHeader(w io.Writer, r *Run, s Settings) {
 	if s.Load == "open" {
 		load = fmt.Sprintf("rate=%.0f/s max-in-flight=%d", s.Rate, s.Workers)
 	}
-	fmt.Fprintf(w, "lockbench run: %s, driver=%s mode=%s wait=%s %s keys=%d (%s) ttl=%s hold=%s, %.1fs measured%s\n",
-		topologyText(r, s), s.Driver, s.Mode, s.Wait, load, s.Keys, s.Distribution, s.TTL, s.Hold, r.MeasuredSeconds,
+	client := fmt.Sprintf("driver=%s mode=%s wait=%s", s.Driver, s.Mode, s.Wait)
+	if s.Topology == "etcd" {
+		client = "wait-strategy=" + s.WaitStrategy
+	}
+	fmt.Fprintf(w, "lockbench run: %s, %s %s keys=%d (%s) ttl=%s hold=%s, %.1fs measured%s\n",
+		topologyText(r, s), client, load, s.Keys, s.Distribution, s.TTL, s.Hold, r.MeasuredSeconds,
 		map[bool]string{true: " (INTERRUPTED)", false: ""}[r.Interrupted])
 	fmt.Fprintf(w, "throughput: %.0f cycles/s%s, %.0f acquires/s\n", r.Throughput.CyclesPerSec, spreadSuffix(r, "cycles_per_sec"), r.Throughput.AcquiresPerSec)
 	if ol := r.OpenLoop; ol != nil {
@@ -50,6 +54,8 @@ func topologyText(r *Run, s Settings) string {
 	switch rec.Topology {
 	case "", "redlock":
 		return masters
+	case "etcd":
+		return etcdText(r, rec)
 	case "replicated":
 		t := "topology replicated: 1 master"
 		if rec.Replicas > 0 {
@@ -58,6 +64,24 @@ func topologyText(r *Run, s Settings) string {
 		return t + fmt.Sprintf(", WAIT %d", rec.WaitReplicas)
 	}
 	return "topology " + rec.Topology + ": " + masters
+}
+
+// etcdText is an etcd cell's servers: "topology etcd 3.4.23: 3 local
+// members (fsync), lease 10s".
+func etcdText(r *Run, rec Settings) string {
+	t := "topology etcd"
+	if r.Config != nil && r.Config.ServerVersion != "" {
+		t = "topology " + r.Config.ServerVersion
+	}
+	if len(rec.EtcdEndpoints) > 0 {
+		t += fmt.Sprintf(": %d endpoints", len(rec.EtcdEndpoints))
+	} else {
+		t += fmt.Sprintf(": %d local members (%s)", rec.Local, rec.Persistence)
+	}
+	if r.Config != nil && r.Config.Etcd != nil {
+		t += fmt.Sprintf(", lease %s", r.Config.Etcd.LeaseTTL)
+	}
+	return t
 }
 
 func printLatencies(w io.Writer, r *Run) {
@@ -102,6 +126,10 @@ func printOutcomes(w io.Writer, r *Run) {
 		fewHead = "few acks\t"
 	}
 	fmt.Fprintln(w)
+	if len(o.PerMaster) == 0 { // a service without per-server outcomes (etcd)
+		printServiceCalls(w, r)
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "master\tsent\tok\ttaken\ttimeout\terror\t"+fewHead+"pending\tnot sent\tlate\tlate released\tSET rtt p50 µs\t")
 	for _, m := range sortedMasters(o.PerMaster) {
@@ -115,6 +143,16 @@ func printOutcomes(w io.Writer, r *Run) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+}
+
+// printServiceCalls is what a service without per-server outcomes says
+// of its calls.
+func printServiceCalls(w io.Writer, r *Run) {
+	if r.Config == nil || r.Config.Etcd == nil {
+		return
+	}
+	e := r.Config.Etcd
+	fmt.Fprintf(w, "etcd: %.2f lock calls per cycle, %d sessions lost, fencing token: %s\n\n", e.RPCsPerCycle, e.LostSessions, e.FenceSource)
 }
 
 // printCosts says what the run cost the client, the servers and the
@@ -131,7 +169,7 @@ func printCosts(w io.Writer, r *Run) {
 		fmt.Fprintln(w)
 	}
 	if m := r.Machine; m != nil {
-		fmt.Fprintf(w, "machine: %d cores %.0f%% busy: lockbench %.0f%%, masters %.0f%%, other %.0f%%, steal %.0f%%\n",
+		fmt.Fprintf(w, "machine: %d cores %.0f%% busy: lockbench %.0f%%, servers %.0f%%, other %.0f%%, steal %.0f%%\n",
 			m.Cores, 100*(m.BusyShare+m.StealShare), 100*m.ClientShare, 100*m.ServersShare, 100*m.OtherShare, 100*m.StealShare)
 	}
 	if c := r.RedisCost; c != nil {

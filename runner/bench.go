@@ -17,57 +17,108 @@ import (
 const BaselineSamples = 500
 
 // runBenchCell is one measurement of a benchmark cell on its servers: the
-// lock client (the engine, or redsync), the baselines, the worker loop
-// with the plain hold, and the readings around its window.
+// cell's lock service (its Locker, baselines and window readings), the
+// worker loop with the plain hold, and the result.
 func runBenchCell(ctx context.Context, env cellEnv) (*CellResult, error) {
-	s, m := env.cell.Settings, env.masters
-	cfg := m.LockConfig(env.cell.Engine, 0)
+	svc, err := openService(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	defer svc.close()
 	rc := env.loadConfig()
-	eng, err := engine.New(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer eng.Close()
-	if err := checkPrefixFree(ctx, eng, env.prefix, s.Force); err != nil {
-		return nil, err
-	}
-	tokenPrefixes := []string{eng.TokenPrefix()}
-	// Only this cell's own locks go, whatever happens (never FLUSHALL):
-	// keys under its prefix whose value is one of its tokens.
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_, _ = eng.Cleanup(cctx, env.prefix, tokenPrefixes...)
-	}()
-	base, err := measureBaselines(ctx, eng, env.prefix+"rtt")
-	if err != nil {
-		return nil, err
-	}
-	rc.ServerCPU = func() []time.Duration { return eng.ServerCPU(context.Background()) }
-	win := bench.NewWindowReadings(ctx, eng, m)
-	rc.OnWindow = win.Mark
-	lk, err := newLocker(ctx, s, cfg, eng)
-	if err != nil {
-		return nil, err
-	}
-	defer lk.close()
-	tokenPrefixes = append(tokenPrefixes, lk.tokenPrefixes...)
-	waitSegmentStart(ctx, s)
+	svc.window(&rc)
+	waitSegmentStart(ctx, env.cell.Settings)
 	defer env.observe(&rc)()
 	started := time.Now()
-	st, err := workloads.Run(ctx, lk.Locker, rc)
+	st, err := workloads.Run(ctx, svc.locker(), rc)
 	if err != nil {
 		return nil, err
 	}
-	cc := env.cellConfig()
-	cc.Redsync = lk.redsync
-	res := st.Result(workloads.RepliesOf(lk.Locker), cc, started)
-	base.fill(&res, eng.Addrs())
-	win.Finish(&res, st)
-	if m.Embedded {
+	res := st.Result(workloads.RepliesOf(svc.locker()), env.cellConfig(), started)
+	svc.finish(&res, st)
+	return &CellResult{Run: res}, nil
+}
+
+// lockService is a cell's lock service as the cell runs it: the Locker
+// its workers drive, the readings around the measured window, and what it
+// adds to the result. One per service: Redis (the engine or redsync on
+// masters) and etcd.
+type lockService interface {
+	locker() workloads.Locker
+	window(rc *workloads.RunConfig)
+	finish(res *results.Run, st *workloads.Stats)
+	close()
+}
+
+// openService opens the cell's lock service on its servers.
+func openService(ctx context.Context, env cellEnv) (lockService, error) {
+	if env.cell.Settings.Etcd() {
+		return openEtcd(ctx, env)
+	}
+	return openRedis(ctx, env)
+}
+
+// redisService is the Redis lock of a cell: the engine (its baselines,
+// counters and clean-up) and the lock client the workers use, the engine
+// or redsync on the same masters.
+type redisService struct {
+	env  cellEnv
+	eng  *engine.Engine
+	lk   cellLocker
+	base baselines
+	win  *bench.WindowReadings
+}
+
+func openRedis(ctx context.Context, env cellEnv) (_ lockService, err error) {
+	s, m := env.cell.Settings, env.masters
+	cfg := m.LockConfig(env.cell.Engine, 0)
+	r := &redisService{env: env}
+	if r.eng, err = engine.New(ctx, cfg); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
+	if err := checkPrefixFree(ctx, r.eng, env.prefix, s.Force); err != nil {
+		return nil, err
+	}
+	if r.base, err = measureBaselines(ctx, r.eng, env.prefix+"rtt"); err != nil {
+		return nil, err
+	}
+	r.win = bench.NewWindowReadings(ctx, r.eng, m)
+	r.lk, err = newLocker(ctx, s, cfg, r.eng)
+	return r, err
+}
+
+func (r *redisService) locker() workloads.Locker { return r.lk.Locker }
+
+func (r *redisService) window(rc *workloads.RunConfig) {
+	rc.ServerCPU = func() []time.Duration { return r.eng.ServerCPU(context.Background()) }
+	rc.OnWindow = r.win.Mark
+}
+
+func (r *redisService) finish(res *results.Run, st *workloads.Stats) {
+	res.Config.Redsync = r.lk.redsync
+	r.base.fill(res, r.eng.Addrs())
+	r.win.Finish(res, st)
+	if r.env.masters.Embedded {
 		res.Warnings = append(res.Warnings, "embedded in-process masters (redis-server not found): these are not Redis figures")
 	}
-	return &CellResult{Run: res}, nil
+}
+
+// close releases what the cell took: only this cell's own locks go,
+// whatever happens (never FLUSHALL): keys under its prefix whose value is
+// one of its tokens.
+func (r *redisService) close() {
+	if r.lk.close != nil {
+		r.lk.close()
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _ = r.eng.Cleanup(cctx, r.env.prefix, append([]string{r.eng.TokenPrefix()}, r.lk.tokenPrefixes...)...)
+	r.eng.Close()
 }
 
 // loadConfig is the cell's worker loop: as plan resolved it, with this

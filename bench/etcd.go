@@ -1,0 +1,60 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"lockbench/etcdlock"
+	"lockbench/plan"
+)
+
+// EtcdServers are an etcd cell's servers: a local cluster (nil for an
+// external one) and the endpoints the lock client dials, with the
+// credentials of an external cluster.
+type EtcdServers struct {
+	Local              *etcdlock.Cluster
+	Endpoints          []string
+	Username, Password string
+}
+
+// startEtcd starts the cell's local etcd members, or takes an external
+// cluster's endpoints (dialled and checked by the lock client).
+func (p *Pool) startEtcd(ctx context.Context, c plan.Cell, m *Masters) error {
+	s := c.Settings
+	m.Etcd = &EtcdServers{}
+	if s.ExternalEtcd() {
+		eps, user, pass := s.EtcdClientEndpoints()
+		m.Etcd.Endpoints, m.Etcd.Username, m.Etcd.Password = eps, user, pass
+		m.Display = eps
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	cl, err := etcdlock.StartLocal(ctx, etcdlock.Options{Members: s.EtcdMembers(), NoFsync: s.EtcdNoFsyncSet(), Log: p.Log})
+	if err != nil {
+		return err
+	}
+	m.Etcd.Local, m.Etcd.Endpoints = cl, cl.Endpoints()
+	m.Display, m.Version = cl.Endpoints(), "etcd "+cl.ServerVersion()
+	return nil
+}
+
+// canServeEtcd: a local cluster needs the etcd binary.
+func canServeEtcd(s plan.Settings) error {
+	if s.ExternalEtcd() {
+		return nil
+	}
+	if _, ok := etcdlock.ServerPath(); !ok {
+		return MissingTool{fmt.Errorf("etcd not found in PATH; topology etcd with local members runs real etcd processes (apt-get install %s)", etcdlock.Package)}
+	}
+	return nil
+}
+
+// EtcdConfig is the etcd lock client's terms for cell c on these servers:
+// one session per worker.
+func (m *Masters) EtcdConfig(c plan.Cell) etcdlock.Config {
+	retry := c.Engine.Retry()
+	return etcdlock.Config{Endpoints: m.Etcd.Endpoints, Username: m.Etcd.Username, Password: m.Etcd.Password,
+		TTL: c.Engine.TTL, Strategy: c.Settings.WaitStrategy, Retry: retry, Sessions: c.Load.Workers}
+}

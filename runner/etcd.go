@@ -1,0 +1,113 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"lockbench/bench"
+	"lockbench/etcdlock"
+	"lockbench/results"
+	"lockbench/workloads"
+)
+
+// etcdService is an etcd cell's lock: etcd's concurrency.Mutex, one
+// session per worker, with a baseline of plain Puts.
+type etcdService struct {
+	env  cellEnv
+	lk   *etcdlock.Locker
+	base []time.Duration
+	win  *bench.WindowReadings
+	// rpcs are the locker's calls as the window opened and closed.
+	rpcs [2]int64
+}
+
+func openEtcd(ctx context.Context, env cellEnv) (_ lockService, err error) {
+	m := env.masters
+	lk, err := etcdlock.New(ctx, m.EtcdConfig(env.cell))
+	if err != nil {
+		return nil, err
+	}
+	e := &etcdService{env: env, lk: lk}
+	defer func() {
+		if err != nil {
+			e.close()
+		}
+	}()
+	if err := e.checkPrefixFree(ctx); err != nil {
+		return nil, err
+	}
+	if e.base, err = e.putBaseline(ctx, env.prefix+"rtt"); err != nil {
+		return nil, err
+	}
+	e.win = bench.NewEtcdWindowReadings(ctx, m)
+	return e, nil
+}
+
+// checkPrefixFree refuses keys of another live run under the cell's
+// prefix, unless forced.
+func (e *etcdService) checkPrefixFree(ctx context.Context) error {
+	n, err := e.lk.CountKeys(ctx, e.env.prefix)
+	if err != nil {
+		return fmt.Errorf("etcd: %w", err)
+	}
+	if n > 0 && !e.env.cell.Settings.Force {
+		return fmt.Errorf("key-prefix: %d keys under %q already exist in etcd (another live run?); use another --key-prefix, or --force", n, e.env.prefix)
+	}
+	return nil
+}
+
+// putBaseline is the floor to compare acquires with: plain Put round trips
+// (a consensus write, as a lock's is), measured in this run.
+func (e *etcdService) putBaseline(ctx context.Context, key string) ([]time.Duration, error) {
+	out := make([]time.Duration, 0, BaselineSamples)
+	defer func() { _ = e.lk.Delete(context.Background(), key) }()
+	for range BaselineSamples {
+		t := time.Now()
+		if err := e.lk.Put(ctx, key); err != nil {
+			return nil, fmt.Errorf("etcd baseline put: %w", err)
+		}
+		out = append(out, time.Since(t))
+	}
+	return out, nil
+}
+
+func (e *etcdService) locker() workloads.Locker { return e.lk }
+
+func (e *etcdService) window(rc *workloads.RunConfig) {
+	rc.OnWindow = func(opened bool) {
+		e.rpcs[b2i(!opened)] = e.lk.RPCs()
+		e.win.Mark(opened)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// finish records the servers, the granted lease, the fence's source and
+// the Put baseline.
+func (e *etcdService) finish(res *results.Run, st *workloads.Stats) {
+	m := e.env.masters
+	res.Config.RedisVersion = ""
+	res.Config.ServerVersion, res.Config.Quorum = m.Version, len(m.Etcd.Endpoints)/2+1
+	res.Config.Etcd = &results.EtcdSettings{LeaseTTL: results.Duration(e.lk.GrantedTTL()), FenceSource: etcdlock.FenceSource,
+		LostSessions: e.lk.LostSessions(), RPCsPerCycle: perCycle(e.rpcs[1]-e.rpcs[0], st.Acquired)}
+	pl := summarizeDurations(e.base)
+	res.BaselineParallel = &pl
+	e.win.Finish(res, st)
+}
+
+func perCycle(n, cycles int64) float64 {
+	if cycles == 0 {
+		return 0
+	}
+	return float64(n) / float64(cycles)
+}
+
+// close ends every session: revoking a lease deletes the lock keys it
+// holds, so nothing of the cell's is left under its prefix.
+func (e *etcdService) close() { e.lk.Close() }
