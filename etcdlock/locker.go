@@ -74,7 +74,7 @@ func Dial(ctx context.Context, cfg Config) (*clientv3.Client, error) {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: cfg.Endpoints, TLS: cfg.TLS, Username: cfg.Username, Password: cfg.Password,
 		DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
-		return nil, fmt.Errorf("etcd %s: %w", strings.Join(cfg.Endpoints, ","), err)
+		return nil, fmt.Errorf("etcd endpoints %s: not reachable (%v)", strings.Join(cfg.Endpoints, ","), err)
 	}
 	for _, ep := range cfg.Endpoints {
 		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)

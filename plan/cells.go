@@ -224,7 +224,7 @@ func expandAxes(base Cell, axes []Axis) ([]Cell, error) {
 // over one cell's settings cannot reach another's.
 func (s *Settings) cloneSlices() {
 	s.Masters, s.SentinelAddrs = slices.Clone(s.Masters), slices.Clone(s.SentinelAddrs)
-	s.ReplicaPriority = slices.Clone(s.ReplicaPriority)
+	s.ReplicaPriority, s.EtcdEndpoints = slices.Clone(s.ReplicaPriority), slices.Clone(s.EtcdEndpoints)
 }
 
 // finish numbers and names cell i and resolves it.

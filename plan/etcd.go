@@ -37,10 +37,10 @@ func (s Settings) Etcd() bool { return s.Topology == string(TopologyEtcd) }
 // given, nothing is started here.
 func (s Settings) ExternalEtcd() bool { return s.Etcd() && len(s.EtcdEndpoints) > 0 }
 
-// EtcdMembers is a local cluster's size: local as given, 3 when local is
-// left at the Redis default.
+// EtcdMembers is a local cluster's size: local as given, 3 when local was
+// not given (its default is Redis' 5 masters).
 func (s Settings) EtcdMembers() int {
-	if s.Local == Defaults().Local {
+	if !s.LocalGiven {
 		return DefaultEtcdMembers
 	}
 	return s.Local

@@ -66,7 +66,7 @@ func (f *addrsFlag) GetSlice() []string { return append([]string(nil), *f.m...) 
 func BindFlags(fs *pflag.FlagSet, s *Settings) {
 	dur := func(p *Duration, name, usage string) { fs.Var(durationFlag{p}, name, usage) }
 	fs.Var(&addrsFlag{m: &s.Masters}, "masters", "masters as host:port, redis://[user:pass@]host:port or rediss://… (comma-separated); default: start --local masters")
-	fs.IntVar(&s.Local, "local", s.Local, "start this many local redis-server masters on 127.0.0.1 (when --masters is not given)")
+	fs.Var(localFlag{s}, "local", "start this many local servers on 127.0.0.1: redis-server masters (when --masters is not given; default 5), or etcd members (default 3)")
 	fs.StringVar(&s.Persistence, "persistence", s.Persistence, "persistence: none, aof-no, aof-everysec, aof-always (local masters are started so; external ones are set with CONFIG SET by sweep)")
 	fs.StringVar(&s.LocalCPUs, "local-cpus", s.LocalCPUs, "pin the local masters to these CPUs (e.g. 0 or 2-3) and lockbench to the others")
 	fs.StringVar(&s.Embedded, "embedded", s.Embedded, "embedded in-process masters when redis-server is missing: auto, never, always")
@@ -160,7 +160,7 @@ func BindFaultFlags(fs *pflag.FlagSet, s *Settings) {
 	})
 	// --masters N: the old name of --local; hidden, as masters are
 	// addresses everywhere else.
-	fs.Var(oldMastersFlag{&s.Local}, "masters", "old name of --local")
+	fs.Var(oldMastersFlag{s}, "masters", "old name of --local")
 	_ = fs.MarkHidden("masters")
 	fs.IntVar(&s.Clients, "clients", s.Clients, "lock clients, each with its own connections")
 	fs.StringVar(&s.ClientMode, "client-mode", s.ClientMode, "goroutines or processes (one lockbench process per client)")
@@ -172,19 +172,33 @@ func BindFaultFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.Int64Var(&s.MinAcquisitions, "min-acquisitions", s.MinAcquisitions, "a cell with fewer acquisitions or acknowledged writes judged nothing and fails (0: no minimum)")
 }
 
+// localFlag is --local: an int that remembers it was given.
+type localFlag struct{ s *Settings }
+
+func (f localFlag) String() string { return strconv.Itoa(f.s.Local) }
+func (f localFlag) Type() string   { return "int" }
+func (f localFlag) Set(v string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return errors.New("not a whole number")
+	}
+	f.s.Local, f.s.LocalGiven = n, true
+	return nil
+}
+
 // oldMastersFlag is --masters N, the old name of --local N in fault
 // scenarios. As masters are addresses in run and sweep, an address here is
 // told what a fault scenario takes.
-type oldMastersFlag struct{ local *int }
+type oldMastersFlag struct{ s *Settings }
 
-func (f oldMastersFlag) String() string { return strconv.Itoa(*f.local) }
+func (f oldMastersFlag) String() string { return strconv.Itoa(f.s.Local) }
 func (f oldMastersFlag) Type() string   { return "int" }
 func (f oldMastersFlag) Set(s string) error {
 	n, err := strconv.Atoi(s)
 	if err != nil {
 		return errors.New("chaos starts its own masters (it crashes and restarts them); give how many with --local N (1..15), of which --masters N is the old name")
 	}
-	*f.local = n
+	f.s.Local, f.s.LocalGiven = n, true
 	return nil
 }
 

@@ -330,6 +330,9 @@ func decodeOne(s *Settings, name string, v *yaml.Node) error {
 	if err := one.Decode(s); err != nil {
 		return fmt.Errorf("%s", CleanYAMLValueError(err))
 	}
+	if name == "local" {
+		s.LocalGiven = true
+	}
 	return nil
 }
 

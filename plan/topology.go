@@ -28,6 +28,9 @@ var masterSetName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 // TopologyOf is the cell's topology ("" is redlock); an unknown name is
 // redlock here and an error in Validate.
 func (s Settings) TopologyOf() engine.Topology {
+	if s.Etcd() {
+		return TopologyEtcd
+	}
 	t, _ := engine.ParseTopology(s.Topology)
 	if t == "" {
 		return engine.Redlock

@@ -70,6 +70,9 @@ type Settings struct {
 	// Masters
 	Masters     []string `yaml:"masters" json:"masters"`
 	Local       int      `yaml:"local" json:"local"` // N local masters when Masters is empty
+	// LocalGiven says local was given (a flag or a YAML key), not left at
+	// its default: a topology whose default differs (etcd: 3) takes it.
+	LocalGiven bool `yaml:"-" json:"-"`
 	Persistence string   `yaml:"persistence" json:"persistence"`
 	Embedded    string   `yaml:"embedded" json:"embedded"`
 	// LocalCPUs pins the local masters to these CPUs and lockbench to the

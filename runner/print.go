@@ -53,6 +53,10 @@ func serversText(s plan.Settings) string {
 		return fmt.Sprintf("replicated %s via %d given sentinels, WAIT %d", s.MasterSet, len(s.SentinelAddrs), s.WaitReplicas)
 	case t == engine.Replicated:
 		return fmt.Sprintf("replicated: 1 master + %d replicas, %d sentinels, WAIT %d", s.Replicas, s.Sentinels, s.WaitReplicas)
+	case s.ExternalEtcd():
+		return fmt.Sprintf("etcd: %d given endpoints", len(s.EtcdEndpoints))
+	case s.Etcd():
+		return fmt.Sprintf("etcd: %d local members", s.EtcdMembers())
 	case len(s.Masters) > 0:
 		return fmt.Sprintf("%s: %d given", t, len(s.Masters))
 	}

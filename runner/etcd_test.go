@@ -1,0 +1,153 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"lockbench/etcdlock"
+	"lockbench/internal/redistest"
+	"lockbench/plan"
+)
+
+// syncBuf is a log the runner writes from several goroutines.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// etcdCells parses a scenario of etcd cells.
+func etcdCells(t *testing.T, doc string) (*plan.Scenario, []plan.Cell) {
+	t.Helper()
+	if _, ok := etcdlock.ServerPath(); !ok {
+		redistest.RequireTool(t, errors.New("etcd not installed (apt-get install "+etcdlock.Package+")"))
+	}
+	sc, err := plan.Parse("etcd.yaml", []byte(doc), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := sc.Cells()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc, cells
+}
+
+// startedPids are the etcd pids the start-up lines named.
+func startedPids(t *testing.T, log string) []int {
+	t.Helper()
+	var pids []int
+	for _, m := range regexp.MustCompile(`local etcd .* pids \[([0-9 ]+)\]`).FindAllStringSubmatch(log, -1) {
+		for _, f := range strings.Fields(m[1]) {
+			p, _ := strconv.Atoi(f)
+			pids = append(pids, p)
+		}
+	}
+	if len(pids) == 0 {
+		t.Fatalf("no etcd start-up line in the log:\n%s", log)
+	}
+	return pids
+}
+
+func checkGone(t *testing.T, pids []int) {
+	t.Helper()
+	for _, p := range pids {
+		if syscall.Kill(p, 0) == nil {
+			t.Errorf("etcd pid %d still running after the run", p)
+		}
+	}
+}
+
+// A 3-member cluster acquires and releases through the one benchmark cell;
+// the result says what it ran on; no member is left. On one hot key, 10
+// contenders in etcd's queue get the lock in turn: Jain's index >= 0.95 and
+// time to lock p99 within 1.5x the FIFO ideal, contenders x (hold + the
+// handoff gap's mean). No fsync, so that CI's disks do not decide it.
+func TestEtcdCells(t *testing.T) {
+	sc, cells := etcdCells(t, `
+settings: {topology: etcd, persistence: no-fsync, workers: 10, hold: 2ms, wait_time: 5s, ttl: 10s, duration: 2s, warmup: 500ms, wait_strategy: queue}
+cells:
+  - name: calm
+    settings: {local: 3, keys: 1000, wait_strategy: retry}
+  - name: hot
+    settings: {local: 1, keys: 1}
+`)
+	log := &syncBuf{}
+	out, err := Run(context.Background(), sc, cells, Options{Scenario: "etcd", Log: log})
+	if err == nil {
+		err = out.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGone(t, startedPids(t, log.String()))
+	calm, hot := out.Cells[0].Combined, out.Cells[1].Combined
+	cc := calm.Config
+	if cc.Topology != "etcd" || cc.Local != 3 || cc.Persistence != "no-fsync" || !strings.HasPrefix(cc.ServerVersion, "etcd 3.") || cc.Etcd == nil {
+		t.Fatalf("config: topology %q local %d persistence %q server %q etcd %+v", cc.Topology, cc.Local, cc.Persistence, cc.ServerVersion, cc.Etcd)
+	}
+	if cc.Etcd.LeaseTTL != plan.Duration(10*time.Second) || cc.Etcd.FenceSource == "" {
+		t.Fatalf("etcd terms: %+v", cc.Etcd)
+	}
+	if calm.Outcomes.Acquired < 50 || calm.Outcomes.Errors > 0 || calm.Safety.Violations > 0 {
+		t.Fatalf("calm: %d acquired, %d errors, %d violations", calm.Outcomes.Acquired, calm.Outcomes.Errors, calm.Safety.Violations)
+	}
+	c, f := hot.Contention, hot.Fairness
+	if c == nil || f == nil || c.HandoffGap == nil || hot.Outcomes.Acquired < 50 {
+		t.Fatalf("hot: no contention or fairness figures (%d acquired)", hot.Outcomes.Acquired)
+	}
+	ideal := 10 * (2000 + c.HandoffGap.Mean) // µs: every contender ahead holds, then hands off
+	t.Logf("hot: %d acquired, Jain %.3f, time to lock p50 %.0f p99 %.0f µs, gap p50 %.0f mean %.0f p99 %.0f, FIFO ideal %.0f µs (%.2fx)", hot.Outcomes.Acquired, f.JainIndex, c.TimeToLock.P50, c.TimeToLock.P99, c.HandoffGap.P50, c.HandoffGap.Mean, c.HandoffGap.P99, ideal, c.TimeToLock.P99/ideal)
+	if f.JainIndex < 0.95 || c.TimeToLock.P99 > 1.5*ideal || hot.Safety.Violations > 0 {
+		t.Fatalf("hot: Jain %.3f (want >= 0.95), time to lock p99 %.0f µs vs FIFO ideal %.0f µs (want <= 1.5x), violations %d",
+			f.JainIndex, c.TimeToLock.P99, ideal, hot.Safety.Violations)
+	}
+}
+
+// Ctrl-C in the middle of an etcd cell stops every member (by pid) and
+// keeps what was measured.
+func TestEtcdInterrupt(t *testing.T) {
+	sc, cells := etcdCells(t, `
+settings: {topology: etcd, local: 3, persistence: no-fsync, workers: 4, keys: 100, hold: 1ms, ttl: 10s, duration: 30s, warmup: 0s}
+`)
+	log := &syncBuf{}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for !strings.Contains(log.String(), "local etcd") {
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(2 * time.Second)
+		cancel()
+	}()
+	start := time.Now()
+	out, err := Run(ctx, sc, cells, Options{Scenario: "etcd", Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 20*time.Second || !out.Interrupted {
+		t.Fatalf("interrupt: took %v, interrupted %v", time.Since(start), out.Interrupted)
+	}
+	checkGone(t, startedPids(t, log.String()))
+	if len(out.Cells) == 0 || out.Cells[0].Combined.Outcomes.Acquired == 0 {
+		t.Fatalf("no partial result kept")
+	}
+}
