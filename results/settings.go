@@ -68,13 +68,13 @@ func trimQuotes(b []byte) []byte {
 // so results cannot import plan.
 type Settings struct {
 	// Masters
-	Masters     []string `yaml:"masters" json:"masters"`
-	Local       int      `yaml:"local" json:"local"` // N local masters when Masters is empty
+	Masters []string `yaml:"masters" json:"masters"`
+	Local   int      `yaml:"local" json:"local"` // N local masters when Masters is empty
 	// LocalGiven says local was given (a flag or a YAML key), not left at
 	// its default: a topology whose default differs (etcd: 3) takes it.
-	LocalGiven bool `yaml:"-" json:"-"`
-	Persistence string   `yaml:"persistence" json:"persistence"`
-	Embedded    string   `yaml:"embedded" json:"embedded"`
+	LocalGiven  bool   `yaml:"-" json:"-"`
+	Persistence string `yaml:"persistence" json:"persistence"`
+	Embedded    string `yaml:"embedded" json:"embedded"`
 	// LocalCPUs pins the local masters to these CPUs and lockbench to the
 	// others ("0", "2-3"), so they stop competing for the same cores.
 	LocalCPUs string `yaml:"local_cpus" json:"local_cpus,omitempty"`
