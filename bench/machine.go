@@ -247,3 +247,19 @@ func isRedisOnPort(fs procfs.FS, pid int, port string) bool {
 		return strings.HasSuffix(a, ":"+port) || strings.Contains(a, ":"+port+" ") || a == port
 	})
 }
+
+// ProcessCPU reads each process's CPU time from /proc (-1: not read), for
+// servers that report none themselves (etcd's members).
+func ProcessCPU(pids []int) []time.Duration {
+	out := make([]time.Duration, len(pids))
+	fs, err := procfs.NewDefaultFS()
+	for i, pid := range pids {
+		out[i] = -1
+		if err == nil && pid > 0 {
+			if s := procCPU(fs, pid); s >= 0 {
+				out[i] = time.Duration(s * float64(time.Second))
+			}
+		}
+	}
+	return out
+}

@@ -105,6 +105,7 @@ type CellSummary struct {
 	Workers            int                               `json:"workers"`
 	Rate               float64                           `json:"rate,omitempty"`
 	Keys               float64                           `json:"keys,omitempty"`
+	Hold               string                            `json:"hold,omitempty"`
 	CyclesPerSec       float64                           `json:"cycles_per_sec"`
 	AcquiresPerSec     float64                           `json:"acquires_per_sec"`
 	Acquire            results.Latency                   `json:"acquire_latency_us"`
@@ -387,7 +388,7 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 	cs := CellSummary{
 		Index: c.Info.Index, ID: c.Info.ID, Label: c.Info.Label, Axes: c.Axes,
 		Masters: c.Set.N, Topology: topologyOf(c.Set), Persistence: c.Set.Persistence, Driver: c.Set.Driver, Mode: c.Set.Mode,
-		Load: c.Set.Load, Workers: c.Set.Workers, Rate: c.Set.Rate, Keys: c.Set.Keys,
+		Load: c.Set.Load, Workers: c.Set.Workers, Rate: c.Set.Rate, Keys: c.Set.Keys, Hold: c.Set.Hold,
 		CyclesPerSec: results.FiniteOr0(r.Throughput.CyclesPerSec), AcquiresPerSec: results.FiniteOr0(r.Throughput.AcquiresPerSec),
 		Acquire: r.AcquireLatency, AcquireUncorrected: r.AcquireUncorrected,
 		Failed: r.AcquireFailedLatency, Release: r.ReleaseLatency,

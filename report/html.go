@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // view is what the HTML and Markdown templates read: the summary with its
@@ -500,10 +501,10 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 {{end}}
 
 {{if .Contention}}<h2 id="contention">Contention as callers feel it</h2>
-<p>Time to lock: from a caller's first attempt on a key to holding it, across every retry and wait (callers that gave up are counted apart). Attempts and commands per lock: what waiting puts on the servers (commands summed over every server). Handoff gap: on one key, from a holder's release to the next holder's acquire while callers waited. Starved: workers that gave up or waited more than 10× the median. Jain's index: 1 when every worker acquired equally often.</p>
+<p>Time to lock: from a caller's first attempt on a key to holding it, across every retry and wait (callers that gave up are counted apart). Attempts and commands per lock: what waiting puts on the servers (commands summed over every server). Handoff gap: on one key, from a holder's release to the next holder's acquire while callers waited. Starved: workers that gave up or waited more than 10× the median. Jain's index: 1 when every worker acquired equally often. p99 ÷ FIFO ideal (one hot key): the time to lock p99 over what a first-come first-served queue gives, contenders × (hold + mean handoff gap); near 1 for a fair queue (etcd's), far above it when callers that retry overtake each other.</p>
 <div class="scroll"><table>
-<tr><th>#</th><th class="l">cell</th><th class="l">strategy</th><th>workers</th><th>keys</th><th>cycles/s</th><th>time to lock p50</th><th>p99</th><th>max</th><th>attempts/lock</th><th>commands/lock</th><th>handoff gap p50</th><th>gave up</th><th>starved</th><th>Jain's index</th><th>wake-ups (message / timeout)</th></tr>
-{{range .Contention}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td class="l">{{.Strategy}}</td><td>{{.Workers}}</td><td>{{.Keys}}</td><td>{{.Cycles}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.Max}}</td><td>{{.Attempts}}</td><td>{{.Commands}}</td><td>{{.Gap}}</td><td>{{.GaveUp}}</td><td>{{.Starved}}</td><td>{{.Jain}}</td><td>{{.Wakeups}}</td></tr>
+<tr><th>#</th><th class="l">cell</th><th class="l">strategy</th><th>workers</th><th>keys</th><th>cycles/s</th><th>time to lock p50</th><th>p99</th><th>max</th><th>attempts/lock</th><th>commands/lock</th><th>handoff gap p50</th><th>p99 ÷ FIFO ideal</th><th>gave up</th><th>starved</th><th>Jain's index</th><th>wake-ups (message / timeout)</th></tr>
+{{range .Contention}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td class="l">{{.Strategy}}</td><td>{{.Workers}}</td><td>{{.Keys}}</td><td>{{.Cycles}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.Max}}</td><td>{{.Attempts}}</td><td>{{.Commands}}</td><td>{{.Gap}}</td><td>{{.FIFO}}</td><td>{{.GaveUp}}</td><td>{{.Starved}}</td><td>{{.Jain}}</td><td>{{.Wakeups}}</td></tr>
 {{end}}</table></div>
 {{end}}
 
@@ -588,8 +589,26 @@ type contentionRow struct {
 	Index                                  int
 	Label, Strategy, Workers, Keys, Cycles string
 	P50, P99, Max, Attempts, Commands, Gap string
+	FIFO                                   string // time to lock p99 over a FIFO queue's ideal (one hot key)
 	GaveUp, Starved, Jain, Wakeups         string
 	Waited                                 bool // callers retried or gave up
+}
+
+// fifoText is a hot key's time to lock p99 as a ratio to what a FIFO
+// queue would give it: every other contender ahead holds the lock and
+// hands it over, contenders × (hold + the handoff gap's mean). "—" with
+// more than one key or no handoff measured.
+func fifoText(c CellSummary) string {
+	ct := c.Contention
+	hold, err := results.ParseDuration(c.Hold)
+	if ct == nil || ct.HandoffGap == nil || c.Keys != 1 || c.Workers < 2 || err != nil {
+		return "—"
+	}
+	ideal := float64(c.Workers) * (float64(time.Duration(hold).Microseconds()) + ct.HandoffGap.Mean)
+	if ideal <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f×", ct.TimeToLock.P99/ideal)
 }
 
 // makeContentionRow is a cell's contention line; false when it has none.
@@ -601,7 +620,7 @@ func makeContentionRow(c CellSummary) (contentionRow, bool) {
 	row := contentionRow{Index: c.Index, Label: c.Label, Strategy: c.WaitStrategy, Workers: strconv.Itoa(c.Workers),
 		Keys: results.Count(int64(c.Keys)), Cycles: results.Rate(c.CyclesPerSec),
 		P50: results.FormatMicros(ct.TimeToLock.P50), P99: results.FormatMicros(ct.TimeToLock.P99), Max: results.FormatMicros(ct.TimeToLock.Max),
-		Attempts: results.Sig3(ct.AttemptsPerLock), Commands: "—", Gap: "—", GaveUp: results.Count(ct.GaveUp),
+		Attempts: results.Sig3(ct.AttemptsPerLock), Commands: "—", Gap: "—", FIFO: fifoText(c), GaveUp: results.Count(ct.GaveUp),
 		Starved: strconv.Itoa(ct.Starved), Jain: "—", Wakeups: "—", Waited: ct.AttemptsPerLock > 1.05 || ct.GaveUp > 0}
 	if ct.CommandsPerLock > 0 {
 		row.Commands = results.Sig3(ct.CommandsPerLock)

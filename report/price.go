@@ -61,8 +61,29 @@ func topologyOf(s settings) string {
 
 // priceKey is what a cell shares with its single-master twin: every
 // setting of the load and the servers' persistence, none of the topology.
-func priceKey(s settings) string {
-	return fmt.Sprintf("%s|%s|%d|%g|%g|%s|%s|%s", s.Persistence, s.Load, s.Workers, s.Rate, s.Keys, s.Distribution, s.TTL, s.Hold)
+func priceKey(s settings) string { return loadKey(s.Persistence, s) }
+
+// classKey is priceKey with the persistence's fsync class in its place:
+// the twin of a cell whose persistence no single master ran (another
+// service's, such as etcd's fsync).
+func classKey(s settings) string { return loadKey(FsyncClass(s.Persistence), s) }
+
+func loadKey(persistence string, s settings) string {
+	return fmt.Sprintf("%s|%s|%d|%g|%g|%s|%s|%s", persistence, s.Load, s.Workers, s.Rate, s.Keys, s.Distribution, s.TTL, s.Hold)
+}
+
+// FsyncClass groups persistence modes across services by whether every
+// write is fsynced before it is acknowledged: Redis' aof-always with
+// etcd's default; Redis' none, aof-no and aof-everysec with etcd's
+// no-fsync. "" (the server's own) is its own class.
+func FsyncClass(p string) string {
+	switch p {
+	case "aof-always", "fsync":
+		return "fsync per write"
+	case "none", "aof-no", "aof-everysec", "no-fsync":
+		return "no fsync per write"
+	}
+	return p
 }
 
 // priceRows are the price and safety table: none unless the cells differ
@@ -75,16 +96,25 @@ func priceRows(cells []*cell, sums []CellSummary) []PriceRow {
 	if len(topologies) < 2 {
 		return nil
 	}
-	single := map[string]int{} // price key → index into cells of its single cell
+	single := map[string]int{} // price key (and class key) → index into cells of its single cell
 	for i, c := range cells {
-		if _, seen := single[priceKey(c.Set)]; !seen && topologyOf(c.Set) == "single" && sums[i].Acquire.Count > 0 {
-			single[priceKey(c.Set)] = i
+		if topologyOf(c.Set) != "single" || sums[i].Acquire.Count == 0 {
+			continue
+		}
+		for _, k := range []string{priceKey(c.Set), classKey(c.Set)} {
+			if _, seen := single[k]; !seen {
+				single[k] = i
+			}
 		}
 	}
 	rows := make([]PriceRow, len(cells))
 	for i, c := range cells {
 		rows[i] = priceRow(c, sums[i])
-		if j, ok := single[priceKey(c.Set)]; ok {
+		j, ok := single[priceKey(c.Set)]
+		if !ok {
+			j, ok = single[classKey(c.Set)]
+		}
+		if ok {
 			idx := sums[j].Index
 			rows[i].Single = &idx
 			rows[i].Ratios = priceRatio(rows[i], priceRow(cells[j], sums[j]))
@@ -140,6 +170,10 @@ func (r PriceRow) ServersText() string {
 		return fmt.Sprintf("1 master + %d replicas, %d Sentinels", r.Replicas, r.Sentinels)
 	case r.Topology == "replicated":
 		return "1 master + replicas (external)"
+	case r.Topology == "etcd" && r.Masters == 1:
+		return "1 member"
+	case r.Topology == "etcd":
+		return fmt.Sprintf("%d members", r.Masters)
 	case r.Masters == 1:
 		return "1 master"
 	}
@@ -167,6 +201,8 @@ func (r PriceRow) shortText() string {
 		return fmt.Sprintf("replicated R=%d\nWAIT %d", r.Replicas, r.WaitReplicas)
 	case r.Topology == "replicated":
 		return fmt.Sprintf("replicated\nWAIT %d", r.WaitReplicas)
+	case r.Topology == "etcd":
+		return fmt.Sprintf("etcd N=%d\n%s", r.Masters, r.Persistence)
 	}
 	return r.Topology
 }
@@ -213,7 +249,7 @@ func ratioText(x float64) string {
 }
 
 // priceNote says what the price table's ratios are to, for both pages.
-const priceNote = "Each topology's price: acquire latency, lock cycles per second and every server's CPU per cycle (a replicated set's replicas and Sentinels included), and each as a ratio to the single-master cell with the same persistence and load, measured in the same run (— : no such cell). Safety: the probe's violations (two holders of one key within their validity windows), acquires that failed because WAIT saw too few replicas (few acks), and a fault cell's lost updates and verdict."
+const priceNote = "Each topology's price: acquire latency, lock cycles per second and every server's CPU per cycle (a replicated set's replicas and Sentinels included), and each as a ratio to the single-master cell with the same persistence and load, measured in the same run (another service's cell, such as etcd's: to the single master of the same load whose persistence fsyncs every write or not as it does — Redis aof-always with etcd's fsync, none/aof-no/aof-everysec with no-fsync; — : no such cell). Safety: the probe's violations (two holders of one key within their validity windows), acquires that failed because WAIT saw too few replicas (few acks), and a fault cell's lost updates and verdict."
 
 // priceFigure draws acquire p50 and p99 per topology: one group of bars
 // per topology, one pair of bars per other setting (persistence, load).

@@ -75,6 +75,9 @@ func (e *etcdService) putBaseline(ctx context.Context, key string) ([]time.Durat
 func (e *etcdService) locker() workloads.Locker { return e.lk }
 
 func (e *etcdService) window(rc *workloads.RunConfig) {
+	if cl := e.env.masters.Etcd.Local; cl != nil {
+		rc.ServerCPU = func() []time.Duration { return bench.ProcessCPU(memberPids(cl)) }
+	}
 	rc.OnWindow = func(opened bool) {
 		e.rpcs[b2i(!opened)] = e.lk.RPCs()
 		e.win.Mark(opened)
@@ -96,9 +99,22 @@ func (e *etcdService) finish(res *results.Run, st *workloads.Stats) {
 	res.Config.ServerVersion, res.Config.Quorum = m.Version, len(m.Etcd.Endpoints)/2+1
 	res.Config.Etcd = &results.EtcdSettings{LeaseTTL: results.Duration(e.lk.GrantedTTL()), FenceSource: etcdlock.FenceSource,
 		LostSessions: e.lk.LostSessions(), RPCsPerCycle: perCycle(e.rpcs[1]-e.rpcs[0], st.Acquired)}
+	if m.Etcd.Local != nil {
+		res.Servers = st.ServersOf(m.Etcd.Endpoints)
+	}
 	pl := summarizeDurations(e.base)
 	res.BaselineParallel = &pl
 	e.win.Finish(res, st)
+}
+
+// memberPids are a local cluster's member processes, by endpoint index (0:
+// not running).
+func memberPids(cl *etcdlock.Cluster) []int {
+	var out []int
+	for _, m := range cl.Members() {
+		out = append(out, m.Pid())
+	}
+	return out
 }
 
 func perCycle(n, cycles int64) float64 {

@@ -107,6 +107,10 @@ func masterOutcomes(pm [engine.NumOutcomes]int64, late int64) results.MasterOutc
 
 // servers is the masters' CPU in the window; nil unless every master's
 // is known.
+// ServersOf is the servers' CPU in the window by address, for a service
+// whose Locker reports no per-server outcomes (nil: not read).
+func (s *Stats) ServersOf(addrs []string) *results.Servers { return s.servers(addrs) }
+
 func (s *Stats) servers(addrs []string) *results.Servers {
 	if len(s.ServerCPU) == 0 {
 		return nil
