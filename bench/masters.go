@@ -157,7 +157,7 @@ func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, er
 	m := &Masters{key: key, served: map[string]bool{}}
 	p.cur = m
 	switch {
-	case s.Etcd():
+	case s.Etcd() && !c.Faulty:
 		return m, p.startEtcd(ctx, c, m)
 	case c.Faulty:
 		return m, p.startFaultServers(ctx, c, m)

@@ -30,6 +30,8 @@ func CanServe(c plan.Cell) error {
 	_, found := localmasters.RedisServerPath()
 	embedded := s.Embedded == "always" || (s.Embedded == "auto" && !found)
 	switch {
+	case s.Etcd() && c.Faulty && !found:
+		return MissingTool{fmt.Errorf("redis-server not found in PATH; an etcd fault cell keeps its protected resource on a redis-server (apt-get install redis-server)")}
 	case s.Etcd():
 		return canServeEtcd(s)
 	case c.Faulty && !found:
@@ -62,10 +64,20 @@ func (p *Pool) startFaultServers(ctx context.Context, c plan.Cell, m *Masters) e
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := p.startFaultMasters(ctx, c, m); err != nil {
+	if c.Settings.Etcd() {
+		if err := p.startEtcd(ctx, c, m); err != nil {
+			return err
+		}
+	} else if err := p.startFaultMasters(ctx, c, m); err != nil {
 		return err
+	} else {
+		m.Display, m.Embedded = m.Addrs, false
 	}
-	m.Display, m.Embedded = m.Addrs, false
+	return m.startResource(ctx)
+}
+
+// startResource starts the protected resource's redis-server.
+func (m *Masters) startResource(ctx context.Context) error {
 	rset, err := localmasters.Start(ctx, localmasters.Options{N: 1, Persistence: localmasters.PersistNone, Embedded: "never"})
 	if err != nil {
 		return fmt.Errorf("resource server: %w", err)

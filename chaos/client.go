@@ -11,6 +11,7 @@ import (
 
 	"lockbench/check"
 	"lockbench/engine"
+	"lockbench/etcdlock"
 	"lockbench/faults"
 	"lockbench/results"
 	"lockbench/workloads"
@@ -39,6 +40,35 @@ type ClientConfig struct {
 	// FailureTimes: count failed acquires by when (ClientResult.Failures),
 	// for a failover's unavailability window.
 	FailureTimes bool `json:"failure_times,omitempty"`
+	// Etcd, when set, is the lock service in place of the Redis masters
+	// of Engine: etcd's concurrency.Mutex on these endpoints, with
+	// Engine's ttl, wait strategy and retry terms.
+	Etcd *EtcdClient `json:"etcd,omitempty"`
+}
+
+// EtcdClient is where a client finds its etcd cluster.
+type EtcdClient struct {
+	Endpoints []string `json:"endpoints"`
+	Username  string   `json:"username,omitempty"`
+	Password  string   `json:"password,omitempty"`
+}
+
+// newLocker is the client's lock: the engine on its masters, or etcd's
+// mutex with one session per worker.
+func newLocker(ctx context.Context, cfg ClientConfig) (workloads.Locker, func(), error) {
+	if e := cfg.Etcd; e != nil {
+		lk, err := etcdlock.New(ctx, etcdlock.Config{Endpoints: e.Endpoints, Username: e.Username, Password: e.Password,
+			TTL: cfg.Engine.TTL, Strategy: cfg.Engine.Strategy, Retry: cfg.Engine.Retry(), Sessions: cfg.Workers})
+		if err != nil {
+			return nil, nil, err
+		}
+		return lk, lk.Close, nil
+	}
+	eng, err := engine.New(ctx, cfg.Engine)
+	if err != nil {
+		return nil, nil, err
+	}
+	return eng, eng.Close, nil
 }
 
 // ClientResult is what one client counted.
@@ -76,7 +106,8 @@ const FailureBin = 10 * time.Millisecond
 // connection, workers and pause gate.
 type client struct {
 	cfg   ClientConfig
-	eng   *engine.Engine
+	lk    workloads.Locker
+	close func() // the locker's
 	res   *check.Resource
 	probe *workloads.Probe
 	gate  gate
@@ -128,13 +159,13 @@ type Observer interface {
 
 // newClient connects; probe may be shared by the clients of one process.
 func newClient(ctx context.Context, cfg ClientConfig, probe *workloads.Probe) (*client, error) {
-	eng, err := engine.New(ctx, cfg.Engine)
+	lk, closeLk, err := newLocker(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client %d: %w", cfg.Index, err)
 	}
 	res, err := check.Open(cfg.Resource, cfg.Prefix)
 	if err != nil {
-		eng.Close()
+		closeLk()
 		return nil, fmt.Errorf("client %d: %w", cfg.Index, err)
 	}
 	if probe == nil {
@@ -142,11 +173,11 @@ func newClient(ctx context.Context, cfg ClientConfig, probe *workloads.Probe) (*
 	}
 	hold, err := workloads.NewHoldTime(cfg.HoldDist, cfg.Hold)
 	if err != nil {
-		eng.Close()
+		closeLk()
 		res.Close()
 		return nil, err
 	}
-	c := &client{cfg: cfg, eng: eng, res: res, probe: probe, hold: hold, finished: make(chan struct{})}
+	c := &client{cfg: cfg, lk: lk, close: closeLk, res: res, probe: probe, hold: hold, finished: make(chan struct{})}
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	return c, nil
 }
@@ -158,7 +189,7 @@ func (c *client) Close() {
 	if c.abandoned {
 		return
 	}
-	c.eng.Close()
+	c.close()
 	c.res.Close()
 }
 
@@ -253,7 +284,7 @@ func (c *client) run(t0 time.Time) ClientResult {
 	if cfg.FailureTimes {
 		c.fails = &failureTimes{t0: t0, bins: map[int64][3]int64{}}
 	}
-	st, err := workloads.Run(c.ctx, c.eng, c.runConfig(t0, logs))
+	st, err := workloads.Run(c.ctx, c.lk, c.runConfig(t0, logs))
 	errs := []error{err, c.holds.Close()}
 	for _, f := range files {
 		errs = append(errs, f.Sync())
@@ -267,7 +298,9 @@ func (c *client) run(t0 time.Time) ClientResult {
 	out.Counts, out.CPUSeconds = st.Counts, st.CPU.Seconds()
 	out.PerWorker, out.WorkerWaits, out.Commands, out.Wakeups = st.PerWorker, st.WorkerWaits, st.Commands, st.Wakeups
 	out.Start, out.End = st.WindowStart, st.WindowStart.Add(st.Measured)
-	out.Late = c.eng.LateOutcomes()
+	if ps, ok := c.lk.(workloads.PerServer); ok {
+		out.Late = ps.LateOutcomes()
+	}
 	out.ProbeViolations = c.probe.Violations()
 	out.ProbeMax = c.probe.MaxConcurrent()
 	out.Interrupted = st.Interrupted && out.End.Before(t0.Add(cfg.Duration)) && (cfg.Quota == 0 || st.Acquired < cfg.Quota)
@@ -355,7 +388,10 @@ func (c *client) Use(w *workloads.Worker, h workloads.Held) {
 func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held, hold *check.Hold) error {
 	ctx := context.Background() // per-command timeouts bound everything; a stop lets the cycle finish
 	var token int64
-	if c.cfg.Fencing {
+	switch {
+	case c.cfg.Fencing && h.Lock.Fence > 0: // the service's own (etcd: the lock's revision)
+		token = h.Lock.Fence
+	case c.cfg.Fencing:
 		var err error
 		if token, err = c.res.Token(ctx); err != nil {
 			return err
@@ -371,7 +407,7 @@ func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held, hold *ch
 	time.Sleep(c.hold.Next(w.Rand))
 	// A careful client trusts its lock library's ValidUntil, as a real
 	// one would; only the checkers do not.
-	if c.cfg.CheckValidity && !time.Now().Before(h.Lock.ValidUntil) {
+	if c.cfg.CheckValidity && (!time.Now().Before(h.Lock.ValidUntil) || isLost(h.Lock)) {
 		w.Counts.HoldOverruns++
 		hold.Outcome, hold.End = check.Skipped, time.Now().UnixNano()
 		return nil
@@ -388,6 +424,17 @@ func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held, hold *ch
 		hold.Outcome = check.Refused
 	}
 	return err
+}
+
+// isLost says the service ended the lock under its holder (etcd: the
+// session's lease), as far as the client has learnt.
+func isLost(l *engine.Lock) bool {
+	select {
+	case <-l.Lost: // a nil channel (Redis) never is
+		return true
+	default:
+		return false
+	}
 }
 
 // write stores v on the resource, filed under the second of the cell it

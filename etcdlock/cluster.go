@@ -57,6 +57,7 @@ type Member struct {
 	done       chan struct{}
 	clusterArg string
 	noFsync    bool
+	bin        string
 }
 
 // ServerPath is the etcd binary in PATH ("" and false: not installed).
@@ -121,6 +122,7 @@ func (c *Cluster) start(ctx context.Context, bin string) error {
 	}
 	for _, m := range c.members {
 		m.clusterArg = strings.Join(peers, ",")
+		m.bin = bin
 		if err := m.spawn(bin); err != nil {
 			return err
 		}
@@ -274,6 +276,121 @@ func (m *Member) exited() bool {
 	default:
 		return false
 	}
+}
+
+// Addr is the member's client URL.
+func (m *Member) Addr() string { return m.ClientURL }
+
+// Kill is kill -9 of the member's process, reaped.
+func (m *Member) Kill() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd == nil || m.exited() {
+		return nil
+	}
+	if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kill etcd member %s (pid %d): %w", m.Name, m.cmd.Process.Pid, err)
+	}
+	<-m.done
+	return nil
+}
+
+// Restart starts a killed member again on its data dir (it rejoins the
+// cluster with what it had written) and waits until it answers.
+func (m *Member) Restart(ctx context.Context) error {
+	if m.Running() {
+		return nil
+	}
+	if err := m.spawn(m.bin); err != nil {
+		return err
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{m.ClientURL}, DialTimeout: time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	for {
+		sctx, scancel := context.WithTimeout(ctx, time.Second)
+		_, err := cli.Status(sctx, m.ClientURL)
+		scancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("etcd member %s not back after restart: %v", m.Name, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// HeldKeys counts the keys in the member's own copy of the store (a
+// serializable read: what it holds, not what a quorum agrees); -1 when it
+// does not answer.
+func (m *Member) HeldKeys(ctx context.Context) int {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{m.ClientURL}, DialTimeout: 500 * time.Millisecond, Logger: zap.NewNop()})
+	if err != nil {
+		return -1
+	}
+	defer cli.Close()
+	r, err := cli.Get(ctx, "\x00", clientv3.WithFromKey(), clientv3.WithCountOnly(), clientv3.WithSerializable())
+	if err != nil {
+		return -1
+	}
+	return int(r.Count)
+}
+
+// Leader is the index of the member that leads now (asked of the running
+// members).
+func (c *Cluster) Leader(ctx context.Context) (int, error) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return -1, err
+	}
+	defer cli.Close()
+	var last error
+	for i, m := range c.members {
+		if !m.Running() {
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, time.Second)
+		st, err := cli.Status(sctx, m.ClientURL)
+		cancel()
+		switch {
+		case err != nil:
+			last = err
+		case st.Header.MemberId == st.Leader:
+			return i, nil
+		case st.Leader != 0:
+			if j := c.indexOfID(ctx, cli, st.Leader); j >= 0 {
+				return j, nil
+			}
+		}
+	}
+	return -1, fmt.Errorf("etcd: no member names a leader (%v)", last)
+}
+
+// indexOfID is the index of the member with the raft id (-1: none).
+func (c *Cluster) indexOfID(ctx context.Context, cli *clientv3.Client, id uint64) int {
+	sctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	ml, err := cli.MemberList(sctx)
+	if err != nil {
+		return -1
+	}
+	for _, mm := range ml.Members {
+		if mm.ID != id {
+			continue
+		}
+		for i, m := range c.members {
+			if mm.Name == m.Name {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // Stop stops the member by its pid: SIGTERM (SIGCONT too, in case it is

@@ -57,6 +57,9 @@ type Targets struct {
 	// role (crash).
 	Set                 *localmasters.Replicated
 	Replicas, Sentinels []*localmasters.Master
+	// Leader, for a consensus cluster (etcd), is the index in Masters of
+	// the member that leads now (a crash by role).
+	Leader func(ctx context.Context) (int, error)
 }
 
 // Check reports the first spec the targets cannot serve.
@@ -219,7 +222,7 @@ func (s *Scheduler) Missed() []Spec {
 		want := 1
 		switch sp.Kind {
 		case Crash:
-			want = len(s.crashTargets(sp)) // one action per process, by role
+			want = s.crashCount(sp) // one action per process, by role
 		case ClockJump:
 			want = len(orAll(sp.Masters, len(s.t.Masters))) // one action per master
 		}
@@ -443,6 +446,9 @@ type crashTarget struct {
 // none is named, unless it names a replicated set's replicas or
 // Sentinels), then those.
 func (s *Scheduler) crashTargets(sp Spec) []crashTarget {
+	if sp.Role != "" {
+		return s.memberByRole(sp.Role)
+	}
 	var out []crashTarget
 	masters := sp.Masters
 	if !sp.ByRole() {
@@ -460,6 +466,36 @@ func (s *Scheduler) crashTargets(sp Spec) []crashTarget {
 	return out
 }
 
+// crashCount is how many processes sp kills (a role: one).
+func (s *Scheduler) crashCount(sp Spec) int {
+	if sp.Role != "" {
+		return 1
+	}
+	return len(s.crashTargets(sp))
+}
+
+// memberByRole is the member that leads now, or the first running one
+// that does not (none when the cluster names no leader).
+func (s *Scheduler) memberByRole(role string) []crashTarget {
+	if s.t.Leader == nil {
+		s.fail(fmt.Errorf("crash role %s: the cell has no consensus cluster", role))
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 3*time.Second)
+	defer cancel()
+	leader, err := s.t.Leader(ctx)
+	if err != nil {
+		s.fail(err)
+		return nil
+	}
+	for i, m := range s.t.Masters {
+		if (role == "leader") == (i == leader) && m.Pid() > 0 {
+			return []crashTarget{{fmt.Sprintf("%s, member %d (%s)", role, i, m.Addr()), m}}
+		}
+	}
+	return nil
+}
+
 func roleName(m *localmasters.Master) string { return fmt.Sprintf("%s (%s)", m.Name(), m.Addr()) }
 
 // crash kills the processes (after counting the keys they hold, to show
@@ -472,7 +508,7 @@ func (s *Scheduler) crash(i int, sp Spec, at time.Time) {
 	}
 	for m, tg := range s.crashTargets(sp) {
 		ms, name := tg.ms, tg.name
-		keys := dbsize(ms.Addr())
+		keys := heldKeys(ms)
 		pid := ms.Pid()
 		killed := time.Now()
 		if err := ms.Kill(); err != nil {
@@ -492,7 +528,7 @@ func (s *Scheduler) crash(i int, sp Spec, at time.Time) {
 				return
 			}
 			s.event(time.Time{}, "restart", name,
-				fmt.Sprintf("%v after the kill, pid %d, %s keys on it right after (reloaded, or set since)", time.Since(killed).Round(time.Millisecond), ms.Pid(), keyCount(dbsize(ms.Addr()))))
+				fmt.Sprintf("%v after the kill, pid %d, %s keys on it right after (reloaded, or set since)", time.Since(killed).Round(time.Millisecond), ms.Pid(), keyCount(heldKeys(ms))))
 		}
 		switch {
 		case delay == 0:
@@ -501,6 +537,22 @@ func (s *Scheduler) crash(i int, sp Spec, at time.Time) {
 			s.later(1_000_000+i*1000+m, delay, restart)
 		}
 	}
+}
+
+// KeyCounter is a server that counts the keys it holds itself (an etcd
+// member); a Redis master's are counted with DBSIZE.
+type KeyCounter interface {
+	HeldKeys(ctx context.Context) int
+}
+
+// heldKeys counts the keys on ms; -1 when it cannot.
+func heldKeys(ms Master) int {
+	if kc, ok := ms.(KeyCounter); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		return kc.HeldKeys(ctx)
+	}
+	return dbsize(ms.Addr())
 }
 
 // dbsize counts the keys on a master; -1 when it cannot.

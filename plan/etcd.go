@@ -98,6 +98,15 @@ func (s Settings) checkEtcd() error {
 	return checkEtcdEndpoints(s.EtcdEndpoints)
 }
 
+// checkEtcdFaultServers: an etcd fault cell starts its own members (it
+// crashes them).
+func (s Settings) checkEtcdFaultServers() error {
+	if s.ExternalEtcd() {
+		return fmt.Errorf("etcd-endpoints: a fault scenario starts its own etcd members (it crashes them); use local: M, not endpoints")
+	}
+	return s.checkFaultLoad()
+}
+
 // checkEtcdEndpoints: each endpoint host:port or http(s)://[user:pass@]host:port, once.
 func checkEtcdEndpoints(eps []string) error {
 	seen := map[string]bool{}

@@ -112,6 +112,8 @@ type faultYAML struct {
 	Latency       Duration `yaml:"latency"`
 	Jitter        Duration `yaml:"jitter"`
 	By            Duration `yaml:"by"`
+	// Role: crash an etcd member by its role when the fault fires.
+	Role string `yaml:"role"`
 }
 
 // oldFaultFields are the names fault targets had (masters and clients,
@@ -120,7 +122,7 @@ var oldFaultFields = map[string]string{"masters": "master_index", "clients": "cl
 
 // fieldsOf says which fault fields each kind uses (besides at and kind).
 var fieldsOf = map[results.FaultKind][]string{
-	results.FaultCrash:     {"master_index", "replica_index", "sentinel_index", "restart"},
+	results.FaultCrash:     {"master_index", "replica_index", "sentinel_index", "role", "restart"},
 	results.FaultPartition: {"master_index", "client_index", "for"},
 	results.FaultLatency:   {"master_index", "client_index", "for", "latency", "jitter"},
 	results.FaultReset:     {"master_index", "client_index", "for"},
@@ -204,7 +206,7 @@ func (f faultYAML) spec(set map[string]int) (Fault, error) {
 	}
 	s := Fault{At: time.Duration(f.At), Kind: kind, Masters: f.MasterIndex, Clients: f.ClientIndex,
 		Replicas: f.ReplicaIndex, Sentinels: f.SentinelIndex, For: time.Duration(f.For),
-		Restart: f.Restart, Latency: time.Duration(f.Latency), Jitter: time.Duration(f.Jitter), By: time.Duration(f.By)}
+		Restart: f.Restart, Latency: time.Duration(f.Latency), Jitter: time.Duration(f.Jitter), By: time.Duration(f.By), Role: f.Role}
 	return s, checkFault(s)
 }
 
@@ -221,7 +223,11 @@ func checkFault(s Fault) error {
 		return fmt.Errorf("jitter: %v is not accepted; use 0..latency (%v)", s.Jitter, s.Latency)
 	case s.Kind == results.FaultClockJump && s.By == 0:
 		return fmt.Errorf("by: is needed; use how far the clock jumps, such as 5s (negative: backwards)")
-	case s.Kind == results.FaultCrash && len(s.Masters) == 0 && !s.ByRole():
+	case s.Role != "" && s.Role != "leader" && s.Role != "follower":
+		return fmt.Errorf("role: %q is not accepted; use leader or follower (an etcd member by its role when the fault fires)", s.Role)
+	case s.Role != "" && (len(s.Masters) > 0 || s.ByRole()):
+		return fmt.Errorf("role: give either role or master_index/replica_index/sentinel_index, not both")
+	case s.Kind == results.FaultCrash && len(s.Masters) == 0 && !s.ByRole() && s.Role == "":
 		return fmt.Errorf("master_index: is needed; list the masters to crash by index from 0, such as [1] (a replicated set's: replica_index, sentinel_index)")
 	case s.Kind == results.FaultClockJump && len(s.Masters) == 0:
 		return fmt.Errorf("master_index: is needed; list the masters whose clock jumps by index from 0, such as [1]")

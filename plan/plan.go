@@ -100,19 +100,8 @@ func (s Settings) validate(chooserBuilt bool) (warnings []string, err error) {
 // starts every master and client itself), then the shared checks, then
 // the fault scenario's own fields.
 func (s Settings) validateFaulty() error {
-	switch {
-	case s.Etcd():
-		return fmt.Errorf("topology: etcd is not yet taken by fault scenarios (benchmark cells only: run or sweep)")
-	case len(s.Masters) > 0:
-		return fmt.Errorf("masters: a fault scenario starts its own masters (it crashes and restarts them); use local: N (how many), not addresses")
-	case s.Local < 1 || s.Local > 15:
-		return fmt.Errorf("local: %d is not accepted; use 1..15 local masters", s.Local)
-	case s.Persistence == "":
-		return fmt.Errorf("persistence: \"\" is not accepted; use none, aof-no, aof-everysec or aof-always")
-	case s.Workers < 1 || s.Workers > 10_000:
-		return fmt.Errorf("workers: %d is not accepted; use 1..10000 per client", s.Workers)
-	case s.Keys < 1 || s.Keys > 10_000_000:
-		return fmt.Errorf("keys: %d is not accepted; use 1..10000000", s.Keys)
+	if err := s.checkFaultServers(); err != nil {
+		return err
 	}
 	if _, err := s.Validate(); err != nil {
 		return err
@@ -130,6 +119,33 @@ func (s Settings) validateFaulty() error {
 		return fmt.Errorf("calls: %d is not accepted; use 0 (until the cell ends) or calls per worker such as 1", s.Calls)
 	case s.Stock < 0:
 		return fmt.Errorf("stock: %d is not accepted; use 0 (no stock) or the stock the counters start from, such as 100", s.Stock)
+	}
+	return nil
+}
+
+// checkFaultServers: a fault cell starts every server and client itself,
+// within bounds (etcd's members: checkEtcdFaultServers).
+func (s Settings) checkFaultServers() error {
+	switch {
+	case s.Etcd():
+		return s.checkEtcdFaultServers()
+	case len(s.Masters) > 0:
+		return fmt.Errorf("masters: a fault scenario starts its own masters (it crashes and restarts them); use local: N (how many), not addresses")
+	case s.Local < 1 || s.Local > 15:
+		return fmt.Errorf("local: %d is not accepted; use 1..15 local masters", s.Local)
+	case s.Persistence == "":
+		return fmt.Errorf("persistence: \"\" is not accepted; use none, aof-no, aof-everysec or aof-always")
+	}
+	return s.checkFaultLoad()
+}
+
+// checkFaultLoad: workers and keys within a fault cell's bounds.
+func (s Settings) checkFaultLoad() error {
+	switch {
+	case s.Workers < 1 || s.Workers > 10_000:
+		return fmt.Errorf("workers: %d is not accepted; use 1..10000 per client", s.Workers)
+	case s.Keys < 1 || s.Keys > 10_000_000:
+		return fmt.Errorf("keys: %d is not accepted; use 1..10000000", s.Keys)
 	}
 	return nil
 }

@@ -50,6 +50,9 @@ type Fault struct {
 	Latency   time.Duration // latency
 	Jitter    time.Duration // latency
 	By        time.Duration // clock_jump
+	// Role: crash, a consensus cluster's member by its role when the fault
+	// fires (leader or follower) instead of by index.
+	Role string
 }
 
 // RestartDelay parses Restart: 0 for immediate, -1 for never.
@@ -74,6 +77,8 @@ func (s Fault) String() string {
 	switch {
 	case s.Kind == FaultReplicationLag:
 		fmt.Fprintf(&b, " replicas %s", FaultTargets(s.Replicas))
+	case s.Kind == FaultCrash && s.Role != "":
+		b.WriteString(" the " + s.Role)
 	case s.Kind == FaultCrash && s.ByRole():
 		s.roles(&b)
 	case s.Kind != FaultPause && s.Kind != FaultFailover:

@@ -95,8 +95,6 @@ func b2i(b bool) int {
 // the Put baseline.
 func (e *etcdService) finish(res *results.Run, st *workloads.Stats) {
 	m := e.env.masters
-	res.Config.RedisVersion = ""
-	res.Config.ServerVersion, res.Config.Quorum = m.Version, len(m.Etcd.Endpoints)/2+1
 	res.Config.Etcd = &results.EtcdSettings{LeaseTTL: results.Duration(e.lk.GrantedTTL()), FenceSource: etcdlock.FenceSource,
 		LostSessions: e.lk.LostSessions(), RPCsPerCycle: perCycle(e.rpcs[1]-e.rpcs[0], st.Acquired)}
 	if m.Etcd.Local != nil {

@@ -86,6 +86,13 @@ func newFaultRun(env cellEnv) *faultRun {
 		r.targets.Masters = append(r.targets.Masters, sm)
 	}
 	r.res.Addrs = append(slices.Clone(m.Addrs), m.Resource)
+	if e := m.Etcd; e != nil && e.Local != nil {
+		for _, mb := range e.Local.Members() {
+			r.targets.Masters = append(r.targets.Masters, mb)
+			r.res.Addrs = append(r.res.Addrs, mb.ClientURL, mb.PeerURL)
+		}
+		r.targets.Leader = e.Local.Leader
+	}
 	if set := m.Replicated; set != nil {
 		r.targets.Set, r.targets.Replicas, r.targets.Sentinels = set, set.Replicas(), set.Sentinels()
 		r.res.Addrs = append(r.res.Addrs, append(set.ReplicaAddrs(), set.SentinelAddrs()...)...)
@@ -135,6 +142,9 @@ func (r *faultRun) clientConfigs() []chaos.ClientConfig {
 			Hold: time.Duration(s.Hold), HoldDist: s.HoldDist, RetryMin: time.Duration(s.RetryMin), RetryMax: time.Duration(s.RetryMax),
 			Fencing: s.Fencing, CheckValidity: s.CheckValidity, Duration: time.Duration(s.Duration), Quota: quota, Calls: s.Calls,
 			Seed: r.seed + uint64(c)*7919, LogDir: r.masters.TempDir, FailureTimes: r.hasFailover()}
+		if e := r.masters.Etcd; e != nil {
+			cfgs[c].Etcd = &chaos.EtcdClient{Endpoints: e.Endpoints, Username: e.Username, Password: e.Password}
+		}
 	}
 	return cfgs
 }
@@ -192,6 +202,9 @@ func (r *faultRun) logStarted() {
 	m := r.masters
 	r.res.Pids = append(r.res.Pids, m.Pids()...)
 	servers := fmt.Sprintf("masters %s (pids %s)", strings.Join(m.Addrs, " "), pidList(pidsOf(m.Servers)))
+	if e := m.Etcd; e != nil && e.Local != nil {
+		servers = fmt.Sprintf("%s members %s (%s, pids %s)", m.Version, strings.Join(e.Endpoints, " "), e.Local.FsyncText(), pidList(e.Local.Pids()))
+	}
 	if set := m.Replicated; set != nil {
 		all := append(append([]*localmasters.Master{set.Master()}, set.Replicas()...), set.Sentinels()...)
 		servers = fmt.Sprintf("master %s, replicas %s, sentinels %s (pids %s)", set.MasterAddr(), strings.Join(set.ReplicaAddrs(), " "),

@@ -96,8 +96,12 @@ func (e cellEnv) cellConfig() *results.CellConfig {
 		}
 	}
 	shown.Seed, shown.KeyPrefix = e.seed, e.prefix
-	return &results.CellConfig{Settings: shown, Quorum: engine.Quorum(len(m.Addrs)), Embedded: m.Embedded,
+	cc := &results.CellConfig{Settings: shown, Quorum: engine.Quorum(len(m.Addrs)), Embedded: m.Embedded,
 		RedisVersion: m.Version, Version: Version}
+	if m.Etcd != nil {
+		cc.RedisVersion, cc.ServerVersion, cc.Quorum = "", m.Version, len(m.Etcd.Endpoints)/2+1
+	}
+	return cc
 }
 
 // metricsCell is the cell's live metrics (nil: off): labelled with bounded
