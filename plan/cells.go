@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -225,6 +226,7 @@ func expandAxes(base Cell, axes []Axis) ([]Cell, error) {
 func (s *Settings) cloneSlices() {
 	s.Masters, s.SentinelAddrs = slices.Clone(s.Masters), slices.Clone(s.SentinelAddrs)
 	s.ReplicaPriority, s.EtcdEndpoints = slices.Clone(s.ReplicaPriority), slices.Clone(s.EtcdEndpoints)
+	s.Given = maps.Clone(s.Given)
 }
 
 // finish numbers and names cell i and resolves it.

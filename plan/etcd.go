@@ -40,7 +40,7 @@ func (s Settings) ExternalEtcd() bool { return s.Etcd() && len(s.EtcdEndpoints) 
 // EtcdMembers is a local cluster's size: local as given, 3 when local was
 // not given (its default is Redis' 5 masters).
 func (s Settings) EtcdMembers() int {
-	if !s.LocalGiven {
+	if !s.IsGiven("local") {
 		return DefaultEtcdMembers
 	}
 	return s.Local
@@ -74,9 +74,9 @@ func (s Settings) checkEtcd() error {
 		return fmt.Errorf("persistence: %q is not accepted with etcd-endpoints; an external cluster keeps its own fsync setting (leave it unset)", s.Persistence)
 	case s.Persistence != "" && s.Persistence != EtcdFsync && s.Persistence != EtcdNoFsync:
 		return fmt.Errorf("persistence: %q is not accepted with topology etcd; use fsync (etcd's default: every write fsynced) or no-fsync (--unsafe-no-fsync)", s.Persistence)
-	case s.Driver != d.Driver:
+	case s.Driver != d.Driver || s.IsGiven("driver"):
 		return fmt.Errorf("driver: %s is a Redis client; topology etcd uses etcd's own concurrency.Mutex (leave driver unset)", s.Driver)
-	case s.Mode != d.Mode || s.Wait != d.Wait:
+	case s.Mode != d.Mode || s.Wait != d.Wait || s.IsGiven("mode") || s.IsGiven("wait"):
 		return fmt.Errorf("mode/wait: %s/%s are Redlock's (masters one after another or at once); etcd has one quorum of its own (leave them unset)", s.Mode, s.Wait)
 	case s.Embedded == "always":
 		return fmt.Errorf("embedded: always is not accepted with topology etcd; it runs real etcd members")

@@ -26,9 +26,9 @@ func TestEtcdAccepted(t *testing.T) {
 		members int // EtcdMembers() of a local cluster; 0: not checked
 	}{
 		{"defaults", nil, DefaultEtcdMembers},
-		{"local 1", func(s *Settings) { s.Local, s.LocalGiven = 1, true }, 1},
+		{"local 1", func(s *Settings) { s.Local = 1; s.MarkGiven("local") }, 1},
 		// local 5 given is 5 members; left unset (the Redis default 5), 3.
-		{"local 5 given", func(s *Settings) { s.Local, s.LocalGiven = 5, true }, 5},
+		{"local 5 given", func(s *Settings) { s.Local = 5; s.MarkGiven("local") }, 5},
 		{"local 5 not given", func(s *Settings) { s.Local = 5 }, DefaultEtcdMembers},
 		{"persistence fsync", func(s *Settings) { s.Persistence = EtcdFsync }, 0},
 		{"persistence no-fsync", func(s *Settings) { s.Persistence = EtcdNoFsync }, 0},
@@ -62,7 +62,7 @@ func TestEtcdRefused(t *testing.T) {
 		mutate func(*Settings)
 	}{
 		{"masters given", "masters", func(s *Settings) { s.Masters = []string{"127.0.0.1:6379"} }},
-		{"local 9", "local", func(s *Settings) { s.Local, s.LocalGiven = 9, true }},
+		{"local 9", "local", func(s *Settings) { s.Local = 9; s.MarkGiven("local") }},
 		{"persistence aof-always", "persistence", func(s *Settings) { s.Persistence = "aof-always" }},
 		{"external endpoints with persistence fsync", "persistence", func(s *Settings) {
 			s.EtcdEndpoints, s.Persistence = []string{"127.0.0.1:2379"}, EtcdFsync
@@ -132,7 +132,7 @@ func TestEtcdErrorsHidePassword(t *testing.T) {
 
 // An even local cluster is warned about once, as etcd members.
 func TestEtcdWarnings(t *testing.T) {
-	w, err := etcdSettings(func(s *Settings) { s.Local, s.LocalGiven = 4, true }).Validate()
+	w, err := etcdSettings(func(s *Settings) { s.Local = 4; s.MarkGiven("local") }).Validate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestEtcdRecorded(t *testing.T) {
 		persistence string
 	}{
 		{"defaults", nil, 3, EtcdFsync},
-		{"local 1 no-fsync", func(s *Settings) { s.Local, s.LocalGiven, s.Persistence = 1, true, EtcdNoFsync }, 1, EtcdNoFsync},
+		{"local 1 no-fsync", func(s *Settings) { s.Local, s.Persistence = 1, EtcdNoFsync; s.MarkGiven("local") }, 1, EtcdNoFsync},
 		{"external", func(s *Settings) {
 			s.EtcdEndpoints = []string{"127.0.0.1:2379", "http://u:secretpw@127.0.0.1:2380"}
 		}, 0, ""},

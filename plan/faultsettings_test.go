@@ -61,10 +61,16 @@ func TestEveryFaultSettingsFlagApplies(t *testing.T) {
 		"--seed", "11", "--clients", "4", "--client-mode", "processes", "--acquisitions", "100", "--fencing",
 		"--check-validity", "--min-acquisitions", "0")
 	p := FaultDefaults()
-	p.Local, p.LocalGiven, p.Persistence, p.Workers, p.Keys, p.TTL = 5, true, "aof-always", 3, 9, Duration(3*time.Second)
+	p.Local, p.Persistence, p.Workers, p.Keys, p.TTL = 5, "aof-always", 3, 9, Duration(3*time.Second)
 	p.Timeout, p.DriftFactor, p.Mode, p.Wait, p.Hold = Duration(20*time.Millisecond), 0.02, "sequential", "quorum", Duration(7*time.Millisecond)
 	p.HoldDist, p.RetryMin, p.RetryMax, p.Duration, p.Seed = "fixed", Duration(2*time.Millisecond), Duration(4*time.Millisecond), Duration(5*time.Second), 11
 	p.Clients, p.ClientMode, p.Acquisitions, p.Fencing, p.CheckValidity, p.MinAcquisitions = 4, "processes", 100, true, true, 0
+	// Every flag given is known as given (by its YAML name).
+	for _, f := range []string{"local", "persistence", "workers", "keys", "ttl", "timeout", "drift_factor", "mode", "wait", "hold",
+		"hold_distribution", "retry_delay_min", "retry_delay_max", "duration", "seed", "clients", "client_mode", "acquisitions",
+		"fencing", "check_validity", "min_acquisitions"} {
+		p.MarkGiven(f)
+	}
 	if !reflect.DeepEqual(c.Settings, p) {
 		t.Fatalf("got  %+v\nwant %+v", c.Settings, p)
 	}

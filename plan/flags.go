@@ -113,7 +113,61 @@ func BindFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.StringVar(&s.StartAt, "start-at", s.StartAt, "multi-machine: start the load at this RFC 3339 time, e.g. 2026-11-30T10:00:00Z")
 	fs.BoolVar(&s.Force, "force", s.Force, "run even when keys under the key prefix already exist (another run's?); sweep: run a matrix of more than 10,000 cells")
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed for key choice (0: random)")
+	markGiven(fs, s)
 }
+
+// markGiven makes every settings flag on fs record, when set, that its
+// setting was given (Settings.Given), whatever the value.
+func markGiven(fs *pflag.FlagSet, s *Settings) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		name := settingAlias(strings.ReplaceAll(f.Name, "-", "_"))
+		switch v := f.Value.(type) {
+		case givenValue, givenSlice, oldMastersFlag: // marked already; --masters N marks local itself
+		case pflag.SliceValue:
+			f.Value = givenSlice{givenValue{f.Value, s, name}, v}
+		default:
+			f.Value = givenValue{f.Value, s, name}
+		}
+	})
+}
+
+// givenValue is a flag's value that marks its setting given when set.
+type givenValue struct {
+	pflag.Value
+	s    *Settings
+	name string
+}
+
+func (g givenValue) Set(v string) error {
+	if err := g.Value.Set(v); err != nil {
+		return err
+	}
+	g.s.MarkGiven(g.name)
+	return nil
+}
+
+// IsBoolFlag keeps a bool flag's bare form (--fencing).
+func (g givenValue) IsBoolFlag() bool {
+	b, ok := g.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// givenSlice is givenValue of a slice flag (ApplyChangedWith replaces
+// slices whole).
+type givenSlice struct {
+	givenValue
+	sv pflag.SliceValue
+}
+
+func (g givenSlice) Append(v string) error {
+	g.s.MarkGiven(g.name)
+	return g.sv.Append(v)
+}
+func (g givenSlice) Replace(v []string) error {
+	g.s.MarkGiven(g.name)
+	return g.sv.Replace(v)
+}
+func (g givenSlice) GetSlice() []string { return g.sv.GetSlice() }
 
 // bindTopologyFlags registers the topology and the replicated set's settings.
 func bindTopologyFlags(fs *pflag.FlagSet, s *Settings) {
@@ -170,6 +224,7 @@ func BindFaultFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.IntVar(&s.Calls, "calls", s.Calls, "calls per worker (each waits until it holds the lock or gives up after wait-time), then the worker stops (0: until the cell ends)")
 	fs.Int64Var(&s.Stock, "stock", s.Stock, "the protected counters count down from this stock; expect stock_left (0: no stock)")
 	fs.Int64Var(&s.MinAcquisitions, "min-acquisitions", s.MinAcquisitions, "a cell with fewer acquisitions or acknowledged writes judged nothing and fails (0: no minimum)")
+	markGiven(fs, s)
 }
 
 // localFlag is --local: an int that remembers it was given.
@@ -182,7 +237,7 @@ func (f localFlag) Set(v string) error {
 	if err != nil {
 		return errors.New("not a whole number")
 	}
-	f.s.Local, f.s.LocalGiven = n, true
+	f.s.Local = n
 	return nil
 }
 
@@ -198,7 +253,8 @@ func (f oldMastersFlag) Set(s string) error {
 	if err != nil {
 		return errors.New("chaos starts its own masters (it crashes and restarts them); give how many with --local N (1..15), of which --masters N is the old name")
 	}
-	f.s.Local, f.s.LocalGiven = n, true
+	f.s.Local = n
+	f.s.MarkGiven("local")
 	return nil
 }
 

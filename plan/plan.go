@@ -53,6 +53,17 @@ func Defaults() Settings {
 
 var persistenceModes = []string{"none", "aof-no", "aof-everysec", "aof-always"}
 
+// MarkGiven records that setting name (its YAML name) was given.
+func (s *Settings) MarkGiven(name string) {
+	if s.Given == nil {
+		s.Given = map[string]bool{}
+	}
+	s.Given[name] = true
+}
+
+// IsGiven says setting name (its YAML name) was given, whatever its value.
+func (s Settings) IsGiven(name string) bool { return s.Given[name] }
+
 // MaxWorkers bounds goroutines; beyond this the client measures itself.
 const MaxWorkers = 100_000
 

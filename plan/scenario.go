@@ -221,6 +221,7 @@ func (sc *Scenario) parseCell(i int, cy cellYAML, seen map[string]bool) (namedCe
 	seen[nc.name] = true
 	// Type-check the overrides now, with their lines.
 	probe := sc.Settings
+	probe.cloneSlices() // the probe's decoding must not touch the scenario's
 	if err := sc.decodeSettings(&probe, nc.settings, where+".settings"); err != nil {
 		return nc, err
 	}
@@ -330,9 +331,7 @@ func decodeOne(s *Settings, name string, v *yaml.Node) error {
 	if err := one.Decode(s); err != nil {
 		return fmt.Errorf("%s", CleanYAMLValueError(err))
 	}
-	if name == "local" {
-		s.LocalGiven = true
-	}
+	s.MarkGiven(name)
 	return nil
 }
 

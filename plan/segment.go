@@ -49,7 +49,7 @@ func (s Settings) ForSegment() (Settings, uint64, error) {
 	out := s
 	out.Workers = int(w)
 	out.Rate = s.Rate / float64(n)
-	if s.Distribution == "single" {
+	if s.Distribution == "single" || s.Keys == 1 { // a single hot key: every segment contends for it
 		return out, 0, nil
 	}
 	k, off := share(s.Keys, i, n)

@@ -58,17 +58,18 @@ type replicatedSetting struct {
 // the order their errors are told.
 func (s Settings) replicatedSettings() []replicatedSetting {
 	d := Defaults()
+	given := func(name string, differs bool) bool { return differs || s.IsGiven(strings.ReplaceAll(name, "-", "_")) }
 	return []replicatedSetting{
-		{"replicas", s.Replicas != d.Replicas, fmt.Sprint(s.Replicas), true},
-		{"sentinels", s.Sentinels != d.Sentinels, fmt.Sprint(s.Sentinels), true},
-		{"sentinel-addrs", len(s.SentinelAddrs) > 0, strings.Join(s.SentinelAddrs, ","), false},
-		{"master-set", s.MasterSet != d.MasterSet, s.MasterSet, false},
-		{"wait-replicas", s.WaitReplicas != d.WaitReplicas, fmt.Sprint(s.WaitReplicas), false},
-		{"wait-timeout", s.WaitTimeout != d.WaitTimeout, s.WaitTimeout.String(), false},
-		{"down-after", s.DownAfter != d.DownAfter, s.DownAfter.String(), true},
-		{"failover-timeout", s.FailoverTimeout != d.FailoverTimeout, s.FailoverTimeout.String(), true},
-		{"min-replicas-to-write", s.MinReplicasToWrite != d.MinReplicasToWrite, fmt.Sprint(s.MinReplicasToWrite), true},
-		{"replica-priority", len(s.ReplicaPriority) > 0, fmt.Sprint(s.ReplicaPriority), true},
+		{"replicas", given("replicas", s.Replicas != d.Replicas), fmt.Sprint(s.Replicas), true},
+		{"sentinels", given("sentinels", s.Sentinels != d.Sentinels), fmt.Sprint(s.Sentinels), true},
+		{"sentinel-addrs", given("sentinel-addrs", len(s.SentinelAddrs) > 0), strings.Join(s.Redacted().SentinelAddrs, ","), false},
+		{"master-set", given("master-set", s.MasterSet != d.MasterSet), s.MasterSet, false},
+		{"wait-replicas", given("wait-replicas", s.WaitReplicas != d.WaitReplicas), fmt.Sprint(s.WaitReplicas), false},
+		{"wait-timeout", given("wait-timeout", s.WaitTimeout != d.WaitTimeout), s.WaitTimeout.String(), false},
+		{"down-after", given("down-after", s.DownAfter != d.DownAfter), s.DownAfter.String(), true},
+		{"failover-timeout", given("failover-timeout", s.FailoverTimeout != d.FailoverTimeout), s.FailoverTimeout.String(), true},
+		{"min-replicas-to-write", given("min-replicas-to-write", s.MinReplicasToWrite != d.MinReplicasToWrite), fmt.Sprint(s.MinReplicasToWrite), true},
+		{"replica-priority", given("replica-priority", len(s.ReplicaPriority) > 0), fmt.Sprint(s.ReplicaPriority), true},
 	}
 }
 

@@ -212,6 +212,9 @@ type SafetySecond struct {
 // the acquires that failed in it by why. Times are seconds from the
 // cell's start; nil: it did not happen before the cell ended.
 type Failover struct {
+	// Kind is "" for a replicated set's failover (Sentinel promotes a
+	// replica), "election" for a consensus cluster's leader killed.
+	Kind      string   `json:"kind,omitempty"`
 	KilledAt  float64  `json:"killed_at_s"`
 	Master    string   `json:"master"` // killed
 	HeldKeys  int      `json:"held_keys"`
@@ -230,7 +233,11 @@ type Failover struct {
 
 // Text is the failover in one line.
 func (f Failover) Text() string {
-	s := fmt.Sprintf("failover: kill -9 of %s at %.3f s", f.Master, f.KilledAt)
+	what := "failover"
+	if f.Kind != "" {
+		what = f.Kind
+	}
+	s := fmt.Sprintf("%s: kill -9 of %s at %.3f s", what, f.Master, f.KilledAt)
 	if f.SwitchAt != nil {
 		s += fmt.Sprintf(", +switch-master to %s at %.3f s", f.NewMaster, *f.SwitchAt)
 	}

@@ -68,13 +68,10 @@ func trimQuotes(b []byte) []byte {
 // so results cannot import plan.
 type Settings struct {
 	// Masters
-	Masters []string `yaml:"masters" json:"masters"`
-	Local   int      `yaml:"local" json:"local"` // N local masters when Masters is empty
-	// LocalGiven says local was given (a flag or a YAML key), not left at
-	// its default: a topology whose default differs (etcd: 3) takes it.
-	LocalGiven  bool   `yaml:"-" json:"-"`
-	Persistence string `yaml:"persistence" json:"persistence"`
-	Embedded    string `yaml:"embedded" json:"embedded"`
+	Masters     []string `yaml:"masters" json:"masters"`
+	Local       int      `yaml:"local" json:"local"` // N local masters when Masters is empty
+	Persistence string   `yaml:"persistence" json:"persistence"`
+	Embedded    string   `yaml:"embedded" json:"embedded"`
 	// LocalCPUs pins the local masters to these CPUs and lockbench to the
 	// others ("0", "2-3"), so they stop competing for the same cores.
 	LocalCPUs string `yaml:"local_cpus" json:"local_cpus,omitempty"`
@@ -191,6 +188,13 @@ type Settings struct {
 	// updates that landed).
 	Calls int   `yaml:"calls" json:"calls,omitempty"`
 	Stock int64 `yaml:"stock" json:"stock,omitempty"`
+
+	// Given are the settings given (a flag set or a YAML key present), by
+	// YAML name, whatever their value: a setting of another topology given
+	// at its default is refused like any other, and a default that depends
+	// on the topology (local: 5 masters, 3 etcd members) applies only when
+	// the setting was not given.
+	Given map[string]bool `yaml:"-" json:"-"`
 }
 
 // ReportSettings are a scenario's report: section (0: the report

@@ -69,4 +69,8 @@ func TestEtcdLeaderCrash(t *testing.T) {
 	if !strings.HasPrefix(crash, "leader, member ") || !strings.Contains(crash, "holding ") || strings.Contains(crash, "holding ? keys") {
 		t.Fatalf("crash event %q: want the leader by role and the keys it held", crash)
 	}
+	if len(r.Run.Failovers) != 1 || r.Run.Failovers[0].Kind != "election" || r.Run.Failovers[0].Unavailable == nil {
+		t.Fatalf("failovers %+v: want one election with its window", r.Run.Failovers)
+	}
+	t.Logf("%s", r.Run.Failovers[0].Text())
 }

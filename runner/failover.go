@@ -3,6 +3,7 @@ package runner
 import (
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"lockbench/chaos"
@@ -18,6 +19,7 @@ import (
 // acquire started after it that won the lock, with the acquires that
 // failed in it.
 func (r *faultRun) addFailovers(run *results.Run, t0 time.Time, events []faults.Event, ck check.Findings, clients []chaos.ClientResult) {
+	r.addElections(run, t0, events, ck, clients)
 	set := r.masters.Replicated
 	if set == nil {
 		return
@@ -32,6 +34,27 @@ func (r *faultRun) addFailovers(run *results.Run, t0 time.Time, events []faults.
 		if e.Kind == "failover" {
 			run.Failovers = append(run.Failovers, failoverOf(t0, e, set.Kills(), switches, ck, clients))
 		}
+	}
+}
+
+// addElections puts into the result each kill of a consensus cluster's
+// leader with its election window: from the kill to the first acquire
+// started after it that won the lock (a quorum served again), with the
+// acquires that failed in it.
+func (r *faultRun) addElections(run *results.Run, t0 time.Time, events []faults.Event, ck check.Findings, clients []chaos.ClientResult) {
+	for _, e := range events {
+		if e.Kind != "crash" || !strings.HasPrefix(e.Target, "leader") {
+			continue
+		}
+		f := results.Failover{Kind: "election", KilledAt: secondsFrom(t0, e.At), Master: e.Target, HeldKeys: e.HeldKeys}
+		end := time.Time{}
+		if a, ok := ck.FirstAcquireAfter(e.At.UnixNano()); ok {
+			end = time.Unix(0, a.Done)
+			at, gone := secondsFrom(t0, end), end.Sub(e.At).Seconds()
+			f.FirstAcquireAt, f.Unavailable = &at, &gone
+		}
+		f.NotAcquired, f.Errors, f.FewAcks = failuresBetween(clients, t0, e.At, end)
+		run.Failovers = append(run.Failovers, f)
 	}
 }
 

@@ -151,7 +151,9 @@ func (r *faultRun) clientConfigs() []chaos.ClientConfig {
 
 // hasFailover says the cell kills a replicated set's master.
 func (r *faultRun) hasFailover() bool {
-	return slices.ContainsFunc(r.cell.Faults, func(f results.Fault) bool { return f.Kind == results.FaultFailover })
+	return slices.ContainsFunc(r.cell.Faults, func(f results.Fault) bool {
+		return f.Kind == results.FaultFailover || f.Role == "leader"
+	})
 }
 
 // startClients starts the clients and waits until each is ready to begin
@@ -454,13 +456,20 @@ func notJudged(cell plan.Cell, r *CellResult, ck check.Findings, missed []faults
 	}
 	for _, f := range r.Run.Failovers {
 		switch {
-		case f.SwitchAt == nil:
+		case f.Kind == "" && f.SwitchAt == nil:
 			out = append(out, fmt.Sprintf("the failover of %s: Sentinel promoted no replica", f.Master))
 		case f.FirstAcquireAt == nil:
-			out = append(out, fmt.Sprintf("the failover of %s: no acquire won after it", f.Master))
+			out = append(out, fmt.Sprintf("the %s of %s: no acquire won after it", orFailover(f.Kind), f.Master))
 		}
 	}
 	return out
+}
+
+func orFailover(kind string) string {
+	if kind == "" {
+		return "failover"
+	}
+	return kind
 }
 
 // Value is the measured figure an expectation names.
