@@ -278,6 +278,22 @@ func (m *Member) exited() bool {
 	}
 }
 
+// Pause stops the member (SIGSTOP): it neither answers nor sends
+// heartbeats until Resume.
+func (m *Member) Pause() error { return m.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused member (SIGCONT).
+func (m *Member) Resume() error { return m.signal(syscall.SIGCONT) }
+
+func (m *Member) signal(sig syscall.Signal) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd == nil || m.exited() {
+		return fmt.Errorf("etcd member %s is not running", m.Name)
+	}
+	return m.cmd.Process.Signal(sig)
+}
+
 // Addr is the member's client URL.
 func (m *Member) Addr() string { return m.ClientURL }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -54,12 +55,17 @@ type Config struct {
 // Locker is etcd's concurrency.Mutex as its users write it, one Session
 // per contender, as the worker loop's Locker.
 type Locker struct {
-	cli      *clientv3.Client
-	cfg      Config
+	cli *clientv3.Client
+	cfg Config
+	// sessions is the pool of contenders' sessions; nil is a slot whose
+	// session was lost or never granted: its taker grants a new one.
 	sessions chan *concurrency.Session
 	granted  atomic.Int64 // the lease TTL the server granted, seconds
 	lost     atomic.Int64
 	rpcs     atomic.Int64
+
+	mu  sync.Mutex
+	all []*concurrency.Session // every session granted, revoked at Close
 }
 
 // held is a lock's etcd side: its mutex and the session it holds it with.
@@ -67,6 +73,11 @@ type held struct {
 	m    *concurrency.Mutex
 	sess *concurrency.Session
 }
+
+// callTimeout bounds a clean-up call (a release, a stale key's delete, a
+// revoke), which has no caller's deadline: during an election it may wait
+// for a new leader, never for ever.
+const callTimeout = 5 * time.Second
 
 // Dial connects to the endpoints and checks each answers, naming the
 // first that does not.
@@ -118,45 +129,86 @@ func (l *Locker) newSession(ctx context.Context) (*concurrency.Session, error) {
 		return nil, fmt.Errorf("etcd: grant a lease: %w", err)
 	}
 	if g.TTL != want {
-		_, _ = l.cli.Revoke(context.Background(), g.ID)
+		l.revoke(g.ID)
 		return nil, fmt.Errorf("ttl: %v is not accepted by this etcd; it grants a lease of %ds (its minimum); use ttl: %ds or more", l.cfg.TTL, g.TTL, g.TTL)
 	}
 	l.granted.Store(g.TTL)
-	return concurrency.NewSession(l.cli, concurrency.WithLease(g.ID), concurrency.WithContext(context.Background()))
+	s, err := concurrency.NewSession(l.cli, concurrency.WithLease(g.ID), concurrency.WithContext(context.Background()))
+	if err != nil {
+		l.revoke(g.ID)
+		return nil, err
+	}
+	l.mu.Lock()
+	l.all = append(l.all, s)
+	l.mu.Unlock()
+	return s, nil
+}
+
+// revoke ends a lease: the keys it carries (a lock, a waiter's place) go.
+func (l *Locker) revoke(id clientv3.LeaseID) {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	_, _ = l.cli.Revoke(ctx, id)
 }
 
 // GrantedTTL is the lease the server granted each session.
 func (l *Locker) GrantedTTL() time.Duration { return time.Duration(l.granted.Load()) * time.Second }
 
-// LostSessions are sessions whose lease ended under them and were replaced.
+// LostSessions are sessions whose lease ended under them (or that a failed
+// clean-up gave up) and were replaced.
 func (l *Locker) LostSessions() int64 { return l.lost.Load() }
 
 // RPCs are the calls the locker made to etcd for locks (grants and
-// keep-alives not counted).
+// keep-alives not counted; a queued wait's watch counts as one).
 func (l *Locker) RPCs() int64 { return l.rpcs.Load() }
 
-// session takes a contender's session, a new one if its lease ended.
+// session takes a contender's session: a new one if its slot is empty or
+// its lease ended. On an error the slot goes back empty.
 func (l *Locker) session(ctx context.Context) (*concurrency.Session, error) {
+	var s *concurrency.Session
 	select {
-	case s := <-l.sessions:
-		select {
-		case <-s.Done():
-			l.lost.Add(1)
-			return l.newSession(ctx)
-		default:
-			return s, nil
-		}
+	case s = <-l.sessions:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	if s != nil {
+		select {
+		case <-s.Done():
+			l.lost.Add(1)
+		default:
+			return s, nil
+		}
+	}
+	s, err := l.newSession(ctx)
+	if err != nil {
+		l.sessions <- nil
+		return nil, err
+	}
+	return s, nil
+}
+
+// giveBack returns a session to the pool; dirty (a clean-up that failed:
+// a key of it may still stand in a queue) revokes its lease first, so
+// that no stale key blocks the key's other callers, and leaves the slot
+// empty.
+func (l *Locker) giveBack(s *concurrency.Session, dirty bool) {
+	if dirty {
+		l.lost.Add(1)
+		l.revoke(s.Lease())
+		s.Orphan()
+		s = nil
+	}
+	l.sessions <- s
 }
 
 // Acquire takes key: in etcd's queue, or by TryLock with the retry policy.
+// Result.Err is set only when ctx ended; etcd's own errors (a leader
+// change, a timeout) are failed attempts the caller may retry.
 func (l *Locker) Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
 	start := time.Now()
 	sess, err := l.session(ctx)
 	if err != nil {
-		return nil, engine.Result{Attempts: 1, Elapsed: time.Since(start), Err: err}
+		return nil, engine.Result{Attempts: 1, Elapsed: time.Since(start), Err: ctx.Err()}
 	}
 	m := concurrency.NewMutex(sess, key)
 	var res engine.Result
@@ -167,12 +219,25 @@ func (l *Locker) Acquire(ctx context.Context, key string) (*engine.Lock, engine.
 	}
 	res.Elapsed = time.Since(start)
 	if !res.Acquired {
-		l.sessions <- sess
+		l.giveBack(sess, !l.clean(m))
 		return nil, res
 	}
 	lock := &engine.Lock{Key: key, Token: m.Key(), Start: start, ValidUntil: start.Add(noValidity),
 		Handle: held{m, sess}, Fence: m.Header().Revision, Lost: sess.Done()}
 	return lock, res
+}
+
+// clean deletes what a failed attempt may have left: its waiting key, when
+// the call failed after the server wrote it; false when that failed too.
+func (l *Locker) clean(m *concurrency.Mutex) bool {
+	if k := m.Key(); k == "" || k == "\x00" {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	l.rpcs.Add(1)
+	_, err := l.cli.Delete(ctx, m.Key())
+	return err == nil
 }
 
 // queue waits in the key's queue, at most the wait time: a caller that
@@ -190,16 +255,17 @@ func (l *Locker) queue(ctx context.Context, m *concurrency.Mutex) engine.Result 
 	switch {
 	case err == nil:
 		res.Acquired = true
-	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+	case ctx.Err() != nil:
+		res.Err = ctx.Err()
+	case errors.Is(err, context.DeadlineExceeded):
 		res.Taken = true
-	default:
-		res.Err = err
 	}
 	return res
 }
 
 // try is one TryLock: acquired, or the key taken (TryLock then deletes its
-// own waiting key: a second call).
+// own waiting key: a second call); another error is a failed attempt (Err
+// only when ctx ended).
 func (l *Locker) try(ctx context.Context, m *concurrency.Mutex) (*engine.Lock, engine.Result) {
 	err := m.TryLock(ctx)
 	l.rpcs.Add(1)
@@ -210,16 +276,25 @@ func (l *Locker) try(ctx context.Context, m *concurrency.Mutex) (*engine.Lock, e
 		l.rpcs.Add(1)
 		return nil, engine.Result{Taken: true, Sent: 2}
 	}
-	return nil, engine.Result{Sent: 1, Err: err}
+	return nil, engine.Result{Sent: 1, Err: ctx.Err()}
 }
 
-// Release deletes the holder's key and gives its session back.
+// Release deletes the holder's key and gives its session back; a delete
+// that failed (an election under way) is tried once more, then the lease
+// is revoked so that the key cannot block the queue.
 func (l *Locker) Release(ctx context.Context, lock *engine.Lock) engine.OpResult {
 	start := time.Now()
 	h := lock.Handle.(held)
-	err := h.m.Unlock(ctx)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
+	defer cancel()
+	key := h.m.Key()
+	err := h.m.Unlock(rctx)
 	l.rpcs.Add(1)
-	l.sessions <- h.sess
+	if err != nil && !errors.Is(err, concurrency.ErrLockReleased) {
+		l.rpcs.Add(1)
+		_, err = l.cli.Delete(rctx, key)
+	}
+	l.giveBack(h.sess, err != nil)
 	ok := err == nil
 	return engine.OpResult{OK: ok, Count: b2i(ok), Elapsed: time.Since(start), Sent: 1}
 }
@@ -252,20 +327,16 @@ func (l *Locker) Delete(ctx context.Context, key string) error {
 	return err
 }
 
-// Close ends every session (revoking its lease frees its locks) and the
-// client. Sessions still held by a lock are revoked with the client's
-// leases as they come back, or expire with their TTL.
+// Close ends every session the locker granted (revoking a lease frees
+// the locks it holds), also those still held by a lock, and the client.
 func (l *Locker) Close() {
-	for {
-		select {
-		case s := <-l.sessions:
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			_, _ = l.cli.Revoke(ctx, s.Lease())
-			cancel()
-			s.Orphan()
-		default:
-			l.cli.Close()
-			return
-		}
+	l.mu.Lock()
+	all := l.all
+	l.all = nil
+	l.mu.Unlock()
+	for _, s := range all {
+		l.revoke(s.Lease())
+		s.Orphan()
 	}
+	l.cli.Close()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,6 +78,9 @@ func (t Targets) Check(specs []Spec) error {
 		}
 		if err := t.checkRoles(i, s); err != nil {
 			return err
+		}
+		if s.Role != "" && t.Leader == nil {
+			return fmt.Errorf("faults[%d]: role %s needs a consensus cluster (topology etcd)", i, s.Role)
 		}
 		switch s.Kind {
 		case Partition, Latency, Reset:
@@ -391,9 +395,14 @@ func (s *Scheduler) reset(i int, sp Spec, at time.Time) {
 	})
 }
 
-// pause stops the clients and resumes them after sp.For; the fault took
-// effect only when every client paused.
+// pause stops the clients (or the servers it names: masters by index, an
+// etcd member by role) and resumes them after sp.For; the fault took
+// effect only when every one paused.
 func (s *Scheduler) pause(i int, sp Spec, at time.Time) {
+	if sp.Role != "" || len(sp.Masters) > 0 {
+		s.pauseServers(i, sp, at)
+		return
+	}
 	cs := orAll(sp.Clients, len(s.t.Clients))
 	paused := 0
 	for _, c := range cs {
@@ -412,6 +421,38 @@ func (s *Scheduler) pause(i int, sp Spec, at time.Time) {
 			s.fail(s.t.Clients[c].Resume())
 		}
 		s.event(time.Time{}, "resume", clientsName(sp.Clients), reason)
+	})
+}
+
+// pauseServers is pause of servers (SIGSTOP, SIGCONT after sp.For): a
+// stop-the-world pause of a master or an etcd member (a leader paused
+// loses its leadership to an election among the others).
+func (s *Scheduler) pauseServers(i int, sp Spec, at time.Time) {
+	targets := s.crashTargets(sp) // the same choice as a crash: by index or by role
+	var paused []Client
+	name := ""
+	for _, tg := range targets {
+		c, ok := tg.ms.(Client)
+		if !ok {
+			s.fail(fmt.Errorf("pause: %s cannot be paused", tg.name))
+			continue
+		}
+		if err := c.Pause(); err != nil {
+			s.fail(err)
+			continue
+		}
+		paused, name = append(paused, c), name+tg.name+" "
+	}
+	if len(targets) > 0 && len(paused) == len(targets) {
+		s.took(i)
+	}
+	name = strings.TrimSpace(name)
+	s.event(at, "pause", name, durationDetail(sp.For))
+	s.later(i, sp.For, func(reason string) {
+		for _, c := range paused {
+			s.fail(c.Resume())
+		}
+		s.event(time.Time{}, "resume", name, reason)
 	})
 }
 

@@ -318,7 +318,11 @@ func (c Cell) MastersKey() string {
 func applyAxis(s *Settings, name, value string) error {
 	dec := yaml.NewDecoder(strings.NewReader(name + ": " + value + "\n"))
 	dec.KnownFields(true)
-	return dec.Decode(s)
+	if err := dec.Decode(s); err != nil {
+		return err
+	}
+	s.MarkGiven(settingAlias(name))
+	return nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

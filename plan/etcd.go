@@ -52,28 +52,32 @@ func (s Settings) etcdPersistence() string {
 	switch {
 	case s.ExternalEtcd():
 		return ""
-	case s.Persistence == "":
+	case s.Persistence == "" || s.Persistence == "none" && !s.IsGiven("persistence"):
 		return EtcdFsync
 	}
 	return s.Persistence
 }
 
 // EtcdNoFsyncSet says the members run with --unsafe-no-fsync.
-func (s Settings) EtcdNoFsyncSet() bool { return s.Persistence == EtcdNoFsync }
+func (s Settings) EtcdNoFsyncSet() bool { return s.etcdPersistence() == EtcdNoFsync }
 
 // checkEtcd: the settings topology etcd takes, each other one refused with
 // one line naming it.
 func (s Settings) checkEtcd() error {
 	d := Defaults()
+	p := s.Persistence
+	if p == "none" && !s.IsGiven("persistence") {
+		p = "" // a fault scenario's default (Redis' none): etcd runs its own, fsync
+	}
 	switch {
 	case len(s.Masters) > 0:
 		return fmt.Errorf("masters: topology etcd locks on etcd; give etcd-endpoints (an external cluster) or local: M members, not Redis masters")
 	case !s.ExternalEtcd() && (s.EtcdMembers() < 1 || s.EtcdMembers() > 7):
 		return fmt.Errorf("local: %d is not accepted with topology etcd; use 1..7 local members", s.Local)
-	case s.ExternalEtcd() && s.Persistence != "":
-		return fmt.Errorf("persistence: %q is not accepted with etcd-endpoints; an external cluster keeps its own fsync setting (leave it unset)", s.Persistence)
-	case s.Persistence != "" && s.Persistence != EtcdFsync && s.Persistence != EtcdNoFsync:
-		return fmt.Errorf("persistence: %q is not accepted with topology etcd; use fsync (etcd's default: every write fsynced) or no-fsync (--unsafe-no-fsync)", s.Persistence)
+	case s.ExternalEtcd() && p != "":
+		return fmt.Errorf("persistence: %q is not accepted with etcd-endpoints; an external cluster keeps its own fsync setting (leave it unset)", p)
+	case p != "" && p != EtcdFsync && p != EtcdNoFsync:
+		return fmt.Errorf("persistence: %q is not accepted with topology etcd; use fsync (etcd's default: every write fsynced) or no-fsync (--unsafe-no-fsync)", p)
 	case s.Driver != d.Driver || s.IsGiven("driver"):
 		return fmt.Errorf("driver: %s is a Redis client; topology etcd uses etcd's own concurrency.Mutex (leave driver unset)", s.Driver)
 	case s.Mode != d.Mode || s.Wait != d.Wait || s.IsGiven("mode") || s.IsGiven("wait"):
@@ -88,6 +92,9 @@ func (s Settings) checkEtcd() error {
 		return fmt.Errorf("auto-extend: not with topology etcd; a session keeps its lease alive by itself")
 	case s.WaitReplicas != 0:
 		return fmt.Errorf("wait-replicas: %d needs topology replicated; etcd commits each write on a quorum of members itself", s.WaitReplicas)
+	}
+	if name := s.redisOnlyGiven(); name != "" {
+		return fmt.Errorf("%s: is the Redis client's; topology etcd does not take it (etcd's calls have no per-master timeout, drift or batching: leave it unset)", FlagName(name))
 	}
 	if !slices.Contains(etcdlock.WaitStrategies, s.WaitStrategy) {
 		return fmt.Errorf("wait-strategy: %q is not accepted with topology etcd; use %s", s.WaitStrategy, strings.Join(etcdlock.WaitStrategies, ", "))
@@ -105,6 +112,25 @@ func (s Settings) checkEtcdFaultServers() error {
 		return fmt.Errorf("etcd-endpoints: a fault scenario starts its own etcd members (it crashes them); use local: M, not endpoints")
 	}
 	return s.checkFaultLoad()
+}
+
+// redisOnlyGiven is the first setting of the Redis client given (or set
+// off its default) in an etcd cell; "" when none.
+func (s Settings) redisOnlyGiven() string {
+	d := Defaults()
+	for _, r := range []struct {
+		name    string
+		differs bool
+	}{
+		{"timeout", s.Timeout != d.Timeout}, {"drift_factor", s.DriftFactor != d.DriftFactor}, {"batch", s.Batch != d.Batch},
+		{"dispatchers", s.Dispatchers != d.Dispatchers}, {"flush_delay", s.FlushDelay != d.FlushDelay},
+		{"notify_timeout", s.NotifyTimeout != d.NotifyTimeout},
+	} {
+		if r.differs || s.IsGiven(r.name) {
+			return r.name
+		}
+	}
+	return ""
 }
 
 // checkEtcdEndpoints: each endpoint host:port or http(s)://[user:pass@]host:port, once.

@@ -126,7 +126,7 @@ var fieldsOf = map[results.FaultKind][]string{
 	results.FaultPartition: {"master_index", "client_index", "for"},
 	results.FaultLatency:   {"master_index", "client_index", "for", "latency", "jitter"},
 	results.FaultReset:     {"master_index", "client_index", "for"},
-	results.FaultPause:     {"client_index", "for"},
+	results.FaultPause:     {"client_index", "master_index", "role", "for"},
 	results.FaultClockJump: {"master_index", "by"},
 	// A replicated set's: the current master, whichever process it is.
 	results.FaultFailover:       {},
@@ -225,6 +225,8 @@ func checkFault(s Fault) error {
 		return fmt.Errorf("by: is needed; use how far the clock jumps, such as 5s (negative: backwards)")
 	case s.Role != "" && s.Role != "leader" && s.Role != "follower":
 		return fmt.Errorf("role: %q is not accepted; use leader or follower (an etcd member by its role when the fault fires)", s.Role)
+	case s.Kind == results.FaultPause && len(s.Clients) > 0 && (len(s.Masters) > 0 || s.Role != ""):
+		return fmt.Errorf("client_index: pause stops clients or servers (master_index, role), not both in one fault")
 	case s.Role != "" && (len(s.Masters) > 0 || s.ByRole()):
 		return fmt.Errorf("role: give either role or master_index/replica_index/sentinel_index, not both")
 	case s.Kind == results.FaultCrash && len(s.Masters) == 0 && !s.ByRole() && s.Role == "":

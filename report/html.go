@@ -501,7 +501,7 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 {{end}}
 
 {{if .Contention}}<h2 id="contention">Contention as callers feel it</h2>
-<p>Time to lock: from a caller's first attempt on a key to holding it, across every retry and wait (callers that gave up are counted apart). Attempts and commands per lock: what waiting puts on the servers (commands summed over every server). Handoff gap: on one key, from a holder's release to the next holder's acquire while callers waited. Starved: workers that gave up or waited more than 10× the median. Jain's index: 1 when every worker acquired equally often. p99 ÷ FIFO ideal (one hot key): the time to lock p99 over what a first-come first-served queue gives, contenders × (hold + mean handoff gap); near 1 for a fair queue (etcd's), far above it when callers that retry overtake each other.</p>
+<p>Time to lock: from a caller's first attempt on a key to holding it, across every retry and wait (callers that gave up are counted apart). Attempts and commands per lock: what waiting puts on the servers (commands summed over every server). Handoff gap: on one key, from a holder's release to the next holder's acquire while callers waited. Starved: workers that gave up or waited more than 10× the median. Jain's index: 1 when every worker acquired equally often. p99 ÷ FIFO ideal (one hot key): the time to lock p99 over what a first-come first-served queue gives, (contenders − 1) × hold + contenders × mean handoff gap; near 1 for a fair queue (etcd's), far above it when callers that retry overtake each other.</p>
 <div class="scroll"><table>
 <tr><th>#</th><th class="l">cell</th><th class="l">strategy</th><th>workers</th><th>keys</th><th>cycles/s</th><th>time to lock p50</th><th>p99</th><th>max</th><th>attempts/lock</th><th>commands/lock</th><th>handoff gap p50</th><th>p99 ÷ FIFO ideal</th><th>gave up</th><th>starved</th><th>Jain's index</th><th>wake-ups (message / timeout)</th></tr>
 {{range .Contention}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td class="l">{{.Strategy}}</td><td>{{.Workers}}</td><td>{{.Keys}}</td><td>{{.Cycles}}</td><td>{{.P50}}</td><td>{{.P99}}</td><td>{{.Max}}</td><td>{{.Attempts}}</td><td>{{.Commands}}</td><td>{{.Gap}}</td><td>{{.FIFO}}</td><td>{{.GaveUp}}</td><td>{{.Starved}}</td><td>{{.Jain}}</td><td>{{.Wakeups}}</td></tr>
@@ -595,16 +595,18 @@ type contentionRow struct {
 }
 
 // fifoText is a hot key's time to lock p99 as a ratio to what a FIFO
-// queue would give it: every other contender ahead holds the lock and
-// hands it over, contenders × (hold + the handoff gap's mean). "—" with
-// more than one key or no handoff measured.
+// queue would give it in a closed loop: every other contender holds the
+// lock once before it, and each hand-over, its own included, costs a
+// handoff gap: (contenders − 1) × hold + contenders × the gap's mean. "—"
+// with more than one key or no handoff measured.
 func fifoText(c CellSummary) string {
 	ct := c.Contention
 	hold, err := results.ParseDuration(c.Hold)
 	if ct == nil || ct.HandoffGap == nil || c.Keys != 1 || c.Workers < 2 || err != nil {
 		return "—"
 	}
-	ideal := float64(c.Workers) * (float64(time.Duration(hold).Microseconds()) + ct.HandoffGap.Mean)
+	n := float64(c.Workers)
+	ideal := (n-1)*float64(time.Duration(hold).Microseconds()) + n*ct.HandoffGap.Mean
 	if ideal <= 0 {
 		return "—"
 	}

@@ -143,7 +143,7 @@ func (d *mdDoc) contention(v view) {
 	if len(v.Contention) == 0 {
 		return
 	}
-	d.p("## Contention as callers feel it\n\nTime to lock spans every retry and wait of a caller; commands are summed over every server; the handoff gap is a key's idle time between a release and its next holder while callers waited; p99 ÷ FIFO ideal (one hot key) is the time to lock p99 over contenders × (hold + mean handoff gap), what a first-come first-served queue gives; starved workers gave up or waited over 10× the median.\n\n")
+	d.p("## Contention as callers feel it\n\nTime to lock spans every retry and wait of a caller; commands are summed over every server; the handoff gap is a key's idle time between a release and its next holder while callers waited; p99 ÷ FIFO ideal (one hot key) is the time to lock p99 over (contenders − 1) × hold + contenders × mean handoff gap, what a first-come first-served queue gives; starved workers gave up or waited over 10× the median.\n\n")
 	d.p("| # | cell | strategy | workers | keys | cycles/s | time to lock p50 | p99 | max | attempts/lock | commands/lock | handoff gap p50 | p99 ÷ FIFO ideal | gave up | starved | Jain's index | wake-ups (message / timeout) |\n|--:|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range v.Contention {
 		d.p("| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Index, mdEscape(r.Label), r.Strategy, r.Workers, r.Keys, r.Cycles,

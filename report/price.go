@@ -72,6 +72,11 @@ func loadKey(persistence string, s settings) string {
 	return fmt.Sprintf("%s|%s|%d|%g|%g|%s|%s|%s", persistence, s.Load, s.Workers, s.Rate, s.Keys, s.Distribution, s.TTL, s.Hold)
 }
 
+// isRedis says the topology is one of Redis' (compared by persistence).
+func isRedis(topology string) bool {
+	return topology == "redlock" || topology == "single" || topology == "replicated"
+}
+
 // FsyncClass groups persistence modes across services by whether every
 // write is fsynced before it is acknowledged: Redis' aof-always with
 // etcd's default; Redis' none, aof-no and aof-everysec with etcd's
@@ -111,7 +116,7 @@ func priceRows(cells []*cell, sums []CellSummary) []PriceRow {
 	for i, c := range cells {
 		rows[i] = priceRow(c, sums[i])
 		j, ok := single[priceKey(c.Set)]
-		if !ok {
+		if !ok && !isRedis(topologyOf(c.Set)) { // Redis cells keep their own persistence's twin
 			j, ok = single[classKey(c.Set)]
 		}
 		if ok {

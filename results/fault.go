@@ -77,14 +77,17 @@ func (s Fault) String() string {
 	switch {
 	case s.Kind == FaultReplicationLag:
 		fmt.Fprintf(&b, " replicas %s", FaultTargets(s.Replicas))
-	case s.Kind == FaultCrash && s.Role != "":
+	case (s.Kind == FaultCrash || s.Kind == FaultPause) && s.Role != "":
 		b.WriteString(" the " + s.Role)
+	case s.Kind == FaultPause && len(s.Masters) > 0:
+		fmt.Fprintf(&b, " masters %s", FaultTargets(s.Masters))
 	case s.Kind == FaultCrash && s.ByRole():
 		s.roles(&b)
 	case s.Kind != FaultPause && s.Kind != FaultFailover:
 		fmt.Fprintf(&b, " masters %s", FaultTargets(s.Masters))
 	}
-	if s.Kind == FaultPartition || s.Kind == FaultLatency || s.Kind == FaultReset || s.Kind == FaultPause {
+	serverPause := s.Kind == FaultPause && (len(s.Masters) > 0 || s.Role != "")
+	if s.Kind == FaultPartition || s.Kind == FaultLatency || s.Kind == FaultReset || (s.Kind == FaultPause && !serverPause) {
 		fmt.Fprintf(&b, " clients %s", FaultTargets(s.Clients))
 	}
 	switch s.Kind {

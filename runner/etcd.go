@@ -24,7 +24,11 @@ type etcdService struct {
 
 func openEtcd(ctx context.Context, env cellEnv) (_ lockService, err error) {
 	m := env.masters
-	lk, err := etcdlock.New(ctx, m.EtcdConfig(env.cell))
+	cfg, err := m.EtcdConfig(env.cell)
+	if err != nil {
+		return nil, err
+	}
+	lk, err := etcdlock.New(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
