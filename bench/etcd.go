@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"lockbench/etcdlock"
+	"lockbench/faults"
 	"lockbench/plan"
 )
 
@@ -18,6 +19,9 @@ type EtcdServers struct {
 	Local              *etcdlock.Cluster
 	Endpoints          []string
 	Username, Password string
+	// PeerNet is the proxies on the members' links (member_latency); nil
+	// without.
+	PeerNet *faults.Network
 }
 
 // startEtcd starts the cell's local etcd members, or takes an external
@@ -33,13 +37,32 @@ func (p *Pool) startEtcd(ctx context.Context, c plan.Cell, m *Masters) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	cl, err := etcdlock.StartLocal(ctx, etcdlock.Options{Members: s.EtcdMembers(), NoFsync: s.EtcdNoFsyncSet(), Log: p.Log})
+	opt := etcdlock.Options{Members: s.EtcdMembers(), NoFsync: s.EtcdNoFsyncSet(), Log: p.Log}
+	if lat := time.Duration(s.MemberLatency); lat > 0 {
+		opt.PeerVia = func(peers []string) ([]string, error) { return m.peerProxies(peers, lat) }
+	}
+	cl, err := etcdlock.StartLocal(ctx, opt)
 	if err != nil {
 		return err
 	}
 	m.Etcd.Local, m.Etcd.Endpoints = cl, cl.Endpoints()
 	m.Display, m.Version = cl.Endpoints(), "etcd "+cl.ServerVersion()
 	return nil
+}
+
+// peerProxies puts a proxy delaying by lat in front of each member's peer
+// port; the members reach each other through them (one hop a message).
+func (m *Masters) peerProxies(peers []string, lat time.Duration) ([]string, error) {
+	var err error
+	withProxyLabel(func() {
+		if m.Etcd.PeerNet, err = faults.NewNetwork(peers, 1); err == nil {
+			err = m.Etcd.PeerNet.Latency(nil, nil, lat, 0)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m.Etcd.PeerNet.Addrs(0), nil
 }
 
 // canServeEtcd: a local cluster needs the etcd binary.

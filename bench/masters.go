@@ -274,6 +274,9 @@ func (p *Pool) Close() error {
 	if m.Etcd != nil && m.Etcd.Local != nil {
 		errs = append(errs, m.Etcd.Local.Stop())
 	}
+	if m.Etcd != nil && m.Etcd.PeerNet != nil {
+		m.Etcd.PeerNet.Close()
+	}
 	for _, s := range append([]*localmasters.Set{m.Local}, m.sets...) {
 		if s != nil {
 			errs = append(errs, s.Stop())

@@ -366,9 +366,16 @@ func (c *client) Lost(w *workloads.Worker) {
 // Use is one protected read-modify-write under the lock the worker won,
 // logged for the checkers.
 func (c *client) Use(w *workloads.Worker, h workloads.Held) {
-	// The checkers judge the hold on the window the client measured itself.
-	hold := check.Hold{Key: h.Key, T1: h.Start.UnixNano(), Elapsed: int64(h.Acquired.Sub(h.Start)), TTL: int64(c.cfg.Engine.TTL),
-		DriftFactor: c.cfg.Engine.DriftFactor, Worker: w.ID}
+	// The checkers judge the hold on the window the client measured itself:
+	// a Redlock's TTL − drift; a keep-alive lock (etcd's session) has no
+	// such validity, so its window runs from the acquire to the end of its
+	// use (the lease may end under it: that is what is judged).
+	ttl, factor := int64(c.cfg.Engine.TTL), c.cfg.Engine.DriftFactor
+	if h.Lock.Lost != nil {
+		ttl, factor = int64(h.Lock.ValidUntil.Sub(h.Start)), 0
+	}
+	hold := check.Hold{Key: h.Key, T1: h.Start.UnixNano(), Elapsed: int64(h.Acquired.Sub(h.Start)), TTL: ttl,
+		DriftFactor: factor, Worker: w.ID}
 	ph := c.probe.Enter(h.Key, h.Start.Add(time.Duration(hold.ValidEnd()-hold.T1)))
 	if ph.Judged && !ph.Clear && c.obs != nil {
 		c.obs.Violation()

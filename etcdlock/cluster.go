@@ -34,6 +34,10 @@ type Options struct {
 	// fsyncs every write to its WAL).
 	NoFsync bool
 	Log     io.Writer // the start-up line (nil: none)
+	// PeerVia, when set, takes the members' peer listeners (host:port, by
+	// member) and returns the addresses the members are to reach each
+	// other at (a proxy in front of each, adding latency), in order.
+	PeerVia func(peers []string) ([]string, error)
 }
 
 // Cluster is a local etcd cluster: its members' processes, each with its
@@ -47,17 +51,20 @@ type Cluster struct {
 
 // Member is one etcd process of a Cluster.
 type Member struct {
-	Name       string
-	ClientURL  string
-	PeerURL    string
-	dataDir    string
-	logPath    string
-	mu         sync.Mutex
-	cmd        *exec.Cmd
-	done       chan struct{}
-	clusterArg string
-	noFsync    bool
-	bin        string
+	Name      string
+	ClientURL string
+	PeerURL   string // where it listens for its peers
+	// AdvertisedPeerURL is where its peers reach it: PeerURL, or a proxy
+	// in front of it (Options.PeerVia).
+	AdvertisedPeerURL string
+	dataDir           string
+	logPath           string
+	mu                sync.Mutex
+	cmd               *exec.Cmd
+	done              chan struct{}
+	clusterArg        string
+	noFsync           bool
+	bin               string
 }
 
 // ServerPath is the etcd binary in PATH ("" and false: not installed).
@@ -111,14 +118,19 @@ func (c *Cluster) FsyncText() string {
 }
 
 func (c *Cluster) start(ctx context.Context, bin string) error {
-	var peers []string
 	for i := range c.opt.Members {
 		m, err := c.newMember(i)
 		if err != nil {
 			return err
 		}
 		c.members = append(c.members, m)
-		peers = append(peers, m.Name+"="+m.PeerURL)
+	}
+	if err := c.advertise(); err != nil {
+		return err
+	}
+	var peers []string
+	for _, m := range c.members {
+		peers = append(peers, m.Name+"="+m.AdvertisedPeerURL)
 	}
 	for _, m := range c.members {
 		m.clusterArg = strings.Join(peers, ",")
@@ -130,6 +142,27 @@ func (c *Cluster) start(ctx context.Context, bin string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return c.waitLeader(ctx)
+}
+
+// advertise sets where the members reach each other: their own peer
+// listeners, or the proxies PeerVia puts in front of them.
+func (c *Cluster) advertise() error {
+	var listen []string
+	for _, m := range c.members {
+		m.AdvertisedPeerURL = m.PeerURL
+		listen = append(listen, strings.TrimPrefix(m.PeerURL, "http://"))
+	}
+	if c.opt.PeerVia == nil {
+		return nil
+	}
+	via, err := c.opt.PeerVia(listen)
+	if err != nil {
+		return fmt.Errorf("etcd peer proxies: %w", err)
+	}
+	for i, m := range c.members {
+		m.AdvertisedPeerURL = "http://" + via[i]
+	}
+	return nil
 }
 
 func (c *Cluster) newMember(i int) (*Member, error) {
@@ -159,7 +192,7 @@ func freePort() (int, error) {
 func (m *Member) args() []string {
 	a := []string{"--name", m.Name, "--data-dir", m.dataDir,
 		"--listen-client-urls", m.ClientURL, "--advertise-client-urls", m.ClientURL,
-		"--listen-peer-urls", m.PeerURL, "--initial-advertise-peer-urls", m.PeerURL,
+		"--listen-peer-urls", m.PeerURL, "--initial-advertise-peer-urls", m.AdvertisedPeerURL,
 		"--initial-cluster", m.clusterArg, "--initial-cluster-state", "new",
 		"--initial-cluster-token", "lockbench", "--logger", "zap", "--log-outputs", m.logPath}
 	if m.noFsync {

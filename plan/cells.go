@@ -304,7 +304,7 @@ func (c Cell) MastersKey() string {
 		return "cell " + c.ID
 	}
 	if s.Etcd() {
-		return fmt.Sprintf("etcd|%v|%d|%s", s.EtcdEndpoints, s.EtcdMembers(), s.etcdPersistence())
+		return fmt.Sprintf("etcd|%v|%d|%s|%v", s.EtcdEndpoints, s.EtcdMembers(), s.etcdPersistence(), s.MemberLatency)
 	}
 	if s.Replicated() {
 		return fmt.Sprintf("replicated|%v|%d|%d|%s|%v|%v|%d|%v|%s|%s", s.SentinelAddrs, s.Replicas, s.Sentinels, s.masterSet(),

@@ -102,6 +102,9 @@ func (s Settings) checkEtcd() error {
 	if ttl := time.Duration(s.TTL); ttl%time.Second != 0 || ttl < etcdMinTTL {
 		return fmt.Errorf("ttl: %v is not accepted with topology etcd; its lease takes whole seconds, at least %v (etcd raises a shorter one to its minimum)", s.TTL, etcdMinTTL)
 	}
+	if l := time.Duration(s.MemberLatency); l < 0 || l%time.Millisecond != 0 || l > 10*time.Second || l > 0 && s.ExternalEtcd() {
+		return fmt.Errorf("member-latency: %v is not accepted; use whole milliseconds up to 10s, with local members (an external cluster's links are its own)", s.MemberLatency)
+	}
 	return checkEtcdEndpoints(s.EtcdEndpoints)
 }
 

@@ -183,6 +183,7 @@ func bindTopologyFlags(fs *pflag.FlagSet, s *Settings) {
 	dur(&s.FailoverTimeout, "failover-timeout", "replicated, local: Sentinel's failover-timeout")
 	fs.IntVar(&s.MinReplicasToWrite, "min-replicas-to-write", s.MinReplicasToWrite, "replicated, local: min-replicas-to-write on the master and replicas (0: off)")
 	fs.Var(&addrsFlag{m: &s.EtcdEndpoints}, "etcd-endpoints", "etcd, an external cluster: its client endpoints as host:port or http(s)://[user:pass@]host:port (comma-separated); nothing is started")
+	dur(&s.MemberLatency, "member-latency", "etcd, local members: delay every message between members by this much (whole ms; a proxy on each member's peer port)")
 	fs.IntSliceVar(&s.ReplicaPriority, "replica-priority", s.ReplicaPriority, "replicated, local: replica-priority per replica, in order (Sentinel promotes the lowest non-zero; 0 never)")
 }
 

@@ -84,6 +84,9 @@ func (s Settings) checkTopology() error {
 	if len(s.EtcdEndpoints) > 0 {
 		return fmt.Errorf("etcd-endpoints: needs topology etcd; topology is %s", s.TopologyOf())
 	}
+	if s.MemberLatency != 0 || s.IsGiven("member_latency") {
+		return fmt.Errorf("member-latency: %v needs topology etcd (its members' links); topology is %s (use net-latency)", s.MemberLatency, s.TopologyOf())
+	}
 	t, err := engine.ParseTopology(s.Topology)
 	if err != nil {
 		return fmt.Errorf("topology: %q is not accepted; use redlock, single, replicated or etcd", s.Topology)

@@ -83,7 +83,11 @@ func LimitOf(r *Run) Limit {
 	if na := float64(r.Outcomes.NotAcquired) / float64(attempts); na >= ContentionShare {
 		return Limit{LimitContention, fmt.Sprintf("%s of acquire attempts found the lock taken", Pct(na))}
 	}
-	if busiestKnown && (busiest >= ServerFullCore || (saturated && busiest >= ServerSharedCore)) {
+	// Redis runs commands on one thread, so a master near a full core is
+	// the limit; an etcd member is a multi-threaded Go program, whose
+	// limit the machine rule below tells.
+	oneThread := r.Config == nil || r.Config.Etcd == nil
+	if oneThread && busiestKnown && (busiest >= ServerFullCore || (saturated && busiest >= ServerSharedCore)) {
 		return Limit{LimitServer, fmt.Sprintf("the busiest master used %s of a core (a master runs commands on one thread)%s", Pct0(busiest), machineText(m))}
 	}
 	if clientOwn >= GeneratorShare {

@@ -144,3 +144,17 @@ func TestRedisCostArithmetic(t *testing.T) {
 		t.Error("no cycles: want no cost, not a division by zero")
 	}
 }
+
+// An etcd member over a core is not "the server" (etcd is not one
+// thread); a Redis master is.
+func TestLimitEtcdMemberNotOneThread(t *testing.T) {
+	redis := limitRun(0.7, 0.2, 0.5, 1.05)
+	etcd := limitRun(0.7, 0.2, 0.5, 1.05)
+	etcd.Config = &CellConfig{Etcd: &EtcdSettings{}}
+	if l := LimitOf(redis); l.By != LimitServer {
+		t.Fatalf("redis master at 105%% of a core: %s, want server", l.By)
+	}
+	if l := LimitOf(etcd); l.By == LimitServer {
+		t.Fatalf("etcd member at 105%% of a core: %s (%s), want not server", l.By, l.Evidence)
+	}
+}

@@ -109,6 +109,10 @@ type Settings struct {
 	// EtcdEndpoints: topology etcd on an external cluster (host:port or
 	// http(s)://[user:pass@]host:port); empty: local members (Local).
 	EtcdEndpoints []string `yaml:"etcd_endpoints" json:"etcd_endpoints,omitempty"`
+	// MemberLatency delays every message between local etcd members by
+	// this much (an embedded proxy in front of each member's peer port):
+	// loopback flatters a consensus system.
+	MemberLatency Duration `yaml:"member_latency" json:"member_latency,omitempty"`
 
 	// Lock client
 	Driver      string   `yaml:"driver" json:"driver"`

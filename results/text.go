@@ -78,6 +78,9 @@ func etcdText(r *Run, rec Settings) string {
 	} else {
 		t += fmt.Sprintf(": %d local members (%s)", rec.Local, rec.Persistence)
 	}
+	if rec.MemberLatency > 0 {
+		t += fmt.Sprintf(", member links +%s", rec.MemberLatency)
+	}
 	if r.Config != nil && r.Config.Etcd != nil {
 		t += fmt.Sprintf(", lease %s", r.Config.Etcd.LeaseTTL)
 	}
@@ -162,7 +165,11 @@ func printCosts(w io.Writer, r *Run) {
 		r.Client.CPUSeconds, r.Client.CPUMicrosCycle, 100*r.Client.CPUShare, r.Client.Cores)
 	if r.Servers != nil {
 		sv := r.Servers
-		fmt.Fprintf(w, "servers: %.2f CPU s, %.1f CPU µs/cycle, busiest master %.0f%% of one core", sv.CPUSeconds, sv.CPUMicrosCycle, 100*sv.BusiestShare)
+		server := "master"
+		if r.Config != nil && r.Config.Etcd != nil {
+			server = "member"
+		}
+		fmt.Fprintf(w, "servers: %.2f CPU s, %.1f CPU µs/cycle, busiest %s %.0f%% of one core", sv.CPUSeconds, sv.CPUMicrosCycle, server, 100*sv.BusiestShare)
 		if sv.TopologyCPUMicrosCycle > 0 {
 			fmt.Fprintf(w, "; with the replicas (%.2f CPU s) and Sentinels (%.2f CPU s) %.1f CPU µs/cycle", sv.ReplicaCPUSeconds, sv.SentinelCPUSeconds, sv.TopologyCPUMicrosCycle)
 		}

@@ -200,3 +200,27 @@ settings: {topology: etcd, etcd_endpoints: [` + strings.Join(cl.Endpoints(), ", 
 		t.Fatalf("unreachable endpoint: %v, want an error naming it", err)
 	}
 }
+
+// member_latency puts a delaying proxy on every link between members: a
+// commit waits for a follower, so a plain Put takes at least two delayed
+// hops (leader → follower → leader); the result records the setting.
+func TestEtcdMemberLatency(t *testing.T) {
+	sc, cells := etcdCells(t, `
+settings: {topology: etcd, local: 3, persistence: no-fsync, member_latency: 5ms, workers: 2, keys: 100, hold: 0s, ttl: 10s, duration: 1s, warmup: 0s}
+`)
+	out, err := Run(context.Background(), sc, cells, Options{Scenario: "etcd", Log: t.Output()})
+	if err == nil {
+		err = out.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.Cells[0].Combined
+	if r.Config.MemberLatency != plan.Duration(5*time.Millisecond) || r.BaselineParallel == nil {
+		t.Fatalf("member_latency recorded %v, baseline %v", r.Config.MemberLatency, r.BaselineParallel)
+	}
+	if p50 := r.BaselineParallel.P50; p50 < 10_000 {
+		t.Fatalf("Put p50 %.0f µs with 5 ms on every member link: want at least two delayed hops (10 ms)", p50)
+	}
+	t.Logf("Put p50 %.0f µs, acquire p50 %.0f µs", r.BaselineParallel.P50, r.AcquireLatency.P50)
+}
