@@ -30,6 +30,9 @@ type machineProbe struct {
 	// replicas and sentinels are a local replicated set's other servers:
 	// their CPU is the topology's too (servers' share, Servers).
 	replicas, sentinels []int
+	// trees: a server's CPU is its process's and its descendants' (a
+	// postmaster's backends do the work).
+	trees bool
 
 	start, end cpuSample
 }
@@ -74,7 +77,10 @@ func (p *machineProbe) sample() cpuSample {
 	s.replicas, s.sentinels = p.procCPUs(p.replicas), p.procCPUs(p.sentinels)
 	for i, pid := range p.pids {
 		s.masters[i] = -1
-		if pid > 0 {
+		switch {
+		case pid > 0 && p.trees:
+			s.masters[i] = treeCPU(p.fs, pid)
+		case pid > 0:
 			s.masters[i] = procCPU(p.fs, pid)
 		}
 	}
@@ -257,6 +263,58 @@ func ProcessCPU(pids []int) []time.Duration {
 		out[i] = -1
 		if err == nil && pid > 0 {
 			if s := procCPU(fs, pid); s >= 0 {
+				out[i] = time.Duration(s * float64(time.Second))
+			}
+		}
+	}
+	return out
+}
+
+// treeCPU is the CPU seconds of pid and every process descended from it
+// (-1: pid not read).
+func treeCPU(fs procfs.FS, pid int) float64 {
+	total := procCPU(fs, pid)
+	if total < 0 {
+		return -1
+	}
+	procs, err := fs.AllProcs()
+	if err != nil {
+		return total
+	}
+	parent := map[int]int{}
+	for _, p := range procs {
+		if st, err := p.Stat(); err == nil {
+			parent[p.PID] = st.PPID
+		}
+	}
+	for child := range parent {
+		if child != pid && descends(parent, child, pid) {
+			if c := procCPU(fs, child); c >= 0 {
+				total += c
+			}
+		}
+	}
+	return total
+}
+
+// descends says child's line of parents reaches root.
+func descends(parent map[int]int, child, root int) bool {
+	for p, n := parent[child], 0; p > 1 && n < 64; p, n = parent[p], n+1 {
+		if p == root {
+			return true
+		}
+	}
+	return false
+}
+
+// TreeCPU is ProcessCPU of each process with its descendants.
+func TreeCPU(pids []int) []time.Duration {
+	out := make([]time.Duration, len(pids))
+	fs, err := procfs.NewDefaultFS()
+	for i, pid := range pids {
+		out[i] = -1
+		if err == nil && pid > 0 {
+			if s := treeCPU(fs, pid); s >= 0 {
 				out[i] = time.Duration(s * float64(time.Second))
 			}
 		}

@@ -60,6 +60,8 @@ type Masters struct {
 
 	// An etcd cell's servers (nil for Redis).
 	Etcd *EtcdServers
+	// A postgres cell's server (nil otherwise).
+	Postgres *PostgresServers
 }
 
 // LockConfig is cfg (a cell's resolved engine configuration) pointed at
@@ -97,6 +99,9 @@ func (m *Masters) Pids() []int {
 	}
 	if m.Etcd != nil && m.Etcd.Local != nil {
 		out = append(out, m.Etcd.Local.Pids()...)
+	}
+	if m.Postgres != nil && m.Postgres.Local != nil {
+		out = append(out, m.Postgres.Local.Pid())
 	}
 	return out
 }
@@ -159,6 +164,8 @@ func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, er
 	switch {
 	case s.Etcd() && !c.Faulty:
 		return m, p.startEtcd(ctx, c, m)
+	case s.Postgres():
+		return m, p.startPostgres(ctx, c, m)
 	case c.Faulty:
 		return m, p.startFaultServers(ctx, c, m)
 	case s.ExternalSentinels():
@@ -276,6 +283,9 @@ func (p *Pool) Close() error {
 	}
 	if m.Etcd != nil && m.Etcd.PeerNet != nil {
 		m.Etcd.PeerNet.Close()
+	}
+	if m.Postgres != nil && m.Postgres.Local != nil {
+		errs = append(errs, m.Postgres.Local.Stop())
 	}
 	for _, s := range append([]*localmasters.Set{m.Local}, m.sets...) {
 		if s != nil {

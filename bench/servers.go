@@ -34,6 +34,8 @@ func CanServe(c plan.Cell) error {
 		return MissingTool{fmt.Errorf("redis-server not found in PATH; an etcd fault cell keeps its protected resource on a redis-server (apt-get install redis-server)")}
 	case s.Etcd():
 		return canServeEtcd(s)
+	case s.Postgres():
+		return canServePostgres(s)
 	case c.Faulty && !found:
 		return MissingTool{fmt.Errorf("redis-server not found in PATH; chaos needs real masters it can kill (apt-get install redis-server)")}
 	case c.Faulty && len(c.ClockMasters()) > 0:

@@ -303,6 +303,9 @@ func (c Cell) MastersKey() string {
 	if c.Faulty {
 		return "cell " + c.ID
 	}
+	if s.Postgres() {
+		return fmt.Sprintf("postgres|%s|%d", s.PostgresURL, s.PostgresMaxConnections())
+	}
 	if s.Etcd() {
 		return fmt.Sprintf("etcd|%v|%d|%s|%v", s.EtcdEndpoints, s.EtcdMembers(), s.etcdPersistence(), s.MemberLatency)
 	}

@@ -48,6 +48,9 @@ func (c Cell) resolve() (Resolved, error) {
 	if s.Etcd() {
 		r.Recorded.Persistence = s.etcdPersistence()
 	}
+	if s.Postgres() {
+		r.Recorded.Persistence = persistenceNA
+	}
 	s.recordTopology(&r.Recorded)
 	if c.Faulty {
 		r.Recorded.Workers = s.Workers * s.Clients

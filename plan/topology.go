@@ -28,8 +28,11 @@ var masterSetName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 // TopologyOf is the cell's topology ("" is redlock); an unknown name is
 // redlock here and an error in Validate.
 func (s Settings) TopologyOf() engine.Topology {
-	if s.Etcd() {
+	switch {
+	case s.Etcd():
 		return TopologyEtcd
+	case s.Postgres():
+		return TopologyPostgres
 	}
 	t, _ := engine.ParseTopology(s.Topology)
 	if t == "" {
@@ -81,6 +84,12 @@ func (s Settings) checkTopology() error {
 		}
 		return s.checkNotReplicated(TopologyEtcd)
 	}
+	if s.Postgres() {
+		return s.checkPostgres()
+	}
+	if s.PostgresURL != "" {
+		return fmt.Errorf("postgres-url: needs topology postgres; topology is %s", s.TopologyOf())
+	}
 	if len(s.EtcdEndpoints) > 0 {
 		return fmt.Errorf("etcd-endpoints: needs topology etcd; topology is %s", s.TopologyOf())
 	}
@@ -89,7 +98,7 @@ func (s Settings) checkTopology() error {
 	}
 	t, err := engine.ParseTopology(s.Topology)
 	if err != nil {
-		return fmt.Errorf("topology: %q is not accepted; use redlock, single, replicated or etcd", s.Topology)
+		return fmt.Errorf("topology: %q is not accepted; use redlock, single, replicated, etcd or postgres", s.Topology)
 	}
 	switch t {
 	case engine.Replicated:
@@ -220,6 +229,12 @@ func (s Settings) topologyEngine(c *engine.Config) {
 // timings as they ran, and WAIT's timeout when there is a WAIT.
 func (s Settings) recordTopology(out *results.Settings) {
 	out.Topology = string(s.TopologyOf())
+	if s.Postgres() {
+		out.Topology, out.Local, out.Persistence, out.TTL = string(TopologyPostgres), 1, persistenceNA, 0
+		if s.ExternalPostgres() {
+			out.Local = 0
+		}
+	}
 	if s.Etcd() {
 		out.Topology = string(TopologyEtcd)
 		if !s.ExternalEtcd() {

@@ -80,12 +80,13 @@ func isRedis(topology string) bool {
 // FsyncClass groups persistence modes across services by whether every
 // write is fsynced before it is acknowledged: Redis' aof-always with
 // etcd's default; Redis' none, aof-no and aof-everysec with etcd's
-// no-fsync. "" (the server's own) is its own class.
+// no-fsync and PostgreSQL's advisory locks (in memory, no WAL). "" (the
+// server's own) is its own class.
 func FsyncClass(p string) string {
 	switch p {
 	case "aof-always", "fsync":
 		return "fsync per write"
-	case "none", "aof-no", "aof-everysec", "no-fsync":
+	case "none", "aof-no", "aof-everysec", "no-fsync", "not applicable": // an advisory lock writes no WAL
 		return "no fsync per write"
 	}
 	return p
@@ -175,6 +176,8 @@ func (r PriceRow) ServersText() string {
 		return fmt.Sprintf("1 master + %d replicas, %d Sentinels", r.Replicas, r.Sentinels)
 	case r.Topology == "replicated":
 		return "1 master + replicas (external)"
+	case r.Topology == "postgres":
+		return "1 server"
 	case r.Topology == "etcd" && r.Masters == 1:
 		return "1 member"
 	case r.Topology == "etcd":

@@ -13,9 +13,11 @@ type CellConfig struct {
 	// ServerVersion is a lock service's server other than Redis ("etcd 3.4.23").
 	ServerVersion string `json:"server_version,omitempty"`
 	// Etcd is what an etcd cell ran on (nil for Redis).
-	Etcd    *EtcdSettings    `json:"etcd,omitempty"`
-	Version string           `json:"lockbench_version"`
-	Redsync *RedsyncSettings `json:"redsync,omitempty"`
+	Etcd *EtcdSettings `json:"etcd,omitempty"`
+	// Postgres is what a postgres cell ran on (nil otherwise).
+	Postgres *PostgresSettings `json:"postgres,omitempty"`
+	Version  string            `json:"lockbench_version"`
+	Redsync  *RedsyncSettings  `json:"redsync,omitempty"`
 	*ChaosConfig
 }
 
@@ -38,6 +40,14 @@ type EtcdSettings struct {
 	// RPCsPerCycle are the lock calls (Txn, Get, Delete) in the measured
 	// window per lock cycle.
 	RPCsPerCycle float64 `json:"rpcs_per_cycle"`
+}
+
+// PostgresSettings are what a postgres cell's locks ran on.
+type PostgresSettings struct {
+	Lease           string  `json:"lease"`
+	FenceSource     string  `json:"fence_source"`
+	LostConnections int64   `json:"lost_connections"`
+	CallsPerCycle   float64 `json:"calls_per_cycle"`
 }
 
 // RedsyncSettings are the terms the redsync driver ran on.

@@ -86,7 +86,7 @@ func LimitOf(r *Run) Limit {
 	// Redis runs commands on one thread, so a master near a full core is
 	// the limit; an etcd member is a multi-threaded Go program, whose
 	// limit the machine rule below tells.
-	oneThread := r.Config == nil || r.Config.Etcd == nil
+	oneThread := r.Config == nil || (r.Config.Etcd == nil && r.Config.Postgres == nil)
 	if oneThread && busiestKnown && (busiest >= ServerFullCore || (saturated && busiest >= ServerSharedCore)) {
 		return Limit{LimitServer, fmt.Sprintf("the busiest master used %s of a core (a master runs commands on one thread)%s", Pct0(busiest), machineText(m))}
 	}
@@ -120,8 +120,11 @@ func latencyText(r *Run, idle string) string {
 	fmt.Fprintf(&b, "%s while each acquire waited a median %s", idle, FormatMicros(r.AcquireLatency.P50))
 	if r.BaselineParallel != nil && r.BaselineParallel.P50 > 0 {
 		floor := "the parallel SET round trip"
-		if r.Config != nil && r.Config.Etcd != nil {
+		switch {
+		case r.Config != nil && r.Config.Etcd != nil:
 			floor = "etcd's Put round trip"
+		case r.Config != nil && r.Config.Postgres != nil:
+			floor = "a SELECT 1 round trip"
 		}
 		fmt.Fprintf(&b, " (%.1f× %s, %s)", r.AcquireLatency.P50/r.BaselineParallel.P50, floor, FormatMicros(r.BaselineParallel.P50))
 	}

@@ -113,6 +113,9 @@ type Settings struct {
 	// this much (an embedded proxy in front of each member's peer port):
 	// loopback flatters a consensus system.
 	MemberLatency Duration `yaml:"member_latency" json:"member_latency,omitempty"`
+	// PostgresURL: topology postgres on an external server
+	// (postgres://user[:pass]@host:port/db); empty: a local one.
+	PostgresURL string `yaml:"postgres_url" json:"postgres_url,omitempty"`
 
 	// Lock client
 	Driver      string   `yaml:"driver" json:"driver"`

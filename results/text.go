@@ -28,7 +28,7 @@ func printRunHeader(w io.Writer, r *Run, s Settings) {
 		load = fmt.Sprintf("rate=%.0f/s max-in-flight=%d", s.Rate, s.Workers)
 	}
 	client := fmt.Sprintf("driver=%s mode=%s wait=%s", s.Driver, s.Mode, s.Wait)
-	if s.Topology == "etcd" {
+	if s.Topology == "etcd" || s.Topology == "postgres" {
 		client = "wait-strategy=" + s.WaitStrategy
 	}
 	fmt.Fprintf(w, "lockbench run: %s, %s %s keys=%d (%s) ttl=%s hold=%s, %.1fs measured%s\n",
@@ -56,6 +56,8 @@ func topologyText(r *Run, s Settings) string {
 		return masters
 	case "etcd":
 		return etcdText(r, rec)
+	case "postgres":
+		return postgresText(r, rec)
 	case "replicated":
 		t := "topology replicated: 1 master"
 		if rec.Replicas > 0 {
@@ -85,6 +87,20 @@ func etcdText(r *Run, rec Settings) string {
 		t += fmt.Sprintf(", lease %s", r.Config.Etcd.LeaseTTL)
 	}
 	return t
+}
+
+// postgresText is a postgres cell's server: "topology PostgreSQL 15.18:
+// 1 local server, advisory locks (no lease, no token)".
+func postgresText(r *Run, rec Settings) string {
+	t := "topology postgres"
+	if r.Config != nil && r.Config.ServerVersion != "" {
+		t = "topology " + r.Config.ServerVersion
+	}
+	where := "1 local server"
+	if rec.PostgresURL != "" {
+		where = "given server"
+	}
+	return t + ": " + where + ", session advisory locks (no lease, no token)"
 }
 
 func printLatencies(w io.Writer, r *Run) {
@@ -151,6 +167,11 @@ func printOutcomes(w io.Writer, r *Run) {
 // printServiceCalls is what a service without per-server outcomes says
 // of its calls.
 func printServiceCalls(w io.Writer, r *Run) {
+	if r.Config != nil && r.Config.Postgres != nil {
+		p := r.Config.Postgres
+		fmt.Fprintf(w, "postgres: %.2f lock calls per cycle, %d connections lost, lease: %s, fencing token: %s\n\n", p.CallsPerCycle, p.LostConnections, p.Lease, p.FenceSource)
+		return
+	}
 	if r.Config == nil || r.Config.Etcd == nil {
 		return
 	}
@@ -166,8 +187,11 @@ func printCosts(w io.Writer, r *Run) {
 	if r.Servers != nil {
 		sv := r.Servers
 		server := "master"
-		if r.Config != nil && r.Config.Etcd != nil {
+		switch {
+		case r.Config != nil && r.Config.Etcd != nil:
 			server = "member"
+		case r.Config != nil && r.Config.Postgres != nil:
+			server = "server (postmaster and backends)"
 		}
 		fmt.Fprintf(w, "servers: %.2f CPU s, %.1f CPU µs/cycle, busiest %s %.0f%% of one core", sv.CPUSeconds, sv.CPUMicrosCycle, server, 100*sv.BusiestShare)
 		if sv.TopologyCPUMicrosCycle > 0 {

@@ -52,8 +52,11 @@ type lockService interface {
 
 // openService opens the cell's lock service on its servers.
 func openService(ctx context.Context, env cellEnv) (lockService, error) {
-	if env.cell.Settings.Etcd() {
+	switch s := env.cell.Settings; {
+	case s.Etcd():
 		return openEtcd(ctx, env)
+	case s.Postgres():
+		return openPostgres(ctx, env)
 	}
 	return openRedis(ctx, env)
 }

@@ -53,6 +53,10 @@ func serversText(s plan.Settings) string {
 		return fmt.Sprintf("replicated %s via %d given sentinels, WAIT %d", s.MasterSet, len(s.SentinelAddrs), s.WaitReplicas)
 	case t == engine.Replicated:
 		return fmt.Sprintf("replicated: 1 master + %d replicas, %d sentinels, WAIT %d", s.Replicas, s.Sentinels, s.WaitReplicas)
+	case s.ExternalPostgres():
+		return "postgres: given server"
+	case s.Postgres():
+		return "postgres: 1 local server"
 	case s.ExternalEtcd():
 		return fmt.Sprintf("etcd: %d given endpoints", len(s.EtcdEndpoints))
 	case s.Etcd():

@@ -101,6 +101,9 @@ func (e cellEnv) cellConfig() *results.CellConfig {
 	if m.Etcd != nil {
 		cc.RedisVersion, cc.ServerVersion, cc.Quorum = "", m.Version, len(m.Etcd.Endpoints)/2+1
 	}
+	if m.Postgres != nil {
+		cc.RedisVersion, cc.ServerVersion, cc.Quorum = "", m.Version, 1
+	}
 	return cc
 }
 

@@ -1,0 +1,274 @@
+package pglock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"lockbench/engine"
+)
+
+// StrategyQueue is the server's own wait: pg_advisory_lock queues the
+// caller on the lock, bounded by lock_timeout.
+const StrategyQueue = "queue"
+
+// WaitStrategies are the waits an advisory lock takes: the server's queue,
+// or the engine's retry, backoff and spin over pg_try_advisory_lock.
+var WaitStrategies = []string{StrategyQueue, engine.StrategyRetry, engine.StrategyBackoff, engine.StrategySpin}
+
+// noValidity is a session lock's ValidUntil: it has no lease; it holds
+// until released or its connection ends.
+const noValidity = 100 * 365 * 24 * time.Hour
+
+// callTimeout bounds a release, which has no caller's deadline.
+const callTimeout = 5 * time.Second
+
+// Config is an advisory-lock client's terms.
+type Config struct {
+	URL string
+	// Strategy is StrategyQueue or one of the retry policy's; Retry holds
+	// the retry terms, and its WaitTime is the queue's lock_timeout (0:
+	// wait until the caller's context ends).
+	Strategy string
+	Retry    engine.RetryPolicy
+	// Conns is how many contenders: one connection (session) each, as an
+	// advisory lock belongs to the session that took it.
+	Conns int
+}
+
+// Locker is PostgreSQL's session-level advisory locks through pgx, one
+// connection per contender.
+type Locker struct {
+	cfg   Config
+	conns chan *pgx.Conn // nil: a slot whose connection was lost
+	rpcs  atomic.Int64
+	lost  atomic.Int64
+
+	mu  sync.Mutex
+	all []*pgx.Conn // every connection opened, closed at Close
+}
+
+// held is a lock's server side: the connection (session) that holds it.
+type held struct {
+	conn *pgx.Conn
+	id   int64
+}
+
+// New opens cfg.Conns connections, naming the server when one fails (the
+// URL's password is not part of the message).
+func New(ctx context.Context, cfg Config) (*Locker, error) {
+	l := &Locker{cfg: cfg, conns: make(chan *pgx.Conn, cfg.Conns)}
+	for range cfg.Conns {
+		c, err := l.connect(ctx)
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
+		l.conns <- c
+	}
+	return l, nil
+}
+
+// connect opens one session, its queue bounded by the wait time.
+func (l *Locker) connect(ctx context.Context) (*pgx.Conn, error) {
+	pc, err := pgx.ParseConfig(l.cfg.URL)
+	if err != nil {
+		return nil, errors.New("postgres-url: not a PostgreSQL URL; use postgres://user[:pass]@host:port/db")
+	}
+	pc.ConnectTimeout = 3 * time.Second
+	c, err := pgx.ConnectConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("postgres %s:%d: not reachable: %s", pc.Host, pc.Port, redact(err, pc.Password))
+	}
+	if wt := l.cfg.Retry.WaitTime; wt > 0 && l.cfg.Strategy == StrategyQueue {
+		if _, err := c.Exec(ctx, fmt.Sprintf("SET lock_timeout = %d", wt.Milliseconds())); err != nil {
+			c.Close(context.Background())
+			return nil, fmt.Errorf("postgres: set lock_timeout: %w", err)
+		}
+	}
+	l.mu.Lock()
+	l.all = append(l.all, c)
+	l.mu.Unlock()
+	return c, nil
+}
+
+// redact keeps a password out of an error's text.
+func redact(err error, pass string) string {
+	msg := strings.Join(strings.Fields(err.Error()), " ") // pgx's is several lines: one line here
+	if pass == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, pass, "xxxxx")
+}
+
+// ID is the advisory lock's 64-bit key for a lock key: its FNV-1a hash.
+func ID(key string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	return int64(h.Sum64())
+}
+
+// conn takes a contender's connection, a new one if its slot is empty.
+func (l *Locker) conn(ctx context.Context) (*pgx.Conn, error) {
+	var c *pgx.Conn
+	select {
+	case c = <-l.conns:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if c != nil && !c.IsClosed() {
+		return c, nil
+	}
+	c, err := l.connect(ctx)
+	if err != nil {
+		l.conns <- nil
+		return nil, err
+	}
+	return c, nil
+}
+
+// giveBack returns a connection; a broken one (its locks are gone with
+// it) leaves its slot empty, and counts as lost unless the caller's
+// context ended (a cancelled pgx call closes its connection).
+func (l *Locker) giveBack(c *pgx.Conn, ctx context.Context) {
+	if c.IsClosed() {
+		if ctx.Err() == nil {
+			l.lost.Add(1)
+		}
+		c = nil
+	}
+	l.conns <- c
+}
+
+// Acquire takes key's advisory lock: in the server's queue, or by
+// pg_try_advisory_lock with the retry policy. Result.Err is set only when
+// ctx ended.
+func (l *Locker) Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
+	start := time.Now()
+	c, err := l.conn(ctx)
+	if err != nil {
+		return nil, engine.Result{Attempts: 1, Elapsed: time.Since(start), Err: ctx.Err()}
+	}
+	id := ID(key)
+	var res engine.Result
+	if l.cfg.Strategy == StrategyQueue {
+		res = l.queue(ctx, c, id)
+	} else {
+		_, res = l.cfg.Retry.Acquire(ctx, func(ctx context.Context) (*engine.Lock, engine.Result) { return l.try(ctx, c, id) })
+	}
+	res.Elapsed = time.Since(start)
+	if !res.Acquired {
+		l.giveBack(c, ctx)
+		return nil, res
+	}
+	return &engine.Lock{Key: key, Start: start, ValidUntil: start.Add(noValidity), Handle: held{c, id}}, res
+}
+
+// queue waits in the server's queue for the lock, at most lock_timeout
+// (55P03: gave up, the key taken all along). A cancelled call tears the
+// connection down, and its locks with it.
+func (l *Locker) queue(ctx context.Context, c *pgx.Conn, id int64) engine.Result {
+	_, err := c.Exec(ctx, "SELECT pg_advisory_lock($1)", id)
+	l.rpcs.Add(1)
+	res := engine.Result{Attempts: 1, Sent: 1}
+	var pe *pgconn.PgError
+	switch {
+	case err == nil:
+		res.Acquired = true
+	case ctx.Err() != nil:
+		res.Err = ctx.Err()
+	case errors.As(err, &pe) && pe.Code == "55P03":
+		res.Taken = true
+	}
+	return res
+}
+
+// try is one pg_try_advisory_lock.
+func (l *Locker) try(ctx context.Context, c *pgx.Conn, id int64) (*engine.Lock, engine.Result) {
+	var ok bool
+	err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", id).Scan(&ok)
+	l.rpcs.Add(1)
+	switch {
+	case err != nil:
+		return nil, engine.Result{Sent: 1, Err: ctx.Err()}
+	case ok: // the retry loop stops at a lock: Acquire makes the real one
+		return &engine.Lock{}, engine.Result{Acquired: true, Sent: 1}
+	}
+	return nil, engine.Result{Taken: true, Sent: 1}
+}
+
+// Release unlocks and gives the connection back.
+func (l *Locker) Release(ctx context.Context, lock *engine.Lock) engine.OpResult {
+	start := time.Now()
+	h := lock.Handle.(held)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
+	defer cancel()
+	var ok bool
+	err := h.conn.QueryRow(rctx, "SELECT pg_advisory_unlock($1)", h.id).Scan(&ok)
+	l.rpcs.Add(1)
+	if err != nil {
+		// The session is in doubt: end it, and its locks with it.
+		h.conn.Close(context.Background())
+	}
+	l.giveBack(h.conn, rctx)
+	ok = err == nil && ok
+	return engine.OpResult{OK: ok, Count: b2i(ok), Elapsed: time.Since(start), Sent: 1}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// RPCs are the calls the locker made for locks.
+func (l *Locker) RPCs() int64 { return l.rpcs.Load() }
+
+// LostConnections are sessions that broke and were replaced.
+func (l *Locker) LostConnections() int64 { return l.lost.Load() }
+
+// HeldLocks counts the advisory locks held on the server (pg_locks).
+func (l *Locker) HeldLocks(ctx context.Context) (int64, error) {
+	c, err := l.conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer l.giveBack(c, ctx)
+	var n int64
+	err = c.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted").Scan(&n)
+	return n, err
+}
+
+// Ping is one round trip: the baseline a lock's calls compare with.
+func (l *Locker) Ping(ctx context.Context) error {
+	c, err := l.conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer l.giveBack(c, ctx)
+	_, err = c.Exec(ctx, "SELECT 1")
+	return err
+}
+
+// Close ends every session, also those still holding a lock: their
+// advisory locks go with them.
+func (l *Locker) Close() {
+	l.mu.Lock()
+	all := l.all
+	l.all = nil
+	l.mu.Unlock()
+	for _, c := range all {
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		_ = c.Close(ctx)
+		cancel()
+	}
+}

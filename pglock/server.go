@@ -1,0 +1,232 @@
+// Package pglock is PostgreSQL's advisory locks as a lock service: its
+// server (a local postmaster of Debian's binaries in a temporary
+// directory, run as the postgres account, or an external one's URL) and
+// its Locker (pgx, one connection per contender).
+package pglock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Package names the Debian package with the server binaries.
+const Package = "postgresql"
+
+// stopGrace is how long a fast shutdown (SIGINT) may take before the
+// immediate one (SIGQUIT), as the docs name them; never SIGKILL alone.
+const stopGrace = 10 * time.Second
+
+// Options say what local server to start.
+type Options struct {
+	// MaxConnections is the server's max_connections: lockbench's
+	// contenders and a few of its own.
+	MaxConnections int
+	Log            io.Writer // the start-up line (nil: none)
+}
+
+// Server is a local PostgreSQL server lockbench started.
+type Server struct {
+	dir, data string
+	port      int
+	version   string
+	mu        sync.Mutex
+	cmd       *exec.Cmd
+	done      chan struct{}
+}
+
+// BinDir is the newest installed server's bin directory ("" and false:
+// none).
+func BinDir() (string, bool) {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
+	if len(dirs) == 0 {
+		return "", false
+	}
+	return filepath.Dir(dirs[len(dirs)-1]), true
+}
+
+// StartLocal initialises a data directory and starts a postmaster on a
+// free loopback port; on failure nothing is left running.
+func StartLocal(ctx context.Context, opt Options) (*Server, error) {
+	bin, ok := BinDir()
+	if !ok {
+		return nil, fmt.Errorf("postgres not found in /usr/lib/postgresql/*/bin; topology postgres with a local server runs Debian's (apt-get install %s)", Package)
+	}
+	cred, uid, gid, err := credential()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "lockbench-pg-*")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{dir: dir, data: filepath.Join(dir, "data")}
+	if err := s.start(ctx, bin, cred, uid, gid, opt); err != nil {
+		return nil, errors.Join(err, s.Stop())
+	}
+	if opt.Log != nil {
+		fmt.Fprintf(opt.Log, "lockbench: started a local PostgreSQL %s on %s (max_connections %d), pid %d\n", s.version, s.Addr(), opt.MaxConnections, s.Pid())
+	}
+	return s, nil
+}
+
+// credential is the postgres account's, when lockbench runs as root (the
+// server refuses root); nil when it runs as another user (itself).
+func credential() (*syscall.Credential, int, int, error) {
+	if os.Geteuid() != 0 {
+		return nil, os.Getuid(), os.Getgid(), nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("postgres: running as root, the server needs the postgres account (apt-get install %s): %v", Package, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, uid, gid, nil
+}
+
+func (s *Server) start(ctx context.Context, bin string, cred *syscall.Credential, uid, gid int, opt Options) error {
+	if err := os.Chown(s.dir, uid, gid); err != nil {
+		return err
+	}
+	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", s.data, "-U", "lockbench", "--auth=trust", "-E", "UTF8", "--no-sync")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := initdb.CombinedOutput(); err != nil {
+		return fmt.Errorf("initdb: %v: %s", err, lastLine(string(out)))
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	s.port = port
+	if err := s.spawn(bin, cred, opt.MaxConnections); err != nil {
+		return err
+	}
+	return s.waitReady(ctx)
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// spawn starts the postmaster itself (its pid is the one lockbench holds,
+// not a runuser's) in its own process group, killed if lockbench dies.
+func (s *Server) spawn(bin string, cred *syscall.Credential, maxConns int) error {
+	logf, err := os.Create(filepath.Join(s.dir, "postgres.log"))
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", s.data, "-k", s.dir, "-p", strconv.Itoa(s.port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections="+strconv.Itoa(maxConns))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start postgres: %w", err)
+	}
+	s.mu.Lock()
+	s.cmd, s.done = cmd, make(chan struct{})
+	done := s.done
+	s.mu.Unlock()
+	go func() { _ = cmd.Wait(); close(done) }()
+	return nil
+}
+
+// waitReady waits until the server takes a connection and reads its
+// version.
+func (s *Server) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		conn, err := pgx.Connect(ctx, s.URL())
+		if err == nil {
+			err = conn.QueryRow(ctx, "SHOW server_version").Scan(&s.version)
+			conn.Close(context.Background())
+			if err == nil {
+				s.version = strings.Fields(s.version)[0]
+				return nil
+			}
+		}
+		select {
+		case <-s.done:
+			b, _ := os.ReadFile(filepath.Join(s.dir, "postgres.log"))
+			return fmt.Errorf("postgres exited before it was ready: %s", lastLine(string(b)))
+		case <-ctx.Done():
+			return fmt.Errorf("postgres not ready: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// URL is how a client connects (trust auth on loopback).
+func (s *Server) URL() string {
+	return fmt.Sprintf("postgres://lockbench@127.0.0.1:%d/postgres?sslmode=disable", s.port)
+}
+
+// Addr is the server's host:port.
+func (s *Server) Addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port) }
+
+// Version is the server's version ("15.18").
+func (s *Server) Version() string { return s.version }
+
+// Pid is the postmaster's (0: not running).
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.exited() {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+func (s *Server) exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stop shuts the server down as the docs say, by its pid: SIGINT (fast
+// shutdown), then SIGQUIT (immediate) after stopGrace; then removes its
+// directory.
+func (s *Server) Stop() error {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.mu.Unlock()
+	if cmd != nil {
+		_ = cmd.Process.Signal(syscall.SIGCONT)
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-done:
+		case <-time.After(stopGrace):
+			_ = cmd.Process.Signal(syscall.SIGQUIT)
+			<-done
+		}
+	}
+	return os.RemoveAll(s.dir)
+}
