@@ -61,15 +61,15 @@ func topologyOf(s settings) string {
 
 // priceKey is what a cell shares with its single-master twin: every
 // setting of the load and the servers' persistence, none of the topology.
-func priceKey(s settings) string { return loadKey(s.Persistence, s) }
+func priceKey(s settings) string { return loadKey(s.Persistence, s.TTL, s) }
 
-// classKey is priceKey with the persistence's fsync class in its place:
-// the twin of a cell whose persistence no single master ran (another
-// service's, such as etcd's fsync).
-func classKey(s settings) string { return loadKey(FsyncClass(s.Persistence), s) }
+// classKey is priceKey with the persistence's fsync class in its place
+// and no TTL (a lease means something else to each service, and
+// PostgreSQL's lock has none): the twin of another service's cell.
+func classKey(s settings) string { return loadKey(FsyncClass(s.Persistence), "", s) }
 
-func loadKey(persistence string, s settings) string {
-	return fmt.Sprintf("%s|%s|%d|%g|%g|%s|%s|%s", persistence, s.Load, s.Workers, s.Rate, s.Keys, s.Distribution, s.TTL, s.Hold)
+func loadKey(persistence, ttl string, s settings) string {
+	return fmt.Sprintf("%s|%s|%d|%g|%g|%s|%s|%s", persistence, s.Load, s.Workers, s.Rate, s.Keys, s.Distribution, ttl, s.Hold)
 }
 
 // isRedis says the topology is one of Redis' (compared by persistence).

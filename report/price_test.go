@@ -86,3 +86,51 @@ func TestNoPriceTableForOneTopology(t *testing.T) {
 		t.Errorf("a price table for one topology: %d rows", len(s.Price))
 	}
 }
+
+// Another service's cell is compared with the single master of the same
+// fsync class (etcd fsync with aof-always, etcd no-fsync and PostgreSQL
+// with none); a Redis cell only with its own persistence's single (here
+// redlock aof-everysec, whose single twin did not run, gets no ratio).
+func TestPriceAcrossServices(t *testing.T) {
+	base := map[string]any{"workers": 16, "load": "closed", "keys": 1000, "ttl": "10s"}
+	kinds := []struct {
+		name   string
+		config map[string]any
+	}{
+		{"single-none", map[string]any{"topology": "single", "local": 1, "persistence": "none"}},
+		{"single-always", map[string]any{"topology": "single", "local": 1, "persistence": "aof-always"}},
+		{"redlock-everysec", map[string]any{"topology": "redlock", "local": 5, "persistence": "aof-everysec"}},
+		{"etcd-fsync", map[string]any{"topology": "etcd", "local": 3, "persistence": "fsync"}},
+		{"etcd-no-fsync", map[string]any{"topology": "etcd", "local": 3, "persistence": "no-fsync"}},
+		{"postgres", map[string]any{"topology": "postgres", "local": 1, "persistence": "not applicable", "ttl": "0s"}},
+	}
+	var cells []synthCell
+	for _, k := range kinds {
+		cfg := map[string]any{}
+		for key, v := range base {
+			cfg[key] = v
+		}
+		for key, v := range k.config {
+			cfg[key] = v
+		}
+		cells = append(cells, synthCell{Index: len(cells), Axes: map[string]string{"cell": k.name}, Config: cfg,
+			MedianUs: float64(100 * (len(cells) + 1)), Sigma: 0.2, PerSec: 500, Seconds: 4, Seed: 7})
+	}
+	dir := t.TempDir()
+	writeSynthDir(t, dir, "services", cells)
+	s, err := Build([]string{dir}, Options{Formats: []string{"json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"single-none": 0, "single-always": 1, "redlock-everysec": -1, "etcd-fsync": 1, "etcd-no-fsync": 0, "postgres": 0}
+	for _, r := range s.Price {
+		name := strings.TrimPrefix(strings.Fields(r.Label)[0], "cell=")
+		got := -1
+		if r.Single != nil {
+			got = *r.Single
+		}
+		if w, ok := want[name]; !ok || got != w {
+			t.Errorf("%s: compared with cell %d, want %d", r.Label, got, w)
+		}
+	}
+}
