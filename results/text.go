@@ -31,8 +31,12 @@ func printRunHeader(w io.Writer, r *Run, s Settings) {
 	if s.Topology == "etcd" || s.Topology == "postgres" {
 		client = "wait-strategy=" + s.WaitStrategy
 	}
-	fmt.Fprintf(w, "lockbench run: %s, %s %s keys=%d (%s) ttl=%s hold=%s, %.1fs measured%s\n",
-		topologyText(r, s), client, load, s.Keys, s.Distribution, s.TTL, s.Hold, r.MeasuredSeconds,
+	ttl := "ttl=" + s.TTL.String()
+	if s.Topology == "postgres" {
+		ttl = "no lease"
+	}
+	fmt.Fprintf(w, "lockbench run: %s, %s %s keys=%d (%s) %s hold=%s, %.1fs measured%s\n",
+		topologyText(r, s), client, load, s.Keys, s.Distribution, ttl, s.Hold, r.MeasuredSeconds,
 		map[bool]string{true: " (INTERRUPTED)", false: ""}[r.Interrupted])
 	fmt.Fprintf(w, "throughput: %.0f cycles/s%s, %.0f acquires/s\n", r.Throughput.CyclesPerSec, spreadSuffix(r, "cycles_per_sec"), r.Throughput.AcquiresPerSec)
 	if ol := r.OpenLoop; ol != nil {
