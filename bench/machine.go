@@ -254,15 +254,20 @@ func isRedisOnPort(fs procfs.FS, pid int, port string) bool {
 	})
 }
 
-// ProcessCPU reads each process's CPU time from /proc (-1: not read), for
-// servers that report none themselves (etcd's members).
-func ProcessCPU(pids []int) []time.Duration {
+// ProcessCPU reads each process's CPU time from /proc (-1: not read),
+// for servers that report none themselves: an etcd member's, or with
+// tree a postmaster's with its backends'.
+func ProcessCPU(pids []int, tree bool) []time.Duration {
 	out := make([]time.Duration, len(pids))
 	fs, err := procfs.NewDefaultFS()
+	read := procCPU
+	if tree {
+		read = treeCPU
+	}
 	for i, pid := range pids {
 		out[i] = -1
 		if err == nil && pid > 0 {
-			if s := procCPU(fs, pid); s >= 0 {
+			if s := read(fs, pid); s >= 0 {
 				out[i] = time.Duration(s * float64(time.Second))
 			}
 		}
@@ -305,19 +310,4 @@ func descends(parent map[int]int, child, root int) bool {
 		}
 	}
 	return false
-}
-
-// TreeCPU is ProcessCPU of each process with its descendants.
-func TreeCPU(pids []int) []time.Duration {
-	out := make([]time.Duration, len(pids))
-	fs, err := procfs.NewDefaultFS()
-	for i, pid := range pids {
-		out[i] = -1
-		if err == nil && pid > 0 {
-			if s := treeCPU(fs, pid); s >= 0 {
-				out[i] = time.Duration(s * float64(time.Second))
-			}
-		}
-	}
-	return out
 }

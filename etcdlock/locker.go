@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"lockbench/engine"
+	"lockbench/internal/slots"
 )
 
 // StrategyQueue is etcd's own wait: Mutex.Lock puts the caller in the
@@ -55,17 +55,11 @@ type Config struct {
 // Locker is etcd's concurrency.Mutex as its users write it, one Session
 // per contender, as the worker loop's Locker.
 type Locker struct {
-	cli *clientv3.Client
-	cfg Config
-	// sessions is the pool of contenders' sessions; nil is a slot whose
-	// session was lost or never granted: its taker grants a new one.
-	sessions chan *concurrency.Session
-	granted  atomic.Int64 // the lease TTL the server granted, seconds
-	lost     atomic.Int64
+	cli      *clientv3.Client
+	cfg      Config
+	sessions *slots.Pool[*concurrency.Session] // one per contender
+	granted  atomic.Int64                      // the lease TTL the server granted, seconds
 	rpcs     atomic.Int64
-
-	mu  sync.Mutex
-	all []*concurrency.Session // every session granted, revoked at Close
 }
 
 // held is a lock's etcd side: its mutex and the session it holds it with.
@@ -109,14 +103,11 @@ func New(ctx context.Context, cfg Config) (*Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Locker{cli: cli, cfg: cfg, sessions: make(chan *concurrency.Session, cfg.Sessions)}
-	for range cfg.Sessions {
-		s, err := l.newSession(ctx)
-		if err != nil {
-			l.Close()
-			return nil, err
-		}
-		l.sessions <- s
+	l := &Locker{cli: cli, cfg: cfg}
+	l.sessions = slots.New(cfg.Sessions, l.newSession, sessionAlive)
+	if err := l.sessions.Fill(ctx); err != nil {
+		l.Close()
+		return nil, err
 	}
 	return l, nil
 }
@@ -138,10 +129,17 @@ func (l *Locker) newSession(ctx context.Context) (*concurrency.Session, error) {
 		l.revoke(g.ID)
 		return nil, err
 	}
-	l.mu.Lock()
-	l.all = append(l.all, s)
-	l.mu.Unlock()
 	return s, nil
+}
+
+// sessionAlive says the session's lease has not ended.
+func sessionAlive(s *concurrency.Session) bool {
+	select {
+	case <-s.Done():
+		return false
+	default:
+		return true
+	}
 }
 
 // revoke ends a lease: the keys it carries (a lock, a waiter's place) go.
@@ -156,49 +154,24 @@ func (l *Locker) GrantedTTL() time.Duration { return time.Duration(l.granted.Loa
 
 // LostSessions are sessions whose lease ended under them (or that a failed
 // clean-up gave up) and were replaced.
-func (l *Locker) LostSessions() int64 { return l.lost.Load() }
+func (l *Locker) LostSessions() int64 { return l.sessions.Lost() }
 
 // RPCs are the calls the locker made to etcd for locks (grants and
 // keep-alives not counted; a queued wait's watch counts as one).
 func (l *Locker) RPCs() int64 { return l.rpcs.Load() }
-
-// session takes a contender's session: a new one if its slot is empty or
-// its lease ended. On an error the slot goes back empty.
-func (l *Locker) session(ctx context.Context) (*concurrency.Session, error) {
-	var s *concurrency.Session
-	select {
-	case s = <-l.sessions:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if s != nil {
-		select {
-		case <-s.Done():
-			l.lost.Add(1)
-		default:
-			return s, nil
-		}
-	}
-	s, err := l.newSession(ctx)
-	if err != nil {
-		l.sessions <- nil
-		return nil, err
-	}
-	return s, nil
-}
 
 // giveBack returns a session to the pool; dirty (a clean-up that failed:
 // a key of it may still stand in a queue) revokes its lease first, so
 // that no stale key blocks the key's other callers, and leaves the slot
 // empty.
 func (l *Locker) giveBack(s *concurrency.Session, dirty bool) {
-	if dirty {
-		l.lost.Add(1)
-		l.revoke(s.Lease())
-		s.Orphan()
-		s = nil
+	if !dirty {
+		l.sessions.Put(s)
+		return
 	}
-	l.sessions <- s
+	l.revoke(s.Lease())
+	s.Orphan()
+	l.sessions.Drop(true)
 }
 
 // Acquire takes key: in etcd's queue, or by TryLock with the retry policy.
@@ -206,7 +179,7 @@ func (l *Locker) giveBack(s *concurrency.Session, dirty bool) {
 // change, a timeout) are failed attempts the caller may retry.
 func (l *Locker) Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
 	start := time.Now()
-	sess, err := l.session(ctx)
+	sess, err := l.sessions.Take(ctx)
 	if err != nil {
 		return nil, engine.Result{Attempts: 1, Elapsed: time.Since(start), Err: ctx.Err()}
 	}
@@ -330,11 +303,7 @@ func (l *Locker) Delete(ctx context.Context, key string) error {
 // Close ends every session the locker granted (revoking a lease frees
 // the locks it holds), also those still held by a lock, and the client.
 func (l *Locker) Close() {
-	l.mu.Lock()
-	all := l.all
-	l.all = nil
-	l.mu.Unlock()
-	for _, s := range all {
+	for _, s := range l.sessions.Opened() {
 		l.revoke(s.Lease())
 		s.Orphan()
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"lockbench/engine"
+	"lockbench/internal/slots"
 )
 
 // StrategyQueue is the server's own wait: pg_advisory_lock queues the
@@ -48,12 +48,8 @@ type Config struct {
 // connection per contender.
 type Locker struct {
 	cfg   Config
-	conns chan *pgx.Conn // nil: a slot whose connection was lost
+	conns *slots.Pool[*pgx.Conn] // one per contender
 	rpcs  atomic.Int64
-	lost  atomic.Int64
-
-	mu  sync.Mutex
-	all []*pgx.Conn // every connection opened, closed at Close
 }
 
 // held is a lock's server side: the connection (session) that holds it.
@@ -65,14 +61,11 @@ type held struct {
 // New opens cfg.Conns connections, naming the server when one fails (the
 // URL's password is not part of the message).
 func New(ctx context.Context, cfg Config) (*Locker, error) {
-	l := &Locker{cfg: cfg, conns: make(chan *pgx.Conn, cfg.Conns)}
-	for range cfg.Conns {
-		c, err := l.connect(ctx)
-		if err != nil {
-			l.Close()
-			return nil, err
-		}
-		l.conns <- c
+	l := &Locker{cfg: cfg}
+	l.conns = slots.New(cfg.Conns, l.connect, func(c *pgx.Conn) bool { return !c.IsClosed() })
+	if err := l.conns.Fill(ctx); err != nil {
+		l.Close()
+		return nil, err
 	}
 	return l, nil
 }
@@ -94,9 +87,6 @@ func (l *Locker) connect(ctx context.Context) (*pgx.Conn, error) {
 			return nil, fmt.Errorf("postgres: set lock_timeout: %w", err)
 		}
 	}
-	l.mu.Lock()
-	l.all = append(l.all, c)
-	l.mu.Unlock()
 	return c, nil
 }
 
@@ -116,36 +106,15 @@ func ID(key string) int64 {
 	return int64(h.Sum64())
 }
 
-// conn takes a contender's connection, a new one if its slot is empty.
-func (l *Locker) conn(ctx context.Context) (*pgx.Conn, error) {
-	var c *pgx.Conn
-	select {
-	case c = <-l.conns:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if c != nil && !c.IsClosed() {
-		return c, nil
-	}
-	c, err := l.connect(ctx)
-	if err != nil {
-		l.conns <- nil
-		return nil, err
-	}
-	return c, nil
-}
-
 // giveBack returns a connection; a broken one (its locks are gone with
 // it) leaves its slot empty, and counts as lost unless the caller's
 // context ended (a cancelled pgx call closes its connection).
 func (l *Locker) giveBack(c *pgx.Conn, ctx context.Context) {
 	if c.IsClosed() {
-		if ctx.Err() == nil {
-			l.lost.Add(1)
-		}
-		c = nil
+		l.conns.Drop(ctx.Err() == nil)
+		return
 	}
-	l.conns <- c
+	l.conns.Put(c)
 }
 
 // Acquire takes key's advisory lock: in the server's queue, or by
@@ -153,7 +122,7 @@ func (l *Locker) giveBack(c *pgx.Conn, ctx context.Context) {
 // ctx ended.
 func (l *Locker) Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
 	start := time.Now()
-	c, err := l.conn(ctx)
+	c, err := l.conns.Take(ctx)
 	if err != nil {
 		return nil, engine.Result{Attempts: 1, Elapsed: time.Since(start), Err: ctx.Err()}
 	}
@@ -234,11 +203,11 @@ func b2i(b bool) int {
 func (l *Locker) RPCs() int64 { return l.rpcs.Load() }
 
 // LostConnections are sessions that broke and were replaced.
-func (l *Locker) LostConnections() int64 { return l.lost.Load() }
+func (l *Locker) LostConnections() int64 { return l.conns.Lost() }
 
 // HeldLocks counts the advisory locks held on the server (pg_locks).
 func (l *Locker) HeldLocks(ctx context.Context) (int64, error) {
-	c, err := l.conn(ctx)
+	c, err := l.conns.Take(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -250,7 +219,7 @@ func (l *Locker) HeldLocks(ctx context.Context) (int64, error) {
 
 // Ping is one round trip: the baseline a lock's calls compare with.
 func (l *Locker) Ping(ctx context.Context) error {
-	c, err := l.conn(ctx)
+	c, err := l.conns.Take(ctx)
 	if err != nil {
 		return err
 	}
@@ -262,11 +231,7 @@ func (l *Locker) Ping(ctx context.Context) error {
 // Close ends every session, also those still holding a lock: their
 // advisory locks go with them.
 func (l *Locker) Close() {
-	l.mu.Lock()
-	all := l.all
-	l.all = nil
-	l.mu.Unlock()
-	for _, c := range all {
+	for _, c := range l.conns.Opened() {
 		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 		_ = c.Close(ctx)
 		cancel()

@@ -18,8 +18,7 @@ type etcdService struct {
 	lk   *etcdlock.Locker
 	base []time.Duration
 	win  *bench.WindowReadings
-	// rpcs are the locker's calls as the window opened and closed.
-	rpcs [2]int64
+	rpcs callWindow
 }
 
 func openEtcd(ctx context.Context, env cellEnv) (_ lockService, err error) {
@@ -32,7 +31,7 @@ func openEtcd(ctx context.Context, env cellEnv) (_ lockService, err error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &etcdService{env: env, lk: lk}
+	e := &etcdService{env: env, lk: lk, rpcs: callWindow{calls: lk.RPCs}}
 	defer func() {
 		if err != nil {
 			e.close()
@@ -64,14 +63,10 @@ func (e *etcdService) checkPrefixFree(ctx context.Context) error {
 // putBaseline is the floor to compare acquires with: plain Put round trips
 // (a consensus write, as a lock's is), measured in this run.
 func (e *etcdService) putBaseline(ctx context.Context, key string) ([]time.Duration, error) {
-	out := make([]time.Duration, 0, BaselineSamples)
 	defer func() { _ = e.lk.Delete(context.Background(), key) }()
-	for range BaselineSamples {
-		t := time.Now()
-		if err := e.lk.Put(ctx, key); err != nil {
-			return nil, fmt.Errorf("etcd baseline put: %w", err)
-		}
-		out = append(out, time.Since(t))
+	out, err := roundTrips(ctx, func(ctx context.Context) error { return e.lk.Put(ctx, key) })
+	if err != nil {
+		return nil, fmt.Errorf("etcd baseline put: %w", err)
 	}
 	return out, nil
 }
@@ -80,19 +75,9 @@ func (e *etcdService) locker() workloads.Locker { return e.lk }
 
 func (e *etcdService) window(rc *workloads.RunConfig) {
 	if cl := e.env.masters.Etcd.Local; cl != nil {
-		rc.ServerCPU = func() []time.Duration { return bench.ProcessCPU(memberPids(cl)) }
+		rc.ServerCPU = func() []time.Duration { return bench.ProcessCPU(memberPids(cl), false) }
 	}
-	rc.OnWindow = func(opened bool) {
-		e.rpcs[b2i(!opened)] = e.lk.RPCs()
-		e.win.Mark(opened)
-	}
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	rc.OnWindow = e.rpcs.mark(e.win.Mark)
 }
 
 // finish records the servers, the granted lease, the fence's source and
@@ -100,7 +85,7 @@ func b2i(b bool) int {
 func (e *etcdService) finish(res *results.Run, st *workloads.Stats) {
 	m := e.env.masters
 	res.Config.Etcd = &results.EtcdSettings{LeaseTTL: results.Duration(e.lk.GrantedTTL()), FenceSource: etcdlock.FenceSource,
-		LostSessions: e.lk.LostSessions(), RPCsPerCycle: perCycle(e.rpcs[1]-e.rpcs[0], st.Acquired)}
+		LostSessions: e.lk.LostSessions(), RPCsPerCycle: e.rpcs.perCycle(st.Acquired)}
 	if m.Etcd.Local != nil {
 		res.Servers = st.ServersOf(m.Etcd.Endpoints)
 	}
@@ -117,13 +102,6 @@ func memberPids(cl *etcdlock.Cluster) []int {
 		out = append(out, m.Pid())
 	}
 	return out
-}
-
-func perCycle(n, cycles int64) float64 {
-	if cycles == 0 {
-		return 0
-	}
-	return float64(n) / float64(cycles)
 }
 
 // close ends every session: revoking a lease deletes the lock keys it

@@ -18,7 +18,7 @@ type postgresService struct {
 	lk   *pglock.Locker
 	base []time.Duration
 	win  *bench.WindowReadings
-	rpcs [2]int64
+	rpcs callWindow
 }
 
 func openPostgres(ctx context.Context, env cellEnv) (_ lockService, err error) {
@@ -27,7 +27,7 @@ func openPostgres(ctx context.Context, env cellEnv) (_ lockService, err error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &postgresService{env: env, lk: lk}
+	p := &postgresService{env: env, lk: lk, rpcs: callWindow{calls: lk.RPCs}}
 	defer func() {
 		if err != nil {
 			p.close()
@@ -43,13 +43,9 @@ func openPostgres(ctx context.Context, env cellEnv) (_ lockService, err error) {
 // pingBaseline is the floor to compare acquires with: SELECT 1 round
 // trips, measured in this run.
 func (p *postgresService) pingBaseline(ctx context.Context) ([]time.Duration, error) {
-	out := make([]time.Duration, 0, BaselineSamples)
-	for range BaselineSamples {
-		t := time.Now()
-		if err := p.lk.Ping(ctx); err != nil {
-			return nil, fmt.Errorf("postgres baseline: %w", err)
-		}
-		out = append(out, time.Since(t))
+	out, err := roundTrips(ctx, p.lk.Ping)
+	if err != nil {
+		return nil, fmt.Errorf("postgres baseline: %w", err)
 	}
 	return out, nil
 }
@@ -58,12 +54,9 @@ func (p *postgresService) locker() workloads.Locker { return p.lk }
 
 func (p *postgresService) window(rc *workloads.RunConfig) {
 	if srv := p.env.masters.Postgres.Local; srv != nil {
-		rc.ServerCPU = func() []time.Duration { return bench.TreeCPU([]int{srv.Pid()}) }
+		rc.ServerCPU = func() []time.Duration { return bench.ProcessCPU([]int{srv.Pid()}, true) }
 	}
-	rc.OnWindow = func(opened bool) {
-		p.rpcs[b2i(!opened)] = p.lk.RPCs()
-		p.win.Mark(opened)
-	}
+	rc.OnWindow = p.rpcs.mark(p.win.Mark)
 }
 
 // finish records the server, that advisory locks have no lease and no
@@ -72,7 +65,7 @@ func (p *postgresService) finish(res *results.Run, st *workloads.Stats) {
 	m := p.env.masters
 	res.Config.Postgres = &results.PostgresSettings{Lease: "none: held until released or the connection ends",
 		FenceSource: "none: an advisory lock has no token", LostConnections: p.lk.LostConnections(),
-		CallsPerCycle: perCycle(p.rpcs[1]-p.rpcs[0], st.Acquired)}
+		CallsPerCycle: p.rpcs.perCycle(st.Acquired)}
 	if m.Postgres.Local != nil {
 		res.Servers = st.ServersOf(m.Display)
 	}
