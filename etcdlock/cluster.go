@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"lockbench/internal/ports"
 )
 
 // Package is the Debian package that has the etcd server.
@@ -166,11 +167,11 @@ func (c *Cluster) advertise() error {
 }
 
 func (c *Cluster) newMember(i int) (*Member, error) {
-	cp, err := freePort()
+	cp, err := ports.Free()
 	if err != nil {
 		return nil, err
 	}
-	pp, err := freePort()
+	pp, err := ports.Free()
 	if err != nil {
 		return nil, err
 	}
@@ -178,15 +179,6 @@ func (c *Cluster) newMember(i int) (*Member, error) {
 	dir := filepath.Join(c.dir, name)
 	return &Member{Name: name, ClientURL: fmt.Sprintf("http://127.0.0.1:%d", cp), PeerURL: fmt.Sprintf("http://127.0.0.1:%d", pp),
 		dataDir: filepath.Join(dir, "data"), logPath: filepath.Join(dir, "etcd.log"), noFsync: c.opt.NoFsync}, os.MkdirAll(dir, 0o700)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func (m *Member) args() []string {

@@ -22,6 +22,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 
 	"lockbench/engine"
+	"lockbench/internal/ports"
 )
 
 const (
@@ -540,7 +541,7 @@ func (m *Master) startFirst(ctx context.Context) error {
 	defer m.mu.Unlock()
 	var err error
 	for attempt := 0; attempt < bindAttempts; attempt++ {
-		port, perr := freePort()
+		port, perr := ports.Free()
 		if perr != nil {
 			return perr
 		}
@@ -553,15 +554,6 @@ func (m *Master) startFirst(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("gave up after %d ports: %w", bindAttempts, err)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // runLocked spawns redis-server on m.port/m.dir and waits until it answers.

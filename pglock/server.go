@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -21,6 +20,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"lockbench/internal/ports"
 )
 
 // Package names the Debian package with the server binaries.
@@ -107,7 +108,7 @@ func (s *Server) start(ctx context.Context, bin string, cred *syscall.Credential
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return fmt.Errorf("initdb: %v: %s", err, lastLine(string(out)))
 	}
-	port, err := freePort()
+	port, err := ports.Free()
 	if err != nil {
 		return err
 	}
@@ -121,15 +122,6 @@ func (s *Server) start(ctx context.Context, bin string, cred *syscall.Credential
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // spawn starts the postmaster itself (its pid is the one lockbench holds,
