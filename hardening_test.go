@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -200,20 +201,23 @@ func TestSweepInterruptKeepsPartialResults(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "res")
 	sw := writeFile(t, t.TempDir(), "s.yaml", "settings:\n  local: 3\n  workers: 4\n  warmup: 0s\n  duration: 2s\nmatrix:\n  mode: [sequential, multiplexed]\n  workers: [2, 4, 8]\n")
 	cmd := exec.Command(binary, "sweep", "-f", sw, "--out", dir, "--no-report")
-	var e bytes.Buffer
+	var e lockedBuffer
 	cmd.Stderr = &e
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Let at least one cell finish, then interrupt mid-cell.
+	// Let one cell finish and the second start, then interrupt it in its
+	// 2 s window: 1 s after it said it starts, its set-up (the baselines)
+	// done even on a loaded machine.
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		if m, _ := filepath.Glob(filepath.Join(dir, "cells", "*.json")); len(m) >= 1 {
+		m, _ := filepath.Glob(filepath.Join(dir, "cells", "*.json"))
+		if len(m) >= 1 && strings.Contains(e.String(), "cell 2/") {
 			break
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
-	time.Sleep(700 * time.Millisecond)
+	time.Sleep(time.Second)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	var ee *exec.ExitError
@@ -491,4 +495,22 @@ func TestNetLatency(t *testing.T) {
 			t.Errorf("%v: exit %d %q", bad, code, stderr)
 		}
 	}
+}
+
+// lockedBuffer is a child's stderr, read while the child writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
