@@ -398,6 +398,9 @@ func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held, hold *ch
 	switch {
 	case c.cfg.Fencing && h.Lock.Fence > 0: // the service's own (etcd: the lock's revision)
 		token = h.Lock.Fence
+		if _, err := c.res.Token(ctx); err != nil { // counted with the resource's (fencing_tokens), its value unused
+			return err
+		}
 	case c.cfg.Fencing:
 		var err error
 		if token, err = c.res.Token(ctx); err != nil {
