@@ -127,11 +127,15 @@ func mergeCell(segs []segCell, inputs int, out string) (results.CellInfo, error)
 	return info, results.WriteFileShared(path, func(w io.Writer) error { return results.WriteJSON(w, merged) })
 }
 
+// mergedMetrics are the interval logs a merge adds: the latencies and
+// what waiting callers saw.
+var mergedMetrics = append(slices.Clone(metrics), results.MetricTimeToLock, results.MetricGaveUp, results.MetricHandoffGap)
+
 // mergeCellLogs adds the segments' interval logs of each metric, writes
 // them to out and sets the merged latencies from them.
 func mergeCellLogs(merged *results.Run, segs []segCell, out string, info results.CellInfo) error {
 	recomputed := map[string]bool{}
-	for _, m := range metrics {
+	for _, m := range mergedMetrics {
 		logs, have, err := segmentLogs(segs, m)
 		if err != nil {
 			return err
@@ -192,6 +196,16 @@ func addLogs(logs [][]*hdrhistogram.Histogram, m, path string) (lat results.Late
 
 // setLatency puts a latency recomputed from metric m's logs in its place.
 func setLatency(r *results.Run, m string, lat results.Latency) {
+	if c := r.Contention; c != nil {
+		switch m {
+		case results.MetricTimeToLock:
+			c.TimeToLock = lat
+		case results.MetricGaveUp:
+			c.GaveUpWait = &lat
+		case results.MetricHandoffGap:
+			c.HandoffGap = &lat
+		}
+	}
 	switch m {
 	case results.MetricAcquire:
 		r.AcquireLatency = lat

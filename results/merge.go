@@ -36,10 +36,108 @@ func MergeRuns(runs []Run, dirs []string) Run {
 	m.AcquireFailedLatency = mergeCountsOnly(runs, func(r Run) Latency { return r.AcquireFailedLatency })
 	m.ReleaseLatency = mergeCountsOnly(runs, func(r Run) Latency { return r.ReleaseLatency })
 	m.AcquireUncorrected = nil
-	// What waiting callers saw and how fair it was do not add across
-	// segments (each has its own workers and keys): left out.
-	m.Contention, m.Fairness = nil, nil
+	// What waiting callers saw adds up across segments (counts, and the
+	// latencies from their histograms, which the caller recomputes); the
+	// handoff gap and hot keys stay each segment's own.
+	m.Contention, m.Fairness = mergeContention(runs), mergeFairness(runs)
+	if m.Contention != nil {
+		m.Warnings = append(m.Warnings, "merge: handoff gaps and hot keys are each segment's (a key the segments share also changes hands between them)")
+	}
 	return m
+}
+
+// mergeContention adds the segments' contention figures: counts summed,
+// per-lock ratios weighted by acquisitions, latencies by count and max
+// only (the caller recomputes them from the histograms). nil when a
+// segment has none.
+func mergeContention(runs []Run) *Contention {
+	var out Contention
+	var acquired, attempts, commands float64
+	for _, r := range runs {
+		c := r.Contention
+		if c == nil {
+			return nil
+		}
+		a := float64(r.Outcomes.Acquired)
+		acquired, attempts, commands = acquired+a, attempts+c.AttemptsPerLock*a, commands+c.CommandsPerLock*a
+		out.GaveUp += c.GaveUp
+		out.Starved += c.Starved
+		out.StarvedWaits += c.StarvedWaits
+		out.SlowestWaits = append(out.SlowestWaits, c.SlowestWaits...)
+		out.Commands = addCommands(out.Commands, c.Commands)
+		out.Wakeups = addWakeups(out.Wakeups, c.Wakeups)
+	}
+	if acquired > 0 {
+		out.AttemptsPerLock, out.CommandsPerLock = attempts/acquired, commands/acquired
+	}
+	out.TimeToLock = mergeCountsOnly(runs, func(r Run) Latency { return r.Contention.TimeToLock })
+	out.GaveUpWait = mergeOptional(runs, func(r Run) *Latency { return r.Contention.GaveUpWait })
+	out.HandoffGap = mergeOptional(runs, func(r Run) *Latency { return r.Contention.HandoffGap })
+	return &out
+}
+
+// mergeOptional merges a latency some segments may lack (nil: none has it).
+func mergeOptional(runs []Run, get func(Run) *Latency) *Latency {
+	var have []Run
+	for _, r := range runs {
+		if get(r) != nil {
+			have = append(have, r)
+		}
+	}
+	if len(have) == 0 {
+		return nil
+	}
+	l := mergeCountsOnly(have, func(r Run) Latency { return *get(r) })
+	return &l
+}
+
+func addCommands(a, b *Commands) *Commands {
+	if b == nil {
+		return a
+	}
+	out := Commands{}
+	if a != nil {
+		out = *a
+	}
+	out.Add(*b)
+	return &out
+}
+
+func addWakeups(a, b *Wakeups) *Wakeups {
+	if b == nil {
+		return a
+	}
+	out := Wakeups{}
+	if a != nil {
+		out = *a
+	}
+	out.Add(*b)
+	return &out
+}
+
+// mergeFairness is Jain's index over every segment's workers, exact from
+// each segment's index, workers and acquisitions: a segment's sum of
+// squares is (Σx)² / (n · J).
+func mergeFairness(runs []Run) *Fairness {
+	var out Fairness
+	var sum, squares float64
+	for i, r := range runs {
+		f := r.Fairness
+		if f == nil || f.JainIndex <= 0 || f.Workers == 0 {
+			return nil
+		}
+		s := float64(r.Outcomes.Acquired)
+		sum, squares = sum+s, squares+s*s/(float64(f.Workers)*f.JainIndex)
+		out.Workers, out.Idle = out.Workers+f.Workers, out.Idle+f.Idle
+		if i == 0 || f.MinAcquired < out.MinAcquired {
+			out.MinAcquired = f.MinAcquired
+		}
+		out.MaxAcquired = max(out.MaxAcquired, f.MaxAcquired)
+	}
+	if squares > 0 {
+		out.JainIndex = sum * sum / (float64(out.Workers) * squares)
+	}
+	return &out
 }
 
 // cyclesIn is how many cycles the runs measured in all.
