@@ -206,18 +206,22 @@ func TestSweepInterruptKeepsPartialResults(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Let one cell finish and the second start, then interrupt it in its
-	// 2 s window: 1 s after it said it starts, its set-up (the baselines)
-	// done even on a loaded machine.
+	// Let one cell finish, then interrupt the second inside its 2 s
+	// window: once its acquire log (a temp file until the cell is kept)
+	// has grown past its header by a first one-second interval.
 	deadline := time.Now().Add(20 * time.Second)
+	header := int64(-1)
 	for time.Now().Before(deadline) {
-		m, _ := filepath.Glob(filepath.Join(dir, "cells", "*.json"))
-		if len(m) >= 1 && strings.Contains(e.String(), "cell 2/") {
-			break
+		m, _ := filepath.Glob(filepath.Join(dir, "cells", ".001-*.acquire.hlog.tmp"))
+		if len(m) == 1 {
+			if st, err := os.Stat(m[0]); err == nil && header < 0 {
+				header = st.Size()
+			} else if err == nil && st.Size() > header {
+				break
+			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(time.Second)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	var ee *exec.ExitError
