@@ -21,13 +21,7 @@ func TestGivenAtDefaultRefused(t *testing.T) {
 		{[]string{"--topology", "replicated", "--replicas", "2"}, ""},
 		{[]string{"--topology", "redlock", "--local", "5"}, ""},
 	} {
-		s := Defaults()
-		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-		BindFlags(fs, &s)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		_, err := s.Validate()
+		err := validateFlags(t, tc.args)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%v: %v, want accepted", tc.args, err)
@@ -42,4 +36,17 @@ func TestGivenAtDefaultRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "replicas: 2 needs topology replicated") {
 		t.Errorf("YAML replicas at its default with topology single: %v", err)
 	}
+}
+
+// validateFlags is run's settings from args on the defaults, validated.
+func validateFlags(t *testing.T, args []string) error {
+	t.Helper()
+	s := Defaults()
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	BindFlags(fs, &s)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Validate()
+	return err
 }

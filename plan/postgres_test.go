@@ -3,8 +3,6 @@ package plan
 import (
 	"strings"
 	"testing"
-
-	"github.com/spf13/pflag"
 )
 
 // topology postgres: its settings accepted, every other refused with one
@@ -28,13 +26,7 @@ func TestPostgresSettings(t *testing.T) {
 		{[]string{"--topology", "postgres", "--postgres-url", "mysql://u:secretpw@h:1/x"}, "postgres-url:"},
 		{[]string{"--topology", "redlock", "--postgres-url", "postgres://h:1/x"}, "postgres-url:"},
 	} {
-		s := Defaults()
-		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-		BindFlags(fs, &s)
-		if err := fs.Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		_, err := s.Validate()
+		err := validateFlags(t, tc.args)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%v: %v, want accepted", tc.args, err)
