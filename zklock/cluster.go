@@ -1,0 +1,608 @@
+// Package zklock is ZooKeeper as a lock service: its servers (a local
+// ensemble of real ZooKeeper processes, or an external one's addresses)
+// and its Locker (the lock recipe over ephemeral sequential znodes, one
+// session per contender).
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"lockbench/internal/ports"
+)
+
+// Package is the Debian package that has the ZooKeeper server.
+const Package = "zookeeper"
+
+// Jar is the ZooKeeper server jar of the Debian package; its manifest's
+// Class-Path names the jars it needs.
+const Jar = "/usr/share/java/zookeeper.jar"
+
+// slf4jSimple is the logging binding the members log through (to their
+// stderr, which is their log file); without it they log nothing.
+const slf4jSimple = "/usr/share/java/slf4j-simple.jar"
+
+// MaxServers is the largest local ensemble StartLocal starts.
+const MaxServers = 7
+
+// DefaultTTL is the session timeout a cluster is set up for when
+// Options.TTL is 0.
+const DefaultTTL = 10 * time.Second
+
+// stopGrace is how long a member has to stop on SIGTERM before SIGKILL.
+const stopGrace = 5 * time.Second
+
+// startWait and restartWait cap how long StartLocal and Restart wait for
+// members to serve.
+const (
+	startWait   = 60 * time.Second
+	restartWait = 30 * time.Second
+)
+
+// jvmArgs are every member's JVM flags: a small heap and the serial
+// collector, so that several members fit a small machine, and warn-level
+// logs with a time stamp. The JIT is left at its default (C2): a member
+// starts about 0.15 s faster with C1 only, but serves slower after.
+var jvmArgs = []string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:-UsePerfData", "-XX:+ExitOnOutOfMemoryError",
+	"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.showDateTime=true",
+	"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"}
+
+const mainClass = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+
+// Options say what local ensemble to start.
+type Options struct {
+	// Servers is the number of members, 1..MaxServers; 1 is a standalone
+	// server (no server.N lines).
+	Servers int
+	// ForceSync is forceSync=yes (the transaction log is fsynced for every
+	// transaction, ZooKeeper's default) or, false, forceSync=no.
+	ForceSync bool
+	// TTL is the session timeout clients will ask for (0: DefaultTTL). The
+	// tickTime is TTL/10 within [50ms, 2s] in whole milliseconds, and
+	// minSessionTimeout/maxSessionTimeout are ZooKeeper's 2 and 20 ticks,
+	// widened to take TTL in, so that the servers grant exactly TTL.
+	TTL time.Duration
+	// MaxClientCnxns is the connections a member takes from one client
+	// address (0: unlimited); every local client is 127.0.0.1.
+	MaxClientCnxns int
+	Log            io.Writer // the start-up line (nil: none)
+}
+
+// Cluster is a local ZooKeeper ensemble: its members' processes, each with
+// its own directory (zoo.cfg, data dir, log) and loopback ports.
+type Cluster struct {
+	dir     string
+	members []*Member
+	version string
+	opt     Options
+	tick    time.Duration
+	minSess time.Duration
+	maxSess time.Duration
+}
+
+// Member is one ZooKeeper server process of a Cluster.
+type Member struct {
+	ID           int    // its myid, 1..Servers
+	Name         string // "zk1"
+	ClientPort   int
+	PeerPort     int // followers' connections to the leader (0: standalone)
+	ElectionPort int // leader election (0: standalone)
+	dir          string
+	cfgPath      string
+	logPath      string
+	java         string
+	classpath    string
+	mu           sync.Mutex
+	cmd          *exec.Cmd
+	done         chan struct{}
+	paused       bool
+}
+
+// ServerPath is the ZooKeeper server jar, and whether it and java are
+// installed.
+func ServerPath() (string, bool) {
+	if _, err := os.Stat(Jar); err != nil {
+		return Jar, false
+	}
+	_, err := exec.LookPath("java")
+	return Jar, err == nil
+}
+
+// tickFor is the tickTime for sessions of ttl: ttl/10 within [50ms, 2s],
+// in whole milliseconds.
+func tickFor(ttl time.Duration) time.Duration {
+	t := min(max(ttl/10, 50*time.Millisecond), 2*time.Second)
+	return t.Truncate(time.Millisecond)
+}
+
+// StartLocal starts opt.Servers ZooKeeper processes on free loopback ports
+// in a new temporary directory and waits until a quorum serves: every
+// member answers srvr as leader, follower or standalone. On failure
+// nothing is left running and the directory is removed.
+func StartLocal(ctx context.Context, opt Options) (*Cluster, error) {
+	if opt.Servers < 1 || opt.Servers > MaxServers {
+		return nil, fmt.Errorf("zookeeper: %d servers; a local ensemble has 1 to %d", opt.Servers, MaxServers)
+	}
+	if opt.TTL < 0 || opt.MaxClientCnxns < 0 {
+		return nil, fmt.Errorf("zookeeper: negative TTL (%v) or MaxClientCnxns (%d)", opt.TTL, opt.MaxClientCnxns)
+	}
+	if opt.TTL == 0 {
+		opt.TTL = DefaultTTL
+	}
+	if opt.TTL%time.Millisecond != 0 {
+		return nil, fmt.Errorf("zookeeper: TTL %v is not whole milliseconds (session timeouts are in ms)", opt.TTL)
+	}
+	jar, ok := ServerPath()
+	if !ok {
+		return nil, fmt.Errorf("zookeeper server (%s) or java not found; topology zookeeper with local members runs real ZooKeeper processes (apt-get install %s)", jar, Package)
+	}
+	java, err := exec.LookPath("java")
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "lockbench-zk-*")
+	if err != nil {
+		return nil, err
+	}
+	tick := tickFor(opt.TTL)
+	c := &Cluster{dir: dir, opt: opt, tick: tick, minSess: min(2*tick, opt.TTL), maxSess: max(20*tick, opt.TTL)}
+	if err := c.start(ctx, java, jar); err != nil {
+		return nil, errors.Join(err, c.Stop())
+	}
+	if opt.Log != nil {
+		what := fmt.Sprintf("%d local zookeeper %s members", opt.Servers, c.version)
+		if opt.Servers == 1 {
+			what = fmt.Sprintf("a standalone local zookeeper %s server", c.version)
+		}
+		fmt.Fprintf(opt.Log, "lockbench: started %s (%s, tickTime %v, sessions %v..%v) on %s, pids %v\n",
+			what, c.FsyncText(), tick, c.minSess, c.maxSess, strings.Join(c.Servers(), ", "), c.Pids())
+	}
+	return c, nil
+}
+
+func (c *Cluster) start(ctx context.Context, java, jar string) error {
+	cp := jar
+	if _, err := os.Stat(slf4jSimple); err == nil {
+		cp += ":" + slf4jSimple
+	}
+	for i := range c.opt.Servers {
+		m, err := c.newMember(i+1, java, cp)
+		if err != nil {
+			return err
+		}
+		c.members = append(c.members, m)
+	}
+	cfg := c.config()
+	for _, m := range c.members {
+		if err := m.writeConfig(cfg); err != nil {
+			return err
+		}
+	}
+	for _, m := range c.members {
+		if err := m.spawn(); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, startWait)
+	defer cancel()
+	if err := c.waitServing(ctx); err != nil {
+		return err
+	}
+	v, err := c.members[0].version(ctx)
+	if err != nil {
+		return err
+	}
+	c.version = v
+	return nil
+}
+
+func (c *Cluster) newMember(id int, java, cp string) (*Member, error) {
+	m := &Member{ID: id, Name: fmt.Sprintf("zk%d", id), java: java}
+	var err error
+	if m.ClientPort, err = ports.Free(); err != nil {
+		return nil, err
+	}
+	if c.opt.Servers > 1 {
+		if m.PeerPort, err = ports.Free(); err != nil {
+			return nil, err
+		}
+		if m.ElectionPort, err = ports.Free(); err != nil {
+			return nil, err
+		}
+	}
+	m.dir = filepath.Join(c.dir, m.Name)
+	m.cfgPath = filepath.Join(m.dir, "zoo.cfg")
+	m.logPath = filepath.Join(m.dir, "zookeeper.log")
+	m.classpath = m.dir + ":" + cp
+	return m, os.MkdirAll(filepath.Join(m.dir, "data"), 0o700)
+}
+
+// config is the zoo.cfg every member shares, but for its dataDir and
+// clientPort. initLimit is at least 10 s and syncLimit (how long a follower
+// and its leader wait on each other; a paused leader is given up on after
+// it) at least 1 s, whatever the tick.
+func (c *Cluster) config() string {
+	ms := func(d time.Duration) int64 { return d.Milliseconds() }
+	ticks := func(d time.Duration, least int64) int64 { return max(least, (ms(d)+ms(c.tick)-1)/ms(c.tick)) }
+	fsync := "no"
+	if c.opt.ForceSync {
+		fsync = "yes"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "tickTime=%d\nminSessionTimeout=%d\nmaxSessionTimeout=%d\n", ms(c.tick), ms(c.minSess), ms(c.maxSess))
+	fmt.Fprintf(&b, "clientPortAddress=127.0.0.1\nadmin.enableServer=false\n4lw.commands.whitelist=ruok,srvr,mntr,cons\n")
+	fmt.Fprintf(&b, "forceSync=%s\nmaxClientCnxns=%d\n", fsync, c.opt.MaxClientCnxns)
+	if len(c.members) > 1 {
+		fmt.Fprintf(&b, "initLimit=%d\nsyncLimit=%d\n", ticks(10*time.Second, 10), ticks(time.Second, 5))
+		for _, m := range c.members {
+			fmt.Fprintf(&b, "server.%d=127.0.0.1:%d:%d\n", m.ID, m.PeerPort, m.ElectionPort)
+		}
+	}
+	return b.String()
+}
+
+func (m *Member) writeConfig(shared string) error {
+	data := filepath.Join(m.dir, "data")
+	cfg := fmt.Sprintf("dataDir=%s\nclientPort=%d\n%s", data, m.ClientPort, shared)
+	if err := os.WriteFile(m.cfgPath, []byte(cfg), 0o600); err != nil {
+		return err
+	}
+	if m.PeerPort == 0 {
+		return nil
+	}
+	return os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(m.ID)+"\n"), 0o600)
+}
+
+// spawn starts the member's JVM in its own process group (a terminal
+// Ctrl-C reaches lockbench, which stops it), killed if lockbench dies; its
+// stdout and stderr are appended to its log.
+func (m *Member) spawn() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	log, err := os.OpenFile(m.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	args := append(append([]string{}, jvmArgs...), "-cp", m.classpath, mainClass, m.cfgPath)
+	cmd := exec.Command(m.java, args...)
+	cmd.Dir = m.dir
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start zookeeper member %s: %w", m.Name, err)
+	}
+	m.cmd, m.done, m.paused = cmd, make(chan struct{}), false
+	done := m.done
+	go func() { _ = cmd.Wait(); close(done) }()
+	return nil
+}
+
+// waitServing waits until every member serves.
+func (c *Cluster) waitServing(ctx context.Context) error {
+	for {
+		var last error
+		var waiting *Member
+		for _, m := range c.members {
+			if err := m.serving(ctx); err != nil {
+				last, waiting = err, m
+				break
+			}
+		}
+		if last == nil {
+			return nil
+		}
+		for _, m := range c.members {
+			if !m.Running() {
+				return m.exitedError()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("zookeeper member %s not serving: %w (last: %v); log tail:\n%s", waiting.Name, ctx.Err(), last, tail(waiting.logPath))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (m *Member) exitedError() error {
+	m.mu.Lock()
+	state := "exited"
+	if m.cmd != nil && m.cmd.ProcessState != nil {
+		state = m.cmd.ProcessState.String()
+	}
+	m.mu.Unlock()
+	return fmt.Errorf("zookeeper member %s %s before it served; log tail:\n%s", m.Name, state, tail(m.logPath))
+}
+
+// serving is nil when the member answers srvr as leader, follower or
+// standalone.
+func (m *Member) serving(ctx context.Context) error {
+	mode, err := m.Mode(ctx)
+	if err != nil {
+		return err
+	}
+	switch mode {
+	case "leader", "follower", "standalone":
+		return nil
+	}
+	return fmt.Errorf("zookeeper member %s is %s", m.Name, mode)
+}
+
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	lines = lines[max(0, len(lines)-10):]
+	for i, l := range lines {
+		if len(l) > 300 {
+			lines[i] = l[:300] + "…"
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fourLetter sends a four-letter word to addr and returns the answer.
+func fourLetter(ctx context.Context, addr, word string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	dl, _ := ctx.Deadline()
+	_ = conn.SetDeadline(dl)
+	if _, err := io.WriteString(conn, word); err != nil {
+		return "", fmt.Errorf("%s %s: %w", word, addr, err)
+	}
+	b, err := io.ReadAll(conn)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w", word, addr, err)
+	}
+	return string(b), nil
+}
+
+// field is the value of srvr's "key: value" line ("" and false: none).
+func field(out, key string) (string, bool) {
+	for l := range strings.SplitSeq(out, "\n") {
+		if v, ok := strings.CutPrefix(l, key+":"); ok {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
+}
+
+// Mode is the member's srvr Mode line: leader, follower, standalone (or
+// observer); an error when it does not answer or does not serve (while it
+// looks for a leader).
+func (m *Member) Mode(ctx context.Context) (string, error) {
+	out, err := fourLetter(ctx, m.Addr(), "srvr")
+	if err != nil {
+		return "", fmt.Errorf("zookeeper member %s: %w", m.Name, err)
+	}
+	mode, ok := field(out, "Mode")
+	if !ok {
+		return "", fmt.Errorf("zookeeper member %s does not serve: %s", m.Name, strings.TrimSpace(out))
+	}
+	return mode, nil
+}
+
+// version is the member's srvr version ("3.8.0").
+func (m *Member) version(ctx context.Context) (string, error) {
+	out, err := fourLetter(ctx, m.Addr(), "srvr")
+	if err != nil {
+		return "", fmt.Errorf("zookeeper member %s: %w", m.Name, err)
+	}
+	v, ok := field(out, "Zookeeper version")
+	if !ok {
+		return "", fmt.Errorf("zookeeper member %s: no version in srvr: %s", m.Name, strings.TrimSpace(out))
+	}
+	v, _, _ = strings.Cut(v, ",")
+	v, _, _ = strings.Cut(v, "-")
+	return v, nil
+}
+
+// Servers are the members' client addresses ("127.0.0.1:port").
+func (c *Cluster) Servers() []string {
+	var out []string
+	for _, m := range c.members {
+		out = append(out, m.Addr())
+	}
+	return out
+}
+
+// Members are the ensemble's members.
+func (c *Cluster) Members() []*Member { return c.members }
+
+// ServerVersion is the members' ZooKeeper version ("zookeeper 3.8.0").
+func (c *Cluster) ServerVersion() string { return "zookeeper " + c.version }
+
+// TickTime is the members' tickTime.
+func (c *Cluster) TickTime() time.Duration { return c.tick }
+
+// SessionTimeouts are the members' minSessionTimeout and
+// maxSessionTimeout: a session timeout asked outside is clamped to them.
+func (c *Cluster) SessionTimeouts() (lo, hi time.Duration) { return c.minSess, c.maxSess }
+
+// FsyncText says how the members write their transaction log.
+func (c *Cluster) FsyncText() string {
+	if c.opt.ForceSync {
+		return "forceSync=yes"
+	}
+	return "forceSync=no"
+}
+
+// Pids are the members' running processes.
+func (c *Cluster) Pids() []int {
+	var out []int
+	for _, m := range c.members {
+		if p := m.Pid(); p > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Leader is the index in Members of the member whose srvr Mode is leader
+// (or standalone), asked of the running members that are not paused.
+func (c *Cluster) Leader(ctx context.Context) (int, error) {
+	var last error
+	for i, m := range c.members {
+		if !m.Running() || m.isPaused() {
+			continue
+		}
+		mode, err := m.Mode(ctx)
+		switch {
+		case err != nil:
+			last = err
+		case mode == "leader" || mode == "standalone":
+			return i, nil
+		}
+	}
+	if last == nil {
+		return -1, errors.New("zookeeper: no member says it leads")
+	}
+	return -1, fmt.Errorf("zookeeper: no member says it leads (%v)", last)
+}
+
+// Stop stops every member and removes the ensemble's directory.
+func (c *Cluster) Stop() error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(c.members)+1)
+	for i, m := range c.members {
+		wg.Go(func() { errs[i] = m.Stop() })
+	}
+	wg.Wait()
+	errs[len(c.members)] = os.RemoveAll(c.dir)
+	return errors.Join(errs...)
+}
+
+// Addr is the member's client address ("127.0.0.1:port").
+func (m *Member) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.ClientPort)) }
+
+// Pid is the member's process (0: not running).
+func (m *Member) Pid() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd == nil || m.exited() {
+		return 0
+	}
+	return m.cmd.Process.Pid
+}
+
+// Running says whether the member's process is up (paused counts as up).
+func (m *Member) Running() bool { return m.Pid() > 0 }
+
+func (m *Member) exited() bool {
+	select {
+	case <-m.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (m *Member) isPaused() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.paused
+}
+
+// Pause stops the member (SIGSTOP): it neither answers clients nor its
+// peers until Resume.
+func (m *Member) Pause() error { return m.signal(syscall.SIGSTOP, true) }
+
+// Resume continues a paused member (SIGCONT).
+func (m *Member) Resume() error { return m.signal(syscall.SIGCONT, false) }
+
+func (m *Member) signal(sig syscall.Signal, paused bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd == nil || m.exited() {
+		return fmt.Errorf("zookeeper member %s is not running", m.Name)
+	}
+	if err := m.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("signal zookeeper member %s (pid %d): %w", m.Name, m.cmd.Process.Pid, err)
+	}
+	m.paused = paused
+	return nil
+}
+
+// Kill is kill -9 of the member's process, reaped.
+func (m *Member) Kill() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd == nil || m.exited() {
+		return nil
+	}
+	if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kill zookeeper member %s (pid %d): %w", m.Name, m.cmd.Process.Pid, err)
+	}
+	<-m.done
+	m.paused = false
+	return nil
+}
+
+// Restart starts a stopped or killed member again with its zoo.cfg and
+// data dir (it rejoins the ensemble with what it had logged) and waits
+// until it serves again. A running member is left as it is.
+func (m *Member) Restart(ctx context.Context) error {
+	if m.Running() {
+		return nil
+	}
+	if err := m.spawn(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, restartWait)
+	defer cancel()
+	for {
+		err := m.serving(ctx)
+		if err == nil {
+			return nil
+		}
+		if !m.Running() {
+			return m.exitedError()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("zookeeper member %s not serving after restart: %v; log tail:\n%s", m.Name, err, tail(m.logPath))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Stop stops the member by its pid: SIGTERM (SIGCONT too, in case it is
+// paused), SIGKILL after stopGrace; reaped either way.
+func (m *Member) Stop() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd == nil || m.exited() {
+		return nil
+	}
+	p := m.cmd.Process
+	_ = p.Signal(syscall.SIGTERM)
+	_ = p.Signal(syscall.SIGCONT)
+	m.paused = false
+	select {
+	case <-m.done:
+		return nil
+	case <-time.After(stopGrace):
+	}
+	if err := p.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kill zookeeper member %s (pid %d): %w", m.Name, p.Pid, err)
+	}
+	<-m.done
+	return nil
+}
