@@ -62,6 +62,8 @@ type Masters struct {
 	Etcd *EtcdServers
 	// A postgres cell's server (nil otherwise).
 	Postgres *PostgresServers
+	// A zookeeper cell's servers (nil otherwise).
+	Zookeeper *ZookeeperServers
 }
 
 // LockConfig is cfg (a cell's resolved engine configuration) pointed at
@@ -102,6 +104,9 @@ func (m *Masters) Pids() []int {
 	}
 	if m.Postgres != nil && m.Postgres.Local != nil {
 		out = append(out, m.Postgres.Local.Pid())
+	}
+	if m.Zookeeper != nil && m.Zookeeper.Local != nil {
+		out = append(out, m.Zookeeper.Local.Pids()...)
 	}
 	return out
 }
@@ -166,6 +171,8 @@ func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, er
 		return m, p.startEtcd(ctx, c, m)
 	case s.Postgres():
 		return m, p.startPostgres(ctx, c, m)
+	case s.Zookeeper():
+		return m, p.startZookeeper(ctx, c, m)
 	case c.Faulty:
 		return m, p.startFaultServers(ctx, c, m)
 	case s.ExternalSentinels():
@@ -286,6 +293,9 @@ func (p *Pool) Close() error {
 	}
 	if m.Postgres != nil && m.Postgres.Local != nil {
 		errs = append(errs, m.Postgres.Local.Stop())
+	}
+	if m.Zookeeper != nil && m.Zookeeper.Local != nil {
+		errs = append(errs, m.Zookeeper.Local.Stop())
 	}
 	for _, s := range append([]*localmasters.Set{m.Local}, m.sets...) {
 		if s != nil {

@@ -36,6 +36,8 @@ func CanServe(c plan.Cell) error {
 		return canServeEtcd(s)
 	case s.Postgres():
 		return canServePostgres(s)
+	case s.Zookeeper():
+		return canServeZookeeper(s)
 	case c.Faulty && !found:
 		return MissingTool{fmt.Errorf("redis-server not found in PATH; chaos needs real masters it can kill (apt-get install redis-server)")}
 	case c.Faulty && len(c.ClockMasters()) > 0:

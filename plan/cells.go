@@ -226,6 +226,7 @@ func expandAxes(base Cell, axes []Axis) ([]Cell, error) {
 func (s *Settings) cloneSlices() {
 	s.Masters, s.SentinelAddrs = slices.Clone(s.Masters), slices.Clone(s.SentinelAddrs)
 	s.ReplicaPriority, s.EtcdEndpoints = slices.Clone(s.ReplicaPriority), slices.Clone(s.EtcdEndpoints)
+	s.ZookeeperServers = slices.Clone(s.ZookeeperServers)
 	s.Given = maps.Clone(s.Given)
 }
 
@@ -305,6 +306,9 @@ func (c Cell) MastersKey() string {
 	}
 	if s.Postgres() {
 		return fmt.Sprintf("postgres|%s|%d", s.PostgresURL, s.PostgresMaxConnections())
+	}
+	if s.Zookeeper() {
+		return fmt.Sprintf("zookeeper|%v|%d|%s|%v|%d", s.ZookeeperServers, s.ZookeeperMembers(), s.zookeeperPersistence(), s.TTL, s.ZookeeperMaxClientCnxns())
 	}
 	if s.Etcd() {
 		return fmt.Sprintf("etcd|%v|%d|%s|%v", s.EtcdEndpoints, s.EtcdMembers(), s.etcdPersistence(), s.MemberLatency)

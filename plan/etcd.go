@@ -90,6 +90,8 @@ func (s Settings) checkEtcd() error {
 		return fmt.Errorf("local-cpus: not yet with topology etcd (it pins redis-server masters)")
 	case s.AutoExtend:
 		return fmt.Errorf("auto-extend: not with topology etcd; a session keeps its lease alive by itself")
+	case len(s.ZookeeperServers) > 0 || s.PostgresURL != "":
+		return fmt.Errorf("zookeeper-servers/postgres-url: need their own topology; topology is etcd")
 	case s.WaitReplicas != 0:
 		return fmt.Errorf("wait-replicas: %d needs topology replicated; etcd commits each write on a quorum of members itself", s.WaitReplicas)
 	}

@@ -172,7 +172,7 @@ func (g givenSlice) GetSlice() []string { return g.sv.GetSlice() }
 // bindTopologyFlags registers the topology and the replicated set's settings.
 func bindTopologyFlags(fs *pflag.FlagSet, s *Settings) {
 	dur := func(p *Duration, name, usage string) { fs.Var(durationFlag{p}, name, usage) }
-	fs.StringVar(&s.Topology, "topology", s.Topology, "what the lock runs on: redlock (N independent masters), single (one master), replicated (a master with replicas behind Sentinel), etcd (etcd's concurrency.Mutex; --local members, default 3, or --etcd-endpoints), postgres (advisory locks; a local server or --postgres-url)")
+	fs.StringVar(&s.Topology, "topology", s.Topology, "what the lock runs on: redlock (N independent masters), single (one master), replicated (a master with replicas behind Sentinel), etcd (etcd's concurrency.Mutex; --local members, default 3, or --etcd-endpoints), zookeeper (the lock recipe; --local servers, default 3, or --zookeeper-servers), postgres (advisory locks; a local server or --postgres-url)")
 	fs.IntVar(&s.Replicas, "replicas", s.Replicas, "replicated: local replicas of the master")
 	fs.IntVar(&s.Sentinels, "sentinels", s.Sentinels, "replicated: local Sentinels watching the set (a count; external ones: --sentinel-addrs)")
 	fs.Var(&addrsFlag{m: &s.SentinelAddrs}, "sentinel-addrs", "replicated, an external set: its Sentinels as host:port or redis://… (comma-separated), with --master-set; nothing is started")
@@ -183,6 +183,7 @@ func bindTopologyFlags(fs *pflag.FlagSet, s *Settings) {
 	dur(&s.FailoverTimeout, "failover-timeout", "replicated, local: Sentinel's failover-timeout")
 	fs.IntVar(&s.MinReplicasToWrite, "min-replicas-to-write", s.MinReplicasToWrite, "replicated, local: min-replicas-to-write on the master and replicas (0: off)")
 	fs.Var(&addrsFlag{m: &s.EtcdEndpoints}, "etcd-endpoints", "etcd, an external cluster: its client endpoints as host:port or http(s)://[user:pass@]host:port (comma-separated); nothing is started")
+	fs.Var(&addrsFlag{m: &s.ZookeeperServers}, "zookeeper-servers", "zookeeper, an external ensemble: its servers as host:port (comma-separated); nothing is started")
 	fs.StringVar(&s.PostgresURL, "postgres-url", s.PostgresURL, "postgres, an external server: postgres://user[:pass]@host:port/db; nothing is started")
 	dur(&s.MemberLatency, "member-latency", "etcd, local members: delay every message between members by this much (whole ms; a proxy on each member's peer port)")
 	fs.IntSliceVar(&s.ReplicaPriority, "replica-priority", s.ReplicaPriority, "replicated, local: replica-priority per replica, in order (Sentinel promotes the lowest non-zero; 0 never)")

@@ -142,6 +142,8 @@ func (s Settings) checkFaultServers() error {
 		return s.checkEtcdFaultServers()
 	case s.Postgres():
 		return fmt.Errorf("topology: postgres is not yet taken by fault scenarios (benchmark cells: run or sweep)")
+	case s.Zookeeper():
+		return fmt.Errorf("topology: zookeeper is not yet taken by fault scenarios (benchmark cells: run or sweep)")
 	case len(s.Masters) > 0:
 		return fmt.Errorf("masters: a fault scenario starts its own masters (it crashes and restarts them); use local: N (how many), not addresses")
 	case s.Local < 1 || s.Local > 15:
@@ -207,8 +209,8 @@ func (s Settings) checkMasters() error {
 }
 
 func (s Settings) checkPersistence() error {
-	if s.Etcd() || s.Postgres() {
-		return nil // checkEtcd's
+	if s.Etcd() || s.Postgres() || s.Zookeeper() {
+		return nil // checkEtcd's, checkPostgres', checkZookeeper's
 	}
 	if s.Persistence != "" && !slices.Contains(persistenceModes, s.Persistence) {
 		return fmt.Errorf("persistence: %q is not accepted; use %s", s.Persistence, strings.Join(persistenceModes, ", "))
@@ -243,7 +245,7 @@ func (s Settings) checkNetLatency() error {
 // checkClient: the lock client (driver, mode, wait and the engine's own
 // checks).
 func (s Settings) checkClient() error {
-	if s.Etcd() || s.Postgres() {
+	if s.Etcd() || s.Postgres() || s.Zookeeper() {
 		ec, err := s.EngineConfig()
 		if err != nil {
 			return err
@@ -345,6 +347,10 @@ func (s Settings) N() int {
 		return s.EtcdMembers()
 	case s.Postgres():
 		return 1
+	case s.ExternalZookeeper():
+		return len(s.ZookeeperServers)
+	case s.Zookeeper():
+		return s.ZookeeperMembers()
 	}
 	if len(s.Masters) > 0 {
 		return len(s.Masters)

@@ -51,6 +51,9 @@ func (c Cell) resolve() (Resolved, error) {
 	if s.Postgres() {
 		r.Recorded.Persistence = persistenceNA
 	}
+	if s.Zookeeper() {
+		r.Recorded.Persistence = s.zookeeperPersistence()
+	}
 	s.recordTopology(&r.Recorded)
 	if c.Faulty {
 		r.Recorded.Workers = s.Workers * s.Clients

@@ -33,6 +33,8 @@ func (s Settings) TopologyOf() engine.Topology {
 		return TopologyEtcd
 	case s.Postgres():
 		return TopologyPostgres
+	case s.Zookeeper():
+		return TopologyZookeeper
 	}
 	t, _ := engine.ParseTopology(s.Topology)
 	if t == "" {
@@ -87,6 +89,15 @@ func (s Settings) checkTopology() error {
 	if s.Postgres() {
 		return s.checkPostgres()
 	}
+	if s.Zookeeper() {
+		if err := s.checkZookeeper(); err != nil {
+			return err
+		}
+		return s.checkNotReplicated(TopologyZookeeper)
+	}
+	if len(s.ZookeeperServers) > 0 {
+		return fmt.Errorf("zookeeper-servers: needs topology zookeeper; topology is %s", s.TopologyOf())
+	}
 	if s.PostgresURL != "" {
 		return fmt.Errorf("postgres-url: needs topology postgres; topology is %s", s.TopologyOf())
 	}
@@ -98,7 +109,7 @@ func (s Settings) checkTopology() error {
 	}
 	t, err := engine.ParseTopology(s.Topology)
 	if err != nil {
-		return fmt.Errorf("topology: %q is not accepted; use redlock, single, replicated, etcd or postgres", s.Topology)
+		return fmt.Errorf("topology: %q is not accepted; use redlock, single, replicated, etcd, zookeeper or postgres", s.Topology)
 	}
 	switch t {
 	case engine.Replicated:
@@ -232,6 +243,12 @@ func (s Settings) recordTopology(out *results.Settings) {
 	if s.Postgres() {
 		out.Topology, out.Local, out.Persistence, out.TTL = string(TopologyPostgres), 1, persistenceNA, 0
 		if s.ExternalPostgres() {
+			out.Local = 0
+		}
+	}
+	if s.Zookeeper() {
+		out.Topology, out.Local = string(TopologyZookeeper), s.ZookeeperMembers()
+		if s.ExternalZookeeper() {
 			out.Local = 0
 		}
 	}

@@ -178,6 +178,10 @@ func (r PriceRow) ServersText() string {
 		return "1 master + replicas (external)"
 	case r.Topology == "postgres":
 		return "1 server"
+	case r.Topology == "zookeeper" && r.Masters == 1:
+		return "1 server"
+	case r.Topology == "zookeeper":
+		return fmt.Sprintf("%d servers", r.Masters)
 	case r.Topology == "etcd" && r.Masters == 1:
 		return "1 member"
 	case r.Topology == "etcd":
@@ -211,6 +215,8 @@ func (r PriceRow) shortText() string {
 		return fmt.Sprintf("replicated\nWAIT %d", r.WaitReplicas)
 	case r.Topology == "etcd":
 		return fmt.Sprintf("etcd N=%d\n%s", r.Masters, r.Persistence)
+	case r.Topology == "zookeeper":
+		return fmt.Sprintf("zookeeper N=%d\n%s", r.Masters, r.Persistence)
 	}
 	return r.Topology
 }

@@ -16,6 +16,8 @@ type CellConfig struct {
 	Etcd *EtcdSettings `json:"etcd,omitempty"`
 	// Postgres is what a postgres cell ran on (nil otherwise).
 	Postgres *PostgresSettings `json:"postgres,omitempty"`
+	// Zookeeper: a zookeeper cell's session terms (nil otherwise).
+	Zookeeper *ZookeeperSettings `json:"zookeeper,omitempty"`
 	Version  string            `json:"lockbench_version"`
 	Redsync  *RedsyncSettings  `json:"redsync,omitempty"`
 	*ChaosConfig
@@ -39,6 +41,20 @@ type EtcdSettings struct {
 	LostSessions int64 `json:"lost_sessions"`
 	// RPCsPerCycle are the lock calls (Txn, Get, Delete) in the measured
 	// window per lock cycle.
+	RPCsPerCycle float64 `json:"rpcs_per_cycle"`
+}
+
+// ZookeeperSettings are what a zookeeper cell's locks ran on.
+type ZookeeperSettings struct {
+	// SessionTimeout is what the servers granted each session (asked:
+	// ttl); TickTime is a local ensemble's, fitted to it.
+	SessionTimeout Duration `json:"session_timeout"`
+	TickTime       Duration `json:"tick_time,omitempty"`
+	FenceSource    string   `json:"fence_source"`
+	// LostSessions are sessions that expired under them (replaced).
+	LostSessions int64 `json:"lost_sessions"`
+	// RPCsPerCycle are the lock requests (creates, children, exists,
+	// deletes) in the measured window per lock cycle.
 	RPCsPerCycle float64 `json:"rpcs_per_cycle"`
 }
 

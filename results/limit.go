@@ -86,7 +86,7 @@ func LimitOf(r *Run) Limit {
 	// Redis runs commands on one thread, so a master near a full core is
 	// the limit; an etcd member is a multi-threaded Go program, whose
 	// limit the machine rule below tells.
-	oneThread := r.Config == nil || (r.Config.Etcd == nil && r.Config.Postgres == nil)
+	oneThread := r.Config == nil || (r.Config.Etcd == nil && r.Config.Postgres == nil && r.Config.Zookeeper == nil)
 	if oneThread && busiestKnown && (busiest >= ServerFullCore || (saturated && busiest >= ServerSharedCore)) {
 		return Limit{LimitServer, fmt.Sprintf("the busiest master used %s of a core (a master runs commands on one thread)%s", Pct0(busiest), machineText(m))}
 	}
@@ -123,6 +123,8 @@ func latencyText(r *Run, idle string) string {
 		switch {
 		case r.Config != nil && r.Config.Etcd != nil:
 			floor = "etcd's Put round trip"
+		case r.Config != nil && r.Config.Zookeeper != nil:
+			floor = "ZooKeeper's Set round trip"
 		case r.Config != nil && r.Config.Postgres != nil:
 			floor = "a SELECT 1 round trip"
 		}

@@ -116,6 +116,9 @@ type Settings struct {
 	// PostgresURL: topology postgres on an external server
 	// (postgres://user[:pass]@host:port/db); empty: a local one.
 	PostgresURL string `yaml:"postgres_url" json:"postgres_url,omitempty"`
+	// ZookeeperServers: topology zookeeper on an external ensemble
+	// (host:port); empty: local servers (Local).
+	ZookeeperServers []string `yaml:"zookeeper_servers" json:"zookeeper_servers,omitempty"`
 
 	// Lock client
 	Driver      string   `yaml:"driver" json:"driver"`

@@ -28,7 +28,7 @@ func printRunHeader(w io.Writer, r *Run, s Settings) {
 		load = fmt.Sprintf("rate=%.0f/s max-in-flight=%d", s.Rate, s.Workers)
 	}
 	client := fmt.Sprintf("driver=%s mode=%s wait=%s", s.Driver, s.Mode, s.Wait)
-	if s.Topology == "etcd" || s.Topology == "postgres" {
+	if s.Topology == "etcd" || s.Topology == "postgres" || s.Topology == "zookeeper" {
 		client = "wait-strategy=" + s.WaitStrategy
 	}
 	ttl := "ttl=" + s.TTL.String()
@@ -62,6 +62,8 @@ func topologyText(r *Run, s Settings) string {
 		return etcdText(r, rec)
 	case "postgres":
 		return postgresText(r, rec)
+	case "zookeeper":
+		return zookeeperText(r, rec)
 	case "replicated":
 		t := "topology replicated: 1 master"
 		if rec.Replicas > 0 {
@@ -89,6 +91,24 @@ func etcdText(r *Run, rec Settings) string {
 	}
 	if r.Config != nil && r.Config.Etcd != nil {
 		t += fmt.Sprintf(", lease %s", r.Config.Etcd.LeaseTTL)
+	}
+	return t
+}
+
+// zookeeperText is a zookeeper cell's servers: "topology zookeeper 3.8.0:
+// 3 local servers (fsync), session timeout 10s".
+func zookeeperText(r *Run, rec Settings) string {
+	t := "topology zookeeper"
+	if r.Config != nil && r.Config.ServerVersion != "" {
+		t = "topology " + r.Config.ServerVersion
+	}
+	if len(rec.ZookeeperServers) > 0 {
+		t += fmt.Sprintf(": %d servers", len(rec.ZookeeperServers))
+	} else {
+		t += fmt.Sprintf(": %d local servers (%s)", rec.Local, rec.Persistence)
+	}
+	if r.Config != nil && r.Config.Zookeeper != nil {
+		t += fmt.Sprintf(", session timeout %s", r.Config.Zookeeper.SessionTimeout)
 	}
 	return t
 }
@@ -176,6 +196,11 @@ func printServiceCalls(w io.Writer, r *Run) {
 		fmt.Fprintf(w, "postgres: %.2f lock calls per cycle, %d connections lost, lease: %s, fencing token: %s\n\n", p.CallsPerCycle, p.LostConnections, p.Lease, p.FenceSource)
 		return
 	}
+	if r.Config != nil && r.Config.Zookeeper != nil {
+		z := r.Config.Zookeeper
+		fmt.Fprintf(w, "zookeeper: %.2f lock requests per cycle, %d sessions lost, fencing token: %s\n\n", z.RPCsPerCycle, z.LostSessions, z.FenceSource)
+		return
+	}
 	if r.Config == nil || r.Config.Etcd == nil {
 		return
 	}
@@ -192,7 +217,7 @@ func printCosts(w io.Writer, r *Run) {
 		sv := r.Servers
 		server := "master"
 		switch {
-		case r.Config != nil && r.Config.Etcd != nil:
+		case r.Config != nil && (r.Config.Etcd != nil || r.Config.Zookeeper != nil):
 			server = "member"
 		case r.Config != nil && r.Config.Postgres != nil:
 			server = "server (postmaster and backends)"

@@ -57,6 +57,8 @@ func openService(ctx context.Context, env cellEnv) (lockService, error) {
 		return openEtcd(ctx, env)
 	case s.Postgres():
 		return openPostgres(ctx, env)
+	case s.Zookeeper():
+		return openZookeeper(ctx, env)
 	}
 	return openRedis(ctx, env)
 }

@@ -53,6 +53,10 @@ func serversText(s plan.Settings) string {
 		return fmt.Sprintf("replicated %s via %d given sentinels, WAIT %d", s.MasterSet, len(s.SentinelAddrs), s.WaitReplicas)
 	case t == engine.Replicated:
 		return fmt.Sprintf("replicated: 1 master + %d replicas, %d sentinels, WAIT %d", s.Replicas, s.Sentinels, s.WaitReplicas)
+	case s.ExternalZookeeper():
+		return fmt.Sprintf("zookeeper: %d given servers", len(s.ZookeeperServers))
+	case s.Zookeeper():
+		return fmt.Sprintf("zookeeper: %d local servers", s.ZookeeperMembers())
 	case s.ExternalPostgres():
 		return "postgres: given server"
 	case s.Postgres():

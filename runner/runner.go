@@ -104,6 +104,9 @@ func (e cellEnv) cellConfig() *results.CellConfig {
 	if m.Postgres != nil {
 		cc.RedisVersion, cc.ServerVersion, cc.Quorum = "", m.Version, 1
 	}
+	if m.Zookeeper != nil {
+		cc.RedisVersion, cc.ServerVersion, cc.Quorum = "", m.Version, len(m.Zookeeper.Addrs)/2+1
+	}
 	return cc
 }
 

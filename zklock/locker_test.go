@@ -1,0 +1,160 @@
+package zklock_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"lockbench/engine"
+	"lockbench/internal/redistest"
+	"lockbench/zklock"
+)
+
+// startEnsemble starts n local servers fitted to sessions of ttl.
+func startEnsemble(t *testing.T, n int, ttl time.Duration) *zklock.Cluster {
+	t.Helper()
+	if _, ok := zklock.ServerPath(); !ok {
+		redistest.RequireTool(t, errors.New("zookeeper not installed (apt-get install "+zklock.Package+")"))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := zklock.StartLocal(ctx, zklock.Options{Servers: n, ForceSync: true, TTL: ttl, MaxClientCnxns: 200, Log: t.Output()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	return c
+}
+
+func newZKLocker(t *testing.T, c *zklock.Cluster, ttl time.Duration, strategy string, sessions int) *zklock.Locker {
+	t.Helper()
+	l, err := zklock.New(context.Background(), zklock.Config{Servers: c.Servers(), TTL: ttl, Strategy: strategy,
+		Retry:    engine.RetryPolicy{Strategy: engine.StrategyRetry, Min: time.Millisecond, Max: 3 * time.Millisecond, WaitTime: 5 * time.Second},
+		Sessions: sessions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestLockerExcludesAndCleansUp: contenders on one key never overlap, in
+// the queue and by retries; tokens (czxids) grow with each grant; Close
+// leaves no znode under lockbench's root.
+func TestLockerExcludesAndCleansUp(t *testing.T) {
+	c := startEnsemble(t, 1, 2*time.Second)
+	for _, strategy := range []string{zklock.StrategyQueue, engine.StrategyRetry} {
+		t.Run(strategy, func(t *testing.T) {
+			l := newZKLocker(t, c, 2*time.Second, strategy, 6)
+			if got := l.GrantedTTL(); got != 2*time.Second {
+				t.Fatalf("granted session timeout %v, want 2s", got)
+			}
+			var inside, overlaps, cycles atomic.Int64
+			var mu sync.Mutex
+			var last int64
+			var wg sync.WaitGroup
+			for range 6 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range 15 {
+						lk, res := l.Acquire(context.Background(), "t:"+strategy+":hot")
+						if !res.Acquired {
+							t.Errorf("not acquired: %+v", res)
+							return
+						}
+						if inside.Add(1) > 1 {
+							overlaps.Add(1)
+						}
+						mu.Lock()
+						if lk.Fence <= last {
+							t.Errorf("fence %d after %d: not increasing", lk.Fence, last)
+						}
+						last = lk.Fence
+						mu.Unlock()
+						time.Sleep(200 * time.Microsecond)
+						inside.Add(-1)
+						if r := l.Release(context.Background(), lk); !r.OK {
+							t.Errorf("release failed")
+						}
+						cycles.Add(1)
+					}
+				}()
+			}
+			wg.Wait()
+			if overlaps.Load() != 0 || cycles.Load() != 90 {
+				t.Fatalf("overlaps %d, cycles %d (want 0, 90)", overlaps.Load(), cycles.Load())
+			}
+			l.Close()
+			conn := dial(t, c)
+			if ok, _, err := conn.Exists(zklock.Root); err != nil || ok {
+				kids, _, _ := conn.Children(zklock.Root)
+				t.Fatalf("after Close %s exists=%v (%v), children %v", zklock.Root, ok, err, kids)
+			}
+		})
+	}
+}
+
+// TestLockerRefusesClampedTTL: a session timeout the servers would clamp
+// is refused with one line naming ttl and what they grant.
+func TestLockerRefusesClampedTTL(t *testing.T) {
+	c := startEnsemble(t, 1, 2*time.Second)
+	_, err := zklock.New(context.Background(), zklock.Config{Servers: c.Servers(), TTL: 10 * time.Minute, Strategy: zklock.StrategyQueue, Sessions: 1})
+	if err == nil || !strings.HasPrefix(err.Error(), "ttl: ") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %v; want one line starting ttl:", err)
+	}
+}
+
+// TestLockerTakenAndGaveUp: a try-once caller finds the key taken; a
+// queued one gives up after its wait time and leaves no znode behind.
+func TestLockerTakenAndGaveUp(t *testing.T) {
+	c := startEnsemble(t, 1, 2*time.Second)
+	holder := newZKLocker(t, c, 2*time.Second, zklock.StrategyQueue, 1)
+	defer holder.Close()
+	lk, res := holder.Acquire(context.Background(), "t:held")
+	if !res.Acquired {
+		t.Fatal("holder did not acquire")
+	}
+	q, err := zklock.New(context.Background(), zklock.Config{Servers: c.Servers(), TTL: 2 * time.Second, Strategy: zklock.StrategyQueue,
+		Retry: engine.RetryPolicy{WaitTime: 300 * time.Millisecond}, Sessions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if _, res := q.Acquire(context.Background(), "t:held"); res.Acquired || !res.Taken || res.Err != nil {
+		t.Fatalf("queued past its wait: %+v, want taken", res)
+	}
+	try, err := zklock.New(context.Background(), zklock.Config{Servers: c.Servers(), TTL: 2 * time.Second, Strategy: engine.StrategyRetry,
+		Retry: engine.RetryPolicy{Strategy: engine.StrategyRetry, Retries: 2, Min: time.Millisecond, Max: 2 * time.Millisecond}, Sessions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer try.Close()
+	if _, res := try.Acquire(context.Background(), "t:held"); res.Acquired || !res.Taken || res.Attempts != 3 {
+		t.Fatalf("try-once on a held key: %+v, want taken after 3 attempts", res)
+	}
+	kids, _, err := dial(t, c).Children(zklock.Root + "/t:held")
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("znodes in the key's queue: %v (%v); want only the holder's", kids, err)
+	}
+	holder.Release(context.Background(), lk)
+}
+
+func dial(t *testing.T, c *zklock.Cluster) *zk.Conn {
+	t.Helper()
+	conn, _, err := zk.Connect(c.Servers(), 2*time.Second, zk.WithLogInfo(false), zk.WithLogger(nopLog{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	return conn
+}
+
+type nopLog struct{}
+
+func (nopLog) Printf(string, ...any) {}
