@@ -18,8 +18,8 @@ type CellConfig struct {
 	Postgres *PostgresSettings `json:"postgres,omitempty"`
 	// Zookeeper: a zookeeper cell's session terms (nil otherwise).
 	Zookeeper *ZookeeperSettings `json:"zookeeper,omitempty"`
-	Version  string            `json:"lockbench_version"`
-	Redsync  *RedsyncSettings  `json:"redsync,omitempty"`
+	Version   string             `json:"lockbench_version"`
+	Redsync   *RedsyncSettings   `json:"redsync,omitempty"`
 	*ChaosConfig
 }
 
