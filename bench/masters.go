@@ -171,7 +171,7 @@ func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, er
 		return m, p.startEtcd(ctx, c, m)
 	case s.Postgres():
 		return m, p.startPostgres(ctx, c, m)
-	case s.Zookeeper():
+	case s.Zookeeper() && !c.Faulty:
 		return m, p.startZookeeper(ctx, c, m)
 	case c.Faulty:
 		return m, p.startFaultServers(ctx, c, m)

@@ -30,8 +30,8 @@ func CanServe(c plan.Cell) error {
 	_, found := localmasters.RedisServerPath()
 	embedded := s.Embedded == "always" || (s.Embedded == "auto" && !found)
 	switch {
-	case s.Etcd() && c.Faulty && !found:
-		return MissingTool{fmt.Errorf("redis-server not found in PATH; an etcd fault cell keeps its protected resource on a redis-server (apt-get install redis-server)")}
+	case s.Consensus() && c.Faulty && !found:
+		return MissingTool{fmt.Errorf("redis-server not found in PATH; a %s fault cell keeps its protected resource on a redis-server (apt-get install redis-server)", s.TopologyOf())}
 	case s.Etcd():
 		return canServeEtcd(s)
 	case s.Postgres():
@@ -68,14 +68,17 @@ func (p *Pool) startFaultServers(ctx context.Context, c plan.Cell, m *Masters) e
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if c.Settings.Etcd() {
-		if err := p.startEtcd(ctx, c, m); err != nil {
-			return err
-		}
-	} else if err := p.startFaultMasters(ctx, c, m); err != nil {
-		return err
-	} else {
+	switch {
+	case c.Settings.Etcd():
+		err = p.startEtcd(ctx, c, m)
+	case c.Settings.Zookeeper():
+		err = p.startZookeeper(ctx, c, m)
+	default:
+		err = p.startFaultMasters(ctx, c, m)
 		m.Display, m.Embedded = m.Addrs, false
+	}
+	if err != nil {
+		return err
 	}
 	return m.startResource(ctx)
 }

@@ -15,6 +15,7 @@ import (
 	"lockbench/faults"
 	"lockbench/results"
 	"lockbench/workloads"
+	"lockbench/zklock"
 )
 
 // ClientConfig is everything one client needs; a client process gets it
@@ -44,6 +45,14 @@ type ClientConfig struct {
 	// of Engine: etcd's concurrency.Mutex on these endpoints, with
 	// Engine's ttl, wait strategy and retry terms.
 	Etcd *EtcdClient `json:"etcd,omitempty"`
+	// Zookeeper, when set, is the lock recipe on these servers in place of
+	// the masters, one session (of Engine's ttl) per worker.
+	Zookeeper *ZookeeperClient `json:"zookeeper,omitempty"`
+}
+
+// ZookeeperClient is where a client finds its ZooKeeper ensemble.
+type ZookeeperClient struct {
+	Servers []string `json:"servers"`
 }
 
 // EtcdClient is where a client finds its etcd cluster.
@@ -59,6 +68,14 @@ func newLocker(ctx context.Context, cfg ClientConfig) (workloads.Locker, func(),
 	if e := cfg.Etcd; e != nil {
 		lk, err := etcdlock.New(ctx, etcdlock.Config{Endpoints: e.Endpoints, Username: e.Username, Password: e.Password,
 			TTL: cfg.Engine.TTL, Strategy: cfg.Engine.Strategy, Retry: cfg.Engine.Retry(), Sessions: cfg.Workers})
+		if err != nil {
+			return nil, nil, err
+		}
+		return lk, lk.Close, nil
+	}
+	if z := cfg.Zookeeper; z != nil {
+		lk, err := zklock.New(ctx, zklock.Config{Servers: z.Servers, TTL: cfg.Engine.TTL, Strategy: cfg.Engine.Strategy,
+			Retry: cfg.Engine.Retry(), Sessions: cfg.Workers})
 		if err != nil {
 			return nil, nil, err
 		}

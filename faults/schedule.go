@@ -80,7 +80,7 @@ func (t Targets) Check(specs []Spec) error {
 			return err
 		}
 		if s.Role != "" && t.Leader == nil {
-			return fmt.Errorf("faults[%d]: role %s needs a consensus cluster (topology etcd)", i, s.Role)
+			return fmt.Errorf("faults[%d]: role %s needs a consensus cluster (topology etcd or zookeeper)", i, s.Role)
 		}
 		switch s.Kind {
 		case Partition, Latency, Reset:

@@ -143,7 +143,7 @@ func (s Settings) checkFaultServers() error {
 	case s.Postgres():
 		return fmt.Errorf("topology: postgres is not yet taken by fault scenarios (benchmark cells: run or sweep)")
 	case s.Zookeeper():
-		return fmt.Errorf("topology: zookeeper is not yet taken by fault scenarios (benchmark cells: run or sweep)")
+		return s.checkZookeeperFaultServers()
 	case len(s.Masters) > 0:
 		return fmt.Errorf("masters: a fault scenario starts its own masters (it crashes and restarts them); use local: N (how many), not addresses")
 	case s.Local < 1 || s.Local > 15:
@@ -327,8 +327,8 @@ func (s Settings) warnings() []string {
 	if s.Hold >= s.TTL && !s.AutoExtend {
 		out = append(out, fmt.Sprintf("hold %v >= ttl %v: locks expire while held (holds are cut at the validity end); use auto-extend or a longer ttl", s.Hold, s.TTL))
 	}
-	if n := s.N(); n%2 == 0 && s.Etcd() {
-		out = append(out, fmt.Sprintf("%d etcd members: an even cluster tolerates no more failures than %d (quorum %d)", n, n-1, n/2+1))
+	if n := s.N(); n%2 == 0 && s.Consensus() {
+		out = append(out, fmt.Sprintf("%d %s members: an even cluster tolerates no more failures than %d (quorum %d)", n, s.TopologyOf(), n-1, n/2+1))
 	} else if n%2 == 0 {
 		out = append(out, fmt.Sprintf("%d masters: an even N tolerates no more failures than N-1 (quorum %d)", n, engine.Quorum(n)))
 	}

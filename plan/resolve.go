@@ -143,12 +143,14 @@ func (c Cell) checkFaultTargets() error {
 func (s Settings) checkFaultTopology(where string, f Fault) error {
 	repl := s.Replicated()
 	switch {
-	case !s.Etcd() && f.Role != "":
-		return fmt.Errorf("%s.role: needs topology etcd (a member by its role); topology is %s (use master_index)", where, s.TopologyOf())
+	case !s.Consensus() && f.Role != "":
+		return fmt.Errorf("%s.role: needs topology etcd or zookeeper (a member by its role); topology is %s (use master_index)", where, s.TopologyOf())
 	case s.Etcd() && f.Kind == results.FaultClockJump:
 		return fmt.Errorf("%s.kind: clock_jump is not available with topology etcd: libfaketime does not move a Go program's clock (etcd's or lockbench's); use crash or pause", where)
-	case s.Etcd() && f.Kind != results.FaultCrash && f.Kind != results.FaultPause:
-		return fmt.Errorf("%s.kind: %s is not yet available with topology etcd; use crash (master_index or role: leader|follower) or pause", where, f.Kind)
+	case s.Zookeeper() && f.Kind == results.FaultClockJump:
+		return fmt.Errorf("%s.kind: clock_jump is not available with topology zookeeper: libfaketime is not shown to move a JVM's clock, nor a Go client's; use crash or pause", where)
+	case s.Consensus() && f.Kind != results.FaultCrash && f.Kind != results.FaultPause:
+		return fmt.Errorf("%s.kind: %s is not yet available with topology %s; use crash (master_index or role: leader|follower) or pause", where, f.Kind, s.TopologyOf())
 	case !repl && (f.Kind == results.FaultFailover || f.Kind == results.FaultReplicationLag):
 		return fmt.Errorf("%s.kind: %s needs topology replicated (a master with replicas behind Sentinel); topology is %s", where, f.Kind, s.TopologyOf())
 	case !repl && f.ByRole():

@@ -33,6 +33,19 @@ func (s Settings) Zookeeper() bool { return s.Topology == string(TopologyZookeep
 // given, nothing is started here.
 func (s Settings) ExternalZookeeper() bool { return s.Zookeeper() && len(s.ZookeeperServers) > 0 }
 
+// Consensus says the cell locks on a consensus cluster (etcd or
+// ZooKeeper): its members have roles, a leader and followers.
+func (s Settings) Consensus() bool { return s.Etcd() || s.Zookeeper() }
+
+// checkZookeeperFaultServers: a zookeeper fault cell starts its own
+// servers (it crashes them).
+func (s Settings) checkZookeeperFaultServers() error {
+	if s.ExternalZookeeper() {
+		return fmt.Errorf("zookeeper-servers: a fault scenario starts its own ZooKeeper servers (it crashes them); use local: M, not servers")
+	}
+	return s.checkFaultLoad()
+}
+
 // ZookeeperMembers is a local ensemble's size: local as given, 3 when
 // local was not given (its default is Redis' 5 masters).
 func (s Settings) ZookeeperMembers() int {

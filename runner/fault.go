@@ -93,6 +93,13 @@ func newFaultRun(env cellEnv) *faultRun {
 		}
 		r.targets.Leader = e.Local.Leader
 	}
+	if z := m.Zookeeper; z != nil && z.Local != nil {
+		for _, mb := range z.Local.Members() {
+			r.targets.Masters = append(r.targets.Masters, mb)
+			r.res.Addrs = append(r.res.Addrs, mb.Addr())
+		}
+		r.targets.Leader = z.Local.Leader
+	}
 	if set := m.Replicated; set != nil {
 		r.targets.Set, r.targets.Replicas, r.targets.Sentinels = set, set.Replicas(), set.Sentinels()
 		r.res.Addrs = append(r.res.Addrs, append(set.ReplicaAddrs(), set.SentinelAddrs()...)...)
@@ -144,6 +151,9 @@ func (r *faultRun) clientConfigs() []chaos.ClientConfig {
 			Seed: r.seed + uint64(c)*7919, LogDir: r.masters.TempDir, FailureTimes: r.hasFailover()}
 		if e := r.masters.Etcd; e != nil {
 			cfgs[c].Etcd = &chaos.EtcdClient{Endpoints: e.Endpoints, Username: e.Username, Password: e.Password}
+		}
+		if z := r.masters.Zookeeper; z != nil {
+			cfgs[c].Zookeeper = &chaos.ZookeeperClient{Servers: z.Addrs}
 		}
 	}
 	return cfgs
@@ -206,6 +216,9 @@ func (r *faultRun) logStarted() {
 	servers := fmt.Sprintf("masters %s (pids %s)", strings.Join(m.Addrs, " "), pidList(pidsOf(m.Servers)))
 	if e := m.Etcd; e != nil && e.Local != nil {
 		servers = fmt.Sprintf("%s members %s (%s, pids %s)", m.Version, strings.Join(e.Endpoints, " "), e.Local.FsyncText(), pidList(e.Local.Pids()))
+	}
+	if z := m.Zookeeper; z != nil && z.Local != nil {
+		servers = fmt.Sprintf("%s servers %s (%s, tickTime %v, pids %s)", m.Version, strings.Join(z.Addrs, " "), z.Local.FsyncText(), z.Local.TickTime(), pidList(z.Local.Pids()))
 	}
 	if set := m.Replicated; set != nil {
 		all := append(append([]*localmasters.Master{set.Master()}, set.Replicas()...), set.Sentinels()...)

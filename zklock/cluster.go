@@ -399,6 +399,24 @@ func (m *Member) Mode(ctx context.Context) (string, error) {
 	return mode, nil
 }
 
+// HeldKeys counts the ephemeral znodes in the member's own copy of the
+// tree (mntr's zk_ephemerals_count: held locks and waiting places); -1
+// when it does not answer.
+func (m *Member) HeldKeys(ctx context.Context) int {
+	out, err := fourLetter(ctx, m.Addr(), "mntr")
+	if err != nil {
+		return -1
+	}
+	for l := range strings.SplitSeq(out, "\n") {
+		if v, ok := strings.CutPrefix(l, "zk_ephemerals_count"); ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
 // version is the member's srvr version ("3.8.0").
 func (m *Member) version(ctx context.Context) (string, error) {
 	out, err := fourLetter(ctx, m.Addr(), "srvr")
