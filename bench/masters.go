@@ -169,7 +169,7 @@ func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, er
 	switch {
 	case s.Etcd() && !c.Faulty:
 		return m, p.startEtcd(ctx, c, m)
-	case s.Postgres():
+	case s.Postgres() && !c.Faulty:
 		return m, p.startPostgres(ctx, c, m)
 	case s.Zookeeper() && !c.Faulty:
 		return m, p.startZookeeper(ctx, c, m)

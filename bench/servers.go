@@ -30,7 +30,7 @@ func CanServe(c plan.Cell) error {
 	_, found := localmasters.RedisServerPath()
 	embedded := s.Embedded == "always" || (s.Embedded == "auto" && !found)
 	switch {
-	case s.Consensus() && c.Faulty && !found:
+	case (s.Consensus() || s.Postgres()) && c.Faulty && !found:
 		return MissingTool{fmt.Errorf("redis-server not found in PATH; a %s fault cell keeps its protected resource on a redis-server (apt-get install redis-server)", s.TopologyOf())}
 	case s.Etcd():
 		return canServeEtcd(s)
@@ -73,6 +73,8 @@ func (p *Pool) startFaultServers(ctx context.Context, c plan.Cell, m *Masters) e
 		err = p.startEtcd(ctx, c, m)
 	case c.Settings.Zookeeper():
 		err = p.startZookeeper(ctx, c, m)
+	case c.Settings.Postgres():
+		err = p.startPostgres(ctx, c, m)
 	default:
 		err = p.startFaultMasters(ctx, c, m)
 		m.Display, m.Embedded = m.Addrs, false

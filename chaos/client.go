@@ -13,6 +13,7 @@ import (
 	"lockbench/engine"
 	"lockbench/etcdlock"
 	"lockbench/faults"
+	"lockbench/pglock"
 	"lockbench/results"
 	"lockbench/workloads"
 	"lockbench/zklock"
@@ -48,6 +49,14 @@ type ClientConfig struct {
 	// Zookeeper, when set, is the lock recipe on these servers in place of
 	// the masters, one session (of Engine's ttl) per worker.
 	Zookeeper *ZookeeperClient `json:"zookeeper,omitempty"`
+	// Postgres, when set, is advisory locks on this server, one
+	// connection per worker.
+	Postgres *PostgresClient `json:"postgres,omitempty"`
+}
+
+// PostgresClient is where a client finds its PostgreSQL server.
+type PostgresClient struct {
+	URL string `json:"url"`
 }
 
 // ZookeeperClient is where a client finds its ZooKeeper ensemble.
@@ -68,6 +77,13 @@ func newLocker(ctx context.Context, cfg ClientConfig) (workloads.Locker, func(),
 	if e := cfg.Etcd; e != nil {
 		lk, err := etcdlock.New(ctx, etcdlock.Config{Endpoints: e.Endpoints, Username: e.Username, Password: e.Password,
 			TTL: cfg.Engine.TTL, Strategy: cfg.Engine.Strategy, Retry: cfg.Engine.Retry(), Sessions: cfg.Workers})
+		if err != nil {
+			return nil, nil, err
+		}
+		return lk, lk.Close, nil
+	}
+	if p := cfg.Postgres; p != nil {
+		lk, err := pglock.New(ctx, pglock.Config{URL: p.URL, Strategy: cfg.Engine.Strategy, Retry: cfg.Engine.Retry(), Conns: cfg.Workers})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -30,6 +30,7 @@ const (
 	ClockJump        = results.FaultClockJump
 	Failover         = results.FaultFailover
 	ReplicationLag   = results.FaultReplicationLag
+	KillBackend      = results.FaultKillBackend
 	RestartImmediate = results.RestartImmediate
 	RestartNever     = results.RestartNever
 )
@@ -338,6 +339,8 @@ func (s *Scheduler) apply(i int, sp Spec, at time.Time) {
 		s.failover(i, at)
 	case ReplicationLag:
 		s.replicationLag(i, sp, at)
+	case KillBackend:
+		s.killBackends(i, sp, at)
 	default:
 		s.fail(fmt.Errorf("faults: kind %q is not known", sp.Kind))
 	}
@@ -577,6 +580,33 @@ func (s *Scheduler) crash(i int, sp Spec, at time.Time) {
 		case delay > 0:
 			s.later(1_000_000+i*1000+m, delay, restart)
 		}
+	}
+}
+
+// BackendKiller is a database server that can end the sessions holding
+// locks on it (PostgreSQL's pg_terminate_backend).
+type BackendKiller interface {
+	KillHolders(ctx context.Context) (int, error)
+}
+
+// killBackends ends the lock holders' sessions on each server of sp: the
+// server frees their locks; their clients learn it on their next call.
+func (s *Scheduler) killBackends(i int, sp Spec, at time.Time) {
+	for _, m := range orAll(sp.Masters, len(s.t.Masters)) {
+		bk, ok := s.t.Masters[m].(BackendKiller)
+		if !ok {
+			s.fail(fmt.Errorf("kill_backend: %s is not a database server (topology postgres)", s.masterName(m)))
+			continue
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, 3*time.Second)
+		n, err := bk.KillHolders(ctx)
+		cancel()
+		if err != nil {
+			s.fail(err)
+			continue
+		}
+		s.eventKeys(at, string(KillBackend), s.masterName(m), fmt.Sprintf("pg_terminate_backend of the %d sessions holding locks", n), n)
+		s.took(i)
 	}
 }
 

@@ -28,6 +28,12 @@ var WaitStrategies = []string{StrategyQueue, engine.StrategyRetry, engine.Strate
 // until released or its connection ends.
 const noValidity = 100 * 365 * 24 * time.Hour
 
+// neverLost is a session lock's Lost: the lock holds until its connection
+// ends, and pgx learns that only on the holder's next call, so it never
+// fires; set, so that checkers judge the hold as a session's (from the
+// acquire to the end of its use), not on a TTL it does not have.
+var neverLost = make(chan struct{})
+
 // callTimeout bounds a release, which has no caller's deadline.
 const callTimeout = 5 * time.Second
 
@@ -138,7 +144,7 @@ func (l *Locker) Acquire(ctx context.Context, key string) (*engine.Lock, engine.
 		l.giveBack(c, ctx)
 		return nil, res
 	}
-	return &engine.Lock{Key: key, Start: start, ValidUntil: start.Add(noValidity), Handle: held{c, id}}, res
+	return &engine.Lock{Key: key, Start: start, ValidUntil: start.Add(noValidity), Handle: held{c, id}, Lost: neverLost}, res
 }
 
 // queue waits in the server's queue for the lock, at most lock_timeout

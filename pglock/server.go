@@ -44,9 +44,13 @@ type Server struct {
 	dir, data string
 	port      int
 	version   string
-	mu        sync.Mutex
-	cmd       *exec.Cmd
-	done      chan struct{}
+	// bin, cred and maxConns start the postmaster again (Restart).
+	bin      string
+	cred     *syscall.Credential
+	maxConns int
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	done     chan struct{}
 }
 
 // BinDir is the newest installed server's bin directory ("" and false:
@@ -112,8 +116,8 @@ func (s *Server) start(ctx context.Context, bin string, cred *syscall.Credential
 	if err != nil {
 		return err
 	}
-	s.port = port
-	if err := s.spawn(bin, cred, opt.MaxConnections); err != nil {
+	s.port, s.bin, s.cred, s.maxConns = port, bin, cred, opt.MaxConnections
+	if err := s.spawn(); err != nil {
 		return err
 	}
 	return s.waitReady(ctx)
@@ -126,16 +130,16 @@ func lastLine(s string) string {
 
 // spawn starts the postmaster itself (its pid is the one lockbench holds,
 // not a runuser's) in its own process group, killed if lockbench dies.
-func (s *Server) spawn(bin string, cred *syscall.Credential, maxConns int) error {
-	logf, err := os.Create(filepath.Join(s.dir, "postgres.log"))
+func (s *Server) spawn() error {
+	logf, err := os.OpenFile(filepath.Join(s.dir, "postgres.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", s.data, "-k", s.dir, "-p", strconv.Itoa(s.port),
-		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections="+strconv.Itoa(maxConns))
+	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", s.data, "-k", s.dir, "-p", strconv.Itoa(s.port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections="+strconv.Itoa(s.maxConns))
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start postgres: %w", err)
 	}

@@ -132,6 +132,8 @@ var fieldsOf = map[results.FaultKind][]string{
 	// A replicated set's: the current master, whichever process it is.
 	results.FaultFailover:       {},
 	results.FaultReplicationLag: {"replica_index", "for"},
+	// A database server's lock-holding sessions (topology postgres).
+	results.FaultKillBackend: {"master_index"},
 }
 
 // decodeFaults reads a faults: list; where names it in errors.

@@ -140,8 +140,10 @@ func (s Settings) checkFaultServers() error {
 	switch {
 	case s.Etcd():
 		return s.checkEtcdFaultServers()
+	case s.ExternalPostgres():
+		return fmt.Errorf("postgres-url: a fault scenario starts its own PostgreSQL server (it crashes it); leave postgres-url unset")
 	case s.Postgres():
-		return fmt.Errorf("topology: postgres is not yet taken by fault scenarios (benchmark cells: run or sweep)")
+		return s.checkFaultLoad()
 	case s.Zookeeper():
 		return s.checkZookeeperFaultServers()
 	case len(s.Masters) > 0:

@@ -54,6 +54,8 @@ func (s Settings) checkPostgres() error {
 		return fmt.Errorf("wait-replicas: %d needs topology replicated", s.WaitReplicas)
 	case len(s.EtcdEndpoints) > 0 || s.MemberLatency != 0:
 		return fmt.Errorf("etcd-endpoints/member-latency: need topology etcd; topology is postgres")
+	case s.Fencing:
+		return fmt.Errorf("fencing: an advisory lock has no token to fence with (topology postgres); leave fencing unset")
 	case len(s.ZookeeperServers) > 0:
 		return fmt.Errorf("zookeeper-servers: needs topology zookeeper; topology is postgres")
 	case s.Workers > 5000:

@@ -149,6 +149,10 @@ func (s Settings) checkFaultTopology(where string, f Fault) error {
 		return fmt.Errorf("%s.kind: clock_jump is not available with topology etcd: libfaketime does not move a Go program's clock (etcd's or lockbench's); use crash or pause", where)
 	case s.Zookeeper() && f.Kind == results.FaultClockJump:
 		return fmt.Errorf("%s.kind: clock_jump is not available with topology zookeeper: libfaketime is not shown to move a JVM's clock, nor a Go client's; use crash or pause", where)
+	case !s.Postgres() && f.Kind == results.FaultKillBackend:
+		return fmt.Errorf("%s.kind: kill_backend needs topology postgres (its sessions hold the locks); topology is %s", where, s.TopologyOf())
+	case s.Postgres() && f.Kind != results.FaultCrash && f.Kind != results.FaultPause && f.Kind != results.FaultKillBackend:
+		return fmt.Errorf("%s.kind: %s is not yet available with topology postgres; use crash (master_index: [0], the server), pause (a client, or the server) or kill_backend", where, f.Kind)
 	case s.Consensus() && f.Kind != results.FaultCrash && f.Kind != results.FaultPause:
 		return fmt.Errorf("%s.kind: %s is not yet available with topology %s; use crash (master_index or role: leader|follower) or pause", where, f.Kind, s.TopologyOf())
 	case !repl && (f.Kind == results.FaultFailover || f.Kind == results.FaultReplicationLag):

@@ -23,10 +23,14 @@ const (
 	// FaultReplicationLag stops replicas receiving the master's writes
 	// (SIGSTOP, their links cut) until For ends or the master is killed.
 	FaultReplicationLag FaultKind = "replication_lag"
+	// FaultKillBackend ends a database's lock-holding sessions on the
+	// server (PostgreSQL's pg_terminate_backend): their locks are freed
+	// while their clients go on.
+	FaultKillBackend FaultKind = "kill_backend"
 )
 
 // FaultKinds lists every fault kind.
-var FaultKinds = []FaultKind{FaultCrash, FaultPartition, FaultLatency, FaultReset, FaultPause, FaultClockJump, FaultFailover, FaultReplicationLag}
+var FaultKinds = []FaultKind{FaultCrash, FaultPartition, FaultLatency, FaultReset, FaultPause, FaultClockJump, FaultFailover, FaultReplicationLag, FaultKillBackend}
 
 // Restart policies of a crash.
 const (

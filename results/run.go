@@ -213,7 +213,8 @@ type SafetySecond struct {
 // cell's start; nil: it did not happen before the cell ended.
 type Failover struct {
 	// Kind is "" for a replicated set's failover (Sentinel promotes a
-	// replica), "election" for a consensus cluster's leader killed.
+	// replica), "election" for a consensus cluster's leader killed, "recovery" for a
+	// PostgreSQL server killed and restarted.
 	Kind      string   `json:"kind,omitempty"`
 	KilledAt  float64  `json:"killed_at_s"`
 	Master    string   `json:"master"` // killed

@@ -38,15 +38,20 @@ func (r *faultRun) addFailovers(run *results.Run, t0 time.Time, events []faults.
 }
 
 // addElections puts into the result each kill of a consensus cluster's
-// leader with its election window: from the kill to the first acquire
-// started after it that won the lock (a quorum served again), with the
-// acquires that failed in it.
+// leader with its election window, and each kill of a PostgreSQL server
+// with its recovery window: from the kill to the first acquire started
+// after it that won the lock (a quorum, or the restarted server, served
+// again), with the acquires that failed in it.
 func (r *faultRun) addElections(run *results.Run, t0 time.Time, events []faults.Event, ck check.Findings, clients []chaos.ClientResult) {
 	for _, e := range events {
-		if e.Kind != "crash" || !strings.HasPrefix(e.Target, "leader") {
+		kind := "election"
+		if r.s.Postgres() {
+			kind = "recovery"
+		}
+		if e.Kind != "crash" || (kind == "election" && !strings.HasPrefix(e.Target, "leader")) {
 			continue
 		}
-		f := results.Failover{Kind: "election", KilledAt: secondsFrom(t0, e.At), Master: e.Target, HeldKeys: e.HeldKeys}
+		f := results.Failover{Kind: kind, KilledAt: secondsFrom(t0, e.At), Master: e.Target, HeldKeys: e.HeldKeys}
 		end := time.Time{}
 		if a, ok := ck.FirstAcquireAfter(e.At.UnixNano()); ok {
 			end = time.Unix(0, a.Done)

@@ -93,6 +93,10 @@ func newFaultRun(env cellEnv) *faultRun {
 		}
 		r.targets.Leader = e.Local.Leader
 	}
+	if pg := m.Postgres; pg != nil && pg.Local != nil {
+		r.targets.Masters = append(r.targets.Masters, pg.Local)
+		r.res.Addrs = append(r.res.Addrs, pg.Local.Addr())
+	}
 	if z := m.Zookeeper; z != nil && z.Local != nil {
 		for _, mb := range z.Local.Members() {
 			r.targets.Masters = append(r.targets.Masters, mb)
@@ -155,6 +159,9 @@ func (r *faultRun) clientConfigs() []chaos.ClientConfig {
 		if z := r.masters.Zookeeper; z != nil {
 			cfgs[c].Zookeeper = &chaos.ZookeeperClient{Servers: z.Addrs}
 		}
+		if pg := r.masters.Postgres; pg != nil {
+			cfgs[c].Postgres = &chaos.PostgresClient{URL: pg.URL}
+		}
 	}
 	return cfgs
 }
@@ -216,6 +223,9 @@ func (r *faultRun) logStarted() {
 	servers := fmt.Sprintf("masters %s (pids %s)", strings.Join(m.Addrs, " "), pidList(pidsOf(m.Servers)))
 	if e := m.Etcd; e != nil && e.Local != nil {
 		servers = fmt.Sprintf("%s members %s (%s, pids %s)", m.Version, strings.Join(e.Endpoints, " "), e.Local.FsyncText(), pidList(e.Local.Pids()))
+	}
+	if pg := m.Postgres; pg != nil && pg.Local != nil {
+		servers = fmt.Sprintf("%s server %s (pid %d)", m.Version, pg.Local.Addr(), pg.Local.Pid())
 	}
 	if z := m.Zookeeper; z != nil && z.Local != nil {
 		servers = fmt.Sprintf("%s servers %s (%s, tickTime %v, pids %s)", m.Version, strings.Join(z.Addrs, " "), z.Local.FsyncText(), z.Local.TickTime(), pidList(z.Local.Pids()))

@@ -1,0 +1,93 @@
+package pglock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The server as a fault's target: a crash kills its whole process group
+// (the postmaster and every backend: never the postmaster alone, which
+// would leave backends serving on shared memory), a pause stops the group,
+// and a killed backend is pg_terminate_backend of the sessions that hold
+// advisory locks.
+
+// Kill is a crash: SIGKILL to the server's process group, reaped.
+func (s *Server) Kill() error {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.mu.Unlock()
+	if cmd == nil || s.exited() {
+		return errors.New("postgres: not running")
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("postgres: kill process group %d: %w", cmd.Process.Pid, err)
+	}
+	<-done
+	return nil
+}
+
+// Restart starts the postmaster again on its data directory (crash
+// recovery replays its WAL; advisory locks, in memory, are gone) and waits
+// until it takes connections.
+func (s *Server) Restart(ctx context.Context) error {
+	if err := s.spawn(); err != nil {
+		return err
+	}
+	return s.waitReady(ctx)
+}
+
+// Pause stops the server's process group (SIGSTOP): every session waits.
+func (s *Server) Pause() error { return s.signalGroup(syscall.SIGSTOP) }
+
+// Resume continues a paused server.
+func (s *Server) Resume() error { return s.signalGroup(syscall.SIGCONT) }
+
+func (s *Server) signalGroup(sig syscall.Signal) error {
+	pid := s.Pid()
+	if pid == 0 {
+		return errors.New("postgres: not running")
+	}
+	return syscall.Kill(-pid, sig)
+}
+
+// HeldKeys counts the advisory locks held on the server; -1 when it does
+// not answer.
+func (s *Server) HeldKeys(ctx context.Context) int {
+	var n int
+	err := s.query(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted").Scan(&n)
+	})
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// KillHolders ends every session that holds an advisory lock
+// (pg_terminate_backend): the server frees their locks at once, while
+// their clients may still be using what the locks protect.
+func (s *Server) KillHolders(ctx context.Context) (int, error) {
+	var n int
+	err := s.query(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, `SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM
+			(SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted) h) t`).Scan(&n)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("postgres: terminate the lock holders' backends: %w", err)
+	}
+	return n, nil
+}
+
+// query runs f on a connection of its own (the fault's, not a client's).
+func (s *Server) query(ctx context.Context, f func(*pgx.Conn) error) error {
+	c, err := pgx.Connect(ctx, s.URL())
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.Background())
+	return f(c)
+}
