@@ -52,6 +52,9 @@ type ClientConfig struct {
 	// Postgres, when set, is advisory locks on this server, one
 	// connection per worker.
 	Postgres *PostgresClient `json:"postgres,omitempty"`
+	// GuardedWrite keeps the protected counter in the lock service,
+	// written only while the lock is held (a GuardedStore's).
+	GuardedWrite bool `json:"guarded_write,omitempty"`
 }
 
 // PostgresClient is where a client finds its PostgreSQL server.
@@ -142,6 +145,7 @@ type client struct {
 	lk    workloads.Locker
 	close func() // the locker's
 	res   *check.Resource
+	guard GuardedStore // guarded_write: the counter in the lock service (nil: in res)
 	probe *workloads.Probe
 	gate  gate
 	hold  workloads.HoldTime
@@ -211,6 +215,15 @@ func newClient(ctx context.Context, cfg ClientConfig, probe *workloads.Probe) (*
 		return nil, err
 	}
 	c := &client{cfg: cfg, lk: lk, close: closeLk, res: res, probe: probe, hold: hold, finished: make(chan struct{})}
+	if cfg.GuardedWrite {
+		g, ok := lk.(GuardedStore)
+		if !ok {
+			closeLk()
+			res.Close()
+			return nil, fmt.Errorf("client %d: guarded_write: this lock service keeps no counter of its own (use topology etcd, zookeeper or postgres)", cfg.Index)
+		}
+		c.guard = g
+	}
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	return c, nil
 }
@@ -427,6 +440,9 @@ func (c *client) Use(w *workloads.Worker, h workloads.Held) {
 // hold gets the critical section as the resource saw it.
 func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held, hold *check.Hold) error {
 	ctx := context.Background() // per-command timeouts bound everything; a stop lets the cycle finish
+	if c.guard != nil {
+		return c.guardedRMW(ctx, w, h, hold)
+	}
 	var token int64
 	switch {
 	case c.cfg.Fencing && h.Lock.Fence > 0: // the service's own (etcd: the lock's revision)

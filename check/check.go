@@ -81,6 +81,24 @@ if lost ~= 0 then redis.call('HINCRBY', KEYS[5], ARGV[3], lost) end
 return {1, lost}`)
 )
 
+// recordScript files a write made elsewhere (a lock service's guarded
+// write) as writeScript files its own: applied, the counter's mirror
+// keeps the highest value written (the guard serializes the service's
+// writes, so that is its final value), the write is acknowledged and the
+// writes it overwrote (prev − (v − 1), from the service's own answer)
+// counted; refused, counted with the fenced writes refused.
+var recordScript = rueidis.NewLuaScript(`
+if ARGV[4] == '0' then
+  redis.call('INCR', KEYS[4])
+  redis.call('HINCRBY', KEYS[5], ARGV[3], 1)
+  return 0
+end
+if tonumber(ARGV[1]) > tonumber(redis.call('GET', KEYS[1]) or '0') then redis.call('SET', KEYS[1], ARGV[1]) end
+redis.call('INCR', KEYS[2])
+local lost = tonumber(ARGV[2]) - (tonumber(ARGV[1]) - 1)
+if lost ~= 0 then redis.call('HINCRBY', KEYS[3], ARGV[3], lost) end
+return lost`)
+
 const resourceTimeout = 2 * time.Second
 
 func Open(addr, prefix string) (*Resource, error) {
@@ -146,6 +164,20 @@ func (r *Resource) Write(ctx context.Context, idx uint64, v, token, slot int64) 
 		return false, 0, err
 	}
 	return res[0] == 1, res[1], nil
+}
+
+// Record files in the ledger a write of v that a lock service applied
+// itself over prev (or refused: not applied), in second slot of the cell;
+// lost is how many acknowledged writes it overwrote.
+func (r *Resource) Record(ctx context.Context, idx uint64, v, prev, slot int64, applied bool) (lost int64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, resourceTimeout)
+	defer cancel()
+	a := "0"
+	if applied {
+		a = "1"
+	}
+	return recordScript.Exec(ctx, r.c, []string{r.k(idx, "res"), r.key("acks"), r.key("lost", "s"), r.key("rej", "w"), r.key("rej", "w", "s")},
+		[]string{strconv.FormatInt(v, 10), strconv.FormatInt(prev, 10), strconv.FormatInt(slot, 10), a}).AsInt64()
 }
 
 // Hold is one client's use of one lock as the client logged it: its own

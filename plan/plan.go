@@ -118,6 +118,12 @@ func (s Settings) validateFaulty() error {
 		return err
 	}
 	switch {
+	case s.GuardedWrite && !s.Consensus() && !s.Postgres():
+		return fmt.Errorf("guarded_write: needs topology etcd, zookeeper or postgres (the lock service keeps the counter and writes it only under the lock); topology is %s", s.TopologyOf())
+	case s.GuardedWrite && s.Fencing:
+		return fmt.Errorf("guarded_write: give guarded_write or fencing, not both (the guard checks the lock itself)")
+	case s.GuardedWrite && s.Stock > 0:
+		return fmt.Errorf("guarded_write: not with stock (the stock counts down on the resource)")
 	case s.Clients < 1 || s.Clients > 64:
 		return fmt.Errorf("clients: %d is not accepted; use 1..64", s.Clients)
 	case !slices.Contains(ClientModes, s.ClientMode):

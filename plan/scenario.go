@@ -351,7 +351,7 @@ func settingAlias(name string) string {
 func SettingNames() map[string]bool { return yamlNames(reflect.TypeOf(Settings{})) }
 
 // FaultOnly are the settings only a fault scenario has.
-var FaultOnly = map[string]bool{"clients": true, "client_mode": true, "fencing": true, "check_validity": true,
+var FaultOnly = map[string]bool{"clients": true, "client_mode": true, "fencing": true, "check_validity": true, "guarded_write": true,
 	"acquisitions": true, "min_acquisitions": true, "calls": true, "stock": true}
 
 // FaultSettings are the settings a fault scenario takes. Workers are per

@@ -901,8 +901,11 @@ func safetyPanel(s results.Safety, end float64) *plots.Panel {
 			steps("lost updates", lost, 2, true),
 		},
 	}
-	if s.Fencing {
+	switch {
+	case s.Fencing:
 		p.Series = append(p.Series, steps("stale writes refused (fencing)", rej, 6, false))
+	case s.GuardedWrite:
+		p.Series = append(p.Series, steps("guarded writes refused", rej, 6, false))
 	}
 	return p
 }

@@ -397,6 +397,10 @@ func makeSafetyRow(c CellSummary) safetyRow {
 		row.Fencing = "yes"
 		row.Rejected = results.Count(sf.StaleWritesRejected)
 	}
+	if sf.GuardedWrite {
+		row.Fencing = "guarded write"
+		row.Rejected = results.Count(sf.StaleWritesRejected)
+	}
 	row.History, row.HistoryBad = sf.Linearizability.Summary()
 	row.HistoryLink = filepath.ToSlash(c.HistoryFile)
 	row.Verdict, row.VerdictBad = verdictText(sf)

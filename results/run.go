@@ -133,11 +133,15 @@ type Safety struct {
 	LostUpdates        int64 `json:"lost_updates,omitempty"`
 	// StockLeft: with a stock, what the counters say is left of it (the
 	// stock less every update that landed).
-	StockLeft           *int64  `json:"stock_left,omitempty"`
-	Fencing             bool    `json:"fencing,omitempty"`
-	StaleWritesRejected int64   `json:"stale_writes_rejected,omitempty"`
-	AvailabilityOps     float64 `json:"availability_attempts,omitempty"` // share of acquire attempts that succeeded
-	AvailabilityTime    float64 `json:"availability_time,omitempty"`     // share of seconds in which some acquire succeeded
+	StockLeft           *int64 `json:"stock_left,omitempty"`
+	Fencing             bool   `json:"fencing,omitempty"`
+	StaleWritesRejected int64  `json:"stale_writes_rejected,omitempty"`
+	// GuardedWrite: the counter was kept in the lock service and written
+	// only under the lock; StaleWritesRejected then counts the guarded
+	// writes it refused.
+	GuardedWrite     bool    `json:"guarded_write,omitempty"`
+	AvailabilityOps  float64 `json:"availability_attempts,omitempty"` // share of acquire attempts that succeeded
+	AvailabilityTime float64 `json:"availability_time,omitempty"`     // share of seconds in which some acquire succeeded
 	// Verdict of a chaos cell: met, not met, not judged (NotJudged says
 	// why, reasons joined by "; "), unchecked (no expectations) or
 	// interrupted.

@@ -185,12 +185,18 @@ type Settings struct {
 	// during the hold. Acquisitions ends the cell once this many locks were
 	// taken (duration is the cap); MinAcquisitions: a cell with fewer
 	// acquisitions or acknowledged writes judged too little and fails.
-	Clients         int    `yaml:"clients" json:"clients"`
-	ClientMode      string `yaml:"client_mode" json:"client_mode"`
-	Fencing         bool   `yaml:"fencing" json:"fencing"`
-	CheckValidity   bool   `yaml:"check_validity" json:"check_validity"`
-	Acquisitions    int64  `yaml:"acquisitions" json:"acquisitions"`
-	MinAcquisitions int64  `yaml:"min_acquisitions" json:"min_acquisitions"`
+	Clients       int    `yaml:"clients" json:"clients"`
+	ClientMode    string `yaml:"client_mode" json:"client_mode"`
+	Fencing       bool   `yaml:"fencing" json:"fencing"`
+	CheckValidity bool   `yaml:"check_validity" json:"check_validity"`
+	// GuardedWrite keeps the protected counter in the lock service and
+	// writes it there in one step with a check that the lock is held
+	// (etcd: txn If(IsOwner); ZooKeeper: multi with a check of the holder
+	// znode; PostgreSQL: the update on the holding session under
+	// pg_try_advisory_xact_lock); the resource keeps the ledger.
+	GuardedWrite    bool  `yaml:"guarded_write" json:"guarded_write,omitempty"`
+	Acquisitions    int64 `yaml:"acquisitions" json:"acquisitions"`
+	MinAcquisitions int64 `yaml:"min_acquisitions" json:"min_acquisitions"`
 	// Calls: each worker makes this many calls (a wait that ends holding
 	// the lock or giving up after wait_time), then stops, like the
 	// threads of seed 003's test (0: until the cell ends). Stock: the

@@ -75,3 +75,17 @@ func TestEtcdLeaderCrash(t *testing.T) {
 	}
 	t.Logf("%s", r.Run.Failovers[0].Text())
 }
+
+// The guarded write etcd's users are told to use: the counter in etcd,
+// written in one txn If(mutex.IsOwner()). The paused client's lock keys
+// went with its leases: its late txns are refused, nothing is lost where
+// the plain cell loses updates.
+func TestEtcdGuardedWrite(t *testing.T) {
+	requireEtcd(t)
+	doc := strings.Replace(etcdFaultDoc("false", "{at: 1.5s, kind: pause, client_index: [0], for: 3.5s}"), "fencing: false}", "fencing: false, guarded_write: true}", 1)
+	r := runFaultDoc(t, doc)
+	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected == 0 || !s.GuardedWrite {
+		t.Fatalf("guarded write: %d lost updates (want 0), %d refused (want > 0), guarded %v", s.LostUpdates, s.StaleWritesRejected, s.GuardedWrite)
+	}
+	wantHistory(t, r, dirOf[r], check.Linearizable)
+}

@@ -151,7 +151,7 @@ func (r *faultRun) clientConfigs() []chaos.ClientConfig {
 		}
 		cfgs[c] = chaos.ClientConfig{Index: c, Engine: ec, Resource: r.masters.Resource, Prefix: r.prefix, Keys: s.Keys, Workers: s.Workers,
 			Hold: time.Duration(s.Hold), HoldDist: s.HoldDist, RetryMin: time.Duration(s.RetryMin), RetryMax: time.Duration(s.RetryMax),
-			Fencing: s.Fencing, CheckValidity: s.CheckValidity, Duration: time.Duration(s.Duration), Quota: quota, Calls: s.Calls,
+			Fencing: s.Fencing, CheckValidity: s.CheckValidity, GuardedWrite: s.GuardedWrite, Duration: time.Duration(s.Duration), Quota: quota, Calls: s.Calls,
 			Seed: r.seed + uint64(c)*7919, LogDir: r.masters.TempDir, FailureTimes: r.hasFailover()}
 		if e := r.masters.Etcd; e != nil {
 			cfgs[c].Etcd = &chaos.EtcdClient{Endpoints: e.Endpoints, Username: e.Username, Password: e.Password}

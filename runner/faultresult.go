@@ -62,7 +62,7 @@ func buildRun(fr *faultRun, t0 time.Time, clientResults []chaos.ClientResult, ck
 		PerWorker: sum.perWorker, WorkerWaits: sum.waits, Commands: sum.commands, Wakeups: sum.wakeups}
 	r := st.Result(workloads.Replies{Addrs: addrs, Late: sum.late}, faultConfig(fr, ck, sum, clientResults), t0)
 	r.Safety.ResourceChecked, r.Safety.AcknowledgedWrites, r.Safety.LostUpdates = true, ck.Acks, ck.LostUpdates
-	r.Safety.Fencing, r.Safety.StaleWritesRejected = s.Fencing, ck.RejectedWrites
+	r.Safety.Fencing, r.Safety.StaleWritesRejected, r.Safety.GuardedWrite = s.Fencing, ck.RejectedWrites, s.GuardedWrite
 	if s.Stock > 0 {
 		left := s.Stock - ck.FinalSum
 		r.Safety.StockLeft = &left

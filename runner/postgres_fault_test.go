@@ -65,3 +65,18 @@ func TestPostgresServerCrash(t *testing.T) {
 	}
 	t.Logf("%s", r.Run.Failovers[0].Text())
 }
+
+// The database's own guarded write: the counter in a table, updated on the
+// holding session under pg_try_advisory_xact_lock. The killed sessions
+// cannot write: their updates are refused, and nothing is lost where the
+// plain cell (TestPostgresKilledBackend) loses updates.
+func TestPostgresGuardedWrite(t *testing.T) {
+	requirePostgres(t)
+	doc := strings.Replace(pgFaultBase, "%FAULT%", "{at: 2s, kind: kill_backend}", 1)
+	doc = strings.Replace(doc, "duration: 6s}", "duration: 6s, guarded_write: true}", 1)
+	r := runFaultDoc(t, doc)
+	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected == 0 || !s.GuardedWrite || s.AcknowledgedWrites < 50 {
+		t.Fatalf("guarded write: %d lost updates (want 0), %d refused (want > 0), guarded %v, %d acknowledged", s.LostUpdates, s.StaleWritesRejected, s.GuardedWrite, s.AcknowledgedWrites)
+	}
+	wantHistory(t, r, dirOf[r], check.Linearizable)
+}

@@ -135,9 +135,12 @@ func printSafetyTable(w io.Writer, cells []plan.Cell, res []*CellResult, color b
 		if len(kinds) == 0 {
 			kinds = []string{"none"}
 		}
-		rej := "-"
-		if s.Fencing {
+		rej, fence := "-", fmt.Sprint(s.Fencing)
+		if s.Fencing || s.GuardedWrite {
 			rej = fmt.Sprint(s.StaleWritesRejected)
+		}
+		if s.GuardedWrite {
+			fence = "guarded write"
 		}
 		name := cells[i].Label
 		if r.Run.Interrupted {
@@ -147,7 +150,7 @@ func printSafetyTable(w io.Writer, cells []plan.Cell, res []*CellResult, color b
 		hist, unsafe := s.Linearizability.Summary()
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%v\t%s\t%.1f%%\t%.1f%%\t%s\t%s\n", name, strings.Join(kinds, "+"), r.Run.Outcomes.Acquired,
 			paint(fmt.Sprint(s.Violations), s.Violations > 0), paint(fmt.Sprint(s.LostUpdates), s.LostUpdates > 0),
-			s.Fencing, rej, 100*s.AvailabilityOps, 100*s.AvailabilityTime, paint(hist, unsafe), paint(exp, bad))
+			fence, rej, 100*s.AvailabilityOps, 100*s.AvailabilityTime, paint(hist, unsafe), paint(exp, bad))
 	}
 	tw.Flush()
 }

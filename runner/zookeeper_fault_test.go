@@ -77,3 +77,17 @@ func TestZookeeperLeaderCrash(t *testing.T) {
 	}
 	t.Logf("%s", r.Run.Failovers[0].Text())
 }
+
+// The guarded write: the counter in a znode, set in one multi that checks
+// the holder's lock znode and the version read. The paused client's
+// session expired with its znodes: its late writes are refused, nothing is
+// lost where the plain cell loses updates.
+func TestZookeeperGuardedWrite(t *testing.T) {
+	requireZookeeper(t)
+	doc := strings.Replace(zkFaultDoc("false", "{at: 1.5s, kind: pause, client_index: [0], for: 3.5s}"), "fencing: false}", "fencing: false, guarded_write: true}", 1)
+	r := runFaultDoc(t, doc)
+	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected == 0 || !s.GuardedWrite {
+		t.Fatalf("guarded write: %d lost updates (want 0), %d refused (want > 0), guarded %v", s.LostUpdates, s.StaleWritesRejected, s.GuardedWrite)
+	}
+	wantHistory(t, r, dirOf[r], check.Linearizable)
+}
