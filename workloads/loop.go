@@ -33,8 +33,23 @@ type Worker struct {
 	Rand   *rand.Rand
 	Counts Counts
 	ctx    context.Context // ends when the run does
+	opCtx  context.Context // its acquires run under: the loop's, its own child
 	waits  workerWaits
 	calls  int // acquires ended, with the lock or without
+}
+
+// ownOpCtx gives the worker its own child of the loop's op context: a
+// client that watches each call's context (pgx, gRPC) then registers on
+// the worker's, not on one context that every worker's calls contend for.
+// A context that never ends (finish_cycles) is kept as it is.
+func (w *Worker) ownOpCtx(op context.Context) context.CancelFunc {
+	if op.Done() == nil {
+		w.opCtx = op
+		return func() {}
+	}
+	var cancel context.CancelFunc
+	w.opCtx, cancel = context.WithCancel(op)
+	return cancel
 }
 
 // Done is closed when the run ends: no new acquire starts after it.
@@ -182,7 +197,7 @@ func (l *loop) attempt(w *Worker, intended time.Time, measured bool) bool {
 	if obs != nil {
 		obs.AcquireStarted()
 	}
-	lock, res := l.lk.Acquire(l.opCtx, key)
+	lock, res := l.lk.Acquire(w.opCtx, key)
 	done := time.Now()
 	if obs != nil {
 		obs.AcquireEnded()

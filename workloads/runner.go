@@ -315,6 +315,8 @@ func (l *loop) runWorkers() []*Worker {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			cancel := w.ownOpCtx(l.opCtx)
+			defer cancel()
 			l.work(w)
 		}()
 	}
