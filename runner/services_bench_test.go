@@ -38,6 +38,7 @@ func BenchmarkZookeeperVsBare(b *testing.B) {
 	defer cl.Stop()
 	doc := fmt.Sprintf(`settings: {topology: zookeeper, zookeeper_servers: [%s], workers: %d, keys: %d, hold: 0s, ttl: 10s, duration: %s, warmup: 500ms, wait_strategy: queue}`,
 		strings.Join(cl.Servers(), ", "), contenders, keys, window)
+	bareZookeeperLoop(b, cl.Servers(), contenders, keys, window) // the JVMs' JIT warms up first: not measured
 	pairsOf(b, pairs, func() float64 { return bareZookeeperLoop(b, cl.Servers(), contenders, keys, window) },
 		func() float64 { return lockbenchCell(b, doc) })
 }
