@@ -35,11 +35,15 @@ func PrintPlan(w io.Writer, sc *plan.Scenario, cells []plan.Cell) {
 		if s.Load == "open" {
 			load = fmt.Sprintf("%.0f/s open", s.Rate)
 		}
-		p := s.Persistence
+		p := c.Recorded.Persistence
 		if p == "" {
-			p = map[bool]string{true: "none", false: "server's"}[len(s.Masters) == 0]
+			p = "server's"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d %s\t%s+%s\n", c.Index, c.Label, masters, p, s.Mode, s.Wait, load,
+		mode, wait := s.Mode, s.Wait
+		if s.Consensus() || s.Postgres() {
+			mode, wait = "-", s.WaitStrategy // Redlock's terms do not apply: the service's wait does
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d %s\t%s+%s\n", c.Index, c.Label, masters, p, mode, wait, load,
 			s.Keys, s.Distribution, s.Warmup, s.Duration)
 	}
 	tw.Flush()
