@@ -66,9 +66,7 @@ func (p *Pool) startFaultServers(ctx context.Context, c plan.Cell, m *Masters) e
 	if m.TempDir, err = os.MkdirTemp("", "lockbench-chaos-*"); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	switch {
+	switch { // each service bounds its own start (a JVM ensemble takes longer than redis-servers)
 	case c.Settings.Etcd():
 		err = p.startEtcd(ctx, c, m)
 	case c.Settings.Zookeeper():
@@ -76,13 +74,17 @@ func (p *Pool) startFaultServers(ctx context.Context, c plan.Cell, m *Masters) e
 	case c.Settings.Postgres():
 		err = p.startPostgres(ctx, c, m)
 	default:
-		err = p.startFaultMasters(ctx, c, m)
+		mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err = p.startFaultMasters(mctx, c, m)
+		cancel()
 		m.Display, m.Embedded = m.Addrs, false
 	}
 	if err != nil {
 		return err
 	}
-	return m.startResource(ctx)
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return m.startResource(rctx)
 }
 
 // startResource starts the protected resource's redis-server.

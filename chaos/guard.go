@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -48,7 +49,7 @@ func (c *client) guardedRMW(ctx context.Context, w *workloads.Worker, h workload
 	hold.Outcome, hold.End = check.Written, time.Now().UnixNano()
 	if err != nil { // it may have landed, at any time from now on
 		hold.Outcome, hold.End = check.Unknown, check.OpenEnd
-		return err
+		return errors.Join(err, c.res.RecordDoubt(ctx))
 	}
 	if !applied {
 		hold.Outcome = check.Refused

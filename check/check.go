@@ -180,6 +180,14 @@ func (r *Resource) Record(ctx context.Context, idx uint64, v, prev, slot int64, 
 		[]string{strconv.FormatInt(v, 10), strconv.FormatInt(prev, 10), strconv.FormatInt(slot, 10), a}).AsInt64()
 }
 
+// RecordDoubt files a guarded write whose answer was lost (it may have
+// landed): Judge then counts lost updates write by write.
+func (r *Resource) RecordDoubt(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, resourceTimeout)
+	defer cancel()
+	return r.c.Do(ctx, r.c.B().Incr().Key(r.key("doubt")).Build()).Error()
+}
+
 // Hold is one client's use of one lock as the client logged it: its own
 // clock readings and the lock settings it asked for, nothing the engine
 // under test computed. The checker derives the validity window from these,
@@ -314,6 +322,11 @@ type Findings struct {
 	RejectedWrites int64 `json:"stale_writes_rejected"`
 	RejectedReads  int64 `json:"stale_reads_rejected"`
 	Tokens         int64 `json:"fencing_tokens"`
+	// InDoubt are guarded writes (made in the lock service) whose answer
+	// was lost: some may have landed unacknowledged, so the lost updates
+	// are then the writes' own count (each answered write's prev − read),
+	// not acks − final sum, which such a write would drive below zero.
+	InDoubt int64 `json:"guarded_in_doubt,omitempty"`
 	// When things happened, by second of the cell (from its t0): lost
 	// updates and refused fenced writes as the writes saw them, and the
 	// starts (Unix ns) of the holds that overlapped another.
@@ -384,6 +397,12 @@ func Judge(ctx context.Context, addr, prefix string, keys uint64) (Findings, err
 	if ck.LostBySecond, err = bySecond(ctx, r, r.key("lost", "s")); err != nil {
 		return ck, err
 	}
+	if ck.InDoubt > 0 {
+		ck.LostUpdates = 0
+		for _, n := range ck.LostBySecond {
+			ck.LostUpdates += n
+		}
+	}
 	if ck.RejectedBySecond, err = bySecond(ctx, r, r.key("rej", "w", "s")); err != nil {
 		return ck, err
 	}
@@ -409,7 +428,7 @@ func (r *Resource) readCounters(ctx context.Context, ck *Findings) error {
 	for _, f := range []struct {
 		dst *int64
 		key string
-	}{{&ck.Acks, r.key("acks")}, {&ck.RejectedWrites, r.key("rej", "w")}, {&ck.RejectedReads, r.key("rej", "r")}, {&ck.Tokens, r.key("fence")}} {
+	}{{&ck.Acks, r.key("acks")}, {&ck.RejectedWrites, r.key("rej", "w")}, {&ck.RejectedReads, r.key("rej", "r")}, {&ck.Tokens, r.key("fence")}, {&ck.InDoubt, r.key("doubt")}} {
 		v, err := r.c.Do(ctx, r.c.B().Get().Key(f.key).Build()).AsInt64()
 		if rueidis.IsRedisNil(err) {
 			v, err = 0, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -19,8 +20,9 @@ import (
 func (s *Server) Kill() error {
 	s.mu.Lock()
 	cmd, done := s.cmd, s.done
+	running := cmd != nil && !s.exited()
 	s.mu.Unlock()
-	if cmd == nil || s.exited() {
+	if !running {
 		return errors.New("postgres: not running")
 	}
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
@@ -34,10 +36,35 @@ func (s *Server) Kill() error {
 // recovery replays its WAL; advisory locks, in memory, are gone) and waits
 // until it takes connections.
 func (s *Server) Restart(ctx context.Context) error {
-	if err := s.spawn(); err != nil {
-		return err
+	s.mu.Lock()
+	running := s.cmd != nil && !s.exited()
+	s.mu.Unlock()
+	if running { // a second postmaster would die on the lock file, and waitReady find the first
+		return errors.New("postgres: restart: the server is still running")
 	}
-	return s.waitReady(ctx)
+	for {
+		if err := s.spawn(); err != nil {
+			return err
+		}
+		err := s.waitReady(ctx)
+		if err == nil || !s.exitedNow() || ctx.Err() != nil {
+			return err
+		}
+		// The new postmaster gave up at once: the killed backends still
+		// held the old shared memory a moment. Try again.
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// exitedNow says the current postmaster has exited (read under the lock).
+func (s *Server) exitedNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exited()
 }
 
 // Pause stops the server's process group (SIGSTOP): every session waits.

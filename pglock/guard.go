@@ -3,7 +3,6 @@ package pglock
 import (
 	"context"
 	"errors"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -19,8 +18,6 @@ import (
 
 // guardTable is the protected counters' table, made on first use.
 const guardTable = "lockbench_resource"
-
-var tableOnce sync.Map // URL → made
 
 // GuardedRead reads key's counter (0 when unset) on the holding session.
 func (l *Locker) GuardedRead(ctx context.Context, lock *engine.Lock, key string) (int64, error) {
@@ -39,14 +36,18 @@ func (l *Locker) GuardedRead(ctx context.Context, lock *engine.Lock, key string)
 	return v, err
 }
 
-// makeTable creates the counters' table once per server.
+// makeTable creates the counters' table once per locker; another
+// session creating it at the same moment (23505 on the catalog, 42P07)
+// made it too.
 func (l *Locker) makeTable(ctx context.Context, c *pgx.Conn) error {
-	if _, ok := tableOnce.Load(l.cfg.URL); ok {
+	if l.tableMade.Load() {
 		return nil
 	}
 	_, err := c.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+guardTable+" (k text PRIMARY KEY, v bigint NOT NULL)")
-	if err == nil {
-		tableOnce.Store(l.cfg.URL, true)
+	var pe *pgconn.PgError
+	if err == nil || errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P07") {
+		l.tableMade.Store(true)
+		return nil
 	}
 	return err
 }
@@ -66,6 +67,9 @@ func (l *Locker) GuardedWrite(ctx context.Context, lock *engine.Lock, key string
 	h := lock.Handle.(held)
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
+	if err := l.makeTable(ctx, h.conn); err != nil {
+		return false, 0, err
+	}
 	var held bool
 	var prev, wrote int64
 	l.rpcs.Add(1)

@@ -53,9 +53,10 @@ type Config struct {
 // Locker is PostgreSQL's session-level advisory locks through pgx, one
 // connection per contender.
 type Locker struct {
-	cfg   Config
-	conns *slots.Pool[*pgx.Conn] // one per contender
-	rpcs  atomic.Int64
+	cfg       Config
+	tableMade atomic.Bool            // the guarded write's table exists
+	conns     *slots.Pool[*pgx.Conn] // one per contender
+	rpcs      atomic.Int64
 }
 
 // held is a lock's server side: the connection (session) that holds it.
@@ -84,7 +85,11 @@ func (l *Locker) connect(ctx context.Context) (*pgx.Conn, error) {
 	}
 	pc.ConnectTimeout = 3 * time.Second
 	c, err := pgx.ConnectConfig(ctx, pc)
-	if err != nil {
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && pe.Code == "53300":
+		return nil, fmt.Errorf("postgres %s:%d: its max_connections is reached (one connection per worker: lower workers, or raise max_connections): %s", pc.Host, pc.Port, redact(err, pc.Password))
+	case err != nil:
 		return nil, fmt.Errorf("postgres %s:%d: not reachable: %s", pc.Host, pc.Port, redact(err, pc.Password))
 	}
 	if wt := l.cfg.Retry.WaitTime; wt > 0 && l.cfg.Strategy == StrategyQueue {

@@ -25,9 +25,10 @@ func (s Settings) Postgres() bool { return s.Topology == string(TopologyPostgres
 func (s Settings) ExternalPostgres() bool { return s.Postgres() && s.PostgresURL != "" }
 
 // PostgresMaxConnections is a local server's max_connections: the
-// contenders and a few of lockbench's own, at least PostgreSQL's default
-// (so that cells of other sizes share the server).
-func (s Settings) PostgresMaxConnections() int { return max(100, s.Workers+10) }
+// contenders (every client's workers) and a few of lockbench's own (the
+// baseline, a fault's own connection), at least PostgreSQL's default (so
+// that cells of other sizes share the server).
+func (s Settings) PostgresMaxConnections() int { return max(100, s.Workers*max(1, s.Clients)+10) }
 
 // checkPostgres: the settings topology postgres takes, each other one
 // refused with one line naming it.

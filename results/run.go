@@ -139,7 +139,11 @@ type Safety struct {
 	// GuardedWrite: the counter was kept in the lock service and written
 	// only under the lock; StaleWritesRejected then counts the guarded
 	// writes it refused.
-	GuardedWrite     bool    `json:"guarded_write,omitempty"`
+	GuardedWrite bool `json:"guarded_write,omitempty"`
+	// GuardedInDoubt are guarded writes whose answer was lost with the
+	// connection (they may have landed; lost updates are then counted
+	// write by write).
+	GuardedInDoubt   int64   `json:"guarded_in_doubt,omitempty"`
 	AvailabilityOps  float64 `json:"availability_attempts,omitempty"` // share of acquire attempts that succeeded
 	AvailabilityTime float64 `json:"availability_time,omitempty"`     // share of seconds in which some acquire succeeded
 	// Verdict of a chaos cell: met, not met, not judged (NotJudged says

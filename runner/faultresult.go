@@ -63,6 +63,7 @@ func buildRun(fr *faultRun, t0 time.Time, clientResults []chaos.ClientResult, ck
 	r := st.Result(workloads.Replies{Addrs: addrs, Late: sum.late}, faultConfig(fr, ck, sum, clientResults), t0)
 	r.Safety.ResourceChecked, r.Safety.AcknowledgedWrites, r.Safety.LostUpdates = true, ck.Acks, ck.LostUpdates
 	r.Safety.Fencing, r.Safety.StaleWritesRejected, r.Safety.GuardedWrite = s.Fencing, ck.RejectedWrites, s.GuardedWrite
+	r.Safety.GuardedInDoubt = ck.InDoubt
 	if s.Stock > 0 {
 		left := s.Stock - ck.FinalSum
 		r.Safety.StockLeft = &left

@@ -182,8 +182,18 @@ func (l *Locker) giveBack(s *session) {
 		l.sessions.Put(s)
 		return
 	}
-	s.conn.Close()
+	s.abandon()
 	l.sessions.Drop(true)
+}
+
+// abandon ends a dirty session at once: closing it ends the session on
+// the servers, and its ephemeral znodes with it (a stale one first in a
+// queue would hold the key for nobody); lost makes its contender's
+// further tries fail fast until its slot is refilled.
+func (s *session) abandon() {
+	s.dirty = true
+	s.conn.Close()
+	s.lostOnce.Do(func() { close(s.lost) })
 }
 
 // Acquire takes key: in the recipe's queue, or by the try-once variant
@@ -220,7 +230,7 @@ func (l *Locker) granted0(s *session, key, path string, start time.Time, res eng
 	l.rpcs.Add(1)
 	res.Sent++
 	ok, st, err := s.conn.Exists(path)
-	if err != nil || !ok {
+	if err != nil || !ok || isClosed(s.lost) { // an expiry during this Acquire: granted to a dead session
 		l.remove(s, path)
 		l.giveBack(s)
 		res.Acquired = false
@@ -228,6 +238,21 @@ func (l *Locker) granted0(s *session, key, path string, start time.Time, res eng
 	}
 	return &engine.Lock{Key: key, Token: path, Start: start, ValidUntil: start.Add(noValidity),
 		Handle: held{s, path}, Fence: st.Czxid, Lost: s.lost}, res
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// inDoubt says a failed call's effect is unknown: the connection went
+// with its reply (a create may have left its znode).
+func inDoubt(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrClosing)
 }
 
 // dir is key's container znode; a key's "/" would make it a path, so it
@@ -258,7 +283,15 @@ func (l *Locker) makeDir(s *session, d string) error {
 		return err
 	}
 	l.rpcs.Add(1)
-	if _, err := s.conn.CreateContainer(d, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	_, err := s.conn.CreateContainer(d, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
+	if errors.Is(err, zk.ErrNoNode) { // Root went (deleted from outside): make it again, once
+		l.parents.Delete(Root)
+		if err = l.makeRoot(s); err == nil {
+			l.rpcs.Add(1)
+			_, err = s.conn.CreateContainer(d, nil, zk.FlagContainer, zk.WorldACL(zk.PermAll))
+		}
+	}
+	if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return err
 	}
 	l.parents.Store(d, true)
@@ -328,8 +361,8 @@ func (l *Locker) queue(ctx context.Context, s *session, key string) (string, eng
 	}
 	if path != "" {
 		l.remove(s, path)
-	} else if err != nil {
-		s.dirty = true // a create whose outcome is unknown
+	} else if inDoubt(err) {
+		s.abandon() // a create whose outcome is unknown
 	}
 	return "", res
 }
@@ -342,12 +375,14 @@ func (l *Locker) waitTurn(ctx context.Context, s *session, path string) error {
 			return err
 		}
 		l.rpcs.Add(1)
-		ok, _, ch, err := s.conn.ExistsW(pred)
+		// GetW sets a watch only on a znode that exists (ExistsW would
+		// leave one on a predecessor just gone, never to fire).
+		_, _, ch, err := s.conn.GetW(pred)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
 		if err != nil {
 			return err
-		}
-		if !ok {
-			continue
 		}
 		select {
 		case <-ch:
@@ -362,9 +397,14 @@ func (l *Locker) waitTurn(ctx context.Context, s *session, path string) error {
 // tryOnce is the try-once variant: enter the queue, hold the lock if
 // first, else leave it (taken). Another error is a failed attempt.
 func (l *Locker) tryOnce(ctx context.Context, s *session, key string) (*engine.Lock, engine.Result) {
+	if s.dirty {
+		return nil, engine.Result{Err: ctx.Err()} // abandoned: its slot is refilled when given back
+	}
 	path, err := l.enter(s, key)
 	if err != nil {
-		s.dirty = true // a create whose outcome is unknown
+		if inDoubt(err) {
+			s.abandon() // a create whose outcome is unknown
+		}
 		return nil, engine.Result{Sent: 1, Err: ctx.Err()}
 	}
 	pred, err := l.predecessor(s, path)
@@ -384,7 +424,7 @@ func (l *Locker) tryOnce(ctx context.Context, s *session, key string) (*engine.L
 func (l *Locker) remove(s *session, path string) {
 	l.rpcs.Add(1)
 	if err := s.conn.Delete(path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-		s.dirty = true
+		s.abandon()
 	}
 }
 
@@ -397,7 +437,7 @@ func (l *Locker) Release(ctx context.Context, lock *engine.Lock) engine.OpResult
 	l.rpcs.Add(1)
 	err := h.s.conn.Delete(h.path, -1)
 	ok := err == nil
-	h.s.dirty = !ok && !errors.Is(err, zk.ErrNoNode)
+	h.s.dirty = h.s.dirty || !ok && !errors.Is(err, zk.ErrNoNode)
 	l.giveBack(h.s)
 	return engine.OpResult{OK: ok, Count: b2i(ok), Elapsed: time.Since(start), Sent: 1}
 }
@@ -483,22 +523,33 @@ func (l *Locker) Close() {
 	}
 }
 
-// sweep deletes this locker's containers with the one session left open
-// (the others are closed, so their znodes are gone), its own znodes first;
-// Root goes too when nobody else's containers are in it.
+// sweep deletes this locker's key containers with the one session left
+// open, many at a time (the client pipelines them), and Root when nobody
+// else's containers are in it. A container with a znode in it (another
+// process's holder or waiter) is refused as not empty and left to the
+// server, which deletes it once empty; nobody else's znode is touched.
 func (l *Locker) sweep(s *session) {
-	l.parents.Range(func(k, isDir any) bool {
-		d := k.(string)
-		if !isDir.(bool) {
-			return true
-		}
-		if kids, _, err := s.conn.Children(d); err == nil {
-			for _, c := range kids {
-				_ = s.conn.Delete(d+"/"+c, -1)
+	dirs := make(chan string)
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			for d := range dirs {
+				_ = s.conn.Delete(d, -1)
 			}
+		})
+	}
+	deadline := time.Now().Add(sweepTime)
+	l.parents.Range(func(k, isDir any) bool {
+		if isDir.(bool) {
+			dirs <- k.(string)
 		}
-		_ = s.conn.Delete(d, -1)
-		return true
+		return time.Now().Before(deadline)
 	})
+	close(dirs)
+	wg.Wait()
 	_ = s.conn.Delete(Root, -1)
 }
+
+// sweepTime bounds Close's clean-up of containers (the server deletes
+// the empty ones left after its container check interval).
+const sweepTime = 20 * time.Second

@@ -158,3 +158,35 @@ func dial(t *testing.T, c *zklock.Cluster) *zk.Conn {
 type nopLog struct{}
 
 func (nopLog) Printf(string, ...any) {}
+
+// One locker's Close leaves another's locks alone: it deletes only the
+// containers it made that are empty, never a live holder's znode.
+func TestCloseLeavesOthersLocks(t *testing.T) {
+	c := startEnsemble(t, 1, 2*time.Second)
+	y := newZKLocker(t, c, 2*time.Second, zklock.StrategyQueue, 1)
+	lk, res := y.Acquire(context.Background(), "t:shared")
+	if !res.Acquired {
+		t.Fatal("y did not acquire")
+	}
+	y.Release(context.Background(), lk)
+	x := newZKLocker(t, c, 2*time.Second, zklock.StrategyQueue, 1)
+	defer x.Close()
+	held, res := x.Acquire(context.Background(), "t:shared")
+	if !res.Acquired {
+		t.Fatal("x did not acquire")
+	}
+	y.Close()
+	if ok, _, err := dial(t, c).Exists(held.Token); err != nil || !ok {
+		t.Fatalf("x's holder znode after y's Close: exists %v (%v); want it left", ok, err)
+	}
+	z, err := zklock.New(context.Background(), zklock.Config{Servers: c.Servers(), TTL: 2 * time.Second, Strategy: engine.StrategyRetry,
+		Retry: engine.RetryPolicy{Strategy: engine.StrategyRetry, Retries: 1, Min: time.Millisecond, Max: 2 * time.Millisecond}, Sessions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	if _, res := z.Acquire(context.Background(), "t:shared"); res.Acquired {
+		t.Fatal("z acquired a key x holds after y closed")
+	}
+	x.Release(context.Background(), held)
+}
