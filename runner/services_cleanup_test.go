@@ -29,9 +29,10 @@ func parseCells(t *testing.T, doc string) (*plan.Scenario, []plan.Cell) {
 	return sc, cells
 }
 
-// interruptCell runs doc's cell and interrupts it 2 s after the log shows
-// started; the run must end soon, say so, and keep what it measured.
-func interruptCell(t *testing.T, doc, started string) string {
+// interruptCell runs doc's cell and interrupts it after the log shows
+// started (after: time for the cell to take locks, cold JVMs included);
+// the run must end soon, say so, and keep what it measured.
+func interruptCell(t *testing.T, doc, started string, after time.Duration) string {
 	t.Helper()
 	sc, cells := parseCells(t, doc)
 	log := &syncBuf{}
@@ -40,7 +41,7 @@ func interruptCell(t *testing.T, doc, started string) string {
 		for !strings.Contains(log.String(), started) {
 			time.Sleep(50 * time.Millisecond)
 		}
-		time.Sleep(2 * time.Second)
+		time.Sleep(after)
 		cancel()
 	}()
 	start := time.Now()
@@ -48,7 +49,7 @@ func interruptCell(t *testing.T, doc, started string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if time.Since(start) > 30*time.Second || !out.Interrupted {
+	if time.Since(start) > 40*time.Second || !out.Interrupted {
 		t.Fatalf("interrupt: took %v, interrupted %v", time.Since(start), out.Interrupted)
 	}
 	if len(out.Cells) == 0 || out.Cells[0].Combined.Outcomes.Acquired == 0 {
@@ -79,7 +80,7 @@ func TestZookeeperInterrupt(t *testing.T) {
 	requireZookeeper(t)
 	log := interruptCell(t, `
 settings: {topology: zookeeper, local: 3, persistence: no-fsync, workers: 4, keys: 100, hold: 1ms, ttl: 4s, duration: 30s, warmup: 0s}
-`, "local zookeeper")
+`, "local zookeeper", 6*time.Second)
 	checkGone(t, pidsIn(t, log, `local zookeeper .* pids \[([0-9 ]+)\]`))
 }
 
@@ -89,7 +90,7 @@ func TestPostgresInterrupt(t *testing.T) {
 	requirePostgres(t)
 	log := interruptCell(t, `
 settings: {topology: postgres, workers: 4, keys: 100, hold: 1ms, duration: 30s, warmup: 0s}
-`, "local PostgreSQL")
+`, "local PostgreSQL", 3*time.Second)
 	checkGone(t, pidsIn(t, log, `local PostgreSQL .* pid ([0-9]+)`))
 }
 
