@@ -167,14 +167,14 @@ func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, er
 	m := &Masters{key: key, served: map[string]bool{}}
 	p.cur = m
 	switch {
-	case s.Etcd() && !c.Faulty:
-		return m, p.startEtcd(ctx, c, m)
-	case s.Postgres() && !c.Faulty:
-		return m, p.startPostgres(ctx, c, m)
-	case s.Zookeeper() && !c.Faulty:
-		return m, p.startZookeeper(ctx, c, m)
-	case c.Faulty:
+	case c.Faulty: // its own servers of any service, and the resource's
 		return m, p.startFaultServers(ctx, c, m)
+	case s.Etcd():
+		return m, p.startEtcd(ctx, c, m)
+	case s.Postgres():
+		return m, p.startPostgres(ctx, c, m)
+	case s.Zookeeper():
+		return m, p.startZookeeper(ctx, c, m)
 	case s.ExternalSentinels():
 		m.SentinelAddrs, m.MasterSet = s.SentinelAddrs, s.MasterSet
 		m.Display = []string{s.MasterSet + " (via Sentinel)"} // its master's address is Sentinel's to tell; the engine checks them as it connects
