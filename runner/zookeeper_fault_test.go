@@ -17,7 +17,7 @@ import (
 // nothing).
 const zkFaultBase = `
 settings: {topology: zookeeper, local: 3, persistence: no-fsync, clients: 2, client_mode: processes, workers: 8, keys: 8,
-  ttl: 2s, wait_strategy: queue, wait_time: 3s, hold: 150ms, duration: 7s, fencing: %FENCING%}
+  ttl: 2s, wait_strategy: queue, wait_time: 3s, hold: 200ms, duration: 8s, fencing: %FENCING%}
 faults:
   - %FAULT%
 `
@@ -38,7 +38,9 @@ func requireZookeeper(t *testing.T) {
 // fencing updates are lost, fenced with the holder znode's czxid none is.
 func TestZookeeperPausePastSession(t *testing.T) {
 	requireZookeeper(t)
-	pause := "{at: 1.5s, kind: pause, client_index: [0], for: 3.5s}"
+	// 4 s: past the 2 s session, its tick and the client's ping lag by as
+	// much again, as in the shipped scenario (3.5 s once left no overlap).
+	pause := "{at: 1.5s, kind: pause, client_index: [0], for: 4s}"
 	r := runFaultDoc(t, zkFaultDoc("false", pause))
 	if s := r.Run.Safety; s.LostUpdates == 0 || s.Violations == 0 {
 		t.Fatalf("no fencing: %d lost updates (want > 0), %d violations (want > 0: the expired holder's use overlaps the next one's)", s.LostUpdates, s.Violations)
@@ -84,7 +86,7 @@ func TestZookeeperLeaderCrash(t *testing.T) {
 // lost where the plain cell loses updates.
 func TestZookeeperGuardedWrite(t *testing.T) {
 	requireZookeeper(t)
-	doc := strings.Replace(zkFaultDoc("false", "{at: 1.5s, kind: pause, client_index: [0], for: 3.5s}"), "fencing: false}", "fencing: false, guarded_write: true}", 1)
+	doc := strings.Replace(zkFaultDoc("false", "{at: 1.5s, kind: pause, client_index: [0], for: 4s}"), "fencing: false}", "fencing: false, guarded_write: true}", 1)
 	r := runFaultDoc(t, doc)
 	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected+s.GuardedInDoubt == 0 || !s.GuardedWrite {
 		t.Fatalf("guarded write: %d lost updates (want 0), %d refused + %d in doubt (want > 0: the late writes did not land acknowledged), guarded %v", s.LostUpdates, s.StaleWritesRejected, s.GuardedInDoubt, s.GuardedWrite)
