@@ -165,7 +165,7 @@ func (p *Pool) network(c plan.Cell, m *Masters) error {
 	var err error
 	switch {
 	case c.Faulty && c.NeedsNetwork():
-		m.Net, err = faults.NewNetwork(m.Addrs, s.Clients)
+		m.Net, err = faults.NewNetwork(m.upstreams(), s.Clients)
 	case s.NetLatency > 0:
 		withProxyLabel(func() {
 			if m.Net, err = faults.NewNetwork(m.Addrs, 1); err == nil {

@@ -49,10 +49,27 @@ type Client interface {
 	Resume() error
 }
 
+// Links are a local consensus cluster's links between its members
+// (etcd's peer links, ZooKeeper's quorum and election links), for a
+// partition with link: members.
+type Links interface {
+	// Isolate cuts each member from every other member, both ways:
+	// connections stay open but nothing crosses, as in a real partition.
+	// Calls nest: a member is rejoined by as many Rejoins.
+	Isolate(members []int) error
+	// Rejoin ends one Isolate of the members; their links work again.
+	Rejoin(members []int) error
+	// Proof says, while the member is isolated, whether it could not
+	// commit (it is no leader and does not serve, or a write through it
+	// failed), in words for the result.
+	Proof(ctx context.Context, member int) (detail string, cut bool)
+}
+
 // Targets are what the faults act on.
 type Targets struct {
 	Masters []Master
 	Net     *Network       // needed by partition, latency, reset
+	Links   Links          // a consensus cluster's member links (partition with link: members)
 	Clocks  map[int]*Clock // masters run under a fake clock, by index
 	Clients []Client       // needed by pause
 	// A replicated set (failover, replication_lag) and its processes by
@@ -83,12 +100,16 @@ func (t Targets) Check(specs []Spec) error {
 		if s.Role != "" && t.Leader == nil {
 			return fmt.Errorf("faults[%d]: role %s needs a consensus cluster (topology etcd or zookeeper)", i, s.Role)
 		}
-		switch s.Kind {
-		case Partition, Latency, Reset:
+		switch {
+		case s.MemberLinks():
+			if t.Links == nil {
+				return fmt.Errorf("faults[%d]: partition with link: members needs a local consensus cluster's member links", i)
+			}
+		case s.Kind == Partition || s.Kind == Latency || s.Kind == Reset:
 			if t.Net == nil {
 				return fmt.Errorf("faults[%d]: %s needs the proxied network", i, s.Kind)
 			}
-		case ClockJump:
+		case s.Kind == ClockJump:
 			for _, m := range orAll(s.Masters, len(t.Masters)) {
 				if t.Clocks[m] == nil {
 					return fmt.Errorf("faults[%d]: clock_jump: master %d does not run under a fake clock", i, m)
@@ -348,6 +369,10 @@ func (s *Scheduler) apply(i int, sp Spec, at time.Time) {
 
 // partition black-holes the pair and heals it after sp.For.
 func (s *Scheduler) partition(i int, sp Spec, at time.Time) {
+	if sp.MemberLinks() {
+		s.isolate(i, sp, at)
+		return
+	}
 	if err := s.t.Net.Partition(sp.Clients, sp.Masters); err != nil {
 		s.fail(err)
 		return
@@ -358,6 +383,61 @@ func (s *Scheduler) partition(i int, sp Spec, at time.Time) {
 		s.fail(s.t.Net.Heal(sp.Clients, sp.Masters))
 		s.event(time.Time{}, "heal", pairName(sp.Clients, sp.Masters), reason)
 	})
+}
+
+// isolate cuts a consensus member (by index or role) off from the other
+// members and rejoins it after sp.For. Before it rejoins, the member is
+// asked to prove the cut (it could not commit): only then did the fault
+// take effect.
+func (s *Scheduler) isolate(i int, sp Spec, at time.Time) {
+	targets := s.crashTargets(sp)
+	idx := make([]int, len(targets))
+	for k, tg := range targets {
+		idx[k] = tg.index
+	}
+	if len(idx) == 0 {
+		return // memberByRole said why
+	}
+	if err := s.t.Links.Isolate(idx); err != nil {
+		s.fail(err)
+		return
+	}
+	name := membersName(targets)
+	s.event(at, "partition", name+" from the other members", durationDetail(sp.For))
+	s.later(i, sp.For, func(reason string) {
+		s.proveIsolated(i, targets)
+		s.fail(s.t.Links.Rejoin(idx))
+		s.event(time.Time{}, "heal", name+" rejoins the other members", reason)
+	})
+}
+
+// proveIsolated asks each isolated member whether it could commit; the
+// fault took effect when none could.
+func (s *Scheduler) proveIsolated(i int, targets []crashTarget) {
+	cut := 0
+	for _, tg := range targets {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		detail, ok := s.t.Links.Proof(ctx, tg.index)
+		cancel()
+		kind := "isolated"
+		if !ok {
+			kind = "not_isolated"
+		} else {
+			cut++
+		}
+		s.event(time.Time{}, kind, tg.name, detail)
+	}
+	if cut == len(targets) {
+		s.took(i)
+	}
+}
+
+func membersName(targets []crashTarget) string {
+	names := make([]string, len(targets))
+	for k, tg := range targets {
+		names[k] = tg.name
+	}
+	return strings.Join(names, ", ")
 }
 
 // latency delays the masters' replies and clears the delay after sp.For.
@@ -482,8 +562,9 @@ func durationDetail(d time.Duration) string {
 
 // crashTarget is one process a crash kills, with its name in events.
 type crashTarget struct {
-	name string
-	ms   Master
+	name  string
+	ms    Master
+	index int // in Targets.Masters; -1 for a replicated set's replica or Sentinel
 }
 
 // crashTargets are the processes sp names: masters by index (all when
@@ -499,13 +580,13 @@ func (s *Scheduler) crashTargets(sp Spec) []crashTarget {
 		masters = orAll(masters, len(s.t.Masters))
 	}
 	for _, m := range masters {
-		out = append(out, crashTarget{s.masterName(m), s.t.Masters[m]})
+		out = append(out, crashTarget{s.masterName(m), s.t.Masters[m], m})
 	}
 	for _, r := range sp.Replicas {
-		out = append(out, crashTarget{roleName(s.t.Replicas[r]), s.t.Replicas[r]})
+		out = append(out, crashTarget{roleName(s.t.Replicas[r]), s.t.Replicas[r], -1})
 	}
 	for _, r := range sp.Sentinels {
-		out = append(out, crashTarget{roleName(s.t.Sentinels[r]), s.t.Sentinels[r]})
+		out = append(out, crashTarget{roleName(s.t.Sentinels[r]), s.t.Sentinels[r], -1})
 	}
 	return out
 }
@@ -534,7 +615,7 @@ func (s *Scheduler) memberByRole(role string) []crashTarget {
 	}
 	for i, m := range s.t.Masters {
 		if (role == "leader") == (i == leader) && m.Pid() > 0 {
-			return []crashTarget{{fmt.Sprintf("%s, member %d (%s)", role, i, m.Addr()), m}}
+			return []crashTarget{{fmt.Sprintf("%s, member %d (%s)", role, i, m.Addr()), m, i}}
 		}
 	}
 	return nil

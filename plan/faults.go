@@ -115,6 +115,9 @@ type faultYAML struct {
 	// Role: crash or pause a consensus member (etcd, ZooKeeper) by its
 	// role when the fault fires.
 	Role string `yaml:"role"`
+	// Link: partition, client (clients from servers, the default) or
+	// members (a consensus member from the other members).
+	Link string `yaml:"link"`
 }
 
 // oldFaultFields are the names fault targets had (masters and clients,
@@ -124,7 +127,7 @@ var oldFaultFields = map[string]string{"masters": "master_index", "clients": "cl
 // fieldsOf says which fault fields each kind uses (besides at and kind).
 var fieldsOf = map[results.FaultKind][]string{
 	results.FaultCrash:     {"master_index", "replica_index", "sentinel_index", "role", "restart"},
-	results.FaultPartition: {"master_index", "client_index", "for"},
+	results.FaultPartition: {"master_index", "client_index", "role", "link", "for"},
 	results.FaultLatency:   {"master_index", "client_index", "for", "latency", "jitter"},
 	results.FaultReset:     {"master_index", "client_index", "for"},
 	results.FaultPause:     {"client_index", "master_index", "role", "for"},
@@ -209,7 +212,7 @@ func (f faultYAML) spec(set map[string]int) (Fault, error) {
 	}
 	s := Fault{At: time.Duration(f.At), Kind: kind, Masters: f.MasterIndex, Clients: f.ClientIndex,
 		Replicas: f.ReplicaIndex, Sentinels: f.SentinelIndex, For: time.Duration(f.For),
-		Restart: f.Restart, Latency: time.Duration(f.Latency), Jitter: time.Duration(f.Jitter), By: time.Duration(f.By), Role: f.Role}
+		Restart: f.Restart, Latency: time.Duration(f.Latency), Jitter: time.Duration(f.Jitter), By: time.Duration(f.By), Role: f.Role, Link: f.Link}
 	return s, checkFault(s)
 }
 
@@ -230,6 +233,14 @@ func checkFault(s Fault) error {
 		return fmt.Errorf("role: %q is not accepted; use leader or follower (an etcd or ZooKeeper member by its role when the fault fires)", s.Role)
 	case s.Kind == results.FaultPause && len(s.Clients) > 0 && (len(s.Masters) > 0 || s.Role != ""):
 		return fmt.Errorf("client_index: pause stops clients or servers (master_index, role), not both in one fault")
+	case s.Link != "" && s.Link != results.LinkClient && s.Link != results.LinkMembers:
+		return fmt.Errorf("link: %q is not accepted; use client (clients from servers, the default) or members (a consensus member from the other members)", s.Link)
+	case s.MemberLinks() && len(s.Clients) > 0:
+		return fmt.Errorf("client_index: not used with link: members (it cuts a member from the other members); leave it out, or use link: client")
+	case s.MemberLinks() && len(s.Masters) == 0 && s.Role == "":
+		return fmt.Errorf("master_index: is needed with link: members; name the member to cut off by index from 0, or by role: leader|follower")
+	case s.Kind == results.FaultPartition && s.Role != "" && !s.MemberLinks():
+		return fmt.Errorf("role: a partition by role cuts a member from the other members; add link: members (clients from servers: master_index)")
 	case s.Role != "" && (len(s.Masters) > 0 || s.ByRole()):
 		return fmt.Errorf("role: give either role or master_index/replica_index/sentinel_index, not both")
 	case s.Kind == results.FaultCrash && len(s.Masters) == 0 && !s.ByRole() && s.Role == "":

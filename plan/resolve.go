@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"lockbench/engine"
@@ -151,10 +152,12 @@ func (s Settings) checkFaultTopology(where string, f Fault) error {
 		return fmt.Errorf("%s.kind: clock_jump is not available with topology zookeeper: libfaketime is not shown to move a JVM's clock, nor a Go client's; use crash or pause", where)
 	case !s.Postgres() && f.Kind == results.FaultKillBackend:
 		return fmt.Errorf("%s.kind: kill_backend needs topology postgres (its sessions hold the locks); topology is %s", where, s.TopologyOf())
-	case s.Postgres() && f.Kind != results.FaultCrash && f.Kind != results.FaultPause && f.Kind != results.FaultKillBackend:
-		return fmt.Errorf("%s.kind: %s is not yet available with topology postgres; use crash (master_index: [0], the server), pause (a client, or the server) or kill_backend", where, f.Kind)
-	case s.Consensus() && f.Kind != results.FaultCrash && f.Kind != results.FaultPause:
-		return fmt.Errorf("%s.kind: %s is not yet available with topology %s; use crash (master_index or role: leader|follower) or pause", where, f.Kind, s.TopologyOf())
+	case f.MemberLinks() && !s.Consensus():
+		return fmt.Errorf("%s.link: members needs topology etcd or zookeeper (a cluster whose members talk to each other); topology is %s (use link: client)", where, s.TopologyOf())
+	case s.Postgres() && f.Kind != results.FaultCrash && f.Kind != results.FaultPause && f.Kind != results.FaultKillBackend && !isNetwork(f.Kind):
+		return fmt.Errorf("%s.kind: %s is not available with topology postgres; use crash (master_index: [0], the server), pause (a client, or the server), kill_backend, or partition, latency or reset of the clients' links", where, f.Kind)
+	case s.Consensus() && f.Kind != results.FaultCrash && f.Kind != results.FaultPause && !isNetwork(f.Kind):
+		return fmt.Errorf("%s.kind: %s is not available with topology %s; use crash or pause (master_index or role: leader|follower), or partition, latency or reset", where, f.Kind, s.TopologyOf())
 	case !repl && (f.Kind == results.FaultFailover || f.Kind == results.FaultReplicationLag):
 		return fmt.Errorf("%s.kind: %s needs topology replicated (a master with replicas behind Sentinel); topology is %s", where, f.Kind, s.TopologyOf())
 	case !repl && f.ByRole():
@@ -165,6 +168,11 @@ func (s Settings) checkFaultTopology(where string, f Fault) error {
 		return fmt.Errorf("%s.kind: clock_jump is not available with topology replicated (fake clocks run Redlock's masters); use failover, crash or pause", where)
 	}
 	return nil
+}
+
+// isNetwork: the kinds that act on the clients' proxied links.
+func isNetwork(k results.FaultKind) bool {
+	return k == results.FaultPartition || k == results.FaultLatency || k == results.FaultReset
 }
 
 // Warnings are the cell's settings that work but are probably a mistake.
@@ -179,11 +187,17 @@ func (c Cell) Warnings() []string {
 // then reach the masters through proxies).
 func (c Cell) NeedsNetwork() bool {
 	for _, f := range c.Faults {
-		if f.Kind == results.FaultPartition || f.Kind == results.FaultLatency || f.Kind == results.FaultReset {
+		if isNetwork(f.Kind) && !f.MemberLinks() {
 			return true
 		}
 	}
 	return false
+}
+
+// NeedsMemberLinks reports whether the cell cuts a consensus member off
+// from the others (its members then reach each other through gates).
+func (c Cell) NeedsMemberLinks() bool {
+	return slices.ContainsFunc(c.Faults, results.Fault.MemberLinks)
 }
 
 // ClockMasters are the masters that run under a fake clock.

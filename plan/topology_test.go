@@ -198,3 +198,44 @@ func TestReplicatedFaultScenario(t *testing.T) {
 		}
 	}
 }
+
+// Network faults on the lock services: the clients' links on every
+// service, a member cut from the other members on a consensus cluster
+// only (by index or role), and the link field's own rules.
+func TestServiceNetworkFaults(t *testing.T) {
+	accepted := map[string]string{
+		"etcd":      "partition at 1s the leader from the other members for 2s",
+		"zookeeper": "partition at 1s members 1 from the others for 2s",
+		"postgres":  "partition at 1s masters all clients 0 for 2s",
+	}
+	faultOf := map[string]string{
+		"etcd":      "{at: 1s, kind: partition, link: members, role: leader, for: 2s}",
+		"zookeeper": "{at: 1s, kind: partition, link: members, master_index: [1], for: 2s}",
+		"postgres":  "{at: 1s, kind: partition, client_index: [0], for: 2s}",
+	}
+	for topo, want := range accepted {
+		doc := "settings: {topology: " + topo + ", duration: 5s}\nfaults: [" + faultOf[topo] + "]\n"
+		sc, err := Parse("f.yaml", []byte(doc), true)
+		if err != nil {
+			t.Fatalf("%s: %v", topo, err)
+		}
+		cells, err := sc.Cells()
+		if err != nil || cells[0].Faults[0].String() != want {
+			t.Errorf("%s: %+v (%v), want %q", topo, cells, err, want)
+		}
+	}
+	for doc, want := range map[string]string{
+		"settings: {topology: postgres}\nfaults: [{at: 1s, kind: partition, link: members, master_index: [0]}]\n":           "link: members needs topology etcd or zookeeper",
+		"settings: {topology: redlock}\nfaults: [{at: 1s, kind: partition, link: members, master_index: [0]}]\n":            "link: members needs topology etcd or zookeeper",
+		"settings: {topology: etcd}\nfaults: [{at: 1s, kind: partition, link: members}]\n":                                  "master_index: is needed with link: members",
+		"settings: {topology: etcd}\nfaults: [{at: 1s, kind: partition, link: members, client_index: [0], role: leader}]\n": "client_index: not used with link: members",
+		"settings: {topology: etcd}\nfaults: [{at: 1s, kind: partition, role: leader}]\n":                                   "add link: members",
+		"settings: {topology: etcd}\nfaults: [{at: 1s, kind: partition, link: peers, role: leader}]\n":                      `link: "peers" is not accepted`,
+		"settings: {topology: etcd}\nfaults: [{at: 1s, kind: latency, link: members, latency: 1ms}]\n":                      "link: not used by latency",
+		"settings: {topology: postgres}\nfaults: [{at: 1s, kind: clock_jump, by: 1s, master_index: [0]}]\n":                 "clock_jump is not available with topology postgres",
+	} {
+		if _, err := Parse("f.yaml", []byte(doc), true); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", doc, err, want)
+		}
+	}
+}

@@ -57,7 +57,20 @@ type Fault struct {
 	// Role: crash, a consensus cluster's member by its role when the fault
 	// fires (leader or follower) instead of by index.
 	Role string
+	// Link: partition, which links are cut: "" (or LinkClient) between
+	// clients and servers, LinkMembers between a consensus cluster's
+	// members (the named member from every other, both ways).
+	Link string
 }
+
+// Links a partition cuts.
+const (
+	LinkClient  = "client"
+	LinkMembers = "members"
+)
+
+// MemberLinks says the fault cuts a consensus member off from the others.
+func (s Fault) MemberLinks() bool { return s.Link == LinkMembers }
 
 // RestartDelay parses Restart: 0 for immediate, -1 for never.
 func (s Fault) RestartDelay() (time.Duration, error) {
@@ -81,6 +94,10 @@ func (s Fault) String() string {
 	switch {
 	case s.Kind == FaultReplicationLag:
 		fmt.Fprintf(&b, " replicas %s", FaultTargets(s.Replicas))
+	case s.MemberLinks() && s.Role != "":
+		b.WriteString(" the " + s.Role + " from the other members")
+	case s.MemberLinks():
+		fmt.Fprintf(&b, " members %s from the others", FaultTargets(s.Masters))
 	case (s.Kind == FaultCrash || s.Kind == FaultPause) && s.Role != "":
 		b.WriteString(" the " + s.Role)
 	case s.Kind == FaultPause && len(s.Masters) > 0:
@@ -91,7 +108,7 @@ func (s Fault) String() string {
 		fmt.Fprintf(&b, " masters %s", FaultTargets(s.Masters))
 	}
 	serverPause := s.Kind == FaultPause && (len(s.Masters) > 0 || s.Role != "")
-	if s.Kind == FaultPartition || s.Kind == FaultLatency || s.Kind == FaultReset || (s.Kind == FaultPause && !serverPause) {
+	if (s.Kind == FaultPartition && !s.MemberLinks()) || s.Kind == FaultLatency || s.Kind == FaultReset || (s.Kind == FaultPause && !serverPause) {
 		fmt.Fprintf(&b, " clients %s", FaultTargets(s.Clients))
 	}
 	switch s.Kind {

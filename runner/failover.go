@@ -37,8 +37,8 @@ func (r *faultRun) addFailovers(run *results.Run, t0 time.Time, events []faults.
 	}
 }
 
-// addElections puts into the result each kill of a consensus cluster's
-// leader with its election window, and each kill of a PostgreSQL server
+// addElections puts into the result each kill or isolation of a consensus
+// cluster's leader with its election window, and each kill of a PostgreSQL server
 // with its recovery window: from the kill to the first acquire started
 // after it that won the lock (a quorum, or the restarted server, served
 // again), with the acquires that failed in it.
@@ -48,7 +48,8 @@ func (r *faultRun) addElections(run *results.Run, t0 time.Time, events []faults.
 		if r.s.Postgres() {
 			kind = "recovery"
 		}
-		if e.Kind != "crash" || (kind == "election" && !strings.HasPrefix(e.Target, "leader")) {
+		byLeader := strings.HasPrefix(e.Target, "leader")
+		if !(e.Kind == "crash" && (kind == "recovery" || byLeader) || e.Kind == "partition" && byLeader) {
 			continue
 		}
 		f := results.Failover{Kind: kind, KilledAt: secondsFrom(t0, e.At), Master: e.Target, HeldKeys: e.HeldKeys}

@@ -154,13 +154,13 @@ func (r *faultRun) clientConfigs() []chaos.ClientConfig {
 			Fencing: s.Fencing, CheckValidity: s.CheckValidity, GuardedWrite: s.GuardedWrite, Duration: time.Duration(s.Duration), Quota: quota, Calls: s.Calls,
 			Seed: r.seed + uint64(c)*7919, LogDir: r.masters.TempDir, FailureTimes: r.hasFailover()}
 		if e := r.masters.Etcd; e != nil {
-			cfgs[c].Etcd = &chaos.EtcdClient{Endpoints: e.Endpoints, Username: e.Username, Password: e.Password}
+			cfgs[c].Etcd = &chaos.EtcdClient{Endpoints: r.masters.EtcdEndpoints(c), Username: e.Username, Password: e.Password}
 		}
-		if z := r.masters.Zookeeper; z != nil {
-			cfgs[c].Zookeeper = &chaos.ZookeeperClient{Servers: z.Addrs}
+		if r.masters.Zookeeper != nil {
+			cfgs[c].Zookeeper = &chaos.ZookeeperClient{Servers: r.masters.ZookeeperServers(c)}
 		}
-		if pg := r.masters.Postgres; pg != nil {
-			cfgs[c].Postgres = &chaos.PostgresClient{URL: pg.URL}
+		if r.masters.Postgres != nil {
+			cfgs[c].Postgres = &chaos.PostgresClient{URL: r.masters.PostgresURL(c)}
 		}
 	}
 	return cfgs
