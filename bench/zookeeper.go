@@ -28,7 +28,7 @@ func (p *Pool) startZookeeper(ctx context.Context, c plan.Cell, m *Masters) erro
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	cl, err := zklock.StartLocal(ctx, zklock.Options{Servers: s.ZookeeperMembers(), ForceSync: !s.ZookeeperNoFsync(),
-		TTL: c.Engine.TTL, MaxClientCnxns: s.ZookeeperMaxClientCnxns(), Log: p.Log})
+		TTL: c.Engine.TTL, MaxClientCnxns: s.ZookeeperMaxClientCnxns(), Isolatable: c.NeedsMemberLinks(), Log: p.Log})
 	if err != nil {
 		return err
 	}

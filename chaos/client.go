@@ -133,6 +133,14 @@ type ClientResult struct {
 	// Failures are the failed acquires by FailureBin since t0 and by why
 	// (results.AcquireFailure), with FailureTimes.
 	Failures map[int64][3]int64 `json:"failures,omitempty"`
+	// Losses are the sessions the lock service ended under this client,
+	// as it learnt (etcd, ZooKeeper), for the lock-loss lag.
+	Losses []results.SessionLoss `json:"losses,omitempty"`
+}
+
+// sessionLosses is a locker that keeps its lost sessions.
+type sessionLosses interface {
+	Losses() []results.SessionLoss
 }
 
 // FailureBin is the width of ClientResult.Failures' bins.
@@ -346,6 +354,9 @@ func (c *client) run(t0 time.Time) ClientResult {
 	out.Start, out.End = st.WindowStart, st.WindowStart.Add(st.Measured)
 	if ps, ok := c.lk.(workloads.PerServer); ok {
 		out.Late = ps.LateOutcomes()
+	}
+	if sl, ok := c.lk.(sessionLosses); ok {
+		out.Losses = sl.Losses()
 	}
 	out.ProbeViolations = c.probe.Violations()
 	out.ProbeMax = c.probe.MaxConcurrent()

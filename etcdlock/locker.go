@@ -5,7 +5,9 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,7 +16,9 @@ import (
 	"go.uber.org/zap"
 
 	"lockbench/engine"
+	"lockbench/internal/sessionloss"
 	"lockbench/internal/slots"
+	"lockbench/results"
 )
 
 // StrategyQueue is etcd's own wait: Mutex.Lock puts the caller in the
@@ -60,6 +64,9 @@ type Locker struct {
 	sessions *slots.Pool[*concurrency.Session] // one per contender
 	granted  atomic.Int64                      // the lease TTL the server granted, seconds
 	rpcs     atomic.Int64
+	losses   sessionloss.Log // leases etcd ended under their sessions
+	revoked  sync.Map        // leases this locker ended itself: not losses
+	closing  atomic.Bool
 }
 
 // held is a lock's etcd side: its mutex and the session it holds it with.
@@ -129,8 +136,24 @@ func (l *Locker) newSession(ctx context.Context) (*concurrency.Session, error) {
 		l.revoke(g.ID)
 		return nil, err
 	}
+	go l.watchLoss(s)
 	return s, nil
 }
+
+// watchLoss records the session's end unless this locker ended it: its
+// lease ended on the server and the client learnt it (Session.Done).
+func (l *Locker) watchLoss(s *concurrency.Session) {
+	<-s.Done()
+	if _, ours := l.revoked.Load(s.Lease()); !ours && !l.closing.Load() {
+		l.losses.Add(LeaseName(s.Lease()))
+	}
+}
+
+// LeaseName is a lease's id as losses name it (hex, as etcdctl shows it).
+func LeaseName(id clientv3.LeaseID) string { return strconv.FormatInt(int64(id), 16) }
+
+// Losses are the sessions etcd ended under this locker, as it learnt.
+func (l *Locker) Losses() []results.SessionLoss { return l.losses.List() }
 
 // sessionAlive says the session's lease has not ended.
 func sessionAlive(s *concurrency.Session) bool {
@@ -144,6 +167,7 @@ func sessionAlive(s *concurrency.Session) bool {
 
 // revoke ends a lease: the keys it carries (a lock, a waiter's place) go.
 func (l *Locker) revoke(id clientv3.LeaseID) {
+	l.revoked.Store(id, true)
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	_, _ = l.cli.Revoke(ctx, id)
@@ -303,6 +327,7 @@ func (l *Locker) Delete(ctx context.Context, key string) error {
 // Close ends every session the locker granted (revoking a lease frees
 // the locks it holds), also those still held by a lock, and the client.
 func (l *Locker) Close() {
+	l.closing.Store(true)
 	for _, s := range l.sessions.Opened() {
 		l.revoke(s.Lease())
 		s.Orphan()

@@ -143,9 +143,12 @@ type Safety struct {
 	// GuardedInDoubt are guarded writes whose answer was lost with the
 	// connection (they may have landed; lost updates are then counted
 	// write by write).
-	GuardedInDoubt   int64   `json:"guarded_in_doubt,omitempty"`
-	AvailabilityOps  float64 `json:"availability_attempts,omitempty"` // share of acquire attempts that succeeded
-	AvailabilityTime float64 `json:"availability_time,omitempty"`     // share of seconds in which some acquire succeeded
+	GuardedInDoubt int64 `json:"guarded_in_doubt,omitempty"`
+	// LockLoss is the lock-loss lag of the sessions the service ended
+	// under their clients (nil: none lost, or a service without sessions).
+	LockLoss         *LockLoss `json:"lock_loss,omitempty"`
+	AvailabilityOps  float64   `json:"availability_attempts,omitempty"` // share of acquire attempts that succeeded
+	AvailabilityTime float64   `json:"availability_time,omitempty"`     // share of seconds in which some acquire succeeded
 	// Verdict of a chaos cell: met, not met, not judged (NotJudged says
 	// why, reasons joined by "; "), unchecked (no expectations) or
 	// interrupted.
@@ -223,7 +226,10 @@ type Failover struct {
 	// Kind is "" for a replicated set's failover (Sentinel promotes a
 	// replica), "election" for a consensus cluster's leader killed, "recovery" for a
 	// PostgreSQL server killed and restarted.
-	Kind      string   `json:"kind,omitempty"`
+	Kind string `json:"kind,omitempty"`
+	// Cause is what began it: "" for a kill -9, "partition" for a leader
+	// cut from the other members (KilledAt is then when it was cut).
+	Cause     string   `json:"cause,omitempty"`
 	KilledAt  float64  `json:"killed_at_s"`
 	Master    string   `json:"master"` // killed
 	HeldKeys  int      `json:"held_keys"`
@@ -246,7 +252,11 @@ func (f Failover) Text() string {
 	if f.Kind != "" {
 		what = f.Kind
 	}
-	s := fmt.Sprintf("%s: kill -9 of %s at %.3f s", what, f.Master, f.KilledAt)
+	cause := "kill -9"
+	if f.Cause != "" {
+		cause = f.Cause
+	}
+	s := fmt.Sprintf("%s: %s of %s at %.3f s", what, cause, f.Master, f.KilledAt)
 	if f.SwitchAt != nil {
 		s += fmt.Sprintf(", +switch-master to %s at %.3f s", f.NewMaster, *f.SwitchAt)
 	}

@@ -53,6 +53,9 @@ func (r *faultRun) addElections(run *results.Run, t0 time.Time, events []faults.
 			continue
 		}
 		f := results.Failover{Kind: kind, KilledAt: secondsFrom(t0, e.At), Master: e.Target, HeldKeys: e.HeldKeys}
+		if e.Kind == "partition" {
+			f.Cause, f.Master = "partition", strings.TrimSuffix(e.Target, " from the other members")
+		}
 		end := time.Time{}
 		if a, ok := ck.FirstAcquireAfter(e.At.UnixNano()); ok {
 			end = time.Unix(0, a.Done)

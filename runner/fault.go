@@ -40,6 +40,7 @@ func runFaultCell(ctx context.Context, env cellEnv) (*CellResult, error) {
 		return nil, err
 	}
 	r.logStarted()
+	r.watchSessionEnds()
 	sched, err := faults.NewScheduler(ctx, env.cell.Faults, r.targets)
 	if err != nil {
 		return nil, err
@@ -68,6 +69,11 @@ type faultRun struct {
 	probe    *workloads.Probe // shared by the clients in this process
 	obs      chaos.Observer
 	clients  []chaos.Client
+
+	// The lock service's session ends on its servers (lockLoss).
+	ends       sessionEnds
+	endsSeen   map[string]time.Time
+	endsSource string
 }
 
 // clientsRun is what the clients' run left: their results, the errors they
@@ -103,6 +109,9 @@ func newFaultRun(env cellEnv) *faultRun {
 			r.res.Addrs = append(r.res.Addrs, mb.Addr())
 		}
 		r.targets.Leader = z.Local.Leader
+		if r.cell.NeedsMemberLinks() {
+			r.targets.Links = z.Local.Links()
+		}
 	}
 	if set := m.Replicated; set != nil {
 		r.targets.Set, r.targets.Replicas, r.targets.Sentinels = set, set.Replicas(), set.Sentinels()
@@ -347,6 +356,7 @@ func (r *faultRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler
 	events := sched.Events()
 	res.Run = buildRun(r, t0, run.results, ck, iv, events)
 	r.addFailovers(&res.Run, t0, events, ck, run.results)
+	res.Run.Safety.LockLoss = r.lockLoss(run.results)
 	r.judgeHistory(&res.Run, ck, run.interrupted)
 	if ferr := sched.Err(); ferr != nil {
 		res.Run.Warnings = append(res.Run.Warnings, "faults: "+strings.ReplaceAll(ferr.Error(), "\n", "; "))
@@ -365,6 +375,9 @@ func (r *faultRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler
 		map[bool]string{true: " (INTERRUPTED)"}[run.interrupted])
 	for _, f := range res.Run.Failovers {
 		logf(r.opt.Log, "chaos: cell %s: %s", r.cell.Label, f.Text())
+	}
+	if ll := res.Run.Safety.LockLoss; ll != nil {
+		logf(r.opt.Log, "chaos: cell %s: %s", r.cell.Label, ll.Text())
 	}
 	if left := res.Run.Safety.StockLeft; left != nil {
 		logf(r.opt.Log, "chaos: cell %s: stock left %d of %d", r.cell.Label, *left, r.s.Stock)

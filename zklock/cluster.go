@@ -6,6 +6,7 @@ package zklock
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"lockbench/faults"
 	"lockbench/internal/ports"
 )
 
@@ -52,11 +54,13 @@ const (
 
 // jvmArgs are every member's JVM flags: a small heap and the serial
 // collector, so that several members fit a small machine, and warn-level
-// logs with a time stamp. The JIT is left at its default (C2): a member
+// logs with a time stamp (and the server's session expiries, at info,
+// for the lock-loss lag). The JIT is left at its default (C2): a member
 // starts about 0.15 s faster with C1 only, but serves slower after.
 var jvmArgs = []string{"-Xmx128m", "-XX:+UseSerialGC", "-XX:-UsePerfData", "-XX:+ExitOnOutOfMemoryError",
 	"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.showDateTime=true",
-	"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"}
+	"-Dorg.slf4j.simpleLogger.dateTimeFormat=" + logStamp,
+	"-Dorg.slf4j.simpleLogger.log.org.apache.zookeeper.server.ZooKeeperServer=info"}
 
 const mainClass = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 
@@ -76,7 +80,11 @@ type Options struct {
 	// MaxClientCnxns is the connections a member takes from one client
 	// address (0: unlimited); every local client is 127.0.0.1.
 	MaxClientCnxns int
-	Log            io.Writer // the start-up line (nil: none)
+	// Isolatable puts every member's links to the others behind proxies
+	// of its own (faults.MemberNet), so that Links can cut a member off
+	// from the others; 2 or more Servers.
+	Isolatable bool
+	Log        io.Writer // the start-up line (nil: none)
 }
 
 // Cluster is a local ZooKeeper ensemble: its members' processes, each with
@@ -89,6 +97,7 @@ type Cluster struct {
 	tick    time.Duration
 	minSess time.Duration
 	maxSess time.Duration
+	links   *links // Isolatable: the members' proxied links
 }
 
 // Member is one ZooKeeper server process of a Cluster.
@@ -137,6 +146,9 @@ func StartLocal(ctx context.Context, opt Options) (*Cluster, error) {
 	if opt.TTL < 0 || opt.MaxClientCnxns < 0 {
 		return nil, fmt.Errorf("zookeeper: negative TTL (%v) or MaxClientCnxns (%d)", opt.TTL, opt.MaxClientCnxns)
 	}
+	if opt.Isolatable && opt.Servers < 2 {
+		return nil, errors.New("zookeeper: a standalone server has no links to cut (Isolatable needs 2 or more servers)")
+	}
 	if opt.TTL == 0 {
 		opt.TTL = DefaultTTL
 	}
@@ -183,9 +195,13 @@ func (c *Cluster) start(ctx context.Context, java, jar string) error {
 		}
 		c.members = append(c.members, m)
 	}
-	cfg := c.config()
-	for _, m := range c.members {
-		if err := m.writeConfig(cfg); err != nil {
+	if c.opt.Isolatable {
+		if err := c.proxyLinks(); err != nil {
+			return err
+		}
+	}
+	for i, m := range c.members {
+		if err := m.writeConfig(c.config(i)); err != nil {
 			return err
 		}
 	}
@@ -228,11 +244,14 @@ func (c *Cluster) newMember(id int, java, cp string) (*Member, error) {
 	return m, os.MkdirAll(filepath.Join(m.dir, "data"), 0o700)
 }
 
-// config is the zoo.cfg every member shares, but for its dataDir and
-// clientPort. initLimit is at least 10 s and syncLimit (how long a follower
-// and its leader wait on each other; a paused leader is given up on after
-// it) at least 1 s, whatever the tick.
-func (c *Cluster) config() string {
+// config is member i's zoo.cfg but for its dataDir and clientPort, the
+// same for every member but where it reaches the others. initLimit is at
+// least 10 s and syncLimit (how long a follower and its leader wait on
+// each other; a paused or cut-off leader is given up on after it) at
+// least 1 s, whatever the tick. reconfigEnabled=false (the default) is
+// what lets members' server lines differ: each keeps its own (no
+// QuorumVerifier from a peer is adopted with reconfig off).
+func (c *Cluster) config(i int) string {
 	ms := func(d time.Duration) int64 { return d.Milliseconds() }
 	ticks := func(d time.Duration, least int64) int64 { return max(least, (ms(d)+ms(c.tick)-1)/ms(c.tick)) }
 	fsync := "no"
@@ -244,17 +263,36 @@ func (c *Cluster) config() string {
 	fmt.Fprintf(&b, "clientPortAddress=127.0.0.1\nadmin.enableServer=false\n4lw.commands.whitelist=ruok,srvr,mntr,cons\n")
 	fmt.Fprintf(&b, "forceSync=%s\nmaxClientCnxns=%d\n", fsync, c.opt.MaxClientCnxns)
 	if len(c.members) > 1 {
-		fmt.Fprintf(&b, "initLimit=%d\nsyncLimit=%d\n", ticks(10*time.Second, 10), ticks(time.Second, 5))
-		for _, m := range c.members {
-			fmt.Fprintf(&b, "server.%d=127.0.0.1:%d:%d\n", m.ID, m.PeerPort, m.ElectionPort)
+		fmt.Fprintf(&b, "initLimit=%d\nsyncLimit=%d\nreconfigEnabled=false\n", ticks(10*time.Second, 10), ticks(time.Second, 5))
+		for j, addrs := range c.peers(i) {
+			_, election, _ := net.SplitHostPort(addrs[1])
+			fmt.Fprintf(&b, "server.%d=%s:%s\n", c.members[j].ID, addrs[0], election)
 		}
 	}
 	return b.String()
 }
 
-func (m *Member) writeConfig(shared string) error {
+// peers are the quorum and election addresses member i reaches each
+// member at: the real ones, or its proxies when Isolatable.
+func (c *Cluster) peers(i int) [][]string {
+	if c.links != nil {
+		return c.links.net.Addrs(i)
+	}
+	out := make([][]string, len(c.members))
+	for j, m := range c.members {
+		out[j] = m.peerAddrs()
+	}
+	return out
+}
+
+// peerAddrs are the member's quorum and election listen addresses.
+func (m *Member) peerAddrs() []string {
+	return []string{net.JoinHostPort("127.0.0.1", strconv.Itoa(m.PeerPort)), net.JoinHostPort("127.0.0.1", strconv.Itoa(m.ElectionPort))}
+}
+
+func (m *Member) writeConfig(body string) error {
 	data := filepath.Join(m.dir, "data")
-	cfg := fmt.Sprintf("dataDir=%s\nclientPort=%d\n%s", data, m.ClientPort, shared)
+	cfg := fmt.Sprintf("dataDir=%s\nclientPort=%d\n%s", data, m.ClientPort, body)
 	if err := os.WriteFile(m.cfgPath, []byte(cfg), 0o600); err != nil {
 		return err
 	}
@@ -503,6 +541,9 @@ func (c *Cluster) Stop() error {
 		wg.Go(func() { errs[i] = m.Stop() })
 	}
 	wg.Wait()
+	if c.links != nil {
+		c.links.net.Close()
+	}
 	errs[len(c.members)] = os.RemoveAll(c.dir)
 	return errors.Join(errs...)
 }
@@ -623,4 +664,113 @@ func (m *Member) Stop() error {
 	}
 	<-m.done
 	return nil
+}
+
+// links are an Isolatable cluster's member links: cut and rejoined through
+// its MemberNet, proven cut by the member's srvr.
+type links struct {
+	c      *Cluster
+	net    *faults.MemberNet
+	mu     sync.Mutex
+	before map[int]string // each member's mode when last cut
+}
+
+// proxyLinks puts the members' links behind a MemberNet (port 0: quorum,
+// 1: election) that rewrites the election InitialMessage.
+func (c *Cluster) proxyLinks() error {
+	listen := make([][]string, len(c.members))
+	for i, m := range c.members {
+		listen[i] = m.peerAddrs()
+	}
+	n, err := faults.NewMemberNet(listen)
+	if err != nil {
+		return err
+	}
+	c.links = &links{c: c, net: n, before: map[int]string{}}
+	return n.Greet(1, initialMessage)
+}
+
+// initialMessage is the faults.Hello of ZooKeeper's election links. A
+// member opens one with an InitialMessage (QuorumCnxManager's
+// startConnection: protocol version < 0, sid, length, its own election
+// "host:port"); a peer with a higher sid drops that connection and dials
+// the address in it back (handleConnection), which would go around the
+// proxies: it is rewritten to the proxy that peer reaches the member
+// through. An old-protocol opening (the sid alone, >= 0) names none.
+func initialMessage(head []byte, own, via string) ([]byte, bool) {
+	if len(head) < 8 {
+		return nil, true
+	}
+	if int64(binary.BigEndian.Uint64(head)) >= 0 {
+		return head, false
+	}
+	if len(head) < 20 {
+		return nil, true
+	}
+	n := int(binary.BigEndian.Uint32(head[16:]))
+	switch {
+	case n <= 0 || n > 2048: // QuorumCnxManager.maxBuffer: refused anyway
+		return head, false
+	case len(head) < 20+n:
+		return nil, true
+	case string(head[20:20+n]) != own:
+		return head, false
+	}
+	out := binary.BigEndian.AppendUint32(append([]byte(nil), head[:16]...), uint32(len(via)))
+	return append(append(out, via...), head[20+n:]...), false
+}
+
+// Links are the members' links (nil unless Isolatable), members by their
+// index in Members.
+func (c *Cluster) Links() faults.Links {
+	if c.links == nil {
+		return nil
+	}
+	return c.links
+}
+
+// Isolate notes each member's mode (for Proof), then cuts its links.
+func (l *links) Isolate(members []int) error {
+	for _, i := range members {
+		if i >= 0 && i < len(l.c.members) { // else the MemberNet says why
+			l.remember(i)
+		}
+	}
+	return l.net.Isolate(members)
+}
+
+func (l *links) remember(i int) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	mode, err := l.c.members[i].Mode(ctx)
+	if err != nil {
+		mode = "not serving"
+	}
+	l.mu.Lock()
+	l.before[i] = mode
+	l.mu.Unlock()
+}
+
+func (l *links) Rejoin(members []int) error { return l.net.Rejoin(members) }
+
+// Proof asks member i for srvr: cut off from a quorum, a member neither
+// leads nor follows (it gives its leader or followers up after syncLimit)
+// and says it does not serve. One that still serves as follower reaches
+// its leader: no proof.
+func (l *links) Proof(ctx context.Context, i int) (string, bool) {
+	if i < 0 || i >= len(l.c.members) {
+		return fmt.Sprintf("server %d does not exist", i), false
+	}
+	m := l.c.members[i]
+	l.mu.Lock()
+	name := fmt.Sprintf("server %d (%s, %s before the cut)", i, m.Name, l.before[i])
+	l.mu.Unlock()
+	out, err := fourLetter(ctx, m.Addr(), "srvr")
+	if err != nil {
+		return fmt.Sprintf("%s does not answer: %v", name, err), false
+	}
+	if mode, ok := field(out, "Mode"); ok {
+		return fmt.Sprintf("%s still serves as %s", name, mode), false
+	}
+	return fmt.Sprintf("%s not serving: %s", name, strings.TrimSpace(out)), true
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,7 +14,9 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"lockbench/engine"
+	"lockbench/internal/sessionloss"
 	"lockbench/internal/slots"
+	"lockbench/results"
 )
 
 // StrategyQueue is the recipe's own wait: each waiter watches the znode
@@ -57,7 +60,8 @@ type Locker struct {
 	sessions *slots.Pool[*session]
 	granted  atomic.Int64 // the session timeout the server granted, ms
 	rpcs     atomic.Int64
-	parents  sync.Map // key containers made by this locker, for Close
+	parents  sync.Map        // key containers made by this locker, for Close
+	losses   sessionloss.Log // sessions the ensemble expired under their clients
 }
 
 // session is one ZooKeeper session: its connection, and lost closed when
@@ -67,6 +71,7 @@ type session struct {
 	lost     chan struct{}
 	lostOnce sync.Once
 	granted  atomic.Int64  // ms, from the connect reply
+	id       atomic.Int64  // the session's id, from the connect reply
 	has      chan struct{} // a session was granted (granted is set)
 	// dirty: a znode of this session's may still stand in a queue (a
 	// delete or a create failed); only its contender touches it.
@@ -102,6 +107,7 @@ func (l *Locker) connect(ctx context.Context) (*session, error) {
 	s := &session{lost: make(chan struct{}), has: make(chan struct{}, 1)}
 	conn, _, err := zk.Connect(l.cfg.Servers, l.cfg.TTL, zk.WithLogger(s), zk.WithEventCallback(func(ev zk.Event) {
 		if ev.State == zk.StateExpired {
+			l.losses.Add(SessionName(s.id.Load()))
 			s.lostOnce.Do(func() { close(s.lost) })
 		}
 	}))
@@ -138,6 +144,9 @@ func (l *Locker) checkGranted(s *session) error {
 // StateHasSession event: so this line, not the event, says "connected").
 func (s *session) Printf(format string, args ...any) {
 	if strings.HasPrefix(format, "authenticated: id=%d, timeout=%d") && len(args) == 2 {
+		if id, ok := args[0].(int64); ok {
+			s.id.Store(id)
+		}
 		if ms, ok := args[1].(int32); ok {
 			s.granted.Store(int64(ms))
 			select {
@@ -147,6 +156,14 @@ func (s *session) Printf(format string, args ...any) {
 		}
 	}
 }
+
+// SessionName is a session's id as losses name it (hex, as the server
+// logs it: "Expiring session 0x…").
+func SessionName(id int64) string { return strconv.FormatInt(id, 16) }
+
+// Losses are the sessions the ensemble expired under this locker, as it
+// learnt (StateExpired, on its next connection to a server).
+func (l *Locker) Losses() []results.SessionLoss { return l.losses.List() }
 
 // sessionAlive says the session has not expired; an expired one's
 // connection is closed here, as its client would otherwise go on with a
