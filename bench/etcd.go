@@ -37,7 +37,7 @@ func (p *Pool) startEtcd(ctx context.Context, c plan.Cell, m *Masters) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	opt := etcdlock.Options{Members: s.EtcdMembers(), NoFsync: s.EtcdNoFsyncSet(), Log: p.Log}
+	opt := etcdlock.Options{Members: s.EtcdMembers(), NoFsync: s.EtcdNoFsyncSet(), Gates: c.NeedsMemberLinks(), Log: p.Log}
 	if lat := time.Duration(s.MemberLatency); lat > 0 {
 		opt.PeerVia = func(peers []string) ([]string, error) { return m.peerProxies(peers, lat) }
 	}

@@ -27,8 +27,12 @@ func (p *Pool) startZookeeper(ctx context.Context, c plan.Cell, m *Masters) erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	cl, err := zklock.StartLocal(ctx, zklock.Options{Servers: s.ZookeeperMembers(), ForceSync: !s.ZookeeperNoFsync(),
-		TTL: c.Engine.TTL, MaxClientCnxns: s.ZookeeperMaxClientCnxns(), Isolatable: c.NeedsMemberLinks(), Log: p.Log})
+	opt := zklock.Options{Servers: s.ZookeeperMembers(), ForceSync: !s.ZookeeperNoFsync(),
+		TTL: c.Engine.TTL, MaxClientCnxns: s.ZookeeperMaxClientCnxns(), Log: p.Log}
+	if c.NeedsMemberLinks() {
+		opt.PeerVia = zookeeperPeers
+	}
+	cl, err := zklock.StartLocal(ctx, opt)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,10 @@ type Options struct {
 	// member) and returns the addresses the members are to reach each
 	// other at (a proxy in front of each, adding latency), in order.
 	PeerVia func(peers []string) ([]string, error)
+	// Gates puts a gate in front of each member's advertised peer URL
+	// (PeerVia's proxy, if any) that can cut members off from each other
+	// (Cluster.Links); the members advertise the gates.
+	Gates bool
 }
 
 // Cluster is a local etcd cluster: its members' processes, each with its
@@ -48,6 +52,7 @@ type Cluster struct {
 	members []*Member
 	version string
 	opt     Options
+	gates   *PeerGates // nil without Options.Gates
 }
 
 // Member is one etcd process of a Cluster.
@@ -56,7 +61,7 @@ type Member struct {
 	ClientURL string
 	PeerURL   string // where it listens for its peers
 	// AdvertisedPeerURL is where its peers reach it: PeerURL, or a proxy
-	// in front of it (Options.PeerVia).
+	// in front of it (Options.PeerVia), or its gate (Options.Gates).
 	AdvertisedPeerURL string
 	dataDir           string
 	logPath           string
@@ -142,12 +147,25 @@ func (c *Cluster) start(ctx context.Context, bin string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return c.waitLeader(ctx)
+	if err := c.waitLeader(ctx); err != nil || c.gates == nil {
+		return err
+	}
+	return c.gates.learn(ctx, c.Endpoints())
 }
 
 // advertise sets where the members reach each other: their own peer
-// listeners, or the proxies PeerVia puts in front of them.
+// listeners, or the proxies PeerVia puts in front of them, behind the
+// gates if any.
 func (c *Cluster) advertise() error {
+	if err := c.advertiseVia(); err != nil || !c.opt.Gates {
+		return err
+	}
+	var err error
+	c.gates, err = startGates(c.members)
+	return err
+}
+
+func (c *Cluster) advertiseVia() error {
 	var listen []string
 	for _, m := range c.members {
 		m.AdvertisedPeerURL = m.PeerURL
@@ -457,11 +475,15 @@ func (m *Member) Stop() error {
 	return nil
 }
 
-// Stop stops every member and removes the cluster's directory.
+// Stop stops every member, then the gates, and removes the cluster's
+// directory.
 func (c *Cluster) Stop() error {
 	var errs []error
 	for _, m := range c.members {
 		errs = append(errs, m.Stop())
+	}
+	if c.gates != nil { // after the members: a leader hands over on SIGTERM
+		errs = append(errs, c.gates.close())
 	}
 	errs = append(errs, os.RemoveAll(c.dir))
 	return errors.Join(errs...)

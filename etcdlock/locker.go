@@ -215,6 +215,13 @@ func (l *Locker) Acquire(ctx context.Context, key string) (*engine.Lock, engine.
 		_, res = l.cfg.Retry.Acquire(ctx, func(ctx context.Context) (*engine.Lock, engine.Result) { return l.try(ctx, m) })
 	}
 	res.Elapsed = time.Since(start)
+	if res.Acquired && !sessionAlive(sess) {
+		// Granted on a lease the client already knows is gone (a waiter
+		// whose member was cut off, served once it rejoined): the server
+		// will end it any moment, so it is not the caller's; the ZooKeeper
+		// recipe's holders check the same.
+		res.Acquired = false
+	}
 	if !res.Acquired {
 		l.giveBack(sess, !l.clean(m))
 		return nil, res

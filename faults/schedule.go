@@ -54,8 +54,10 @@ type Client interface {
 // partition with link: members.
 type Links interface {
 	// Isolate cuts each member from every other member, both ways:
-	// connections stay open but nothing crosses, as in a real partition.
-	// Calls nest: a member is rejoined by as many Rejoins.
+	// nothing crosses (ZooKeeper's proxies black-hole the links, as a real
+	// partition does; etcd's gates refuse its peers' requests, so that its
+	// senders do not wait for ever). Calls nest: a member is rejoined by
+	// as many Rejoins.
 	Isolate(members []int) error
 	// Rejoin ends one Isolate of the members; their links work again.
 	Rejoin(members []int) error
@@ -404,11 +406,36 @@ func (s *Scheduler) isolate(i int, sp Spec, at time.Time) {
 	}
 	name := membersName(targets)
 	s.event(at, "partition", name+" from the other members", durationDetail(sp.For))
+	prove := s.proofBefore(i, sp.For, targets)
 	s.later(i, sp.For, func(reason string) {
-		s.proveIsolated(i, targets)
+		prove()
 		s.fail(s.t.Links.Rejoin(idx))
 		s.event(time.Time{}, "heal", name+" rejoins the other members", reason)
 	})
+}
+
+// proofTime is what a proof may take (a write through the member that
+// times out).
+const proofTime = 2 * time.Second
+
+// proofBefore schedules the proof so that it has ended when a partition
+// of d heals (half way through a short one); the returned func waits for
+// it, or gives it now when the cell ends first (or d is 0: until then).
+func (s *Scheduler) proofBefore(i int, d time.Duration, targets []crashTarget) func() {
+	var once sync.Once
+	run := func() { once.Do(func() { s.proveIsolated(i, targets) }) }
+	if d <= 0 {
+		return run
+	}
+	done := make(chan struct{})
+	tm := time.AfterFunc(max(d-proofTime, d/2), func() { run(); close(done) })
+	return func() {
+		if tm.Stop() {
+			run()
+			return
+		}
+		<-done
+	}
 }
 
 // proveIsolated asks each isolated member whether it could commit; the

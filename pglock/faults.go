@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -25,11 +27,28 @@ func (s *Server) Kill() error {
 	if !running {
 		return errors.New("postgres: not running")
 	}
+	holders := s.holders()
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
 		return fmt.Errorf("postgres: kill process group %d: %w", cmd.Process.Pid, err)
 	}
 	<-done
+	s.ended(holders) // their locks went with the server
 	return nil
+}
+
+// holders are the backends holding advisory locks (none when the server
+// does not answer within a moment).
+func (s *Server) holders() []int32 {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var pids []int32
+	_ = s.query(ctx, func(c *pgx.Conn) error {
+		rows, _ := c.Query(ctx, "SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted")
+		var err error
+		pids, err = pgx.CollectRows(rows, pgx.RowTo[int32])
+		return err
+	})
+	return pids
 }
 
 // Restart starts the postmaster again on its data directory (crash
@@ -98,15 +117,43 @@ func (s *Server) HeldKeys(ctx context.Context) int {
 // (pg_terminate_backend): the server frees their locks at once, while
 // their clients may still be using what the locks protect.
 func (s *Server) KillHolders(ctx context.Context) (int, error) {
-	var n int
+	var pids []int32
 	err := s.query(ctx, func(c *pgx.Conn) error {
-		return c.QueryRow(ctx, `SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM
-			(SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted) h) t`).Scan(&n)
+		rows, _ := c.Query(ctx, `SELECT pid FROM (SELECT pid, pg_terminate_backend(pid) FROM
+			(SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted) h) t`)
+		var err error
+		pids, err = pgx.CollectRows(rows, pgx.RowTo[int32])
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("postgres: terminate the lock holders' backends: %w", err)
 	}
-	return n, nil
+	s.ended(pids)
+	return len(pids), nil
+}
+
+// SessionEndSource says how a session's end on the server is seen, for
+// the lock-loss lag.
+const SessionEndSource = "postgres: pg_terminate_backend's return, or the server's kill -9 (its locks go with the backend); the client learnt at its next call on that session (no lease, no signal)"
+
+// ended dates the backends a fault ended (KillHolders, Kill).
+func (s *Server) ended(pids []int32) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ends == nil {
+		s.ends = map[string]time.Time{}
+	}
+	for _, p := range pids {
+		s.ends[strconv.Itoa(int(p))] = now
+	}
+}
+
+// SessionEnds are the backends faults ended, by pid, and when.
+func (s *Server) SessionEnds() map[string]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.ends)
 }
 
 // query runs f on a connection of its own (the fault's, not a client's).

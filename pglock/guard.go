@@ -74,6 +74,9 @@ func (l *Locker) GuardedWrite(ctx context.Context, lock *engine.Lock, key string
 	var prev, wrote int64
 	l.rpcs.Add(1)
 	err := h.conn.QueryRow(ctx, guardedUpsert, key, v, h.id).Scan(&held, &prev, &wrote)
+	if err != nil && h.conn.IsClosed() {
+		l.lostHolder(h.conn)
+	}
 	var pe *pgconn.PgError
 	switch {
 	case err == nil:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -13,7 +14,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"lockbench/engine"
+	"lockbench/internal/sessionloss"
 	"lockbench/internal/slots"
+	"lockbench/results"
 )
 
 // StrategyQueue is the server's own wait: pg_advisory_lock queues the
@@ -57,6 +60,7 @@ type Locker struct {
 	tableMade atomic.Bool            // the guarded write's table exists
 	conns     *slots.Pool[*pgx.Conn] // one per contender
 	rpcs      atomic.Int64
+	losses    sessionloss.Log // holding sessions found dead, by backend pid
 }
 
 // held is a lock's server side: the connection (session) that holds it.
@@ -196,12 +200,23 @@ func (l *Locker) Release(ctx context.Context, lock *engine.Lock) engine.OpResult
 	l.rpcs.Add(1)
 	if err != nil {
 		// The session is in doubt: end it, and its locks with it.
+		l.lostHolder(h.conn)
 		h.conn.Close(context.Background())
 	}
 	l.giveBack(h.conn, rctx)
 	ok = err == nil && ok
 	return engine.OpResult{OK: ok, Count: b2i(ok), Elapsed: time.Since(start), Sent: 1}
 }
+
+// lostHolder records that a holding session's call failed: the client
+// learns only now (no lease, no signal) that the server may have freed
+// its lock.
+func (l *Locker) lostHolder(c *pgx.Conn) {
+	l.losses.Add(strconv.Itoa(int(c.PgConn().PID())))
+}
+
+// Losses are the holding sessions this locker found dead, as it learnt.
+func (l *Locker) Losses() []results.SessionLoss { return l.losses.List() }
 
 func b2i(b bool) int {
 	if b {

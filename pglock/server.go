@@ -51,6 +51,7 @@ type Server struct {
 	mu       sync.Mutex
 	cmd      *exec.Cmd
 	done     chan struct{}
+	ends     map[string]time.Time // backends a fault ended, by pid
 }
 
 // BinDir is the newest installed server's bin directory ("" and false:

@@ -53,6 +53,10 @@ func (ll *LockLoss) Text() string {
 	if ll.Matched == 0 {
 		return fmt.Sprintf("lock-loss lag: %d sessions lost, none of their ends seen on the servers (%s): not measured", ll.Sessions, ll.Source)
 	}
-	return fmt.Sprintf("lock-loss lag: %d sessions lost (%d seen ending on the servers), server ended → client learnt p50 %.3f s, max %.3f s (%s)",
-		ll.Sessions, ll.Matched, ll.P50, ll.Max, ll.Source)
+	t := fmt.Sprintf("lock-loss lag: %d sessions lost (%d seen ending on the servers), server ended → client learnt p50 %+.3f s, max %+.3f s",
+		ll.Sessions, ll.Matched, ll.P50, ll.Max)
+	if ll.P50 < 0 {
+		t += " (negative: the client gave its session up before the server ended it)"
+	}
+	return t + " (" + ll.Source + ")"
 }

@@ -16,7 +16,7 @@ func TestLockLoss(t *testing.T) {
 	if ll.Sessions != 3 || ll.Matched != 2 || ll.P50 != 0.5 || ll.Max != 2 {
 		t.Fatalf("%+v", ll)
 	}
-	if !strings.Contains(ll.Text(), "p50 0.500 s, max 2.000 s") {
+	if !strings.Contains(ll.Text(), "p50 +0.500 s, max +2.000 s") {
 		t.Error(ll.Text())
 	}
 	none := NewLockLoss(losses[2:], map[string]time.Time{"a": t0}, "test")

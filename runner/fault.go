@@ -98,6 +98,9 @@ func newFaultRun(env cellEnv) *faultRun {
 			r.res.Addrs = append(r.res.Addrs, mb.ClientURL, mb.PeerURL)
 		}
 		r.targets.Leader = e.Local.Leader
+		if g := e.Local.Links(); g != nil && r.cell.NeedsMemberLinks() { // a nil *PeerGates is no Links
+			r.targets.Links = g
+		}
 	}
 	if pg := m.Postgres; pg != nil && pg.Local != nil {
 		r.targets.Masters = append(r.targets.Masters, pg.Local)
@@ -109,8 +112,8 @@ func newFaultRun(env cellEnv) *faultRun {
 			r.res.Addrs = append(r.res.Addrs, mb.Addr())
 		}
 		r.targets.Leader = z.Local.Leader
-		if r.cell.NeedsMemberLinks() {
-			r.targets.Links = z.Local.Links()
+		if l := z.Local.Links(); l != nil && r.cell.NeedsMemberLinks() { // a nil *PeerLinks is no Links
+			r.targets.Links = l
 		}
 	}
 	if set := m.Replicated; set != nil {

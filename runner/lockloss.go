@@ -5,6 +5,7 @@ import (
 
 	"lockbench/chaos"
 	"lockbench/etcdlock"
+	"lockbench/pglock"
 	"lockbench/results"
 	"lockbench/zklock"
 )
@@ -25,6 +26,10 @@ func (e etcdLeaseEnds) stop() (map[string]time.Time, string) {
 
 // watchSessionEnds starts watching the cell's servers for session ends.
 func (r *faultRun) watchSessionEnds() {
+	if pg := r.masters.Postgres; pg != nil && pg.Local != nil {
+		r.ends = postgresKills{pg.Local}
+		return
+	}
 	if z := r.masters.Zookeeper; z != nil && z.Local != nil {
 		r.ends = zookeeperExpiries{z.Local}
 		return
@@ -65,4 +70,11 @@ type zookeeperExpiries struct{ cl *zklock.Cluster }
 
 func (z zookeeperExpiries) stop() (map[string]time.Time, string) {
 	return z.cl.SessionEnds(), zklock.SessionEndSource
+}
+
+// postgresKills are the backends a kill_backend fault ended.
+type postgresKills struct{ s *pglock.Server }
+
+func (p postgresKills) stop() (map[string]time.Time, string) {
+	return p.s.SessionEnds(), pglock.SessionEndSource
 }

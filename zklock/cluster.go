@@ -20,7 +20,6 @@ import (
 	"syscall"
 	"time"
 
-	"lockbench/faults"
 	"lockbench/internal/ports"
 )
 
@@ -80,11 +79,27 @@ type Options struct {
 	// MaxClientCnxns is the connections a member takes from one client
 	// address (0: unlimited); every local client is 127.0.0.1.
 	MaxClientCnxns int
-	// Isolatable puts every member's links to the others behind proxies
-	// of its own (faults.MemberNet), so that Links can cut a member off
-	// from the others; 2 or more Servers.
-	Isolatable bool
-	Log        io.Writer // the start-up line (nil: none)
+	// PeerVia, when set, puts every member's links to the others behind
+	// proxies of its own (faults.MemberNet: given the members' peer
+	// addresses, quorum then election, and the election links' first
+	// message's rewrite), so that Links can cut a member off from the
+	// others; 2 or more Servers. Injected, so that this package reaches
+	// no fault code.
+	PeerVia func(listen [][]string, hello Hello) (PeerNet, error)
+	Log     io.Writer // the start-up line (nil: none)
+}
+
+// Hello rewrites the first message a member sends on a link to another:
+// head so far, the address it names the member by, the one to name
+// instead; more asks for more bytes first.
+type Hello = func(head []byte, own, via string) (out []byte, more bool)
+
+// PeerNet is the proxies PeerVia puts on the members' links.
+type PeerNet interface {
+	Addrs(from int) [][]string // where member from reaches each member
+	Isolate(members []int) error
+	Rejoin(members []int) error
+	Close()
 }
 
 // Cluster is a local ZooKeeper ensemble: its members' processes, each with
@@ -97,7 +112,7 @@ type Cluster struct {
 	tick    time.Duration
 	minSess time.Duration
 	maxSess time.Duration
-	links   *links // Isolatable: the members' proxied links
+	links   *PeerLinks // PeerVia: the members' proxied links
 }
 
 // Member is one ZooKeeper server process of a Cluster.
@@ -146,8 +161,8 @@ func StartLocal(ctx context.Context, opt Options) (*Cluster, error) {
 	if opt.TTL < 0 || opt.MaxClientCnxns < 0 {
 		return nil, fmt.Errorf("zookeeper: negative TTL (%v) or MaxClientCnxns (%d)", opt.TTL, opt.MaxClientCnxns)
 	}
-	if opt.Isolatable && opt.Servers < 2 {
-		return nil, errors.New("zookeeper: a standalone server has no links to cut (Isolatable needs 2 or more servers)")
+	if opt.PeerVia != nil && opt.Servers < 2 {
+		return nil, errors.New("zookeeper: a standalone server has no links to cut (PeerVia needs 2 or more servers)")
 	}
 	if opt.TTL == 0 {
 		opt.TTL = DefaultTTL
@@ -195,7 +210,7 @@ func (c *Cluster) start(ctx context.Context, java, jar string) error {
 		}
 		c.members = append(c.members, m)
 	}
-	if c.opt.Isolatable {
+	if c.opt.PeerVia != nil {
 		if err := c.proxyLinks(); err != nil {
 			return err
 		}
@@ -273,7 +288,7 @@ func (c *Cluster) config(i int) string {
 }
 
 // peers are the quorum and election addresses member i reaches each
-// member at: the real ones, or its proxies when Isolatable.
+// member at: the real ones, or its proxies with PeerVia.
 func (c *Cluster) peers(i int) [][]string {
 	if c.links != nil {
 		return c.links.net.Addrs(i)
@@ -666,11 +681,11 @@ func (m *Member) Stop() error {
 	return nil
 }
 
-// links are an Isolatable cluster's member links: cut and rejoined through
+// PeerLinks are the member links of a cluster with PeerVia: cut and rejoined through
 // its MemberNet, proven cut by the member's srvr.
-type links struct {
+type PeerLinks struct {
 	c      *Cluster
-	net    *faults.MemberNet
+	net    PeerNet
 	mu     sync.Mutex
 	before map[int]string // each member's mode when last cut
 }
@@ -682,15 +697,15 @@ func (c *Cluster) proxyLinks() error {
 	for i, m := range c.members {
 		listen[i] = m.peerAddrs()
 	}
-	n, err := faults.NewMemberNet(listen)
+	n, err := c.opt.PeerVia(listen, initialMessage)
 	if err != nil {
 		return err
 	}
-	c.links = &links{c: c, net: n, before: map[int]string{}}
-	return n.Greet(1, initialMessage)
+	c.links = &PeerLinks{c: c, net: n, before: map[int]string{}}
+	return nil
 }
 
-// initialMessage is the faults.Hello of ZooKeeper's election links. A
+// initialMessage is the Hello of ZooKeeper's election links. A
 // member opens one with an InitialMessage (QuorumCnxManager's
 // startConnection: protocol version < 0, sid, length, its own election
 // "host:port"); a peer with a higher sid drops that connection and dials
@@ -720,17 +735,12 @@ func initialMessage(head []byte, own, via string) ([]byte, bool) {
 	return append(append(out, via...), head[20+n:]...), false
 }
 
-// Links are the members' links (nil unless Isolatable), members by their
+// Links are the members' links (nil without PeerVia), members by their
 // index in Members.
-func (c *Cluster) Links() faults.Links {
-	if c.links == nil {
-		return nil
-	}
-	return c.links
-}
+func (c *Cluster) Links() *PeerLinks { return c.links }
 
 // Isolate notes each member's mode (for Proof), then cuts its links.
-func (l *links) Isolate(members []int) error {
+func (l *PeerLinks) Isolate(members []int) error {
 	for _, i := range members {
 		if i >= 0 && i < len(l.c.members) { // else the MemberNet says why
 			l.remember(i)
@@ -739,7 +749,7 @@ func (l *links) Isolate(members []int) error {
 	return l.net.Isolate(members)
 }
 
-func (l *links) remember(i int) {
+func (l *PeerLinks) remember(i int) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	mode, err := l.c.members[i].Mode(ctx)
@@ -751,13 +761,13 @@ func (l *links) remember(i int) {
 	l.mu.Unlock()
 }
 
-func (l *links) Rejoin(members []int) error { return l.net.Rejoin(members) }
+func (l *PeerLinks) Rejoin(members []int) error { return l.net.Rejoin(members) }
 
 // Proof asks member i for srvr: cut off from a quorum, a member neither
 // leads nor follows (it gives its leader or followers up after syncLimit)
 // and says it does not serve. One that still serves as follower reaches
 // its leader: no proof.
-func (l *links) Proof(ctx context.Context, i int) (string, bool) {
+func (l *PeerLinks) Proof(ctx context.Context, i int) (string, bool) {
 	if i < 0 || i >= len(l.c.members) {
 		return fmt.Sprintf("server %d does not exist", i), false
 	}

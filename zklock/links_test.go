@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"lockbench/faults"
 )
 
 type linksTestLog struct{}
@@ -103,13 +105,13 @@ func linksTestExists(c *Cluster, i int, path string) (bool, string) {
 	}
 }
 
-// The leader of 3 Isolatable members is cut off from the other two: they
+// The leader of 3 PeerVia members is cut off from the other two: they
 // elect one of themselves and commit without it, while it does not serve
 // (Proof); rejoined, it follows the new leader and has the write. A
 // killed and restarted leader rejoins through the proxies too.
 func TestLinksIsolateLeader(t *testing.T) {
 	start := time.Now()
-	c := clusterTestStart(t, Options{Servers: 3, TTL: time.Second, MaxClientCnxns: 50, Isolatable: true})
+	c := clusterTestStart(t, Options{Servers: 3, TTL: time.Second, MaxClientCnxns: 50, PeerVia: testPeers})
 	cfg, err := os.ReadFile(c.members[0].cfgPath)
 	if err != nil {
 		t.Fatal(err)
@@ -204,8 +206,22 @@ func TestLinksInitialMessage(t *testing.T) {
 
 // A standalone server has no member links to proxy.
 func TestLinksStandaloneRefused(t *testing.T) {
-	if c, err := StartLocal(context.Background(), Options{Servers: 1, Isolatable: true}); err == nil {
+	if c, err := StartLocal(context.Background(), Options{Servers: 1, PeerVia: testPeers}); err == nil {
 		_ = c.Stop()
-		t.Fatal("an Isolatable standalone server started")
+		t.Fatal("an PeerVia standalone server started")
 	}
+}
+
+// testPeers is bench's PeerVia for these tests: faults' proxies on every
+// link, the election's first message rewritten.
+func testPeers(listen [][]string, hello Hello) (PeerNet, error) {
+	n, err := faults.NewMemberNet(listen)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.Greet(1, hello); err != nil {
+		n.Close()
+		return nil, err
+	}
+	return n, nil
 }

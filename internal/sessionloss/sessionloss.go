@@ -15,11 +15,17 @@ type Log struct {
 	list []results.SessionLoss
 }
 
-// Add records that the session id was lost, learnt now.
+// Add records that the session id was lost, learnt now (the first time
+// only: a client may learn it twice, by two calls that failed).
 func (l *Log) Add(id string) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, x := range l.list {
+		if x.ID == id {
+			return
+		}
+	}
 	l.list = append(l.list, results.SessionLoss{ID: id, LearnedAt: time.Now().UnixNano()})
-	l.mu.Unlock()
 }
 
 // List is what was recorded, in order.
