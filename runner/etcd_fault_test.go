@@ -41,6 +41,7 @@ func TestEtcdPausePastLease(t *testing.T) {
 	if s := r.Run.Safety; s.LostUpdates == 0 || s.Violations == 0 {
 		t.Fatalf("no fencing: %d lost updates (want > 0), %d violations (want > 0: the paused holder's use outlived its lease, the next holder's overlaps it)", s.LostUpdates, s.Violations)
 	}
+	wantLag(t, r.Run.Safety.LockLoss)
 	wantHistory(t, r, dirOf[r], check.NotLinearizable)
 	r = runFaultDoc(t, etcdFaultDoc("true", pause))
 	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected == 0 || s.Violations == 0 {

@@ -36,6 +36,7 @@ func TestPostgresKilledBackend(t *testing.T) {
 	if s := r.Run.Safety; s.LostUpdates == 0 || s.Violations == 0 {
 		t.Fatalf("killed backends: %d lost updates (want > 0), %d violations (want > 0)", s.LostUpdates, s.Violations)
 	}
+	wantLag(t, r.Run.Safety.LockLoss)
 	wantHistory(t, r, dirOf[r], check.NotLinearizable)
 	var killed string
 	for _, e := range r.Run.Events {

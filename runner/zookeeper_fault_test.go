@@ -45,6 +45,7 @@ func TestZookeeperPausePastSession(t *testing.T) {
 	if s := r.Run.Safety; s.LostUpdates == 0 || s.Violations == 0 {
 		t.Fatalf("no fencing: %d lost updates (want > 0), %d violations (want > 0: the expired holder's use overlaps the next one's)", s.LostUpdates, s.Violations)
 	}
+	wantLag(t, r.Run.Safety.LockLoss)
 	wantHistory(t, r, dirOf[r], check.NotLinearizable)
 	r = runFaultDoc(t, zkFaultDoc("true", pause))
 	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected == 0 || s.Violations == 0 {
