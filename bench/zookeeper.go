@@ -29,8 +29,8 @@ func (p *Pool) startZookeeper(ctx context.Context, c plan.Cell, m *Masters) erro
 	defer cancel()
 	opt := zklock.Options{Servers: s.ZookeeperMembers(), ForceSync: !s.ZookeeperNoFsync(),
 		TTL: c.Engine.TTL, MaxClientCnxns: s.ZookeeperMaxClientCnxns(), Log: p.Log}
-	if c.NeedsMemberLinks() {
-		opt.PeerVia = zookeeperPeers
+	if lat := time.Duration(s.MemberLatency); lat > 0 || c.NeedsMemberLinks() {
+		opt.PeerVia = zookeeperPeers(lat)
 	}
 	cl, err := zklock.StartLocal(ctx, opt)
 	if err != nil {

@@ -119,6 +119,18 @@ func (m *MemberNet) Isolate(members []int) error { return m.each(members, (*Netw
 // the cut are dropped.
 func (m *MemberNet) Rejoin(members []int) error { return m.each(members, (*Network).Heal) }
 
+// Delay adds lat to the replies on every link (a round trip between two
+// members is lat longer), for as long as the proxies run: loopback
+// flatters a consensus system.
+func (m *MemberNet) Delay(lat time.Duration) error {
+	for _, n := range m.nets {
+		if err := n.Latency(nil, nil, lat, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // each applies f to every member's dials and to the others' dials to it.
 func (m *MemberNet) each(members []int, f func(n *Network, clients, masters []int) error) error {
 	for _, i := range members {

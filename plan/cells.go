@@ -308,7 +308,7 @@ func (c Cell) MastersKey() string {
 		return fmt.Sprintf("postgres|%s|%d", s.PostgresURL, s.PostgresMaxConnections())
 	}
 	if s.Zookeeper() {
-		return fmt.Sprintf("zookeeper|%v|%d|%s|%v|%d", s.ZookeeperServers, s.ZookeeperMembers(), s.zookeeperPersistence(), s.TTL, s.ZookeeperMaxClientCnxns())
+		return fmt.Sprintf("zookeeper|%v|%d|%s|%v|%d|%v", s.ZookeeperServers, s.ZookeeperMembers(), s.zookeeperPersistence(), s.TTL, s.ZookeeperMaxClientCnxns(), s.MemberLatency)
 	}
 	if s.Etcd() {
 		return fmt.Sprintf("etcd|%v|%d|%s|%v", s.EtcdEndpoints, s.EtcdMembers(), s.etcdPersistence(), s.MemberLatency)

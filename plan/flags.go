@@ -185,7 +185,7 @@ func bindTopologyFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.Var(&addrsFlag{m: &s.EtcdEndpoints}, "etcd-endpoints", "etcd, an external cluster: its client endpoints as host:port or http(s)://[user:pass@]host:port (comma-separated); nothing is started")
 	fs.Var(&addrsFlag{m: &s.ZookeeperServers}, "zookeeper-servers", "zookeeper, an external ensemble: its servers as host:port (comma-separated); nothing is started")
 	fs.StringVar(&s.PostgresURL, "postgres-url", s.PostgresURL, "postgres, an external server: postgres://user[:pass]@host:port/db; nothing is started")
-	dur(&s.MemberLatency, "member-latency", "etcd, local members: delay every message between members by this much (whole ms; a proxy on each member's peer port)")
+	dur(&s.MemberLatency, "member-latency", "etcd and zookeeper, local members: delay every message between members by this much (whole ms; proxies on the members' peer links)")
 	fs.IntSliceVar(&s.ReplicaPriority, "replica-priority", s.ReplicaPriority, "replicated, local: replica-priority per replica, in order (Sentinel promotes the lowest non-zero; 0 never)")
 }
 

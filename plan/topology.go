@@ -105,7 +105,7 @@ func (s Settings) checkTopology() error {
 		return fmt.Errorf("etcd-endpoints: needs topology etcd; topology is %s", s.TopologyOf())
 	}
 	if s.MemberLatency != 0 || s.IsGiven("member_latency") {
-		return fmt.Errorf("member-latency: %v needs topology etcd (its members' links); topology is %s (use net-latency)", s.MemberLatency, s.TopologyOf())
+		return fmt.Errorf("member-latency: %v needs topology etcd or zookeeper (their members' links); topology is %s (use net-latency)", s.MemberLatency, s.TopologyOf())
 	}
 	t, err := engine.ParseTopology(s.Topology)
 	if err != nil {

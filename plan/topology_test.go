@@ -239,3 +239,25 @@ func TestServiceNetworkFaults(t *testing.T) {
 		}
 	}
 }
+
+// member_latency delays the links between a consensus cluster's own
+// members: etcd's and ZooKeeper's (2 or more local servers), no other's.
+func TestMemberLatency(t *testing.T) {
+	for doc, want := range map[string]string{
+		"settings: {topology: etcd, member_latency: 1ms}":                                               "",
+		"settings: {topology: zookeeper, member_latency: 1ms}":                                          "",
+		"settings: {topology: zookeeper, local: 1, member_latency: 1ms}":                                "member-latency: 1ms is not accepted",
+		"settings: {topology: zookeeper, member_latency: 1500us}":                                       "use whole milliseconds",
+		"settings: {topology: postgres, member_latency: 1ms}":                                           "member-latency",
+		"settings: {topology: redlock, local: 3, member_latency: 1ms}":                                  "needs topology etcd or zookeeper",
+		"settings: {topology: zookeeper, zookeeper_servers: [\"127.0.0.1:2181\"], member_latency: 1ms}": "member-latency: 1ms is not accepted",
+	} {
+		sc, err := Parse("s.yaml", []byte(doc+"\n"), false)
+		if err == nil {
+			_, err = sc.Cells()
+		}
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: got %v, want %q", doc, err, want)
+		}
+	}
+}

@@ -98,8 +98,11 @@ func (s Settings) checkZookeeper() error {
 		return fmt.Errorf("mode/wait: %s/%s are Redlock's; ZooKeeper has one quorum of its own (leave them unset)", s.Mode, s.Wait)
 	case s.Embedded == "always":
 		return fmt.Errorf("embedded: always is not accepted with topology zookeeper; it runs real ZooKeeper servers")
-	case s.NetLatency > 0 || s.LocalCPUs != "" || s.MemberLatency != 0:
-		return fmt.Errorf("net-latency/local-cpus/member-latency: not yet with topology zookeeper")
+	case s.NetLatency > 0 || s.LocalCPUs != "":
+		return fmt.Errorf("net-latency/local-cpus: not yet with topology zookeeper")
+	case time.Duration(s.MemberLatency) < 0 || time.Duration(s.MemberLatency)%time.Millisecond != 0 || time.Duration(s.MemberLatency) > 10*time.Second ||
+		s.MemberLatency != 0 && (s.ExternalZookeeper() || s.ZookeeperMembers() < 2):
+		return fmt.Errorf("member-latency: %v is not accepted; use whole milliseconds up to 10s, with 2 or more local servers (an external ensemble's links are its own)", s.MemberLatency)
 	case s.AutoExtend:
 		return fmt.Errorf("auto-extend: not with topology zookeeper; a session keeps itself alive with pings")
 	case s.WaitReplicas != 0:

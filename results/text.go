@@ -107,6 +107,9 @@ func zookeeperText(r *Run, rec Settings) string {
 	} else {
 		t += fmt.Sprintf(": %d local servers (%s)", rec.Local, rec.Persistence)
 	}
+	if rec.MemberLatency > 0 {
+		t += fmt.Sprintf(", member links +%s", rec.MemberLatency)
+	}
 	if r.Config != nil && r.Config.Zookeeper != nil {
 		t += fmt.Sprintf(", session timeout %s", r.Config.Zookeeper.SessionTimeout)
 	}
