@@ -62,6 +62,8 @@ type Locker struct {
 	rpcs     atomic.Int64
 	parents  sync.Map        // key containers made by this locker, for Close
 	losses   sessionloss.Log // sessions the ensemble expired under their clients
+	// connected counts the sessions granted (a limit hit is named by it).
+	connected atomic.Int64
 }
 
 // session is one ZooKeeper session: its connection, and lost closed when
@@ -117,14 +119,27 @@ func (l *Locker) connect(ctx context.Context) (*session, error) {
 	s.conn = conn
 	select {
 	case <-s.has:
+		l.connected.Add(1)
 	case <-time.After(connectWait):
 		conn.Close()
-		return nil, fmt.Errorf("zookeeper servers %s: not reachable (no session in %v)", strings.Join(l.cfg.Servers, ","), connectWait)
+		return nil, l.noSession()
 	case <-ctx.Done():
 		conn.Close()
 		return nil, ctx.Err()
 	}
 	return s, l.checkGranted(s)
+}
+
+// noSession is why a session was not granted: the servers are not
+// reachable, or, when others were granted, they refuse more connections
+// from this address (a server closes at once a connection past its
+// maxClientCnxns, and the client retries in silence).
+func (l *Locker) noSession() error {
+	servers := strings.Join(l.cfg.Servers, ",")
+	if n := l.connected.Load(); n > 0 {
+		return fmt.Errorf("zookeeper servers %s: session %d not granted in %v after %d were: the servers probably refuse more connections from this address (their maxClientCnxns, a limit per server); raise it, or use fewer workers or clients", servers, n+1, connectWait, n)
+	}
+	return fmt.Errorf("zookeeper servers %s: not reachable (no session in %v)", servers, connectWait)
 }
 
 // checkGranted refuses a session timeout the server clamped: the lock's

@@ -190,3 +190,24 @@ func TestCloseLeavesOthersLocks(t *testing.T) {
 	}
 	x.Release(context.Background(), held)
 }
+
+// TestLockerNamesConnectionLimit: a server that refuses connections past
+// its maxClientCnxns closes them at once and the client retries in
+// silence; the locker names the limit in one line, after the sessions it
+// got.
+func TestLockerNamesConnectionLimit(t *testing.T) {
+	if _, ok := zklock.ServerPath(); !ok {
+		redistest.RequireTool(t, errors.New("zookeeper not installed (apt-get install "+zklock.Package+")"))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := zklock.StartLocal(ctx, zklock.Options{Servers: 1, TTL: 2 * time.Second, MaxClientCnxns: 3, Log: t.Output()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	_, err = zklock.New(ctx, zklock.Config{Servers: c.Servers(), TTL: 2 * time.Second, Strategy: zklock.StrategyQueue, Sessions: 5})
+	if err == nil || !strings.Contains(err.Error(), "maxClientCnxns") || !strings.Contains(err.Error(), "after 3 were") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %v; want one line naming maxClientCnxns after 3 sessions", err)
+	}
+}
