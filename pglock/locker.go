@@ -193,19 +193,31 @@ func (l *Locker) try(ctx context.Context, c *pgx.Conn, id int64) (*engine.Lock, 
 func (l *Locker) Release(ctx context.Context, lock *engine.Lock) engine.OpResult {
 	start := time.Now()
 	h := lock.Handle.(held)
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
-	defer cancel()
 	var ok bool
-	err := h.conn.QueryRow(rctx, "SELECT pg_advisory_unlock($1)", h.id).Scan(&ok)
+	err := bounded(h.conn, func() error {
+		return h.conn.QueryRow(context.Background(), "SELECT pg_advisory_unlock($1)", h.id).Scan(&ok)
+	})
 	l.rpcs.Add(1)
 	if err != nil {
 		// The session is in doubt: end it, and its locks with it.
 		l.lostHolder(h.conn)
 		h.conn.Close(context.Background())
 	}
-	l.giveBack(h.conn, rctx)
+	l.giveBack(h.conn, context.Background())
 	ok = err == nil && ok
 	return engine.OpResult{OK: ok, Count: b2i(ok), Elapsed: time.Since(start), Sent: 1}
+}
+
+// bounded runs a clean-up call within callTimeout by a deadline on the
+// connection's socket: a caller's context with a deadline would cost pgx a
+// goroutine per call to watch it (a bare loop on context.Background()
+// pays none), and the release is every cycle's.
+func bounded(c *pgx.Conn, call func() error) error {
+	nc := c.PgConn().Conn()
+	_ = nc.SetDeadline(time.Now().Add(callTimeout))
+	err := call()
+	_ = nc.SetDeadline(time.Time{})
+	return err
 }
 
 // lostHolder records that a holding session's call failed: the client
