@@ -222,6 +222,9 @@ func makeCellView(c CellSummary, outDir string) cellView {
 	for _, f := range c.Failovers {
 		cv.EventsText = append(cv.EventsText, f.Text())
 	}
+	if ll := c.Safety.LockLoss; ll != nil {
+		cv.EventsText = append(cv.EventsText, ll.Text())
+	}
 	return cv
 }
 

@@ -354,7 +354,10 @@ func (c *Cluster) waitServing(ctx context.Context) error {
 			}
 		}
 		if last == nil {
-			return nil
+			if last = c.synced(ctx); last == nil {
+				return nil
+			}
+			waiting = c.members[0]
 		}
 		for _, m := range c.members {
 			if !m.Running() {
@@ -381,6 +384,28 @@ func (m *Member) exitedError() error {
 
 // serving is nil when the member answers srvr as leader, follower or
 // standalone.
+// synced: the leader has synced every follower (a member that serves as
+// follower may still be joining: a client on it would see its connection
+// closed when it does).
+func (c *Cluster) synced(ctx context.Context) error {
+	if len(c.members) < 2 {
+		return nil
+	}
+	for _, m := range c.members {
+		out, err := fourLetter(ctx, m.Addr(), "mntr")
+		if err != nil {
+			continue
+		}
+		if n, ok := mntrField(out, "zk_synced_followers"); ok {
+			if n == strconv.Itoa(len(c.members)-1) {
+				return nil
+			}
+			return fmt.Errorf("zookeeper leader %s has synced %s of %d followers", m.Name, n, len(c.members)-1)
+		}
+	}
+	return errors.New("zookeeper: no member reports its synced followers (no leader yet)")
+}
+
 func (m *Member) serving(ctx context.Context) error {
 	mode, err := m.Mode(ctx)
 	if err != nil {
@@ -460,14 +485,22 @@ func (m *Member) HeldKeys(ctx context.Context) int {
 	if err != nil {
 		return -1
 	}
-	for l := range strings.SplitSeq(out, "\n") {
-		if v, ok := strings.CutPrefix(l, "zk_ephemerals_count"); ok {
-			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-				return n
-			}
+	if v, ok := mntrField(out, "zk_ephemerals_count"); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
 		}
 	}
 	return -1
+}
+
+// mntrField is one of mntr's "key<TAB>value" lines' value.
+func mntrField(out, key string) (string, bool) {
+	for l := range strings.SplitSeq(out, "\n") {
+		if v, ok := strings.CutPrefix(l, key+"\t"); ok {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
 }
 
 // version is the member's srvr version ("3.8.0").
