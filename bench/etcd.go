@@ -19,8 +19,8 @@ type EtcdServers struct {
 	Local              *etcdlock.Cluster
 	Endpoints          []string
 	Username, Password string
-	// PeerNet is the proxies on the members' links (member_latency); nil
-	// without.
+	// PeerNet is the proxies on the members' links (member_latency, or a
+	// latency fault on them); nil without.
 	PeerNet *faults.Network
 }
 
@@ -38,7 +38,7 @@ func (p *Pool) startEtcd(ctx context.Context, c plan.Cell, m *Masters) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	opt := etcdlock.Options{Members: s.EtcdMembers(), NoFsync: s.EtcdNoFsyncSet(), Gates: c.NeedsMemberLinks(), Log: p.Log}
-	if lat := time.Duration(s.MemberLatency); lat > 0 {
+	if lat := time.Duration(s.MemberLatency); lat > 0 || c.NeedsMemberDelay() {
 		opt.PeerVia = func(peers []string) ([]string, error) { return m.peerProxies(peers, lat) }
 	}
 	cl, err := etcdlock.StartLocal(ctx, opt)
@@ -50,12 +50,13 @@ func (p *Pool) startEtcd(ctx context.Context, c plan.Cell, m *Masters) error {
 	return nil
 }
 
-// peerProxies puts a proxy delaying by lat in front of each member's peer
-// port; the members reach each other through them (one hop a message).
+// peerProxies puts a proxy delaying by lat (0: none, until a latency
+// fault) in front of each member's peer port; the members reach each
+// other through them (one hop a message).
 func (m *Masters) peerProxies(peers []string, lat time.Duration) ([]string, error) {
 	var err error
 	withProxyLabel(func() {
-		if m.Etcd.PeerNet, err = faults.NewNetwork(peers, 1); err == nil {
+		if m.Etcd.PeerNet, err = faults.NewNetwork(peers, 1); err == nil && lat > 0 {
 			err = m.Etcd.PeerNet.Latency(nil, nil, lat, 0)
 		}
 	})

@@ -11,12 +11,19 @@ import (
 // zookeeperPeers is a ZooKeeper ensemble's PeerVia: a proxy on every
 // ordered pair of members' links, the election links' first message
 // rewritten to name them (so that a dial-back goes through them too), and
-// lat (0: none) on every link's replies. Its goroutines are labelled so
-// that their CPU is told apart.
-func zookeeperPeers(lat time.Duration) func(listen [][]string, hello zklock.Hello) (zklock.PeerNet, error) {
-	return func(listen [][]string, hello zklock.Hello) (pn zklock.PeerNet, err error) {
-		withProxyLabel(func() { pn, err = newMemberNet(listen, hello, lat) })
-		return pn, err
+// lat (0: none) on every link's replies; the proxies go to *keep (for a
+// latency fault). Its goroutines are labelled so that their CPU is told
+// apart.
+func zookeeperPeers(lat time.Duration, keep **faults.MemberNet) func(listen [][]string, hello zklock.Hello) (zklock.PeerNet, error) {
+	return func(listen [][]string, hello zklock.Hello) (zklock.PeerNet, error) {
+		var n *faults.MemberNet
+		var err error
+		withProxyLabel(func() { n, err = newMemberNet(listen, hello, lat) })
+		if err != nil {
+			return nil, err // no typed nil in the interface
+		}
+		*keep = n
+		return n, nil
 	}
 }
 
@@ -26,7 +33,7 @@ func newMemberNet(listen [][]string, hello zklock.Hello, lat time.Duration) (*fa
 		return nil, err
 	}
 	if err = n.Greet(1, hello); err == nil && lat > 0 {
-		err = n.Delay(lat)
+		err = n.Delay(lat, 0)
 	}
 	if err != nil {
 		n.Close()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"lockbench/faults"
 	"lockbench/plan"
 	"lockbench/zklock"
 )
@@ -14,6 +15,9 @@ import (
 type ZookeeperServers struct {
 	Local *zklock.Cluster
 	Addrs []string
+	// PeerNet is the proxies on the members' links (member_latency, a
+	// partition or a latency fault on them); nil without.
+	PeerNet *faults.MemberNet
 }
 
 // startZookeeper starts the cell's local ensemble, its tickTime fitted to
@@ -29,8 +33,8 @@ func (p *Pool) startZookeeper(ctx context.Context, c plan.Cell, m *Masters) erro
 	defer cancel()
 	opt := zklock.Options{Servers: s.ZookeeperMembers(), ForceSync: !s.ZookeeperNoFsync(),
 		TTL: c.Engine.TTL, MaxClientCnxns: s.ZookeeperMaxClientCnxns(), Log: p.Log}
-	if lat := time.Duration(s.MemberLatency); lat > 0 || c.NeedsMemberLinks() {
-		opt.PeerVia = zookeeperPeers(lat)
+	if lat := time.Duration(s.MemberLatency); lat > 0 || c.NeedsMemberLinks() || c.NeedsMemberDelay() {
+		opt.PeerVia = zookeeperPeers(lat, &m.Zookeeper.PeerNet)
 	}
 	cl, err := zklock.StartLocal(ctx, opt)
 	if err != nil {

@@ -353,32 +353,48 @@ func (g *PeerGates) valid(members []int) error {
 // Proof asks the member itself (its client URL, which no gate cuts) for
 // its view of the cluster, and makes one consensus write through it that
 // leaves nothing behind: a short lease, revoked if granted. It was cut
-// when the write failed.
+// when it answered and the write failed for want of a quorum; a member
+// that does not answer at all proves nothing (it may be dead).
 func (g *PeerGates) Proof(ctx context.Context, member int) (string, bool) {
 	if err := g.valid([]int{member}); err != nil {
 		return err.Error(), false
 	}
-	view := g.view(ctx, member)
-	if err := g.writeThrough(ctx, member); err != nil {
-		return view + "; a lease grant through it failed: " + err.Error(), true
+	view, answered := g.view(ctx, member)
+	err := g.writeThrough(ctx, member)
+	switch {
+	case !answered:
+		return view + ": nothing proven", false
+	case err == nil:
+		return view + "; a lease grant through it succeeded: it still commits", false
+	case !noQuorum(err):
+		return view + "; a lease grant through it failed, not for want of a quorum: " + err.Error(), false
 	}
-	return view + "; a lease grant through it succeeded: it still commits", false
+	return view + "; a lease grant through it failed: " + err.Error(), true
 }
 
-// view is "member 1 (leader before) not leader (sees no leader)". (Its
-// term is left out: etcd 3.4's Status has the last applied entry's.)
-func (g *PeerGates) view(ctx context.Context, i int) string {
+// noQuorum: the write timed out, or etcd said it has no leader or timed
+// the proposal out.
+func noQuorum(err error) bool {
+	msg := strings.ToLower(err.Error()) // the server's own deadline comes back as an rpc error's text
+	return errors.Is(err, context.DeadlineExceeded) || strings.Contains(msg, "deadline exceeded") ||
+		strings.Contains(msg, "no leader") || strings.Contains(msg, "request timed out")
+}
+
+// view is "member 1 (leader before) not leader (sees no leader)", and
+// whether the member answered. (Its term is left out: etcd 3.4's Status
+// has the last applied entry's.)
+func (g *PeerGates) view(ctx context.Context, i int) (string, bool) {
 	g.mu.Lock()
 	head := fmt.Sprintf("member %d (%s)", i, g.roles[i])
 	g.mu.Unlock()
 	st, err := g.status(ctx, i)
 	switch {
 	case err != nil:
-		return head + " did not say its status: " + err.Error()
+		return head + " did not say its status: " + err.Error(), false
 	case st.Leader == st.Header.MemberId:
-		return head + " still leader"
+		return head + " still leader", true
 	}
-	return head + " not leader (sees " + g.leaderName(st.Leader) + ")"
+	return head + " not leader (sees " + g.leaderName(st.Leader) + ")", true
 }
 
 func (g *PeerGates) leaderName(id uint64) string {

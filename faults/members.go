@@ -119,16 +119,25 @@ func (m *MemberNet) Isolate(members []int) error { return m.each(members, (*Netw
 // the cut are dropped.
 func (m *MemberNet) Rejoin(members []int) error { return m.each(members, (*Network).Heal) }
 
-// Delay adds lat to the replies on every link (a round trip between two
-// members is lat longer), for as long as the proxies run: loopback
-// flatters a consensus system.
-func (m *MemberNet) Delay(lat time.Duration) error {
+// Delay adds lat ± jitter to the replies on every link (a round trip
+// between two members is lat longer), until ClearDelay: loopback flatters
+// a consensus system.
+func (m *MemberNet) Delay(lat, jitter time.Duration) error {
 	for _, n := range m.nets {
-		if err := n.Latency(nil, nil, lat, 0); err != nil {
+		if err := n.Latency(nil, nil, lat, jitter); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ClearDelay removes Delay's latency.
+func (m *MemberNet) ClearDelay() error {
+	var errs []error
+	for _, n := range m.nets {
+		errs = append(errs, n.ClearLatency(nil, nil))
+	}
+	return errors.Join(errs...)
 }
 
 // each applies f to every member's dials and to the others' dials to it.

@@ -67,13 +67,34 @@ type Links interface {
 	Proof(ctx context.Context, member int) (detail string, cut bool)
 }
 
+// MemberDelay adds latency to every link between a local consensus
+// cluster's members (etcd's peer proxies, ZooKeeper's MemberNet).
+type MemberDelay interface {
+	Delay(latency, jitter time.Duration) error
+	ClearDelay() error
+}
+
+// NetworkDelay is a Network's every link as a MemberDelay (etcd's peer
+// proxies: one in front of each member).
+func NetworkDelay(n *Network) MemberDelay { return netDelay{n} }
+
+type netDelay struct{ n *Network }
+
+func (d netDelay) Delay(latency, jitter time.Duration) error {
+	return d.n.Latency(nil, nil, latency, jitter)
+}
+func (d netDelay) ClearDelay() error { return d.n.ClearLatency(nil, nil) }
+
 // Targets are what the faults act on.
 type Targets struct {
 	Masters []Master
-	Net     *Network       // needed by partition, latency, reset
-	Links   Links          // a consensus cluster's member links (partition with link: members)
-	Clocks  map[int]*Clock // masters run under a fake clock, by index
-	Clients []Client       // needed by pause
+	Net     *Network // needed by partition, latency, reset
+	Links   Links    // a consensus cluster's member links (partition with link: members)
+	// MemberDelay delays every link between a consensus cluster's members
+	// (latency with link: members).
+	MemberDelay MemberDelay
+	Clocks      map[int]*Clock // masters run under a fake clock, by index
+	Clients     []Client       // needed by pause
 	// A replicated set (failover, replication_lag) and its processes by
 	// role (crash).
 	Set                 *localmasters.Replicated
@@ -103,6 +124,10 @@ func (t Targets) Check(specs []Spec) error {
 			return fmt.Errorf("faults[%d]: role %s needs a consensus cluster (topology etcd or zookeeper)", i, s.Role)
 		}
 		switch {
+		case s.MemberLinks() && s.Kind == Latency:
+			if t.MemberDelay == nil {
+				return fmt.Errorf("faults[%d]: latency with link: members needs a local consensus cluster's member links", i)
+			}
 		case s.MemberLinks():
 			if t.Links == nil {
 				return fmt.Errorf("faults[%d]: partition with link: members needs a local consensus cluster's member links", i)
@@ -400,8 +425,11 @@ func (s *Scheduler) isolate(i int, sp Spec, at time.Time) {
 	if len(idx) == 0 {
 		return // memberByRole said why
 	}
+	if at.IsZero() {
+		at = time.Now() // the cut's time, not after Isolate's own look at the members
+	}
 	if err := s.t.Links.Isolate(idx); err != nil {
-		s.fail(err)
+		s.fail(errors.Join(err, s.t.Links.Rejoin(idx))) // a cut half made is not left behind
 		return
 	}
 	name := membersName(targets)
@@ -416,11 +444,13 @@ func (s *Scheduler) isolate(i int, sp Spec, at time.Time) {
 
 // proofTime is what a proof may take (a write through the member that
 // times out).
-const proofTime = 2 * time.Second
+const proofTime = 2500 * time.Millisecond
 
-// proofBefore schedules the proof so that it has ended when a partition
-// of d heals (half way through a short one); the returned func waits for
-// it, or gives it now when the cell ends first (or d is 0: until then).
+// proofBefore schedules the proof proofTime before a partition of d heals
+// (half way through a shorter one: a member cut a moment ago still
+// serves); the heal waits for it, so a proof that overruns delays the
+// heal (its event says when). The returned func waits for it, or gives it
+// now when the cell ends first (or d is 0: until then).
 func (s *Scheduler) proofBefore(i int, d time.Duration, targets []crashTarget) func() {
 	var once sync.Once
 	run := func() { once.Do(func() { s.proveIsolated(i, targets) }) }
@@ -443,7 +473,7 @@ func (s *Scheduler) proofBefore(i int, d time.Duration, targets []crashTarget) f
 func (s *Scheduler) proveIsolated(i int, targets []crashTarget) {
 	cut := 0
 	for _, tg := range targets {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(s.ctx, proofTime) // Ctrl-C does not wait for it
 		detail, ok := s.t.Links.Proof(ctx, tg.index)
 		cancel()
 		kind := "isolated"
@@ -469,6 +499,10 @@ func membersName(targets []crashTarget) string {
 
 // latency delays the masters' replies and clears the delay after sp.For.
 func (s *Scheduler) latency(i int, sp Spec, at time.Time) {
+	if sp.MemberLinks() {
+		s.memberLatency(i, sp, at)
+		return
+	}
 	if err := s.t.Net.Latency(sp.Clients, sp.Masters, sp.Latency, sp.Jitter); err != nil {
 		s.fail(err)
 		return
@@ -478,6 +512,22 @@ func (s *Scheduler) latency(i int, sp Spec, at time.Time) {
 	s.later(i, sp.For, func(reason string) {
 		s.fail(s.t.Net.ClearLatency(sp.Clients, sp.Masters))
 		s.event(time.Time{}, "latency_end", pairName(sp.Clients, sp.Masters), reason)
+	})
+}
+
+// memberLatency delays every link between the members and clears the
+// delay after sp.For.
+func (s *Scheduler) memberLatency(i int, sp Spec, at time.Time) {
+	if err := s.t.MemberDelay.Delay(sp.Latency, sp.Jitter); err != nil {
+		s.fail(err)
+		return
+	}
+	s.took(i)
+	const links = "every link between members"
+	s.event(at, "latency", links, fmt.Sprintf("%v ± %v on replies; %s", sp.Latency, sp.Jitter, durationDetail(sp.For)))
+	s.later(i, sp.For, func(reason string) {
+		s.fail(s.t.MemberDelay.ClearDelay())
+		s.event(time.Time{}, "latency_end", links, reason)
 	})
 }
 

@@ -39,7 +39,7 @@ func (s *Server) Kill() error {
 // holders are the backends holding advisory locks (none when the server
 // does not answer within a moment).
 func (s *Server) holders() []int32 {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond) // a paused server must not hold its crash back long
 	defer cancel()
 	var pids []int32
 	_ = s.query(ctx, func(c *pgx.Conn) error {

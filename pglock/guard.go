@@ -74,7 +74,7 @@ func (l *Locker) GuardedWrite(ctx context.Context, lock *engine.Lock, key string
 	var prev, wrote int64
 	l.rpcs.Add(1)
 	err := h.conn.QueryRow(ctx, guardedUpsert, key, v, h.id).Scan(&held, &prev, &wrote)
-	if err != nil && h.conn.IsClosed() {
+	if err != nil && h.conn.IsClosed() && !pgconn.Timeout(err) && ctx.Err() == nil { // the server ended it, not our deadline
 		l.lostHolder(h.conn)
 	}
 	var pe *pgconn.PgError

@@ -199,8 +199,12 @@ func (l *Locker) Release(ctx context.Context, lock *engine.Lock) engine.OpResult
 	})
 	l.rpcs.Add(1)
 	if err != nil {
-		// The session is in doubt: end it, and its locks with it.
-		l.lostHolder(h.conn)
+		// The session is in doubt: end it, and its locks with it. Lost
+		// under the client only when the server ended it (not our
+		// deadline: a server that did not answer in time may hold it yet).
+		if !pgconn.Timeout(err) {
+			l.lostHolder(h.conn)
+		}
 		h.conn.Close(context.Background())
 	}
 	l.giveBack(h.conn, context.Background())
@@ -216,7 +220,9 @@ func bounded(c *pgx.Conn, call func() error) error {
 	nc := c.PgConn().Conn()
 	_ = nc.SetDeadline(time.Now().Add(callTimeout))
 	err := call()
-	_ = nc.SetDeadline(time.Time{})
+	if err == nil { // after an error pgx closes the connection under its own deadline: leave that be
+		_ = nc.SetDeadline(time.Time{})
+	}
 	return err
 }
 

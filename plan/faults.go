@@ -128,7 +128,7 @@ var oldFaultFields = map[string]string{"masters": "master_index", "clients": "cl
 var fieldsOf = map[results.FaultKind][]string{
 	results.FaultCrash:     {"master_index", "replica_index", "sentinel_index", "role", "restart"},
 	results.FaultPartition: {"master_index", "client_index", "role", "link", "for"},
-	results.FaultLatency:   {"master_index", "client_index", "for", "latency", "jitter"},
+	results.FaultLatency:   {"master_index", "client_index", "link", "for", "latency", "jitter"},
 	results.FaultReset:     {"master_index", "client_index", "for"},
 	results.FaultPause:     {"client_index", "master_index", "role", "for"},
 	results.FaultClockJump: {"master_index", "by"},
@@ -236,8 +236,10 @@ func checkFault(s Fault) error {
 	case s.Link != "" && s.Link != results.LinkClient && s.Link != results.LinkMembers:
 		return fmt.Errorf("link: %q is not accepted; use client (clients from servers, the default) or members (a consensus member from the other members)", s.Link)
 	case s.MemberLinks() && len(s.Clients) > 0:
-		return fmt.Errorf("client_index: not used with link: members (it cuts a member from the other members); leave it out, or use link: client")
-	case s.MemberLinks() && len(s.Masters) == 0 && s.Role == "":
+		return fmt.Errorf("client_index: not used with link: members (it acts on the links between members); leave it out, or use link: client")
+	case s.MemberLinks() && s.Kind == results.FaultLatency && len(s.Masters) > 0:
+		return fmt.Errorf("master_index: not used by latency with link: members (it delays every link between members); leave it out")
+	case s.MemberLinks() && s.Kind == results.FaultPartition && len(s.Masters) == 0 && s.Role == "":
 		return fmt.Errorf("master_index: is needed with link: members; name the member to cut off by index from 0, or by role: leader|follower")
 	case s.Kind == results.FaultPartition && s.Role != "" && !s.MemberLinks():
 		return fmt.Errorf("role: a partition by role cuts a member from the other members; add link: members (clients from servers: master_index)")

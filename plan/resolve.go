@@ -197,7 +197,14 @@ func (c Cell) NeedsNetwork() bool {
 // NeedsMemberLinks reports whether the cell cuts a consensus member off
 // from the others (its members then reach each other through gates).
 func (c Cell) NeedsMemberLinks() bool {
-	return slices.ContainsFunc(c.Faults, results.Fault.MemberLinks)
+	return slices.ContainsFunc(c.Faults, func(f results.Fault) bool { return f.MemberLinks() && f.Kind == results.FaultPartition })
+}
+
+// NeedsMemberDelay reports whether the cell delays the links between a
+// consensus cluster's members as a fault (they then reach each other
+// through proxies).
+func (c Cell) NeedsMemberDelay() bool {
+	return slices.ContainsFunc(c.Faults, func(f results.Fault) bool { return f.MemberLinks() && f.Kind == results.FaultLatency })
 }
 
 // ClockMasters are the masters that run under a fake clock.

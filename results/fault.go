@@ -57,9 +57,10 @@ type Fault struct {
 	// Role: crash, a consensus cluster's member by its role when the fault
 	// fires (leader or follower) instead of by index.
 	Role string
-	// Link: partition, which links are cut: "" (or LinkClient) between
-	// clients and servers, LinkMembers between a consensus cluster's
-	// members (the named member from every other, both ways).
+	// Link: partition and latency, which links: "" (or LinkClient)
+	// between clients and servers, LinkMembers between a consensus
+	// cluster's members (partition: the named member from every other,
+	// both ways; latency: every link).
 	Link string
 }
 
@@ -69,7 +70,12 @@ const (
 	LinkMembers = "members"
 )
 
-// MemberLinks says the fault cuts a consensus member off from the others.
+func isNetworkKind(k FaultKind) bool {
+	return k == FaultPartition || k == FaultLatency || k == FaultReset
+}
+
+// MemberLinks says the fault acts on a consensus cluster's links between
+// members (a member cut off, or every link delayed).
 func (s Fault) MemberLinks() bool { return s.Link == LinkMembers }
 
 // RestartDelay parses Restart: 0 for immediate, -1 for never.
@@ -94,6 +100,8 @@ func (s Fault) String() string {
 	switch {
 	case s.Kind == FaultReplicationLag:
 		fmt.Fprintf(&b, " replicas %s", FaultTargets(s.Replicas))
+	case s.MemberLinks() && s.Kind == FaultLatency:
+		b.WriteString(" every link between members")
 	case s.MemberLinks() && s.Role != "":
 		b.WriteString(" the " + s.Role + " from the other members")
 	case s.MemberLinks():
@@ -108,7 +116,7 @@ func (s Fault) String() string {
 		fmt.Fprintf(&b, " masters %s", FaultTargets(s.Masters))
 	}
 	serverPause := s.Kind == FaultPause && (len(s.Masters) > 0 || s.Role != "")
-	if (s.Kind == FaultPartition && !s.MemberLinks()) || s.Kind == FaultLatency || s.Kind == FaultReset || (s.Kind == FaultPause && !serverPause) {
+	if (isNetworkKind(s.Kind) && !s.MemberLinks()) || (s.Kind == FaultPause && !serverPause) {
 		fmt.Fprintf(&b, " clients %s", FaultTargets(s.Clients))
 	}
 	switch s.Kind {

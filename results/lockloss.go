@@ -23,8 +23,8 @@ type LockLoss struct {
 	// Matched are those whose end the server showed (Source); the lags are
 	// theirs, in seconds.
 	Matched int     `json:"matched"`
-	P50     float64 `json:"lag_p50_s,omitempty"`
-	Max     float64 `json:"lag_max_s,omitempty"`
+	P50     float64 `json:"lag_p50_s"`
+	Max     float64 `json:"lag_max_s"`
 	Source  string  `json:"source"` // how the server's end was seen
 }
 
@@ -43,7 +43,7 @@ func NewLockLoss(losses []SessionLoss, ends map[string]time.Time, source string)
 	}
 	slices.Sort(lags)
 	if ll.Matched = len(lags); ll.Matched > 0 {
-		ll.P50, ll.Max = lags[(len(lags)-1)/2], lags[len(lags)-1]
+		ll.P50, ll.Max = median(lags), lags[len(lags)-1]
 	}
 	return ll
 }
@@ -55,7 +55,7 @@ func (ll *LockLoss) Text() string {
 	}
 	t := fmt.Sprintf("lock-loss lag: %d sessions lost (%d seen ending on the servers), server ended → client learnt p50 %+.3f s, max %+.3f s",
 		ll.Sessions, ll.Matched, ll.P50, ll.Max)
-	if ll.P50 < 0 {
+	if ll.P50 < 0 || ll.Max < 0 {
 		t += " (negative: the client gave its session up before the server ended it)"
 	}
 	return t + " (" + ll.Source + ")"

@@ -13,10 +13,10 @@ func TestLockLoss(t *testing.T) {
 	losses := []SessionLoss{{ID: "a", LearnedAt: t0.Add(2 * time.Second).UnixNano()},
 		{ID: "b", LearnedAt: t0.Add(500 * time.Millisecond).UnixNano()}, {ID: "c", LearnedAt: t0.UnixNano()}}
 	ll := NewLockLoss(losses, map[string]time.Time{"a": t0, "b": t0}, "test")
-	if ll.Sessions != 3 || ll.Matched != 2 || ll.P50 != 0.5 || ll.Max != 2 {
+	if ll.Sessions != 3 || ll.Matched != 2 || ll.P50 != 1.25 || ll.Max != 2 {
 		t.Fatalf("%+v", ll)
 	}
-	if !strings.Contains(ll.Text(), "p50 +0.500 s, max +2.000 s") {
+	if !strings.Contains(ll.Text(), "p50 +1.250 s, max +2.000 s") {
 		t.Error(ll.Text())
 	}
 	none := NewLockLoss(losses[2:], map[string]time.Time{"a": t0}, "test")

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -49,7 +50,7 @@ func (r *faultRun) addElections(run *results.Run, t0 time.Time, events []faults.
 			kind = "recovery"
 		}
 		byLeader := strings.HasPrefix(e.Target, "leader")
-		if !(e.Kind == "crash" && (kind == "recovery" || byLeader) || e.Kind == "partition" && byLeader) {
+		if !(e.Kind == "crash" && (kind == "recovery" || byLeader) || e.Kind == "partition" && byLeader && provenCut(events, e)) {
 			continue
 		}
 		f := results.Failover{Kind: kind, KilledAt: secondsFrom(t0, e.At), Master: e.Target, HeldKeys: e.HeldKeys}
@@ -123,3 +124,10 @@ func failuresBetween(clients []chaos.ClientResult, t0, from, to time.Time) (notA
 }
 
 func secondsFrom(t0, t time.Time) float64 { return math.Round(t.Sub(t0).Seconds()*1000) / 1000 }
+
+// provenCut: the member partition e began was proven (an isolated event
+// for its member): one that still committed began no election.
+func provenCut(events []faults.Event, e faults.Event) bool {
+	member := strings.TrimSuffix(e.Target, " from the other members")
+	return slices.ContainsFunc(events, func(x faults.Event) bool { return x.Kind == "isolated" && x.Target == member })
+}

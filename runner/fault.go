@@ -71,9 +71,10 @@ type faultRun struct {
 	clients  []chaos.Client
 
 	// The lock service's session ends on its servers (lockLoss).
-	ends       sessionEnds
-	endsSeen   map[string]time.Time
-	endsSource string
+	ends        sessionEnds
+	endsStopped bool
+	endsSeen    map[string]time.Time
+	endsSource  string
 }
 
 // clientsRun is what the clients' run left: their results, the errors they
@@ -101,6 +102,9 @@ func newFaultRun(env cellEnv) *faultRun {
 		if g := e.Local.Links(); g != nil && r.cell.NeedsMemberLinks() { // a nil *PeerGates is no Links
 			r.targets.Links = g
 		}
+		if e.PeerNet != nil && r.cell.NeedsMemberDelay() {
+			r.targets.MemberDelay = faults.NetworkDelay(e.PeerNet)
+		}
 	}
 	if pg := m.Postgres; pg != nil && pg.Local != nil {
 		r.targets.Masters = append(r.targets.Masters, pg.Local)
@@ -114,6 +118,9 @@ func newFaultRun(env cellEnv) *faultRun {
 		r.targets.Leader = z.Local.Leader
 		if l := z.Local.Links(); l != nil && r.cell.NeedsMemberLinks() { // a nil *PeerLinks is no Links
 			r.targets.Links = l
+		}
+		if z.PeerNet != nil && r.cell.NeedsMemberDelay() {
+			r.targets.MemberDelay = z.PeerNet
 		}
 	}
 	if set := m.Replicated; set != nil {

@@ -38,15 +38,25 @@ func (r *faultRun) watchSessionEnds() {
 	if e == nil || e.Local == nil {
 		return
 	}
-	if w, err := etcdlock.WatchLeases(e.Local.Endpoints()); err == nil {
-		r.ends = etcdLeaseEnds{w}
-		r.cleanups = append(r.cleanups, func() { r.stopEnds() })
+	w, err := etcdlock.WatchLeases(e.Local.Endpoints())
+	if err != nil {
+		r.ends = unwatched{"etcd: the leases not watched: " + err.Error()} // said, not dropped
+		return
 	}
+	r.ends = etcdLeaseEnds{w}
+	r.cleanups = append(r.cleanups, func() { r.stopEnds() })
 }
+
+// unwatched is a service whose session ends could not be watched: its
+// losses are counted, none matched ("not measured").
+type unwatched struct{ why string }
+
+func (u unwatched) stop() (map[string]time.Time, string) { return nil, u.why }
 
 // stopEnds stops the watch once; its ends are kept for lockLoss.
 func (r *faultRun) stopEnds() {
-	if r.ends != nil && r.endsSeen == nil {
+	if r.ends != nil && !r.endsStopped {
+		r.endsStopped = true
 		r.endsSeen, r.endsSource = r.ends.stop()
 	}
 }

@@ -382,8 +382,6 @@ func (m *Member) exitedError() error {
 	return fmt.Errorf("zookeeper member %s %s before it served; log tail:\n%s", m.Name, state, tail(m.logPath))
 }
 
-// serving is nil when the member answers srvr as leader, follower or
-// standalone.
 // synced: the leader has synced every follower (a member that serves as
 // follower may still be joining: a client on it would see its connection
 // closed when it does).
@@ -406,6 +404,8 @@ func (c *Cluster) synced(ctx context.Context) error {
 	return errors.New("zookeeper: no member reports its synced followers (no leader yet)")
 }
 
+// serving is nil when the member answers srvr as leader, follower or
+// standalone.
 func (m *Member) serving(ctx context.Context) error {
 	mode, err := m.Mode(ctx)
 	if err != nil {
