@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -61,6 +62,8 @@ type Locker struct {
 	conns     *slots.Pool[*pgx.Conn] // one per contender
 	rpcs      atomic.Int64
 	losses    sessionloss.Log // holding sessions found dead, by backend pid
+	mu        sync.Mutex
+	dropped   []<-chan struct{} // connections pgx was closing when dropped (Close waits)
 }
 
 // held is a lock's server side: the connection (session) that holds it.
@@ -126,10 +129,20 @@ func ID(key string) int64 {
 // context ended (a cancelled pgx call closes its connection).
 func (l *Locker) giveBack(c *pgx.Conn, ctx context.Context) {
 	if c.IsClosed() {
+		l.closing(c)
 		l.conns.Drop(ctx.Err() == nil)
 		return
 	}
 	l.conns.Put(c)
+}
+
+// closing keeps a connection pgx is still closing (a cancelled call
+// closes it in the background), so that Close waits for it: until then
+// its backend may hold a lock.
+func (l *Locker) closing(c *pgx.Conn) {
+	l.mu.Lock()
+	l.dropped = append(l.dropped, c.PgConn().CleanupDone())
+	l.mu.Unlock()
 }
 
 // Acquire takes key's advisory lock: in the server's queue, or by
@@ -279,5 +292,16 @@ func (l *Locker) Close() {
 		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 		_ = c.Close(ctx)
 		cancel()
+	}
+	l.mu.Lock()
+	dropped := l.dropped
+	l.mu.Unlock()
+	deadline := time.After(callTimeout)
+	for _, done := range dropped {
+		select {
+		case <-done:
+		case <-deadline:
+			return
+		}
 	}
 }
