@@ -19,26 +19,22 @@ import (
 	"lockbench/zklock"
 )
 
-// ClientConfig is everything one client needs; a client process gets it
-// as JSON.
+// ClientConfig is everything one client of a cell needs; a client process
+// gets it as JSON.
 type ClientConfig struct {
-	Index         int           `json:"index"`
-	Engine        engine.Config `json:"engine"` // Masters: this client's addresses (its proxies, or the masters)
-	Resource      string        `json:"resource"`
-	Prefix        string        `json:"prefix"`
-	Keys          uint64        `json:"keys"`
-	Workers       int           `json:"workers"`
-	Hold          time.Duration `json:"hold"`
-	HoldDist      string        `json:"hold_distribution"`
-	RetryMin      time.Duration `json:"retry_min"`
-	RetryMax      time.Duration `json:"retry_max"`
-	Fencing       bool          `json:"fencing"`
-	CheckValidity bool          `json:"check_validity"`
-	Duration      time.Duration `json:"duration"`
-	Quota         int64         `json:"quota"` // stop after this many acquisitions; 0 = none
-	Calls         int           `json:"calls"` // per worker, then it stops; 0 = none
-	Seed          uint64        `json:"seed"`
-	LogDir        string        `json:"log_dir"` // the client's .hlog files go here
+	Index  int           `json:"index"`
+	Engine engine.Config `json:"engine"` // Masters: this client's addresses (its proxies, or the masters)
+	// Load is the cell's worker loop as plan resolved it, this client's
+	// share of it.
+	Load   workloads.Spec `json:"load"`
+	Prefix string         `json:"prefix"` // the cell's keys
+	// Resource is the protected resource each hold reads and writes ("":
+	// none, the plain hold of a benchmark cell), with the cycle's terms.
+	Resource      string `json:"resource,omitempty"`
+	Fencing       bool   `json:"fencing,omitempty"`
+	CheckValidity bool   `json:"check_validity,omitempty"`
+	Seed          uint64 `json:"seed"`
+	LogDir        string `json:"log_dir"` // the client's .hlog files go here (unless Local.Logs)
 	// FailureTimes: count failed acquires by when (ClientResult.Failures),
 	// for a failover's unavailability window.
 	FailureTimes bool `json:"failure_times,omitempty"`
@@ -55,6 +51,19 @@ type ClientConfig struct {
 	// GuardedWrite keeps the protected counter in the lock service,
 	// written only while the lock is held (a GuardedStore's).
 	GuardedWrite bool `json:"guarded_write,omitempty"`
+}
+
+// Local is what a client on this process's goroutines may take from the
+// cell instead of its own: the cell's lock (a benchmark cell's service,
+// with its baselines and readings), the cell's logs and its hooks on the
+// loop (window readings, progress), the probe it shares with the other
+// clients here and the live metrics. Zero: all its own.
+type Local struct {
+	Locker   workloads.Locker
+	Logs     map[int]io.Writer
+	Hooks    func(rc *workloads.RunConfig)
+	Probe    *workloads.Probe
+	Observer Observer
 }
 
 // PostgresClient is where a client finds its PostgreSQL server.
@@ -79,14 +88,14 @@ type EtcdClient struct {
 func newLocker(ctx context.Context, cfg ClientConfig) (workloads.Locker, func(), error) {
 	if e := cfg.Etcd; e != nil {
 		lk, err := etcdlock.New(ctx, etcdlock.Config{Endpoints: e.Endpoints, Username: e.Username, Password: e.Password,
-			TTL: cfg.Engine.TTL, Strategy: cfg.Engine.Strategy, Retry: cfg.Engine.Retry(), Sessions: cfg.Workers})
+			TTL: cfg.Engine.TTL, Strategy: cfg.Engine.Strategy, Retry: cfg.Engine.Retry(), Sessions: cfg.Load.Workers})
 		if err != nil {
 			return nil, nil, err
 		}
 		return lk, lk.Close, nil
 	}
 	if p := cfg.Postgres; p != nil {
-		lk, err := pglock.New(ctx, pglock.Config{URL: p.URL, Strategy: cfg.Engine.Strategy, Retry: cfg.Engine.Retry(), Conns: cfg.Workers})
+		lk, err := pglock.New(ctx, pglock.Config{URL: p.URL, Strategy: cfg.Engine.Strategy, Retry: cfg.Engine.Retry(), Conns: cfg.Load.Workers})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -94,7 +103,7 @@ func newLocker(ctx context.Context, cfg ClientConfig) (workloads.Locker, func(),
 	}
 	if z := cfg.Zookeeper; z != nil {
 		lk, err := zklock.New(ctx, zklock.Config{Servers: z.Servers, TTL: cfg.Engine.TTL, Strategy: cfg.Engine.Strategy,
-			Retry: cfg.Engine.Retry(), Sessions: cfg.Workers})
+			Retry: cfg.Engine.Retry(), Sessions: cfg.Load.Workers})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -136,6 +145,9 @@ type ClientResult struct {
 	// Losses are the sessions the lock service ended under this client,
 	// as it learnt (etcd, ZooKeeper), for the lock-loss lag.
 	Losses []results.SessionLoss `json:"losses,omitempty"`
+	// Stats are the loop's own, for the cell to add up (a client process
+	// sends its logs instead: nil).
+	Stats *workloads.Stats `json:"-"`
 }
 
 // sessionLosses is a locker that keeps its lost sessions.
@@ -150,9 +162,11 @@ const FailureBin = 10 * time.Millisecond
 // connection, workers and pause gate.
 type client struct {
 	cfg   ClientConfig
+	rc    workloads.RunConfig // the loop cfg.Load describes
+	local Local
 	lk    workloads.Locker
 	close func() // the locker's
-	res   *check.Resource
+	res   *check.Resource // nil: no resource (the plain hold)
 	guard GuardedStore // guarded_write: the counter in the lock service (nil: in res)
 	probe *workloads.Probe
 	gate  gate
@@ -202,38 +216,48 @@ type Observer interface {
 	AddCounts(d LiveCounts)
 }
 
-// newClient connects; probe may be shared by the clients of one process.
-func newClient(ctx context.Context, cfg ClientConfig, probe *workloads.Probe) (*client, error) {
-	lk, closeLk, err := newLocker(ctx, cfg)
+// newClient connects, or takes the cell's lock (local.Locker).
+func newClient(ctx context.Context, cfg ClientConfig, local Local) (*client, error) {
+	rc, err := cfg.Load.RunConfig()
 	if err != nil {
-		return nil, fmt.Errorf("client %d: %w", cfg.Index, err)
-	}
-	res, err := check.Open(cfg.Resource, cfg.Prefix)
-	if err != nil {
-		closeLk()
-		return nil, fmt.Errorf("client %d: %w", cfg.Index, err)
-	}
-	if probe == nil {
-		probe = &workloads.Probe{}
-	}
-	hold, err := workloads.NewHoldTime(cfg.HoldDist, cfg.Hold)
-	if err != nil {
-		closeLk()
-		res.Close()
 		return nil, err
 	}
-	c := &client{cfg: cfg, lk: lk, close: closeLk, res: res, probe: probe, hold: hold, finished: make(chan struct{})}
-	if cfg.GuardedWrite {
-		g, ok := lk.(GuardedStore)
-		if !ok {
-			closeLk()
-			res.Close()
-			return nil, fmt.Errorf("client %d: guarded_write: this lock service keeps no counter of its own (use topology etcd, zookeeper or postgres)", cfg.Index)
-		}
-		c.guard = g
+	c := &client{cfg: cfg, rc: rc, local: local, lk: local.Locker, close: func() {}, probe: local.Probe, hold: rc.Hold,
+		obs: local.Observer, finished: make(chan struct{})}
+	if c.probe == nil {
+		c.probe = &workloads.Probe{}
+	}
+	if err := c.connect(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("client %d: %w", cfg.Index, err)
 	}
 	c.ctx, c.stop = context.WithCancel(context.Background())
 	return c, nil
+}
+
+// connect opens the client's own lock (unless it has the cell's) and its
+// resource, if the cell has one.
+func (c *client) connect(ctx context.Context) (err error) {
+	if c.lk == nil {
+		if c.lk, c.close, err = newLocker(ctx, c.cfg); err != nil {
+			c.close = func() {}
+			return err
+		}
+	}
+	if c.cfg.Resource == "" {
+		return nil
+	}
+	if c.res, err = check.Open(c.cfg.Resource, c.cfg.Prefix); err != nil {
+		return err
+	}
+	if c.cfg.GuardedWrite {
+		g, ok := c.lk.(GuardedStore)
+		if !ok {
+			return fmt.Errorf("guarded_write: this lock service keeps no counter of its own (use topology etcd, zookeeper or postgres)")
+		}
+		c.guard = g
+	}
+	return nil
 }
 
 // close frees the client's connections, unless it was abandoned still
@@ -244,7 +268,9 @@ func (c *client) Close() {
 		return
 	}
 	c.close()
-	c.res.Close()
+	if c.res != nil {
+		c.res.Close()
+	}
 }
 
 // start runs the client on its own goroutines from t0.
@@ -319,12 +345,13 @@ func (g *gate) wait() {
 	}
 }
 
-// run drives the workers from t0 for the configured duration (or quota)
-// and returns the counts. Interval logs go to files in LogDir.
+// run drives the workers from t0 for the cell's time (or quota) and
+// returns what they counted. Interval logs go to the cell's (Local.Logs)
+// or to files in LogDir.
 func (c *client) run(t0 time.Time) ClientResult {
 	cfg := c.cfg
 	out := ClientResult{Index: cfg.Index, Pid: os.Getpid(), LogFiles: map[string]string{}}
-	logs, files, err := c.openLogs(t0, out.LogFiles)
+	logs, files, err := c.logs(out.LogFiles)
 	defer func() {
 		for _, f := range files {
 			f.Close()
@@ -334,21 +361,30 @@ func (c *client) run(t0 time.Time) ClientResult {
 		out.Err = err.Error()
 		return out
 	}
-	c.holds, c.t0 = check.NewHoldLog(c.res, cfg.Index), t0
+	c.t0 = t0
+	if c.res != nil {
+		c.holds = check.NewHoldLog(c.res, cfg.Index)
+	}
 	if cfg.FailureTimes {
 		c.fails = &failureTimes{t0: t0, bins: map[int64][3]int64{}}
 	}
 	st, err := workloads.Run(c.ctx, c.lk, c.runConfig(t0, logs))
-	errs := []error{err, c.holds.Close()}
+	errs := []error{err, c.closeHolds()}
 	for _, f := range files {
 		errs = append(errs, f.Sync())
 	}
 	if err := firstErr(errs...); err != nil {
 		out.Err = err.Error()
 	}
-	if st == nil {
-		return out
+	if st != nil {
+		c.fill(&out, st, t0)
 	}
+	return out
+}
+
+// fill puts the loop's stats and the lock's own findings into out.
+func (c *client) fill(out *ClientResult, st *workloads.Stats, t0 time.Time) {
+	out.Stats = st
 	out.Counts, out.CPUSeconds = st.Counts, st.CPU.Seconds()
 	out.PerWorker, out.WorkerWaits, out.Commands, out.Wakeups = st.PerWorker, st.WorkerWaits, st.Commands, st.Wakeups
 	out.Start, out.End = st.WindowStart, st.WindowStart.Add(st.Measured)
@@ -360,26 +396,38 @@ func (c *client) run(t0 time.Time) ClientResult {
 	}
 	out.ProbeViolations = c.probe.Violations()
 	out.ProbeMax = c.probe.MaxConcurrent()
-	out.Interrupted = st.Interrupted && out.End.Before(t0.Add(cfg.Duration)) && (cfg.Quota == 0 || st.Acquired < cfg.Quota)
+	end := t0.Add(c.rc.Warmup + c.rc.Duration)
+	out.Interrupted = st.Interrupted && out.End.Before(end) && (c.rc.Quota == 0 || st.Acquired < c.rc.Quota)
 	if c.fails != nil {
 		out.Failures = c.fails.snapshot()
 	}
-	return out
 }
 
-// runConfig is the client's run of the worker loop: closed, uniform keys,
-// no warm-up, every cycle finished and logged, this client as the cycle.
+func (c *client) closeHolds() error {
+	if c.holds == nil {
+		return nil
+	}
+	return c.holds.Close()
+}
+
+// runConfig is the client's run of the cell's loop from t0: with a
+// resource, this client is the cycle (every hold read, written and
+// logged, every cycle finished); without, the loop's plain hold.
 func (c *client) runConfig(t0 time.Time, logs map[int]io.Writer) workloads.RunConfig {
-	cfg := c.cfg
-	rc := workloads.RunConfig{Workers: cfg.Workers, Duration: cfg.Duration, Start: t0, Quota: cfg.Quota, Calls: cfg.Calls,
-		CallersWait: cfg.Engine.WaitTime > 0 || cfg.Engine.Retries > 0,
-		Keys:        workloads.Keys{Prefix: cfg.Prefix + "lock:", Count: cfg.Keys}, Chooser: workloads.Uniform{N: cfg.Keys},
-		Seed: cfg.Seed, Logs: logs, Cycle: c, FinishCycles: true, Shards: min(cfg.Workers, 8), Probe: c.probe}
+	rc := c.rc
+	rc.Keys.Prefix, rc.Seed, rc.Start, rc.Logs, rc.Probe = c.cfg.Prefix, c.cfg.Seed, t0, logs, c.probe
+	if c.res != nil {
+		rc.Keys.Prefix += "lock:" // the resource's counters live under the prefix
+		rc.Cycle, rc.FinishCycles, rc.Shards = c, true, min(rc.Workers, 8)
+	}
 	if c.obs != nil {
 		rc.Observer = c.obs
 	}
 	if c.fails != nil {
 		rc.Observer = failureTap{inner: rc.Observer, times: c.fails}
+	}
+	if c.local.Hooks != nil {
+		c.local.Hooks(&rc)
 	}
 	return rc
 }
@@ -393,9 +441,12 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// openLogs creates the client's interval log of each metric; paths gets
-// each log's path by metric name.
-func (c *client) openLogs(t0 time.Time, paths map[string]string) (map[int]io.Writer, []*os.File, error) {
+// logs are the cell's logs given, or the client's own interval log of
+// each metric; paths gets each own log's path by metric name.
+func (c *client) logs(paths map[string]string) (map[int]io.Writer, []*os.File, error) {
+	if c.local.Logs != nil {
+		return c.local.Logs, nil, nil
+	}
 	var files []*os.File
 	logs := map[int]io.Writer{}
 	for _, m := range results.LogMetrics(false) {
@@ -417,7 +468,7 @@ func (c *client) Ready() { c.gate.wait() }
 // Lost waits the retry delay after a failed acquire (cut short when the
 // run ends).
 func (c *client) Lost(w *workloads.Worker) {
-	engine.RetryPolicy{Min: c.cfg.RetryMin, Max: c.cfg.RetryMax, Rand: w.Rand}.Wait(w.Context())
+	engine.RetryPolicy{Min: c.cfg.Engine.RetryMin, Max: c.cfg.Engine.RetryMax, Rand: w.Rand}.Wait(w.Context())
 }
 
 // Use is one protected read-modify-write under the lock the worker won,
@@ -523,14 +574,8 @@ func (c *client) write(ctx context.Context, idx uint64, v, token int64) (applied
 	return applied, nil
 }
 
-// NewClient connects a client that runs on goroutines of this process;
-// probe (nil: its own) may be shared by the clients of one process, and
-// obs (nil: none) hears its events as they happen.
-func NewClient(ctx context.Context, cfg ClientConfig, probe *workloads.Probe, obs Observer) (Client, error) {
-	c, err := newClient(ctx, cfg, probe)
-	if err != nil {
-		return nil, err
-	}
-	c.obs = obs
-	return c, nil
+// NewClient connects a client that runs on goroutines of this process,
+// with what it takes from the cell (local).
+func NewClient(ctx context.Context, cfg ClientConfig, local Local) (Client, error) {
+	return newClient(ctx, cfg, local)
 }

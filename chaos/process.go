@@ -72,7 +72,7 @@ func readClientConfig(path string) (ClientConfig, error) {
 // streaming its counts on stdout; code 1: it could not connect.
 func serveClient(cfg ClientConfig, sigs <-chan os.Signal) (res ClientResult, code int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	c, err := newClient(ctx, cfg, nil)
+	c, err := newClient(ctx, cfg, Local{})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chaos client:", err)

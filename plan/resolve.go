@@ -19,8 +19,10 @@ type Resolved struct {
 	// defaults have none): its client loop retries itself, so every
 	// attempt counts.
 	Engine engine.Config
-	// Load is the worker loop's configuration for this segment's share of
-	// the load; the runner sets the key prefix, seed, logs and observers.
+	// Spec is the worker loop's terms for this segment's share of the
+	// load, as every client of the cell takes them; Load is the loop they
+	// make (the runner sets the key prefix, seed, logs and observers).
+	Spec workloads.Spec
 	Load workloads.RunConfig
 	// Recorded are the settings a result shows (this segment's share,
 	// secrets redacted; a fault cell's workers are the total over its
@@ -41,7 +43,8 @@ func (c Cell) resolve() (Resolved, error) {
 	if err != nil {
 		return r, err
 	}
-	if r.Load, err = seg.loadConfig(offset); err != nil {
+	r.Spec = seg.loadSpec(offset)
+	if r.Load, err = r.Spec.RunConfig(); err != nil {
 		return r, err
 	}
 	r.Recorded = results.Settings(seg.Redacted())
@@ -64,26 +67,20 @@ func (c Cell) resolve() (Resolved, error) {
 	return r, nil
 }
 
-// loadConfig is the worker loop's part of a segment's settings.
-func (s Settings) loadConfig(offset uint64) (workloads.RunConfig, error) {
-	ch, err := s.Chooser()
-	if err != nil {
-		return workloads.RunConfig{}, err
-	}
-	h, err := workloads.NewHoldTime(s.HoldDist, time.Duration(s.Hold))
-	if err != nil {
-		return workloads.RunConfig{}, err
-	}
-	rc := workloads.RunConfig{
+// loadSpec is the worker loop's part of a segment's settings.
+func (s Settings) loadSpec(offset uint64) workloads.Spec {
+	sp := workloads.Spec{
 		Workers: s.Workers, Duration: time.Duration(s.Duration), Warmup: time.Duration(s.Warmup),
-		Keys: workloads.Keys{Count: s.Keys, Offset: offset}, Chooser: ch, Hold: h,
+		Keys: workloads.ChooserConfig{Distribution: s.Distribution, Keys: s.Keys, ZipfExponent: s.ZipfExponent,
+			HotspotOps: s.HotspotOps, HotspotKeys: s.HotspotKeys},
+		KeyOffset: offset, HoldDist: s.HoldDist, Hold: time.Duration(s.Hold),
 		TTL: time.Duration(s.TTL), AutoExtend: s.AutoExtend,
-		CallersWait: s.WaitTime > 0 || s.Retries > 0,
+		CallersWait: s.WaitTime > 0 || s.Retries > 0, Quota: s.Acquisitions, Calls: s.Calls,
 	}
 	if s.Load == "open" {
-		rc.Rate = s.Rate
+		sp.Rate = s.Rate
 	}
-	return rc, nil
+	return sp
 }
 
 // orNone is the persistence a result shows: local masters without a mode

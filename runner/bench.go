@@ -16,29 +16,6 @@ import (
 // BaselineSamples SET round trips per master before the load starts.
 const BaselineSamples = 500
 
-// runBenchCell is one measurement of a benchmark cell on its servers: the
-// cell's lock service (its Locker, baselines and window readings), the
-// worker loop with the plain hold, and the result.
-func runBenchCell(ctx context.Context, env cellEnv) (*CellResult, error) {
-	svc, err := openService(ctx, env)
-	if err != nil {
-		return nil, err
-	}
-	defer svc.close()
-	rc := env.loadConfig()
-	svc.window(&rc)
-	waitSegmentStart(ctx, env.cell.Settings)
-	defer env.observe(&rc)()
-	started := time.Now()
-	st, err := workloads.Run(ctx, svc.locker(), rc)
-	if err != nil {
-		return nil, err
-	}
-	res := st.Result(workloads.RepliesOf(svc.locker()), env.cellConfig(), started)
-	svc.finish(&res, st)
-	return &CellResult{Run: res}, nil
-}
-
 // lockService is a cell's lock service as the cell runs it: the Locker
 // its workers drive, the readings around the measured window, and what it
 // adds to the result. One per service: Redis (the engine or redsync on
@@ -124,28 +101,6 @@ func (r *redisService) close() {
 	defer cancel()
 	_, _ = r.eng.Cleanup(cctx, r.env.prefix, append([]string{r.eng.TokenPrefix()}, r.lk.tokenPrefixes...)...)
 	r.eng.Close()
-}
-
-// loadConfig is the cell's worker loop: as plan resolved it, with this
-// measurement's keys, seed, logs and progress.
-func (e cellEnv) loadConfig() workloads.RunConfig {
-	rc := e.cell.Load
-	rc.Keys.Prefix, rc.Seed = e.prefix, e.seed
-	rc.Logs, rc.OnInterval = e.logs.writers(), e.onInterval
-	return rc
-}
-
-// observe hands the cell's live figures to the metrics exporter, if any;
-// the returned func marks the cell's workers gone.
-func (e cellEnv) observe(rc *workloads.RunConfig) func() {
-	mc := e.metricsCell()
-	if mc == nil {
-		return func() {}
-	}
-	mc.SetWorkers(rc.Workers)
-	mc.SetRate(rc.Rate)
-	rc.Observer = mc
-	return func() { mc.SetWorkers(0) }
 }
 
 // baselines are the floor to compare acquires with: plain SET round trips,

@@ -19,7 +19,7 @@ import (
 // events too, and the unavailability window: from the kill to the first
 // acquire started after it that won the lock, with the acquires that
 // failed in it.
-func (r *faultRun) addFailovers(run *results.Run, t0 time.Time, events []faults.Event, ck check.Findings, clients []chaos.ClientResult) {
+func (r *cellRun) addFailovers(run *results.Run, t0 time.Time, events []faults.Event, ck check.Findings, clients []chaos.ClientResult) {
 	r.addElections(run, t0, events, ck, clients)
 	set := r.masters.Replicated
 	if set == nil {
@@ -43,7 +43,7 @@ func (r *faultRun) addFailovers(run *results.Run, t0 time.Time, events []faults.
 // with its recovery window: from the kill to the first acquire started
 // after it that won the lock (a quorum, or the restarted server, served
 // again), with the acquires that failed in it.
-func (r *faultRun) addElections(run *results.Run, t0 time.Time, events []faults.Event, ck check.Findings, clients []chaos.ClientResult) {
+func (r *cellRun) addElections(run *results.Run, t0 time.Time, events []faults.Event, ck check.Findings, clients []chaos.ClientResult) {
 	for _, e := range events {
 		kind := "election"
 		if r.s.Postgres() {

@@ -1,17 +1,13 @@
 package runner
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"lockbench/chaos"
@@ -20,74 +16,12 @@ import (
 	"lockbench/localmasters"
 	"lockbench/plan"
 	"lockbench/results"
-	"lockbench/workloads"
 )
 
-// runFaultCell is one measurement of a fault cell on its servers: it
-// starts the clients, applies the faults on schedule, checks the protected
-// resource and returns the result. What it started is stopped before it
-// returns, also when ctx is cancelled (then the result is partial and
-// marked interrupted); the servers are the pool's.
-func runFaultCell(ctx context.Context, env cellEnv) (*CellResult, error) {
-	r := newFaultRun(env)
-	defer r.cleanup()
-	if r.obs = r.observer(); r.obs != nil {
-		defer r.obs.SetWorkers(0)
-	}
-	startCtx, cancelStart := context.WithTimeout(ctx, 30*time.Second)
-	defer cancelStart()
-	if err := r.startClients(startCtx); err != nil {
-		return nil, err
-	}
-	r.logStarted()
-	r.watchSessionEnds()
-	sched, err := faults.NewScheduler(ctx, env.cell.Faults, r.targets)
-	if err != nil {
-		return nil, err
-	}
-	stopScheduler := sync.OnceFunc(sched.Stop)
-	r.cleanups = append(r.cleanups, stopScheduler)
-	// Go. Faults due at 0 are in place before the first acquire.
-	t0 := time.Now().Add(100 * time.Millisecond)
-	sched.Start(t0, env.cell.Faults)
-	run, err := r.runClients(ctx, t0, stopScheduler)
-	if err != nil {
-		return nil, err
-	}
-	return r.collect(t0, run, sched)
-}
-
-// faultRun is one fault cell on its way through runFaultCell's steps:
-// start the clients, run the schedule, collect and check.
-type faultRun struct {
-	cellEnv
-	s   plan.Settings
-	res *CellResult
-
-	cleanups []func() // run in reverse order when the cell ends
-	targets  faults.Targets
-	probe    *workloads.Probe // shared by the clients in this process
-	obs      chaos.Observer
-	clients  []chaos.Client
-
-	// The lock service's session ends on its servers (lockLoss).
-	ends        sessionEnds
-	endsStopped bool
-	endsSeen    map[string]time.Time
-	endsSource  string
-}
-
-// clientsRun is what the clients' run left: their results, the errors they
-// reported and whether the cell was interrupted.
-type clientsRun struct {
-	results     []chaos.ClientResult
-	errs        []string
-	interrupted bool
-}
-
-func newFaultRun(env cellEnv) *faultRun {
-	m := env.masters
-	r := &faultRun{cellEnv: env, s: env.cell.Settings, res: &CellResult{}, probe: &workloads.Probe{}}
+// findTargets lists what the cell's faults may act on (its servers, their
+// links, its clients once started) and every address the cell listens on.
+func (r *cellRun) findTargets() {
+	m := r.masters
 	r.targets = faults.Targets{Clocks: m.Clocks, Net: m.Net}
 	for _, sm := range m.Servers {
 		r.targets.Masters = append(r.targets.Masters, sm)
@@ -132,111 +66,17 @@ func newFaultRun(env cellEnv) *faultRun {
 			r.res.Addrs = append(r.res.Addrs, m.Net.Addrs(c)...)
 		}
 	}
-	return r
-}
-
-// cleanup stops what the cell started, in reverse order.
-func (r *faultRun) cleanup() {
-	for i := len(r.cleanups) - 1; i >= 0; i-- {
-		r.cleanups[i]()
-	}
-}
-
-// observer is the cell's live-metrics observer (or the tests'), nil
-// without one.
-func (r *faultRun) observer() chaos.Observer {
-	var obs chaos.Observer
-	if r.opt.observe != nil {
-		obs = r.opt.observe(r.cell)
-	} else if mc := r.metricsCell(); mc != nil {
-		obs = liveFaultCell{mc}
-	} else {
-		return nil
-	}
-	obs.SetWorkers(r.s.Workers * r.s.Clients)
-	return obs
-}
-
-// clientConfigs is each client's share of the cell: its masters (through
-// its proxies when there are any), keys, quota and seed.
-func (r *faultRun) clientConfigs() []chaos.ClientConfig {
-	s := r.s
-	cfgs := make([]chaos.ClientConfig, s.Clients)
-	for c := range cfgs {
-		ec := r.masters.LockConfig(r.cell.Engine, c)
-		var quota int64
-		if s.Acquisitions > 0 {
-			quota = (s.Acquisitions + int64(s.Clients) - 1) / int64(s.Clients)
-		}
-		cfgs[c] = chaos.ClientConfig{Index: c, Engine: ec, Resource: r.masters.Resource, Prefix: r.prefix, Keys: s.Keys, Workers: s.Workers,
-			Hold: time.Duration(s.Hold), HoldDist: s.HoldDist, RetryMin: time.Duration(s.RetryMin), RetryMax: time.Duration(s.RetryMax),
-			Fencing: s.Fencing, CheckValidity: s.CheckValidity, GuardedWrite: s.GuardedWrite, Duration: time.Duration(s.Duration), Quota: quota, Calls: s.Calls,
-			Seed: r.seed + uint64(c)*7919, LogDir: r.masters.TempDir, FailureTimes: r.hasFailover()}
-		if e := r.masters.Etcd; e != nil {
-			cfgs[c].Etcd = &chaos.EtcdClient{Endpoints: r.masters.EtcdEndpoints(c), Username: e.Username, Password: e.Password}
-		}
-		if r.masters.Zookeeper != nil {
-			cfgs[c].Zookeeper = &chaos.ZookeeperClient{Servers: r.masters.ZookeeperServers(c)}
-		}
-		if r.masters.Postgres != nil {
-			cfgs[c].Postgres = &chaos.PostgresClient{URL: r.masters.PostgresURL(c)}
-		}
-	}
-	return cfgs
 }
 
 // hasFailover says the cell kills a replicated set's master.
-func (r *faultRun) hasFailover() bool {
+func (r *cellRun) hasFailover() bool {
 	return slices.ContainsFunc(r.cell.Faults, func(f results.Fault) bool {
 		return f.Kind == results.FaultFailover || f.Role == "leader"
 	})
 }
 
-// startClients starts the clients and waits until each is ready to begin
-// at the start time.
-func (r *faultRun) startClients(ctx context.Context) error {
-	r.cleanups = append(r.cleanups, func() {
-		for _, c := range r.clients {
-			c.Close()
-		}
-	})
-	for _, cfg := range r.clientConfigs() {
-		c, err := r.newClient(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		r.clients = append(r.clients, c)
-		r.targets.Clients = append(r.targets.Clients, c)
-		if pid := c.Pid(); pid != 0 {
-			r.res.Pids = append(r.res.Pids, pid)
-		}
-	}
-	for _, c := range r.clients {
-		if err := c.WaitReady(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// newClient starts a client of the cell's client_mode.
-func (r *faultRun) newClient(ctx context.Context, cfg chaos.ClientConfig) (chaos.Client, error) {
-	if r.s.ClientMode == "processes" {
-		argv := r.opt.ClientCommand
-		if len(argv) == 0 {
-			exe, err := os.Executable()
-			if err != nil {
-				return nil, err
-			}
-			argv = []string{exe, "chaos", chaos.ClientArg}
-		}
-		return chaos.StartProcess(argv, r.opt.ClientEnv, cfg, r.obs)
-	}
-	return chaos.NewClient(ctx, cfg, r.probe, r.obs)
-}
-
 // logStarted records the servers' pids and says what runs where.
-func (r *faultRun) logStarted() {
+func (r *cellRun) logStarted() {
 	m := r.masters
 	r.res.Pids = append(r.res.Pids, m.Pids()...)
 	servers := fmt.Sprintf("masters %s (pids %s)", strings.Join(m.Addrs, " "), pidList(pidsOf(m.Servers)))
@@ -266,143 +106,11 @@ func pidsOf(ms []*localmasters.Master) []int {
 	return out
 }
 
-// runClients starts the clients at t0 and waits for them to finish, for
-// the cell's end or for an interrupt; then it gathers their results.
-func (r *faultRun) runClients(ctx context.Context, t0 time.Time, stopScheduler func()) (clientsRun, error) {
-	run := clientsRun{results: make([]chaos.ClientResult, r.s.Clients)}
-	allDone, err := r.startAt(t0)
-	if err != nil {
-		return run, err
-	}
-	stopClients := func() {
-		for _, c := range r.clients {
-			c.Stop()
-		}
-	}
-	endTimer := time.NewTimer(time.Until(t0.Add(time.Duration(r.s.Duration))))
-	defer endTimer.Stop()
-	// However the cell ends, paused clients are resumed and partitions
-	// healed first, so that every client can finish its last cycle and
-	// report.
-	select {
-	case <-allDone:
-		stopScheduler()
-	case <-endTimer.C:
-		stopScheduler()
-	case <-ctx.Done():
-		run.interrupted = true
-		stopScheduler()
-		stopClients()
-	}
-	limit := 30*time.Second + time.Duration(r.s.Hold)
-	select {
-	case <-allDone:
-	case <-ctx.Done():
-		run.interrupted = true
-		stopClients()
-	case <-time.After(limit):
-	}
-	return run, r.gather(&run, limit)
-}
-
-// startAt lets every client begin at t0; the channel closes when all have
-// finished.
-func (r *faultRun) startAt(t0 time.Time) (<-chan struct{}, error) {
-	for i, c := range r.clients {
-		if err := c.Start(t0); err != nil {
-			return nil, fmt.Errorf("client %d: %w", i, err)
-		}
-	}
-	allDone := make(chan struct{})
-	go func() {
-		for _, c := range r.clients {
-			<-c.Done()
-		}
-		close(allDone)
-	}()
-	return allDone, nil
-}
-
-// gather takes the clients' results, collecting their errors; a client
-// error fails a cell that was not interrupted.
-func (r *faultRun) gather(run *clientsRun, limit time.Duration) error {
-	for i, c := range r.clients {
-		cr, err := c.Result(limit)
-		if err != nil {
-			run.errs = append(run.errs, err.Error())
-		}
-		run.results[i] = cr
-	}
-	for _, cr := range run.results {
-		if cr.Err != "" {
-			run.errs = append(run.errs, fmt.Sprintf("client %d: %s", cr.Index, cr.Err))
-		}
-	}
-	if len(run.errs) > 0 && !run.interrupted {
-		return errors.New(strings.Join(run.errs, "; "))
-	}
-	return nil
-}
-
-// collect checks the resource, merges the clients' logs into the cell's
-// and builds the result with its expectations, verdict and warnings.
-func (r *faultRun) collect(t0 time.Time, run clientsRun, sched *faults.Scheduler) (*CellResult, error) {
-	// Check the resource with a fresh context: an interrupted cell still
-	// gets its partial result checked.
-	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	ck, err := check.Judge(cctx, r.masters.Resource, r.prefix, r.s.Keys)
-	cancel()
-	if err != nil {
-		return nil, err
-	}
-	iv, err := mergeLogs(run.results, t0)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.logs.write(iv); err != nil {
-		return nil, err
-	}
-	res := r.res
-	events := sched.Events()
-	res.Run = buildRun(r, t0, run.results, ck, iv, events)
-	r.addFailovers(&res.Run, t0, events, ck, run.results)
-	res.Run.Safety.LockLoss = r.lockLoss(run.results)
-	r.judgeHistory(&res.Run, ck, run.interrupted)
-	if ferr := sched.Err(); ferr != nil {
-		res.Run.Warnings = append(res.Run.Warnings, "faults: "+strings.ReplaceAll(ferr.Error(), "\n", "; "))
-	}
-	res.Run.Warnings = append(res.Run.Warnings, run.errs...)
-	res.Run.Warnings = append(res.Run.Warnings, r.cell.Warnings()...)
-	res.judge(r.cell, run.interrupted, notJudged(r.cell, res, ck, sched.Missed(), events))
-	for _, pid := range r.masters.Pids() { // a server restarted after a crash has a new pid
-		if pid != 0 && !slices.Contains(res.Pids, pid) {
-			res.Pids = append(res.Pids, pid)
-		}
-	}
-	logf(r.opt.Log, "chaos: cell %s: %d acquired, %d violations, %d lost updates, %d stale writes rejected, availability %.1f%% of attempts %.1f%% of time, history %s%s",
-		r.cell.Label, res.Run.Outcomes.Acquired, ck.Violations, ck.LostUpdates, ck.RejectedWrites,
-		100*res.Run.Safety.AvailabilityOps, 100*res.Run.Safety.AvailabilityTime, res.Run.Safety.Linearizability.Verdict,
-		map[bool]string{true: " (INTERRUPTED)"}[run.interrupted])
-	for _, f := range res.Run.Failovers {
-		logf(r.opt.Log, "chaos: cell %s: %s", r.cell.Label, f.Text())
-	}
-	if ll := res.Run.Safety.LockLoss; ll != nil {
-		logf(r.opt.Log, "chaos: cell %s: %s", r.cell.Label, ll.Text())
-	}
-	if left := res.Run.Safety.StockLeft; left != nil {
-		logf(r.opt.Log, "chaos: cell %s: stock left %d of %d", r.cell.Label, *left, r.s.Stock)
-	}
-	if c := res.Run.Contention; c != nil {
-		logf(r.opt.Log, "chaos: cell %s: %s", r.cell.Label, c.Summary())
-	}
-	return res, nil
-}
-
 // judgeHistory asks the outside judge (porcupine) whether the resource's
 // history is linearizable, writes the failing key's history beside the
 // cell's result, and says where the judge and the resource's counters
 // disagree. An interrupted cell's history is partial: it is not judged.
-func (r *faultRun) judgeHistory(run *results.Run, ck check.Findings, interrupted bool) {
+func (r *cellRun) judgeHistory(run *results.Run, ck check.Findings, interrupted bool) {
 	lin := &results.Linearizability{Verdict: check.UnknownVerdict, Operations: len(ck.History), Reason: "the cell was interrupted: its history is partial"}
 	if !interrupted {
 		// The budget: the cell's own length, 10 s at least.
@@ -428,7 +136,7 @@ func (r *faultRun) judgeHistory(run *results.Run, ck check.Findings, interrupted
 // visualize writes porcupine's page of the failing key's history as
 // cells/STEM.linearizability.html (nothing without a results directory,
 // or when no key failed).
-func (r *faultRun) visualize(j *check.Judgement) error {
+func (r *cellRun) visualize(j *check.Judgement) error {
 	if r.dir == "" || !j.Failing() {
 		return nil
 	}

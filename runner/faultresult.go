@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"time"
 
@@ -10,11 +9,7 @@ import (
 
 	"lockbench/chaos"
 	"lockbench/check"
-	"lockbench/engine"
-	"lockbench/faults"
-	"lockbench/plan"
 	"lockbench/results"
-	"lockbench/workloads"
 )
 
 // mergeLogs adds the clients' interval logs second by second: every
@@ -45,132 +40,6 @@ func mergeLogs(clientResults []chaos.ClientResult, t0 time.Time) (map[string][]*
 func total(hs []*hdrhistogram.Histogram) *hdrhistogram.Histogram {
 	h, _ := results.Total(hs)
 	return h
-}
-
-// buildRun fills the result of a fault cell: the clients' stats added up
-// go through the one result builder (workloads.Stats.Result), then the
-// protected resource's checks, availability and the fault events.
-func buildRun(fr *faultRun, t0 time.Time, clientResults []chaos.ClientResult, ck check.Findings, iv map[string][]*hdrhistogram.Histogram,
-	events []faults.Event) results.Run {
-	s, addrs := fr.s, fr.masters.Addrs
-	sum := sumClients(clientResults, t0, len(addrs))
-	st := &workloads.Stats{Counts: sum.Counts, Acquire: total(iv[results.MetricAcquire]), AcquireFailed: total(iv[results.MetricFailed]),
-		Release: total(iv[results.MetricRelease]), TimeToLock: total(iv[results.MetricTimeToLock]),
-		GaveUpWait: total(iv[results.MetricGaveUp]), HandoffGap: handoffGap(s, iv), Measured: sum.end.Sub(t0), CPU: time.Duration(sum.clientCPU * float64(time.Second)),
-		// The holds judged are the checker's, from the clients' hold logs.
-		Violations: ck.Violations, MaxConcurrent: ck.MaxConcurrent, JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged,
-		PerWorker: sum.perWorker, WorkerWaits: sum.waits, Commands: sum.commands, Wakeups: sum.wakeups}
-	r := st.Result(workloads.Replies{Addrs: addrs, Late: sum.late}, faultConfig(fr, ck, sum, clientResults), t0)
-	r.Safety.ResourceChecked, r.Safety.AcknowledgedWrites, r.Safety.LostUpdates = true, ck.Acks, ck.LostUpdates
-	r.Safety.Fencing, r.Safety.StaleWritesRejected, r.Safety.GuardedWrite = s.Fencing, ck.RejectedWrites, s.GuardedWrite
-	r.Safety.GuardedInDoubt = ck.InDoubt
-	if s.Stock > 0 {
-		left := s.Stock - ck.FinalSum
-		r.Safety.StockLeft = &left
-	}
-	if sum.Attempts() > 0 {
-		r.Safety.AvailabilityOps = float64(sum.Acquired) / float64(sum.Attempts())
-	}
-	r.Safety.AvailabilityTime = availabilityTime(iv[results.MetricAcquire], t0.Add(time.Duration(s.Duration)))
-	for _, e := range events {
-		r.Events = append(r.Events, results.Event{AtSeconds: math.Round(e.At.Sub(t0).Seconds()*1000) / 1000, Kind: e.Kind, Target: e.Target, Detail: e.Detail})
-	}
-	r.Safety.Timeline = safetyTimeline(ck, t0)
-	r.Warnings = append(r.Warnings, safetyWarnings(ck, sum.UseErrors)...)
-	return r
-}
-
-// clientTotals adds up the clients' counts.
-type clientTotals struct {
-	workloads.Counts
-	probeViol int64
-	end       time.Time // the last client's end
-	late      [][engine.NumOutcomes]int64
-	clientCPU float64
-	perWorker []int64
-	waits     []results.WorkerWait
-	commands  *results.Commands
-	wakeups   *results.Wakeups
-}
-
-// sumClients adds the clients' counts. Clients in one process share its
-// CPU and its probe, and each reports the process's figure: those count
-// once per process (the largest reading).
-func sumClients(clientResults []chaos.ClientResult, t0 time.Time, masters int) clientTotals {
-	t := clientTotals{end: t0, late: make([][engine.NumOutcomes]int64, masters)}
-	t.PerMaster = make([][engine.NumOutcomes]int64, masters)
-	type shared struct {
-		cpu       float64
-		probeViol int64
-	}
-	byPid := map[int]shared{}
-	for _, r := range clientResults {
-		t.Add(&r.Counts)
-		t.addWorkers(r)
-		p := byPid[r.Pid]
-		byPid[r.Pid] = shared{max(p.cpu, r.CPUSeconds), max(p.probeViol, r.ProbeViolations)}
-		if r.End.After(t.end) {
-			t.end = r.End
-		}
-		for m := range min(len(r.Late), masters) {
-			for o, v := range r.Late[m] {
-				t.late[m][o] += v
-			}
-		}
-	}
-	for _, p := range byPid {
-		t.clientCPU += p.cpu
-		t.probeViol += p.probeViol
-	}
-	return t
-}
-
-// addWorkers files a client's workers after those of the clients before
-// it, and adds its commands.
-func (t *clientTotals) addWorkers(r chaos.ClientResult) {
-	for _, w := range r.WorkerWaits {
-		w.Worker += len(t.perWorker)
-		t.waits = append(t.waits, w)
-	}
-	t.perWorker = append(t.perWorker, r.PerWorker...)
-	if c := r.Commands; c != nil {
-		if t.commands == nil {
-			t.commands = &results.Commands{}
-		}
-		t.commands.Add(*c)
-	}
-	if w := r.Wakeups; w != nil {
-		if t.wakeups == nil {
-			t.wakeups = &results.Wakeups{}
-		}
-		t.wakeups.Add(*w)
-	}
-}
-
-// faultConfig is a fault cell's result config: the settings it ran on
-// (as a benchmark cell records them; workers are the total over the
-// clients), then the fault scenario's part and the checkers' figures.
-func faultConfig(fr *faultRun, ck check.Findings, sum clientTotals, clientResults []chaos.ClientResult) *results.CellConfig {
-	cell, s := fr.cell, fr.s
-	faultText := make([]string, len(cell.Faults))
-	for i, f := range cell.Faults {
-		faultText[i] = f.String()
-	}
-	expect := map[string]string{}
-	for _, e := range cell.Expect {
-		expect[e.Metric] = e.Cond()
-	}
-	cc := fr.cellConfig()
-	cc.ChaosConfig = &results.ChaosConfig{
-		Scenario: fr.opt.Scenario, Cell: cell.Name, WorkersPerClient: s.Workers, Faults: faultText, Expect: expect, Proxied: cell.NeedsNetwork(),
-		Checks: results.ChaosChecks{
-			HoldsLogged: ck.Holds, JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged, FinalSum: ck.FinalSum,
-			AcknowledgedWrites: ck.Acks, StaleReadsRejected: ck.RejectedReads, FencingTokens: ck.Tokens,
-			ProbeViolations: sum.probeViol, ProbeScope: map[bool]string{true: "per client process", false: "all clients (one process)"}[s.ClientMode == "processes"],
-			ResourceErrors: sum.UseErrors, Attempts: sum.Attempts(), PerClient: perClient(clientResults),
-		},
-	}
-	return cc
 }
 
 // availabilityTime is the share of the window's seconds in which some
@@ -251,12 +120,3 @@ func perClient(clientResults []chaos.ClientResult) []results.ClientCounts {
 	return out
 }
 
-// handoffGap is a fault cell's handoff gaps; nil with several clients,
-// each of which times only its own holders' handoffs (a gap it saw may
-// hold another client's whole hold).
-func handoffGap(s plan.Settings, iv map[string][]*hdrhistogram.Histogram) *hdrhistogram.Histogram {
-	if s.Clients > 1 {
-		return nil
-	}
-	return total(iv[results.MetricHandoffGap])
-}

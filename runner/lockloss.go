@@ -25,7 +25,7 @@ func (e etcdLeaseEnds) stop() (map[string]time.Time, string) {
 }
 
 // watchSessionEnds starts watching the cell's servers for session ends.
-func (r *faultRun) watchSessionEnds() {
+func (r *cellRun) watchSessionEnds() {
 	if pg := r.masters.Postgres; pg != nil && pg.Local != nil {
 		r.ends = postgresKills{pg.Local}
 		return
@@ -54,7 +54,7 @@ type unwatched struct{ why string }
 func (u unwatched) stop() (map[string]time.Time, string) { return nil, u.why }
 
 // stopEnds stops the watch once; its ends are kept for lockLoss.
-func (r *faultRun) stopEnds() {
+func (r *cellRun) stopEnds() {
 	if r.ends != nil && !r.endsStopped {
 		r.endsStopped = true
 		r.endsSeen, r.endsSource = r.ends.stop()
@@ -63,7 +63,7 @@ func (r *faultRun) stopEnds() {
 
 // lockLoss is the cell's lock-loss lag: each session the clients lost,
 // matched to its end on the servers.
-func (r *faultRun) lockLoss(clients []chaos.ClientResult) *results.LockLoss {
+func (r *cellRun) lockLoss(clients []chaos.ClientResult) *results.LockLoss {
 	var losses []results.SessionLoss
 	for _, c := range clients {
 		losses = append(losses, c.Losses...)

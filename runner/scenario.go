@@ -211,15 +211,6 @@ func (st *scenarioRun) stem(c plan.Cell, r int) string {
 	return c.ID
 }
 
-// runCell is the one cell runner: the cell's servers are ready; a fault
-// cell adds its clients, faults and checkers around the worker loop.
-func runCell(ctx context.Context, env cellEnv) (*CellResult, error) {
-	if env.cell.Faulty {
-		return runFaultCell(ctx, env)
-	}
-	return runBenchCell(ctx, env)
-}
-
 // record keeps repeat r of cell c, combines its repeats so far and writes
 // the cell's files and the manifest.
 func (st *scenarioRun) record(i int, c plan.Cell, r int, res *CellResult) error {

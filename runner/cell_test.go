@@ -1,0 +1,131 @@
+package runner
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"lockbench/bench"
+	"lockbench/internal/redistest"
+	"lockbench/plan"
+	"lockbench/results"
+)
+
+// measureCell runs one cell through runCell, the one cell path, on servers
+// of its own: no binary, no scenario loop.
+func measureCell(t *testing.T, doc string, faulty bool) *CellResult {
+	t.Helper()
+	redistest.Require(t)
+	sc, err := plan.Parse(t.Name()+".yaml", []byte(doc), faulty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := sc.Cells()
+	if err != nil || len(cells) != 1 {
+		t.Fatalf("%d cells, %v; want 1", len(cells), err)
+	}
+	c := cells[0]
+	pool := &bench.Pool{Log: t.Output()}
+	defer func() {
+		if err := pool.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	m, err := pool.Prepare(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := cellEnv{cell: c, masters: m, prefix: keyPrefix(c.Settings, newRunID(), c.Index), seed: 7, opt: &Options{Scenario: "test", Log: t.Output()}}
+	res, err := runCell(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// A benchmark cell is one client on this process's goroutines, on the
+// cell's lock service: its workers' figures, its baselines and its window
+// readings, no checker.
+func TestOneCellPathBenchmark(t *testing.T) {
+	res := measureCell(t, `settings: {local: 1, embedded: `+embedded()+`, workers: 3, keys: 4, duration: 500ms, warmup: 0s, hold: 1ms}`, false)
+	r := res.Run
+	switch {
+	case r.Outcomes.Acquired == 0:
+		t.Fatal("no acquisitions: the cell measured nothing")
+	case r.Fairness == nil || r.Fairness.Workers != 3:
+		t.Errorf("fairness %+v; want the cell's 3 workers", r.Fairness)
+	case r.Contention == nil || r.Contention.TimeToLock.Count != r.Outcomes.Acquired:
+		t.Errorf("contention %+v; want a time to lock per acquisition (%d)", r.Contention, r.Outcomes.Acquired)
+	case len(r.BaselineRTT) != 1 || r.BaselineParallel == nil:
+		t.Errorf("baselines %v %v; want the lock service's", r.BaselineRTT, r.BaselineParallel)
+	case r.Safety.ResourceChecked || r.Config.ChaosConfig != nil:
+		t.Error("a benchmark cell has no resource checker")
+	case r.Config.Clients != 1 || r.Config.Workers != 3:
+		t.Errorf("config: %d clients × %d workers; want 1 × 3", r.Config.Clients, r.Config.Workers)
+	}
+}
+
+// A fault cell is N clients × the same worker loop: two clients on this
+// process's goroutines, each with its share of the quota, added up into
+// one result that the resource's checker and the schedule fill in.
+func TestOneCellPathFaultTwoClients(t *testing.T) {
+	res := measureCell(t, `
+settings: {masters: 3, clients: 2, workers: 4, keys: 4, hold: 5ms, duration: 2s, acquisitions: 200, min_acquisitions: 10}
+faults:
+  - {at: 300ms, kind: pause, clients: [0], for: 200ms}
+expect:
+  violations: 0
+  acquisitions: ">=200"
+`, true)
+	r := res.Run
+	cc := r.Config.ChaosConfig
+	if cc == nil || len(cc.Checks.PerClient) != 2 {
+		t.Fatalf("chaos config %+v; want two clients' counts", cc)
+	}
+	var sum int64
+	for _, pc := range cc.Checks.PerClient {
+		if pc.Acquired == 0 {
+			t.Errorf("client %d acquired nothing", pc.Client)
+		}
+		sum += pc.Acquired
+	}
+	switch {
+	case sum != r.Outcomes.Acquired || r.Outcomes.Acquired < 200:
+		t.Errorf("acquired %d, the clients' sum %d; want one total, the quota 200 reached", r.Outcomes.Acquired, sum)
+	case r.Fairness == nil || r.Fairness.Workers != 8:
+		t.Errorf("fairness %+v; want 2 clients × 4 workers", r.Fairness)
+	case !r.Safety.ResourceChecked || r.Safety.JudgedHolds+r.Safety.HoldsNotJudged != r.Outcomes.Acquired:
+		t.Errorf("checker: checked %v, %d+%d holds for %d acquisitions", r.Safety.ResourceChecked, r.Safety.JudgedHolds, r.Safety.HoldsNotJudged, r.Outcomes.Acquired)
+	case !slices.ContainsFunc(r.Events, func(e results.Event) bool { return e.Kind == "pause" }):
+		t.Errorf("events %+v; want the pause", r.Events)
+	case res.Verdict != "met":
+		t.Errorf("verdict %q (%v %v); want met", res.Verdict, res.Failed, res.NotJudged)
+	}
+}
+
+// An expectation the cell does not meet makes its verdict "not met", and
+// the scenario's outcome lists it (the commands exit 3 on it).
+func TestOneCellPathExpectationFails(t *testing.T) {
+	redistest.Require(t)
+	sc, err := plan.Parse(t.Name()+".yaml", []byte(`
+settings: {masters: 1, clients: 2, workers: 2, keys: 2, hold: 1ms, duration: 500ms, min_acquisitions: 1}
+expect:
+  acquisitions: "==0"
+`), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, err := sc.Cells()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), sc, cells, Options{Scenario: "test", Log: t.Output()})
+	if err != nil || out.Err != nil {
+		t.Fatal(err, out.Err)
+	}
+	res := out.Cells[0].Last
+	unmet, _, _ := out.Unshown()
+	if res.Verdict != "not met" || len(res.Failed) != 1 || len(unmet) != 1 {
+		t.Fatalf("verdict %q, failed %v, unshown %v; want acquisitions==0 not met", res.Verdict, res.Failed, unmet)
+	}
+}
