@@ -165,9 +165,9 @@ type client struct {
 	rc    workloads.RunConfig // the loop cfg.Load describes
 	local Local
 	lk    workloads.Locker
-	close func() // the locker's
+	close func()          // the locker's
 	res   *check.Resource // nil: no resource (the plain hold)
-	guard GuardedStore // guarded_write: the counter in the lock service (nil: in res)
+	guard GuardedStore    // guarded_write: the counter in the lock service (nil: in res)
 	probe *workloads.Probe
 	gate  gate
 	hold  workloads.HoldTime

@@ -119,4 +119,3 @@ func perClient(clientResults []chaos.ClientResult) []results.ClientCounts {
 	}
 	return out
 }
-
