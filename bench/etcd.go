@@ -80,8 +80,8 @@ func canServeEtcd(s plan.Settings) error {
 // EtcdConfig is the etcd lock client's terms for cell c on these servers:
 // one session per worker; TLS from the tls_* settings for https://
 // endpoints.
-func (m *Masters) EtcdConfig(c plan.Cell) (etcdlock.Config, error) {
-	cfg := etcdlock.Config{Endpoints: m.Etcd.Endpoints, Username: m.Etcd.Username, Password: m.Etcd.Password,
+func (m *Masters) EtcdConfig(c plan.Cell, client int) (etcdlock.Config, error) {
+	cfg := etcdlock.Config{Endpoints: m.EtcdEndpoints(c, client), Username: m.Etcd.Username, Password: m.Etcd.Password,
 		TTL: c.Engine.TTL, Strategy: c.Settings.WaitStrategy, Retry: c.Engine.Retry(), Sessions: c.Load.Workers}
 	if !c.Engine.TLS.Empty() || slices.ContainsFunc(cfg.Endpoints, func(e string) bool { return strings.HasPrefix(e, "https://") }) {
 		t, err := c.Engine.TLS.Config("")

@@ -50,8 +50,8 @@ func canServePostgres(s plan.Settings) error {
 
 // PostgresConfig is the advisory-lock client's terms for cell c: one
 // connection per worker.
-func (m *Masters) PostgresConfig(c plan.Cell) pglock.Config {
-	return pglock.Config{URL: m.Postgres.URL, Strategy: c.Settings.WaitStrategy, Retry: c.Engine.Retry(), Conns: c.Load.Workers}
+func (m *Masters) PostgresConfig(c plan.Cell, client int) pglock.Config {
+	return pglock.Config{URL: m.PostgresURL(c, client), Strategy: c.Settings.WaitStrategy, Retry: c.Engine.Retry(), Conns: c.Load.Workers}
 }
 
 // NewPostgresWindowReadings reads the machine around a postgres cell's

@@ -3,6 +3,8 @@ package bench
 import (
 	"net/url"
 	"strings"
+
+	"lockbench/plan"
 )
 
 // upstreams are what a fault cell's proxies stand in front of: the Redis
@@ -31,38 +33,42 @@ func endpointHost(endpoint string) string {
 	return endpoint
 }
 
-// EtcdEndpoints are the endpoints client c dials: its proxies, or the
+// proxied says the cell's clients reach the lock service through their
+// proxies (network faults; --net-latency proxies only Redis masters).
+func (m *Masters) proxied(c plan.Cell) bool { return m.Net != nil && c.NeedsNetwork() }
+
+// EtcdEndpoints are the endpoints client dials: its proxies, or the
 // members'.
-func (m *Masters) EtcdEndpoints(c int) []string {
-	if m.Net == nil {
+func (m *Masters) EtcdEndpoints(c plan.Cell, client int) []string {
+	if !m.proxied(c) {
 		return m.Etcd.Endpoints
 	}
-	out := m.Net.Addrs(c)
+	out := m.Net.Addrs(client)
 	for i, a := range out {
 		out[i] = "http://" + a
 	}
 	return out
 }
 
-// ZookeeperServers are the servers client c dials: its proxies, or the
+// ZookeeperServers are the servers client dials: its proxies, or the
 // servers.
-func (m *Masters) ZookeeperServers(c int) []string {
-	if m.Net == nil {
+func (m *Masters) ZookeeperServers(c plan.Cell, client int) []string {
+	if !m.proxied(c) {
 		return m.Zookeeper.Addrs
 	}
-	return m.Net.Addrs(c)
+	return m.Net.Addrs(client)
 }
 
-// PostgresURL is the server's URL as client c dials it: through its proxy,
+// PostgresURL is the server's URL as client dials it: through its proxy,
 // or straight.
-func (m *Masters) PostgresURL(c int) string {
-	if m.Net == nil {
+func (m *Masters) PostgresURL(c plan.Cell, client int) string {
+	if !m.proxied(c) {
 		return m.Postgres.URL
 	}
 	u, err := url.Parse(m.Postgres.URL)
 	if err != nil || !strings.Contains(m.Postgres.URL, "://") {
 		return m.Postgres.URL // a local server's URL is always a URL
 	}
-	u.Host = m.Net.Addrs(c)[0]
+	u.Host = m.Net.Addrs(client)[0]
 	return u.String()
 }

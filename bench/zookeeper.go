@@ -58,8 +58,8 @@ func canServeZookeeper(s plan.Settings) error {
 
 // ZookeeperConfig is the lock recipe's terms for cell c on these servers:
 // one session per worker, its timeout the cell's TTL.
-func (m *Masters) ZookeeperConfig(c plan.Cell) zklock.Config {
-	return zklock.Config{Servers: m.Zookeeper.Addrs, TTL: c.Engine.TTL, Strategy: c.Settings.WaitStrategy,
+func (m *Masters) ZookeeperConfig(c plan.Cell, client int) zklock.Config {
+	return zklock.Config{Servers: m.ZookeeperServers(c, client), TTL: c.Engine.TTL, Strategy: c.Settings.WaitStrategy,
 		Retry: c.Engine.Retry(), Sessions: c.Load.Workers}
 }
 

@@ -38,16 +38,12 @@ type ClientConfig struct {
 	// FailureTimes: count failed acquires by when (ClientResult.Failures),
 	// for a failover's unavailability window.
 	FailureTimes bool `json:"failure_times,omitempty"`
-	// Etcd, when set, is the lock service in place of the Redis masters
-	// of Engine: etcd's concurrency.Mutex on these endpoints, with
-	// Engine's ttl, wait strategy and retry terms.
-	Etcd *EtcdClient `json:"etcd,omitempty"`
-	// Zookeeper, when set, is the lock recipe on these servers in place of
-	// the masters, one session (of Engine's ttl) per worker.
-	Zookeeper *ZookeeperClient `json:"zookeeper,omitempty"`
-	// Postgres, when set, is advisory locks on this server, one
-	// connection per worker.
-	Postgres *PostgresClient `json:"postgres,omitempty"`
+	// Etcd, Zookeeper or Postgres, when set, is the lock service in place
+	// of Engine's Redis masters: its client config as bench builds it for
+	// every client of every cell (this client's addresses).
+	Etcd      *etcdlock.Config `json:"etcd,omitempty"`
+	Zookeeper *zklock.Config   `json:"zookeeper,omitempty"`
+	Postgres  *pglock.Config   `json:"postgres,omitempty"`
 	// GuardedWrite keeps the protected counter in the lock service,
 	// written only while the lock is held (a GuardedStore's).
 	GuardedWrite bool `json:"guarded_write,omitempty"`
@@ -66,54 +62,30 @@ type Local struct {
 	Observer Observer
 }
 
-// PostgresClient is where a client finds its PostgreSQL server.
-type PostgresClient struct {
-	URL string `json:"url"`
-}
-
-// ZookeeperClient is where a client finds its ZooKeeper ensemble.
-type ZookeeperClient struct {
-	Servers []string `json:"servers"`
-}
-
-// EtcdClient is where a client finds its etcd cluster.
-type EtcdClient struct {
-	Endpoints []string `json:"endpoints"`
-	Username  string   `json:"username,omitempty"`
-	Password  string   `json:"password,omitempty"`
-}
-
-// newLocker is the client's lock: the engine on its masters, or etcd's
-// mutex with one session per worker.
+// newLocker is the client's own lock: the service's Locker on the config
+// bench built, or the engine on its masters.
 func newLocker(ctx context.Context, cfg ClientConfig) (workloads.Locker, func(), error) {
-	if e := cfg.Etcd; e != nil {
-		lk, err := etcdlock.New(ctx, etcdlock.Config{Endpoints: e.Endpoints, Username: e.Username, Password: e.Password,
-			TTL: cfg.Engine.TTL, Strategy: cfg.Engine.Strategy, Retry: cfg.Engine.Retry(), Sessions: cfg.Load.Workers})
-		if err != nil {
-			return nil, nil, err
-		}
-		return lk, lk.Close, nil
-	}
-	if p := cfg.Postgres; p != nil {
-		lk, err := pglock.New(ctx, pglock.Config{URL: p.URL, Strategy: cfg.Engine.Strategy, Retry: cfg.Engine.Retry(), Conns: cfg.Load.Workers})
-		if err != nil {
-			return nil, nil, err
-		}
-		return lk, lk.Close, nil
-	}
-	if z := cfg.Zookeeper; z != nil {
-		lk, err := zklock.New(ctx, zklock.Config{Servers: z.Servers, TTL: cfg.Engine.TTL, Strategy: cfg.Engine.Strategy,
-			Retry: cfg.Engine.Retry(), Sessions: cfg.Load.Workers})
-		if err != nil {
-			return nil, nil, err
-		}
-		return lk, lk.Close, nil
+	switch {
+	case cfg.Etcd != nil:
+		lk, err := etcdlock.New(ctx, *cfg.Etcd)
+		return lk, closer(lk, err), err
+	case cfg.Postgres != nil:
+		lk, err := pglock.New(ctx, *cfg.Postgres)
+		return lk, closer(lk, err), err
+	case cfg.Zookeeper != nil:
+		lk, err := zklock.New(ctx, *cfg.Zookeeper)
+		return lk, closer(lk, err), err
 	}
 	eng, err := engine.New(ctx, cfg.Engine)
+	return eng, closer(eng, err), err
+}
+
+// closer is a locker's Close (nothing when it did not open).
+func closer(lk interface{ Close() }, err error) func() {
 	if err != nil {
-		return nil, nil, err
+		return func() {}
 	}
-	return eng, eng.Close, nil
+	return lk.Close
 }
 
 // ClientResult is what one client counted.
@@ -213,7 +185,7 @@ type Observer interface {
 	LostUpdates(n int64)
 	StaleWriteRejected()
 	// AddCounts: what a client process counted since its last report.
-	AddCounts(d LiveCounts)
+	AddCounts(d workloads.Counts)
 }
 
 // newClient connects, or takes the cell's lock (local.Locker).

@@ -11,39 +11,13 @@ import (
 
 	"lockbench/engine"
 	"lockbench/results"
+	"lockbench/workloads"
 )
 
-// LiveCounts are what a client process has counted so far: it prints them on
-// stdout once a second ("counts {json}") and the parent hands the growth to
-// its live-metrics observer. Latencies are not streamed (the result files
+// A client process prints its counts (workloads.Counts) on stdout once a
+// second ("counts {json}") and the parent hands the growth to its
+// live-metrics observer. Latencies are not streamed (the result files
 // carry them).
-type LiveCounts struct {
-	Cycles      int64                       `json:"cycles"`
-	NotAcquired int64                       `json:"not_acquired"`
-	Errors      int64                       `json:"errors"`
-	FewAcks     int64                       `json:"few_acks,omitempty"`
-	Violations  int64                       `json:"violations"`
-	LostUpdates int64                       `json:"lost_updates"`
-	Rejected    int64                       `json:"stale_writes_rejected"`
-	PerMaster   [][engine.NumOutcomes]int64 `json:"per_master"`
-}
-
-// Sub is c − prev, field by field (prev may have fewer masters).
-func (c LiveCounts) Sub(prev LiveCounts) LiveCounts {
-	d := LiveCounts{Cycles: c.Cycles - prev.Cycles, NotAcquired: c.NotAcquired - prev.NotAcquired, Errors: c.Errors - prev.Errors,
-		FewAcks:    c.FewAcks - prev.FewAcks,
-		Violations: c.Violations - prev.Violations, LostUpdates: c.LostUpdates - prev.LostUpdates, Rejected: c.Rejected - prev.Rejected,
-		PerMaster: make([][engine.NumOutcomes]int64, len(c.PerMaster))}
-	for m := range c.PerMaster {
-		for o := range c.PerMaster[m] {
-			d.PerMaster[m][o] = c.PerMaster[m][o]
-			if m < len(prev.PerMaster) {
-				d.PerMaster[m][o] -= prev.PerMaster[m][o]
-			}
-		}
-	}
-	return d
-}
 
 // tally is a client process's observer: atomic counts, read once a second.
 type tally struct {
@@ -68,7 +42,7 @@ func (t *tally) SetWorkers(int)             {}
 func (t *tally) Violation()                 { t.violations.Add(1) }
 func (t *tally) LostUpdates(n int64)        { t.lost.Add(n) }
 func (t *tally) StaleWriteRejected()        { t.rejected.Add(1) }
-func (t *tally) AddCounts(LiveCounts)       {}
+func (t *tally) AddCounts(workloads.Counts) {}
 
 func (t *tally) Cycle(_, _, _ time.Duration, perMaster []engine.Outcome) {
 	t.cycles.Add(1)
@@ -95,9 +69,11 @@ func (t *tally) replied(perMaster []engine.Outcome) {
 	}
 }
 
-func (t *tally) counts() LiveCounts {
-	c := LiveCounts{Cycles: t.cycles.Load(), NotAcquired: t.notAcquired.Load(), Errors: t.errors.Load(), FewAcks: t.fewAcks.Load(), Violations: t.violations.Load(),
-		LostUpdates: t.lost.Load(), Rejected: t.rejected.Load(), PerMaster: make([][engine.NumOutcomes]int64, len(t.perMaster))}
+// counts is the one view of the atomic tally as counts.
+func (t *tally) counts() workloads.Counts {
+	c := workloads.Counts{Acquired: t.cycles.Load(), NotAcquired: t.notAcquired.Load(), Errors: t.errors.Load(), FewAcks: t.fewAcks.Load(),
+		Violations: t.violations.Load(), LostUpdates: t.lost.Load(), StaleWritesRejected: t.rejected.Load(),
+		PerMaster: make([][engine.NumOutcomes]int64, len(t.perMaster))}
 	for m := range t.perMaster {
 		for o := range t.perMaster[m] {
 			c.PerMaster[m][o] = t.perMaster[m][o].Load()
@@ -129,11 +105,11 @@ func (t *tally) print(w io.Writer) {
 // readCounts hands the growth of each "counts" line from a client process
 // to obs until r ends.
 func readCounts(r *bufio.Reader, obs Observer) {
-	var last LiveCounts
+	var last workloads.Counts
 	for {
 		line, err := r.ReadString('\n')
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "counts "); ok && obs != nil {
-			var c LiveCounts
+			var c workloads.Counts
 			if json.Unmarshal([]byte(rest), &c) == nil {
 				obs.AddCounts(c.Sub(last))
 				last = c

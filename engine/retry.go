@@ -50,10 +50,10 @@ type RetryPolicy struct {
 	// engine's Acquire, subscribes to the key's releases (nil: notify
 	// waits NotifyTimeout, a delay like the others).
 	NotifyTimeout time.Duration
-	Subscribe     func() Subscription
+	Subscribe     func() Subscription `json:"-"`
 	// Rand draws the delays (nil: the shared source); a worker's own
 	// seeded source makes them reproducible with the run's seed.
-	Rand *rand.Rand
+	Rand *rand.Rand `json:"-"`
 }
 
 // Retry is the policy of c's retry and wait settings.

@@ -40,7 +40,7 @@ const noValidity = 100 * 365 * 24 * time.Hour
 // Config is an etcd lock client's terms.
 type Config struct {
 	Endpoints []string
-	TLS       *tls.Config
+	TLS       *tls.Config `json:"-"` // not for client processes: a fault cell's members are local, plain
 	Username  string
 	Password  string
 	// TTL is each session's lease: whole seconds, granted as asked or

@@ -7,6 +7,7 @@ import (
 
 	"lockbench/engine"
 	"lockbench/results"
+	"lockbench/workloads"
 )
 
 // Cell is one cell's view of the exporter: every child series resolved when
@@ -177,18 +178,11 @@ func (c *Cell) LostUpdates(n int64) {
 	}
 }
 
-// Tally is counts reported in bulk: what a chaos client process counted
-// since its last report (it has no latencies to give).
-type Tally struct {
-	Cycles, NotAcquired, Errors, FewAcks         int64
-	Violations, LostUpdates, StaleWritesRejected int64
-	PerMaster                                    [][engine.NumOutcomes]int64
-}
-
-// Add adds a tally.
-func (c *Cell) Add(t Tally) {
-	c.cycles.Add(float64(t.Cycles))
-	c.acquired.Add(float64(t.Cycles))
+// AddCounts adds counts reported in bulk: what a chaos client process
+// counted since its last report (it has no latencies to give).
+func (c *Cell) AddCounts(t workloads.Counts) {
+	c.cycles.Add(float64(t.Acquired))
+	c.acquired.Add(float64(t.Acquired))
 	c.notAcquired.Add(float64(t.NotAcquired))
 	c.errored.Add(float64(t.Errors))
 	c.fewAcks.Add(float64(t.FewAcks))

@@ -17,6 +17,7 @@ import (
 	"lockbench/engine"
 	"lockbench/internal/redistest"
 	"lockbench/results"
+	"lockbench/workloads"
 )
 
 var labels = Labels{Scenario: "s", Cell: "000-mode=multiplexed", Segment: "1/2", Mode: "multiplexed", Wait: "all", Persistence: "none", Driver: "lockbench"}
@@ -275,8 +276,8 @@ func TestCellAddTally(t *testing.T) {
 	c := e.Cell(labels, []string{"m1", "m2"})
 	pm := make([][engine.NumOutcomes]int64, 2)
 	pm[1][engine.Timeout] = 4
-	c.Add(Tally{Cycles: 7, NotAcquired: 2, Errors: 1, Violations: 3, LostUpdates: 5, StaleWritesRejected: 6, PerMaster: pm})
-	c.Add(Tally{LostUpdates: -1}) // a negative deficit is not a decrease
+	c.AddCounts(workloads.Counts{Acquired: 7, NotAcquired: 2, Errors: 1, Violations: 3, LostUpdates: 5, StaleWritesRejected: 6, PerMaster: pm})
+	c.AddCounts(workloads.Counts{LostUpdates: -1}) // a negative deficit is not a decrease
 	lv := labels.values()
 	with := func(extra ...string) []string { return append(append([]string(nil), lv...), extra...) }
 	for name, c := range map[string]struct{ got, want float64 }{

@@ -64,8 +64,8 @@ func mergeContention(runs []Run) *Contention {
 		out.Starved += c.Starved
 		out.StarvedWaits += c.StarvedWaits
 		out.SlowestWaits = append(out.SlowestWaits, c.SlowestWaits...)
-		out.Commands = addCommands(out.Commands, c.Commands)
-		out.Wakeups = addWakeups(out.Wakeups, c.Wakeups)
+		out.Commands = AddCommands(out.Commands, c.Commands)
+		out.Wakeups = AddWakeups(out.Wakeups, c.Wakeups)
 	}
 	if acquired > 0 {
 		out.AttemptsPerLock, out.CommandsPerLock = attempts/acquired, commands/acquired
@@ -91,7 +91,8 @@ func mergeOptional(runs []Run, get func(Run) *Latency) *Latency {
 	return &l
 }
 
-func addCommands(a, b *Commands) *Commands {
+// AddCommands is a + b (nil: not counted), without changing either.
+func AddCommands(a, b *Commands) *Commands {
 	if b == nil {
 		return a
 	}
@@ -103,7 +104,8 @@ func addCommands(a, b *Commands) *Commands {
 	return &out
 }
 
-func addWakeups(a, b *Wakeups) *Wakeups {
+// AddWakeups is a + b (nil: not counted), without changing either.
+func AddWakeups(a, b *Wakeups) *Wakeups {
 	if b == nil {
 		return a
 	}

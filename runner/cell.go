@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"lockbench/chaos"
+	"lockbench/etcdlock"
 	"lockbench/faults"
 	"lockbench/plan"
 	"lockbench/workloads"
@@ -127,7 +128,7 @@ func (r *cellRun) observer() chaos.Observer {
 		obs = r.opt.observe(r.cell)
 	} else if mc := r.metricsCell(); mc != nil {
 		mc.SetRate(r.cell.Load.Rate)
-		obs = liveCell{mc}
+		obs = mc
 	} else {
 		return nil
 	}
@@ -141,7 +142,7 @@ func (r *cellRun) clientCount() int { return max(r.cell.Recorded.Clients, 1) }
 // clientConfigs is each client's share of the cell: the cell's loop as
 // plan resolved it (its quota split), its masters (through its proxies
 // when there are any), keys and seed.
-func (r *cellRun) clientConfigs() []chaos.ClientConfig {
+func (r *cellRun) clientConfigs() ([]chaos.ClientConfig, error) {
 	s, n := r.s, r.clientCount()
 	cfgs := make([]chaos.ClientConfig, n)
 	for c := range cfgs {
@@ -151,17 +152,30 @@ func (r *cellRun) clientConfigs() []chaos.ClientConfig {
 			cfgs[c].Resource, cfgs[c].Fencing, cfgs[c].CheckValidity, cfgs[c].GuardedWrite = r.masters.Resource, s.Fencing, s.CheckValidity, s.GuardedWrite
 			cfgs[c].LogDir, cfgs[c].FailureTimes = r.masters.TempDir, r.hasFailover()
 		}
-		if e := r.masters.Etcd; e != nil {
-			cfgs[c].Etcd = &chaos.EtcdClient{Endpoints: r.masters.EtcdEndpoints(c), Username: e.Username, Password: e.Password}
-		}
-		if r.masters.Zookeeper != nil {
-			cfgs[c].Zookeeper = &chaos.ZookeeperClient{Servers: r.masters.ZookeeperServers(c)}
-		}
-		if r.masters.Postgres != nil {
-			cfgs[c].Postgres = &chaos.PostgresClient{URL: r.masters.PostgresURL(c)}
+		if err := r.serviceConfig(&cfgs[c]); err != nil {
+			return nil, err
 		}
 	}
-	return cfgs
+	return cfgs, nil
+}
+
+// serviceConfig is a client's lock service's config, when the cell's lock
+// is not Redis: as bench builds it for every client (its addresses).
+func (r *cellRun) serviceConfig(cfg *chaos.ClientConfig) (err error) {
+	m, c := r.masters, r.cell
+	switch {
+	case m.Etcd != nil:
+		var ec etcdlock.Config
+		ec, err = m.EtcdConfig(c, cfg.Index)
+		cfg.Etcd = &ec
+	case m.Zookeeper != nil:
+		zc := m.ZookeeperConfig(c, cfg.Index)
+		cfg.Zookeeper = &zc
+	case m.Postgres != nil:
+		pc := m.PostgresConfig(c, cfg.Index)
+		cfg.Postgres = &pc
+	}
+	return err
 }
 
 // startClients starts the clients and waits until each is ready to begin
@@ -172,7 +186,11 @@ func (r *cellRun) startClients(ctx context.Context) error {
 			c.Close()
 		}
 	})
-	for _, cfg := range r.clientConfigs() {
+	cfgs, err := r.clientConfigs()
+	if err != nil {
+		return err
+	}
+	for _, cfg := range cfgs {
 		c, err := r.newClient(ctx, cfg)
 		if err != nil {
 			return err

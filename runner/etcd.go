@@ -23,7 +23,7 @@ type etcdService struct {
 
 func openEtcd(ctx context.Context, env cellEnv) (_ lockService, err error) {
 	m := env.masters
-	cfg, err := m.EtcdConfig(env.cell)
+	cfg, err := m.EtcdConfig(env.cell, 0)
 	if err != nil {
 		return nil, err
 	}

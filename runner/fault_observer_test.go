@@ -9,6 +9,7 @@ import (
 	"lockbench/engine"
 	"lockbench/plan"
 	"lockbench/results"
+	"lockbench/workloads"
 )
 
 // countingObserver tallies what in-process clients report live.
@@ -32,12 +33,12 @@ func (o *countingObserver) LostUpdates(n int64)        { o.lost.Add(n) }
 func (o *countingObserver) StaleWriteRejected()        { o.rejected.Add(1) }
 
 // AddCounts: client processes report in bulk.
-func (o *countingObserver) AddCounts(d chaos.LiveCounts) {
-	o.cycles.Add(d.Cycles)
+func (o *countingObserver) AddCounts(d workloads.Counts) {
+	o.cycles.Add(d.Acquired)
 	o.failed.Add(d.NotAcquired + d.Errors + d.FewAcks)
 	o.violations.Add(d.Violations)
 	o.lost.Add(d.LostUpdates)
-	o.rejected.Add(d.Rejected)
+	o.rejected.Add(d.StaleWritesRejected)
 }
 
 // observeWith makes opt give every fault cell obs as its observer.

@@ -23,7 +23,7 @@ type postgresService struct {
 
 func openPostgres(ctx context.Context, env cellEnv) (_ lockService, err error) {
 	m := env.masters
-	lk, err := pglock.New(ctx, m.PostgresConfig(env.cell))
+	lk, err := pglock.New(ctx, m.PostgresConfig(env.cell, 0))
 	if err != nil {
 		return nil, err
 	}

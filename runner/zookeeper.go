@@ -23,7 +23,7 @@ type zookeeperService struct {
 
 func openZookeeper(ctx context.Context, env cellEnv) (_ lockService, err error) {
 	m := env.masters
-	lk, err := zklock.New(ctx, m.ZookeeperConfig(env.cell))
+	lk, err := zklock.New(ctx, m.ZookeeperConfig(env.cell, 0))
 	if err != nil {
 		return nil, err
 	}

@@ -70,42 +70,59 @@ type Held struct {
 // Counts are what workers counted in the measured window. Each worker has
 // its own; Add folds them (and a chaos cell folds its clients' the same way).
 type Counts struct {
-	Started        int64                       `json:"started,omitempty"` // open loop: intended starts begun
-	Acquired       int64                       `json:"acquired"`
-	NotAcquired    int64                       `json:"not_acquired"`              // lost to contention or validity
-	Errors         int64                       `json:"errors"`                    // failed because masters timed out or errored
-	FewAcks        int64                       `json:"few_acks,omitempty"`        // failed because WAIT saw too few replicas (replicated)
-	Extends        int64                       `json:"extends,omitempty"`         // successful auto-extensions
-	ExtendFailures int64                       `json:"extend_failures,omitempty"` // auto-extensions that lost the lock
-	HoldOverruns   int64                       `json:"overruns"`                  // uses cut short because the validity ran out
-	UseErrors      int64                       `json:"use_errors,omitempty"`      // uses that failed (chaos: resource reads and writes)
-	AttemptsMade   int64                       `json:"attempts_made,omitempty"`   // the lock client's attempts, retries included
-	CommandsSent   int64                       `json:"commands_sent,omitempty"`   // by measured acquires and releases (0: not counted)
-	PerMaster      [][engine.NumOutcomes]int64 `json:"per_master"`
+	Started        int64 `json:"started,omitempty"` // open loop: intended starts begun
+	Acquired       int64 `json:"acquired"`
+	NotAcquired    int64 `json:"not_acquired"`              // lost to contention or validity
+	Errors         int64 `json:"errors"`                    // failed because masters timed out or errored
+	FewAcks        int64 `json:"few_acks,omitempty"`        // failed because WAIT saw too few replicas (replicated)
+	Extends        int64 `json:"extends,omitempty"`         // successful auto-extensions
+	ExtendFailures int64 `json:"extend_failures,omitempty"` // auto-extensions that lost the lock
+	HoldOverruns   int64 `json:"overruns"`                  // uses cut short because the validity ran out
+	UseErrors      int64 `json:"use_errors,omitempty"`      // uses that failed (chaos: resource reads and writes)
+	AttemptsMade   int64 `json:"attempts_made,omitempty"`   // the lock client's attempts, retries included
+	CommandsSent   int64 `json:"commands_sent,omitempty"`   // by measured acquires and releases (0: not counted)
+	Violations     int64 `json:"violations,omitempty"`      // holds that overlapped another's (the probe's, or the checker's)
+	// LostUpdates and StaleWritesRejected are what the protected resource
+	// saw (chaos): acknowledged writes overwritten, fenced writes refused.
+	LostUpdates         int64                       `json:"lost_updates,omitempty"`
+	StaleWritesRejected int64                       `json:"stale_writes_rejected,omitempty"`
+	PerMaster           [][engine.NumOutcomes]int64 `json:"per_master"`
+}
+
+// fields are the scalar counts, in one list: Add and Sub go through it, so
+// a count added to the struct is added and subtracted everywhere.
+func (c *Counts) fields() [14]*int64 {
+	return [...]*int64{&c.Started, &c.Acquired, &c.NotAcquired, &c.Errors, &c.FewAcks, &c.Extends, &c.ExtendFailures,
+		&c.HoldOverruns, &c.UseErrors, &c.AttemptsMade, &c.CommandsSent, &c.Violations, &c.LostUpdates, &c.StaleWritesRejected}
 }
 
 // Attempts is every acquire that ended in an outcome.
 func (c *Counts) Attempts() int64 { return c.Acquired + c.NotAcquired + c.Errors + c.FewAcks }
 
 // Add folds o into c.
-func (c *Counts) Add(o *Counts) {
-	c.Started += o.Started
-	c.Acquired += o.Acquired
-	c.NotAcquired += o.NotAcquired
-	c.Errors += o.Errors
-	c.FewAcks += o.FewAcks
-	c.Extends += o.Extends
-	c.ExtendFailures += o.ExtendFailures
-	c.HoldOverruns += o.HoldOverruns
-	c.UseErrors += o.UseErrors
-	c.AttemptsMade += o.AttemptsMade
-	c.CommandsSent += o.CommandsSent
+func (c *Counts) Add(o *Counts) { c.fold(o, 1) }
+
+// Sub is c − prev (prev may have fewer masters): the growth since a
+// reading, as live metrics take it.
+func (c Counts) Sub(prev Counts) Counts {
+	d := Counts{PerMaster: make([][engine.NumOutcomes]int64, 0, len(c.PerMaster))}
+	d.Add(&c)
+	d.fold(&prev, -1)
+	return d
+}
+
+// fold adds sign × o to c, field by field and master by master.
+func (c *Counts) fold(o *Counts, sign int64) {
+	to, from := c.fields(), o.fields()
+	for i := range to {
+		*to[i] += sign * *from[i]
+	}
 	for len(c.PerMaster) < len(o.PerMaster) {
 		c.PerMaster = append(c.PerMaster, [engine.NumOutcomes]int64{})
 	}
 	for m := range o.PerMaster {
 		for k, v := range o.PerMaster[m] {
-			c.PerMaster[m][k] += v
+			c.PerMaster[m][k] += sign * v
 		}
 	}
 }

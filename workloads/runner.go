@@ -162,9 +162,8 @@ type Stats struct {
 	Unserved           int64                   // open loop: Offered − Started, never started
 	UnservedLate       bool                    // open loop: an unserved start had a free worker in time: lockbench was late, not the lock
 	PacerLag           *hdrhistogram.Histogram // open loop: how late lockbench started what it could have started, µs
-	Violations         int64
-	JudgedHolds        int64 // holds the probe judged on a validity window
-	HoldsNotJudged     int64 // holds whose validity ran out before their use began
+	JudgedHolds        int64                   // holds the probe judged on a validity window
+	HoldsNotJudged     int64                   // holds whose validity ran out before their use began
 	MaxConcurrent      int64
 	Measured           time.Duration
 	WindowStart        time.Time
@@ -453,7 +452,6 @@ func (l *loop) stats(interrupted bool, workers []*Worker, stop time.Time, win *w
 		TimeToLock:         l.rec.Total(results.TimeToLock),
 		GaveUpWait:         l.rec.Total(results.GaveUp),
 		HandoffGap:         l.rec.Total(results.HandoffGap),
-		Violations:         l.probe.Violations(),
 		MaxConcurrent:      l.probe.MaxConcurrent(),
 		Interrupted:        interrupted,
 		WindowStart:        l.measureFrom,
@@ -461,6 +459,7 @@ func (l *loop) stats(interrupted bool, workers []*Worker, stop time.Time, win *w
 		HoldsNotJudged:     l.probe.NotJudged(),
 		Rate:               l.cfg.Rate,
 	}
+	st.Violations = l.probe.Violations()
 	if l.pace == nil {
 		st.AcquireUncorrected = nil
 	} else {

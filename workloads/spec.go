@@ -94,7 +94,7 @@ func (s *Stats) add(p *Stats) {
 	}
 	s.Rate += p.Rate
 	s.Offered, s.Unserved, s.UnservedLate = s.Offered+p.Offered, s.Unserved+p.Unserved, s.UnservedLate || p.UnservedLate
-	s.Violations, s.JudgedHolds, s.HoldsNotJudged = s.Violations+p.Violations, s.JudgedHolds+p.JudgedHolds, s.HoldsNotJudged+p.HoldsNotJudged
+	s.JudgedHolds, s.HoldsNotJudged = s.JudgedHolds+p.JudgedHolds, s.HoldsNotJudged+p.HoldsNotJudged
 	s.MaxConcurrent = max(s.MaxConcurrent, p.MaxConcurrent)
 	s.CPU += p.CPU
 	s.RSSStart, s.RSSEnd = max(s.RSSStart, p.RSSStart), max(s.RSSEnd, p.RSSEnd)
@@ -108,8 +108,8 @@ func (s *Stats) add(p *Stats) {
 	if s.KeysFollowed == "" {
 		s.KeysFollowed = p.KeysFollowed
 	}
-	s.Commands = addCommands(s.Commands, p.Commands)
-	s.Wakeups = addWakeups(s.Wakeups, p.Wakeups)
+	s.Commands = results.AddCommands(s.Commands, p.Commands)
+	s.Wakeups = results.AddWakeups(s.Wakeups, p.Wakeups)
 }
 
 // addHistogram is a + b (nil: not recorded), without changing either.
@@ -140,26 +140,4 @@ func addKeyUses(a, b []results.KeyUse) []results.KeyUse {
 	}
 	slices.SortStableFunc(out, func(x, y results.KeyUse) int { return int(y.Acquired - x.Acquired) })
 	return out
-}
-
-func addCommands(a, b *results.Commands) *results.Commands {
-	if b == nil {
-		return a
-	}
-	if a == nil {
-		a = &results.Commands{}
-	}
-	a.Add(*b)
-	return a
-}
-
-func addWakeups(a, b *results.Wakeups) *results.Wakeups {
-	if b == nil {
-		return a
-	}
-	if a == nil {
-		a = &results.Wakeups{}
-	}
-	a.Add(*b)
-	return a
 }
