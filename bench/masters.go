@@ -140,6 +140,19 @@ type Pool struct {
 	unpin func() error // undoes pinning lockbench (--local-cpus)
 }
 
+// ownServers says the cell gets servers of its own, which no other cell
+// shares: a fault cell's (it crashes them), with its protected resource.
+func ownServers(c plan.Cell) bool { return c.Faulty }
+
+// Release stops cell c's servers if they are its own, as soon as it is
+// done; other cells' stay for the next cell.
+func (p *Pool) Release(c plan.Cell) error {
+	if !ownServers(c) {
+		return nil
+	}
+	return p.Close()
+}
+
 // Prepare returns the servers for cell c, reusing the current masters
 // when possible: not for a fault cell, and
 // not for a repeat of a cell whose persistence keeps state (an AOF file
@@ -147,7 +160,7 @@ type Pool struct {
 // cell's proxies are made anew.
 func (p *Pool) Prepare(ctx context.Context, c plan.Cell) (*Masters, error) {
 	key := c.MastersKey()
-	if m := p.cur; m != nil && m.key == key && !c.Faulty && !(m.served[c.ID] && plan.RepeatsNeedFreshMasters(c.Settings)) {
+	if m := p.cur; m != nil && m.key == key && !ownServers(c) && !(m.served[c.ID] && plan.RepeatsNeedFreshMasters(c.Settings)) {
 		m.served[c.ID] = true
 		return m, p.network(c, m)
 	}
@@ -167,7 +180,7 @@ func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, er
 	m := &Masters{key: key, served: map[string]bool{}}
 	p.cur = m
 	switch {
-	case c.Faulty: // its own servers of any service, and the resource's
+	case ownServers(c): // its own servers of any service, and the resource's
 		return m, p.startFaultServers(ctx, c, m)
 	case s.Etcd():
 		return m, p.startEtcd(ctx, c, m)

@@ -30,7 +30,7 @@ func CanServe(c plan.Cell) error {
 	_, found := localmasters.RedisServerPath()
 	embedded := s.Embedded == "always" || (s.Embedded == "auto" && !found)
 	switch {
-	case (s.Consensus() || s.Postgres()) && c.Faulty && !found:
+	case (s.Consensus() || s.Postgres()) && ownServers(c) && !found:
 		return MissingTool{fmt.Errorf("redis-server not found in PATH; a %s fault cell keeps its protected resource on a redis-server (apt-get install redis-server)", s.TopologyOf())}
 	case s.Etcd():
 		return canServeEtcd(s)
@@ -38,9 +38,9 @@ func CanServe(c plan.Cell) error {
 		return canServePostgres(s)
 	case s.Zookeeper():
 		return canServeZookeeper(s)
-	case c.Faulty && !found:
+	case ownServers(c) && !found:
 		return MissingTool{fmt.Errorf("redis-server not found in PATH; chaos needs real masters it can kill (apt-get install redis-server)")}
-	case c.Faulty && len(c.ClockMasters()) > 0:
+	case len(c.ClockMasters()) > 0:
 		if err := faults.FaketimeAvailable(); err != nil {
 			return MissingTool{fmt.Errorf("clock_jump: %w", err)}
 		}
@@ -164,7 +164,7 @@ func (p *Pool) network(c plan.Cell, m *Masters) error {
 	s := c.Settings
 	var err error
 	switch {
-	case c.Faulty && c.NeedsNetwork():
+	case c.NeedsNetwork():
 		m.Net, err = faults.NewNetwork(m.upstreams(), s.Clients)
 	case s.NetLatency > 0:
 		withProxyLabel(func() {

@@ -13,6 +13,7 @@ import (
 	"lockbench/engine"
 	"lockbench/etcdlock"
 	"lockbench/faults"
+	"lockbench/lock"
 	"lockbench/pglock"
 	"lockbench/results"
 	"lockbench/workloads"
@@ -55,7 +56,7 @@ type ClientConfig struct {
 // loop (window readings, progress), the probe it shares with the other
 // clients here and the live metrics. Zero: all its own.
 type Local struct {
-	Locker   workloads.Locker
+	Locker   lock.Locker
 	Logs     map[int]io.Writer
 	Hooks    func(rc *workloads.RunConfig)
 	Probe    *workloads.Probe
@@ -64,7 +65,7 @@ type Local struct {
 
 // newLocker is the client's own lock: the service's Locker on the config
 // bench built, or the engine on its masters.
-func newLocker(ctx context.Context, cfg ClientConfig) (workloads.Locker, func(), error) {
+func newLocker(ctx context.Context, cfg ClientConfig) (lock.Locker, func(), error) {
 	switch {
 	case cfg.Etcd != nil:
 		lk, err := etcdlock.New(ctx, *cfg.Etcd)
@@ -136,7 +137,7 @@ type client struct {
 	cfg   ClientConfig
 	rc    workloads.RunConfig // the loop cfg.Load describes
 	local Local
-	lk    workloads.Locker
+	lk    lock.Locker
 	close func()          // the locker's
 	res   *check.Resource // nil: no resource (the plain hold)
 	guard GuardedStore    // guarded_write: the counter in the lock service (nil: in res)
@@ -360,7 +361,7 @@ func (c *client) fill(out *ClientResult, st *workloads.Stats, t0 time.Time) {
 	out.Counts, out.CPUSeconds = st.Counts, st.CPU.Seconds()
 	out.PerWorker, out.WorkerWaits, out.Commands, out.Wakeups = st.PerWorker, st.WorkerWaits, st.Commands, st.Wakeups
 	out.Start, out.End = st.WindowStart, st.WindowStart.Add(st.Measured)
-	if ps, ok := c.lk.(workloads.PerServer); ok {
+	if ps, ok := c.lk.(lock.PerServer); ok {
 		out.Late = ps.LateOutcomes()
 	}
 	if sl, ok := c.lk.(sessionLosses); ok {
@@ -521,7 +522,7 @@ func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held, hold *ch
 
 // isLost says the service ended the lock under its holder (etcd: the
 // session's lease), as far as the client has learnt.
-func isLost(l *engine.Lock) bool {
+func isLost(l *lock.Lock) bool {
 	select {
 	case <-l.Lost: // a nil channel (Redis) never is
 		return true

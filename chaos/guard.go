@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"lockbench/check"
-	"lockbench/engine"
+	"lockbench/lock"
 	"lockbench/workloads"
 )
 
@@ -18,11 +18,11 @@ import (
 // pg_try_advisory_xact_lock; ZooKeeper: a multi that checks the holder
 // znode and sets the counter if unchanged since the read).
 type GuardedStore interface {
-	GuardedRead(ctx context.Context, lock *engine.Lock, key string) (int64, error)
+	GuardedRead(ctx context.Context, lk *lock.Lock, key string) (int64, error)
 	// GuardedWrite writes v unless the lock is no longer held: applied
 	// false with a nil error is a refusal (nothing written); an error
 	// leaves the outcome unknown. prev is the counter it replaced.
-	GuardedWrite(ctx context.Context, lock *engine.Lock, key string, v int64) (applied bool, prev int64, err error)
+	GuardedWrite(ctx context.Context, lk *lock.Lock, key string, v int64) (applied bool, prev int64, err error)
 }
 
 // guardKey is the service's name of key idx's counter: under the cell's

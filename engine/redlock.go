@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"lockbench/lock"
 )
 
 // Engine is a Redlock client over N masters.
@@ -165,24 +167,10 @@ func loadOutcomes(src [][NumOutcomes]atomic.Int64) [][NumOutcomes]int64 {
 	return out
 }
 
-// Lock is a held lock: a Redlock, or another service's (Handle) seen
-// through the same fields, so that the worker loop needs no per-service
-// branch.
-type Lock struct {
-	Key        string
-	Token      string
-	Start      time.Time // t1 of the winning attempt (monotonic)
-	ValidUntil time.Time // t1 + TTL − drift (= end of acquire + validity): use the lock only before this; a keep-alive lease has none (far future)
-	Handle     any       // another driver's own lock object, when not this engine's
-	// Fence is the service's own fencing token (etcd: the revision the lock
-	// was granted at), 0 when the service issues none (Redis).
-	Fence int64
-	// Lost, when not nil, is closed once the service ended the lock under
-	// its holder (etcd: the session's lease ended).
-	Lost <-chan struct{}
-	// released is room for Release's outcomes, allocated with the lock.
-	released []Outcome
-}
+// Lock is a held lock, the seam's (lock.Lock): a Redlock's t1 of the
+// winning attempt is its Start, t1 + TTL − drift its ValidUntil, and its
+// Room the release's outcomes.
+type Lock = lock.Lock
 
 // lockRoom is a lock with room for the outcomes its acquire and its release
 // return: one allocation instead of three, for up to 8 masters.
@@ -195,41 +183,19 @@ type lockRoom struct {
 func (e *Engine) newLock() (*Lock, []Outcome) {
 	n := len(e.links)
 	if n > len(lockRoom{}.outs[0]) {
-		return &Lock{released: make([]Outcome, n)}, make([]Outcome, n)
+		return &Lock{Room: make([]Outcome, n)}, make([]Outcome, n)
 	}
 	r := &lockRoom{}
-	r.lock.released = r.outs[1][:n]
+	r.lock.Room = r.outs[1][:n]
 	return &r.lock, r.outs[0][:n]
 }
 
-// Result is what one acquire saw.
-type Result struct {
-	Acquired  bool
-	Attempts  int
-	Successes int           // masters that accepted the SET in the last attempt
-	Elapsed   time.Duration // first attempt start to decision
-	LastStart time.Duration // first attempt start to the last attempt's start (0 for one attempt)
-	Validity  time.Duration // TTL − elapsed − drift of the last attempt: left from its end; not positive means too slow
-	PerMaster []Outcome     // outcomes of the last attempt, by master
-	Err       error         // the context ended
-	// Taken: another holder had the key (a service without per-server
-	// outcomes says so here; the engine's PerMaster says it per master).
-	Taken bool
-	// Sent is the commands the acquire sent, every attempt's: its SETs,
-	// failed attempts' clean-up releases and the PUBLISHes inside them (0
-	// from a driver that does not count them).
-	Sent int
-}
-
-// OpResult is what a release or an extend saw.
-type OpResult struct {
-	OK        bool // release: at least one master freed it; extend: quorum within validity
-	Count     int  // masters that acted on our token
-	Elapsed   time.Duration
-	Validity  time.Duration // extend: the new validity
-	PerMaster []Outcome
-	Sent      int // release: its commands, with the PUBLISHes inside them
-}
+// Result is what one acquire saw, and OpResult what a release or an
+// extend saw: the seam's, per master.
+type (
+	Result   = lock.Result
+	OpResult = lock.OpResult
+)
 
 // Acquire tries to take key, retrying by the wait strategy up to Retries
 // times or for WaitTime. A nil lock means not acquired.
@@ -286,8 +252,8 @@ func (e *Engine) tryAcquire(ctx context.Context, key, token string) (*Lock, Resu
 	// may still have landed. It announces nothing, even with notify: the
 	// waiters of several engines would wake each other in turn; an attempt
 	// that lost a split vote retries after the retry delay instead.
-	e.run(opRelease, key, token, 0, false, time.Now(), lock.released)
-	res.Sent += e.sent(opRelease, lock.released)
+	e.run(opRelease, key, token, 0, false, time.Now(), lock.Room)
+	res.Sent += e.sent(opRelease, lock.Room)
 	return nil, res
 }
 
@@ -310,7 +276,7 @@ func (e *Engine) sent(kind opKind, outs []Outcome) int {
 // is room kept in the lock, shared by its copies: a second Release of the
 // same lock reuses it, so do not release one lock from two goroutines at once.
 func (e *Engine) Release(ctx context.Context, l *Lock) OpResult {
-	outs := l.released
+	outs := l.Room
 	if len(outs) != len(e.links) { // a Lock not made by TryAcquire
 		outs = make([]Outcome, len(e.links))
 	}

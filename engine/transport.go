@@ -10,25 +10,24 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"lockbench/lock"
 )
 
-// Outcome is what one master said to one command.
-type Outcome uint8
+// Outcome is what one master said to one command: the seam's per-server
+// outcome.
+type Outcome = lock.Outcome
 
 const (
-	Pending Outcome = iota // sent, but the caller stopped waiting before it answered (wait=quorum)
-	OK                     // SET NX won, or the script acted on our token
-	Taken                  // SET NX lost, or the key holds another token (or none)
-	Timeout                // no answer within the per-master timeout
-	Error                  // connection or server error
-	NotSent                // sequential with wait=quorum: decided before this master's turn
-	FewAcks                // replicated with WAIT: the SET won, fewer than WaitReplicas replicas acknowledged it
-	NumOutcomes
+	Pending     = lock.Pending
+	OK          = lock.OK
+	Taken       = lock.Taken
+	Timeout     = lock.Timeout
+	Error       = lock.Error
+	NotSent     = lock.NotSent
+	FewAcks     = lock.FewAcks
+	NumOutcomes = lock.NumOutcomes
 )
-
-var outcomeNames = [...]string{"pending", "ok", "taken", "timeout", "error", "not_sent", "few_acks"}
-
-func (o Outcome) String() string { return outcomeNames[o] }
 
 type opKind uint8
 

@@ -6,7 +6,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"lockbench/engine"
+	"lockbench/lock"
 )
 
 // The guarded write etcd's users are told to use: the protected value
@@ -15,7 +15,7 @@ import (
 // holder whose lease ended cannot write.
 
 // GuardedRead reads key's counter (0 when unset).
-func (l *Locker) GuardedRead(ctx context.Context, _ *engine.Lock, key string) (int64, error) {
+func (l *Locker) GuardedRead(ctx context.Context, _ *lock.Lock, key string) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	l.rpcs.Add(1)
@@ -28,10 +28,10 @@ func (l *Locker) GuardedRead(ctx context.Context, _ *engine.Lock, key string) (i
 
 // GuardedWrite puts v in one txn If(IsOwner()) Then(Get, Put): refused
 // (not written) when the lock's key is gone; prev is what the Get saw.
-func (l *Locker) GuardedWrite(ctx context.Context, lock *engine.Lock, key string, v int64) (bool, int64, error) {
+func (l *Locker) GuardedWrite(ctx context.Context, lk *lock.Lock, key string, v int64) (bool, int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	h := lock.Handle.(held)
+	h := lk.Handle.(held)
 	l.rpcs.Add(1)
 	r, err := l.cli.Txn(ctx).If(h.m.IsOwner()).Then(clientv3.OpGet(key), clientv3.OpPut(key, strconv.FormatInt(v, 10))).Commit()
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"lockbench/engine"
 	"lockbench/internal/sessionloss"
 	"lockbench/internal/slots"
+	"lockbench/lock"
 	"lockbench/results"
 )
 
@@ -201,18 +202,18 @@ func (l *Locker) giveBack(s *concurrency.Session, dirty bool) {
 // Acquire takes key: in etcd's queue, or by TryLock with the retry policy.
 // Result.Err is set only when ctx ended; etcd's own errors (a leader
 // change, a timeout) are failed attempts the caller may retry.
-func (l *Locker) Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
+func (l *Locker) Acquire(ctx context.Context, key string) (*lock.Lock, lock.Result) {
 	start := time.Now()
 	sess, err := l.sessions.Take(ctx)
 	if err != nil {
-		return nil, engine.Result{Attempts: 1, Elapsed: time.Since(start), Err: ctx.Err()}
+		return nil, lock.Result{Attempts: 1, Elapsed: time.Since(start), Err: ctx.Err()}
 	}
 	m := concurrency.NewMutex(sess, key)
-	var res engine.Result
+	var res lock.Result
 	if l.cfg.Strategy == StrategyQueue {
 		res = l.queue(ctx, m)
 	} else {
-		_, res = l.cfg.Retry.Acquire(ctx, func(ctx context.Context) (*engine.Lock, engine.Result) { return l.try(ctx, m) })
+		_, res = l.cfg.Retry.Acquire(ctx, func(ctx context.Context) (*lock.Lock, lock.Result) { return l.try(ctx, m) })
 	}
 	res.Elapsed = time.Since(start)
 	if res.Acquired && !sessionAlive(sess) {
@@ -226,9 +227,9 @@ func (l *Locker) Acquire(ctx context.Context, key string) (*engine.Lock, engine.
 		l.giveBack(sess, !l.clean(m))
 		return nil, res
 	}
-	lock := &engine.Lock{Key: key, Token: m.Key(), Start: start, ValidUntil: start.Add(noValidity),
+	lk := &lock.Lock{Key: key, Token: m.Key(), Start: start, ValidUntil: start.Add(noValidity),
 		Handle: held{m, sess}, Fence: m.Header().Revision, Lost: sess.Done()}
-	return lock, res
+	return lk, res
 }
 
 // clean deletes what a failed attempt may have left: its waiting key, when
@@ -246,7 +247,7 @@ func (l *Locker) clean(m *concurrency.Mutex) bool {
 
 // queue waits in the key's queue, at most the wait time: a caller that
 // waited that long gave up (the key was taken all along).
-func (l *Locker) queue(ctx context.Context, m *concurrency.Mutex) engine.Result {
+func (l *Locker) queue(ctx context.Context, m *concurrency.Mutex) lock.Result {
 	wctx := ctx
 	if wt := l.cfg.Retry.WaitTime; wt > 0 {
 		var cancel context.CancelFunc
@@ -255,7 +256,7 @@ func (l *Locker) queue(ctx context.Context, m *concurrency.Mutex) engine.Result 
 	}
 	err := m.Lock(wctx)
 	l.rpcs.Add(1)
-	res := engine.Result{Attempts: 1, Sent: 1}
+	res := lock.Result{Attempts: 1, Sent: 1}
 	switch {
 	case err == nil:
 		res.Acquired = true
@@ -270,25 +271,25 @@ func (l *Locker) queue(ctx context.Context, m *concurrency.Mutex) engine.Result 
 // try is one TryLock: acquired, or the key taken (TryLock then deletes its
 // own waiting key: a second call); another error is a failed attempt (Err
 // only when ctx ended).
-func (l *Locker) try(ctx context.Context, m *concurrency.Mutex) (*engine.Lock, engine.Result) {
+func (l *Locker) try(ctx context.Context, m *concurrency.Mutex) (*lock.Lock, lock.Result) {
 	err := m.TryLock(ctx)
 	l.rpcs.Add(1)
 	switch {
 	case err == nil: // the retry loop stops at a lock: Acquire makes the real one
-		return &engine.Lock{}, engine.Result{Acquired: true, Sent: 1}
+		return &lock.Lock{}, lock.Result{Acquired: true, Sent: 1}
 	case errors.Is(err, concurrency.ErrLocked):
 		l.rpcs.Add(1)
-		return nil, engine.Result{Taken: true, Sent: 2}
+		return nil, lock.Result{Taken: true, Sent: 2}
 	}
-	return nil, engine.Result{Sent: 1, Err: ctx.Err()}
+	return nil, lock.Result{Sent: 1, Err: ctx.Err()}
 }
 
 // Release deletes the holder's key and gives its session back; a delete
 // that failed (an election under way) is tried once more, then the lease
 // is revoked so that the key cannot block the queue.
-func (l *Locker) Release(ctx context.Context, lock *engine.Lock) engine.OpResult {
+func (l *Locker) Release(ctx context.Context, lk *lock.Lock) lock.OpResult {
 	start := time.Now()
-	h := lock.Handle.(held)
+	h := lk.Handle.(held)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
 	defer cancel()
 	key := h.m.Key()
@@ -300,7 +301,7 @@ func (l *Locker) Release(ctx context.Context, lock *engine.Lock) engine.OpResult
 	}
 	l.giveBack(h.sess, err != nil)
 	ok := err == nil
-	return engine.OpResult{OK: ok, Count: b2i(ok), Elapsed: time.Since(start), Sent: 1}
+	return lock.OpResult{OK: ok, Count: b2i(ok), Elapsed: time.Since(start), Sent: 1}
 }
 
 func b2i(b bool) int {

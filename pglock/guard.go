@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"lockbench/engine"
+	"lockbench/lock"
 )
 
 // The database's own guarded write: the protected value kept in a table
@@ -20,8 +20,8 @@ import (
 const guardTable = "lockbench_resource"
 
 // GuardedRead reads key's counter (0 when unset) on the holding session.
-func (l *Locker) GuardedRead(ctx context.Context, lock *engine.Lock, key string) (int64, error) {
-	h := lock.Handle.(held)
+func (l *Locker) GuardedRead(ctx context.Context, lk *lock.Lock, key string) (int64, error) {
+	h := lk.Handle.(held)
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	if err := l.makeTable(ctx, h.conn); err != nil {
@@ -63,8 +63,8 @@ SELECT (SELECT held FROM g), coalesce((SELECT v FROM old), 0), (SELECT count(*) 
 // GuardedWrite sets the counter to v in one statement under the lock: a
 // session that lost it cannot write (refused); a call that never reached
 // the server, or that the server ended with its backend, wrote nothing.
-func (l *Locker) GuardedWrite(ctx context.Context, lock *engine.Lock, key string, v int64) (bool, int64, error) {
-	h := lock.Handle.(held)
+func (l *Locker) GuardedWrite(ctx context.Context, lk *lock.Lock, key string, v int64) (bool, int64, error) {
+	h := lk.Handle.(held)
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	if err := l.makeTable(ctx, h.conn); err != nil {

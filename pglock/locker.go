@@ -17,6 +17,7 @@ import (
 	"lockbench/engine"
 	"lockbench/internal/sessionloss"
 	"lockbench/internal/slots"
+	"lockbench/lock"
 	"lockbench/results"
 )
 
@@ -148,34 +149,34 @@ func (l *Locker) closing(c *pgx.Conn) {
 // Acquire takes key's advisory lock: in the server's queue, or by
 // pg_try_advisory_lock with the retry policy. Result.Err is set only when
 // ctx ended.
-func (l *Locker) Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
+func (l *Locker) Acquire(ctx context.Context, key string) (*lock.Lock, lock.Result) {
 	start := time.Now()
 	c, err := l.conns.Take(ctx)
 	if err != nil {
-		return nil, engine.Result{Attempts: 1, Elapsed: time.Since(start), Err: ctx.Err()}
+		return nil, lock.Result{Attempts: 1, Elapsed: time.Since(start), Err: ctx.Err()}
 	}
 	id := ID(key)
-	var res engine.Result
+	var res lock.Result
 	if l.cfg.Strategy == StrategyQueue {
 		res = l.queue(ctx, c, id)
 	} else {
-		_, res = l.cfg.Retry.Acquire(ctx, func(ctx context.Context) (*engine.Lock, engine.Result) { return l.try(ctx, c, id) })
+		_, res = l.cfg.Retry.Acquire(ctx, func(ctx context.Context) (*lock.Lock, lock.Result) { return l.try(ctx, c, id) })
 	}
 	res.Elapsed = time.Since(start)
 	if !res.Acquired {
 		l.giveBack(c, ctx)
 		return nil, res
 	}
-	return &engine.Lock{Key: key, Start: start, ValidUntil: start.Add(noValidity), Handle: held{c, id}, Lost: neverLost}, res
+	return &lock.Lock{Key: key, Start: start, ValidUntil: start.Add(noValidity), Handle: held{c, id}, Lost: neverLost}, res
 }
 
 // queue waits in the server's queue for the lock, at most lock_timeout
 // (55P03: gave up, the key taken all along). A cancelled call tears the
 // connection down, and its locks with it.
-func (l *Locker) queue(ctx context.Context, c *pgx.Conn, id int64) engine.Result {
+func (l *Locker) queue(ctx context.Context, c *pgx.Conn, id int64) lock.Result {
 	_, err := c.Exec(ctx, "SELECT pg_advisory_lock($1)", id)
 	l.rpcs.Add(1)
-	res := engine.Result{Attempts: 1, Sent: 1}
+	res := lock.Result{Attempts: 1, Sent: 1}
 	var pe *pgconn.PgError
 	switch {
 	case err == nil:
@@ -189,23 +190,23 @@ func (l *Locker) queue(ctx context.Context, c *pgx.Conn, id int64) engine.Result
 }
 
 // try is one pg_try_advisory_lock.
-func (l *Locker) try(ctx context.Context, c *pgx.Conn, id int64) (*engine.Lock, engine.Result) {
+func (l *Locker) try(ctx context.Context, c *pgx.Conn, id int64) (*lock.Lock, lock.Result) {
 	var ok bool
 	err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", id).Scan(&ok)
 	l.rpcs.Add(1)
 	switch {
 	case err != nil:
-		return nil, engine.Result{Sent: 1, Err: ctx.Err()}
+		return nil, lock.Result{Sent: 1, Err: ctx.Err()}
 	case ok: // the retry loop stops at a lock: Acquire makes the real one
-		return &engine.Lock{}, engine.Result{Acquired: true, Sent: 1}
+		return &lock.Lock{}, lock.Result{Acquired: true, Sent: 1}
 	}
-	return nil, engine.Result{Taken: true, Sent: 1}
+	return nil, lock.Result{Taken: true, Sent: 1}
 }
 
 // Release unlocks and gives the connection back.
-func (l *Locker) Release(ctx context.Context, lock *engine.Lock) engine.OpResult {
+func (l *Locker) Release(ctx context.Context, lk *lock.Lock) lock.OpResult {
 	start := time.Now()
-	h := lock.Handle.(held)
+	h := lk.Handle.(held)
 	var ok bool
 	err := bounded(h.conn, func() error {
 		return h.conn.QueryRow(context.Background(), "SELECT pg_advisory_unlock($1)", h.id).Scan(&ok)
@@ -222,7 +223,7 @@ func (l *Locker) Release(ctx context.Context, lock *engine.Lock) engine.OpResult
 	}
 	l.giveBack(h.conn, context.Background())
 	ok = err == nil && ok
-	return engine.OpResult{OK: ok, Count: b2i(ok), Elapsed: time.Since(start), Sent: 1}
+	return lock.OpResult{OK: ok, Count: b2i(ok), Elapsed: time.Since(start), Sent: 1}
 }
 
 // bounded runs a clean-up call within callTimeout by a deadline on the

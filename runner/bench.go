@@ -8,6 +8,7 @@ import (
 	"lockbench/bench"
 	"lockbench/drivers/redsyncdriver"
 	"lockbench/engine"
+	"lockbench/lock"
 	"lockbench/plan"
 	"lockbench/results"
 	"lockbench/workloads"
@@ -21,7 +22,7 @@ const BaselineSamples = 500
 // adds to the result. One per service: Redis (the engine or redsync on
 // masters) and etcd.
 type lockService interface {
-	locker() workloads.Locker
+	locker() lock.Locker
 	window(rc *workloads.RunConfig)
 	finish(res *results.Run, st *workloads.Stats)
 	close()
@@ -74,7 +75,7 @@ func openRedis(ctx context.Context, env cellEnv) (_ lockService, err error) {
 	return r, err
 }
 
-func (r *redisService) locker() workloads.Locker { return r.lk.Locker }
+func (r *redisService) locker() lock.Locker { return r.lk.Locker }
 
 func (r *redisService) window(rc *workloads.RunConfig) {
 	rc.ServerCPU = func() []time.Duration { return r.eng.ServerCPU(context.Background()) }
@@ -132,7 +133,7 @@ func (b baselines) fill(res *results.Run, addrs []string) {
 // cellLocker is the lock client the workers use: the engine, or redsync
 // on the same masters (with the terms it ran on, for the result).
 type cellLocker struct {
-	workloads.Locker
+	lock.Locker
 	redsync       *redsyncdriver.Settings
 	tokenPrefixes []string // besides the engine's
 	close         func()

@@ -7,6 +7,7 @@ import (
 
 	"lockbench/bench"
 	"lockbench/etcdlock"
+	"lockbench/lock"
 	"lockbench/results"
 	"lockbench/workloads"
 )
@@ -71,7 +72,7 @@ func (e *etcdService) putBaseline(ctx context.Context, key string) ([]time.Durat
 	return out, nil
 }
 
-func (e *etcdService) locker() workloads.Locker { return e.lk }
+func (e *etcdService) locker() lock.Locker { return e.lk }
 
 func (e *etcdService) window(rc *workloads.RunConfig) {
 	if cl := e.env.masters.Etcd.Local; cl != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"lockbench/bench"
+	"lockbench/lock"
 	"lockbench/pglock"
 	"lockbench/results"
 	"lockbench/workloads"
@@ -50,7 +51,7 @@ func (p *postgresService) pingBaseline(ctx context.Context) ([]time.Duration, er
 	return out, nil
 }
 
-func (p *postgresService) locker() workloads.Locker { return p.lk }
+func (p *postgresService) locker() lock.Locker { return p.lk }
 
 func (p *postgresService) window(rc *workloads.RunConfig) {
 	if srv := p.env.masters.Postgres.Local; srv != nil {

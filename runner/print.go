@@ -188,14 +188,14 @@ func Estimate(sc *plan.Scenario, cells []plan.Cell) time.Duration {
 	return d.Round(time.Second)
 }
 
-// Print says how the run ended: the fault cells' safety table (on out),
+// Print says how the run ended: the checked cells' safety table (on out),
 // the cell that failed, how many cells were written and what the fault
 // cells did not show (on errw). cmd names the command in its lines.
 func (o *Outcome) Print(out, errw io.Writer, cmd string, total int) {
 	var cells []plan.Cell
 	var res []*CellResult
 	for _, co := range o.Cells {
-		if co.Cell.Faulty {
+		if co.Last.Run.Safety.ResourceChecked { // the cells whose resource was checked
 			cells, res = append(cells, co.Cell), append(res, co.Last)
 		}
 	}

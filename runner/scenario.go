@@ -153,8 +153,8 @@ func (st *scenarioRun) measure(ctx context.Context, i int, c plan.Cell, r int) (
 	}
 	defer env.logs.abort()
 	res, err := runCell(ctx, env)
-	if c.Faulty {
-		st.releaseFaultServers(c)
+	if rerr := st.pool.Release(c); rerr != nil { // said, not fatal: the cell's result stands
+		logf(st.opt.Log, "chaos: cell %s: cleanup: %v", c.Name, rerr)
 	}
 	if err != nil {
 		return nil, err
@@ -166,15 +166,6 @@ func (st *scenarioRun) measure(ctx context.Context, i int, c plan.Cell, r int) (
 		p.EndCell(c, r, res)
 	}
 	return res, st.record(i, c, r, res)
-}
-
-// releaseFaultServers stops a fault cell's servers as soon as it is done
-// (they are its own); a server that would not stop is said, not fatal:
-// the cell's result stands.
-func (st *scenarioRun) releaseFaultServers(c plan.Cell) {
-	if err := st.pool.Close(); err != nil {
-		logf(st.opt.Log, "chaos: cell %s: cleanup: %v", c.Name, err)
-	}
 }
 
 // env prepares repeat r of cell c: its servers, keys, seed and logs.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"lockbench/bench"
+	"lockbench/lock"
 	"lockbench/results"
 	"lockbench/workloads"
 	"lockbench/zklock"
@@ -67,7 +68,7 @@ func (z *zookeeperService) setBaseline(ctx context.Context, key string) ([]time.
 	return out, nil
 }
 
-func (z *zookeeperService) locker() workloads.Locker { return z.lk }
+func (z *zookeeperService) locker() lock.Locker { return z.lk }
 
 func (z *zookeeperService) window(rc *workloads.RunConfig) {
 	if cl := z.env.masters.Zookeeper.Local; cl != nil {

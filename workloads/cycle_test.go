@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"lockbench/engine"
+	"lockbench/lock"
 	"lockbench/workloads"
 )
 
@@ -34,18 +35,18 @@ type flakyLocker struct {
 	released atomic.Int64
 }
 
-func (l *flakyLocker) Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
+func (l *flakyLocker) Acquire(ctx context.Context, key string) (*lock.Lock, lock.Result) {
 	now := time.Now()
 	if l.n.Add(1)%2 == 0 {
-		return nil, engine.Result{Attempts: 1, PerMaster: []engine.Outcome{engine.Taken}}
+		return nil, lock.Result{Attempts: 1, PerMaster: []engine.Outcome{engine.Taken}}
 	}
-	return &engine.Lock{Key: key, Start: now, ValidUntil: now.Add(time.Minute)},
-		engine.Result{Acquired: true, Attempts: 1, Successes: 1, PerMaster: []engine.Outcome{engine.OK}}
+	return &lock.Lock{Key: key, Start: now, ValidUntil: now.Add(time.Minute)},
+		lock.Result{Acquired: true, Attempts: 1, Successes: 1, PerMaster: []engine.Outcome{engine.OK}}
 }
 
-func (l *flakyLocker) Release(context.Context, *engine.Lock) engine.OpResult {
+func (l *flakyLocker) Release(context.Context, *lock.Lock) lock.OpResult {
 	l.released.Add(1)
-	return engine.OpResult{OK: true, Count: 1, PerMaster: []engine.Outcome{engine.OK}}
+	return lock.OpResult{OK: true, Count: 1, PerMaster: []engine.Outcome{engine.OK}}
 }
 
 func (l *flakyLocker) Addrs() []string { return []string{"flaky"} }

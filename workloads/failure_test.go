@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"lockbench/engine"
+	"lockbench/lock"
 	"lockbench/results"
 )
 
@@ -13,14 +14,14 @@ import (
 // an error.
 func TestFailureOf(t *testing.T) {
 	cases := []struct {
-		res  engine.Result
+		res  lock.Result
 		want results.AcquireFailure
 	}{
-		{engine.Result{PerMaster: []engine.Outcome{engine.FewAcks}}, results.LostToFewAcks},
-		{engine.Result{PerMaster: []engine.Outcome{engine.Taken}}, results.LostToContention},
-		{engine.Result{PerMaster: []engine.Outcome{engine.Timeout}}, results.LostToError},
-		{engine.Result{PerMaster: []engine.Outcome{engine.OK, engine.OK, engine.Error}, Successes: 2}, results.LostToContention}, // validity ran out
-		{engine.Result{PerMaster: []engine.Outcome{engine.OK, engine.Error, engine.Timeout}, Successes: 1}, results.LostToError},
+		{lock.Result{PerMaster: []engine.Outcome{engine.FewAcks}}, results.LostToFewAcks},
+		{lock.Result{PerMaster: []engine.Outcome{engine.Taken}}, results.LostToContention},
+		{lock.Result{PerMaster: []engine.Outcome{engine.Timeout}}, results.LostToError},
+		{lock.Result{PerMaster: []engine.Outcome{engine.OK, engine.OK, engine.Error}, Successes: 2}, results.LostToContention}, // validity ran out
+		{lock.Result{PerMaster: []engine.Outcome{engine.OK, engine.Error, engine.Timeout}, Successes: 1}, results.LostToError},
 	}
 	for i, tc := range cases {
 		if got := FailureOf(tc.res); got != tc.want {

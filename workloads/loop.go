@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"lockbench/engine"
+	"lockbench/lock"
 	"lockbench/results"
 )
 
@@ -60,7 +61,7 @@ func (w *Worker) Context() context.Context { return w.ctx }
 
 // Held is a lock a worker won.
 type Held struct {
-	Lock     *engine.Lock
+	Lock     *lock.Lock
 	Key      uint64    // the key's index
 	Start    time.Time // when the acquire was sent (not the intended start)
 	Acquired time.Time // when it returned
@@ -128,14 +129,14 @@ func (c *Counts) fold(o *Counts, sign int64) {
 }
 
 // replied files one acquire's per-master outcomes.
-func (c *Counts) replied(res engine.Result) {
+func (c *Counts) replied(res lock.Result) {
 	for m, o := range res.PerMaster {
 		c.PerMaster[m][o]++
 	}
 }
 
 // failed files a failed acquire: contention, errors or few acks.
-func (c *Counts) failed(res engine.Result) {
+func (c *Counts) failed(res lock.Result) {
 	c.replied(res)
 	switch FailureOf(res) {
 	case results.LostToContention:
@@ -152,7 +153,7 @@ type loop struct {
 	ctx         context.Context // ends the run: no acquire starts after it
 	opCtx       context.Context // what acquires run under
 	stop        context.CancelFunc
-	lk          Locker
+	lk          lock.Locker
 	cfg         *RunConfig
 	cycle       Cycle
 	pace        *pacer // nil in closed loop
@@ -238,7 +239,7 @@ func (l *loop) attempt(w *Worker, intended time.Time, measured bool) bool {
 // held counts a won acquire, runs the cycle's use and releases the lock.
 // The winning attempt's latency leaves out the earlier attempts and waits,
 // which time to lock keeps.
-func (l *loop) held(w *Worker, res engine.Result, h Held, intended time.Time) {
+func (l *loop) held(w *Worker, res lock.Result, h Held, intended time.Time) {
 	w.calls++
 	won := h.Acquired.Sub(h.Start) - res.LastStart
 	gap, handed := l.handoffs.taken(h.Key, h.Acquired)
@@ -258,7 +259,7 @@ func (l *loop) held(w *Worker, res engine.Result, h Held, intended time.Time) {
 	}
 }
 
-func (l *loop) failed(w *Worker, res engine.Result, latency time.Duration) {
+func (l *loop) failed(w *Worker, res lock.Result, latency time.Duration) {
 	w.Counts.AttemptsMade += int64(max(res.Attempts, 1))
 	w.Counts.CommandsSent += int64(res.Sent)
 	l.rec.Record(w.ID, results.Failed, latency)
@@ -271,7 +272,7 @@ func (l *loop) failed(w *Worker, res engine.Result, latency time.Duration) {
 
 // won counts a measured acquire as it returns, so its latency lands in
 // the second it happened, however long the use.
-func (l *loop) won(w *Worker, res engine.Result, latency, uncorrected time.Duration) {
+func (l *loop) won(w *Worker, res lock.Result, latency, uncorrected time.Duration) {
 	w.Counts.Acquired++
 	w.Counts.AttemptsMade += int64(max(res.Attempts, 1))
 	w.Counts.CommandsSent += int64(res.Sent)
@@ -285,7 +286,7 @@ func (l *loop) won(w *Worker, res engine.Result, latency, uncorrected time.Durat
 	}
 }
 
-func (l *loop) released(w *Worker, res engine.Result, latency, uncorrected, release time.Duration) {
+func (l *loop) released(w *Worker, res lock.Result, latency, uncorrected, release time.Duration) {
 	l.rec.Record(w.ID, results.Release, release)
 	if obs := l.cfg.Observer; obs != nil {
 		if l.pace == nil {
@@ -298,7 +299,7 @@ func (l *loop) released(w *Worker, res engine.Result, latency, uncorrected, rele
 // holdCycle is the plain cycle of run and sweep: hold the lock for a drawn
 // time inside the probe, extending it when asked to.
 type holdCycle struct {
-	lk    Locker
+	lk    lock.Locker
 	cfg   *RunConfig
 	probe *Probe
 }
@@ -321,7 +322,7 @@ func (c holdCycle) Use(w *Worker, h Held) {
 	if ph.Judged && !ph.Clear && c.cfg.Observer != nil {
 		c.cfg.Observer.Violation()
 	}
-	ext, canExtend := c.lk.(Extender)
+	ext, canExtend := c.lk.(lock.Extender)
 	if !c.cfg.AutoExtend || !canExtend {
 		ext = nil
 	}
@@ -330,7 +331,7 @@ func (c holdCycle) Use(w *Worker, h Held) {
 
 // hold sleeps until the hold ends or the validity runs out, extending the
 // lock (ext non-nil) once a third of the TTL is left.
-func (c holdCycle) hold(w *Worker, h Held, ph Hold, until time.Time, ext Extender) {
+func (c holdCycle) hold(w *Worker, h Held, ph Hold, until time.Time, ext lock.Extender) {
 	cfg, lock := c.cfg, h.Lock
 	for {
 		now := time.Now()
@@ -361,7 +362,7 @@ func (c holdCycle) hold(w *Worker, h Held, ph Hold, until time.Time, ext Extende
 }
 
 // extend extends the held lock by the TTL; false: it was lost.
-func (c holdCycle) extend(w *Worker, h Held, ph Hold, ext Extender) bool {
+func (c holdCycle) extend(w *Worker, h Held, ph Hold, ext lock.Extender) bool {
 	r := ext.Extend(w.ctx, h.Lock, c.cfg.TTL)
 	if h.Measured && c.cfg.Observer != nil {
 		c.cfg.Observer.Extended(r.OK)
@@ -383,7 +384,7 @@ func (c holdCycle) extend(w *Worker, h Held, ph Hold, ext Extender) bool {
 // held the key, or a quorum accepted but too slowly) rather than to masters
 // that timed out or errored. A SET that won with too few replicas'
 // acknowledgements (FewAcks) is neither: see FailureOf.
-func IsContention(res engine.Result) bool {
+func IsContention(res lock.Result) bool {
 	if IsFewAcks(res) {
 		return false
 	}
@@ -400,12 +401,12 @@ func IsContention(res engine.Result) bool {
 
 // IsFewAcks says whether a failed acquire's SET won where WAIT then saw
 // fewer replicas than it asked for (replicated with wait_replicas).
-func IsFewAcks(res engine.Result) bool {
+func IsFewAcks(res lock.Result) bool {
 	return slices.Contains(res.PerMaster, engine.FewAcks)
 }
 
 // FailureOf is why a failed acquire failed.
-func FailureOf(res engine.Result) results.AcquireFailure {
+func FailureOf(res lock.Result) results.AcquireFailure {
 	switch {
 	case IsFewAcks(res):
 		return results.LostToFewAcks

@@ -14,6 +14,7 @@ import (
 	"lockbench/engine"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
+	"lockbench/lock"
 	"lockbench/plan"
 	"lockbench/workloads"
 )
@@ -190,16 +191,16 @@ func (l *echoLocker) roundTrip() {
 	<-r
 }
 
-func (l *echoLocker) Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
+func (l *echoLocker) Acquire(ctx context.Context, key string) (*lock.Lock, lock.Result) {
 	l.roundTrip()
 	now := time.Now()
-	return &engine.Lock{Key: key, Start: now, ValidUntil: now.Add(time.Minute)},
-		engine.Result{Acquired: true, Attempts: 1, Successes: 1, PerMaster: []engine.Outcome{engine.OK}}
+	return &lock.Lock{Key: key, Start: now, ValidUntil: now.Add(time.Minute)},
+		lock.Result{Acquired: true, Attempts: 1, Successes: 1, PerMaster: []engine.Outcome{engine.OK}}
 }
 
-func (l *echoLocker) Release(ctx context.Context, lk *engine.Lock) engine.OpResult {
+func (l *echoLocker) Release(ctx context.Context, lk *lock.Lock) lock.OpResult {
 	l.roundTrip()
-	return engine.OpResult{OK: true, Count: 1, PerMaster: []engine.Outcome{engine.OK}}
+	return lock.OpResult{OK: true, Count: 1, PerMaster: []engine.Outcome{engine.OK}}
 }
 
 func (l *echoLocker) Addrs() []string { return []string{"echo"} }

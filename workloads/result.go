@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"lockbench/engine"
+	"lockbench/lock"
 	"lockbench/results"
 )
 
@@ -23,9 +24,9 @@ type Replies struct {
 }
 
 // RepliesOf are the locker's replies.
-func RepliesOf(lk Locker) Replies {
+func RepliesOf(lk lock.Locker) Replies {
 	var r Replies
-	if ps, ok := lk.(PerServer); ok {
+	if ps, ok := lk.(lock.PerServer); ok {
 		r.Addrs, r.Late = ps.Addrs(), ps.LateOutcomes()
 	}
 	if lr, ok := lk.(interface{ LateReleased() []int64 }); ok {

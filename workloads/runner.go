@@ -17,37 +17,16 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"lockbench/engine"
+	"lockbench/lock"
 	"lockbench/results"
 )
 
-// Locker is what the worker loop drives: a lock service's client
-// (lockbench's engine, redsync behind an adapter, etcd's mutex), so all of
-// them run the same workload.
-type Locker interface {
-	Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result)
-	Release(ctx context.Context, l *engine.Lock) engine.OpResult
-}
-
-// PerServer is a Locker that reports outcomes per server (the Redis
-// masters): its addresses, by the index of Result.PerMaster, and the
-// replies that came after their acquire was decided. A service without
-// (etcd) leaves the result's per-server detail empty.
-type PerServer interface {
-	Addrs() []string
-	LateOutcomes() [][engine.NumOutcomes]int64
-}
-
 // serversOf is how many servers lk reports outcomes for (0: none).
-func serversOf(lk Locker) int {
-	if ps, ok := lk.(PerServer); ok {
+func serversOf(lk lock.Locker) int {
+	if ps, ok := lk.(lock.PerServer); ok {
 		return len(ps.Addrs())
 	}
 	return 0
-}
-
-// Extender is a Locker that can extend a held lock (auto-extension).
-type Extender interface {
-	Extend(ctx context.Context, l *engine.Lock, ttl time.Duration) engine.OpResult
 }
 
 // Observer sees the runner's events as they happen, for live metrics
@@ -188,7 +167,7 @@ type Stats struct {
 // ctx ends (an interrupt): then it stops, releases what it holds and
 // returns what it has. A log that could not be written is returned as the
 // error next to the stats.
-func Run(ctx context.Context, lk Locker, cfg RunConfig) (*Stats, error) {
+func Run(ctx context.Context, lk lock.Locker, cfg RunConfig) (*Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -222,7 +201,7 @@ func waitUntil(ctx context.Context, t time.Time) {
 
 // newLoop sets a run up: its times, context, cycle, recorder, logs and,
 // in open loop, its pacer.
-func newLoop(ctx context.Context, lk Locker, cfg *RunConfig) (*loop, error) {
+func newLoop(ctx context.Context, lk lock.Locker, cfg *RunConfig) (*loop, error) {
 	if cfg.Hold == nil {
 		cfg.Hold = FixedHold{}
 	}
@@ -340,14 +319,14 @@ type window struct {
 
 // markMeasured tells a locker that counts late replies that those from
 // here on are the run's, not the warm-up's.
-func markMeasured(lk Locker) {
+func markMeasured(lk lock.Locker) {
 	if m, ok := lk.(interface{ MarkMeasured() }); ok {
 		m.MarkMeasured()
 	}
 }
 
 // open takes the opening marks.
-func (win *window) open(lk Locker) {
+func (win *window) open(lk lock.Locker) {
 	markMeasured(lk)
 	win.opened = true
 	if win.cfg.OnWindow != nil {
@@ -364,7 +343,7 @@ func (win *window) open(lk Locker) {
 
 // watch waits for the window to open, takes the opening marks and flushes
 // the recorder every second until ctx ends.
-func (win *window) watch(ctx context.Context, lk Locker) {
+func (win *window) watch(ctx context.Context, lk lock.Locker) {
 	if !win.opened {
 		t := time.NewTimer(time.Until(win.from))
 		select {
@@ -394,7 +373,7 @@ func (win *window) watch(ctx context.Context, lk Locker) {
 
 // close takes the closing marks and flushes the last interval; call it
 // after watch has returned.
-func (win *window) close(stop time.Time, lk Locker) {
+func (win *window) close(stop time.Time, lk lock.Locker) {
 	cfg := win.cfg
 	win.cmdEnd, _ = commandsOf(lk)
 	win.wokeEnd = wakeupsOf(lk)

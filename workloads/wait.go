@@ -10,6 +10,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"lockbench/engine"
+	"lockbench/lock"
 	"lockbench/results"
 )
 
@@ -201,7 +202,7 @@ func (w *Worker) waited() results.WorkerWait {
 }
 
 // wakeupsOf reads a notify waiter's wake-ups; nil when it does not notify.
-func wakeupsOf(lk Locker) *results.Wakeups {
+func wakeupsOf(lk lock.Locker) *results.Wakeups {
 	if e, ok := lk.(*engine.Engine); ok && e.Notifying() {
 		n := e.NotifyCounts()
 		return &results.Wakeups{ByMessage: n.WokenByMessage, ByTimeout: n.WokenByTimeout}
@@ -210,7 +211,7 @@ func wakeupsOf(lk Locker) *results.Wakeups {
 }
 
 // commandsOf reads a locker's command counts; false when it keeps none.
-func commandsOf(lk Locker) (engine.Commands, bool) {
+func commandsOf(lk lock.Locker) (engine.Commands, bool) {
 	if c, ok := lk.(interface{ Commands() engine.Commands }); ok {
 		return c.Commands(), true
 	}

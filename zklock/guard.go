@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"lockbench/engine"
+	"lockbench/lock"
 )
 
 // The guarded write on ZooKeeper: the protected value kept in a znode and
@@ -18,8 +18,8 @@ import (
 
 // GuardedRead reads key's counter znode (0 when it does not exist yet),
 // keeping its value and version on the session for the write.
-func (l *Locker) GuardedRead(_ context.Context, lock *engine.Lock, key string) (int64, error) {
-	s := lock.Handle.(held).s
+func (l *Locker) GuardedRead(_ context.Context, lk *lock.Lock, key string) (int64, error) {
+	s := lk.Handle.(held).s
 	l.rpcs.Add(1)
 	data, st, err := s.conn.Get(counterPath(key))
 	switch {
@@ -44,8 +44,8 @@ func counterPath(key string) string { return dir("counter:" + key) }
 // then set (or create) the counter at the version read. Refused (nothing
 // written) when the lock znode is gone, the session ended, or the counter
 // moved since the read; prev is the value read.
-func (l *Locker) GuardedWrite(_ context.Context, lock *engine.Lock, key string, v int64) (bool, int64, error) {
-	h := lock.Handle.(held)
+func (l *Locker) GuardedWrite(_ context.Context, lk *lock.Lock, key string, v int64) (bool, int64, error) {
+	h := lk.Handle.(held)
 	s := h.s
 	data := []byte(strconv.FormatInt(v, 10))
 	var set any = &zk.SetDataRequest{Path: counterPath(key), Data: data, Version: s.readVersion}

@@ -16,6 +16,7 @@ import (
 	"lockbench/engine"
 	"lockbench/internal/sessionloss"
 	"lockbench/internal/slots"
+	"lockbench/lock"
 	"lockbench/results"
 )
 
@@ -231,19 +232,19 @@ func (s *session) abandon() {
 // Acquire takes key: in the recipe's queue, or by the try-once variant
 // with the retry policy. Result.Err is set only when ctx ended; a lost
 // connection or an election is a failed attempt the caller may retry.
-func (l *Locker) Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
+func (l *Locker) Acquire(ctx context.Context, key string) (*lock.Lock, lock.Result) {
 	start := time.Now()
 	s, err := l.sessions.Take(ctx)
 	if err != nil {
-		return nil, engine.Result{Attempts: 1, Elapsed: time.Since(start), Err: ctx.Err()}
+		return nil, lock.Result{Attempts: 1, Elapsed: time.Since(start), Err: ctx.Err()}
 	}
 	var path string
-	var res engine.Result
+	var res lock.Result
 	if l.cfg.Strategy == StrategyQueue {
 		path, res = l.queue(ctx, s, key)
 	} else {
-		var lk *engine.Lock
-		lk, res = l.cfg.Retry.Acquire(ctx, func(ctx context.Context) (*engine.Lock, engine.Result) { return l.tryOnce(ctx, s, key) })
+		var lk *lock.Lock
+		lk, res = l.cfg.Retry.Acquire(ctx, func(ctx context.Context) (*lock.Lock, lock.Result) { return l.tryOnce(ctx, s, key) })
 		if lk != nil {
 			path = lk.Token
 		}
@@ -258,7 +259,7 @@ func (l *Locker) Acquire(ctx context.Context, key string) (*engine.Lock, engine.
 
 // granted0 reads the holder znode's czxid, the lock's fencing token: a
 // lock whose token cannot be read is released and counts as not taken.
-func (l *Locker) granted0(s *session, key, path string, start time.Time, res engine.Result) (*engine.Lock, engine.Result) {
+func (l *Locker) granted0(s *session, key, path string, start time.Time, res lock.Result) (*lock.Lock, lock.Result) {
 	l.rpcs.Add(1)
 	res.Sent++
 	ok, st, err := s.conn.Exists(path)
@@ -268,7 +269,7 @@ func (l *Locker) granted0(s *session, key, path string, start time.Time, res eng
 		res.Acquired = false
 		return nil, res
 	}
-	return &engine.Lock{Key: key, Token: path, Start: start, ValidUntil: start.Add(noValidity),
+	return &lock.Lock{Key: key, Token: path, Start: start, ValidUntil: start.Add(noValidity),
 		Handle: held{s, path}, Fence: st.Czxid, Lost: s.lost}, res
 }
 
@@ -370,14 +371,14 @@ func seq(name string) string { return name[max(0, len(name)-10):] }
 
 // queue waits in key's queue, watching its predecessor, at most the wait
 // time: a caller that waited that long gave up (the key was taken).
-func (l *Locker) queue(ctx context.Context, s *session, key string) (string, engine.Result) {
+func (l *Locker) queue(ctx context.Context, s *session, key string) (string, lock.Result) {
 	wctx := ctx
 	if wt := l.cfg.Retry.WaitTime; wt > 0 {
 		var cancel context.CancelFunc
 		wctx, cancel = context.WithTimeout(ctx, wt)
 		defer cancel()
 	}
-	res := engine.Result{Attempts: 1, Sent: 1}
+	res := lock.Result{Attempts: 1, Sent: 1}
 	path, err := l.enter(s, key)
 	if err == nil {
 		err = l.waitTurn(wctx, s, path)
@@ -428,27 +429,27 @@ func (l *Locker) waitTurn(ctx context.Context, s *session, path string) error {
 
 // tryOnce is the try-once variant: enter the queue, hold the lock if
 // first, else leave it (taken). Another error is a failed attempt.
-func (l *Locker) tryOnce(ctx context.Context, s *session, key string) (*engine.Lock, engine.Result) {
+func (l *Locker) tryOnce(ctx context.Context, s *session, key string) (*lock.Lock, lock.Result) {
 	if s.dirty {
-		return nil, engine.Result{Err: ctx.Err()} // abandoned: its slot is refilled when given back
+		return nil, lock.Result{Err: ctx.Err()} // abandoned: its slot is refilled when given back
 	}
 	path, err := l.enter(s, key)
 	if err != nil {
 		if inDoubt(err) {
 			s.abandon() // a create whose outcome is unknown
 		}
-		return nil, engine.Result{Sent: 1, Err: ctx.Err()}
+		return nil, lock.Result{Sent: 1, Err: ctx.Err()}
 	}
 	pred, err := l.predecessor(s, path)
 	switch {
 	case err == nil && pred == "": // the retry loop stops at a lock: Acquire makes the real one
-		return &engine.Lock{Token: path}, engine.Result{Acquired: true, Sent: 2}
+		return &lock.Lock{Token: path}, lock.Result{Acquired: true, Sent: 2}
 	case err == nil:
 		l.remove(s, path)
-		return nil, engine.Result{Taken: true, Sent: 3}
+		return nil, lock.Result{Taken: true, Sent: 3}
 	}
 	l.remove(s, path)
-	return nil, engine.Result{Sent: 2, Err: ctx.Err()}
+	return nil, lock.Result{Sent: 2, Err: ctx.Err()}
 }
 
 // remove deletes the caller's znode; when that failed the session is
@@ -463,15 +464,15 @@ func (l *Locker) remove(s *session, path string) {
 // Release deletes the holder's znode (the next waiter's watch fires) and
 // gives its session back; a delete that failed ends the session, so that
 // the znode cannot block the queue.
-func (l *Locker) Release(ctx context.Context, lock *engine.Lock) engine.OpResult {
+func (l *Locker) Release(ctx context.Context, lk *lock.Lock) lock.OpResult {
 	start := time.Now()
-	h := lock.Handle.(held)
+	h := lk.Handle.(held)
 	l.rpcs.Add(1)
 	err := h.s.conn.Delete(h.path, -1)
 	ok := err == nil
 	h.s.dirty = h.s.dirty || !ok && !errors.Is(err, zk.ErrNoNode)
 	l.giveBack(h.s)
-	return engine.OpResult{OK: ok, Count: b2i(ok), Elapsed: time.Since(start), Sent: 1}
+	return lock.OpResult{OK: ok, Count: b2i(ok), Elapsed: time.Since(start), Sent: 1}
 }
 
 func b2i(b bool) int {

@@ -21,6 +21,7 @@ import (
 	goredislib "github.com/redis/go-redis/v9"
 
 	"lockbench/engine"
+	"lockbench/lock"
 	"lockbench/results"
 )
 
@@ -154,15 +155,15 @@ func (d *Driver) LateOutcomes() [][engine.NumOutcomes]int64 { return d.late.snap
 
 // Acquire tries to take key with the engine's retry policy, each attempt
 // one redsync TryLockContext.
-func (d *Driver) Acquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
-	return d.cfg.Retry().Acquire(ctx, func(ctx context.Context) (*engine.Lock, engine.Result) { return d.tryAcquire(ctx, key) })
+func (d *Driver) Acquire(ctx context.Context, key string) (*lock.Lock, lock.Result) {
+	return d.cfg.Retry().Acquire(ctx, func(ctx context.Context) (*lock.Lock, lock.Result) { return d.tryAcquire(ctx, key) })
 }
 
 // tryAcquire is one redsync attempt, with every master's SET outcome.
-func (d *Driver) tryAcquire(ctx context.Context, key string) (*engine.Lock, engine.Result) {
+func (d *Driver) tryAcquire(ctx context.Context, key string) (*lock.Lock, lock.Result) {
 	n := len(d.addrs)
 	if err := ctx.Err(); err != nil {
-		return nil, engine.Result{Err: err, PerMaster: make([]engine.Outcome, n)}
+		return nil, lock.Result{Err: err, PerMaster: make([]engine.Outcome, n)}
 	}
 	rec := newAttempt(opSetNX, n, d.cfg.Wait == engine.WaitQuorum, d.late)
 	m := d.rs.NewMutex(key, d.options(d.cfg.TTL)...)
@@ -170,12 +171,12 @@ func (d *Driver) tryAcquire(ctx context.Context, key string) (*engine.Lock, engi
 	err := m.TryLockContext(withAttempt(ctx, rec))
 	end := time.Now()
 	outs, ok := rec.close()
-	res := engine.Result{Successes: ok, Elapsed: end.Sub(t1), PerMaster: outs,
+	res := lock.Result{Successes: ok, Elapsed: end.Sub(t1), PerMaster: outs,
 		Validity: engine.Validity(d.cfg.TTL, end.Sub(t1), d.cfg.DriftFactor)}
 	if err == nil {
 		res.Acquired = true
 		res.Validity = m.Until().Sub(end)
-		return &engine.Lock{Key: key, Token: m.Value(), Start: t1, ValidUntil: m.Until(), Handle: m}, res
+		return &lock.Lock{Key: key, Token: m.Value(), Start: t1, ValidUntil: m.Until(), Handle: m}, res
 	}
 	if ctx.Err() != nil {
 		res.Err = ctx.Err()
@@ -184,7 +185,7 @@ func (d *Driver) tryAcquire(ctx context.Context, key string) (*engine.Lock, engi
 }
 
 // mutexFor is the redsync mutex of a held lock, for a lock of ttl.
-func (d *Driver) mutexFor(l *engine.Lock, ttl time.Duration) *redsync.Mutex {
+func (d *Driver) mutexFor(l *lock.Lock, ttl time.Duration) *redsync.Mutex {
 	if m, ok := l.Handle.(*redsync.Mutex); ok && ttl == d.cfg.TTL {
 		return m
 	}
@@ -195,7 +196,7 @@ func (d *Driver) mutexFor(l *engine.Lock, ttl time.Duration) *redsync.Mutex {
 // bounded by the per-master timeout as the engine's release is. OK when at
 // least one master freed it (as the engine counts it; redsync's own answer
 // wants a quorum).
-func (d *Driver) Release(ctx context.Context, l *engine.Lock) engine.OpResult {
+func (d *Driver) Release(ctx context.Context, l *lock.Lock) lock.OpResult {
 	rec := newAttempt(opEval, len(d.addrs), false, nil)
 	m := d.mutexFor(l, d.cfg.TTL)
 	t1 := time.Now()
@@ -204,18 +205,18 @@ func (d *Driver) Release(ctx context.Context, l *engine.Lock) engine.OpResult {
 	cancel()
 	elapsed := time.Since(t1)
 	outs, n := rec.close()
-	return engine.OpResult{OK: n > 0, Count: n, Elapsed: elapsed, PerMaster: outs}
+	return lock.OpResult{OK: n > 0, Count: n, Elapsed: elapsed, PerMaster: outs}
 }
 
 // Extend resets the TTL through redsync's ExtendContext, each master bounded
 // by the per-master timeout. As with the engine, a lock whose validity has
 // run out is not extended, and the extension counts only if it ended within
 // the old validity.
-func (d *Driver) Extend(ctx context.Context, l *engine.Lock, ttl time.Duration) engine.OpResult {
+func (d *Driver) Extend(ctx context.Context, l *lock.Lock, ttl time.Duration) lock.OpResult {
 	n := len(d.addrs)
 	t1 := time.Now()
 	if !t1.Before(l.ValidUntil) {
-		return engine.OpResult{PerMaster: make([]engine.Outcome, n)}
+		return lock.OpResult{PerMaster: make([]engine.Outcome, n)}
 	}
 	rec := newAttempt(opEval, n, false, nil)
 	m := d.mutexFor(l, ttl)
@@ -224,7 +225,7 @@ func (d *Driver) Extend(ctx context.Context, l *engine.Lock, ttl time.Duration) 
 	cancel()
 	now := time.Now()
 	outs, ok := rec.close()
-	res := engine.OpResult{Count: ok, Elapsed: now.Sub(t1), PerMaster: outs}
+	res := lock.OpResult{Count: ok, Elapsed: now.Sub(t1), PerMaster: outs}
 	if extended && now.Before(l.ValidUntil) {
 		res.OK = true
 		res.Validity = m.Until().Sub(now)

@@ -1,0 +1,103 @@
+// Package lock is the seam between the worker loop and a lock service. A
+// service (Redlock's engine or redsync on Redis masters, etcd, ZooKeeper,
+// PostgreSQL) is a package with a Locker and its servers: the loop knows
+// nothing else of it. What only some services have is optional: a
+// fencing token and a lost-lock signal on the held lock, per-server
+// outcomes (PerServer), extension (Extender). Package engine's Lock,
+// Result, OpResult and Outcome are these.
+package lock
+
+import (
+	"context"
+	"time"
+)
+
+// Lock is a lock a caller holds, as its service granted it.
+type Lock struct {
+	Key   string // the key, as the caller named it
+	Token string // the holder's own value on the servers ("" : the service keeps none)
+	Start time.Time
+	// ValidUntil is when the holder must stop using the lock: a Redlock's
+	// t1 + TTL − drift; a lock kept alive by its session has none (far
+	// future), and Lost says when it ended instead.
+	ValidUntil time.Time
+	Handle     any // the service client's own lock object, when it has one
+	// Fence is the service's own fencing token (etcd: the revision the
+	// lock was granted at; ZooKeeper: the holder znode's czxid), 0 when it
+	// issues none (Redis); each service's result settings say where it
+	// comes from (fence_source).
+	Fence int64
+	// Lost, when not nil, is closed once the service ended the lock under
+	// its holder (a session's lease or connection that ended).
+	Lost <-chan struct{}
+	// Room is where a per-server Locker keeps its release's outcomes,
+	// allocated with the lock (the engine: one allocation per cycle).
+	Room []Outcome
+}
+
+// Outcome is what one server said to one command (a per-server Locker's).
+type Outcome uint8
+
+const (
+	Pending Outcome = iota // sent, but the caller stopped waiting before it answered (wait=quorum)
+	OK                     // SET NX won, or the script acted on our token
+	Taken                  // SET NX lost, or the key holds another token (or none)
+	Timeout                // no answer within the per-server timeout
+	Error                  // connection or server error
+	NotSent                // sequential with wait=quorum: decided before this server's turn
+	FewAcks                // replicated with WAIT: the SET won, fewer than WaitReplicas replicas acknowledged it
+	NumOutcomes
+)
+
+var outcomeNames = [...]string{"pending", "ok", "taken", "timeout", "error", "not_sent", "few_acks"}
+
+func (o Outcome) String() string { return outcomeNames[o] }
+
+// Result is what an acquire came to.
+type Result struct {
+	Acquired  bool
+	Attempts  int
+	Successes int           // servers that accepted the last attempt (per-server Lockers)
+	Elapsed   time.Duration // first attempt start to decision
+	LastStart time.Duration // first attempt start to the last attempt's start (0 for one attempt)
+	Validity  time.Duration // TTL − elapsed − drift of the last attempt: left from its end; not positive means too slow
+	PerMaster []Outcome     // outcomes of the last attempt, by server (nil: a service without per-server outcomes)
+	Err       error         // the context ended
+	// Taken: another holder had the key (a service without per-server
+	// outcomes says so here; PerMaster says it per server).
+	Taken bool
+	// Sent is the commands the acquire sent, every attempt's (0 from a
+	// client that does not count them).
+	Sent int
+}
+
+// OpResult is what a release or an extend saw.
+type OpResult struct {
+	OK        bool // release: the lock was freed; extend: kept within validity
+	Count     int  // servers that acted on our token
+	Elapsed   time.Duration
+	Validity  time.Duration // extend: the new validity
+	PerMaster []Outcome
+	Sent      int // release: its commands
+}
+
+// Locker is a lock service's client, as the worker loop drives it.
+type Locker interface {
+	Acquire(ctx context.Context, key string) (*Lock, Result)
+	Release(ctx context.Context, l *Lock) OpResult
+}
+
+// PerServer is a Locker that reports outcomes per server (Redis'
+// masters): its addresses, by the index of Result.PerMaster, and the
+// replies that came after their acquire was decided. A service without
+// (etcd, ZooKeeper, PostgreSQL) leaves the result's per-server detail
+// empty: it fakes no masters.
+type PerServer interface {
+	Addrs() []string
+	LateOutcomes() [][NumOutcomes]int64
+}
+
+// Extender is a Locker that can extend a held lock (auto-extension).
+type Extender interface {
+	Extend(ctx context.Context, l *Lock, ttl time.Duration) OpResult
+}
