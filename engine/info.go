@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +48,18 @@ func (e *Engine) ServerCPU(ctx context.Context) []time.Duration {
 		out[i] = ParseInfo(info).CPU()
 	}
 	return out
+}
+
+// InfoAt is INFO's default sections from the master at addr (one of
+// Addrs), for live metrics.
+func (e *Engine) InfoAt(ctx context.Context, addr string) (string, error) {
+	for i, a := range e.addrs {
+		if a == addr {
+			l := e.links[i]
+			return l.client.Do(ctx, l.client.B().Info().Build()).ToString()
+		}
+	}
+	return "", fmt.Errorf("%s is not one of the engine's masters", addr)
 }
 
 // info runs INFO section on every master; "" for a master that failed.

@@ -100,7 +100,8 @@ func TestDashboardQueriesNameExportedMetrics(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"lockbench_cycles_total", "lockbench_acquire_seconds", "lockbench_master_replies_total",
-		"lockbench_safety_violations_total", "lockbench_lost_updates_total", "lockbench_pacer_lag_seconds"} {
+		"lockbench_safety_violations_total", "lockbench_lost_updates_total", "lockbench_pacer_lag_seconds",
+		"lockbench_time_to_lock_seconds", "lockbench_gave_up_total", "lockbench_master_cpu_seconds_total"} {
 		if !used[want] {
 			t.Errorf("no panel shows %s", want)
 		}

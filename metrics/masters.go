@@ -17,6 +17,7 @@ type InfoFunc func(ctx context.Context, addr string) (string, error)
 // answers, and its CPU and command counters (what `lockbench masters`
 // exports while other runs use its masters).
 type mastersCollector struct {
+	mu                     sync.Mutex
 	addrs                  []string
 	info                   InfoFunc
 	up, cpu, clients, cmds *prometheus.Desc
@@ -27,16 +28,24 @@ var masterNames = []string{"lockbench_master_up", "lockbench_master_cpu_seconds_
 
 // WatchMasters exports lockbench_master_up, _cpu_seconds_total,
 // _connected_clients and _commands_processed_total for addrs (display
-// addresses: they become the master label).
+// addresses: they become the master label). Called again (a later cell's
+// masters), it watches those instead.
 func (e *Exporter) WatchMasters(addrs []string, info InfoFunc) {
-	l := []string{"master"}
-	e.reg.MustRegister(&mastersCollector{
-		addrs: addrs, info: info,
-		up:      prometheus.NewDesc(masterNames[0], "1 when the master answered INFO at this scrape, else 0.", l, nil),
-		cpu:     prometheus.NewDesc(masterNames[1], "The master's CPU time (INFO used_cpu_sys + used_cpu_user).", l, nil),
-		clients: prometheus.NewDesc(masterNames[2], "Clients connected to the master (INFO connected_clients).", l, nil),
-		cmds:    prometheus.NewDesc(masterNames[3], "Commands the master processed (INFO total_commands_processed).", l, nil),
-	})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.masters == nil {
+		l := []string{"master"}
+		e.masters = &mastersCollector{
+			up:      prometheus.NewDesc(masterNames[0], "1 when the master answered INFO at this scrape, else 0.", l, nil),
+			cpu:     prometheus.NewDesc(masterNames[1], "The master's CPU time (INFO used_cpu_sys + used_cpu_user).", l, nil),
+			clients: prometheus.NewDesc(masterNames[2], "Clients connected to the master (INFO connected_clients).", l, nil),
+			cmds:    prometheus.NewDesc(masterNames[3], "Commands the master processed (INFO total_commands_processed).", l, nil),
+		}
+		e.reg.MustRegister(e.masters)
+	}
+	e.masters.mu.Lock()
+	e.masters.addrs, e.masters.info = addrs, info
+	e.masters.mu.Unlock()
 }
 
 func (c *mastersCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -47,14 +56,17 @@ func (c *mastersCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *mastersCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	addrs, info := c.addrs, c.info
+	c.mu.Unlock()
 	var wg sync.WaitGroup
-	for _, addr := range c.addrs {
+	for _, addr := range addrs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			text, err := c.info(ctx, addr)
+			text, err := info(ctx, addr)
 			if err != nil {
 				ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 0, addr)
 				return

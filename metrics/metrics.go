@@ -73,6 +73,9 @@ type Exporter struct {
 	sampled     sync.WaitGroup
 	closeOnce   sync.Once
 	closeErr    error
+
+	mu      sync.Mutex
+	masters *mastersCollector // nil until WatchMasters
 }
 
 // vecs are the metric families; cells take children of them.

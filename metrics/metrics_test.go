@@ -95,6 +95,20 @@ func TestExpositionPassesPromtool(t *testing.T) {
 	}
 }
 
+// A later cell's masters replace the earlier ones' (a sweep's cells each
+// watch theirs); watching twice must not register twice.
+func TestWatchMastersAgainWatchesTheNewOnes(t *testing.T) {
+	e := New(Options{Version: "test"})
+	defer e.Close()
+	info := func(context.Context, string) (string, error) { return "used_cpu_sys:1\r\n", nil }
+	e.WatchMasters([]string{"127.0.0.1:1"}, info)
+	e.WatchMasters([]string{"127.0.0.1:2"}, info)
+	text := exposition(t, e)
+	if !bytes.Contains(text, []byte(`lockbench_master_up{master="127.0.0.1:2"} 1`)) || bytes.Contains(text, []byte(`master="127.0.0.1:1"`)) {
+		t.Fatalf("exposition after the second watch:\n%s", text)
+	}
+}
+
 // A cell shows a linearizability verdict only once one came: no 0 (not
 // linearizable) that nothing judged.
 func TestLinearizableOnlyWhenJudged(t *testing.T) {

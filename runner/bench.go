@@ -71,6 +71,9 @@ func openRedis(ctx context.Context, env cellEnv) (_ lockService, err error) {
 		return nil, err
 	}
 	r.win = bench.NewWindowReadings(ctx, r.eng, m)
+	if mx := env.opt.Metrics; mx != nil { // the masters' CPU and counters, live
+		mx.WatchMasters(r.eng.Addrs(), r.eng.InfoAt)
+	}
 	r.lk, err = newLocker(ctx, s, cfg, r.eng)
 	return r, err
 }
