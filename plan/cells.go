@@ -54,7 +54,7 @@ func (sc *Scenario) parseAxes(m yaml.Node) error {
 // parseAxis reads one axis, type-checking each value with its line.
 func (sc *Scenario) parseAxis(k, v *yaml.Node) (Axis, error) {
 	ax := Axis{Name: settingAlias(k.Value)}
-	if err := sc.checkSettingName(ax.Name, nil); err != nil {
+	if err := sc.kind().check(ax.Name, nil); err != nil {
 		return ax, fmt.Errorf("line %d: matrix: %w", k.Line, err)
 	}
 	if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
@@ -186,11 +186,7 @@ func (sc *Scenario) overrides(n *yaml.Node) map[string]string {
 	if n.Kind == yaml.MappingNode {
 		for j := 0; j+1 < len(n.Content); j += 2 {
 			k, v := n.Content[j], n.Content[j+1]
-			name := k.Value
-			if sc.Faulty && name == "masters" && v.ShortTag() == "!!int" {
-				name = "local"
-			}
-			out[name] = v.Value
+			out[sc.kind().settingName(k.Value, v.ShortTag() == "!!int")] = v.Value
 		}
 	}
 	return out
@@ -261,13 +257,14 @@ var fileSafe = regexp.MustCompile(`[^A-Za-z0-9=,._-]+`)
 
 // EstimatedDuration is the sum of warm-ups and measured windows, plus a
 // guess of a few seconds per server set started (more for a replicated
-// set: its replicas sync and its Sentinels find each other).
+// set: its replicas sync and its Sentinels find each other); a fault
+// cell's MastersKey is its own, so it starts a set.
 func EstimatedDuration(cells []Cell) time.Duration {
 	var d time.Duration
 	prev := ""
 	for _, c := range cells {
 		d += time.Duration(c.Settings.Warmup + c.Settings.Duration)
-		if k := c.MastersKey(); k != prev || c.Faulty {
+		if k := c.MastersKey(); k != prev {
 			d += 2 * time.Second
 			if c.Settings.Replicated() {
 				d += 3 * time.Second
@@ -301,7 +298,7 @@ func RepeatsNeedFreshMasters(s Settings) bool {
 // fault cell's servers are its own (it crashes them).
 func (c Cell) MastersKey() string {
 	s := c.Settings
-	if c.Faulty {
+	if c.kind().ownServers {
 		return "cell " + c.ID
 	}
 	if s.Postgres() {

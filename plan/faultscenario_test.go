@@ -308,20 +308,26 @@ func TestOldAndNewNameTogether(t *testing.T) {
 	}
 }
 
-// A file with faults: or expect: anywhere (the scenario or a cell) is a
-// fault scenario, starting from the fault defaults; one without is a
-// benchmark, unless read as a fault scenario (faulty=true).
+// A file with faults: or a fault scenario's own setting anywhere (the
+// scenario or a cell) is a fault scenario, starting from the fault
+// defaults; one without is a benchmark, expectations or not, unless read
+// as a fault scenario (faulty=true).
 func TestFaultScenarioByContent(t *testing.T) {
 	for doc, faulty := range map[string]bool{
 		"faults: [{at: 1s, kind: crash, master_index: [0]}]\n": true,
 		"faults: []\n":                          true,
-		"expect: {}\n":                          true,
 		"faults: []\nexpect: {violations: 0}\n": true,
-		"expect: {violations: 0}\n":             true,
 		"cells:\n  - name: a\n    faults: [{at: 1s, kind: pause, client_index: [0]}]\n": true,
-		"cells:\n  - name: a\n    expect: {violations: 0}\n":                            true,
-		"settings: {workers: 2}\n":                                                      false,
-		"cells:\n  - name: a\n    settings: {workers: 2}\n":                             false,
+		// A setting only a fault scenario takes, anywhere, makes one.
+		"settings: {clients: 2}\n":                        true,
+		"matrix: {fencing: [true, false]}\n":              true,
+		"cells:\n  - name: a\n    settings: {stock: 5}\n": true,
+		// Expectations alone do not: a benchmark may carry them.
+		"expect: {}\n":              false,
+		"expect: {violations: 0}\n": false,
+		"cells:\n  - name: a\n    expect: {violations: 0}\n": false,
+		"settings: {workers: 2}\n":                           false,
+		"cells:\n  - name: a\n    settings: {workers: 2}\n":  false,
 	} {
 		sc, cells := cellsOf(t, "x.yaml", doc, false)
 		if sc.Faulty != faulty {
@@ -341,24 +347,49 @@ func TestFaultScenarioByContent(t *testing.T) {
 		t.Errorf("forced: %+v", cells)
 	}
 	// The unnamed cell of a fault scenario is named after the scenario.
-	if _, cells := cellsOf(t, "x.yaml", "name: solo\nexpect: {violations: 0}\n", false); cells[0].Name != "solo" || cells[0].ID != "000-solo" {
+	if _, cells := cellsOf(t, "x.yaml", "name: solo\nfaults: []\n", false); cells[0].Name != "solo" || cells[0].ID != "000-solo" {
 		t.Errorf("unnamed fault cell: %q %q", cells[0].Name, cells[0].ID)
 	}
 }
 
-// A fault scenario's own settings (clients, fencing, ...) in a benchmark
-// scenario are refused, naming the key and its line, wherever they are.
+// A fault scenario's own settings (clients, fencing, ...) make a file a
+// fault scenario, wherever they are, so a benchmark setting beside one is
+// refused, naming the key and its line; as a flag over a benchmark, one
+// is refused.
 func TestBenchmarkRefusesFaultSettings(t *testing.T) {
-	for key := range FaultOnly {
+	for _, key := range onlyIn(faultOnly) {
 		for doc, line := range map[string]string{
-			"settings:\n  workers: 2\n  " + key + ": 1\n":                "line 3: settings: " + key + ": only for fault scenarios",
-			"matrix:\n  " + key + ": [1, 2]\n":                           "line 2: matrix: " + key + ": only for fault scenarios",
-			"cells:\n  - name: a\n    settings:\n      " + key + ": 1\n": "line 4: cells[0].settings: " + key + ": only for fault scenarios",
+			"settings:\n  warmup: 2s\n  " + key + ": 1\n":                                        "line 2: settings: warmup: not available in a fault scenario",
+			"matrix:\n  warmup: [1s]\n  " + key + ": [1, 2]\n":                                   "line 2: matrix: warmup: not available in a fault scenario",
+			"settings: {warmup: 1s}\ncells:\n  - name: a\n    settings:\n      " + key + ": 1\n": "line 1: settings: warmup: not available in a fault scenario",
 		} {
 			_, err := Parse("x.yaml", []byte(doc), false)
 			if err == nil || !strings.Contains(err.Error(), line) || !strings.HasPrefix(err.Error(), "config: x.yaml: ") {
 				t.Errorf("%q: %v, want %q", doc, err, line)
 			}
+		}
+		if ok, err := flagAccepted(key, "1", false); ok {
+			t.Errorf("--%s over a benchmark: %v", FlagName(key), err)
+		}
+	}
+}
+
+// Expectations alone leave a sweep a benchmark: its settings, warm-up
+// included, stay valid, and every cell carries the expectations.
+func TestBenchmarkWithExpectations(t *testing.T) {
+	doc := "settings: {warmup: 1s, driver: redsync}\nmatrix:\n  workers: [1, 2]\nexpect: {acquisitions: \">=10\"}\n" +
+		"cells:\n  - name: a\n  - name: b\n    expect: {gave_up: 0}\n"
+	sc, cells := cellsOf(t, "sweep.yaml", doc, false)
+	if sc.Faulty || len(cells) != 4 {
+		t.Fatalf("faulty %v, %d cells; want a benchmark of 4", sc.Faulty, len(cells))
+	}
+	for i, want := range []string{"acquisitions >=10", "acquisitions >=10", "gave_up ==0", "gave_up ==0"} {
+		c := cells[i]
+		if c.Faulty || c.Settings.Warmup != Duration(time.Second) || len(c.Expect) != 1 || c.Expect[0].String() != want {
+			t.Errorf("%s: faulty %v warmup %v expect %v; want a benchmark cell, warmup 1s, %s", c.ID, c.Faulty, c.Settings.Warmup, c.Expect, want)
+		}
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s: %v", c.ID, err)
 		}
 	}
 }
@@ -367,12 +398,12 @@ func TestBenchmarkRefusesFaultSettings(t *testing.T) {
 // the key and its line and what it does take.
 func TestFaultScenarioRefusesBenchmarkSettings(t *testing.T) {
 	for _, key := range []string{"driver", "warmup", "rate", "load", "distribution", "auto_extend", "retries", "net_latency", "local_cpus", "embedded", "segment"} {
-		if FaultSettings[key] {
+		if faultScenario.takes(key) {
 			t.Fatalf("%s is a fault setting", key)
 		}
 		for doc, line := range map[string]string{
 			"faults: []\nsettings:\n  " + key + ": x\n":                             "line 3: settings: " + key + ": not available in a fault scenario",
-			"expect: {violations: 0}\nmatrix:\n  " + key + ": [x]\n":                "line 3: matrix: " + key + ": not available in a fault scenario",
+			"faults: []\nmatrix:\n  " + key + ": [x]\n":                             "line 3: matrix: " + key + ": not available in a fault scenario",
 			"cells:\n  - name: a\n    faults: []\n    settings: {" + key + ": x}\n": "line 4: cells[0].settings: " + key + ": not available",
 		} {
 			_, err := Parse("x.yaml", []byte(doc), false)
@@ -451,7 +482,7 @@ cells:
 		t.Errorf("bad override: %v", err)
 	}
 	// A fault scenario's named cells take a matrix too.
-	_, cells = cellsOf(t, "x.yaml", "expect: {violations: 0}\nmatrix:\n  persistence: [none, aof-always]\ncells:\n  - name: a\n", false)
+	_, cells = cellsOf(t, "x.yaml", "faults: []\nmatrix:\n  persistence: [none, aof-always]\ncells:\n  - name: a\n", false)
 	if len(cells) != 2 || cells[1].ID != "001-a,persistence=aof-always" || cells[1].Settings.Persistence != "aof-always" || !cells[1].Faulty {
 		t.Errorf("fault matrix: %+v", cells)
 	}
@@ -468,7 +499,7 @@ func TestMastersKey(t *testing.T) {
 	if cells[0].MastersKey() != cells[2].MastersKey() || cells[0].MastersKey() == cells[1].MastersKey() {
 		t.Errorf("keys %q %q %q", cells[0].MastersKey(), cells[1].MastersKey(), cells[2].MastersKey())
 	}
-	_, cells = cellsOf(t, "x.yaml", "expect: {violations: 0}\ncells:\n  - name: a\n  - name: b\n", false)
+	_, cells = cellsOf(t, "x.yaml", "faults: []\ncells:\n  - name: a\n  - name: b\n", false)
 	if cells[0].MastersKey() == cells[1].MastersKey() {
 		t.Errorf("fault cells share masters: %q", cells[0].MastersKey())
 	}

@@ -85,12 +85,12 @@ func TestEveryFaultSettingsFlagApplies(t *testing.T) {
 	seen := map[string]bool{}
 	fs.VisitAll(func(f *pflag.Flag) {
 		name := strings.ReplaceAll(f.Name, "-", "_")
-		if name != "masters" && !FaultSettings[name] {
+		if name != "masters" && !faultScenario.takes(settingAlias(name)) {
 			t.Errorf("--%s: not a fault setting", f.Name)
 		}
 		seen[name] = true
 	})
-	for name := range FaultSettings {
+	for _, name := range settingsIn(faultOnly) {
 		if !seen[name] {
 			t.Errorf("%s: no flag", name)
 		}

@@ -61,9 +61,38 @@ func (f *addrsFlag) Replace(v []string) error {
 }
 func (f *addrsFlag) GetSlice() []string { return append([]string(nil), *f.m...) }
 
-// BindFlags registers every setting as a flag on fs, bound to s; the flag
-// names are the YAML names with "_" written as "-".
-func BindFlags(fs *pflag.FlagSet, s *Settings) {
+// BindFlags registers a benchmark's settings as flags on fs, bound to s;
+// the flag names are the YAML names with "_" written as "-".
+func BindFlags(fs *pflag.FlagSet, s *Settings) { benchmark.bindFlags(fs, s) }
+
+// BindFaultFlags registers a fault scenario's settings as flags on fs,
+// bound to s.
+func BindFaultFlags(fs *pflag.FlagSet, s *Settings) { faultScenario.bindFlags(fs, s) }
+
+// bindFlags registers the settings the kind takes: every setting's flag,
+// as bindSettings binds it, kept when the kind takes its setting.
+func (k *kind) bindFlags(fs *pflag.FlagSet, s *Settings) {
+	all := pflag.NewFlagSet("all", pflag.ContinueOnError)
+	bindSettings(all, s)
+	all.VisitAll(func(f *pflag.Flag) {
+		if k.takes(settingAlias(strings.ReplaceAll(f.Name, "-", "_"))) {
+			if u, ok := k.usage[f.Name]; ok {
+				f.Usage = u
+			}
+			fs.AddFlag(f)
+		}
+	})
+	if k.oldMasters {
+		// --masters N: the old name of --local; hidden, as masters are
+		// addresses everywhere else.
+		fs.Var(oldMastersFlag{s}, "masters", "old name of --local")
+		_ = fs.MarkHidden("masters")
+	}
+	markGiven(fs, s)
+}
+
+// bindSettings registers every setting, of either kind, as a flag on fs.
+func bindSettings(fs *pflag.FlagSet, s *Settings) {
 	dur := func(p *Duration, name, usage string) { fs.Var(durationFlag{p}, name, usage) }
 	fs.Var(&addrsFlag{m: &s.Masters}, "masters", "masters as host:port, redis://[user:pass@]host:port or rediss://… (comma-separated); default: start --local masters")
 	fs.Var(localFlag{s}, "local", "start this many local servers on 127.0.0.1: redis-server masters (when --masters is not given; default 5), or etcd members (default 3)")
@@ -113,7 +142,20 @@ func BindFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.StringVar(&s.StartAt, "start-at", s.StartAt, "multi-machine: start the load at this RFC 3339 time, e.g. 2026-11-30T10:00:00Z")
 	fs.BoolVar(&s.Force, "force", s.Force, "run even when keys under the key prefix already exist (another run's?); sweep: run a matrix of more than 10,000 cells")
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed for key choice (0: random)")
-	markGiven(fs, s)
+	bindFaultPart(fs, s)
+}
+
+// bindFaultPart registers the settings only a fault scenario takes.
+func bindFaultPart(fs *pflag.FlagSet, s *Settings) {
+	fs.IntVar(&s.Clients, "clients", s.Clients, "lock clients, each with its own connections")
+	fs.StringVar(&s.ClientMode, "client-mode", s.ClientMode, "goroutines or processes (one lockbench process per client)")
+	fs.Int64Var(&s.Acquisitions, "acquisitions", s.Acquisitions, "end a cell after this many acquisitions (0: run for duration)")
+	fs.BoolVar(&s.Fencing, "fencing", s.Fencing, "fencing tokens: the resource refuses stale reads and writes")
+	fs.BoolVar(&s.GuardedWrite, "guarded-write", s.GuardedWrite, "etcd, zookeeper, postgres: keep the protected counter in the lock service, written only while the lock is held")
+	fs.BoolVar(&s.CheckValidity, "check-validity", s.CheckValidity, "skip a write when the lock's validity ran out during the hold")
+	fs.IntVar(&s.Calls, "calls", s.Calls, "calls per worker (each waits until it holds the lock or gives up after wait-time), then the worker stops (0: until the cell ends)")
+	fs.Int64Var(&s.Stock, "stock", s.Stock, "the protected counters count down from this stock; expect stock_left (0: no stock)")
+	fs.Int64Var(&s.MinAcquisitions, "min-acquisitions", s.MinAcquisitions, "a cell with fewer acquisitions or acknowledged writes judged nothing and fails (0: no minimum)")
 }
 
 // markGiven makes every settings flag on fs record, when set, that its
@@ -199,36 +241,6 @@ var faultUsage = map[string]string{
 	"hold":        "mean time between reading a counter and writing it back, inside the lock",
 	"duration":    "length of each cell",
 	"seed":        "random seed (0: from the clock)",
-}
-
-// BindFaultFlags registers a fault scenario's settings (FaultSettings) as
-// flags on fs, bound to s: the shared ones as BindFlags binds them, then
-// the fault scenario's own.
-func BindFaultFlags(fs *pflag.FlagSet, s *Settings) {
-	all := pflag.NewFlagSet("all", pflag.ContinueOnError)
-	BindFlags(all, s)
-	all.VisitAll(func(f *pflag.Flag) {
-		if FaultSettings[strings.ReplaceAll(f.Name, "-", "_")] {
-			if u, ok := faultUsage[f.Name]; ok {
-				f.Usage = u
-			}
-			fs.AddFlag(f)
-		}
-	})
-	// --masters N: the old name of --local; hidden, as masters are
-	// addresses everywhere else.
-	fs.Var(oldMastersFlag{s}, "masters", "old name of --local")
-	_ = fs.MarkHidden("masters")
-	fs.IntVar(&s.Clients, "clients", s.Clients, "lock clients, each with its own connections")
-	fs.StringVar(&s.ClientMode, "client-mode", s.ClientMode, "goroutines or processes (one lockbench process per client)")
-	fs.Int64Var(&s.Acquisitions, "acquisitions", s.Acquisitions, "end a cell after this many acquisitions (0: run for duration)")
-	fs.BoolVar(&s.Fencing, "fencing", s.Fencing, "fencing tokens: the resource refuses stale reads and writes")
-	fs.BoolVar(&s.GuardedWrite, "guarded-write", s.GuardedWrite, "etcd, zookeeper, postgres: keep the protected counter in the lock service, written only while the lock is held")
-	fs.BoolVar(&s.CheckValidity, "check-validity", s.CheckValidity, "skip a write when the lock's validity ran out during the hold")
-	fs.IntVar(&s.Calls, "calls", s.Calls, "calls per worker (each waits until it holds the lock or gives up after wait-time), then the worker stops (0: until the cell ends)")
-	fs.Int64Var(&s.Stock, "stock", s.Stock, "the protected counters count down from this stock; expect stock_left (0: no stock)")
-	fs.Int64Var(&s.MinAcquisitions, "min-acquisitions", s.MinAcquisitions, "a cell with fewer acquisitions or acknowledged writes judged nothing and fails (0: no minimum)")
-	markGiven(fs, s)
 }
 
 // localFlag is --local: an int that remembers it was given.

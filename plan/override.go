@@ -17,11 +17,10 @@ import (
 func (sc *Scenario) Override(fs *pflag.FlagSet, bind func(*pflag.FlagSet, *Settings)) error {
 	var err error
 	fs.Visit(func(f *pflag.Flag) {
-		name := strings.ReplaceAll(f.Name, "-", "_")
-		if err != nil || !SettingNames()[name] || (sc.Faulty && name == "masters" && f.Value.Type() == "int") {
-			return // not a setting, or the old count flag of fault scenarios
+		name := sc.kind().settingName(strings.ReplaceAll(f.Name, "-", "_"), f.Value.Type() == "int")
+		if err == nil && SettingNames()[name] {
+			err = sc.kind().check(name, nil)
 		}
-		err = sc.checkSettingName(name, nil)
 	})
 	if err != nil {
 		return err
@@ -31,12 +30,18 @@ func (sc *Scenario) Override(fs *pflag.FlagSet, bind func(*pflag.FlagSet, *Setti
 		if err := ApplyChangedWith(fs, func(target *pflag.FlagSet) { bind(target, s) }); err != nil {
 			return err
 		}
-		if fs.Changed("masters") && !sc.Faulty {
-			s.Local = 0
+		if mastersGiven(fs) {
+			s.Local = 0 // addresses on the command line replace the file's local masters
 		}
 		return nil
 	}
 	return sc.flags(&sc.Settings)
+}
+
+// mastersGiven: --masters was given addresses (not the old count).
+func mastersGiven(fs *pflag.FlagSet) bool {
+	f := fs.Lookup("masters")
+	return f != nil && f.Changed && f.Value.Type() != "int"
 }
 
 // FlagsScenario is the fault scenario of `lockbench chaos` without a file:
@@ -142,7 +147,7 @@ func (sc *Scenario) Expand(fs *pflag.FlagSet, bind func(*pflag.FlagSet, *Setting
 			return nil, nil, fmt.Errorf("cell %s: %w", c.Label, err)
 		}
 		for _, w := range c.Warnings() {
-			if !c.Faulty && !slices.Contains(warnings, w) {
+			if !c.kind().warnsAtStart && !slices.Contains(warnings, w) {
 				warnings = append(warnings, w)
 			}
 		}

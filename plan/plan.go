@@ -67,22 +67,6 @@ func (s Settings) IsGiven(name string) bool { return s.Given[name] }
 // MaxWorkers bounds goroutines; beyond this the client measures itself.
 const MaxWorkers = 100_000
 
-// FaultDefaults are the settings a fault scenario starts from: a few
-// masters of its own, a few hot keys and holds long enough for a fault to
-// land inside them. The settings it does not take are left at the values
-// its clients run with (closed loop, uniform keys, no warm-up, the client
-// loop's own retries), so that a result records what ran.
-func FaultDefaults() Settings {
-	p := Defaults()
-	p.Local, p.Persistence, p.Embedded, p.Workers, p.Keys = 3, "none", "never", 16, 16
-	p.TTL, p.Hold, p.HoldDist = Duration(2*time.Second), Duration(100*time.Millisecond), "uniform"
-	p.Retries, p.RetryMin, p.RetryMax = 0, Duration(time.Millisecond), Duration(10*time.Millisecond)
-	p.Duration, p.Warmup = Duration(10*time.Second), 0
-	p.ZipfExponent, p.HotspotOps, p.HotspotKeys = 0, 0, 0
-	p.Clients, p.ClientMode, p.MinAcquisitions = 2, "goroutines", 10
-	return p
-}
-
 // ClientModes are the accepted client modes of a fault scenario.
 var ClientModes = []string{"goroutines", "processes"}
 
@@ -96,27 +80,30 @@ func (s Settings) Validate() (warnings []string, err error) { return s.validate(
 // validate is Validate; chooserBuilt skips building the key chooser again
 // (a resolved cell has one, and a zipf chooser sums over every key).
 func (s Settings) validate(chooserBuilt bool) (warnings []string, err error) {
-	keysAndHold := func() error { return s.checkKeysAndHold(chooserBuilt) }
-	checks := []func() error{s.checkMasters, s.checkTopology, s.checkLocalCPUs, s.checkPersistence, s.checkNetLatency,
-		s.checkClient, s.checkLoad, keysAndHold, s.checkSegment}
-	for _, check := range checks {
-		if err := check(); err != nil {
-			return nil, err
-		}
+	if err := s.check(benchmark, chooserBuilt); err != nil {
+		return nil, err
 	}
 	return s.warnings(), nil
 }
 
-// validateFaulty checks a fault cell's settings: its bounds first (it
-// starts every master and client itself), then the shared checks, then
-// the fault scenario's own fields.
-func (s Settings) validateFaulty() error {
-	if err := s.checkFaultServers(); err != nil {
-		return err
+// check runs the kind's bounds, the shared checks and the kind's own, in
+// order; the first error stands.
+func (s Settings) check(k *kind, chooserBuilt bool) error {
+	keysAndHold := func() error { return s.checkKeysAndHold(chooserBuilt) }
+	checks := []func() error{s.checkMasters, s.checkTopology, s.checkLocalCPUs, s.checkPersistence, s.checkNetLatency,
+		s.checkClient, s.checkLoad, keysAndHold, s.checkSegment}
+	checks = append(append([]func() error{func() error { return k.bounds(s) }}, checks...), func() error { return k.own(s) })
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
 	}
-	if _, err := s.Validate(); err != nil {
-		return err
-	}
+	return nil
+}
+
+// checkFaultClients checks the fault scenario's own settings: its
+// clients and the protected resource.
+func (s Settings) checkFaultClients() error {
 	switch {
 	case s.GuardedWrite && !s.Consensus() && !s.Postgres():
 		return fmt.Errorf("guarded_write: needs topology etcd, zookeeper or postgres (the lock service keeps the counter and writes it only under the lock); topology is %s", s.TopologyOf())

@@ -59,11 +59,12 @@ func (c Cell) resolve() (Resolved, error) {
 		r.Recorded.Persistence = s.zookeeperPersistence()
 	}
 	s.recordTopology(&r.Recorded)
-	if c.Faulty {
-		r.Recorded.Workers = s.Workers * s.Clients
-	} else {
-		r.Recorded.Clients, r.Recorded.ClientMode = 1, "goroutines"
+	// A benchmark cell is one client of its workers, in this process.
+	r.Recorded.Clients = max(s.Clients, 1)
+	if r.Recorded.ClientMode == "" {
+		r.Recorded.ClientMode = "goroutines"
 	}
+	r.Recorded.Workers = seg.Workers * r.Recorded.Clients
 	return r, nil
 }
 
@@ -92,14 +93,10 @@ func orNone(p string, local bool) string {
 	return p
 }
 
-// Validate checks the cell's settings and, in a fault cell, its faults
-// against them.
+// Validate checks the cell's settings, as its kind takes them, and its
+// faults against them.
 func (c Cell) Validate() error {
-	if !c.Faulty {
-		_, err := c.Settings.validate(c.Load.Chooser != nil)
-		return err
-	}
-	if err := c.Settings.validateFaulty(); err != nil {
+	if err := c.Settings.check(c.kind(), c.Load.Chooser != nil); err != nil {
 		return err
 	}
 	return c.checkFaultTargets()
@@ -173,12 +170,7 @@ func isNetwork(k results.FaultKind) bool {
 }
 
 // Warnings are the cell's settings that work but are probably a mistake.
-func (c Cell) Warnings() []string {
-	if c.Faulty {
-		return c.Settings.faultWarnings()
-	}
-	return c.Settings.warnings()
-}
+func (c Cell) Warnings() []string { return c.kind().warnings(c.Settings) }
 
 // NeedsNetwork reports whether the cell has network faults (its clients
 // then reach the masters through proxies).

@@ -14,10 +14,11 @@ import (
 )
 
 // Scenario is a scenario file, of either kind: a benchmark (settings, a
-// matrix of axes, named cells, repeat, report, thresholds) or a fault
-// scenario, which also has faults, clients, a protected resource, fencing
-// and expectations. One file with faults: or expect: (anywhere) is a fault
-// scenario; `lockbench chaos` reads every file as one.
+// matrix of axes, named cells, repeat, report, thresholds, expectations)
+// or a fault scenario, which also has faults, clients, a protected
+// resource and fencing. A file with faults: or a fault scenario's own
+// setting (clients:, fencing:, …) anywhere is a fault scenario; expect:
+// alone is not. `lockbench chaos` reads every file as one.
 type Scenario struct {
 	Name        string
 	Description string
@@ -126,7 +127,7 @@ func parse(file string, b []byte, faulty bool) (*Scenario, error) {
 	if sc.Name == "" {
 		sc.Name = strings.TrimSuffix(baseName(file), ".yaml")
 	}
-	sc.Settings = sc.defaults()
+	sc.Settings = sc.kind().defaults()
 	if err := sc.decodeSettings(&sc.Settings, &y.Settings, "settings"); err != nil {
 		return nil, err
 	}
@@ -155,32 +156,35 @@ func (sc *Scenario) checkRepeat() error {
 	if err := ValidateRepeat(sc.Repeat); err != nil {
 		return err
 	}
-	if sc.Faulty && sc.Repeat > 1 {
+	if sc.kind().measuredOnce && sc.Repeat > 1 {
 		return fmt.Errorf("repeat: %d is not accepted for a fault scenario; use 1 (each cell's verdict is one measurement's: run the scenario again for another)", sc.Repeat)
 	}
 	return nil
 }
 
-// faulty: the file has faults or expectations somewhere (an empty
-// faults: [] too, as in a cell: a control run without faults).
+// faulty: the file has faults somewhere (an empty faults: [] too, as in
+// a cell: a control run without faults) or a setting only a fault
+// scenario takes. Expectations do not decide: a benchmark may carry them.
 func (y *scenarioYAML) faulty() bool {
-	if y.Faults != nil || y.Expect != nil {
+	if y.Faults != nil || hasFaultSetting(&y.Settings) || hasFaultSetting(&y.Matrix) {
 		return true
 	}
 	for _, c := range y.Cells {
-		if c.Faults != nil || c.Expect != nil {
+		if c.Faults != nil || hasFaultSetting(&c.Settings) {
 			return true
 		}
 	}
 	return false
 }
 
-// defaults are the settings a scenario of this kind starts from.
-func (sc *Scenario) defaults() Settings {
-	if sc.Faulty {
-		return FaultDefaults()
+// hasFaultSetting: the mapping n has a key only a fault scenario takes.
+func hasFaultSetting(n *yaml.Node) bool {
+	for i := 0; n.Kind == yaml.MappingNode && i < len(n.Content); i += 2 {
+		if scopeOf(settingAlias(n.Content[i].Value)) == faultOnly {
+			return true
+		}
 	}
-	return Defaults()
+	return false
 }
 
 // parseFaultsAndCells reads the scenario's faults and expectations, then
@@ -201,7 +205,7 @@ func (sc *Scenario) parseFaultsAndCells(y *scenarioYAML) error {
 		}
 		sc.named = append(sc.named, nc)
 	}
-	if sc.Faulty && len(sc.named) == 0 {
+	if sc.kind().alwaysNamed && len(sc.named) == 0 {
 		// A fault scenario's cells are named: the one it has is the scenario.
 		sc.named = []namedCell{{name: sc.Name}}
 	}
@@ -288,37 +292,15 @@ func (sc *Scenario) decodeSettings(s *Settings, n *yaml.Node, where string) erro
 // settingKey is the setting a key names in this kind of scenario, or why
 // it names none.
 func (sc *Scenario) settingKey(k, v *yaml.Node, where string, seen map[string]string) (string, error) {
-	name := settingAlias(k.Value)
-	if sc.Faulty && name == "masters" && v.ShortTag() == "!!int" {
-		name = "local" // the old name of the count in fault scenarios
-	}
+	name := sc.kind().settingName(k.Value, v.ShortTag() == "!!int")
 	if prev, twice := seen[name]; twice {
 		return "", fmt.Errorf("line %d: %s.%s: given twice (as %s and %s, one name of the other)", k.Line, where, name, prev, k.Value)
 	}
 	seen[name] = k.Value
-	if err := sc.checkSettingName(name, v); err != nil {
+	if err := sc.kind().check(name, v); err != nil {
 		return "", fmt.Errorf("line %d: %s: %w", k.Line, where, err)
 	}
 	return name, nil
-}
-
-// checkSettingName: a setting of this kind of scenario.
-func (sc *Scenario) checkSettingName(name string, v *yaml.Node) error {
-	known := SettingNames()
-	switch {
-	case !known[name]:
-		return fmt.Errorf("%q is not a setting; use one of %s", name, strings.Join(sortedKeys(known), ", "))
-	case sc.Faulty && name == "masters":
-		return fmt.Errorf("masters: a fault scenario starts its own masters (it crashes and restarts them); use local: N (how many), not addresses")
-	case sc.Faulty && !FaultSettings[name]:
-		return fmt.Errorf("%s: not available in a fault scenario (a file with faults: or expect: is one; its clients run a closed loop on uniform keys, on masters it starts itself); it takes %s",
-			name, strings.Join(sortedKeys(FaultSettings), ", "))
-	case !sc.Faulty && FaultOnly[name]:
-		return fmt.Errorf("%s: only for fault scenarios (give faults: or expect:, or run it with lockbench chaos)", name)
-	case !sc.Faulty && name == "masters" && v != nil && v.ShortTag() == "!!int":
-		return fmt.Errorf("masters: a list of addresses (host:port, redis://…); to start %s local masters use local: %s", v.Value, v.Value)
-	}
-	return nil
 }
 
 // decodeOne sets one setting from a YAML value.
@@ -349,28 +331,3 @@ func settingAlias(name string) string {
 
 // SettingNames are the YAML names of every setting.
 func SettingNames() map[string]bool { return yamlNames(reflect.TypeOf(Settings{})) }
-
-// FaultOnly are the settings only a fault scenario has.
-var FaultOnly = map[string]bool{"clients": true, "client_mode": true, "fencing": true, "check_validity": true, "guarded_write": true,
-	"acquisitions": true, "min_acquisitions": true, "calls": true, "stock": true}
-
-// FaultSettings are the settings a fault scenario takes. Workers are per
-// client; hold is the gap between reading the counter and writing it back,
-// inside the lock (where an overlapping holder loses an update). The
-// others (external masters, driver, open loop, key distributions, ...) do
-// not apply: its clients run a closed loop on masters it starts itself.
-var FaultSettings = func() map[string]bool {
-	out := map[string]bool{}
-	for _, n := range []string{"local", "persistence", "workers", "keys", "ttl", "timeout", "drift_factor", "mode", "wait",
-		"hold", "hold_distribution", "retry_delay_min", "retry_delay_max", "duration", "seed",
-		"wait_strategy", "wait_time", "backoff_base", "backoff_cap", "notify_timeout",
-		// A replicated set the cell starts (and fails over) itself.
-		"topology", "replicas", "sentinels", "wait_replicas", "wait_timeout", "down_after", "failover_timeout",
-		"min_replicas_to_write", "replica_priority"} {
-		out[n] = true
-	}
-	for n := range FaultOnly {
-		out[n] = true
-	}
-	return out
-}()
