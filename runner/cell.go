@@ -132,7 +132,7 @@ func (r *cellRun) observer() chaos.Observer {
 	} else {
 		return nil
 	}
-	obs.SetWorkers(r.cell.Load.Workers * r.clientCount())
+	obs.SetWorkers(r.cell.Recorded.Workers) // every client's, as the result records them
 	return obs
 }
 

@@ -1,8 +1,9 @@
-// Package runner runs scenarios: the one cell runner, for a benchmark
-// cell and a fault cell alike (the lock servers from bench's pool, the
-// worker loop of workloads, a fault cell's faults, clients and checkers),
-// and the scenario loop around it (cells × repeats, interleaved, Ctrl-C,
-// the results directory). It draws nothing: report reads what it writes.
+// Package runner runs scenarios: the one cell path (runCell: a cell's
+// clients on the lock servers from bench's pool, each running the worker
+// loop of workloads, with the parts a cell plugs in: its lock service's
+// readings, or a fault cell's schedule and checkers), and the scenario
+// loop around it (cells × repeats, interleaved, Ctrl-C, the results
+// directory). It draws nothing: report reads what it writes.
 package runner
 
 import (
