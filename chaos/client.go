@@ -1,3 +1,9 @@
+// Package chaos holds a cell's clients: each runs the worker loop
+// (workloads.Run) on its own lock, or on the cell's lock service (a
+// benchmark cell's one client), on goroutines of this process or as a
+// `lockbench chaos __client` process of its own. A fault cell's client is
+// also the loop's cycle: it reads the protected resource under the lock,
+// holds, writes back and logs the hold for the checkers.
 package chaos
 
 import (
