@@ -483,7 +483,7 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 <h2 id="verdict">Verdict</h2>
 {{if .ShowCapacity}}<p>SLO used for capacity: {{.SLOText}}. Target rate: {{if .S.TargetRate}}{{printf "%.0f" .S.TargetRate}} cycles/s{{else}}not given (--target-rate){{end}}.</p>{{end}}
 {{with .S.Thresholds}}{{if .Judged}}
-{{if .OK}}<p class="ok">Every cell met its rules: {{.Judged}} checks.</p>
+{{if .OK}}<p class="ok">All {{.Judged}} checks met.</p>
 {{else}}<p class="bad">{{len .Broken}} of {{.Judged}} checks not met or not judged:</p>
 <ul>{{range .Broken}}<li>{{.Kind}} <code>{{.Rule}}</code> {{.Verb}} <b>{{.Cell}}</b>: actual {{.ActualText}}</li>{{end}}</ul>{{end}}
 {{if .Checked}}<p>Thresholds, on every cell (a cell's own expectation on the same metric replaces one): {{range $i, $t := .Checked}}{{if $i}}, {{end}}<code>{{$t}}</code>{{end}}.</p>{{end}}

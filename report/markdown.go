@@ -75,7 +75,7 @@ func (d *mdDoc) thresholds(t ThresholdsResult) {
 		return
 	}
 	if t.OK {
-		d.p("Every cell met its rules: %d checks.\n\n", t.Judged)
+		d.p("All %d checks met.\n\n", t.Judged)
 	} else {
 		d.p("**%d of %d checks not met or not judged:**\n\n", len(t.Broken), t.Judged)
 		for _, b := range t.Broken {

@@ -58,7 +58,7 @@ func TestVerdictShowsExpectations(t *testing.T) {
 	page, _ := os.ReadFile(filepath.Join(dir, "report.html"))
 	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
 	for doc, rule := range map[string]string{string(page): "violations &gt;0", string(md): "violations >0"} {
-		if strings.Contains(doc, "No thresholds") || !strings.Contains(doc, "Every cell met its rules: 4 checks") ||
+		if strings.Contains(doc, "No thresholds") || !strings.Contains(doc, "All 4 checks met") ||
 			!strings.Contains(doc, rule) {
 			t.Errorf("verdict should list the expectations met:\n%s", verdictOf(doc))
 		}

@@ -62,6 +62,9 @@ func ParseCondition(scope, metric, cond string) (Rule, error) {
 		c = "==" + c
 	}
 	r, why := parseRule(metric + c)
+	if why == notRuleForm {
+		why = "not a condition OP VALUE"
+	}
 	if why != "" {
 		return Rule{}, &InputError{Field: scope + ": " + metric, Value: cond, Problem: why, Accepted: condForm()}
 	}
@@ -70,12 +73,14 @@ func ParseCondition(scope, metric, cond string) (Rule, error) {
 	return r, nil
 }
 
+const notRuleForm = "not of the form METRIC OP VALUE"
+
 // parseRule reads a rule, or says why it is not one.
 func parseRule(s string) (Rule, string) {
 	expr := strings.TrimSpace(s)
 	m := ruleRE.FindStringSubmatch(expr)
 	if m == nil {
-		return Rule{}, "not of the form METRIC OP VALUE"
+		return Rule{}, notRuleForm
 	}
 	name, op, num, unit := m[1], m[2], m[3], m[4]
 	if op == "=" {

@@ -63,7 +63,7 @@ func TestParseRuleBad(t *testing.T) {
 		{"", "throughput>=10k", "plain number"},
 		{"", "acquire.p99=<10ms", "threshold: "},
 		{"", "success>=0.99ms", "ratio or a percentage"},
-		{"violations", "lots", "expect: violations: "},
+		{"violations", "lots", `expect: violations: "lots": not a condition OP VALUE`},
 		{"happiness", "1", `"happiness" is not a metric`},
 		{"violations", ">", "expect: violations: "},
 		{"unavailable_s", "<5m", "takes seconds"},
