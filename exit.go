@@ -17,7 +17,7 @@ const (
 	exitOK          = 0
 	exitFailure     = 1   // the run could not be done
 	exitUsage       = 2   // bad input: nothing was started
-	exitThreshold   = 3   // results were written but a threshold, --fail-on or expectation was not met
+	exitThreshold   = 3   // results were written but a rule (threshold or expectation) was not met or not judged, or --fail-on
 	exitInterrupted = 130 // SIGINT/SIGTERM: partial results were kept
 )
 

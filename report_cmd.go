@@ -29,7 +29,7 @@ func cmdReport(args []string) error {
 	sloP99 := fs.String("slo-p99", "10ms", "SLO for capacity planning: highest acceptable acquire p99")
 	sloSuccess := fs.String("slo-success", "0.99", "SLO for capacity planning: lowest acceptable acquire success ratio")
 	target := fs.String("target-rate", "0", "lock rate to plan for (cycles/s): headroom and lock groups needed; 0 for none")
-	thresholds := fs.StringArray("threshold", nil, "fail (exit 3) unless every cell meets this, e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
+	thresholds := fs.StringArray("threshold", nil, "fail (exit 3) unless every cell meets this (a cell's own expect: on the metric replaces it), e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
 	formats := fs.StringSlice("format", report.Formats, "formats to write: "+strings.Join(report.Formats, ",")+" (md implies png)")
 	if err := fs.Parse(args); err != nil {
 		return flagErr(err)
@@ -56,7 +56,7 @@ func cmdReport(args []string) error {
 	if len(dirs) > 1 && opt.OutDir == "" {
 		opt.OutDir = filepath.Join(filepath.Dir(filepath.Clean(dirs[0])), "merged-"+time.Now().Format("20060102-150405"))
 	}
-	return buildReport(dirs, opt)
+	return buildReport(dirs, opt, false)
 }
 
 // What --slo-p99 and --slo-success accept (the sweep's report: section
@@ -77,9 +77,11 @@ func notAccepted(field, value, accepted string) error {
 	return usagef("%s: %q is not accepted; use %s", field, value, accepted)
 }
 
-// buildReport writes the report of dirs and prints what it wrote; a broken
-// threshold ends with exit 3 once the report is written.
-func buildReport(dirs []string, opt report.Options) error {
+// buildReport writes the report of dirs and prints what it wrote; a rule
+// not met (a threshold or a cell's expectation) ends with exit 3 once the
+// report is written. ownSaid: the cells' own rules were already said (by
+// the run), so only the scenario-wide ones are printed again.
+func buildReport(dirs []string, opt report.Options, ownSaid bool) error {
 	s, err := report.Build(dirs, opt)
 	if err != nil {
 		return err
@@ -88,18 +90,20 @@ func buildReport(dirs []string, opt report.Options) error {
 		fmt.Fprintln(os.Stderr, "WARNING:", w)
 	}
 	s.WriteText(os.Stdout)
-	if !s.Thresholds.OK {
-		for _, b := range s.Thresholds.Broken {
+	if s.Thresholds.OK {
+		return nil
+	}
+	for _, b := range s.Thresholds.Broken {
+		if !ownSaid || b.Scope != results.ScopeExpect {
 			fmt.Fprintln(os.Stderr, "lockbench report:", b)
 		}
-		return quietExit(exitThreshold)
 	}
-	return nil
+	return quietExit(exitThreshold)
 }
 
 // reportStage builds the report at the end of a sweep or chaos run. Its
 // error is printed at once, as the report command's: the run's own
 // outcome (interrupted, a failed cell) decides the exit code first.
 func reportStage(dir string, opt report.Options) error {
-	return quietExit(printErr("report", buildReport([]string{dir}, opt)))
+	return quietExit(printErr("report", buildReport([]string{dir}, opt, true)))
 }

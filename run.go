@@ -19,7 +19,7 @@ type runArgs struct {
 	asJSON      bool
 	out         string
 	metricsAddr string
-	thresholds  []results.Threshold
+	thresholds  []results.Rule
 	repeat      int
 }
 
@@ -121,14 +121,15 @@ func writeRun(a runArgs, res *results.Run) error {
 	return nil
 }
 
-// runVerdict is the exit: interrupted, a threshold broken, or fine.
-func runVerdict(res *results.Run, thresholds []results.Threshold) error {
+// runVerdict is the exit: interrupted, a rule not met (or not judged),
+// or fine.
+func runVerdict(res *results.Run, thresholds []results.Rule) error {
 	if res.Interrupted {
 		return quietExit(exitInterrupted)
 	}
-	if broken := results.CheckThresholds([]results.Run{*res}, thresholds); len(broken) > 0 {
+	if broken := results.CheckRules([]results.Run{*res}, thresholds); len(broken) > 0 {
 		for _, b := range broken {
-			fmt.Fprintln(os.Stderr, "lockbench run: threshold broken:", b.Threshold, "actual", b.ActualText)
+			fmt.Fprintln(os.Stderr, "lockbench run:", b)
 		}
 		return quietExit(exitThreshold)
 	}

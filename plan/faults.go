@@ -2,9 +2,7 @@ package plan
 
 import (
 	"fmt"
-	"math"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,58 +18,18 @@ import (
 // carries it out).
 type Fault = results.Fault
 
-// Metrics an expectation can name.
-var Metrics = []string{"violations", "lost_updates", "stale_writes_rejected", "acquisitions",
-	"availability_attempts", "availability_time", "max_concurrent_holders", "probe_violations",
-	"linearizable", // 1: the resource's history is linearizable, 0: not (unknown: not judged)
-	"stock_left", "gave_up",
-	"unavailable_s", // a failover's unavailability window, the longest of the cell's (none: not judged)
-}
+// Metrics an expectation can name: the metric table's, the same as a
+// threshold's.
+var Metrics = results.MetricNames()
 
-// Expectation is a claim a fault cell must show, such as violations >0.
-type Expectation struct {
-	Metric string  `json:"metric"`
-	Op     string  `json:"op"`
-	Value  float64 `json:"value"`
-}
+// Expectation is a claim a cell must show, such as violations >0: a rule
+// of the cell's own scope, in the one grammar of thresholds.
+type Expectation = results.Rule
 
-func (e Expectation) String() string { return e.Metric + " " + e.Cond() }
-
-// Cond is the condition as written: ">0", "==0".
-func (e Expectation) Cond() string { return e.Op + strconv.FormatFloat(e.Value, 'g', -1, 64) }
-
-var condRE = regexp.MustCompile(`^\s*(>=|<=|==|=|>|<)?\s*([0-9]+(?:\.[0-9]+)?)\s*$`)
-
-// ParseExpectation reads a condition such as ">0", "0", ">=100000" or "<=0.5".
+// ParseExpectation reads expect:'s map form, a condition such as ">0",
+// "0", ">=100000" or "<10ms" on a metric.
 func ParseExpectation(metric, cond string) (Expectation, error) {
-	if !slices.Contains(Metrics, metric) {
-		return Expectation{}, fmt.Errorf("expect: %q is not a metric; use one of %s", metric, strings.Join(Metrics, ", "))
-	}
-	m := condRE.FindStringSubmatch(cond)
-	if m == nil {
-		return Expectation{}, fmt.Errorf("expect: %s: %q is not accepted; use a number with an optional >, >=, <, <= or = before it, such as \">0\" or 0", metric, cond)
-	}
-	op := m[1]
-	if op == "" || op == "=" {
-		op = "=="
-	}
-	v, _ := strconv.ParseFloat(m[2], 64)
-	return Expectation{Metric: metric, Op: op, Value: v}, nil
-}
-
-// Holds reports whether v meets the expectation.
-func (e Expectation) Holds(v float64) bool {
-	switch e.Op {
-	case ">":
-		return v > e.Value
-	case ">=":
-		return v >= e.Value
-	case "<":
-		return v < e.Value
-	case "<=":
-		return v <= e.Value
-	}
-	return math.Abs(v-e.Value) < 1e-9
+	return results.ParseCondition(results.ScopeExpect, metric, cond)
 }
 
 // parseExpectations reads an expect: mapping, in name order; where
@@ -90,11 +48,7 @@ func parseExpectations(ex map[string]string, where string) ([]Expectation, error
 
 // ParseExpectFlag reads an --expect value such as "violations>0".
 func ParseExpectFlag(s string) (Expectation, error) {
-	i := strings.IndexAny(s, "<>=")
-	if i <= 0 {
-		return Expectation{}, fmt.Errorf("expect: %q is not accepted; use METRIC OP VALUE such as violations>0 or lost_updates=0", s)
-	}
-	return ParseExpectation(strings.TrimSpace(s[:i]), s[i:])
+	return results.ParseRule(results.ScopeExpect, s)
 }
 
 // faultYAML is one fault as written in a scenario or a --fault flag. Its

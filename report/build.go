@@ -30,7 +30,9 @@ type Options struct {
 	// TargetRate is the lock rate (cycles/s) to plan for; 0 skips
 	// headroom and lock groups.
 	TargetRate float64
-	Thresholds []results.Threshold
+	// Thresholds are the scenario-wide rules; each cell's own
+	// (expectations) are read from its result.
+	Thresholds []results.Rule
 	// Formats to write; default all. md needs the PNG plots, so asking
 	// for md writes them too.
 	Formats []string
@@ -38,7 +40,7 @@ type Options struct {
 
 // WithScenario lays a scenario's report: section over o (its unset
 // values keep o's) and adds its thresholds.
-func (o Options) WithScenario(r results.ReportSettings, thresholds []results.Threshold) Options {
+func (o Options) WithScenario(r results.ReportSettings, thresholds []results.Rule) Options {
 	if r.SLOP99 > 0 {
 		o.SLOP99 = time.Duration(r.SLOP99)
 	}
@@ -83,11 +85,24 @@ type SLO struct {
 	MinSuccess       float64 `json:"min_success_ratio"`
 }
 
-// ThresholdsResult is the outcome of --threshold checks.
+// ThresholdsResult is how the cells were judged: by the scenario-wide
+// rules (thresholds) and each cell's own (expectations), in one grammar;
+// a cell's own rule on a metric replaces the scenario's.
 type ThresholdsResult struct {
-	Checked []string         `json:"checked"`
-	Broken  []results.Broken `json:"broken"`
-	OK      bool             `json:"ok"`
+	Checked []string `json:"checked"` // the scenario-wide rules
+	// Expectations are the cells' own rules, cell by cell.
+	Expectations []CellRules `json:"expectations,omitempty"`
+	// Judged counts the checks (a rule on a cell); Broken are those not
+	// met or not judged.
+	Judged int              `json:"judged"`
+	Broken []results.Broken `json:"broken"`
+	OK     bool             `json:"ok"`
+}
+
+// CellRules are one cell's own rules.
+type CellRules struct {
+	Cell  string   `json:"cell"`
+	Rules []string `json:"rules"`
 }
 
 // CellSummary is one row of the cells table.
@@ -308,17 +323,35 @@ func summarizeCells(s *Summary, res *loadedDir, dir string) ([]results.Run, erro
 	return runs, nil
 }
 
-// checkThresholds checks every threshold on every cell.
-func checkThresholds(runs []results.Run, ths []results.Threshold) ThresholdsResult {
-	t := ThresholdsResult{Checked: []string{}, Broken: results.CheckThresholds(runs, ths)}
+// checkThresholds judges every cell on the scenario-wide rules and its
+// own.
+func checkThresholds(runs []results.Run, ths []results.Rule) ThresholdsResult {
+	t := ThresholdsResult{Checked: []string{}, Broken: []results.Broken{}}
 	for _, th := range ths {
 		t.Checked = append(t.Checked, th.Expr)
 	}
-	t.OK = len(t.Broken) == 0
-	if t.Broken == nil {
-		t.Broken = []results.Broken{}
+	for i := range runs {
+		label := results.RunLabel(runs[i], i, len(runs))
+		js := results.JudgeRun(&runs[i], ths)
+		t.Judged += len(js)
+		t.Broken = append(t.Broken, results.BrokenIn(label, js)...)
+		if own := ownRules(js); len(own) > 0 {
+			t.Expectations = append(t.Expectations, CellRules{Cell: label, Rules: own})
+		}
 	}
+	t.OK = len(t.Broken) == 0
 	return t
+}
+
+// ownRules are the cell's own rules among its judgements.
+func ownRules(js []results.Judged) []string {
+	var out []string
+	for _, j := range js {
+		if j.Rule.Scope == results.ScopeExpect {
+			out = append(out, j.Rule.Expr)
+		}
+	}
+	return out
 }
 
 // writePlots renders the figures in the formats asked for and lists them

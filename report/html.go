@@ -482,11 +482,14 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 
 <h2 id="verdict">Verdict</h2>
 {{if .ShowCapacity}}<p>SLO used for capacity: {{.SLOText}}. Target rate: {{if .S.TargetRate}}{{printf "%.0f" .S.TargetRate}} cycles/s{{else}}not given (--target-rate){{end}}.</p>{{end}}
-{{if .S.Thresholds.Checked}}
-{{if .S.Thresholds.OK}}<p class="ok">All thresholds met: {{range $i, $t := .S.Thresholds.Checked}}{{if $i}}, {{end}}<code>{{$t}}</code>{{end}}.</p>
-{{else}}<p class="bad">{{len .S.Thresholds.Broken}} threshold checks broken:</p>
-<ul>{{range .S.Thresholds.Broken}}<li><code>{{.Threshold}}</code> broken by <b>{{.Cell}}</b>: actual {{.ActualText}}</li>{{end}}</ul>{{end}}
-{{else}}<p>No thresholds were checked (--threshold).</p>{{end}}
+{{with .S.Thresholds}}{{if .Judged}}
+{{if .OK}}<p class="ok">All {{.Judged}} checks met.</p>
+{{else}}<p class="bad">{{len .Broken}} of {{.Judged}} checks not met or not judged:</p>
+<ul>{{range .Broken}}<li>{{.Kind}} <code>{{.Rule}}</code> {{.Verb}} <b>{{.Cell}}</b>: actual {{.ActualText}}</li>{{end}}</ul>{{end}}
+{{if .Checked}}<p>Thresholds, on every cell (a cell's own expectation on the same metric replaces one): {{range $i, $t := .Checked}}{{if $i}}, {{end}}<code>{{$t}}</code>{{end}}.</p>{{end}}
+{{if .Expectations}}<p>Expectations, each cell's own:</p>
+<ul>{{range .Expectations}}<li><b>{{.Cell}}</b>: {{range $i, $r := .Rules}}{{if $i}}, {{end}}<code>{{$r}}</code>{{end}}</li>{{end}}</ul>{{end}}
+{{else}}<p>No thresholds or expectations were checked (--threshold, report.thresholds, expect:).</p>{{end}}{{end}}
 {{if .Differences}}<p id="noise">What each swept setting changed, against the noise of the repeats (Mann–Whitney U at 0.05; the spread is the larger relative spread of the two cells):</p>
 <ul>{{range .Differences}}<li>{{.Text}}</li>{{end}}</ul>{{if .MoreDifferences}}<p>… and {{.MoreDifferences}} more in summary.json (differences).</p>{{end}}{{end}}
 {{range .S.Warnings}}<div class="warn">{{.}}</div>{{end}}

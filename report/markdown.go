@@ -70,15 +70,26 @@ func (d *mdDoc) verdict(s *Summary, v view) {
 }
 
 func (d *mdDoc) thresholds(t ThresholdsResult) {
-	switch {
-	case len(t.Checked) == 0:
-		d.p("No thresholds were checked.\n\n")
-	case t.OK:
-		d.p("All thresholds met: `%s`.\n\n", strings.Join(t.Checked, "`, `"))
-	default:
-		d.p("**%d threshold checks broken:**\n\n", len(t.Broken))
-		for _, br := range t.Broken {
-			d.p("- `%s` broken by **%s**: actual %s\n", br.Threshold, mdEscape(br.Cell), br.ActualText)
+	if t.Judged == 0 {
+		d.p("No thresholds or expectations were checked (--threshold, report.thresholds, expect:).\n\n")
+		return
+	}
+	if t.OK {
+		d.p("All %d checks met.\n\n", t.Judged)
+	} else {
+		d.p("**%d of %d checks not met or not judged:**\n\n", len(t.Broken), t.Judged)
+		for _, b := range t.Broken {
+			d.p("- %s `%s` %s **%s**: actual %s\n", b.Kind(), b.Rule, b.Verb(), mdEscape(b.Cell), mdEscape(b.ActualText))
+		}
+		d.p("\n")
+	}
+	if len(t.Checked) > 0 {
+		d.p("Thresholds, on every cell (a cell's own expectation on the same metric replaces one): `%s`.\n\n", strings.Join(t.Checked, "`, `"))
+	}
+	if len(t.Expectations) > 0 {
+		d.p("Expectations, each cell's own:\n\n")
+		for _, c := range t.Expectations {
+			d.p("- **%s**: `%s`\n", mdEscape(c.Cell), strings.Join(c.Rules, "`, `"))
 		}
 		d.p("\n")
 	}

@@ -46,7 +46,7 @@ func TestBuild(t *testing.T) {
 	cells := sweepCells()
 	writeSynthDir(t, dir, "synthetic sweep", cells)
 
-	s, err := Build([]string{dir}, Options{TargetRate: 30000, Thresholds: []results.Threshold{{Expr: "violations==0", Metric: "violations", Op: "==", Value: 0}}})
+	s, err := Build([]string{dir}, Options{TargetRate: 30000, Thresholds: mustThresholds(t, "violations==0")})
 	if err != nil {
 		t.Fatal(err)
 	}

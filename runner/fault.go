@@ -3,7 +3,6 @@ package runner
 import (
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -224,52 +223,6 @@ func orFailover(kind string) string {
 		return "failover"
 	}
 	return kind
-}
-
-// Value is the measured figure an expectation names.
-func (r *CellResult) Value(metric string) float64 {
-	s := r.Run.Safety
-	switch metric {
-	case "violations":
-		return float64(s.Violations)
-	case "lost_updates":
-		return float64(s.LostUpdates)
-	case "stale_writes_rejected":
-		return float64(s.StaleWritesRejected)
-	case "acquisitions":
-		return float64(r.Run.Outcomes.Acquired)
-	case "availability_attempts":
-		return s.AvailabilityOps
-	case "availability_time":
-		return s.AvailabilityTime
-	case "max_concurrent_holders":
-		return float64(s.MaxConcurrentHolder)
-	case "stock_left":
-		if s.StockLeft != nil {
-			return float64(*s.StockLeft)
-		}
-	case "unavailable_s":
-		longest := math.NaN()
-		for _, f := range r.Run.Failovers {
-			if f.Unavailable != nil && !(*f.Unavailable <= longest) {
-				longest = *f.Unavailable
-			}
-		}
-		return longest
-	case "gave_up":
-		if c := r.Run.Contention; c != nil {
-			return float64(c.GaveUp)
-		}
-	case "linearizable":
-		if l := s.Linearizability; l != nil && l.Verdict != check.UnknownVerdict {
-			return map[bool]float64{true: 1, false: 0}[l.Verdict == check.Linearizable]
-		}
-	case "probe_violations":
-		if c := r.Run.Config; c != nil && c.ChaosConfig != nil {
-			return float64(c.Checks.ProbeViolations)
-		}
-	}
-	return math.NaN()
 }
 
 func pidList(p []int) string {

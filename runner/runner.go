@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"strings"
 
 	"lockbench/bench"
 	"lockbench/chaos"
@@ -144,51 +143,6 @@ func keyPrefix(s plan.Settings, runID string, cellIndex int) string {
 	}
 	return fmt.Sprintf("lockbench:%s:%d:", runID, cellIndex)
 }
-
-// judge weighs a fault cell's result against its expectations, given why
-// it could not be judged (notJudged), and records the verdict.
-func (r *CellResult) judge(c plan.Cell, interrupted bool, notJudged []string) {
-	for _, e := range c.Expect {
-		v := r.Value(e.Metric)
-		if !e.Holds(v) {
-			msg := fmt.Sprintf("expectation not met: %s (measured %s)", e, fmtFloat(v))
-			r.Failed = append(r.Failed, msg)
-			r.Run.Warnings = append(r.Run.Warnings, msg)
-		}
-	}
-	if !interrupted {
-		r.NotJudged = notJudged
-	}
-	for _, m := range r.NotJudged {
-		r.Run.Warnings = append(r.Run.Warnings, "not judged: "+m)
-	}
-	r.Disagree = r.Run.Safety.Disagreement
-	r.Verdict = verdict(interrupted, r.Disagree, r.NotJudged, r.Failed, len(c.Expect))
-	r.Run.Interrupted = interrupted
-	r.Run.Safety.Verdict, r.Run.Safety.NotJudged = r.Verdict, strings.Join(r.NotJudged, "; ")
-	if cc := r.Run.Config; cc != nil && cc.ChaosConfig != nil {
-		cc.ExpectFailed = r.Failed
-	}
-}
-
-// verdict sums a cell up; only "met" is a pass that means something.
-func verdict(interrupted bool, disagree string, notJudged, unmet []string, expectations int) string {
-	switch {
-	case interrupted:
-		return "interrupted"
-	case len(notJudged) > 0: // a disagreement on too little is its symptom
-		return "not judged"
-	case disagree != "":
-		return "checkers disagree"
-	case expectations == 0:
-		return "unchecked"
-	case len(unmet) > 0:
-		return "not met"
-	}
-	return "met"
-}
-
-func fmtFloat(v float64) string { return fmt.Sprintf("%g", v) }
 
 func logf(w io.Writer, format string, args ...any) {
 	if w != nil {

@@ -178,6 +178,9 @@ func TestCellVerdict(t *testing.T) {
 		{"not met", []plan.Expectation{ex("violations", "0")}, 3, nil, false, "not met"},
 		{"not judged", []plan.Expectation{ex("violations", "0")}, 0, []string{"0 acquisitions"}, false, "not judged"},
 		{"unchecked", nil, 5, nil, false, "unchecked"},
+		// No failover: its unavailability was not measured, never a pass
+		// nor a failure.
+		{"not measured", []plan.Expectation{ex("unavailable_s", "<5")}, 0, nil, false, "not judged"},
 		{"interrupted", []plan.Expectation{ex("violations", "0")}, 0, []string{"0 acquisitions"}, true, "interrupted"},
 	}
 	for _, tc := range cases {
