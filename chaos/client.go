@@ -41,7 +41,7 @@ type ClientConfig struct {
 	Fencing       bool   `json:"fencing,omitempty"`
 	CheckValidity bool   `json:"check_validity,omitempty"`
 	Seed          uint64 `json:"seed"`
-	LogDir        string `json:"log_dir"` // the client's .hlog files go here (unless Local.Logs)
+	LogDir        string `json:"log_dir"` // the client's .hlog files go here ("": into Local.Logs, if any)
 	// FailureTimes: count failed acquires by when (ClientResult.Failures),
 	// for a failover's unavailability window.
 	FailureTimes bool `json:"failure_times,omitempty"`
@@ -423,7 +423,7 @@ func firstErr(errs ...error) error {
 // logs are the cell's logs given, or the client's own interval log of
 // each metric; paths gets each own log's path by metric name.
 func (c *client) logs(paths map[string]string) (map[int]io.Writer, []*os.File, error) {
-	if c.local.Logs != nil {
+	if c.cfg.LogDir == "" { // the cell's own logs, or none (no results directory)
 		return c.local.Logs, nil, nil
 	}
 	var files []*os.File

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"os"
 	"slices"
 	"testing"
 
@@ -47,6 +48,8 @@ func measureCell(t *testing.T, doc string, faulty bool) *CellResult {
 // cell's lock service: its workers' figures, its baselines and its window
 // readings, no checker.
 func TestOneCellPathBenchmark(t *testing.T) {
+	cwd := t.TempDir()
+	t.Chdir(cwd) // a cell without a results directory writes nothing here
 	res := measureCell(t, `settings: {local: 1, embedded: `+embedded()+`, workers: 3, keys: 4, duration: 500ms, warmup: 0s, hold: 1ms}`, false)
 	r := res.Run
 	switch {
@@ -62,6 +65,9 @@ func TestOneCellPathBenchmark(t *testing.T) {
 		t.Error("a benchmark cell has no resource checker")
 	case r.Config.Clients != 1 || r.Config.Workers != 3:
 		t.Errorf("config: %d clients × %d workers; want 1 × 3", r.Config.Clients, r.Config.Workers)
+	}
+	if left, _ := os.ReadDir(cwd); len(left) > 0 {
+		t.Errorf("the cell left %d files in the working directory (%s, ...): without a results directory it writes none", len(left), left[0].Name())
 	}
 }
 
