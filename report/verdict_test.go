@@ -38,7 +38,7 @@ func faultDir(t *testing.T) string {
 		must(t, json.Unmarshal(b, &r))
 		r.Safety = results.Safety{Violations: int64(7 * (1 - i)), ResourceChecked: true, AcknowledgedWrites: 1000,
 			LostUpdates: int64(3 * (1 - i)), Verdict: results.Met}
-		r.Config.ChaosConfig = &results.ChaosConfig{Expect: expect[i]}
+		r.Config.ChaosConfig, r.Config.Expect = &results.ChaosConfig{}, expect[i]
 		must(t, results.WriteFileAtomic(f, func(w io.Writer) error { return results.WriteJSON(w, r) }))
 	}
 	return dir

@@ -66,10 +66,10 @@ func JudgeAll(r *Run, rules []Rule) []Judged {
 // OwnRules are the expectations a fault cell recorded (its expect:, in
 // metric order), read back with the one parser.
 func OwnRules(r *Run) ([]Rule, error) {
-	if r.Config == nil || r.Config.ChaosConfig == nil {
+	if r.Config == nil {
 		return nil, nil
 	}
-	ex := r.Config.ChaosConfig.Expect
+	ex := r.Config.Expect
 	keys := make([]string, 0, len(ex))
 	for k := range ex {
 		keys = append(keys, k)

@@ -106,7 +106,7 @@ func mustRules(t *testing.T, exprs ...string) []Rule {
 func faultRun(label string, violations int64, expect map[string]string) Run {
 	return Run{Cell: &CellInfo{Label: label}, Outcomes: Outcomes{Acquired: 100},
 		Safety: Safety{Violations: violations, ResourceChecked: true, Verdict: Met},
-		Config: &CellConfig{ChaosConfig: &ChaosConfig{Expect: expect}}}
+		Config: &CellConfig{Expect: expect, ChaosConfig: &ChaosConfig{}}}
 }
 
 // A cell's own expectation replaces a scenario-wide rule on its metric;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"lockbench/bench"
@@ -133,5 +134,28 @@ expect:
 	unmet, _, _ := out.Unshown()
 	if res.Verdict != "not met" || len(res.Failed) != 1 || len(unmet) != 1 {
 		t.Fatalf("verdict %q, failed %v, unshown %v; want acquisitions==0 not met", res.Verdict, res.Failed, unmet)
+	}
+}
+
+// A sweep may carry expectations: a benchmark cell's are judged on the
+// same path as a fault cell's and recorded, so that report judges them
+// again; one it does not meet is "not met".
+func TestOneCellPathBenchmarkExpectations(t *testing.T) {
+	res := measureCell(t, `
+settings: {local: 1, embedded: `+embedded()+`, workers: 2, keys: 4, duration: 300ms, warmup: 0s, hold: 1ms}
+expect:
+  acquisitions: ">0"
+  throughput: ">1000000000"
+`, false)
+	cc := res.Run.Config
+	if res.Verdict != results.NotMet || len(res.Failed) != 1 || !strings.Contains(res.Failed[0], "throughput") {
+		t.Fatalf("verdict %q, failed %v; want throughput>1e9 not met, acquisitions>0 met", res.Verdict, res.Failed)
+	}
+	if len(cc.Expect) != 2 || len(cc.ExpectFailed) != 1 || cc.ChaosConfig != nil {
+		t.Errorf("recorded expect %v, failed %v, chaos part %v; want both rules, one failed, no fault part", cc.Expect, cc.ExpectFailed, cc.ChaosConfig)
+	}
+	js := results.JudgeRun(&res.Run, nil) // as report judges the recorded cell
+	if len(js) != 2 || js[0].Status == js[1].Status {
+		t.Errorf("report's judgement of the recorded rules: %+v; want one met, one not", js)
 	}
 }

@@ -40,6 +40,9 @@ func (r *cellRun) collect(t0 time.Time, run clientsRun) (*CellResult, error) {
 		r.svc.finish(&res, st)
 		res.Interrupted = res.Interrupted || run.interrupted
 		r.res.Run = res
+		if len(r.cell.Expect) > 0 { // a sweep's expectations: judged as a fault cell's are
+			r.res.judge(r.cell, res.Interrupted, nil)
+		}
 		return r.res, nil
 	}
 	r.res.Run = res
@@ -196,16 +199,12 @@ func (c *resourceCheck) config(cc *results.CellConfig, r *cellRun, crs []chaos.C
 	for i, f := range cell.Faults {
 		faultText[i] = f.String()
 	}
-	expect := map[string]string{}
-	for _, e := range cell.Expect {
-		expect[e.Metric] = e.Cond()
-	}
 	var counts workloads.Counts
 	for _, cr := range crs {
 		counts.Add(&cr.Counts)
 	}
 	cc.ChaosConfig = &results.ChaosConfig{
-		Scenario: r.opt.Scenario, Cell: cell.Name, WorkersPerClient: s.Workers, Faults: faultText, Expect: expect, Proxied: cell.NeedsNetwork(),
+		Scenario: r.opt.Scenario, Cell: cell.Name, WorkersPerClient: s.Workers, Faults: faultText, Proxied: cell.NeedsNetwork(),
 		Checks: results.ChaosChecks{
 			HoldsLogged: ck.Holds, JudgedHolds: ck.Holds - ck.Unjudged, HoldsNotJudged: ck.Unjudged, FinalSum: ck.FinalSum,
 			AcknowledgedWrites: ck.Acks, StaleReadsRejected: ck.RejectedReads, FencingTokens: ck.Tokens,

@@ -44,7 +44,7 @@ func (r *CellResult) judge(c plan.Cell, interrupted bool, notJudged []string) {
 	r.Verdict = verdict(interrupted, r.Disagree, r.NotJudged, r.Failed, len(c.Expect))
 	r.Run.Interrupted = interrupted
 	r.Run.Safety.Verdict, r.Run.Safety.NotJudged = r.Verdict, strings.Join(r.NotJudged, "; ")
-	if cc := r.Run.Config; cc != nil && cc.ChaosConfig != nil {
+	if cc := r.Run.Config; cc != nil {
 		cc.ExpectFailed = r.Failed
 	}
 }

@@ -98,6 +98,12 @@ func (e cellEnv) cellConfig() *results.CellConfig {
 	shown.Seed, shown.KeyPrefix = e.seed, e.prefix
 	cc := &results.CellConfig{Settings: shown, Quorum: engine.Quorum(len(m.Addrs)), Embedded: m.Embedded,
 		RedisVersion: m.Version, Version: Version}
+	if len(e.cell.Expect) > 0 {
+		cc.Expect = map[string]string{}
+		for _, x := range e.cell.Expect {
+			cc.Expect[x.Metric] = x.Cond()
+		}
+	}
 	if m.Etcd != nil {
 		cc.RedisVersion, cc.ServerVersion, cc.Quorum = "", m.Version, len(m.Etcd.Endpoints)/2+1
 	}
