@@ -23,8 +23,8 @@ type CellConfig struct {
 	// Expect are the cell's own rules (any cell's: a sweep may carry
 	// them), metric → condition, and ExpectFailed the ones it did not
 	// meet; in the JSON beside a fault cell's part, as they always were.
-	Expect       map[string]string `json:"expect,omitempty"`
-	ExpectFailed []string          `json:"expect_failed,omitempty"`
+	Expect       map[string]string `json:"expect"`
+	ExpectFailed []string          `json:"expect_failed"`
 	*ChaosConfig
 }
 
