@@ -1,11 +1,12 @@
 package bench
 
 import (
-	"lockbench/results"
 	"net"
 	"slices"
 	"strings"
 	"time"
+
+	"lockbench/results"
 
 	"github.com/prometheus/procfs"
 )

@@ -20,6 +20,7 @@ import (
 	"lockbench/faults"
 	"lockbench/localmasters"
 	"lockbench/plan"
+	"lockbench/service"
 )
 
 // Masters are the lock servers of a cell, ready: its masters' addresses
@@ -58,12 +59,8 @@ type Masters struct {
 	MasterSet     string
 	Replicated    *localmasters.Replicated
 
-	// An etcd cell's servers (nil for Redis).
-	Etcd *EtcdServers
-	// A postgres cell's server (nil otherwise).
-	Postgres *PostgresServers
-	// A zookeeper cell's servers (nil otherwise).
-	Zookeeper *ZookeeperServers
+	// Service is a lock service's servers (nil for Redis).
+	Service service.Servers
 }
 
 // LockConfig is cfg (a cell's resolved engine configuration) pointed at
@@ -99,14 +96,8 @@ func (m *Masters) Pids() []int {
 	for _, lm := range m.replicatedProcesses() {
 		out = append(out, lm.Pid())
 	}
-	if m.Etcd != nil && m.Etcd.Local != nil {
-		out = append(out, m.Etcd.Local.Pids()...)
-	}
-	if m.Postgres != nil && m.Postgres.Local != nil {
-		out = append(out, m.Postgres.Local.Pid())
-	}
-	if m.Zookeeper != nil && m.Zookeeper.Local != nil {
-		out = append(out, m.Zookeeper.Local.Pids()...)
+	if m.Service != nil {
+		out = append(out, m.Service.Pids()...)
 	}
 	return out
 }
@@ -182,12 +173,8 @@ func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, er
 	switch {
 	case ownServers(c): // its own servers of any service, and the resource's
 		return m, p.startFaultServers(ctx, c, m)
-	case s.Etcd():
-		return m, p.startEtcd(ctx, c, m)
-	case s.Postgres():
-		return m, p.startPostgres(ctx, c, m)
-	case s.Zookeeper():
-		return m, p.startZookeeper(ctx, c, m)
+	case s.Service() != nil:
+		return m, p.startService(ctx, c, m)
 	case s.ExternalSentinels():
 		m.SentinelAddrs, m.MasterSet = s.SentinelAddrs, s.MasterSet
 		m.Display = []string{s.MasterSet + " (via Sentinel)"} // its master's address is Sentinel's to tell; the engine checks them as it connects
@@ -298,17 +285,8 @@ func (p *Pool) Close() error {
 	if m.Replicated != nil {
 		errs = append(errs, m.Replicated.Stop())
 	}
-	if m.Etcd != nil && m.Etcd.Local != nil {
-		errs = append(errs, m.Etcd.Local.Stop())
-	}
-	if m.Etcd != nil && m.Etcd.PeerNet != nil {
-		m.Etcd.PeerNet.Close()
-	}
-	if m.Postgres != nil && m.Postgres.Local != nil {
-		errs = append(errs, m.Postgres.Local.Stop())
-	}
-	if m.Zookeeper != nil && m.Zookeeper.Local != nil {
-		errs = append(errs, m.Zookeeper.Local.Stop())
+	if m.Service != nil {
+		errs = append(errs, m.Service.Stop())
 	}
 	for _, s := range append([]*localmasters.Set{m.Local}, m.sets...) {
 		if s != nil {

@@ -15,8 +15,8 @@ import (
 // measured window tells their share apart.
 const proxyLabelKey, proxyLabelValue = "lockbench", "net-latency-proxy"
 
-// withProxyLabel runs f, and every goroutine it starts, under the label.
-func withProxyLabel(f func()) {
+// WithProxyLabel runs f, and every goroutine it starts, under the label.
+func WithProxyLabel(f func()) {
 	pprof.Do(context.Background(), pprof.Labels(proxyLabelKey, proxyLabelValue), func(context.Context) { f() })
 }
 

@@ -27,7 +27,7 @@ func TestProxyCPUByLabel(t *testing.T) {
 		t.Skip("a CPU profile is already running")
 	}
 	done := make(chan struct{})
-	withProxyLabel(func() {
+	WithProxyLabel(func() {
 		go func() { // a child of a labelled goroutine
 			defer close(done)
 			c := make(chan struct{})

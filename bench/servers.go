@@ -9,15 +9,24 @@ import (
 	"lockbench/faults"
 	"lockbench/localmasters"
 	"lockbench/plan"
+	"lockbench/service"
 )
 
 // MissingTool is a program this machine lacks for a cell (redis-server
 // for a fault cell, libfaketime for a clock jump): not bad input, but a
 // run that cannot be done here.
-type MissingTool struct{ Err error }
+type MissingTool = service.MissingTool
 
-func (e MissingTool) Error() string { return e.Err.Error() }
-func (e MissingTool) Unwrap() error { return e.Err }
+// startService starts the cell's lock service's servers (each service
+// bounds its own start).
+func (p *Pool) startService(ctx context.Context, c plan.Cell, m *Masters) error {
+	v, err := service.Of(c.Settings).Start(ctx, c, p.Log)
+	if err != nil {
+		return err
+	}
+	m.Service, m.Display, m.Version = v, v.Display(), v.Version()
+	return nil
+}
 
 // CanServe says whether this machine can serve the cell's servers, before
 // anything starts: a persistence mode and pinning need real redis-server
@@ -30,23 +39,19 @@ func CanServe(c plan.Cell) error {
 	_, found := localmasters.RedisServerPath()
 	embedded := s.Embedded == "always" || (s.Embedded == "auto" && !found)
 	switch {
-	case (s.Consensus() || s.Postgres()) && ownServers(c) && !found:
-		return MissingTool{fmt.Errorf("redis-server not found in PATH; a %s fault cell keeps its protected resource on a redis-server (apt-get install redis-server)", s.TopologyOf())}
-	case s.Etcd():
-		return canServeEtcd(s)
-	case s.Postgres():
-		return canServePostgres(s)
-	case s.Zookeeper():
-		return canServeZookeeper(s)
+	case s.Service() != nil && ownServers(c) && !found:
+		return MissingTool{Err: fmt.Errorf("redis-server not found in PATH; a %s fault cell keeps its protected resource on a redis-server (apt-get install redis-server)", s.TopologyOf())}
+	case s.Service() != nil:
+		return service.Of(s).CanServe(s)
 	case ownServers(c) && !found:
-		return MissingTool{fmt.Errorf("redis-server not found in PATH; chaos needs real masters it can kill (apt-get install redis-server)")}
+		return MissingTool{Err: fmt.Errorf("redis-server not found in PATH; chaos needs real masters it can kill (apt-get install redis-server)")}
 	case len(c.ClockMasters()) > 0:
 		if err := faults.FaketimeAvailable(); err != nil {
-			return MissingTool{fmt.Errorf("clock_jump: %w", err)}
+			return MissingTool{Err: fmt.Errorf("clock_jump: %w", err)}
 		}
 	case s.ExternalSentinels(), len(s.Masters) > 0:
 	case s.Replicated() && !found:
-		return MissingTool{fmt.Errorf("redis-server not found in PATH; topology replicated runs real redis-server replicas and Sentinels (apt-get install redis-server)")}
+		return MissingTool{Err: fmt.Errorf("redis-server not found in PATH; topology replicated runs real redis-server replicas and Sentinels (apt-get install redis-server)")}
 	case s.Persistence != "" && s.Persistence != "none" && embedded:
 		return fmt.Errorf("persistence: %q needs real redis-server masters; embedded masters (used when redis-server is missing) support only none", s.Persistence)
 	case s.LocalCPUs != "" && embedded:
@@ -67,12 +72,8 @@ func (p *Pool) startFaultServers(ctx context.Context, c plan.Cell, m *Masters) e
 		return err
 	}
 	switch { // each service bounds its own start (a JVM ensemble takes longer than redis-servers)
-	case c.Settings.Etcd():
-		err = p.startEtcd(ctx, c, m)
-	case c.Settings.Zookeeper():
-		err = p.startZookeeper(ctx, c, m)
-	case c.Settings.Postgres():
-		err = p.startPostgres(ctx, c, m)
+	case c.Settings.Service() != nil:
+		err = p.startService(ctx, c, m)
 	default:
 		mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		err = p.startFaultMasters(mctx, c, m)
@@ -167,7 +168,7 @@ func (p *Pool) network(c plan.Cell, m *Masters) error {
 	case c.NeedsNetwork():
 		m.Net, err = faults.NewNetwork(m.upstreams(), s.Clients)
 	case s.NetLatency > 0:
-		withProxyLabel(func() {
+		WithProxyLabel(func() {
 			if m.Net, err = faults.NewNetwork(m.Addrs, 1); err == nil {
 				err = m.Net.Latency(nil, nil, time.Duration(s.NetLatency), time.Duration(s.NetJitter))
 			}

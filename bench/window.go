@@ -51,18 +51,14 @@ func NewWindowReadings(ctx context.Context, eng *engine.Engine, m *Masters) *Win
 	return w
 }
 
-// NewEtcdWindowReadings reads the machine around an etcd cell's window:
-// its local members' processes are the servers' CPU.
-func NewEtcdWindowReadings(ctx context.Context, m *Masters) *WindowReadings {
-	var pids []int
-	if m.Etcd.Local != nil {
-		for _, mb := range m.Etcd.Local.Members() {
-			pids = append(pids, mb.Pid())
-		}
-	}
-	w := &WindowReadings{ctx: ctx, addrs: m.Etcd.Endpoints, probe: newMachineProbe(m.Etcd.Endpoints, pids, nil)}
+// NewServiceWindowReadings reads the machine around a lock service's
+// cell window: its local servers' processes (their trees, where a
+// server's work is done by its children) are the servers' CPU.
+func NewServiceWindowReadings(ctx context.Context, m *Masters) *WindowReadings {
+	v := m.Service
+	w := &WindowReadings{ctx: ctx, addrs: v.Display(), probe: newMachineProbe(v.Display(), v.Pids(), nil)}
 	if w.probe != nil {
-		w.probe.clientCPUs, w.probe.localCPUs = m.ClientCPUs, m.LocalCPUs
+		w.probe.trees = v.Trees()
 	}
 	return w
 }

@@ -8,6 +8,7 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -17,13 +18,11 @@ import (
 
 	"lockbench/check"
 	"lockbench/engine"
-	"lockbench/etcdlock"
 	"lockbench/faults"
 	"lockbench/lock"
-	"lockbench/pglock"
 	"lockbench/results"
+	"lockbench/service"
 	"lockbench/workloads"
-	"lockbench/zklock"
 )
 
 // ClientConfig is everything one client of a cell needs; a client process
@@ -45,12 +44,11 @@ type ClientConfig struct {
 	// FailureTimes: count failed acquires by when (ClientResult.Failures),
 	// for a failover's unavailability window.
 	FailureTimes bool `json:"failure_times,omitempty"`
-	// Etcd, Zookeeper or Postgres, when set, is the lock service in place
-	// of Engine's Redis masters: its client config as bench builds it for
-	// every client of every cell (this client's addresses).
-	Etcd      *etcdlock.Config `json:"etcd,omitempty"`
-	Zookeeper *zklock.Config   `json:"zookeeper,omitempty"`
-	Postgres  *pglock.Config   `json:"postgres,omitempty"`
+	// Service, when set, is the registered lock service in place of
+	// Engine's Redis masters, and ServiceConfig its client config as bench
+	// builds it for every client of every cell (this client's addresses).
+	Service       string          `json:"service,omitempty"`
+	ServiceConfig json.RawMessage `json:"service_config,omitempty"`
 	// GuardedWrite keeps the protected counter in the lock service,
 	// written only while the lock is held (a GuardedStore's).
 	GuardedWrite bool `json:"guarded_write,omitempty"`
@@ -72,15 +70,12 @@ type Local struct {
 // newLocker is the client's own lock: the service's Locker on the config
 // bench built, or the engine on its masters.
 func newLocker(ctx context.Context, cfg ClientConfig) (lock.Locker, func(), error) {
-	switch {
-	case cfg.Etcd != nil:
-		lk, err := etcdlock.New(ctx, *cfg.Etcd)
-		return lk, closer(lk, err), err
-	case cfg.Postgres != nil:
-		lk, err := pglock.New(ctx, *cfg.Postgres)
-		return lk, closer(lk, err), err
-	case cfg.Zookeeper != nil:
-		lk, err := zklock.New(ctx, *cfg.Zookeeper)
+	if cfg.Service != "" {
+		svc := service.Lookup(cfg.Service)
+		if svc == nil {
+			return nil, nil, fmt.Errorf("service %q is not registered in this program", cfg.Service)
+		}
+		lk, err := svc.NewClient(ctx, cfg.ServiceConfig)
 		return lk, closer(lk, err), err
 	}
 	eng, err := engine.New(ctx, cfg.Engine)

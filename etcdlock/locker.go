@@ -41,7 +41,7 @@ const noValidity = 100 * 365 * 24 * time.Hour
 // Config is an etcd lock client's terms.
 type Config struct {
 	Endpoints []string
-	TLS       *tls.Config `json:"-"` // not for client processes: a fault cell's members are local, plain
+	TLS       *engine.TLSFiles `json:",omitempty"` // nil: plain http
 	Username  string
 	Password  string
 	// TTL is each session's lease: whole seconds, granted as asked or
@@ -84,7 +84,14 @@ const callTimeout = 5 * time.Second
 // Dial connects to the endpoints and checks each answers, naming the
 // first that does not.
 func Dial(ctx context.Context, cfg Config) (*clientv3.Client, error) {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: cfg.Endpoints, TLS: cfg.TLS, Username: cfg.Username, Password: cfg.Password,
+	var tc *tls.Config
+	if cfg.TLS != nil {
+		var err error
+		if tc, err = cfg.TLS.Config(""); err != nil {
+			return nil, err
+		}
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: cfg.Endpoints, TLS: tc, Username: cfg.Username, Password: cfg.Password,
 		DialTimeout: 3 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		return nil, fmt.Errorf("etcd endpoints %s: not reachable (%v)", strings.Join(cfg.Endpoints, ","), err)

@@ -7,37 +7,53 @@ import (
 	"testing"
 )
 
-// A lock service is its package and this seam: etcdlock, zklock, pglock
-// and the redsync driver reach neither the worker loop, nor the runner,
-// nor plan, nor bench; the seam itself imports no lockbench package. The
-// runner is listed as a control: it does reach the worker loop.
+// A lock service is its package: etcdlock, zklock and pglock register
+// themselves (package service) and no other package reaches them, so the
+// runner, plan, bench, chaos, the worker loop, results and report run
+// every service through the registry; a program names them once, in a
+// blank import. A service reaches neither the worker loop, nor the
+// runner, nor chaos; the seam itself imports no lockbench package. The
+// program is listed as a control: it does reach every service.
 func TestServicesReachOnlyTheSeam(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("go tool not on PATH")
 	}
-	deps := func(pkg string) []string {
+	list := func(format, pkg string) []string {
 		t.Helper()
-		out, err := exec.Command(goTool, "list", "-deps", pkg).Output()
+		out, err := exec.Command(goTool, "list", "-f", format, pkg).Output()
 		if err != nil {
-			t.Fatalf("go list -deps %s: %v", pkg, err)
+			t.Fatalf("go list %s: %v", pkg, err)
 		}
 		return strings.Fields(string(out))
 	}
-	above := map[string]bool{"lockbench/workloads": true, "lockbench/runner": true, "lockbench/plan": true, "lockbench/bench": true, "lockbench/chaos": true}
-	for _, svc := range []string{"lockbench/etcdlock", "lockbench/zklock", "lockbench/pglock", "lockbench/drivers/redsyncdriver"} {
-		for _, d := range deps(svc) {
+	deps := func(pkg string) []string { return list("{{join .Deps \" \"}}", pkg) }
+	imports := func(pkg string) []string { return list("{{join .Imports \" \"}}", pkg) }
+	services := []string{"lockbench/etcdlock", "lockbench/zklock", "lockbench/pglock"}
+	for _, pkg := range []string{"lockbench/runner", "lockbench/plan", "lockbench/bench", "lockbench/chaos", "lockbench/workloads",
+		"lockbench/results", "lockbench/report", "lockbench/service", "lockbench/faults", "lockbench/metrics"} {
+		for _, d := range deps(pkg) {
+			if slices.Contains(services, d) {
+				t.Errorf("%s reaches %s: it should look the service up", pkg, d)
+			}
+		}
+	}
+	above := map[string]bool{"lockbench/workloads": true, "lockbench/runner": true, "lockbench/chaos": true}
+	for _, svc := range append(services, "lockbench/drivers/redsyncdriver") {
+		for _, d := range imports(svc) {
 			if above[d] {
 				t.Errorf("%s imports %s", svc, d)
 			}
 		}
 	}
 	for _, d := range deps("lockbench/lock") {
-		if strings.HasPrefix(d, "lockbench/") && d != "lockbench/lock" {
+		if strings.HasPrefix(d, "lockbench/") {
 			t.Errorf("the seam imports %s", d)
 		}
 	}
-	if !slices.Contains(deps("lockbench/runner"), "lockbench/workloads") {
-		t.Error("the control failed: runner does not reach workloads (is go list working?)")
+	for _, svc := range services {
+		if !slices.Contains(deps("lockbench"), svc) {
+			t.Errorf("the control failed: the program does not reach %s (is go list working, is its blank import there?)", svc)
+		}
 	}
 }

@@ -301,14 +301,8 @@ func (c Cell) MastersKey() string {
 	if c.kind().ownServers {
 		return "cell " + c.ID
 	}
-	if s.Postgres() {
-		return fmt.Sprintf("postgres|%s|%d", s.PostgresURL, s.PostgresMaxConnections())
-	}
-	if s.Zookeeper() {
-		return fmt.Sprintf("zookeeper|%v|%d|%s|%v|%d|%v", s.ZookeeperServers, s.ZookeeperMembers(), s.zookeeperPersistence(), s.TTL, s.ZookeeperMaxClientCnxns(), s.MemberLatency)
-	}
-	if s.Etcd() {
-		return fmt.Sprintf("etcd|%v|%d|%s|%v", s.EtcdEndpoints, s.EtcdMembers(), s.etcdPersistence(), s.MemberLatency)
+	if t := s.Service(); t != nil {
+		return t.Name() + "|" + t.ServersKey(s)
 	}
 	if s.Replicated() {
 		return fmt.Sprintf("replicated|%v|%d|%d|%s|%v|%v|%d|%v|%s|%s", s.SentinelAddrs, s.Replicas, s.Sentinels, s.masterSet(),

@@ -10,7 +10,7 @@ import (
 // etcdSettings are the defaults with topology etcd, then mutate.
 func etcdSettings(mutate func(*Settings)) Settings {
 	s := Defaults()
-	s.Topology = string(TopologyEtcd)
+	s.Topology = "etcd"
 	if mutate != nil {
 		mutate(&s)
 	}
@@ -25,13 +25,13 @@ func TestEtcdAccepted(t *testing.T) {
 		mutate  func(*Settings)
 		members int // EtcdMembers() of a local cluster; 0: not checked
 	}{
-		{"defaults", nil, DefaultEtcdMembers},
+		{"defaults", nil, 3},
 		{"local 1", func(s *Settings) { s.Local = 1; s.MarkGiven("local") }, 1},
 		// local 5 given is 5 members; left unset (the Redis default 5), 3.
 		{"local 5 given", func(s *Settings) { s.Local = 5; s.MarkGiven("local") }, 5},
-		{"local 5 not given", func(s *Settings) { s.Local = 5 }, DefaultEtcdMembers},
-		{"persistence fsync", func(s *Settings) { s.Persistence = EtcdFsync }, 0},
-		{"persistence no-fsync", func(s *Settings) { s.Persistence = EtcdNoFsync }, 0},
+		{"local 5 not given", func(s *Settings) { s.Local = 5 }, 3},
+		{"persistence fsync", func(s *Settings) { s.Persistence = "fsync" }, 0},
+		{"persistence no-fsync", func(s *Settings) { s.Persistence = "no-fsync" }, 0},
 		{"wait-strategy queue", func(s *Settings) { s.WaitStrategy = "queue" }, 0},
 		{"wait-strategy retry", func(s *Settings) { s.WaitStrategy = "retry" }, 0},
 		{"wait-strategy backoff", func(s *Settings) { s.WaitStrategy = "backoff" }, 0},
@@ -46,8 +46,8 @@ func TestEtcdAccepted(t *testing.T) {
 			if _, err := s.Validate(); err != nil {
 				t.Errorf("refused: %v", err)
 			}
-			if tc.members != 0 && s.EtcdMembers() != tc.members {
-				t.Errorf("EtcdMembers() = %d, want %d", s.EtcdMembers(), tc.members)
+			if tc.members != 0 && s.N() != tc.members {
+				t.Errorf("N() = %d, want %d", s.N(), tc.members)
 			}
 		})
 	}
@@ -65,7 +65,7 @@ func TestEtcdRefused(t *testing.T) {
 		{"local 9", "local", func(s *Settings) { s.Local = 9; s.MarkGiven("local") }},
 		{"persistence aof-always", "persistence", func(s *Settings) { s.Persistence = "aof-always" }},
 		{"external endpoints with persistence fsync", "persistence", func(s *Settings) {
-			s.EtcdEndpoints, s.Persistence = []string{"127.0.0.1:2379"}, EtcdFsync
+			s.EtcdEndpoints, s.Persistence = []string{"127.0.0.1:2379"}, "fsync"
 		}},
 		{"driver redsync", "driver", func(s *Settings) { s.Driver = "redsync" }},
 		{"mode sequential", "mode/wait", func(s *Settings) { s.Mode = "sequential" }},
@@ -111,7 +111,7 @@ func TestEtcdErrorsHidePassword(t *testing.T) {
 			s.EtcdEndpoints = []string{"http://u:" + secret + "@127.0.0.1:1", "http://u:" + secret + "@127.0.0.1:1"}
 		}},
 		{"with persistence", func(s *Settings) {
-			s.EtcdEndpoints, s.Persistence = []string{"http://u:" + secret + "@127.0.0.1:1"}, EtcdFsync
+			s.EtcdEndpoints, s.Persistence = []string{"http://u:" + secret + "@127.0.0.1:1"}, "fsync"
 		}},
 		{"topology redlock", func(s *Settings) {
 			s.Topology, s.EtcdEndpoints = "redlock", []string{"http://u:" + secret + "@127.0.0.1:1"}
@@ -173,8 +173,8 @@ func TestEtcdRecorded(t *testing.T) {
 		local       int
 		persistence string
 	}{
-		{"defaults", nil, 3, EtcdFsync},
-		{"local 1 no-fsync", func(s *Settings) { s.Local, s.Persistence = 1, EtcdNoFsync; s.MarkGiven("local") }, 1, EtcdNoFsync},
+		{"defaults", nil, 3, "fsync"},
+		{"local 1 no-fsync", func(s *Settings) { s.Local, s.Persistence = 1, "no-fsync"; s.MarkGiven("local") }, 1, "no-fsync"},
 		{"external", func(s *Settings) {
 			s.EtcdEndpoints = []string{"127.0.0.1:2379", "http://u:secretpw@127.0.0.1:2380"}
 		}, 0, ""},

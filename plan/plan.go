@@ -105,8 +105,8 @@ func (s Settings) check(k *kind, chooserBuilt bool) error {
 // clients and the protected resource.
 func (s Settings) checkFaultClients() error {
 	switch {
-	case s.GuardedWrite && !s.Consensus() && !s.Postgres():
-		return fmt.Errorf("guarded_write: needs topology etcd, zookeeper or postgres (the lock service keeps the counter and writes it only under the lock); topology is %s", s.TopologyOf())
+	case s.GuardedWrite && s.Service() == nil:
+		return fmt.Errorf("guarded_write: needs the topology of a lock service that keeps data (%s: it keeps the counter and writes it only under the lock); topology is %s", strings.Join(serviceNames(), ", "), s.TopologyOf())
 	case s.GuardedWrite && s.Fencing:
 		return fmt.Errorf("guarded_write: give guarded_write or fencing, not both (the guard checks the lock itself)")
 	case s.GuardedWrite && s.Stock > 0:
@@ -128,17 +128,15 @@ func (s Settings) checkFaultClients() error {
 }
 
 // checkFaultServers: a fault cell starts every server and client itself,
-// within bounds (etcd's members: checkEtcdFaultServers).
+// within bounds (a service's: its CheckFaultServers).
 func (s Settings) checkFaultServers() error {
+	if t := s.Service(); t != nil {
+		if err := t.CheckFaultServers(s); err != nil {
+			return err
+		}
+		return s.CheckFaultLoad()
+	}
 	switch {
-	case s.Etcd():
-		return s.checkEtcdFaultServers()
-	case s.ExternalPostgres():
-		return fmt.Errorf("postgres-url: a fault scenario starts its own PostgreSQL server (it crashes it); leave postgres-url unset")
-	case s.Postgres():
-		return s.checkFaultLoad()
-	case s.Zookeeper():
-		return s.checkZookeeperFaultServers()
 	case len(s.Masters) > 0:
 		return fmt.Errorf("masters: a fault scenario starts its own masters (it crashes and restarts them); use local: N (how many), not addresses")
 	case s.Local < 1 || s.Local > 15:
@@ -146,11 +144,11 @@ func (s Settings) checkFaultServers() error {
 	case s.Persistence == "":
 		return fmt.Errorf("persistence: \"\" is not accepted; use none, aof-no, aof-everysec or aof-always")
 	}
-	return s.checkFaultLoad()
+	return s.CheckFaultLoad()
 }
 
 // checkFaultLoad: workers and keys within a fault cell's bounds.
-func (s Settings) checkFaultLoad() error {
+func (s Settings) CheckFaultLoad() error {
 	switch {
 	case s.Workers < 1 || s.Workers > 10_000:
 		return fmt.Errorf("workers: %d is not accepted; use 1..10000 per client", s.Workers)
@@ -204,8 +202,8 @@ func (s Settings) checkMasters() error {
 }
 
 func (s Settings) checkPersistence() error {
-	if s.Etcd() || s.Postgres() || s.Zookeeper() {
-		return nil // checkEtcd's, checkPostgres', checkZookeeper's
+	if s.Service() != nil {
+		return nil // the service's Check
 	}
 	if s.Persistence != "" && !slices.Contains(persistenceModes, s.Persistence) {
 		return fmt.Errorf("persistence: %q is not accepted; use %s", s.Persistence, strings.Join(persistenceModes, ", "))
@@ -240,12 +238,12 @@ func (s Settings) checkNetLatency() error {
 // checkClient: the lock client (driver, mode, wait and the engine's own
 // checks).
 func (s Settings) checkClient() error {
-	if s.Etcd() || s.Postgres() || s.Zookeeper() {
+	if s.Service() != nil {
 		ec, err := s.EngineConfig()
 		if err != nil {
 			return err
 		}
-		s.etcdEngine(&ec) // the retry terms, as the engine checks them
+		ServiceEngine(&ec) // the retry terms, as the engine checks them
 		return ec.Validate()
 	}
 	if s.Driver != "lockbench" && s.Driver != "redsync" {
@@ -322,7 +320,7 @@ func (s Settings) warnings() []string {
 	if s.Hold >= s.TTL && !s.AutoExtend {
 		out = append(out, fmt.Sprintf("hold %v >= ttl %v: locks expire while held (holds are cut at the validity end); use auto-extend or a longer ttl", s.Hold, s.TTL))
 	}
-	if n := s.N(); n%2 == 0 && s.Consensus() {
+	if n := s.N(); n%2 == 0 && s.Roles() {
 		out = append(out, fmt.Sprintf("%d %s members: an even cluster tolerates no more failures than %d (quorum %d)", n, s.TopologyOf(), n-1, n/2+1))
 	} else if n%2 == 0 {
 		out = append(out, fmt.Sprintf("%d masters: an even N tolerates no more failures than N-1 (quorum %d)", n, engine.Quorum(n)))
@@ -336,16 +334,8 @@ func (s Settings) N() int {
 	switch {
 	case s.Replicated():
 		return 1
-	case s.ExternalEtcd():
-		return len(s.EtcdEndpoints)
-	case s.Etcd():
-		return s.EtcdMembers()
-	case s.Postgres():
-		return 1
-	case s.ExternalZookeeper():
-		return len(s.ZookeeperServers)
-	case s.Zookeeper():
-		return s.ZookeeperMembers()
+	case s.Service() != nil:
+		return s.Service().Servers(s)
 	}
 	if len(s.Masters) > 0 {
 		return len(s.Masters)

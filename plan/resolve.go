@@ -49,15 +49,6 @@ func (c Cell) resolve() (Resolved, error) {
 	}
 	r.Recorded = results.Settings(seg.Redacted())
 	r.Recorded.Persistence = orNone(s.Persistence, len(s.Masters) == 0 && !s.ExternalSentinels())
-	if s.Etcd() {
-		r.Recorded.Persistence = s.etcdPersistence()
-	}
-	if s.Postgres() {
-		r.Recorded.Persistence = persistenceNA
-	}
-	if s.Zookeeper() {
-		r.Recorded.Persistence = s.zookeeperPersistence()
-	}
 	s.recordTopology(&r.Recorded)
 	// A benchmark cell is one client of its workers, in this process.
 	r.Recorded.Clients = max(s.Clients, 1)
@@ -138,20 +129,14 @@ func (c Cell) checkFaultTargets() error {
 func (s Settings) checkFaultTopology(where string, f Fault) error {
 	repl := s.Replicated()
 	switch {
-	case !s.Consensus() && f.Role != "":
-		return fmt.Errorf("%s.role: needs topology etcd or zookeeper (a member by its role); topology is %s (use master_index)", where, s.TopologyOf())
-	case s.Etcd() && f.Kind == results.FaultClockJump:
-		return fmt.Errorf("%s.kind: clock_jump is not available with topology etcd: libfaketime does not move a Go program's clock (etcd's or lockbench's); use crash or pause", where)
-	case s.Zookeeper() && f.Kind == results.FaultClockJump:
-		return fmt.Errorf("%s.kind: clock_jump is not available with topology zookeeper: libfaketime is not shown to move a JVM's clock, nor a Go client's; use crash or pause", where)
-	case !s.Postgres() && f.Kind == results.FaultKillBackend:
-		return fmt.Errorf("%s.kind: kill_backend needs topology postgres (its sessions hold the locks); topology is %s", where, s.TopologyOf())
-	case f.MemberLinks() && !s.Consensus():
-		return fmt.Errorf("%s.link: members needs topology etcd or zookeeper (a cluster whose members talk to each other); topology is %s (use link: client)", where, s.TopologyOf())
-	case s.Postgres() && f.Kind != results.FaultCrash && f.Kind != results.FaultPause && f.Kind != results.FaultKillBackend && !isNetwork(f.Kind):
-		return fmt.Errorf("%s.kind: %s is not available with topology postgres; use crash (master_index: [0], the server), pause (a client, or the server), kill_backend, or partition, latency or reset of the clients' links", where, f.Kind)
-	case s.Consensus() && f.Kind != results.FaultCrash && f.Kind != results.FaultPause && !isNetwork(f.Kind):
-		return fmt.Errorf("%s.kind: %s is not available with topology %s; use crash or pause (master_index or role: leader|follower), or partition, latency or reset", where, f.Kind, s.TopologyOf())
+	case !s.Roles() && f.Role != "":
+		return fmt.Errorf("%s.role: needs topology %s (a member by its role); topology is %s (use master_index)", where, roleTopologies(), s.TopologyOf())
+	case f.MemberLinks() && !s.Roles():
+		return fmt.Errorf("%s.link: members needs topology %s (a cluster whose members talk to each other); topology is %s (use link: client)", where, roleTopologies(), s.TopologyOf())
+	case s.Service() != nil:
+		return s.Service().CheckFault(where, s, f)
+	case !slices.Contains(redisFaultKinds, f.Kind):
+		return fmt.Errorf("%s.kind: %s needs the topology of a lock service that has it; topology is %s", where, f.Kind, s.TopologyOf())
 	case !repl && (f.Kind == results.FaultFailover || f.Kind == results.FaultReplicationLag):
 		return fmt.Errorf("%s.kind: %s needs topology replicated (a master with replicas behind Sentinel); topology is %s", where, f.Kind, s.TopologyOf())
 	case !repl && f.ByRole():
@@ -164,8 +149,12 @@ func (s Settings) checkFaultTopology(where string, f Fault) error {
 	return nil
 }
 
-// isNetwork: the kinds that act on the clients' proxied links.
-func isNetwork(k results.FaultKind) bool {
+// redisFaultKinds are the kinds Redis' topologies take (each its own).
+var redisFaultKinds = []results.FaultKind{results.FaultCrash, results.FaultPartition, results.FaultLatency, results.FaultReset,
+	results.FaultPause, results.FaultClockJump, results.FaultFailover, results.FaultReplicationLag}
+
+// IsNetwork: the kinds that act on the clients' proxied links.
+func IsNetwork(k results.FaultKind) bool {
 	return k == results.FaultPartition || k == results.FaultLatency || k == results.FaultReset
 }
 
@@ -176,7 +165,7 @@ func (c Cell) Warnings() []string { return c.kind().warnings(c.Settings) }
 // then reach the masters through proxies).
 func (c Cell) NeedsNetwork() bool {
 	for _, f := range c.Faults {
-		if isNetwork(f.Kind) && !f.MemberLinks() {
+		if IsNetwork(f.Kind) && !f.MemberLinks() {
 			return true
 		}
 	}

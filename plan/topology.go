@@ -28,13 +28,8 @@ var masterSetName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 // TopologyOf is the cell's topology ("" is redlock); an unknown name is
 // redlock here and an error in Validate.
 func (s Settings) TopologyOf() engine.Topology {
-	switch {
-	case s.Etcd():
-		return TopologyEtcd
-	case s.Postgres():
-		return TopologyPostgres
-	case s.Zookeeper():
-		return TopologyZookeeper
+	if t := s.Service(); t != nil {
+		return engine.Topology(t.Name())
 	}
 	t, _ := engine.ParseTopology(s.Topology)
 	if t == "" {
@@ -80,36 +75,21 @@ func (s Settings) replicatedSettings() []replicatedSetting {
 
 // checkTopology: a known topology, and the settings it takes.
 func (s Settings) checkTopology() error {
-	if s.Etcd() {
-		if err := s.checkEtcd(); err != nil {
-			return err
+	if t := s.Service(); t != nil {
+		for _, check := range []func() error{s.checkServiceSettings, func() error { return s.checkServiceClient(t) },
+			func() error { return t.Check(s) }, s.CheckNotReplicated} {
+			if err := check(); err != nil {
+				return err
+			}
 		}
-		return s.checkNotReplicated(TopologyEtcd)
+		return nil
 	}
-	if s.Postgres() {
-		return s.checkPostgres()
-	}
-	if s.Zookeeper() {
-		if err := s.checkZookeeper(); err != nil {
-			return err
-		}
-		return s.checkNotReplicated(TopologyZookeeper)
-	}
-	if len(s.ZookeeperServers) > 0 {
-		return fmt.Errorf("zookeeper-servers: needs topology zookeeper; topology is %s", s.TopologyOf())
-	}
-	if s.PostgresURL != "" {
-		return fmt.Errorf("postgres-url: needs topology postgres; topology is %s", s.TopologyOf())
-	}
-	if len(s.EtcdEndpoints) > 0 {
-		return fmt.Errorf("etcd-endpoints: needs topology etcd; topology is %s", s.TopologyOf())
-	}
-	if s.MemberLatency != 0 || s.IsGiven("member_latency") {
-		return fmt.Errorf("member-latency: %v needs topology etcd or zookeeper (their members' links); topology is %s (use net-latency)", s.MemberLatency, s.TopologyOf())
+	if err := s.checkServiceSettings(); err != nil {
+		return err
 	}
 	t, err := engine.ParseTopology(s.Topology)
 	if err != nil {
-		return fmt.Errorf("topology: %q is not accepted; use redlock, single, replicated, etcd, zookeeper or postgres", s.Topology)
+		return fmt.Errorf("topology: %q is not accepted; use %s", s.Topology, strings.Join(TopologyNames(), ", "))
 	}
 	switch t {
 	case engine.Replicated:
@@ -119,14 +99,14 @@ func (s Settings) checkTopology() error {
 			return err
 		}
 	}
-	return s.checkNotReplicated(engine.Topology(t))
+	return s.CheckNotReplicated()
 }
 
-// checkNotReplicated refuses replicated's settings in topology t.
-func (s Settings) checkNotReplicated(t engine.Topology) error {
+// CheckNotReplicated refuses replicated's settings in another topology.
+func (s Settings) CheckNotReplicated() error {
 	for _, r := range s.replicatedSettings() {
 		if r.given {
-			return fmt.Errorf("%s: %s needs topology replicated (a master with replicas behind Sentinel); topology is %s", r.name, r.value, t)
+			return fmt.Errorf("%s: %s needs topology replicated (a master with replicas behind Sentinel); topology is %s", r.name, r.value, s.TopologyOf())
 		}
 	}
 	return nil
@@ -240,25 +220,8 @@ func (s Settings) topologyEngine(c *engine.Config) {
 // timings as they ran, and WAIT's timeout when there is a WAIT.
 func (s Settings) recordTopology(out *results.Settings) {
 	out.Topology = string(s.TopologyOf())
-	if s.Postgres() {
-		out.Topology, out.Local, out.Persistence, out.TTL = string(TopologyPostgres), 1, persistenceNA, 0
-		if s.ExternalPostgres() {
-			out.Local = 0
-		}
-	}
-	if s.Zookeeper() {
-		out.Topology, out.Local = string(TopologyZookeeper), s.ZookeeperMembers()
-		if s.ExternalZookeeper() {
-			out.Local = 0
-		}
-	}
-	if s.Etcd() {
-		out.Topology = string(TopologyEtcd)
-		if !s.ExternalEtcd() {
-			out.Local = s.EtcdMembers()
-		} else {
-			out.Local = 0
-		}
+	if t := s.Service(); t != nil {
+		t.Record(s, out)
 	}
 	if !s.Replicated() {
 		out.Replicas, out.Sentinels, out.SentinelAddrs, out.MasterSet = 0, 0, nil, ""

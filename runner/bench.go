@@ -19,8 +19,8 @@ const BaselineSamples = 500
 
 // lockService is a cell's lock service as the cell runs it: the Locker
 // its workers drive, the readings around the measured window, and what it
-// adds to the result. One per service: Redis (the engine or redsync on
-// masters) and etcd.
+// adds to the result: Redis' (the engine or redsync on masters), or a
+// registered service's.
 type lockService interface {
 	locker() lock.Locker
 	window(rc *workloads.RunConfig)
@@ -30,13 +30,8 @@ type lockService interface {
 
 // openService opens the cell's lock service on its servers.
 func openService(ctx context.Context, env cellEnv) (lockService, error) {
-	switch s := env.cell.Settings; {
-	case s.Etcd():
-		return openEtcd(ctx, env)
-	case s.Postgres():
-		return openPostgres(ctx, env)
-	case s.Zookeeper():
-		return openZookeeper(ctx, env)
+	if env.masters.Service != nil {
+		return openServiceCell(ctx, env)
 	}
 	return openRedis(ctx, env)
 }

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"lockbench/chaos"
-	"lockbench/etcdlock"
 	"lockbench/faults"
 	"lockbench/plan"
+	"lockbench/service"
 	"lockbench/workloads"
 )
 
@@ -74,7 +74,7 @@ type cellRun struct {
 	stopScheduler func()
 
 	// The lock service's session ends on its servers (lockLoss).
-	ends        sessionEnds
+	ends        service.SessionEnds
 	endsStopped bool
 	endsSeen    map[string]time.Time
 	endsSource  string
@@ -162,19 +162,11 @@ func (r *cellRun) clientConfigs() ([]chaos.ClientConfig, error) {
 // serviceConfig is a client's lock service's config, when the cell's lock
 // is not Redis: as bench builds it for every client (its addresses).
 func (r *cellRun) serviceConfig(cfg *chaos.ClientConfig) (err error) {
-	m, c := r.masters, r.cell
-	switch {
-	case m.Etcd != nil:
-		var ec etcdlock.Config
-		ec, err = m.EtcdConfig(c, cfg.Index)
-		cfg.Etcd = &ec
-	case m.Zookeeper != nil:
-		zc := m.ZookeeperConfig(c, cfg.Index)
-		cfg.Zookeeper = &zc
-	case m.Postgres != nil:
-		pc := m.PostgresConfig(c, cfg.Index)
-		cfg.Postgres = &pc
+	if r.masters.Service == nil {
+		return nil
 	}
+	cfg.Service = r.cell.Settings.Topology
+	cfg.ServiceConfig, err = r.masters.ServiceConfig(r.cell, cfg.Index)
 	return err
 }
 

@@ -46,8 +46,8 @@ func (r *cellRun) addFailovers(run *results.Run, t0 time.Time, events []faults.E
 func (r *cellRun) addElections(run *results.Run, t0 time.Time, events []faults.Event, ck check.Findings, clients []chaos.ClientResult) {
 	for _, e := range events {
 		kind := "election"
-		if r.s.Postgres() {
-			kind = "recovery"
+		if r.s.Service() != nil && !r.s.Roles() {
+			kind = "recovery" // one server's: its restart, not an election
 		}
 		byLeader := strings.HasPrefix(e.Target, "leader")
 		if !(e.Kind == "crash" && (kind == "recovery" || byLeader) || e.Kind == "partition" && byLeader && provenCut(events, e)) {

@@ -26,35 +26,8 @@ func (r *cellRun) findTargets() {
 		r.targets.Masters = append(r.targets.Masters, sm)
 	}
 	r.res.Addrs = append(slices.Clone(m.Addrs), m.Resource)
-	if e := m.Etcd; e != nil && e.Local != nil {
-		for _, mb := range e.Local.Members() {
-			r.targets.Masters = append(r.targets.Masters, mb)
-			r.res.Addrs = append(r.res.Addrs, mb.ClientURL, mb.PeerURL)
-		}
-		r.targets.Leader = e.Local.Leader
-		if g := e.Local.Links(); g != nil && r.cell.NeedsMemberLinks() { // a nil *PeerGates is no Links
-			r.targets.Links = g
-		}
-		if e.PeerNet != nil && r.cell.NeedsMemberDelay() {
-			r.targets.MemberDelay = faults.NetworkDelay(e.PeerNet)
-		}
-	}
-	if pg := m.Postgres; pg != nil && pg.Local != nil {
-		r.targets.Masters = append(r.targets.Masters, pg.Local)
-		r.res.Addrs = append(r.res.Addrs, pg.Local.Addr())
-	}
-	if z := m.Zookeeper; z != nil && z.Local != nil {
-		for _, mb := range z.Local.Members() {
-			r.targets.Masters = append(r.targets.Masters, mb)
-			r.res.Addrs = append(r.res.Addrs, mb.Addr())
-		}
-		r.targets.Leader = z.Local.Leader
-		if l := z.Local.Links(); l != nil && r.cell.NeedsMemberLinks() { // a nil *PeerLinks is no Links
-			r.targets.Links = l
-		}
-		if z.PeerNet != nil && r.cell.NeedsMemberDelay() {
-			r.targets.MemberDelay = z.PeerNet
-		}
+	if m.Service != nil {
+		r.res.Addrs = append(r.res.Addrs, m.Service.Targets(r.cell, &r.targets)...)
 	}
 	if set := m.Replicated; set != nil {
 		r.targets.Set, r.targets.Replicas, r.targets.Sentinels = set, set.Replicas(), set.Sentinels()
@@ -79,14 +52,8 @@ func (r *cellRun) logStarted() {
 	m := r.masters
 	r.res.Pids = append(r.res.Pids, m.Pids()...)
 	servers := fmt.Sprintf("masters %s (pids %s)", strings.Join(m.Addrs, " "), pidList(pidsOf(m.Servers)))
-	if e := m.Etcd; e != nil && e.Local != nil {
-		servers = fmt.Sprintf("%s members %s (%s, pids %s)", m.Version, strings.Join(e.Endpoints, " "), e.Local.FsyncText(), pidList(e.Local.Pids()))
-	}
-	if pg := m.Postgres; pg != nil && pg.Local != nil {
-		servers = fmt.Sprintf("%s server %s (pid %d)", m.Version, pg.Local.Addr(), pg.Local.Pid())
-	}
-	if z := m.Zookeeper; z != nil && z.Local != nil {
-		servers = fmt.Sprintf("%s servers %s (%s, tickTime %v, pids %s)", m.Version, strings.Join(z.Addrs, " "), z.Local.FsyncText(), z.Local.TickTime(), pidList(z.Local.Pids()))
+	if v := m.Service; v != nil && len(v.Pids()) > 0 {
+		servers = v.Describe()
 	}
 	if set := m.Replicated; set != nil {
 		all := append(append([]*localmasters.Master{set.Master()}, set.Replicas()...), set.Sentinels()...)

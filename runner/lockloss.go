@@ -4,60 +4,37 @@ import (
 	"time"
 
 	"lockbench/chaos"
-	"lockbench/etcdlock"
-	"lockbench/pglock"
 	"lockbench/results"
-	"lockbench/zklock"
+	"lockbench/service"
 )
 
-// sessionEnds dates, on the servers' side, the sessions of a fault cell's
-// lock service (nil: a service without sessions, or not local).
-type sessionEnds interface {
-	// stop ends the watch and returns the ends seen by session name, and
-	// how they were seen.
-	stop() (map[string]time.Time, string)
-}
-
-type etcdLeaseEnds struct{ w *etcdlock.LeaseEnds }
-
-func (e etcdLeaseEnds) stop() (map[string]time.Time, string) {
-	return e.w.Stop(), etcdlock.LeaseEndSource
-}
-
-// watchSessionEnds starts watching the cell's servers for session ends.
+// watchSessionEnds starts watching the cell's servers for session ends
+// (none: a service without sessions, or not local).
 func (r *cellRun) watchSessionEnds() {
-	if pg := r.masters.Postgres; pg != nil && pg.Local != nil {
-		r.ends = postgresKills{pg.Local}
+	if r.masters.Service == nil {
 		return
 	}
-	if z := r.masters.Zookeeper; z != nil && z.Local != nil {
-		r.ends = zookeeperExpiries{z.Local}
-		return
+	stop, err := r.masters.Service.WatchSessionEnds()
+	switch {
+	case err != nil:
+		r.ends = unwatched(err.Error()) // said, not dropped
+	case stop != nil:
+		r.ends = stop
+		r.cleanups = append(r.cleanups, func() { r.stopEnds() })
 	}
-	e := r.masters.Etcd
-	if e == nil || e.Local == nil {
-		return
-	}
-	w, err := etcdlock.WatchLeases(e.Local.Endpoints())
-	if err != nil {
-		r.ends = unwatched{"etcd: the leases not watched: " + err.Error()} // said, not dropped
-		return
-	}
-	r.ends = etcdLeaseEnds{w}
-	r.cleanups = append(r.cleanups, func() { r.stopEnds() })
 }
 
 // unwatched is a service whose session ends could not be watched: its
 // losses are counted, none matched ("not measured").
-type unwatched struct{ why string }
-
-func (u unwatched) stop() (map[string]time.Time, string) { return nil, u.why }
+func unwatched(why string) service.SessionEnds {
+	return func() (map[string]time.Time, string) { return nil, why }
+}
 
 // stopEnds stops the watch once; its ends are kept for lockLoss.
 func (r *cellRun) stopEnds() {
 	if r.ends != nil && !r.endsStopped {
 		r.endsStopped = true
-		r.endsSeen, r.endsSource = r.ends.stop()
+		r.endsSeen, r.endsSource = r.ends()
 	}
 }
 
@@ -73,18 +50,4 @@ func (r *cellRun) lockLoss(clients []chaos.ClientResult) *results.LockLoss {
 		return nil
 	}
 	return results.NewLockLoss(losses, r.endsSeen, r.endsSource)
-}
-
-// zookeeperExpiries reads a local ensemble's logs when the cell ends.
-type zookeeperExpiries struct{ cl *zklock.Cluster }
-
-func (z zookeeperExpiries) stop() (map[string]time.Time, string) {
-	return z.cl.SessionEnds(), zklock.SessionEndSource
-}
-
-// postgresKills are the backends a kill_backend fault ended.
-type postgresKills struct{ s *pglock.Server }
-
-func (p postgresKills) stop() (map[string]time.Time, string) {
-	return p.s.SessionEnds(), pglock.SessionEndSource
 }

@@ -40,7 +40,7 @@ func PrintPlan(w io.Writer, sc *plan.Scenario, cells []plan.Cell) {
 			p = "server's"
 		}
 		mode, wait := s.Mode, s.Wait
-		if s.Consensus() || s.Postgres() {
+		if s.Service() != nil {
 			mode, wait = "-", s.WaitStrategy // Redlock's terms do not apply: the service's wait does
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d %s\t%s+%s\n", c.Index, c.Label, masters, p, mode, wait, load,
@@ -57,18 +57,8 @@ func serversText(s plan.Settings) string {
 		return fmt.Sprintf("replicated %s via %d given sentinels, WAIT %d", s.MasterSet, len(s.SentinelAddrs), s.WaitReplicas)
 	case t == engine.Replicated:
 		return fmt.Sprintf("replicated: 1 master + %d replicas, %d sentinels, WAIT %d", s.Replicas, s.Sentinels, s.WaitReplicas)
-	case s.ExternalZookeeper():
-		return fmt.Sprintf("zookeeper: %d given servers", len(s.ZookeeperServers))
-	case s.Zookeeper():
-		return fmt.Sprintf("zookeeper: %d local servers", s.ZookeeperMembers())
-	case s.ExternalPostgres():
-		return "postgres: given server"
-	case s.Postgres():
-		return "postgres: 1 local server"
-	case s.ExternalEtcd():
-		return fmt.Sprintf("etcd: %d given endpoints", len(s.EtcdEndpoints))
-	case s.Etcd():
-		return fmt.Sprintf("etcd: %d local members", s.EtcdMembers())
+	case s.Service() != nil:
+		return s.Service().Describe(s)
 	case len(s.Masters) > 0:
 		return fmt.Sprintf("%s: %d given", t, len(s.Masters))
 	}

@@ -104,14 +104,8 @@ func (e cellEnv) cellConfig() *results.CellConfig {
 			cc.Expect[x.Metric] = x.Cond()
 		}
 	}
-	if m.Etcd != nil {
-		cc.RedisVersion, cc.ServerVersion, cc.Quorum = "", m.Version, len(m.Etcd.Endpoints)/2+1
-	}
-	if m.Postgres != nil {
-		cc.RedisVersion, cc.ServerVersion, cc.Quorum = "", m.Version, 1
-	}
-	if m.Zookeeper != nil {
-		cc.RedisVersion, cc.ServerVersion, cc.Quorum = "", m.Version, len(m.Zookeeper.Addrs)/2+1
+	if m.Service != nil {
+		cc.RedisVersion, cc.ServerVersion, cc.Quorum = "", m.Version, m.Service.Quorum()
 	}
 	return cc
 }

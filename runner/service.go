@@ -2,8 +2,102 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"lockbench/bench"
+	"lockbench/lock"
+	"lockbench/results"
+	"lockbench/service"
+	"lockbench/workloads"
 )
+
+// serviceCell is a benchmark cell's lock on a registered service: its
+// client on client 0's config, a baseline of the service's plain writes,
+// the readings around the window and what the service adds to the result.
+type serviceCell struct {
+	env  cellEnv
+	cl   service.Client
+	base []time.Duration
+	win  *bench.WindowReadings
+	rpcs callWindow
+}
+
+func openServiceCell(ctx context.Context, env cellEnv) (_ lockService, err error) {
+	m := env.masters
+	raw, err := m.ServiceConfig(env.cell, 0)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := service.Of(env.cell.Settings).NewClient(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	v := &serviceCell{env: env, cl: cl, rpcs: callWindow{calls: cl.RPCs}}
+	defer func() {
+		if err != nil {
+			v.close()
+		}
+	}()
+	if err := v.checkPrefixFree(ctx); err != nil {
+		return nil, err
+	}
+	if v.base, err = v.baseline(ctx, env.prefix+"rtt"); err != nil {
+		return nil, err
+	}
+	v.win = bench.NewServiceWindowReadings(ctx, m)
+	return v, nil
+}
+
+// checkPrefixFree refuses keys of another live run under the cell's
+// prefix, unless forced.
+func (v *serviceCell) checkPrefixFree(ctx context.Context) error {
+	name := v.env.cell.Settings.Topology
+	n, err := v.cl.CountKeys(ctx, v.env.prefix)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if n > 0 && !v.env.cell.Settings.Force {
+		return fmt.Errorf("key-prefix: %d keys under %q already exist in %s (another live run?); use another --key-prefix, or --force", n, v.env.prefix, name)
+	}
+	return nil
+}
+
+// baseline is the floor to compare acquires with: the service's plain
+// writes (a quorum write, as a lock's is), measured in this run.
+func (v *serviceCell) baseline(ctx context.Context, key string) ([]time.Duration, error) {
+	defer func() { _ = v.cl.Delete(context.Background(), key) }()
+	out, err := roundTrips(ctx, func(ctx context.Context) error { return v.cl.Put(ctx, key) })
+	if err != nil {
+		return nil, fmt.Errorf("%s baseline: %w", v.env.cell.Settings.Topology, err)
+	}
+	return out, nil
+}
+
+func (v *serviceCell) locker() lock.Locker { return v.cl }
+
+func (v *serviceCell) window(rc *workloads.RunConfig) {
+	if srv := v.env.masters.Service; len(srv.Pids()) > 0 {
+		rc.ServerCPU = func() []time.Duration { return bench.ProcessCPU(srv.Pids(), srv.Trees()) }
+	}
+	rc.OnWindow = v.rpcs.mark(v.win.Mark)
+}
+
+// finish records the servers, what the service ran on and the baseline.
+func (v *serviceCell) finish(res *results.Run, st *workloads.Stats) {
+	srv := v.env.masters.Service
+	v.cl.Record(res, v.rpcs.perCycle(st.Acquired))
+	srv.Record(res)
+	if len(srv.Pids()) > 0 {
+		res.Servers = st.ServersOf(srv.Display())
+	}
+	pl := summarizeDurations(v.base)
+	res.BaselineParallel = &pl
+	v.win.Finish(res, st)
+}
+
+// close ends every session: the service drops what they held with them.
+func (v *serviceCell) close() { v.cl.Close() }
 
 // roundTrips times BaselineSamples calls of one: a lock service's floor
 // to compare acquires with, measured in this run.

@@ -1,0 +1,97 @@
+package pglock
+
+import (
+	"fmt"
+	"net/url"
+
+	"lockbench/engine"
+	"lockbench/plan"
+	"lockbench/results"
+)
+
+// Name is the topology that locks with PostgreSQL's session advisory
+// locks: a local server or an external one (postgres_url).
+const Name = "postgres"
+
+// persistenceNA is what a postgres cell records: advisory locks live in
+// the server's memory, not in its WAL.
+const persistenceNA = "not applicable"
+
+// postgres is the service's plan.Topology and service.Service.
+type postgres struct{}
+
+func (postgres) Name() string             { return Name }
+func (postgres) Settings() []string       { return []string{"postgres_url"} }
+func (postgres) WaitStrategies() []string { return WaitStrategies }
+func (postgres) Roles() bool              { return false }
+
+// external says the server is someone else's (postgres_url given).
+func external(s plan.Settings) bool { return s.PostgresURL != "" }
+
+// maxConnections is a local server's max_connections: the contenders
+// (every client's workers) and a few of lockbench's own (the baseline, a
+// fault's own connection), at least PostgreSQL's default (so that cells
+// of other sizes share the server).
+func maxConnections(s plan.Settings) int { return max(100, s.Workers*max(1, s.Clients)+10) }
+
+// Check: the settings topology postgres takes, each other one refused
+// with one line naming it.
+func (postgres) Check(s plan.Settings) error {
+	switch {
+	case s.IsGiven("local") && s.Local != 1:
+		return fmt.Errorf("local: %d is not accepted with topology postgres; it runs one server (local: 1)", s.Local)
+	case s.Persistence != "" && s.Persistence != "none" || s.IsGiven("persistence"):
+		return fmt.Errorf("persistence: %q does not apply to topology postgres; advisory locks live in the server's memory, not its WAL (leave it unset)", s.Persistence)
+	case s.IsGiven("ttl") || s.IsGiven("lease_time"):
+		return fmt.Errorf("ttl: does not apply to topology postgres; an advisory lock has no lease, it holds until released or its connection ends (leave ttl unset)")
+	case s.Fencing:
+		return fmt.Errorf("fencing: an advisory lock has no token to fence with (topology postgres); leave fencing unset")
+	case s.Workers > 5000:
+		return fmt.Errorf("workers: %d is not accepted with topology postgres; each is a connection (a server process): use at most 5000", s.Workers)
+	}
+	if s.PostgresURL != "" {
+		if u, err := url.Parse(s.PostgresURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+			return fmt.Errorf("postgres-url: %q is not accepted; use postgres://user[:pass]@host:port/db", engine.RedactURL(s.PostgresURL))
+		}
+	}
+	return nil
+}
+
+// CheckFaultServers: a fault cell starts its own server (it crashes it).
+func (postgres) CheckFaultServers(s plan.Settings) error {
+	if external(s) {
+		return fmt.Errorf("postgres-url: a fault scenario starts its own PostgreSQL server (it crashes it); leave postgres-url unset")
+	}
+	return nil
+}
+
+// CheckFault: crash and pause of the server, a killed backend, and the
+// clients' links.
+func (postgres) CheckFault(where string, s plan.Settings, f plan.Fault) error {
+	if f.Kind != results.FaultCrash && f.Kind != results.FaultPause && f.Kind != results.FaultKillBackend && !plan.IsNetwork(f.Kind) {
+		return fmt.Errorf("%s.kind: %s is not available with topology postgres; use crash (master_index: [0], the server), pause (a client, or the server), kill_backend, or partition, latency or reset of the clients' links", where, f.Kind)
+	}
+	return nil
+}
+
+func (postgres) Servers(plan.Settings) int { return 1 }
+
+// Record: one server (none of this run's when external), no persistence
+// and no lease.
+func (postgres) Record(s plan.Settings, out *results.Settings) {
+	out.Local, out.Persistence, out.TTL = 1, persistenceNA, 0
+	if external(s) {
+		out.Local = 0
+	}
+}
+
+func (postgres) ServersKey(s plan.Settings) string {
+	return fmt.Sprintf("%s|%d", s.PostgresURL, maxConnections(s))
+}
+
+func (postgres) Describe(s plan.Settings) string {
+	if external(s) {
+		return "postgres: given server"
+	}
+	return "postgres: 1 local server"
+}

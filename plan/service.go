@@ -1,0 +1,223 @@
+package plan
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"lockbench/engine"
+	"lockbench/results"
+)
+
+// Topology is what plan needs of a lock service other than Redis, a
+// topology of its own: its settings' checks, how many servers it runs and
+// what a result records of them. Package service registers one for each
+// service; plan never names a service.
+type Topology interface {
+	Name() string
+	// Check: the settings the service takes; each other one refused with
+	// one line naming it.
+	Check(s Settings) error
+	// CheckFaultServers: a fault cell's servers (its own: it crashes
+	// them).
+	CheckFaultServers(s Settings) error
+	// CheckFault: a fault kind the service cannot take, where naming it.
+	CheckFault(where string, s Settings, f Fault) error
+	// Servers is how many servers the cell's lock reaches (N).
+	Servers(s Settings) int
+	// Record keeps in a result's settings what the servers ran on: the
+	// local count (0: external), persistence, TTL.
+	Record(s Settings, out *results.Settings)
+	// ServersKey says which cells can share the servers.
+	ServersKey(s Settings) string
+	// Describe is what the cell runs on, as the plan lists it.
+	Describe(s Settings) string
+	// Settings are the YAML names of the settings only this service
+	// takes (its external servers' addresses): other topologies refuse
+	// them.
+	Settings() []string
+	// WaitStrategies are the waits its client has (wait_strategy).
+	WaitStrategies() []string
+	// Roles says its servers are members with roles (a leader and
+	// followers) that talk to each other: role: and link: members apply.
+	Roles() bool
+}
+
+var (
+	topologyMu sync.RWMutex
+	topologies = map[string]Topology{}
+)
+
+// RegisterTopology makes a service's topology known (package service's
+// Register calls it).
+func RegisterTopology(t Topology) {
+	topologyMu.Lock()
+	defer topologyMu.Unlock()
+	topologies[t.Name()] = t
+}
+
+// topologyNamed is the registered service named name (nil: none).
+func topologyNamed(name string) Topology {
+	topologyMu.RLock()
+	defer topologyMu.RUnlock()
+	return topologies[name]
+}
+
+// Service is the lock service the cell locks on (nil: Redis).
+func (s Settings) Service() Topology { return topologyNamed(s.Topology) }
+
+// Roles says the cell locks on a cluster whose members have roles.
+func (s Settings) Roles() bool {
+	t := s.Service()
+	return t != nil && t.Roles()
+}
+
+// ServiceEngine is a service cell's retry terms in the engine's config,
+// for the engine's checks: a service's own queue is retry to them.
+func ServiceEngine(c *engine.Config) {
+	c.Topology = engine.Redlock
+	c.Masters = []string{"127.0.0.1:1"}
+	if c.Strategy == StrategyQueue {
+		c.Strategy = engine.StrategyRetry
+	}
+}
+
+// StrategyQueue is a service's own wait: its FIFO queue (etcd's
+// revisions, ZooKeeper's sequence, PostgreSQL's lock queue).
+const StrategyQueue = "queue"
+
+// TopologyNames are Redis' topologies and the registered services'.
+func TopologyNames() []string {
+	return append([]string{string(engine.Redlock), string(engine.Single), string(engine.Replicated)}, serviceNames()...)
+}
+
+// checkServiceSettings refuses the settings of a service other than the
+// cell's: they need their own topology.
+func (s Settings) checkServiceSettings() error {
+	own := map[string]bool{}
+	if t := s.Service(); t != nil {
+		for _, n := range t.Settings() {
+			own[n] = true
+		}
+	}
+	needs := map[string][]string{}
+	topologyMu.RLock()
+	for name, t := range topologies {
+		for _, n := range t.Settings() {
+			if !own[n] && s.isSet(n) {
+				needs[n] = append(needs[n], name)
+			}
+		}
+	}
+	topologyMu.RUnlock()
+	for _, n := range slices.Sorted(maps.Keys(needs)) {
+		slices.Sort(needs[n])
+		return fmt.Errorf("%s: needs topology %s; topology is %s", FlagName(n), strings.Join(needs[n], " or "), s.TopologyOf())
+	}
+	return nil
+}
+
+// isSet says the setting named name (its YAML name) was given or differs
+// from its zero value.
+func (s Settings) isSet(name string) bool {
+	if s.IsGiven(name) {
+		return true
+	}
+	v := reflect.ValueOf(s)
+	for i := range v.NumField() {
+		if strings.Split(v.Type().Field(i).Tag.Get("yaml"), ",")[0] == name {
+			return !v.Field(i).IsZero()
+		}
+	}
+	return false
+}
+
+// serviceNames are the registered services' names, sorted.
+func serviceNames() []string {
+	topologyMu.RLock()
+	defer topologyMu.RUnlock()
+	return slices.Sorted(maps.Keys(topologies))
+}
+
+// roleTopologies names the services whose members have roles.
+func roleTopologies() string {
+	var out []string
+	for _, n := range serviceNames() {
+		if topologyNamed(n).Roles() {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, " or ")
+}
+
+// checkServiceClient refuses the Redis client's settings in a service
+// cell (the service has a client of its own), and a wait strategy it has
+// not.
+func (s Settings) checkServiceClient(t Topology) error {
+	d, name := Defaults(), t.Name()
+	switch {
+	case len(s.Masters) > 0:
+		return fmt.Errorf("masters: topology %s locks on its own servers; give its external servers (%s) or local: M, not Redis masters", name, FlagName(strings.Join(t.Settings(), "/")))
+	case s.Driver != d.Driver || s.IsGiven("driver"):
+		return fmt.Errorf("driver: %s is a Redis client; topology %s uses its own client (leave driver unset)", s.Driver, name)
+	case s.Mode != d.Mode || s.Wait != d.Wait || s.IsGiven("mode") || s.IsGiven("wait"):
+		return fmt.Errorf("mode/wait: %s/%s are Redlock's (masters one after another or at once); topology %s has one quorum of its own (leave them unset)", s.Mode, s.Wait, name)
+	case s.Embedded == "always":
+		return fmt.Errorf("embedded: always is not accepted with topology %s; it runs real servers", name)
+	case s.NetLatency > 0:
+		return fmt.Errorf("net-latency: not yet with topology %s (the proxy stands in front of Redis masters only)", name)
+	case s.LocalCPUs != "":
+		return fmt.Errorf("local-cpus: not yet with topology %s (it pins redis-server masters)", name)
+	case s.AutoExtend:
+		return fmt.Errorf("auto-extend: not with topology %s; its session keeps its lock by itself", name)
+	case s.WaitReplicas != 0:
+		return fmt.Errorf("wait-replicas: %d needs topology replicated; topology %s commits each write itself", s.WaitReplicas, name)
+	}
+	if n := s.redisOnlyGiven(); n != "" {
+		return fmt.Errorf("%s: is the Redis client's; topology %s does not take it (its calls have no per-master timeout, drift or batching: leave it unset)", FlagName(n), name)
+	}
+	if !slices.Contains(t.WaitStrategies(), s.WaitStrategy) {
+		return fmt.Errorf("wait-strategy: %q is not accepted with topology %s; use %s", s.WaitStrategy, name, strings.Join(t.WaitStrategies(), ", "))
+	}
+	return nil
+}
+
+// redisOnlyGiven is the first setting of the Redis client given (or set
+// off its default) in a service cell; "" when none.
+func (s Settings) redisOnlyGiven() string {
+	d := Defaults()
+	for _, r := range []struct {
+		name    string
+		differs bool
+	}{
+		{"timeout", s.Timeout != d.Timeout}, {"drift_factor", s.DriftFactor != d.DriftFactor}, {"batch", s.Batch != d.Batch},
+		{"dispatchers", s.Dispatchers != d.Dispatchers}, {"flush_delay", s.FlushDelay != d.FlushDelay},
+		{"notify_timeout", s.NotifyTimeout != d.NotifyTimeout},
+	} {
+		if r.differs || s.IsGiven(r.name) {
+			return r.name
+		}
+	}
+	return ""
+}
+
+// ServicePersistence is a service cell's persistence as given: "" for
+// unset (a fault scenario's default, Redis' none, counts as unset).
+func (s Settings) ServicePersistence() string {
+	if s.Persistence == "none" && !s.IsGiven("persistence") {
+		return ""
+	}
+	return s.Persistence
+}
+
+// LocalMembers is a service's local servers: local as given, def when
+// local was not given (its default is Redis' 5 masters).
+func (s Settings) LocalMembers(def int) int {
+	if !s.IsGiven("local") {
+		return def
+	}
+	return s.Local
+}

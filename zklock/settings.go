@@ -1,0 +1,142 @@
+package zklock
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	"lockbench/engine"
+	"lockbench/plan"
+	"lockbench/results"
+)
+
+// Name is the topology that locks with ZooKeeper's lock recipe: a local
+// ensemble (local: servers) or an external one (zookeeper_servers).
+const Name = "zookeeper"
+
+// DefaultServers is a local ensemble's size when local is not given.
+const DefaultServers = 3
+
+// ZooKeeper's persistence: forceSync=yes (its default), or no.
+const (
+	Fsync   = "fsync"
+	NoFsync = "no-fsync"
+)
+
+// minTTL and maxTTL bound the session timeout a local ensemble is set up
+// to grant (its tickTime follows the TTL, within 50 ms..2 s).
+const (
+	minTTL = 100 * time.Millisecond
+	maxTTL = 10 * time.Minute
+)
+
+// zookeeper is the service's plan.Topology and service.Service.
+type zookeeper struct{}
+
+func (zookeeper) Name() string             { return Name }
+func (zookeeper) Settings() []string       { return []string{"zookeeper_servers", "member_latency"} }
+func (zookeeper) WaitStrategies() []string { return WaitStrategies }
+func (zookeeper) Roles() bool              { return true }
+
+// external says the ensemble is someone else's: its servers were given,
+// nothing is started here.
+func external(s plan.Settings) bool { return len(s.ZookeeperServers) > 0 }
+
+func members(s plan.Settings) int { return s.LocalMembers(DefaultServers) }
+
+// maxClientCnxns is a local server's limit of connections from one
+// address: every contender's session may land on one server.
+func maxClientCnxns(s plan.Settings) int { return max(60, s.Workers*max(1, s.Clients)+10) }
+
+// persistence is what a result records: fsync (forceSync=yes, ZooKeeper's
+// default) or no-fsync for local servers, "" for external.
+func persistence(s plan.Settings) string {
+	switch p := s.ServicePersistence(); {
+	case external(s):
+		return ""
+	case p == "":
+		return Fsync
+	default:
+		return p
+	}
+}
+
+// Check: the settings topology zookeeper takes, each other one refused
+// with one line naming it.
+func (zookeeper) Check(s plan.Settings) error {
+	p, ttl, lat := s.ServicePersistence(), time.Duration(s.TTL), time.Duration(s.MemberLatency)
+	switch {
+	case !external(s) && (members(s) < 1 || members(s) > 7):
+		return fmt.Errorf("local: %d is not accepted with topology zookeeper; use 1..7 local servers", s.Local)
+	case external(s) && p != "":
+		return fmt.Errorf("persistence: %q is not accepted with zookeeper-servers; an external ensemble keeps its own forceSync (leave it unset)", p)
+	case p != "" && p != Fsync && p != NoFsync:
+		return fmt.Errorf("persistence: %q is not accepted with topology zookeeper; use fsync (forceSync=yes, its default) or no-fsync (forceSync=no)", p)
+	case lat < 0 || lat%time.Millisecond != 0 || lat > 10*time.Second || lat != 0 && (external(s) || members(s) < 2):
+		return fmt.Errorf("member-latency: %v is not accepted; use whole milliseconds up to 10s, with 2 or more local servers (an external ensemble's links are its own)", s.MemberLatency)
+	case ttl%time.Millisecond != 0 || ttl < minTTL || ttl > maxTTL:
+		return fmt.Errorf("ttl: %v is not accepted with topology zookeeper; it is the session timeout, whole milliseconds from %v to %v", s.TTL, minTTL, maxTTL)
+	}
+	return checkServers(s.ZookeeperServers)
+}
+
+// CheckFaultServers: a fault cell starts its own servers (it crashes
+// them).
+func (zookeeper) CheckFaultServers(s plan.Settings) error {
+	if external(s) {
+		return fmt.Errorf("zookeeper-servers: a fault scenario starts its own ZooKeeper servers (it crashes them); use local: M, not servers")
+	}
+	return nil
+}
+
+// CheckFault: crash, pause and the network faults; a fake clock is not
+// shown to move a JVM's.
+func (zookeeper) CheckFault(where string, s plan.Settings, f plan.Fault) error {
+	switch {
+	case f.Kind == results.FaultClockJump:
+		return fmt.Errorf("%s.kind: clock_jump is not available with topology zookeeper: libfaketime is not shown to move a JVM's clock, nor a Go client's; use crash or pause", where)
+	case f.Kind != results.FaultCrash && f.Kind != results.FaultPause && !plan.IsNetwork(f.Kind):
+		return fmt.Errorf("%s.kind: %s is not available with topology zookeeper; use crash or pause (master_index or role: leader|follower), or partition, latency or reset", where, f.Kind)
+	}
+	return nil
+}
+
+func (zookeeper) Servers(s plan.Settings) int {
+	if external(s) {
+		return len(s.ZookeeperServers)
+	}
+	return members(s)
+}
+
+func (zookeeper) Record(s plan.Settings, out *results.Settings) {
+	out.Local, out.Persistence = members(s), persistence(s)
+	if external(s) {
+		out.Local = 0
+	}
+}
+
+func (zookeeper) ServersKey(s plan.Settings) string {
+	return fmt.Sprintf("%v|%d|%s|%v|%d|%v", s.ZookeeperServers, members(s), persistence(s), s.TTL, maxClientCnxns(s), s.MemberLatency)
+}
+
+func (zookeeper) Describe(s plan.Settings) string {
+	if external(s) {
+		return fmt.Sprintf("zookeeper: %d given servers", len(s.ZookeeperServers))
+	}
+	return fmt.Sprintf("zookeeper: %d local servers", members(s))
+}
+
+// checkServers: each server host:port, once.
+func checkServers(addrs []string) error {
+	seen := map[string]bool{}
+	for _, a := range addrs {
+		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
+			return fmt.Errorf("zookeeper-servers: %q is not accepted; use host:port (comma-separated)", engine.RedactURL(a))
+		}
+		if seen[a] {
+			return fmt.Errorf("zookeeper-servers: %s is listed twice", a)
+		}
+		seen[a] = true
+	}
+	return nil
+}
