@@ -52,7 +52,7 @@ func (r *cellRun) logStarted() {
 	m := r.masters
 	r.res.Pids = append(r.res.Pids, m.Pids()...)
 	servers := fmt.Sprintf("masters %s (pids %s)", strings.Join(m.Addrs, " "), pidList(pidsOf(m.Servers)))
-	if v := m.Service; v != nil && len(v.Pids()) > 0 {
+	if v := m.Service; v != nil { // a fault cell's servers are always its own
 		servers = v.Describe()
 	}
 	if set := m.Replicated; set != nil {
