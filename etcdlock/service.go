@@ -160,7 +160,13 @@ func (v *servers) Describe() string {
 	return fmt.Sprintf("%s members %s (%s, pids %s)", v.Version(), strings.Join(v.endpoints, " "), v.local.FsyncText(), service.PidList(v.Pids()))
 }
 
-func (v *servers) Record(*results.Run) {}
+// Record: the members (local ones with their fsync) or the endpoints.
+func (v *servers) Record(out *results.ServiceSettings, rec results.Settings) {
+	out.Server, out.Servers = "member", fmt.Sprintf("%d local members (%s)", rec.Local, rec.Persistence)
+	if v.local == nil {
+		out.Servers = fmt.Sprintf("%d endpoints", len(v.endpoints))
+	}
+}
 
 // WatchSessionEnds watches the local members' leases.
 func (v *servers) WatchSessionEnds() (service.SessionEnds, error) {
@@ -195,7 +201,8 @@ func (etcd) NewClient(ctx context.Context, raw json.RawMessage) (service.Client,
 }
 
 // Record: the granted lease, the fence's source, the sessions lost.
-func (l *Locker) Record(res *results.Run, rpcsPerCycle float64) {
-	res.Config.Etcd = &results.EtcdSettings{LeaseTTL: results.Duration(l.GrantedTTL()), FenceSource: FenceSource,
-		LostSessions: l.LostSessions(), RPCsPerCycle: rpcsPerCycle}
+func (l *Locker) Record(v *results.ServiceSettings) {
+	v.LeaseTTL, v.FenceSource, v.Lost, v.Sessions = results.Duration(l.GrantedTTL()), FenceSource, l.LostSessions(), "sessions"
+	v.Lease = fmt.Sprintf("lease %s", v.LeaseTTL)
+	v.Calls, v.Baseline = "lock calls", "etcd's Put round trip"
 }

@@ -34,13 +34,15 @@ const minTTL = 2 * time.Second
 type etcd struct{}
 
 func (etcd) Name() string             { return Name }
-func (etcd) Settings() []string       { return []string{"etcd_endpoints", "member_latency"} }
+func (etcd) ServersSetting() plan.ServersSetting {
+	return plan.ServersSetting{Name: "etcd_endpoints", Usage: "etcd, an external cluster: its client endpoints as host:port or http(s)://[user:pass@]host:port (comma-separated); nothing is started"}
+}
 func (etcd) WaitStrategies() []string { return WaitStrategies }
 func (etcd) Roles() bool              { return true }
 
 // external says the cluster is someone else's: its endpoints were given,
 // nothing is started here.
-func external(s plan.Settings) bool { return len(s.EtcdEndpoints) > 0 }
+func external(s plan.Settings) bool { return len(s.Servers) > 0 }
 
 // members is a local cluster's size.
 func members(s plan.Settings) int { return s.LocalMembers(DefaultMembers) }
@@ -76,7 +78,7 @@ func (etcd) Check(s plan.Settings) error {
 	if l := time.Duration(s.MemberLatency); l < 0 || l%time.Millisecond != 0 || l > 10*time.Second || l > 0 && external(s) {
 		return fmt.Errorf("member-latency: %v is not accepted; use whole milliseconds up to 10s, with local members (an external cluster's links are its own)", s.MemberLatency)
 	}
-	return checkEndpoints(s.EtcdEndpoints)
+	return checkEndpoints(s.Servers)
 }
 
 // CheckFaultServers: a fault cell starts its own members (it crashes
@@ -103,7 +105,7 @@ func (etcd) CheckFault(where string, s plan.Settings, f plan.Fault) error {
 // Servers is how many members the lock reaches.
 func (etcd) Servers(s plan.Settings) int {
 	if external(s) {
-		return len(s.EtcdEndpoints)
+		return len(s.Servers)
 	}
 	return members(s)
 }
@@ -117,12 +119,12 @@ func (e etcd) Record(s plan.Settings, out *results.Settings) {
 }
 
 func (etcd) ServersKey(s plan.Settings) string {
-	return fmt.Sprintf("%v|%d|%s|%v", s.EtcdEndpoints, members(s), persistence(s), s.MemberLatency)
+	return fmt.Sprintf("%v|%d|%s|%v", s.Servers, members(s), persistence(s), s.MemberLatency)
 }
 
 func (etcd) Describe(s plan.Settings) string {
 	if external(s) {
-		return fmt.Sprintf("etcd: %d given endpoints", len(s.EtcdEndpoints))
+		return fmt.Sprintf("etcd: %d given endpoints", len(s.Servers))
 	}
 	return fmt.Sprintf("etcd: %d local members", members(s))
 }
@@ -155,7 +157,7 @@ func endpointURL(ep string) string {
 // (without credentials) and the credentials, taken from the first that
 // has any.
 func clientEndpoints(s plan.Settings) (eps []string, user, pass string) {
-	for _, ep := range s.EtcdEndpoints {
+	for _, ep := range s.Servers {
 		u, err := url.Parse(endpointURL(ep))
 		if err != nil {
 			continue

@@ -38,7 +38,7 @@ type servers struct {
 func (postgres) Start(ctx context.Context, c plan.Cell, log io.Writer) (service.Servers, error) {
 	s := c.Settings
 	if external(s) {
-		return &servers{url: s.PostgresURL}, nil
+		return &servers{url: serverURL(s)}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -103,7 +103,12 @@ func (v *servers) Targets(_ plan.Cell, t *faults.Targets) []string {
 	return []string{v.local.Addr()}
 }
 
-func (v *servers) Record(*results.Run) {}
+func (v *servers) Record(out *results.ServiceSettings, _ results.Settings) {
+	out.Server, out.Servers = "server (postmaster and backends)", "1 local server"
+	if v.local == nil {
+		out.Servers = "given server"
+	}
+}
 
 func (v *servers) Describe() string {
 	return fmt.Sprintf("%s server %s (pid %d)", v.Version(), v.local.Addr(), v.local.Pid())
@@ -146,7 +151,7 @@ func (c client) Put(ctx context.Context, _ string) error        { return c.Ping(
 func (client) Delete(context.Context, string) error             { return nil }
 
 // Record: advisory locks have no lease and no token.
-func (c client) Record(res *results.Run, rpcsPerCycle float64) {
-	res.Config.Postgres = &results.PostgresSettings{Lease: "none: held until released or the connection ends",
-		FenceSource: "none: an advisory lock has no token", LostConnections: c.LostConnections(), CallsPerCycle: rpcsPerCycle}
+func (c client) Record(v *results.ServiceSettings) {
+	v.Lease, v.FenceSource = "session advisory locks (no lease, no token)", "none: an advisory lock has no token"
+	v.Lost, v.Sessions, v.Calls, v.Baseline = c.LostConnections(), "connections", "lock calls", "a SELECT 1 round trip"
 }

@@ -21,12 +21,22 @@ const persistenceNA = "not applicable"
 type postgres struct{}
 
 func (postgres) Name() string             { return Name }
-func (postgres) Settings() []string       { return []string{"postgres_url"} }
+func (postgres) ServersSetting() plan.ServersSetting {
+	return plan.ServersSetting{Name: "postgres_url", Usage: "postgres, an external server: postgres://user[:pass]@host:port/db; nothing is started"}
+}
 func (postgres) WaitStrategies() []string { return WaitStrategies }
 func (postgres) Roles() bool              { return false }
 
 // external says the server is someone else's (postgres_url given).
-func external(s plan.Settings) bool { return s.PostgresURL != "" }
+func external(s plan.Settings) bool { return len(s.Servers) > 0 }
+
+// serverURL is the external server's URL ("" : a local server).
+func serverURL(s plan.Settings) string {
+	if len(s.Servers) == 0 {
+		return ""
+	}
+	return s.Servers[0]
+}
 
 // maxConnections is a local server's max_connections: the contenders
 // (every client's workers) and a few of lockbench's own (the baseline, a
@@ -49,9 +59,12 @@ func (postgres) Check(s plan.Settings) error {
 	case s.Workers > 5000:
 		return fmt.Errorf("workers: %d is not accepted with topology postgres; each is a connection (a server process): use at most 5000", s.Workers)
 	}
-	if s.PostgresURL != "" {
-		if u, err := url.Parse(s.PostgresURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
-			return fmt.Errorf("postgres-url: %q is not accepted; use postgres://user[:pass]@host:port/db", engine.RedactURL(s.PostgresURL))
+	if len(s.Servers) > 1 {
+		return fmt.Errorf("postgres-url: %d servers are not accepted; give one server's URL", len(s.Servers))
+	}
+	if u := serverURL(s); u != "" {
+		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "postgres" && pu.Scheme != "postgresql") || pu.Host == "" {
+			return fmt.Errorf("postgres-url: %q is not accepted; use postgres://user[:pass]@host:port/db", engine.RedactURL(u))
 		}
 	}
 	return nil
@@ -86,7 +99,7 @@ func (postgres) Record(s plan.Settings, out *results.Settings) {
 }
 
 func (postgres) ServersKey(s plan.Settings) string {
-	return fmt.Sprintf("%s|%d", s.PostgresURL, maxConnections(s))
+	return fmt.Sprintf("%s|%d", serverURL(s), maxConnections(s))
 }
 
 func (postgres) Describe(s plan.Settings) string {

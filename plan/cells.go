@@ -55,7 +55,7 @@ func (sc *Scenario) parseAxes(m yaml.Node) error {
 func (sc *Scenario) parseAxis(k, v *yaml.Node) (Axis, error) {
 	ax := Axis{Name: settingAlias(k.Value)}
 	if err := sc.kind().check(ax.Name, nil); err != nil {
-		return ax, fmt.Errorf("line %d: matrix: %w", k.Line, err)
+		return ax, fmt.Errorf("line %d: matrix: %w", k.Line, asGiven(k.Value, ax.Name, err))
 	}
 	if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
 		return ax, fmt.Errorf("line %d: matrix: %s: want a non-empty list of values", v.Line, k.Value)
@@ -221,8 +221,7 @@ func expandAxes(base Cell, axes []Axis) ([]Cell, error) {
 // over one cell's settings cannot reach another's.
 func (s *Settings) cloneSlices() {
 	s.Masters, s.SentinelAddrs = slices.Clone(s.Masters), slices.Clone(s.SentinelAddrs)
-	s.ReplicaPriority, s.EtcdEndpoints = slices.Clone(s.ReplicaPriority), slices.Clone(s.EtcdEndpoints)
-	s.ZookeeperServers = slices.Clone(s.ZookeeperServers)
+	s.ReplicaPriority, s.Servers = slices.Clone(s.ReplicaPriority), slices.Clone(s.Servers)
 	s.Given = maps.Clone(s.Given)
 }
 

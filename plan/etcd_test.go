@@ -37,7 +37,7 @@ func TestEtcdAccepted(t *testing.T) {
 		{"wait-strategy backoff", func(s *Settings) { s.WaitStrategy = "backoff" }, 0},
 		{"wait-strategy spin", func(s *Settings) { s.WaitStrategy = "spin" }, 0},
 		{"external endpoints", func(s *Settings) {
-			s.EtcdEndpoints = []string{"127.0.0.1:2379", "http://u:p@127.0.0.1:2380"}
+			s.Servers = []string{"127.0.0.1:2379", "http://u:p@127.0.0.1:2380"}
 		}, 0},
 	}
 	for _, tc := range cases {
@@ -65,7 +65,7 @@ func TestEtcdRefused(t *testing.T) {
 		{"local 9", "local", func(s *Settings) { s.Local = 9; s.MarkGiven("local") }},
 		{"persistence aof-always", "persistence", func(s *Settings) { s.Persistence = "aof-always" }},
 		{"external endpoints with persistence fsync", "persistence", func(s *Settings) {
-			s.EtcdEndpoints, s.Persistence = []string{"127.0.0.1:2379"}, "fsync"
+			s.Servers, s.Persistence = []string{"127.0.0.1:2379"}, "fsync"
 		}},
 		{"driver redsync", "driver", func(s *Settings) { s.Driver = "redsync" }},
 		{"mode sequential", "mode/wait", func(s *Settings) { s.Mode = "sequential" }},
@@ -76,12 +76,13 @@ func TestEtcdRefused(t *testing.T) {
 		{"wait_replicas 1", "wait-replicas", func(s *Settings) { s.WaitReplicas = 1 }},
 		{"net_latency 1ms", "net-latency", func(s *Settings) { s.NetLatency = Duration(time.Millisecond) }},
 		{"auto_extend", "auto-extend", func(s *Settings) { s.AutoExtend = true }},
-		{"endpoint bad scheme", "etcd-endpoints", func(s *Settings) { s.EtcdEndpoints = []string{"ftp://x:1"} }},
+		{"endpoint bad scheme", "etcd-endpoints", func(s *Settings) { s.Servers = []string{"ftp://x:1"} }},
 		{"endpoint listed twice", "etcd-endpoints", func(s *Settings) {
-			s.EtcdEndpoints = []string{"127.0.0.1:2379", "127.0.0.1:2379"}
+			s.Servers = []string{"127.0.0.1:2379", "127.0.0.1:2379"}
 		}},
 		{"topology redlock with endpoints", "etcd-endpoints", func(s *Settings) {
-			s.Topology, s.EtcdEndpoints = "redlock", []string{"127.0.0.1:2379"}
+			s.Topology, s.Servers = "redlock", []string{"127.0.0.1:2379"}
+			s.MarkGiven("etcd_endpoints")
 		}},
 	}
 	for _, tc := range cases {
@@ -105,16 +106,16 @@ func TestEtcdErrorsHidePassword(t *testing.T) {
 		name   string
 		mutate func(*Settings)
 	}{
-		{"bad scheme", func(s *Settings) { s.EtcdEndpoints = []string{"ftp://u:" + secret + "@127.0.0.1:1"} }},
-		{"no port", func(s *Settings) { s.EtcdEndpoints = []string{"http://u:" + secret + "@127.0.0.1"} }},
+		{"bad scheme", func(s *Settings) { s.Servers = []string{"ftp://u:" + secret + "@127.0.0.1:1"} }},
+		{"no port", func(s *Settings) { s.Servers = []string{"http://u:" + secret + "@127.0.0.1"} }},
 		{"listed twice", func(s *Settings) {
-			s.EtcdEndpoints = []string{"http://u:" + secret + "@127.0.0.1:1", "http://u:" + secret + "@127.0.0.1:1"}
+			s.Servers = []string{"http://u:" + secret + "@127.0.0.1:1", "http://u:" + secret + "@127.0.0.1:1"}
 		}},
 		{"with persistence", func(s *Settings) {
-			s.EtcdEndpoints, s.Persistence = []string{"http://u:" + secret + "@127.0.0.1:1"}, "fsync"
+			s.Servers, s.Persistence = []string{"http://u:" + secret + "@127.0.0.1:1"}, "fsync"
 		}},
 		{"topology redlock", func(s *Settings) {
-			s.Topology, s.EtcdEndpoints = "redlock", []string{"http://u:" + secret + "@127.0.0.1:1"}
+			s.Topology, s.Servers = "redlock", []string{"http://u:" + secret + "@127.0.0.1:1"}
 		}},
 	}
 	for _, tc := range cases {
@@ -151,15 +152,15 @@ func TestEtcdWarnings(t *testing.T) {
 // settings it copies alone.
 func TestEtcdRedacted(t *testing.T) {
 	s := etcdSettings(func(s *Settings) {
-		s.EtcdEndpoints = []string{"127.0.0.1:2379", "http://u:secretpw@127.0.0.1:1"}
+		s.Servers = []string{"127.0.0.1:2379", "http://u:secretpw@127.0.0.1:1"}
 	})
 	r := s.Redacted()
-	if len(r.EtcdEndpoints) != 2 || r.EtcdEndpoints[0] != "127.0.0.1:2379" ||
-		strings.Contains(r.EtcdEndpoints[1], "secretpw") || !strings.Contains(r.EtcdEndpoints[1], "127.0.0.1:1") {
-		t.Errorf("redacted endpoints %q", r.EtcdEndpoints)
+	if len(r.Servers) != 2 || r.Servers[0] != "127.0.0.1:2379" ||
+		strings.Contains(r.Servers[1], "secretpw") || !strings.Contains(r.Servers[1], "127.0.0.1:1") {
+		t.Errorf("redacted endpoints %q", r.Servers)
 	}
-	if s.EtcdEndpoints[1] != "http://u:secretpw@127.0.0.1:1" {
-		t.Errorf("Redacted changed the settings: %q", s.EtcdEndpoints)
+	if s.Servers[1] != "http://u:secretpw@127.0.0.1:1" {
+		t.Errorf("Redacted changed the settings: %q", s.Servers)
 	}
 }
 
@@ -176,7 +177,7 @@ func TestEtcdRecorded(t *testing.T) {
 		{"defaults", nil, 3, "fsync"},
 		{"local 1 no-fsync", func(s *Settings) { s.Local, s.Persistence = 1, "no-fsync"; s.MarkGiven("local") }, 1, "no-fsync"},
 		{"external", func(s *Settings) {
-			s.EtcdEndpoints = []string{"127.0.0.1:2379", "http://u:secretpw@127.0.0.1:2380"}
+			s.Servers = []string{"127.0.0.1:2379", "http://u:secretpw@127.0.0.1:2380"}
 		}, 0, ""},
 	}
 	for _, tc := range cases {
@@ -190,8 +191,8 @@ func TestEtcdRecorded(t *testing.T) {
 				t.Errorf("recorded topology %q local %d persistence %q, want etcd %d %q",
 					r.Topology, r.Local, r.Persistence, tc.local, tc.persistence)
 			}
-			if slices.ContainsFunc(r.EtcdEndpoints, func(e string) bool { return strings.Contains(e, "secretpw") }) {
-				t.Errorf("recorded endpoints show the password: %q", r.EtcdEndpoints)
+			if slices.ContainsFunc(r.Servers, func(e string) bool { return strings.Contains(e, "secretpw") }) {
+				t.Errorf("recorded endpoints show the password: %q", r.Servers)
 			}
 		})
 	}

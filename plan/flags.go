@@ -162,29 +162,38 @@ func bindFaultPart(fs *pflag.FlagSet, s *Settings) {
 // setting was given (Settings.Given), whatever the value.
 func markGiven(fs *pflag.FlagSet, s *Settings) {
 	fs.VisitAll(func(f *pflag.Flag) {
-		name := settingAlias(strings.ReplaceAll(f.Name, "-", "_"))
+		as := strings.ReplaceAll(f.Name, "-", "_")
+		g := givenValue{f.Value, s, settingAlias(as), as}
 		switch v := f.Value.(type) {
 		case givenValue, givenSlice, oldMastersFlag: // marked already; --masters N marks local itself
 		case pflag.SliceValue:
-			f.Value = givenSlice{givenValue{f.Value, s, name}, v}
+			f.Value = givenSlice{g, v}
 		default:
-			f.Value = givenValue{f.Value, s, name}
+			f.Value = g
 		}
 	})
 }
 
-// givenValue is a flag's value that marks its setting given when set.
+// givenValue is a flag's value that marks its setting given when set, by
+// its name and the name it was given as (a service's own for servers).
 type givenValue struct {
 	pflag.Value
-	s    *Settings
-	name string
+	s        *Settings
+	name, as string
+}
+
+func (g givenValue) mark() {
+	g.s.MarkGiven(g.name)
+	if _, own := serversAlias(g.as); own {
+		g.s.MarkGiven(g.as) // by the service's own name too: another topology refuses it
+	}
 }
 
 func (g givenValue) Set(v string) error {
 	if err := g.Value.Set(v); err != nil {
 		return err
 	}
-	g.s.MarkGiven(g.name)
+	g.mark()
 	return nil
 }
 
@@ -202,11 +211,11 @@ type givenSlice struct {
 }
 
 func (g givenSlice) Append(v string) error {
-	g.s.MarkGiven(g.name)
+	g.mark()
 	return g.sv.Append(v)
 }
 func (g givenSlice) Replace(v []string) error {
-	g.s.MarkGiven(g.name)
+	g.mark()
 	return g.sv.Replace(v)
 }
 func (g givenSlice) GetSlice() []string { return g.sv.GetSlice() }
@@ -224,10 +233,13 @@ func bindTopologyFlags(fs *pflag.FlagSet, s *Settings) {
 	dur(&s.DownAfter, "down-after", "replicated, local: Sentinel's down-after-milliseconds (how long a silent master is waited for)")
 	dur(&s.FailoverTimeout, "failover-timeout", "replicated, local: Sentinel's failover-timeout")
 	fs.IntVar(&s.MinReplicasToWrite, "min-replicas-to-write", s.MinReplicasToWrite, "replicated, local: min-replicas-to-write on the master and replicas (0: off)")
-	fs.Var(&addrsFlag{m: &s.EtcdEndpoints}, "etcd-endpoints", "etcd, an external cluster: its client endpoints as host:port or http(s)://[user:pass@]host:port (comma-separated); nothing is started")
-	fs.Var(&addrsFlag{m: &s.ZookeeperServers}, "zookeeper-servers", "zookeeper, an external ensemble: its servers as host:port (comma-separated); nothing is started")
-	fs.StringVar(&s.PostgresURL, "postgres-url", s.PostgresURL, "postgres, an external server: postgres://user[:pass]@host:port/db; nothing is started")
-	dur(&s.MemberLatency, "member-latency", "etcd and zookeeper, local members: delay every message between members by this much (whole ms; proxies on the members' peer links)")
+	servers := &addrsFlag{m: &s.Servers}
+	fs.Var(servers, "servers", "a lock service's external servers, as it takes them (comma-separated); nothing is started")
+	for _, n := range serviceNames() {
+		ss := topologyNamed(n).ServersSetting()
+		fs.Var(servers, FlagName(ss.Name), ss.Usage)
+	}
+	dur(&s.MemberLatency, "member-latency", roleTopologies()+", local members: delay every message between members by this much (whole ms; proxies on the members' peer links)")
 	fs.IntSliceVar(&s.ReplicaPriority, "replica-priority", s.ReplicaPriority, "replicated, local: replica-priority per replica, in order (Sentinel promotes the lowest non-zero; 0 never)")
 }
 

@@ -17,9 +17,12 @@ import (
 func (sc *Scenario) Override(fs *pflag.FlagSet, bind func(*pflag.FlagSet, *Settings)) error {
 	var err error
 	fs.Visit(func(f *pflag.Flag) {
-		name := sc.kind().settingName(strings.ReplaceAll(f.Name, "-", "_"), f.Value.Type() == "int")
+		as := strings.ReplaceAll(f.Name, "-", "_")
+		name := sc.kind().settingName(as, f.Value.Type() == "int")
 		if err == nil && SettingNames()[name] {
-			err = sc.kind().check(name, nil)
+			if err = sc.kind().check(name, nil); err != nil {
+				err = asGiven(FlagName(as), FlagName(name), err)
+			}
 		}
 	})
 	if err != nil {

@@ -382,18 +382,14 @@ func (s Settings) Chooser() (workloads.KeyChooser, error) {
 // Redacted is a copy fit for output: no passwords in master URLs.
 func (s Settings) Redacted() Settings {
 	out := s
-	out.Masters = nil
-	for _, m := range s.Masters {
-		out.Masters = append(out.Masters, engine.RedactURL(m))
-	}
-	out.PostgresURL = engine.RedactURL(s.PostgresURL)
-	out.EtcdEndpoints = nil
-	for _, a := range s.EtcdEndpoints {
-		out.EtcdEndpoints = append(out.EtcdEndpoints, engine.RedactURL(a))
-	}
-	out.SentinelAddrs = nil
-	for _, a := range s.SentinelAddrs {
-		out.SentinelAddrs = append(out.SentinelAddrs, engine.RedactURL(a))
+	out.Masters, out.Servers, out.SentinelAddrs = redacted(s.Masters), redacted(s.Servers), redacted(s.SentinelAddrs)
+	return out
+}
+
+func redacted(addrs []string) []string {
+	var out []string
+	for _, a := range addrs {
+		out = append(out, engine.RedactURL(a))
 	}
 	return out
 }

@@ -37,8 +37,8 @@ func TestPostgresSettings(t *testing.T) {
 		}
 	}
 	s := Defaults()
-	s.Topology, s.PostgresURL = "postgres", "postgres://u:secretpw@h:1/x"
-	if strings.Contains(s.Redacted().PostgresURL, "secretpw") {
-		t.Errorf("Redacted keeps the password: %s", s.Redacted().PostgresURL)
+	s.Topology, s.Servers = "postgres", []string{"postgres://u:secretpw@h:1/x"}
+	if strings.Contains(s.Redacted().Servers[0], "secretpw") {
+		t.Errorf("Redacted keeps the password: %s", s.Redacted().Servers)
 	}
 }

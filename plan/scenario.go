@@ -2,6 +2,7 @@ package plan
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
@@ -285,6 +286,9 @@ func (sc *Scenario) decodeSettings(s *Settings, n *yaml.Node, where string) erro
 		if err := decodeOne(s, name, v); err != nil {
 			return fmt.Errorf("line %d: %s.%s: %w", v.Line, where, k.Value, err)
 		}
+		if _, own := serversAlias(k.Value); own {
+			s.MarkGiven(k.Value) // by the service's own name too: another topology refuses it
+		}
 	}
 	return nil
 }
@@ -298,7 +302,7 @@ func (sc *Scenario) settingKey(k, v *yaml.Node, where string, seen map[string]st
 	}
 	seen[name] = k.Value
 	if err := sc.kind().check(name, v); err != nil {
-		return "", fmt.Errorf("line %d: %s: %w", k.Line, where, err)
+		return "", fmt.Errorf("line %d: %s: %w", k.Line, where, asGiven(k.Value, name, err))
 	}
 	return name, nil
 }
@@ -308,6 +312,9 @@ func decodeOne(s *Settings, name string, v *yaml.Node) error {
 	if err := CheckWholeNumber(reflect.TypeOf(*s), name, v); err != nil {
 		return err
 	}
+	if name == "servers" && v.Kind == yaml.ScalarNode { // one server, as a URL is given
+		v = &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{v}}
+	}
 	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: name}
 	one := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{key, v}}
 	if err := one.Decode(s); err != nil {
@@ -315,6 +322,18 @@ func decodeOne(s *Settings, name string, v *yaml.Node) error {
 	}
 	s.MarkGiven(name)
 	return nil
+}
+
+// asGiven names the key as given when it is another name of the setting
+// an error is about.
+func asGiven(key, name string, err error) error {
+	if key == name {
+		return err
+	}
+	if rest, ok := strings.CutPrefix(err.Error(), name+":"); ok {
+		return errors.New(key + ":" + rest)
+	}
+	return fmt.Errorf("%s: %w", key, err)
 }
 
 // settingAliases are other names of settings, under which users know them
@@ -326,7 +345,8 @@ func settingAlias(name string) string {
 	if a, ok := settingAliases[name]; ok {
 		return a
 	}
-	return name
+	a, _ := serversAlias(name)
+	return a
 }
 
 // SettingNames are the YAML names of every setting.

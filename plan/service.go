@@ -35,10 +35,10 @@ type Topology interface {
 	ServersKey(s Settings) string
 	// Describe is what the cell runs on, as the plan lists it.
 	Describe(s Settings) string
-	// Settings are the YAML names of the settings only this service
-	// takes (its external servers' addresses): other topologies refuse
-	// them.
-	Settings() []string
+	// ServersSetting is the service's own name for servers: (its
+	// external servers), with its flag's usage; other topologies refuse
+	// it.
+	ServersSetting() ServersSetting
 	// WaitStrategies are the waits its client has (wait_strategy).
 	WaitStrategies() []string
 	// Roles says its servers are members with roles (a leader and
@@ -94,28 +94,37 @@ func TopologyNames() []string {
 	return append([]string{string(engine.Redlock), string(engine.Single), string(engine.Replicated)}, serviceNames()...)
 }
 
-// checkServiceSettings refuses the settings of a service other than the
-// cell's: they need their own topology.
-func (s Settings) checkServiceSettings() error {
-	own := map[string]bool{}
-	if t := s.Service(); t != nil {
-		for _, n := range t.Settings() {
-			own[n] = true
-		}
-	}
-	needs := map[string][]string{}
+// ServersSetting is a service's own name for servers: ("etcd_endpoints"),
+// a YAML key and a flag; Usage is the flag's.
+type ServersSetting struct{ Name, Usage string }
+
+// serversAlias is "servers" when name is a service's own name for it.
+func serversAlias(name string) (string, bool) {
 	topologyMu.RLock()
-	for name, t := range topologies {
-		for _, n := range t.Settings() {
-			if !own[n] && s.isSet(n) {
-				needs[n] = append(needs[n], name)
-			}
+	defer topologyMu.RUnlock()
+	for _, t := range topologies {
+		if t.ServersSetting().Name == name {
+			return "servers", true
 		}
 	}
-	topologyMu.RUnlock()
-	for _, n := range slices.Sorted(maps.Keys(needs)) {
-		slices.Sort(needs[n])
-		return fmt.Errorf("%s: needs topology %s; topology is %s", FlagName(n), strings.Join(needs[n], " or "), s.TopologyOf())
+	return name, false
+}
+
+// checkServiceSettings refuses the servers of another service than the
+// cell's (by its own name), servers: without a service, and member links
+// without members.
+func (s Settings) checkServiceSettings() error {
+	svc := s.Service()
+	for _, n := range serviceNames() {
+		if own := topologyNamed(n).ServersSetting().Name; s.IsGiven(own) && (svc == nil || svc.Name() != n) {
+			return fmt.Errorf("%s: needs topology %s; topology is %s", FlagName(own), n, s.TopologyOf())
+		}
+	}
+	switch {
+	case svc == nil && s.isSet("servers"):
+		return fmt.Errorf("servers: are a lock service's (topology %s); topology is %s (Redis masters: masters)", strings.Join(serviceNames(), ", "), s.TopologyOf())
+	case !s.Roles() && s.isSet("member_latency"):
+		return fmt.Errorf("member-latency: %v needs topology %s (their members' links); topology is %s (use net-latency)", s.MemberLatency, roleTopologies(), s.TopologyOf())
 	}
 	return nil
 }
@@ -160,7 +169,7 @@ func (s Settings) checkServiceClient(t Topology) error {
 	d, name := Defaults(), t.Name()
 	switch {
 	case len(s.Masters) > 0:
-		return fmt.Errorf("masters: topology %s locks on its own servers; give its external servers (%s) or local: M, not Redis masters", name, FlagName(strings.Join(t.Settings(), "/")))
+		return fmt.Errorf("masters: topology %s locks on its own servers; give its external servers (%s) or local: M, not Redis masters", name, FlagName(t.ServersSetting().Name))
 	case s.Driver != d.Driver || s.IsGiven("driver"):
 		return fmt.Errorf("driver: %s is a Redis client; topology %s uses its own client (leave driver unset)", s.Driver, name)
 	case s.Mode != d.Mode || s.Wait != d.Wait || s.IsGiven("mode") || s.IsGiven("wait"):

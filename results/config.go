@@ -12,14 +12,10 @@ type CellConfig struct {
 	RedisVersion string `json:"redis_server_version,omitempty"`
 	// ServerVersion is a lock service's server other than Redis ("etcd 3.4.23").
 	ServerVersion string `json:"server_version,omitempty"`
-	// Etcd is what an etcd cell ran on (nil for Redis).
-	Etcd *EtcdSettings `json:"etcd,omitempty"`
-	// Postgres is what a postgres cell ran on (nil otherwise).
-	Postgres *PostgresSettings `json:"postgres,omitempty"`
-	// Zookeeper: a zookeeper cell's session terms (nil otherwise).
-	Zookeeper *ZookeeperSettings `json:"zookeeper,omitempty"`
-	Version   string             `json:"lockbench_version"`
-	Redsync   *RedsyncSettings   `json:"redsync,omitempty"`
+	// Service is what a lock service's cell ran on (nil for Redis).
+	Service *ServiceSettings `json:"service,omitempty"`
+	Version string           `json:"lockbench_version"`
+	Redsync *RedsyncSettings `json:"redsync,omitempty"`
 	// Expect are the cell's own rules (any cell's: a sweep may carry
 	// them), metric → condition, and ExpectFailed the ones it did not
 	// meet; in the JSON beside a fault cell's part, as they always were.
@@ -36,39 +32,33 @@ func (c *CellConfig) N() int {
 	return c.Local
 }
 
-// EtcdSettings are the terms an etcd cell's locks ran on.
-type EtcdSettings struct {
-	// LeaseTTL is what the server granted each session (asked: ttl).
-	LeaseTTL Duration `json:"lease_ttl"`
-	// FenceSource says where the fencing token comes from.
+// ServiceSettings are what a lock service's cell ran on, in the words a
+// report shows them in: results and report name no service.
+type ServiceSettings struct {
+	// Servers is where it ran: "3 local members (fsync)", "3 given
+	// endpoints", "1 local server"; Server names one of them ("member",
+	// "server (postmaster and backends)").
+	Servers string `json:"servers"`
+	Server  string `json:"server"`
+	// Lease is the lock's lease as granted ("lease 10s", "session timeout
+	// 2s, tickTime 200ms", "no lease: held until released or its
+	// connection ends"); LeaseTTL the granted time (0: none).
+	Lease    string   `json:"lease"`
+	LeaseTTL Duration `json:"lease_ttl,omitempty"`
+	// FenceSource says where the fencing token comes from ("none: ..."
+	// for a lock without one).
 	FenceSource string `json:"fence_source"`
-	// LostSessions are sessions whose lease ended under them (replaced).
-	LostSessions int64 `json:"lost_sessions"`
-	// RPCsPerCycle are the lock calls (Txn, Get, Delete) in the measured
-	// window per lock cycle.
-	RPCsPerCycle float64 `json:"rpcs_per_cycle"`
-}
-
-// ZookeeperSettings are what a zookeeper cell's locks ran on.
-type ZookeeperSettings struct {
-	// SessionTimeout is what the servers granted each session (asked:
-	// ttl); TickTime is a local ensemble's, fitted to it.
-	SessionTimeout Duration `json:"session_timeout"`
-	TickTime       Duration `json:"tick_time,omitempty"`
-	FenceSource    string   `json:"fence_source"`
-	// LostSessions are sessions that expired under them (replaced).
-	LostSessions int64 `json:"lost_sessions"`
-	// RPCsPerCycle are the lock requests (creates, children, exists,
-	// deletes) in the measured window per lock cycle.
-	RPCsPerCycle float64 `json:"rpcs_per_cycle"`
-}
-
-// PostgresSettings are what a postgres cell's locks ran on.
-type PostgresSettings struct {
-	Lease           string  `json:"lease"`
-	FenceSource     string  `json:"fence_source"`
-	LostConnections int64   `json:"lost_connections"`
-	CallsPerCycle   float64 `json:"calls_per_cycle"`
+	// Lost counts the sessions (Sessions names them: "sessions",
+	// "connections") the service ended under their holders, replaced.
+	Lost     int64  `json:"lost"`
+	Sessions string `json:"sessions"`
+	// CallsPerCycle are the lock calls in the measured window per lock
+	// cycle; Calls names them ("lock calls", "lock requests").
+	CallsPerCycle float64 `json:"calls_per_cycle"`
+	Calls         string  `json:"calls"`
+	// Baseline names the plain round trip acquires are compared with
+	// ("etcd's Put round trip").
+	Baseline string `json:"baseline"`
 }
 
 // RedsyncSettings are the terms the redsync driver ran on.

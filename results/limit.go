@@ -84,9 +84,10 @@ func LimitOf(r *Run) Limit {
 		return Limit{LimitContention, fmt.Sprintf("%s of acquire attempts found the lock taken", Pct(na))}
 	}
 	// Redis runs commands on one thread, so a master near a full core is
-	// the limit; an etcd member is a multi-threaded Go program, whose
-	// limit the machine rule below tells.
-	oneThread := r.Config == nil || (r.Config.Etcd == nil && r.Config.Postgres == nil && r.Config.Zookeeper == nil)
+	// the limit; a lock service's server is many threads (a Go program, a
+	// JVM, a process per connection), whose limit the machine rule below
+	// tells.
+	oneThread := r.Config == nil || r.Config.Service == nil
 	if oneThread && busiestKnown && (busiest >= ServerFullCore || (saturated && busiest >= ServerSharedCore)) {
 		return Limit{LimitServer, fmt.Sprintf("the busiest master used %s of a core (a master runs commands on one thread)%s", Pct0(busiest), machineText(m))}
 	}
@@ -120,13 +121,8 @@ func latencyText(r *Run, idle string) string {
 	fmt.Fprintf(&b, "%s while each acquire waited a median %s", idle, FormatMicros(r.AcquireLatency.P50))
 	if r.BaselineParallel != nil && r.BaselineParallel.P50 > 0 {
 		floor := "the parallel SET round trip"
-		switch {
-		case r.Config != nil && r.Config.Etcd != nil:
-			floor = "etcd's Put round trip"
-		case r.Config != nil && r.Config.Zookeeper != nil:
-			floor = "ZooKeeper's Set round trip"
-		case r.Config != nil && r.Config.Postgres != nil:
-			floor = "a SELECT 1 round trip"
+		if r.Config != nil && r.Config.Service != nil {
+			floor = r.Config.Service.Baseline
 		}
 		fmt.Fprintf(&b, " (%.1f× %s, %s)", r.AcquireLatency.P50/r.BaselineParallel.P50, floor, FormatMicros(r.BaselineParallel.P50))
 	}

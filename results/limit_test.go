@@ -150,7 +150,7 @@ func TestRedisCostArithmetic(t *testing.T) {
 func TestLimitEtcdMemberNotOneThread(t *testing.T) {
 	redis := limitRun(0.7, 0.2, 0.5, 1.05)
 	etcd := limitRun(0.7, 0.2, 0.5, 1.05)
-	etcd.Config = &CellConfig{Etcd: &EtcdSettings{}}
+	etcd.Config = &CellConfig{Service: &ServiceSettings{Baseline: "etcd's Put round trip"}}
 	if l := LimitOf(redis); l.By != LimitServer {
 		t.Fatalf("redis master at 105%% of a core: %s, want server", l.By)
 	}

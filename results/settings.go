@@ -106,19 +106,14 @@ type Settings struct {
 	FailoverTimeout    Duration `yaml:"failover_timeout" json:"failover_timeout,omitempty"`
 	MinReplicasToWrite int      `yaml:"min_replicas_to_write" json:"min_replicas_to_write,omitempty"`
 	ReplicaPriority    []int    `yaml:"replica_priority" json:"replica_priority,omitempty"`
-	// EtcdEndpoints: topology etcd on an external cluster (host:port or
-	// http(s)://[user:pass@]host:port); empty: local members (Local).
-	EtcdEndpoints []string `yaml:"etcd_endpoints" json:"etcd_endpoints,omitempty"`
-	// MemberLatency delays every message between local etcd members by
-	// this much (an embedded proxy in front of each member's peer port):
-	// loopback flatters a consensus system.
+	// Servers: a lock service's external servers, as the service takes
+	// them (each service also names them its own way: etcd's endpoints,
+	// ZooKeeper's servers, PostgreSQL's URL); empty: local ones (Local).
+	Servers []string `yaml:"servers" json:"servers,omitempty"`
+	// MemberLatency delays every message between a local cluster's
+	// members by this much (an embedded proxy in front of each member's
+	// peer port): loopback flatters a consensus system.
 	MemberLatency Duration `yaml:"member_latency" json:"member_latency,omitempty"`
-	// PostgresURL: topology postgres on an external server
-	// (postgres://user[:pass]@host:port/db); empty: a local one.
-	PostgresURL string `yaml:"postgres_url" json:"postgres_url,omitempty"`
-	// ZookeeperServers: topology zookeeper on an external ensemble
-	// (host:port); empty: local servers (Local).
-	ZookeeperServers []string `yaml:"zookeeper_servers" json:"zookeeper_servers,omitempty"`
 
 	// Lock client
 	Driver      string   `yaml:"driver" json:"driver"`

@@ -55,15 +55,12 @@ func topologyText(r *Run, s Settings) string {
 	if r.Config != nil {
 		rec = r.Config.Settings // as it ran: counts filled in
 	}
+	if r.Config != nil && r.Config.Service != nil {
+		return serviceText(r, rec)
+	}
 	switch rec.Topology {
 	case "", "redlock":
 		return masters
-	case "etcd":
-		return etcdText(r, rec)
-	case "postgres":
-		return postgresText(r, rec)
-	case "zookeeper":
-		return zookeeperText(r, rec)
 	case "replicated":
 		t := "topology replicated: 1 master"
 		if rec.Replicas > 0 {
@@ -74,60 +71,22 @@ func topologyText(r *Run, s Settings) string {
 	return "topology " + rec.Topology + ": " + masters
 }
 
-// etcdText is an etcd cell's servers: "topology etcd 3.4.23: 3 local
-// members (fsync), lease 10s".
-func etcdText(r *Run, rec Settings) string {
-	t := "topology etcd"
-	if r.Config != nil && r.Config.ServerVersion != "" {
+// serviceText is a lock service's servers: "topology etcd 3.4.23: 3
+// local members (fsync), lease 10s".
+func serviceText(r *Run, rec Settings) string {
+	v := r.Config.Service
+	t := "topology " + rec.Topology
+	if r.Config.ServerVersion != "" {
 		t = "topology " + r.Config.ServerVersion
 	}
-	if len(rec.EtcdEndpoints) > 0 {
-		t += fmt.Sprintf(": %d endpoints", len(rec.EtcdEndpoints))
-	} else {
-		t += fmt.Sprintf(": %d local members (%s)", rec.Local, rec.Persistence)
-	}
+	t += ": " + v.Servers
 	if rec.MemberLatency > 0 {
 		t += fmt.Sprintf(", member links +%s", rec.MemberLatency)
 	}
-	if r.Config != nil && r.Config.Etcd != nil {
-		t += fmt.Sprintf(", lease %s", r.Config.Etcd.LeaseTTL)
+	if v.Lease != "" {
+		t += ", " + v.Lease
 	}
 	return t
-}
-
-// zookeeperText is a zookeeper cell's servers: "topology zookeeper 3.8.0:
-// 3 local servers (fsync), session timeout 10s".
-func zookeeperText(r *Run, rec Settings) string {
-	t := "topology zookeeper"
-	if r.Config != nil && r.Config.ServerVersion != "" {
-		t = "topology " + r.Config.ServerVersion
-	}
-	if len(rec.ZookeeperServers) > 0 {
-		t += fmt.Sprintf(": %d servers", len(rec.ZookeeperServers))
-	} else {
-		t += fmt.Sprintf(": %d local servers (%s)", rec.Local, rec.Persistence)
-	}
-	if rec.MemberLatency > 0 {
-		t += fmt.Sprintf(", member links +%s", rec.MemberLatency)
-	}
-	if r.Config != nil && r.Config.Zookeeper != nil {
-		t += fmt.Sprintf(", session timeout %s", r.Config.Zookeeper.SessionTimeout)
-	}
-	return t
-}
-
-// postgresText is a postgres cell's server: "topology PostgreSQL 15.18:
-// 1 local server, advisory locks (no lease, no token)".
-func postgresText(r *Run, rec Settings) string {
-	t := "topology postgres"
-	if r.Config != nil && r.Config.ServerVersion != "" {
-		t = "topology " + r.Config.ServerVersion
-	}
-	where := "1 local server"
-	if rec.PostgresURL != "" {
-		where = "given server"
-	}
-	return t + ": " + where + ", session advisory locks (no lease, no token)"
 }
 
 func printLatencies(w io.Writer, r *Run) {
@@ -194,21 +153,11 @@ func printOutcomes(w io.Writer, r *Run) {
 // printServiceCalls is what a service without per-server outcomes says
 // of its calls.
 func printServiceCalls(w io.Writer, r *Run) {
-	if r.Config != nil && r.Config.Postgres != nil {
-		p := r.Config.Postgres
-		fmt.Fprintf(w, "postgres: %.2f lock calls per cycle, %d connections lost, lease: %s, fencing token: %s\n\n", p.CallsPerCycle, p.LostConnections, p.Lease, p.FenceSource)
+	if r.Config == nil || r.Config.Service == nil {
 		return
 	}
-	if r.Config != nil && r.Config.Zookeeper != nil {
-		z := r.Config.Zookeeper
-		fmt.Fprintf(w, "zookeeper: %.2f lock requests per cycle, %d sessions lost, fencing token: %s\n\n", z.RPCsPerCycle, z.LostSessions, z.FenceSource)
-		return
-	}
-	if r.Config == nil || r.Config.Etcd == nil {
-		return
-	}
-	e := r.Config.Etcd
-	fmt.Fprintf(w, "etcd: %.2f lock calls per cycle, %d sessions lost, fencing token: %s\n\n", e.RPCsPerCycle, e.LostSessions, e.FenceSource)
+	v := r.Config.Service
+	fmt.Fprintf(w, "%s: %.2f %s per cycle, %d %s lost, fencing token: %s\n\n", r.Config.Topology, v.CallsPerCycle, v.Calls, v.Lost, v.Sessions, v.FenceSource)
 }
 
 // printCosts says what the run cost the client, the servers and the
@@ -219,11 +168,8 @@ func printCosts(w io.Writer, r *Run) {
 	if r.Servers != nil {
 		sv := r.Servers
 		server := "master"
-		switch {
-		case r.Config != nil && (r.Config.Etcd != nil || r.Config.Zookeeper != nil):
-			server = "member"
-		case r.Config != nil && r.Config.Postgres != nil:
-			server = "server (postmaster and backends)"
+		if r.Config != nil && r.Config.Service != nil {
+			server = r.Config.Service.Server
 		}
 		fmt.Fprintf(w, "servers: %.2f CPU s, %.1f CPU µs/cycle, busiest %s %.0f%% of one core", sv.CPUSeconds, sv.CPUMicrosCycle, server, 100*sv.BusiestShare)
 		if sv.TopologyCPUMicrosCycle > 0 {

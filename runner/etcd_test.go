@@ -102,11 +102,11 @@ cells:
 	checkGone(t, startedPids(t, log.String()))
 	calm, hot := out.Cells[0].Combined, out.Cells[1].Combined
 	cc := calm.Config
-	if cc.Topology != "etcd" || cc.Local != 3 || cc.Persistence != "no-fsync" || !strings.HasPrefix(cc.ServerVersion, "etcd 3.") || cc.Etcd == nil {
-		t.Fatalf("config: topology %q local %d persistence %q server %q etcd %+v", cc.Topology, cc.Local, cc.Persistence, cc.ServerVersion, cc.Etcd)
+	if cc.Topology != "etcd" || cc.Local != 3 || cc.Persistence != "no-fsync" || !strings.HasPrefix(cc.ServerVersion, "etcd 3.") || cc.Service == nil {
+		t.Fatalf("config: topology %q local %d persistence %q server %q etcd %+v", cc.Topology, cc.Local, cc.Persistence, cc.ServerVersion, cc.Service)
 	}
-	if cc.Etcd.LeaseTTL != plan.Duration(10*time.Second) || cc.Etcd.FenceSource == "" {
-		t.Fatalf("etcd terms: %+v", cc.Etcd)
+	if cc.Service.LeaseTTL != plan.Duration(10*time.Second) || cc.Service.FenceSource == "" {
+		t.Fatalf("etcd terms: %+v", cc.Service)
 	}
 	if calm.Outcomes.Acquired < 50 || calm.Outcomes.Errors > 0 || calm.Safety.Violations > 0 {
 		t.Fatalf("calm: %d acquired, %d errors, %d violations", calm.Outcomes.Acquired, calm.Outcomes.Errors, calm.Safety.Violations)

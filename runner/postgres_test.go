@@ -52,8 +52,8 @@ cells:
 	checkGone(t, []int{pid})
 	calm, hot := out.Cells[0].Combined, out.Cells[1].Combined
 	cc := calm.Config
-	if cc.Topology != "postgres" || cc.Persistence != "not applicable" || !strings.HasPrefix(cc.ServerVersion, "PostgreSQL ") || cc.Postgres == nil || cc.TTL != 0 {
-		t.Fatalf("config: topology %q persistence %q server %q postgres %+v ttl %v", cc.Topology, cc.Persistence, cc.ServerVersion, cc.Postgres, cc.TTL)
+	if cc.Topology != "postgres" || cc.Persistence != "not applicable" || !strings.HasPrefix(cc.ServerVersion, "PostgreSQL ") || cc.Service == nil || cc.TTL != 0 {
+		t.Fatalf("config: topology %q persistence %q server %q postgres %+v ttl %v", cc.Topology, cc.Persistence, cc.ServerVersion, cc.Service, cc.TTL)
 	}
 	if calm.Outcomes.Acquired < 100 || calm.Outcomes.Errors > 0 || calm.Safety.Violations > 0 || calm.Servers == nil {
 		t.Fatalf("calm: %d acquired, %d errors, %d violations, servers %v", calm.Outcomes.Acquired, calm.Outcomes.Errors, calm.Safety.Violations, calm.Servers)

@@ -106,6 +106,8 @@ func (e cellEnv) cellConfig() *results.CellConfig {
 	}
 	if m.Service != nil {
 		cc.RedisVersion, cc.ServerVersion, cc.Quorum = "", m.Version, m.Service.Quorum()
+		cc.Service = &results.ServiceSettings{}
+		m.Service.Record(cc.Service, e.cell.Recorded)
 	}
 	return cc
 }

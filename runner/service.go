@@ -86,8 +86,8 @@ func (v *serviceCell) window(rc *workloads.RunConfig) {
 // finish records the servers, what the service ran on and the baseline.
 func (v *serviceCell) finish(res *results.Run, st *workloads.Stats) {
 	srv := v.env.masters.Service
-	v.cl.Record(res, v.rpcs.perCycle(st.Acquired))
-	srv.Record(res)
+	v.cl.Record(res.Config.Service) // cellConfig made it, with the servers' part
+	res.Config.Service.CallsPerCycle = v.rpcs.perCycle(st.Acquired)
 	if len(srv.Pids()) > 0 {
 		res.Servers = st.ServersOf(srv.Display())
 	}

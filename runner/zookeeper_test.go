@@ -54,9 +54,9 @@ cells:
 	checkGone(t, []int{pid})
 	calm, hot := out.Cells[0].Combined, out.Cells[1].Combined
 	cc := calm.Config
-	if cc.Topology != "zookeeper" || cc.Persistence != "fsync" || !strings.HasPrefix(cc.ServerVersion, "zookeeper 3.") || cc.Zookeeper == nil ||
-		time.Duration(cc.Zookeeper.SessionTimeout) != 2*time.Second || cc.Zookeeper.FenceSource != zklock.FenceSource {
-		t.Fatalf("config: topology %q persistence %q server %q zookeeper %+v", cc.Topology, cc.Persistence, cc.ServerVersion, cc.Zookeeper)
+	if cc.Topology != "zookeeper" || cc.Persistence != "fsync" || !strings.HasPrefix(cc.ServerVersion, "zookeeper 3.") || cc.Service == nil ||
+		time.Duration(cc.Service.LeaseTTL) != 2*time.Second || cc.Service.FenceSource != zklock.FenceSource {
+		t.Fatalf("config: topology %q persistence %q server %q zookeeper %+v", cc.Topology, cc.Persistence, cc.ServerVersion, cc.Service)
 	}
 	if calm.Outcomes.Acquired < 50 || calm.Outcomes.Errors > 0 || calm.Safety.Violations > 0 || calm.Servers == nil {
 		t.Fatalf("calm: %d acquired, %d errors, %d violations, servers %v", calm.Outcomes.Acquired, calm.Outcomes.Errors, calm.Safety.Violations, calm.Servers)
@@ -65,5 +65,5 @@ cells:
 		t.Fatalf("hot: fairness %+v, %d violations, %d acquired", f, hot.Safety.Violations, hot.Outcomes.Acquired)
 	}
 	t.Logf("calm %.0f cycles/s, %.1f requests/cycle, server CPU %.1f µs/cycle; hot %.0f cycles/s, Jain %.3f", calm.Throughput.CyclesPerSec,
-		cc.Zookeeper.RPCsPerCycle, calm.Servers.CPUMicrosCycle, hot.Throughput.CyclesPerSec, hot.Fairness.JainIndex)
+		cc.Service.CallsPerCycle, calm.Servers.CPUMicrosCycle, hot.Throughput.CyclesPerSec, hot.Fairness.JainIndex)
 }

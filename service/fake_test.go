@@ -92,7 +92,7 @@ func runOne(t *testing.T, doc string, faulty bool) *runner.CellOutcome {
 type fake struct{}
 
 func (fake) Name() string                                  { return "fake" }
-func (fake) Settings() []string                            { return nil }
+func (fake) ServersSetting() plan.ServersSetting           { return plan.ServersSetting{Name: "fake_servers"} }
 func (fake) WaitStrategies() []string                      { return []string{"retry"} }
 func (fake) Roles() bool                                   { return false }
 func (fake) Check(plan.Settings) error                     { return nil }
@@ -164,13 +164,15 @@ func (tb *table) give(key, token string) bool {
 	return true
 }
 
-func (tb *table) Display() []string                              { return []string{"fake:" + tb.id} }
-func (tb *table) Version() string                                { return "fake 1" }
-func (tb *table) Quorum() int                                    { return 1 }
-func (tb *table) Pids() []int                                    { return nil }
-func (tb *table) Trees() bool                                    { return false }
-func (tb *table) Upstreams() []string                            { return nil }
-func (tb *table) Record(*results.Run)                            {}
+func (tb *table) Display() []string   { return []string{"fake:" + tb.id} }
+func (tb *table) Version() string     { return "fake 1" }
+func (tb *table) Quorum() int         { return 1 }
+func (tb *table) Pids() []int         { return nil }
+func (tb *table) Trees() bool         { return false }
+func (tb *table) Upstreams() []string { return nil }
+func (tb *table) Record(v *results.ServiceSettings, _ results.Settings) {
+	v.Servers, v.Server = "1 table", "table"
+}
 func (tb *table) Describe() string                               { return "fake table " + tb.id }
 func (tb *table) WatchSessionEnds() (service.SessionEnds, error) { return nil, nil }
 func (tb *table) Stop() error                                    { tables.Delete(tb.id); return nil }
@@ -239,7 +241,7 @@ func (c *client) CountKeys(context.Context, string) (int64, error) { return 0, n
 func (c *client) Put(context.Context, string) error                { c.rpcs.Add(1); return nil }
 func (c *client) Delete(context.Context, string) error             { return nil }
 func (c *client) RPCs() int64                                      { return c.rpcs.Load() }
-func (c *client) Record(res *results.Run, _ float64)               {}
+func (c *client) Record(v *results.ServiceSettings)                { v.Calls, v.Baseline = "calls", "a no-op" }
 
 func b2i(b bool) int {
 	if b {

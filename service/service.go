@@ -58,9 +58,9 @@ type Servers interface {
 	// Targets puts what cell c's faults act on into t (the members, the
 	// leader, the member links) and returns the addresses they listen on.
 	Targets(c plan.Cell, t *faults.Targets) []string
-	// Record puts what the servers add to the result (after the
-	// client's Record).
-	Record(res *results.Run)
+	// Record says where the cell ran (v.Servers, v.Server), from the
+	// settings it recorded.
+	Record(v *results.ServiceSettings, rec results.Settings)
 	// Describe is the servers as a fault cell's log line names them.
 	Describe() string
 	// WatchSessionEnds starts dating the lock sessions' ends on the
@@ -86,10 +86,9 @@ type Client interface {
 	Delete(ctx context.Context, key string) error
 	// RPCs counts the calls made so far.
 	RPCs() int64
-	// Record puts what the service ran on into the result (its lease,
-	// its fence's source); rpcsPerCycle is the window's calls per lock
-	// cycle.
-	Record(res *results.Run, rpcsPerCycle float64)
+	// Record says what the locks ran on: the lease granted, the fence's
+	// source, the sessions lost, what its calls and baseline are.
+	Record(v *results.ServiceSettings)
 }
 
 var (

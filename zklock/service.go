@@ -43,7 +43,7 @@ type servers struct {
 func (zookeeper) Start(ctx context.Context, c plan.Cell, log io.Writer) (service.Servers, error) {
 	s := c.Settings
 	if external(s) {
-		return &servers{addrs: s.ZookeeperServers}, nil
+		return &servers{addrs: s.Servers}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
@@ -147,10 +147,11 @@ func (v *servers) Describe() string {
 	return fmt.Sprintf("%s servers %s (%s, tickTime %v, pids %s)", v.Version(), strings.Join(v.addrs, " "), v.local.FsyncText(), v.local.TickTime(), service.PidList(v.Pids()))
 }
 
-// Record: the local ensemble's tickTime.
-func (v *servers) Record(res *results.Run) {
-	if v.local != nil && res.Config.Zookeeper != nil {
-		res.Config.Zookeeper.TickTime = results.Duration(v.local.TickTime())
+// Record: the servers (local ones with their forceSync and tickTime).
+func (v *servers) Record(out *results.ServiceSettings, rec results.Settings) {
+	out.Server, out.Servers = "member", fmt.Sprintf("%d servers", len(v.addrs))
+	if v.local != nil {
+		out.Servers = fmt.Sprintf("%d local servers (%s, tickTime %s)", rec.Local, rec.Persistence, v.local.TickTime())
 	}
 }
 
@@ -180,7 +181,8 @@ func (zookeeper) NewClient(ctx context.Context, raw json.RawMessage) (service.Cl
 
 // Record: the granted session timeout, the fence's source, the sessions
 // lost.
-func (l *Locker) Record(res *results.Run, rpcsPerCycle float64) {
-	res.Config.Zookeeper = &results.ZookeeperSettings{SessionTimeout: results.Duration(l.GrantedTTL()), FenceSource: FenceSource,
-		LostSessions: l.LostSessions(), RPCsPerCycle: rpcsPerCycle}
+func (l *Locker) Record(v *results.ServiceSettings) {
+	v.LeaseTTL, v.FenceSource, v.Lost, v.Sessions = results.Duration(l.GrantedTTL()), FenceSource, l.LostSessions(), "sessions"
+	v.Lease = fmt.Sprintf("session timeout %s", v.LeaseTTL)
+	v.Calls, v.Baseline = "lock requests", "ZooKeeper's Set round trip"
 }

@@ -34,13 +34,15 @@ const (
 type zookeeper struct{}
 
 func (zookeeper) Name() string             { return Name }
-func (zookeeper) Settings() []string       { return []string{"zookeeper_servers", "member_latency"} }
+func (zookeeper) ServersSetting() plan.ServersSetting {
+	return plan.ServersSetting{Name: "zookeeper_servers", Usage: "zookeeper, an external ensemble: its servers as host:port (comma-separated); nothing is started"}
+}
 func (zookeeper) WaitStrategies() []string { return WaitStrategies }
 func (zookeeper) Roles() bool              { return true }
 
 // external says the ensemble is someone else's: its servers were given,
 // nothing is started here.
-func external(s plan.Settings) bool { return len(s.ZookeeperServers) > 0 }
+func external(s plan.Settings) bool { return len(s.Servers) > 0 }
 
 func members(s plan.Settings) int { return s.LocalMembers(DefaultServers) }
 
@@ -77,7 +79,7 @@ func (zookeeper) Check(s plan.Settings) error {
 	case ttl%time.Millisecond != 0 || ttl < minTTL || ttl > maxTTL:
 		return fmt.Errorf("ttl: %v is not accepted with topology zookeeper; it is the session timeout, whole milliseconds from %v to %v", s.TTL, minTTL, maxTTL)
 	}
-	return checkServers(s.ZookeeperServers)
+	return checkServers(s.Servers)
 }
 
 // CheckFaultServers: a fault cell starts its own servers (it crashes
@@ -103,7 +105,7 @@ func (zookeeper) CheckFault(where string, s plan.Settings, f plan.Fault) error {
 
 func (zookeeper) Servers(s plan.Settings) int {
 	if external(s) {
-		return len(s.ZookeeperServers)
+		return len(s.Servers)
 	}
 	return members(s)
 }
@@ -116,12 +118,12 @@ func (zookeeper) Record(s plan.Settings, out *results.Settings) {
 }
 
 func (zookeeper) ServersKey(s plan.Settings) string {
-	return fmt.Sprintf("%v|%d|%s|%v|%d|%v", s.ZookeeperServers, members(s), persistence(s), s.TTL, maxClientCnxns(s), s.MemberLatency)
+	return fmt.Sprintf("%v|%d|%s|%v|%d|%v", s.Servers, members(s), persistence(s), s.TTL, maxClientCnxns(s), s.MemberLatency)
 }
 
 func (zookeeper) Describe(s plan.Settings) string {
 	if external(s) {
-		return fmt.Sprintf("zookeeper: %d given servers", len(s.ZookeeperServers))
+		return fmt.Sprintf("zookeeper: %d given servers", len(s.Servers))
 	}
 	return fmt.Sprintf("zookeeper: %d local servers", members(s))
 }
