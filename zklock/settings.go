@@ -33,7 +33,7 @@ const (
 // zookeeper is the service's plan.Topology and service.Service.
 type zookeeper struct{}
 
-func (zookeeper) Name() string             { return Name }
+func (zookeeper) Name() string { return Name }
 func (zookeeper) ServersSetting() plan.ServersSetting {
 	return plan.ServersSetting{Name: "zookeeper_servers", Usage: "zookeeper, an external ensemble: its servers as host:port (comma-separated); nothing is started"}
 }
