@@ -227,7 +227,7 @@ func (c *client) connect(ctx context.Context) (err error) {
 	if c.cfg.GuardedWrite {
 		g, ok := c.lk.(GuardedStore)
 		if !ok {
-			return fmt.Errorf("guarded_write: this lock service keeps no counter of its own (use topology etcd, zookeeper or postgres)")
+			return fmt.Errorf("guarded_write: this lock service keeps no counter of its own (use the topology of a service that keeps data)")
 		}
 		c.guard = g
 	}

@@ -33,6 +33,9 @@ const minTTL = 2 * time.Second
 // etcd is the service's plan.Topology and service.Service.
 type etcd struct{}
 
+func (etcd) About() string {
+	return "etcd's concurrency.Mutex; --local members, default 3, or --etcd-endpoints"
+}
 func (etcd) Name() string { return Name }
 func (etcd) ServersSetting() plan.ServersSetting {
 	return plan.ServersSetting{Name: "etcd_endpoints", Usage: "etcd, an external cluster: its client endpoints as host:port or http(s)://[user:pass@]host:port (comma-separated); nothing is started"}

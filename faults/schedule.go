@@ -121,7 +121,7 @@ func (t Targets) Check(specs []Spec) error {
 			return err
 		}
 		if s.Role != "" && t.Leader == nil {
-			return fmt.Errorf("faults[%d]: role %s needs a consensus cluster (topology etcd or zookeeper)", i, s.Role)
+			return fmt.Errorf("faults[%d]: role %s needs a cluster whose members have roles (a consensus service)", i, s.Role)
 		}
 		switch {
 		case s.MemberLinks() && s.Kind == Latency:
@@ -756,7 +756,7 @@ func (s *Scheduler) killBackends(i int, sp Spec, at time.Time) {
 	for _, m := range orAll(sp.Masters, len(s.t.Masters)) {
 		bk, ok := s.t.Masters[m].(BackendKiller)
 		if !ok {
-			s.fail(fmt.Errorf("kill_backend: %s is not a database server (topology postgres)", s.masterName(m)))
+			s.fail(fmt.Errorf("kill_backend: %s is not a database server (a service whose sessions are backends)", s.masterName(m)))
 			continue
 		}
 		ctx, cancel := context.WithTimeout(s.ctx, 3*time.Second)

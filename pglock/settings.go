@@ -20,7 +20,8 @@ const persistenceNA = "not applicable"
 // postgres is the service's plan.Topology and service.Service.
 type postgres struct{}
 
-func (postgres) Name() string { return Name }
+func (postgres) About() string { return "advisory locks; a local server or --postgres-url" }
+func (postgres) Name() string  { return Name }
 func (postgres) ServersSetting() plan.ServersSetting {
 	return plan.ServersSetting{Name: "postgres_url", Usage: "postgres, an external server: postgres://user[:pass]@host:port/db; nothing is started"}
 }

@@ -184,7 +184,7 @@ func checkFault(s Fault) error {
 	case s.Kind == results.FaultClockJump && s.By == 0:
 		return fmt.Errorf("by: is needed; use how far the clock jumps, such as 5s (negative: backwards)")
 	case s.Role != "" && s.Role != "leader" && s.Role != "follower":
-		return fmt.Errorf("role: %q is not accepted; use leader or follower (an etcd or ZooKeeper member by its role when the fault fires)", s.Role)
+		return fmt.Errorf("role: %q is not accepted; use leader or follower (a consensus member by its role when the fault fires)", s.Role)
 	case s.Kind == results.FaultPause && len(s.Clients) > 0 && (len(s.Masters) > 0 || s.Role != ""):
 		return fmt.Errorf("client_index: pause stops clients or servers (master_index, role), not both in one fault")
 	case s.Link != "" && s.Link != results.LinkClient && s.Link != results.LinkMembers:

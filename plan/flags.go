@@ -95,16 +95,16 @@ func (k *kind) bindFlags(fs *pflag.FlagSet, s *Settings) {
 func bindSettings(fs *pflag.FlagSet, s *Settings) {
 	dur := func(p *Duration, name, usage string) { fs.Var(durationFlag{p}, name, usage) }
 	fs.Var(&addrsFlag{m: &s.Masters}, "masters", "masters as host:port, redis://[user:pass@]host:port or rediss://… (comma-separated); default: start --local masters")
-	fs.Var(localFlag{s}, "local", "start this many local servers on 127.0.0.1: redis-server masters (when --masters is not given; default 5), or etcd members (default 3)")
+	fs.Var(localFlag{s}, "local", "start this many local servers on 127.0.0.1: redis-server masters (when --masters is not given; default 5), or a lock service's members (its own default)")
 	fs.StringVar(&s.Persistence, "persistence", s.Persistence, "persistence: none, aof-no, aof-everysec, aof-always (local masters are started so; external ones are set with CONFIG SET by sweep)")
 	fs.StringVar(&s.LocalCPUs, "local-cpus", s.LocalCPUs, "pin the local masters to these CPUs (e.g. 0 or 2-3) and lockbench to the others")
 	fs.StringVar(&s.Embedded, "embedded", s.Embedded, "embedded in-process masters when redis-server is missing: auto, never, always")
 	dur(&s.NetLatency, "net-latency", "delay every master's replies by this much through an embedded proxy (whole ms), as across a network")
 	dur(&s.NetJitter, "net-jitter", "random ± variation of --net-latency (whole ms)")
-	fs.StringVar(&s.TLSCA, "tls-ca", s.TLSCA, "rediss:// masters and https:// etcd endpoints: CA bundle (PEM) to verify the servers")
-	fs.StringVar(&s.TLSCert, "tls-cert", s.TLSCert, "rediss:// masters and https:// etcd endpoints: client certificate (PEM), with --tls-key")
-	fs.StringVar(&s.TLSKey, "tls-key", s.TLSKey, "rediss:// masters and https:// etcd endpoints: client key (PEM)")
-	fs.BoolVar(&s.TLSInsecure, "tls-insecure", s.TLSInsecure, "rediss:// masters and https:// etcd endpoints: skip server certificate verification (test setups only)")
+	fs.StringVar(&s.TLSCA, "tls-ca", s.TLSCA, "rediss:// masters and a lock service's https:// servers: CA bundle (PEM) to verify the servers")
+	fs.StringVar(&s.TLSCert, "tls-cert", s.TLSCert, "rediss:// masters and a lock service's https:// servers: client certificate (PEM), with --tls-key")
+	fs.StringVar(&s.TLSKey, "tls-key", s.TLSKey, "rediss:// masters and a lock service's https:// servers: client key (PEM)")
+	fs.BoolVar(&s.TLSInsecure, "tls-insecure", s.TLSInsecure, "rediss:// masters and a lock service's https:// servers: skip server certificate verification (test setups only)")
 	bindTopologyFlags(fs, s)
 	fs.StringVar(&s.Driver, "driver", s.Driver, "lock client: lockbench (this engine) or redsync (go-redsync/redsync v4 on go-redis v9)")
 	fs.StringVar(&s.Mode, "mode", s.Mode, "acquisition: sequential (master after master) or multiplexed (all at once)")
@@ -151,7 +151,7 @@ func bindFaultPart(fs *pflag.FlagSet, s *Settings) {
 	fs.StringVar(&s.ClientMode, "client-mode", s.ClientMode, "goroutines or processes (one lockbench process per client)")
 	fs.Int64Var(&s.Acquisitions, "acquisitions", s.Acquisitions, "end a cell after this many acquisitions (0: run for duration)")
 	fs.BoolVar(&s.Fencing, "fencing", s.Fencing, "fencing tokens: the resource refuses stale reads and writes")
-	fs.BoolVar(&s.GuardedWrite, "guarded-write", s.GuardedWrite, "etcd, zookeeper, postgres: keep the protected counter in the lock service, written only while the lock is held")
+	fs.BoolVar(&s.GuardedWrite, "guarded-write", s.GuardedWrite, strings.Join(serviceNames(), ", ")+": keep the protected counter in the lock service, written only while the lock is held")
 	fs.BoolVar(&s.CheckValidity, "check-validity", s.CheckValidity, "skip a write when the lock's validity ran out during the hold")
 	fs.IntVar(&s.Calls, "calls", s.Calls, "calls per worker (each waits until it holds the lock or gives up after wait-time), then the worker stops (0: until the cell ends)")
 	fs.Int64Var(&s.Stock, "stock", s.Stock, "the protected counters count down from this stock; expect stock_left (0: no stock)")
@@ -223,7 +223,7 @@ func (g givenSlice) GetSlice() []string { return g.sv.GetSlice() }
 // bindTopologyFlags registers the topology and the replicated set's settings.
 func bindTopologyFlags(fs *pflag.FlagSet, s *Settings) {
 	dur := func(p *Duration, name, usage string) { fs.Var(durationFlag{p}, name, usage) }
-	fs.StringVar(&s.Topology, "topology", s.Topology, "what the lock runs on: redlock (N independent masters), single (one master), replicated (a master with replicas behind Sentinel), etcd (etcd's concurrency.Mutex; --local members, default 3, or --etcd-endpoints), zookeeper (the lock recipe; --local servers, default 3, or --zookeeper-servers), postgres (advisory locks; a local server or --postgres-url)")
+	fs.StringVar(&s.Topology, "topology", s.Topology, topologyUsage())
 	fs.IntVar(&s.Replicas, "replicas", s.Replicas, "replicated: local replicas of the master")
 	fs.IntVar(&s.Sentinels, "sentinels", s.Sentinels, "replicated: local Sentinels watching the set (a count; external ones: --sentinel-addrs)")
 	fs.Var(&addrsFlag{m: &s.SentinelAddrs}, "sentinel-addrs", "replicated, an external set: its Sentinels as host:port or redis://… (comma-separated), with --master-set; nothing is started")
@@ -315,3 +315,12 @@ func ApplyChangedWith(fs *pflag.FlagSet, bind func(target *pflag.FlagSet)) error
 
 // FlagName turns a YAML name into its flag name.
 func FlagName(yamlName string) string { return strings.ReplaceAll(yamlName, "_", "-") }
+
+// topologyUsage lists Redis' topologies and each registered service's.
+func topologyUsage() string {
+	out := "what the lock runs on: redlock (N independent masters), single (one master), replicated (a master with replicas behind Sentinel)"
+	for _, n := range serviceNames() {
+		out += ", " + n + " (" + topologyNamed(n).About() + ")"
+	}
+	return out
+}

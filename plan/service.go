@@ -18,6 +18,9 @@ import (
 // service; plan never names a service.
 type Topology interface {
 	Name() string
+	// About says what it locks with, for --topology's help ("etcd's
+	// concurrency.Mutex; --local members, default 3, or --etcd-endpoints").
+	About() string
 	// Check: the settings the service takes; each other one refused with
 	// one line naming it.
 	Check(s Settings) error

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"lockbench/report/plots"
 	"lockbench/results"
@@ -24,6 +25,9 @@ type PriceRow struct {
 	Mode         string `json:"mode,omitempty"`
 	Persistence  string `json:"persistence"`
 	Load         string `json:"load"`
+	// Server names a lock service's server ("member", "server"); "" for
+	// Redis' masters.
+	Server string `json:"server,omitempty"`
 	// AcquireP50/P99 in µs; ServerCPUPerCycle is every server of the
 	// topology (replicas and Sentinels too, when they were read).
 	AcquireP50        float64 `json:"acquire_p50_us"`
@@ -139,6 +143,12 @@ func priceRow(c *cell, cs CellSummary) PriceRow {
 	if r.Topology == "redlock" {
 		r.Mode = s.Mode
 	}
+	if cfg := c.Run.Config; cfg != nil && cfg.Service != nil {
+		r.Server = "server"
+		if w := strings.Fields(cfg.Service.Server); len(w) > 0 {
+			r.Server = w[0] // "member", "server (postmaster and backends)": the noun
+		}
+	}
 	if sv := c.Run.Servers; sv != nil {
 		r.ServerCPUPerCycle = results.FiniteOr0(sv.TopologyMicrosCycle())
 	}
@@ -176,16 +186,10 @@ func (r PriceRow) ServersText() string {
 		return fmt.Sprintf("1 master + %d replicas, %d Sentinels", r.Replicas, r.Sentinels)
 	case r.Topology == "replicated":
 		return "1 master + replicas (external)"
-	case r.Topology == "postgres":
-		return "1 server"
-	case r.Topology == "zookeeper" && r.Masters == 1:
-		return "1 server"
-	case r.Topology == "zookeeper":
-		return fmt.Sprintf("%d servers", r.Masters)
-	case r.Topology == "etcd" && r.Masters == 1:
-		return "1 member"
-	case r.Topology == "etcd":
-		return fmt.Sprintf("%d members", r.Masters)
+	case r.Server != "" && r.Masters == 1:
+		return "1 " + r.Server
+	case r.Server != "":
+		return fmt.Sprintf("%d %ss", r.Masters, r.Server)
 	case r.Masters == 1:
 		return "1 master"
 	}
@@ -213,10 +217,8 @@ func (r PriceRow) shortText() string {
 		return fmt.Sprintf("replicated R=%d\nWAIT %d", r.Replicas, r.WaitReplicas)
 	case r.Topology == "replicated":
 		return fmt.Sprintf("replicated\nWAIT %d", r.WaitReplicas)
-	case r.Topology == "etcd":
-		return fmt.Sprintf("etcd N=%d\n%s", r.Masters, r.Persistence)
-	case r.Topology == "zookeeper":
-		return fmt.Sprintf("zookeeper N=%d\n%s", r.Masters, r.Persistence)
+	case r.Server != "" && r.Masters > 1:
+		return fmt.Sprintf("%s N=%d\n%s", r.Topology, r.Masters, r.Persistence)
 	}
 	return r.Topology
 }
@@ -263,7 +265,7 @@ func ratioText(x float64) string {
 }
 
 // priceNote says what the price table's ratios are to, for both pages.
-const priceNote = "Each topology's price: acquire latency, lock cycles per second and every server's CPU per cycle (a replicated set's replicas and Sentinels included), and each as a ratio to the single-master cell with the same persistence and load, measured in the same run (another service's cell, such as etcd's: to the single master of the same load whose persistence fsyncs every write or not as it does — Redis aof-always with etcd's fsync, none/aof-no/aof-everysec with no-fsync; — : no such cell). Safety: the probe's violations (two holders of one key within their validity windows), acquires that failed because WAIT saw too few replicas (few acks), and a fault cell's lost updates and verdict."
+const priceNote = "Each topology's price: acquire latency, lock cycles per second and every server's CPU per cycle (a replicated set's replicas and Sentinels included), and each as a ratio to the single-master cell with the same persistence and load, measured in the same run (a lock service's cell: to the single master of the same load whose persistence fsyncs every write or not as it does — Redis aof-always with a service's fsync, none/aof-no/aof-everysec with its no-fsync; — : no such cell). Safety: the probe's violations (two holders of one key within their validity windows), acquires that failed because WAIT saw too few replicas (few acks), and a fault cell's lost updates and verdict."
 
 // priceFigure draws acquire p50 and p99 per topology: one group of bars
 // per topology, one pair of bars per other setting (persistence, load).

@@ -134,3 +134,23 @@ func TestPriceAcrossServices(t *testing.T) {
 		}
 	}
 }
+
+// A lock service's row counts its servers by the noun its result gives
+// them (the report names no service).
+func TestPriceRowServiceServers(t *testing.T) {
+	for _, tc := range []struct {
+		row          PriceRow
+		servers, bar string
+	}{
+		{PriceRow{Topology: "etcd", Masters: 3, Server: "member", Persistence: "fsync"}, "3 members", "etcd N=3\nfsync"},
+		{PriceRow{Topology: "postgres", Masters: 1, Server: "server", Persistence: "not applicable"}, "1 server", "postgres"},
+		{PriceRow{Topology: "single", Masters: 1}, "1 master", "single"},
+	} {
+		if got := tc.row.ServersText(); got != tc.servers {
+			t.Errorf("%s: servers %q, want %q", tc.row.Topology, got, tc.servers)
+		}
+		if got := tc.row.shortText(); got != tc.bar {
+			t.Errorf("%s: bar label %q, want %q", tc.row.Topology, got, tc.bar)
+		}
+	}
+}

@@ -28,11 +28,12 @@ func printRunHeader(w io.Writer, r *Run, s Settings) {
 		load = fmt.Sprintf("rate=%.0f/s max-in-flight=%d", s.Rate, s.Workers)
 	}
 	client := fmt.Sprintf("driver=%s mode=%s wait=%s", s.Driver, s.Mode, s.Wait)
-	if s.Topology == "etcd" || s.Topology == "postgres" || s.Topology == "zookeeper" {
+	service := r.Config != nil && r.Config.Service != nil
+	if service {
 		client = "wait-strategy=" + s.WaitStrategy
 	}
 	ttl := "ttl=" + s.TTL.String()
-	if s.Topology == "postgres" {
+	if service && r.Config.Service.LeaseTTL == 0 {
 		ttl = "no lease"
 	}
 	fmt.Fprintf(w, "lockbench run: %s, %s %s keys=%d (%s) %s hold=%s, %.1fs measured%s\n",
@@ -131,7 +132,7 @@ func printOutcomes(w io.Writer, r *Run) {
 		fewHead = "few acks\t"
 	}
 	fmt.Fprintln(w)
-	if len(o.PerMaster) == 0 { // a service without per-server outcomes (etcd)
+	if len(o.PerMaster) == 0 { // a service without per-server outcomes
 		printServiceCalls(w, r)
 		return
 	}

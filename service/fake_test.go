@@ -91,6 +91,7 @@ func runOne(t *testing.T, doc string, faulty bool) *runner.CellOutcome {
 // fake is a lock service of one in-process table.
 type fake struct{}
 
+func (fake) About() string                                 { return "an in-process table" }
 func (fake) Name() string                                  { return "fake" }
 func (fake) ServersSetting() plan.ServersSetting           { return plan.ServersSetting{Name: "fake_servers"} }
 func (fake) WaitStrategies() []string                      { return []string{"retry"} }

@@ -33,6 +33,9 @@ const (
 // zookeeper is the service's plan.Topology and service.Service.
 type zookeeper struct{}
 
+func (zookeeper) About() string {
+	return "the lock recipe; --local servers, default 3, or --zookeeper-servers"
+}
 func (zookeeper) Name() string { return Name }
 func (zookeeper) ServersSetting() plan.ServersSetting {
 	return plan.ServersSetting{Name: "zookeeper_servers", Usage: "zookeeper, an external ensemble: its servers as host:port (comma-separated); nothing is started"}
