@@ -102,6 +102,22 @@ func (m *Masters) Pids() []int {
 	return out
 }
 
+// Describe is a fault cell's servers as its log line says them: the
+// masters, a replicated set's processes, or a service's servers.
+func (m *Masters) Describe() string {
+	switch r := m.Replicated; {
+	case m.Service != nil:
+		return m.Service.Describe()
+	case r != nil:
+		return fmt.Sprintf("master %s, replicas %s, sentinels %s (pids %s)", r.MasterAddr(), strings.Join(r.ReplicaAddrs(), " "),
+			strings.Join(r.SentinelAddrs(), " "), service.PidList(pidsOf(m.replicatedProcesses())))
+	}
+	return fmt.Sprintf("masters %s (pids %s)", strings.Join(m.Addrs, " "), service.PidList(pidsOf(m.Servers)))
+}
+
+// SplitCPUs is --local-cpus' split: the masters' CPUs and lockbench's.
+func SplitCPUs(list string) (local, client []int, err error) { return localmasters.SplitCPUs(list) }
+
 // ResourcePid is a fault cell's protected resource's process (0: none):
 // the last set's one master.
 func (m *Masters) ResourcePid() int {

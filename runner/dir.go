@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"lockbench/localmasters"
+	"lockbench/bench"
 	"lockbench/plan"
 	"lockbench/results"
 )
@@ -140,7 +140,7 @@ func machine(localCPUs string) results.Machine {
 	host, _ := os.Hostname()
 	m := results.Machine{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU()}
 	if localCPUs != "" {
-		m.LocalCPUs, m.ClientCPUs, _ = localmasters.SplitCPUs(localCPUs)
+		m.LocalCPUs, m.ClientCPUs, _ = bench.SplitCPUs(localCPUs)
 	}
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {

@@ -10,7 +10,6 @@ import (
 	"lockbench/chaos"
 	"lockbench/check"
 	"lockbench/faults"
-	"lockbench/localmasters"
 	"lockbench/results"
 )
 
@@ -33,7 +32,7 @@ func (r *cellRun) addFailovers(run *results.Run, t0 time.Time, events []faults.E
 	sort.SliceStable(run.Events, func(i, j int) bool { return run.Events[i].AtSeconds < run.Events[j].AtSeconds })
 	for _, e := range events {
 		if e.Kind == "failover" {
-			run.Failovers = append(run.Failovers, failoverOf(t0, e, set.Kills(), switches, ck, clients))
+			run.Failovers = append(run.Failovers, r.failoverOf(t0, e, ck, clients))
 		}
 	}
 }
@@ -68,15 +67,16 @@ func (r *cellRun) addElections(run *results.Run, t0 time.Time, events []faults.E
 	}
 }
 
-// failoverOf is the failover that event e began.
-func failoverOf(t0 time.Time, e faults.Event, kills []localmasters.Kill, switches []localmasters.Switch, ck check.Findings,
-	clients []chaos.ClientResult) results.Failover {
+// failoverOf is the failover that event e began on the cell's replicated
+// set.
+func (r *cellRun) failoverOf(t0 time.Time, e faults.Event, ck check.Findings, clients []chaos.ClientResult) results.Failover {
+	set := r.masters.Replicated
 	f := results.Failover{KilledAt: secondsFrom(t0, e.At), Master: e.Target, HeldKeys: e.HeldKeys}
 	// The kill's own time, not the event's scheduled one; the first acquire
 	// of the new master is one started once the old one was reaped (one
 	// started a moment before the SIGKILL may still have won there).
 	killed, gone := e.At, e.At
-	for _, k := range kills {
+	for _, k := range set.Kills() {
 		if !k.At.Before(e.At) {
 			killed, gone = k.At, k.At
 			if k.Reaped.After(k.At) {
@@ -85,7 +85,7 @@ func failoverOf(t0 time.Time, e faults.Event, kills []localmasters.Kill, switche
 			break
 		}
 	}
-	for _, sw := range switches {
+	for _, sw := range set.Switches() {
 		if sw.At.After(killed) {
 			at := secondsFrom(t0, sw.At)
 			f.SwitchAt, f.NewMaster = &at, sw.To

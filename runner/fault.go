@@ -5,16 +5,15 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"lockbench/chaos"
 	"lockbench/check"
 	"lockbench/faults"
-	"lockbench/localmasters"
 	"lockbench/plan"
 	"lockbench/results"
+	"lockbench/service"
 )
 
 // findTargets lists what the cell's faults may act on (its servers, their
@@ -51,25 +50,8 @@ func (r *cellRun) hasFailover() bool {
 func (r *cellRun) logStarted() {
 	m := r.masters
 	r.res.Pids = append(r.res.Pids, m.Pids()...)
-	servers := fmt.Sprintf("masters %s (pids %s)", strings.Join(m.Addrs, " "), pidList(pidsOf(m.Servers)))
-	if v := m.Service; v != nil { // a fault cell's servers are always its own
-		servers = v.Describe()
-	}
-	if set := m.Replicated; set != nil {
-		all := append(append([]*localmasters.Master{set.Master()}, set.Replicas()...), set.Sentinels()...)
-		servers = fmt.Sprintf("master %s, replicas %s, sentinels %s (pids %s)", set.MasterAddr(), strings.Join(set.ReplicaAddrs(), " "),
-			strings.Join(set.SentinelAddrs(), " "), pidList(pidsOf(all)))
-	}
 	logf(r.opt.Log, "chaos: cell %s: %s, resource %s (pid %d), %d %s clients%s",
-		r.cell.Name, servers, m.Resource, m.ResourcePid(), r.s.Clients, r.s.ClientMode, clientPids(r.clients))
-}
-
-func pidsOf(ms []*localmasters.Master) []int {
-	out := make([]int, len(ms))
-	for i, m := range ms {
-		out[i] = m.Pid()
-	}
-	return out
+		r.cell.Name, m.Describe(), m.Resource, m.ResourcePid(), r.s.Clients, r.s.ClientMode, clientPids(r.clients))
 }
 
 // judgeHistory asks the outside judge (porcupine) whether the resource's
@@ -192,14 +174,6 @@ func orFailover(kind string) string {
 	return kind
 }
 
-func pidList(p []int) string {
-	s := make([]string, len(p))
-	for i, x := range p {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, " ")
-}
-
 // clientPids lists the client processes the cell started, if any.
 func clientPids(cs []chaos.Client) string {
 	var p []int
@@ -211,5 +185,5 @@ func clientPids(cs []chaos.Client) string {
 	if len(p) == 0 {
 		return ""
 	}
-	return " (pids " + pidList(p) + ")"
+	return " (pids " + service.PidList(p) + ")"
 }
