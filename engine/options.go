@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"lockbench/lock"
 )
 
 // Mode is how an acquire walks the masters.
@@ -159,7 +161,7 @@ func (c Config) Validate() error {
 }
 
 // Quorum is the majority of n masters.
-func Quorum(n int) int { return n/2 + 1 }
+func Quorum(n int) int { return lock.Quorum(n) }
 
 // Drift is the clock drift allowance for a TTL: ttl × factor + 2 ms, as in
 // the reference implementations.

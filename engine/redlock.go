@@ -472,28 +472,9 @@ func escapeGlob(s string) string {
 	return string(out)
 }
 
-// Commands are the commands an engine sent its masters, by kind, summed over
-// the masters: what waiting and locking cost the servers.
-// A release's PUBLISH (strategy notify) runs inside its script but is one
-// more command the server executes; WAITs follow batches of SETs
-// (replicated topology).
-type Commands struct {
-	Sets, Releases, Extends             int64
-	Publishes, Subscribes, Unsubscribes int64
-	Waits                               int64
-}
-
-// Sub is c − o: the commands of a window between two readings.
-func (c Commands) Sub(o Commands) Commands {
-	return Commands{Sets: c.Sets - o.Sets, Releases: c.Releases - o.Releases, Extends: c.Extends - o.Extends,
-		Publishes: c.Publishes - o.Publishes, Subscribes: c.Subscribes - o.Subscribes, Unsubscribes: c.Unsubscribes - o.Unsubscribes,
-		Waits: c.Waits - o.Waits}
-}
-
-// Total is every command counted.
-func (c Commands) Total() int64 {
-	return c.Sets + c.Releases + c.Extends + c.Publishes + c.Subscribes + c.Unsubscribes + c.Waits
-}
+// Commands are the commands an engine sent its masters, by kind (the
+// seam's, which the worker loop reads).
+type Commands = lock.Commands
 
 // Commands returns the commands sent since New, by kind.
 func (e *Engine) Commands() Commands {
@@ -507,6 +488,13 @@ func (e *Engine) Commands() Commands {
 	c.Publishes, c.Subscribes, c.Unsubscribes = n.Publishes, n.Subscribes, n.Unsubscribes
 	c.Waits = e.WaitCounts().Sent
 	return c
+}
+
+// Wakeups are the notify waits' wake-ups so far; false when the engine
+// does not wait by notify.
+func (e *Engine) Wakeups() (lock.Wakeups, bool) {
+	n := e.NotifyCounts()
+	return lock.Wakeups{ByMessage: n.WokenByMessage, ByTimeout: n.WokenByTimeout}, e.Notifying()
 }
 
 // Notifying says whether the engine waits by notify (its wake-ups count).

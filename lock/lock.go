@@ -101,3 +101,43 @@ type PerServer interface {
 type Extender interface {
 	Extend(ctx context.Context, l *Lock, ttl time.Duration) OpResult
 }
+
+// Quorum is the majority of n servers a per-server Locker needs.
+func Quorum(n int) int { return n/2 + 1 }
+
+// Commands are the commands a Locker sent its servers, by kind, summed
+// over them (a Counter's): what waiting and locking cost the servers. A
+// release's PUBLISH (notify) runs inside its script but is one more
+// command the server executes; WAITs follow batches of SETs (replicated).
+type Commands struct {
+	Sets, Releases, Extends             int64
+	Publishes, Subscribes, Unsubscribes int64
+	Waits                               int64
+}
+
+// Sub is c − o: the commands of a window between two readings.
+func (c Commands) Sub(o Commands) Commands {
+	return Commands{Sets: c.Sets - o.Sets, Releases: c.Releases - o.Releases, Extends: c.Extends - o.Extends,
+		Publishes: c.Publishes - o.Publishes, Subscribes: c.Subscribes - o.Subscribes, Unsubscribes: c.Unsubscribes - o.Unsubscribes,
+		Waits: c.Waits - o.Waits}
+}
+
+// Total is every command counted.
+func (c Commands) Total() int64 {
+	return c.Sets + c.Releases + c.Extends + c.Publishes + c.Subscribes + c.Unsubscribes + c.Waits
+}
+
+// Counter is a Locker that counts the commands it sends.
+type Counter interface {
+	Commands() Commands
+}
+
+// Wakeups are a waiting Locker's wake-ups: by a release's message, or by
+// its own timeout.
+type Wakeups struct{ ByMessage, ByTimeout int64 }
+
+// Waker is a Locker whose waits are woken by messages (notify); false:
+// it does not wait so.
+type Waker interface {
+	Wakeups() (Wakeups, bool)
+}

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/lock"
 	"lockbench/results"
 )
@@ -85,9 +84,9 @@ type Counts struct {
 	Violations     int64 `json:"violations,omitempty"`      // holds that overlapped another's (the probe's, or the checker's)
 	// LostUpdates and StaleWritesRejected are what the protected resource
 	// saw (chaos): acknowledged writes overwritten, fenced writes refused.
-	LostUpdates         int64                       `json:"lost_updates,omitempty"`
-	StaleWritesRejected int64                       `json:"stale_writes_rejected,omitempty"`
-	PerMaster           [][engine.NumOutcomes]int64 `json:"per_master"`
+	LostUpdates         int64                     `json:"lost_updates,omitempty"`
+	StaleWritesRejected int64                     `json:"stale_writes_rejected,omitempty"`
+	PerMaster           [][lock.NumOutcomes]int64 `json:"per_master"`
 }
 
 // fields are the scalar counts, in one list: Add and Sub go through it, so
@@ -106,7 +105,7 @@ func (c *Counts) Add(o *Counts) { c.fold(o, 1) }
 // Sub is c − prev (prev may have fewer masters): the growth since a
 // reading, as live metrics take it.
 func (c Counts) Sub(prev Counts) Counts {
-	d := Counts{PerMaster: make([][engine.NumOutcomes]int64, 0, len(c.PerMaster))}
+	d := Counts{PerMaster: make([][lock.NumOutcomes]int64, 0, len(c.PerMaster))}
 	d.Add(&c)
 	d.fold(&prev, -1)
 	return d
@@ -119,7 +118,7 @@ func (c *Counts) fold(o *Counts, sign int64) {
 		*to[i] += sign * *from[i]
 	}
 	for len(c.PerMaster) < len(o.PerMaster) {
-		c.PerMaster = append(c.PerMaster, [engine.NumOutcomes]int64{})
+		c.PerMaster = append(c.PerMaster, [lock.NumOutcomes]int64{})
 	}
 	for m := range o.PerMaster {
 		for k, v := range o.PerMaster[m] {
@@ -392,17 +391,17 @@ func IsContention(res lock.Result) bool {
 		return true
 	}
 	for _, o := range res.PerMaster {
-		if o == engine.Taken {
+		if o == lock.Taken {
 			return true
 		}
 	}
-	return res.Successes >= engine.Quorum(len(res.PerMaster))
+	return res.Successes >= lock.Quorum(len(res.PerMaster))
 }
 
 // IsFewAcks says whether a failed acquire's SET won where WAIT then saw
 // fewer replicas than it asked for (replicated with wait_replicas).
 func IsFewAcks(res lock.Result) bool {
-	return slices.Contains(res.PerMaster, engine.FewAcks)
+	return slices.Contains(res.PerMaster, lock.FewAcks)
 }
 
 // FailureOf is why a failed acquire failed.

@@ -2,11 +2,12 @@ package workloads
 
 import (
 	"context"
-	"lockbench/results"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"lockbench/results"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"

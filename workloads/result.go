@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/lock"
 	"lockbench/results"
 )
@@ -19,7 +18,7 @@ const ClientBoundShare = 0.8
 // replies seen (by outcome) and the late OKs released.
 type Replies struct {
 	Addrs        []string
-	Late         [][engine.NumOutcomes]int64
+	Late         [][lock.NumOutcomes]int64
 	LateReleased []int64
 }
 
@@ -86,7 +85,7 @@ func (s *Stats) perMaster(rp Replies) map[string]results.MasterOutcomes {
 				nLate += v
 			}
 		}
-		var pm [engine.NumOutcomes]int64
+		var pm [lock.NumOutcomes]int64
 		if i < len(s.PerMaster) {
 			pm = s.PerMaster[i]
 		}
@@ -101,9 +100,9 @@ func (s *Stats) perMaster(rp Replies) map[string]results.MasterOutcomes {
 
 // masterOutcomes is one master's row of Counts.PerMaster in the result's
 // shape, with its late replies.
-func masterOutcomes(pm [engine.NumOutcomes]int64, late int64) results.MasterOutcomes {
-	return results.MasterOutcomes{OK: pm[engine.OK], Taken: pm[engine.Taken], Timeout: pm[engine.Timeout], Error: pm[engine.Error],
-		Pending: pm[engine.Pending], NotSent: pm[engine.NotSent], FewAcks: pm[engine.FewAcks], Late: late}
+func masterOutcomes(pm [lock.NumOutcomes]int64, late int64) results.MasterOutcomes {
+	return results.MasterOutcomes{OK: pm[lock.OK], Taken: pm[lock.Taken], Timeout: pm[lock.Timeout], Error: pm[lock.Error],
+		Pending: pm[lock.Pending], NotSent: pm[lock.NotSent], FewAcks: pm[lock.FewAcks], Late: late}
 }
 
 // servers is the masters' CPU in the window; nil unless every master's

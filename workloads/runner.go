@@ -16,7 +16,6 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"lockbench/engine"
 	"lockbench/lock"
 	"lockbench/results"
 )
@@ -38,8 +37,8 @@ type Observer interface {
 	AcquireEnded()
 	// Cycle: a successful acquire and its release; uncorrected < 0 in
 	// closed loop.
-	Cycle(acquire, uncorrected, release time.Duration, perMaster []engine.Outcome)
-	Failed(latency time.Duration, perMaster []engine.Outcome, why results.AcquireFailure)
+	Cycle(acquire, uncorrected, release time.Duration, perMaster []lock.Outcome)
+	Failed(latency time.Duration, perMaster []lock.Outcome, why results.AcquireFailure)
 	// Waited: a caller's wait for a key ended, with the lock after d (its
 	// time to lock) or without it, given up after d.
 	Waited(d time.Duration, locked bool)
@@ -288,7 +287,7 @@ func (l *loop) runWorkers() []*Worker {
 	var wg sync.WaitGroup
 	for i := range workers {
 		w := &Worker{ID: i, Rand: rand.New(rand.NewPCG(l.cfg.Seed, uint64(i)+1)), ctx: l.ctx,
-			Counts: Counts{PerMaster: make([][engine.NumOutcomes]int64, n)}}
+			Counts: Counts{PerMaster: make([][lock.NumOutcomes]int64, n)}}
 		workers[i] = w
 		wg.Add(1)
 		go func() {
@@ -312,7 +311,7 @@ type window struct {
 	cpuStart, cpuEnd     time.Duration
 	rssStart, rssEnd     int64
 	serverStart, servEnd []time.Duration
-	cmdStart, cmdEnd     engine.Commands
+	cmdStart, cmdEnd     lock.Commands
 	counted              bool // the locker counts its commands
 	wokeStart, wokeEnd   *results.Wakeups
 }
@@ -423,7 +422,7 @@ func (win *window) fill(st *Stats, stop time.Time) {
 // the window's marks saw.
 func (l *loop) stats(interrupted bool, workers []*Worker, stop time.Time, win *window) *Stats {
 	st := &Stats{
-		Counts:             Counts{PerMaster: make([][engine.NumOutcomes]int64, serversOf(l.lk))},
+		Counts:             Counts{PerMaster: make([][lock.NumOutcomes]int64, serversOf(l.lk))},
 		Acquire:            l.rec.Total(results.Acquire),
 		AcquireUncorrected: l.rec.Total(results.AcquireUncorrected),
 		AcquireFailed:      l.rec.Total(results.Failed),

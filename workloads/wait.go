@@ -9,7 +9,6 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"lockbench/engine"
 	"lockbench/lock"
 	"lockbench/results"
 )
@@ -203,19 +202,20 @@ func (w *Worker) waited() results.WorkerWait {
 
 // wakeupsOf reads a notify waiter's wake-ups; nil when it does not notify.
 func wakeupsOf(lk lock.Locker) *results.Wakeups {
-	if e, ok := lk.(*engine.Engine); ok && e.Notifying() {
-		n := e.NotifyCounts()
-		return &results.Wakeups{ByMessage: n.WokenByMessage, ByTimeout: n.WokenByTimeout}
+	if w, ok := lk.(lock.Waker); ok {
+		if n, notifying := w.Wakeups(); notifying {
+			return &results.Wakeups{ByMessage: n.ByMessage, ByTimeout: n.ByTimeout}
+		}
 	}
 	return nil
 }
 
 // commandsOf reads a locker's command counts; false when it keeps none.
-func commandsOf(lk lock.Locker) (engine.Commands, bool) {
-	if c, ok := lk.(interface{ Commands() engine.Commands }); ok {
+func commandsOf(lk lock.Locker) (lock.Commands, bool) {
+	if c, ok := lk.(lock.Counter); ok {
 		return c.Commands(), true
 	}
-	return engine.Commands{}, false
+	return lock.Commands{}, false
 }
 
 // A wait starved when it took starvedFactor times the median time to lock,
