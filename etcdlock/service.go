@@ -24,7 +24,7 @@ var _ faults.Links = (*PeerGates)(nil)
 
 // CanServe: a local cluster needs the etcd binary.
 func (etcd) CanServe(s plan.Settings) error {
-	if _, ok := ServerPath(); !ok && !external(s) {
+	if _, ok := ServerPath(); !ok && !s.External() {
 		return service.MissingTool{Err: fmt.Errorf("etcd not found in PATH; topology etcd with local members runs real etcd processes (apt-get install %s)", Package)}
 	}
 	return nil
@@ -46,7 +46,7 @@ type servers struct {
 // endpoints (dialled and checked by the lock client).
 func (etcd) Start(ctx context.Context, c plan.Cell, log io.Writer) (service.Servers, error) {
 	s := c.Settings
-	if external(s) {
+	if s.External() {
 		v := &servers{}
 		v.endpoints, v.username, v.password = clientEndpoints(s)
 		return v, nil
@@ -54,7 +54,7 @@ func (etcd) Start(ctx context.Context, c plan.Cell, log io.Writer) (service.Serv
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	v := &servers{}
-	opt := Options{Members: members(s), NoFsync: persistence(s) == NoFsync, Gates: c.NeedsMemberLinks(), Log: log}
+	opt := Options{Members: members(s), NoFsync: s.FsyncPersistence() == NoFsync, Gates: c.NeedsMemberLinks(), Log: log}
 	if lat := time.Duration(s.MemberLatency); lat > 0 || c.NeedsMemberDelay() {
 		opt.PeerVia = func(peers []string) ([]string, error) { return v.peerProxies(peers, lat) }
 	}

@@ -43,34 +43,17 @@ func (etcd) ServersSetting() plan.ServersSetting {
 func (etcd) WaitStrategies() []string { return WaitStrategies }
 func (etcd) Roles() bool              { return true }
 
-// external says the cluster is someone else's: its endpoints were given,
-// nothing is started here.
-func external(s plan.Settings) bool { return len(s.Servers) > 0 }
-
 // members is a local cluster's size.
 func members(s plan.Settings) int { return s.LocalMembers(DefaultMembers) }
-
-// persistence is what a result records: fsync or no-fsync for local
-// members (fsync when unset: etcd's default), "" for an external cluster.
-func persistence(s plan.Settings) string {
-	switch p := s.ServicePersistence(); {
-	case external(s):
-		return ""
-	case p == "":
-		return Fsync
-	default:
-		return p
-	}
-}
 
 // Check: the settings topology etcd takes, each other one refused with
 // one line naming it.
 func (etcd) Check(s plan.Settings) error {
 	p := s.ServicePersistence()
 	switch {
-	case !external(s) && (members(s) < 1 || members(s) > 7):
+	case !s.External() && (members(s) < 1 || members(s) > 7):
 		return fmt.Errorf("local: %d is not accepted with topology etcd; use 1..7 local members", s.Local)
-	case external(s) && p != "":
+	case s.External() && p != "":
 		return fmt.Errorf("persistence: %q is not accepted with etcd-endpoints; an external cluster keeps its own fsync setting (leave it unset)", p)
 	case p != "" && p != Fsync && p != NoFsync:
 		return fmt.Errorf("persistence: %q is not accepted with topology etcd; use fsync (etcd's default: every write fsynced) or no-fsync (--unsafe-no-fsync)", p)
@@ -78,19 +61,10 @@ func (etcd) Check(s plan.Settings) error {
 	if ttl := time.Duration(s.TTL); ttl%time.Second != 0 || ttl < minTTL {
 		return fmt.Errorf("ttl: %v is not accepted with topology etcd; its lease takes whole seconds, at least %v (etcd raises a shorter one to its minimum)", s.TTL, minTTL)
 	}
-	if l := time.Duration(s.MemberLatency); l < 0 || l%time.Millisecond != 0 || l > 10*time.Second || l > 0 && external(s) {
+	if l := time.Duration(s.MemberLatency); l < 0 || l%time.Millisecond != 0 || l > 10*time.Second || l > 0 && s.External() {
 		return fmt.Errorf("member-latency: %v is not accepted; use whole milliseconds up to 10s, with local members (an external cluster's links are its own)", s.MemberLatency)
 	}
 	return checkEndpoints(s.Servers)
-}
-
-// CheckFaultServers: a fault cell starts its own members (it crashes
-// them).
-func (etcd) CheckFaultServers(s plan.Settings) error {
-	if external(s) {
-		return fmt.Errorf("etcd-endpoints: a fault scenario starts its own etcd members (it crashes them); use local: M, not endpoints")
-	}
-	return nil
 }
 
 // CheckFault: crash, pause and the network faults; a fake clock does not
@@ -105,28 +79,18 @@ func (etcd) CheckFault(where string, s plan.Settings, f plan.Fault) error {
 	return nil
 }
 
-// Servers is how many members the lock reaches.
-func (etcd) Servers(s plan.Settings) int {
-	if external(s) {
-		return len(s.Servers)
-	}
-	return members(s)
-}
+// Members: 3 unless local is given.
+func (etcd) Members(s plan.Settings) int { return members(s) }
 
-// Record: the local members (0 for an external cluster) and their fsync.
-func (e etcd) Record(s plan.Settings, out *results.Settings) {
-	out.Local, out.Persistence = members(s), persistence(s)
-	if external(s) {
-		out.Local = 0
-	}
-}
+// Record: the members' fsync.
+func (etcd) Record(s plan.Settings, out *results.Settings) { out.Persistence = s.FsyncPersistence() }
 
 func (etcd) ServersKey(s plan.Settings) string {
-	return fmt.Sprintf("%v|%d|%s|%v", s.Servers, members(s), persistence(s), s.MemberLatency)
+	return fmt.Sprintf("%v|%d|%s|%v", s.Servers, members(s), s.FsyncPersistence(), s.MemberLatency)
 }
 
 func (etcd) Describe(s plan.Settings) string {
-	if external(s) {
+	if s.External() {
 		return fmt.Sprintf("etcd: %d given endpoints", len(s.Servers))
 	}
 	return fmt.Sprintf("etcd: %d local members", members(s))

@@ -20,7 +20,7 @@ func init() { service.Register(postgres{}) }
 
 // CanServe: a local server needs Debian's binaries.
 func (postgres) CanServe(s plan.Settings) error {
-	if _, ok := BinDir(); !ok && !external(s) {
+	if _, ok := BinDir(); !ok && !s.External() {
 		return service.MissingTool{Err: fmt.Errorf("postgres not found in /usr/lib/postgresql/*/bin; topology postgres with a local server runs Debian's (apt-get install %s)", Package)}
 	}
 	return nil
@@ -37,7 +37,7 @@ type servers struct {
 // (connected and checked by the lock client).
 func (postgres) Start(ctx context.Context, c plan.Cell, log io.Writer) (service.Servers, error) {
 	s := c.Settings
-	if external(s) {
+	if s.External() {
 		return &servers{url: serverURL(s)}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)

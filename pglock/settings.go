@@ -28,9 +28,6 @@ func (postgres) ServersSetting() plan.ServersSetting {
 func (postgres) WaitStrategies() []string { return WaitStrategies }
 func (postgres) Roles() bool              { return false }
 
-// external says the server is someone else's (postgres_url given).
-func external(s plan.Settings) bool { return len(s.Servers) > 0 }
-
 // serverURL is the external server's URL ("" : a local server).
 func serverURL(s plan.Settings) string {
 	if len(s.Servers) == 0 {
@@ -71,14 +68,6 @@ func (postgres) Check(s plan.Settings) error {
 	return nil
 }
 
-// CheckFaultServers: a fault cell starts its own server (it crashes it).
-func (postgres) CheckFaultServers(s plan.Settings) error {
-	if external(s) {
-		return fmt.Errorf("postgres-url: a fault scenario starts its own PostgreSQL server (it crashes it); leave postgres-url unset")
-	}
-	return nil
-}
-
 // CheckFault: crash and pause of the server, a killed backend, and the
 // clients' links.
 func (postgres) CheckFault(where string, s plan.Settings, f plan.Fault) error {
@@ -88,15 +77,12 @@ func (postgres) CheckFault(where string, s plan.Settings, f plan.Fault) error {
 	return nil
 }
 
-func (postgres) Servers(plan.Settings) int { return 1 }
+// Members: one server.
+func (postgres) Members(plan.Settings) int { return 1 }
 
-// Record: one server (none of this run's when external), no persistence
-// and no lease.
-func (postgres) Record(s plan.Settings, out *results.Settings) {
-	out.Local, out.Persistence, out.TTL = 1, persistenceNA, 0
-	if external(s) {
-		out.Local = 0
-	}
+// Record: no persistence and no lease.
+func (postgres) Record(_ plan.Settings, out *results.Settings) {
+	out.Persistence, out.TTL = persistenceNA, 0
 }
 
 func (postgres) ServersKey(s plan.Settings) string {
@@ -104,7 +90,7 @@ func (postgres) ServersKey(s plan.Settings) string {
 }
 
 func (postgres) Describe(s plan.Settings) string {
-	if external(s) {
+	if s.External() {
 		return "postgres: given server"
 	}
 	return "postgres: 1 local server"

@@ -128,10 +128,10 @@ func (s Settings) checkFaultClients() error {
 }
 
 // checkFaultServers: a fault cell starts every server and client itself,
-// within bounds (a service's: its CheckFaultServers).
+// within bounds.
 func (s Settings) checkFaultServers() error {
 	if t := s.Service(); t != nil {
-		if err := t.CheckFaultServers(s); err != nil {
+		if err := s.checkServiceFaultServers(t); err != nil {
 			return err
 		}
 		return s.CheckFaultLoad()
@@ -335,7 +335,7 @@ func (s Settings) N() int {
 	case s.Replicated():
 		return 1
 	case s.Service() != nil:
-		return s.Service().Servers(s)
+		return s.serviceServers(s.Service())
 	}
 	if len(s.Masters) > 0 {
 		return len(s.Masters)

@@ -24,15 +24,13 @@ type Topology interface {
 	// Check: the settings the service takes; each other one refused with
 	// one line naming it.
 	Check(s Settings) error
-	// CheckFaultServers: a fault cell's servers (its own: it crashes
-	// them).
-	CheckFaultServers(s Settings) error
 	// CheckFault: a fault kind the service cannot take, where naming it.
 	CheckFault(where string, s Settings, f Fault) error
-	// Servers is how many servers the cell's lock reaches (N).
-	Servers(s Settings) int
-	// Record keeps in a result's settings what the servers ran on: the
-	// local count (0: external), persistence, TTL.
+	// Members is how many local servers the cell starts: local as given,
+	// or the service's own default.
+	Members(s Settings) int
+	// Record keeps in a result's settings what the servers ran on:
+	// persistence, TTL (plan records the local count).
 	Record(s Settings, out *results.Settings)
 	// ServersKey says which cells can share the servers.
 	ServersKey(s Settings) string
@@ -232,4 +230,39 @@ func (s Settings) LocalMembers(def int) int {
 		return def
 	}
 	return s.Local
+}
+
+// External says a service cell's servers are someone else's: their
+// addresses were given (servers:), nothing is started here.
+func (s Settings) External() bool { return len(s.Servers) > 0 }
+
+// FsyncPersistence is what a result records of a service that fsyncs
+// every write or not: fsync when unset (its default), "" for external
+// servers (theirs to say).
+func (s Settings) FsyncPersistence() string {
+	switch p := s.ServicePersistence(); {
+	case s.External():
+		return ""
+	case p == "":
+		return "fsync"
+	default:
+		return p
+	}
+}
+
+// serviceServers is how many servers a service cell's lock reaches.
+func (s Settings) serviceServers(t Topology) int {
+	if s.External() {
+		return len(s.Servers)
+	}
+	return t.Members(s)
+}
+
+// checkServiceFaultServers: a fault cell starts its own servers (it
+// crashes them).
+func (s Settings) checkServiceFaultServers(t Topology) error {
+	if s.External() {
+		return fmt.Errorf("%s: a fault scenario starts its own %s servers (it crashes them); use local: M, not external ones", FlagName(t.ServersSetting().Name), t.Name())
+	}
+	return nil
 }

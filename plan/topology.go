@@ -221,6 +221,10 @@ func (s Settings) topologyEngine(c *engine.Config) {
 func (s Settings) recordTopology(out *results.Settings) {
 	out.Topology = string(s.TopologyOf())
 	if t := s.Service(); t != nil {
+		out.Local = t.Members(s)
+		if s.External() {
+			out.Local = 0 // the servers are not this run's
+		}
 		t.Record(s, out)
 	}
 	if !s.Replicated() {

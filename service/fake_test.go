@@ -97,12 +97,11 @@ func (fake) ServersSetting() plan.ServersSetting           { return plan.Servers
 func (fake) WaitStrategies() []string                      { return []string{"retry"} }
 func (fake) Roles() bool                                   { return false }
 func (fake) Check(plan.Settings) error                     { return nil }
-func (fake) CheckFaultServers(plan.Settings) error         { return nil }
-func (fake) Servers(plan.Settings) int                     { return 1 }
+func (fake) Members(plan.Settings) int                     { return 1 }
 func (fake) ServersKey(plan.Settings) string               { return "" }
 func (fake) Describe(plan.Settings) string                 { return "fake: 1 in-process table" }
 func (fake) CanServe(plan.Settings) error                  { return nil }
-func (fake) Record(_ plan.Settings, out *results.Settings) { out.Local, out.Persistence = 1, "memory" }
+func (fake) Record(_ plan.Settings, out *results.Settings) { out.Persistence = "memory" }
 func (fake) CheckFault(where string, _ plan.Settings, f plan.Fault) error {
 	if f.Kind != results.FaultCrash {
 		return fmt.Errorf("%s.kind: %s is not available with topology fake; use crash", where, f.Kind)

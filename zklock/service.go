@@ -22,7 +22,7 @@ var _ faults.Links = (*PeerLinks)(nil)
 
 // CanServe: a local ensemble needs Debian's zookeeper and a JRE.
 func (zookeeper) CanServe(s plan.Settings) error {
-	if _, ok := ServerPath(); !ok && !external(s) {
+	if _, ok := ServerPath(); !ok && !s.External() {
 		return service.MissingTool{Err: fmt.Errorf("zookeeper not found (/usr/share/java/zookeeper.jar and java); topology zookeeper with local servers runs Debian's (apt-get install %s)", Package)}
 	}
 	return nil
@@ -42,13 +42,13 @@ type servers struct {
 // cell's session timeout, or takes an external one's servers.
 func (zookeeper) Start(ctx context.Context, c plan.Cell, log io.Writer) (service.Servers, error) {
 	s := c.Settings
-	if external(s) {
+	if s.External() {
 		return &servers{addrs: s.Servers}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	v := &servers{}
-	opt := Options{Servers: members(s), ForceSync: persistence(s) != NoFsync, TTL: c.Engine.TTL, MaxClientCnxns: maxClientCnxns(s), Log: log}
+	opt := Options{Servers: members(s), ForceSync: s.FsyncPersistence() != NoFsync, TTL: c.Engine.TTL, MaxClientCnxns: maxClientCnxns(s), Log: log}
 	if lat := time.Duration(s.MemberLatency); lat > 0 || c.NeedsMemberLinks() || c.NeedsMemberDelay() {
 		opt.PeerVia = v.peers(lat)
 	}

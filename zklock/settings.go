@@ -43,55 +43,29 @@ func (zookeeper) ServersSetting() plan.ServersSetting {
 func (zookeeper) WaitStrategies() []string { return WaitStrategies }
 func (zookeeper) Roles() bool              { return true }
 
-// external says the ensemble is someone else's: its servers were given,
-// nothing is started here.
-func external(s plan.Settings) bool { return len(s.Servers) > 0 }
-
 func members(s plan.Settings) int { return s.LocalMembers(DefaultServers) }
 
 // maxClientCnxns is a local server's limit of connections from one
 // address: every contender's session may land on one server.
 func maxClientCnxns(s plan.Settings) int { return max(60, s.Workers*max(1, s.Clients)+10) }
 
-// persistence is what a result records: fsync (forceSync=yes, ZooKeeper's
-// default) or no-fsync for local servers, "" for external.
-func persistence(s plan.Settings) string {
-	switch p := s.ServicePersistence(); {
-	case external(s):
-		return ""
-	case p == "":
-		return Fsync
-	default:
-		return p
-	}
-}
-
 // Check: the settings topology zookeeper takes, each other one refused
 // with one line naming it.
 func (zookeeper) Check(s plan.Settings) error {
 	p, ttl, lat := s.ServicePersistence(), time.Duration(s.TTL), time.Duration(s.MemberLatency)
 	switch {
-	case !external(s) && (members(s) < 1 || members(s) > 7):
+	case !s.External() && (members(s) < 1 || members(s) > 7):
 		return fmt.Errorf("local: %d is not accepted with topology zookeeper; use 1..7 local servers", s.Local)
-	case external(s) && p != "":
+	case s.External() && p != "":
 		return fmt.Errorf("persistence: %q is not accepted with zookeeper-servers; an external ensemble keeps its own forceSync (leave it unset)", p)
 	case p != "" && p != Fsync && p != NoFsync:
 		return fmt.Errorf("persistence: %q is not accepted with topology zookeeper; use fsync (forceSync=yes, its default) or no-fsync (forceSync=no)", p)
-	case lat < 0 || lat%time.Millisecond != 0 || lat > 10*time.Second || lat != 0 && (external(s) || members(s) < 2):
+	case lat < 0 || lat%time.Millisecond != 0 || lat > 10*time.Second || lat != 0 && (s.External() || members(s) < 2):
 		return fmt.Errorf("member-latency: %v is not accepted; use whole milliseconds up to 10s, with 2 or more local servers (an external ensemble's links are its own)", s.MemberLatency)
 	case ttl%time.Millisecond != 0 || ttl < minTTL || ttl > maxTTL:
 		return fmt.Errorf("ttl: %v is not accepted with topology zookeeper; it is the session timeout, whole milliseconds from %v to %v", s.TTL, minTTL, maxTTL)
 	}
 	return checkServers(s.Servers)
-}
-
-// CheckFaultServers: a fault cell starts its own servers (it crashes
-// them).
-func (zookeeper) CheckFaultServers(s plan.Settings) error {
-	if external(s) {
-		return fmt.Errorf("zookeeper-servers: a fault scenario starts its own ZooKeeper servers (it crashes them); use local: M, not servers")
-	}
-	return nil
 }
 
 // CheckFault: crash, pause and the network faults; a fake clock is not
@@ -106,26 +80,20 @@ func (zookeeper) CheckFault(where string, s plan.Settings, f plan.Fault) error {
 	return nil
 }
 
-func (zookeeper) Servers(s plan.Settings) int {
-	if external(s) {
-		return len(s.Servers)
-	}
-	return members(s)
-}
+// Members: 3 unless local is given.
+func (zookeeper) Members(s plan.Settings) int { return members(s) }
 
+// Record: the servers' forceSync.
 func (zookeeper) Record(s plan.Settings, out *results.Settings) {
-	out.Local, out.Persistence = members(s), persistence(s)
-	if external(s) {
-		out.Local = 0
-	}
+	out.Persistence = s.FsyncPersistence()
 }
 
 func (zookeeper) ServersKey(s plan.Settings) string {
-	return fmt.Sprintf("%v|%d|%s|%v|%d|%v", s.Servers, members(s), persistence(s), s.TTL, maxClientCnxns(s), s.MemberLatency)
+	return fmt.Sprintf("%v|%d|%s|%v|%d|%v", s.Servers, members(s), s.FsyncPersistence(), s.TTL, maxClientCnxns(s), s.MemberLatency)
 }
 
 func (zookeeper) Describe(s plan.Settings) string {
-	if external(s) {
+	if s.External() {
 		return fmt.Sprintf("zookeeper: %d given servers", len(s.Servers))
 	}
 	return fmt.Sprintf("zookeeper: %d local servers", members(s))
