@@ -121,6 +121,17 @@ func (p *Process) Start() (int, error) {
 	return cmd.Process.Pid, nil
 }
 
+// ownGroup puts the run in a process group of its own, so that a
+// terminal's Ctrl-C reaches only lockbench (which then stops it), and
+// keeps Spawn's own attributes (a Credential).
+func ownGroup(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	dieWithParent(cmd.SysProcAttr)
+}
+
 // startCmd starts cmd with its output appended to Output. A file, not a
 // pipe, so that Wait never waits on a child's child that inherited it.
 func (p *Process) startCmd(cmd *exec.Cmd) error {
