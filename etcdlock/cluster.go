@@ -276,15 +276,7 @@ func (c *Cluster) Members() []*Member { return c.members }
 func (c *Cluster) ServerVersion() string { return c.version }
 
 // Pids are the members' running processes.
-func (c *Cluster) Pids() []int {
-	var out []int
-	for _, m := range c.members {
-		if p := m.Pid(); p > 0 {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func (c *Cluster) Pids() []int { return proc.Pids(c.members) }
 
 // Pid is the member's process (0: not running).
 func (m *Member) Pid() int { return m.proc.Pid() }

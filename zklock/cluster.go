@@ -529,15 +529,7 @@ func (c *Cluster) FsyncText() string {
 }
 
 // Pids are the members' running processes.
-func (c *Cluster) Pids() []int {
-	var out []int
-	for _, m := range c.members {
-		if p := m.Pid(); p > 0 {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func (c *Cluster) Pids() []int { return proc.Pids(c.members) }
 
 // Leader is the index in Members of the member whose srvr Mode is leader
 // (or standalone), asked of the running members that are not paused.

@@ -18,3 +18,14 @@ func StopAll[S ~[]E, E Stopper](all S) []error {
 	wg.Wait()
 	return errs
 }
+
+// Pids are the pids of those running, in order (a stopped one has none).
+func Pids[S ~[]E, E interface{ Pid() int }](all S) []int {
+	var out []int
+	for _, p := range all {
+		if pid := p.Pid(); pid > 0 {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

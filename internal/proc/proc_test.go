@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -283,7 +284,7 @@ func TestStop(t *testing.T) {
 }
 
 // StopAll stops every one at once: three that wait out their grace take
-// one grace, not three.
+// one grace, not three; Pids are the running ones'.
 func TestStopAll(t *testing.T) {
 	const grace = 400 * time.Millisecond
 	var ps []*Process
@@ -292,6 +293,9 @@ func TestStopAll(t *testing.T) {
 		p := procTestShell(t, Options{Grace: grace}, `trap "" TERM; while :; do sleep 0.01; done`)
 		pids = append(pids, procTestStart(t, p))
 		ps = append(ps, p)
+	}
+	if got := Pids(ps); !slices.Equal(got, pids) {
+		t.Errorf("Pids %v, want %v", got, pids)
 	}
 	time.Sleep(50 * time.Millisecond) // the traps are set
 	start := time.Now()
@@ -302,6 +306,9 @@ func TestStopAll(t *testing.T) {
 	}
 	if took := time.Since(start); took > 2*grace {
 		t.Errorf("StopAll took %v, more than one grace (%v) each", took, grace)
+	}
+	if left := Pids(ps); left != nil {
+		t.Errorf("Pids after StopAll: %v, want none", left)
 	}
 	for i, p := range ps {
 		if p.Running() || !procTestGone(pids[i]) {
