@@ -114,7 +114,7 @@ func (p *Process) Start() (int, error) {
 		return 0, fmt.Errorf("start %s: %w", p.opt.Name, err)
 	}
 	r := &run{cmd: cmd, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(r.done) }() // reaps it, so that a pid never outlives its run
+	go func() { _ = cmd.Wait(); close(r.done) }() // reaped at once: Pid is 0 as soon as it exits
 	p.mu.Lock()
 	p.run, p.paused = r, false
 	p.mu.Unlock()
