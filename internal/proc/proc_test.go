@@ -110,7 +110,9 @@ func TestKill(t *testing.T) {
 // A run that exits by itself is seen: Pid 0, not Running, how it ended.
 func TestExitedByItself(t *testing.T) {
 	p := procTestShell(t, Options{}, "exit 7")
-	procTestStart(t, p)
+	if _, err := p.Start(); err != nil { // not procTestStart: it may be gone already
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for p.Running() && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
@@ -225,7 +227,9 @@ func TestRestart(t *testing.T) {
 func TestAwait(t *testing.T) {
 	never := func(context.Context) error { return errors.New("not yet") }
 	p := procTestShell(t, Options{Poll: 10 * time.Millisecond}, "exit 3")
-	procTestStart(t, p)
+	if _, err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
 	err := p.Await(context.Background(), never)
 	if !errors.Is(err, ErrExited) || !strings.Contains(err.Error(), "exit status 3") {
 		t.Errorf("Await of an exiting run: %v, want ErrExited with its status", err)
