@@ -12,14 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
 	"lockbench/internal/ports"
+	"lockbench/internal/proc"
 )
 
 // Package is the Debian package that has the etcd server.
@@ -68,12 +67,10 @@ type Member struct {
 	AdvertisedPeerURL string
 	dataDir           string
 	logPath           string
-	mu                sync.Mutex
-	cmd               *exec.Cmd
-	done              chan struct{}
 	clusterArg        string
 	noFsync           bool
 	bin               string
+	proc              *proc.Process
 }
 
 // ServerPath is the etcd binary in PATH ("" and false: not installed).
@@ -144,7 +141,7 @@ func (c *Cluster) start(ctx context.Context, bin string) error {
 	for _, m := range c.members {
 		m.clusterArg = strings.Join(peers, ",")
 		m.bin = bin
-		if err := m.spawn(bin); err != nil {
+		if _, err := m.proc.Start(); err != nil {
 			return err
 		}
 	}
@@ -198,8 +195,11 @@ func (c *Cluster) newMember(i int) (*Member, error) {
 	}
 	name := fmt.Sprintf("m%d", i)
 	dir := filepath.Join(c.dir, name)
-	return &Member{Name: name, ClientURL: fmt.Sprintf("http://127.0.0.1:%d", cp), PeerURL: fmt.Sprintf("http://127.0.0.1:%d", pp),
-		dataDir: filepath.Join(dir, "data"), logPath: filepath.Join(dir, "etcd.log"), noFsync: c.opt.NoFsync}, os.MkdirAll(dir, 0o700)
+	m := &Member{Name: name, ClientURL: fmt.Sprintf("http://127.0.0.1:%d", cp), PeerURL: fmt.Sprintf("http://127.0.0.1:%d", pp),
+		dataDir: filepath.Join(dir, "data"), logPath: filepath.Join(dir, "etcd.log"), noFsync: c.opt.NoFsync}
+	m.proc = proc.New(proc.Options{Name: "etcd member " + name, Grace: stopGrace,
+		Spawn: func() *exec.Cmd { return exec.Command(m.bin, m.args()...) }})
+	return m, os.MkdirAll(dir, 0o700)
 }
 
 func (m *Member) args() []string {
@@ -212,22 +212,6 @@ func (m *Member) args() []string {
 		a = append(a, "--unsafe-no-fsync")
 	}
 	return a
-}
-
-// spawn starts the member's process in its own process group (a terminal
-// Ctrl-C reaches lockbench, which stops it), killed if lockbench dies.
-func (m *Member) spawn(bin string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	cmd := exec.Command(bin, m.args()...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start etcd member %s: %w", m.Name, err)
-	}
-	m.cmd, m.done = cmd, make(chan struct{})
-	done := m.done
-	go func() { _ = cmd.Wait(); close(done) }()
-	return nil
 }
 
 // waitLeader waits until every member answers and one of them leads.
@@ -292,80 +276,36 @@ func (c *Cluster) Members() []*Member { return c.members }
 func (c *Cluster) ServerVersion() string { return c.version }
 
 // Pids are the members' running processes.
-func (c *Cluster) Pids() []int {
-	var out []int
-	for _, m := range c.members {
-		if p := m.Pid(); p > 0 {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func (c *Cluster) Pids() []int { return proc.Pids(c.members) }
 
 // Pid is the member's process (0: not running).
-func (m *Member) Pid() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cmd == nil || m.exited() {
-		return 0
-	}
-	return m.cmd.Process.Pid
-}
+func (m *Member) Pid() int { return m.proc.Pid() }
 
 // Running says whether the member's process is up.
-func (m *Member) Running() bool { return m.Pid() > 0 }
-
-func (m *Member) exited() bool {
-	select {
-	case <-m.done:
-		return true
-	default:
-		return false
-	}
-}
+func (m *Member) Running() bool { return m.proc.Running() }
 
 // Pause stops the member (SIGSTOP): it neither answers nor sends
 // heartbeats until Resume.
-func (m *Member) Pause() error { return m.signal(syscall.SIGSTOP) }
+func (m *Member) Pause() error { return m.proc.Pause() }
 
 // Resume continues a paused member (SIGCONT).
-func (m *Member) Resume() error { return m.signal(syscall.SIGCONT) }
-
-func (m *Member) signal(sig syscall.Signal) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cmd == nil || m.exited() {
-		return fmt.Errorf("etcd member %s is not running", m.Name)
-	}
-	return m.cmd.Process.Signal(sig)
-}
+func (m *Member) Resume() error { return m.proc.Resume() }
 
 // Addr is the member's client URL.
 func (m *Member) Addr() string { return m.ClientURL }
 
 // Kill is kill -9 of the member's process, reaped.
-func (m *Member) Kill() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cmd == nil || m.exited() {
-		return nil
-	}
-	if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("kill etcd member %s (pid %d): %w", m.Name, m.cmd.Process.Pid, err)
-	}
-	<-m.done
-	return nil
-}
+func (m *Member) Kill() error { return m.proc.Kill() }
 
 // Restart starts a killed member again on its data dir (it rejoins the
 // cluster with what it had written) and waits until it answers.
 func (m *Member) Restart(ctx context.Context) error {
-	if m.Running() {
+	if _, err := m.proc.Start(); errors.Is(err, proc.ErrRunning) {
 		return nil
-	}
-	if err := m.spawn(m.bin); err != nil {
+	} else if err != nil {
 		return err
 	}
+	// The client after the start: with a DialTimeout, New waits to connect.
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{m.ClientURL}, DialTimeout: time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		return err
@@ -373,19 +313,16 @@ func (m *Member) Restart(ctx context.Context) error {
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	for {
-		sctx, scancel := context.WithTimeout(ctx, time.Second)
+	err = m.proc.Await(ctx, func(ctx context.Context) error {
+		sctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
 		_, err := cli.Status(sctx, m.ClientURL)
-		scancel()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("etcd member %s not back after restart: %v", m.Name, err)
-		case <-time.After(100 * time.Millisecond):
-		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("restart: %w; log tail:\n%s", err, tail(m.logPath))
 	}
+	return nil
 }
 
 // HeldKeys counts the keys in the member's own copy of the store (a
@@ -455,40 +392,15 @@ func (c *Cluster) indexOfID(ctx context.Context, cli *clientv3.Client, id uint64
 	return -1
 }
 
-// Stop stops the member by its pid: SIGTERM (SIGCONT too, in case it is
-// paused), SIGKILL after stopGrace.
-func (m *Member) Stop() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cmd == nil || m.exited() {
-		return nil
-	}
-	p := m.cmd.Process
-	_ = p.Signal(syscall.SIGTERM)
-	_ = p.Signal(syscall.SIGCONT)
-	select {
-	case <-m.done:
-		return nil
-	case <-time.After(stopGrace):
-	}
-	if err := p.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("kill etcd member %s (pid %d): %w", m.Name, p.Pid, err)
-	}
-	<-m.done
-	return nil
-}
+// Stop stops the member by its pid: SIGTERM, SIGKILL after stopGrace.
+func (m *Member) Stop() error { return m.proc.Stop() }
 
 // Stop stops every member, then the gates, and removes the cluster's
 // directory.
 func (c *Cluster) Stop() error {
 	// All at once: a member left leading alone waits out stopGrace (see
 	// there); together they wait it at most once.
-	errs := make([]error, len(c.members))
-	var wg sync.WaitGroup
-	for i, m := range c.members {
-		wg.Go(func() { errs[i] = m.Stop() })
-	}
-	wg.Wait()
+	errs := proc.StopAll(c.members)
 	if c.gates != nil { // after the members: a leader hands over on SIGTERM
 		errs = append(errs, c.gates.close())
 	}

@@ -28,7 +28,8 @@ func TestBindFailureDetected(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 
 	s := &Set{bin: bin, persist: PersistNone, stopping: make(chan struct{})}
-	m := &Master{set: s, dir: t.TempDir(), port: port, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	m := s.newMaster(t.TempDir(), spec{})
+	m.port, m.addr = port, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	m.mu.Lock()
 	bindFailed, err := m.runLocked(context.Background())
 	m.mu.Unlock()

@@ -16,20 +16,20 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 
 	"lockbench/engine"
 	"lockbench/internal/ports"
+	"lockbench/internal/proc"
 )
 
 const (
 	readyTimeout = 5 * time.Second        // overall wait for a master to answer PING
 	probeTimeout = 250 * time.Millisecond // one readiness probe
+	probeEvery   = 5 * time.Millisecond   // between readiness probes
 	stopGrace    = 3 * time.Second        // SIGTERM -> SIGKILL escalation
-	reapTimeout  = 5 * time.Second        // wait for the kernel after SIGKILL
 	bindAttempts = 5                      // fresh ports tried when a port was raced
 )
 
@@ -80,8 +80,8 @@ type Master struct {
 	port int
 	dir  string
 
-	mu   sync.Mutex // serialises every state change (Kill/Stop may race Set.Stop)
-	proc *process   // real: current or last process
+	mu   sync.Mutex    // serialises every state change (Kill/Stop may race Set.Stop)
+	proc *proc.Process // real: its redis-server; nil when embedded
 	mr   *miniredis.Miniredis
 
 	// role is a replicated set's (see spec); the zero value is a plain master.
@@ -95,22 +95,6 @@ type spec struct {
 	name  string // "master", "replica 1", "sentinel 0": for errors
 	conf  string // a Sentinel's config file; "" for a data node
 	extra []string
-}
-
-// process is one redis-server run; done is closed once it has been reaped.
-type process struct {
-	cmd     *exec.Cmd
-	done    chan struct{}
-	waitErr error // valid after done
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // RedisServerPath looks up "redis-server" in PATH.
@@ -261,7 +245,7 @@ func (s *Set) startProcess(ctx context.Context, role spec, conf string) (*Master
 	if err != nil {
 		return nil, err
 	}
-	m := &Master{set: s, dir: dir, role: role}
+	m := s.newMaster(dir, role)
 	s.masters = append(s.masters, m) // before starting, so Stop removes the dir on failure
 	if conf != "" {
 		m.role.conf = filepath.Join(dir, "sentinel.conf")
@@ -270,6 +254,15 @@ func (s *Set) startProcess(ctx context.Context, role spec, conf string) (*Master
 		}
 	}
 	return m, m.startFirst(ctx)
+}
+
+// newMaster is a redis-server of the set in dir, not started yet; its
+// early output (bad flags, before the logfile opens) goes to stdout.log.
+func (s *Set) newMaster(dir string, role spec) *Master {
+	m := &Master{set: s, dir: dir, role: role}
+	m.proc = proc.New(proc.Options{Name: "redis-server", Spawn: m.command, Output: filepath.Join(dir, "stdout.log"),
+		Grace: stopGrace, Poll: probeEvery})
+	return m
 }
 
 func (s *Set) startEmbedded(n int) error {
@@ -328,16 +321,7 @@ func (s *Set) Persistence() Persistence { return s.persist }
 func (s *Set) Stop() error {
 	s.stopOnce.Do(func() {
 		close(s.stopping)
-		errs := make([]error, len(s.masters))
-		var wg sync.WaitGroup
-		for i, m := range s.masters {
-			wg.Add(1)
-			go func() { // in parallel, so N stuck masters cost one grace period
-				defer wg.Done()
-				errs[i] = m.Stop()
-			}()
-		}
-		wg.Wait()
+		errs := proc.StopAll(s.masters)
 		for _, m := range s.masters {
 			if m.dir != "" {
 				if err := os.RemoveAll(m.dir); err != nil {
@@ -371,12 +355,10 @@ func (m *Master) Dir() string { return m.dir }
 // Pid returns the pid of the running redis-server, 0 when it is not running
 // or embedded (a pid of a reaped process could already belong to another).
 func (m *Master) Pid() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.proc == nil || m.proc.exited() {
+	if m.proc == nil {
 		return 0
 	}
-	return m.proc.cmd.Process.Pid
+	return m.proc.Pid()
 }
 
 // Running reports whether the master process (or embedded server) is up;
@@ -391,7 +373,7 @@ func (m *Master) runningLocked() bool {
 	if m.set.embedded {
 		return m.mr != nil
 	}
-	return m.proc != nil && !m.proc.exited()
+	return m.proc.Running()
 }
 
 // Kill simulates a crash: SIGKILL by pid, then wait until it is reaped.
@@ -403,23 +385,14 @@ func (m *Master) Kill() error {
 		m.closeMiniLocked()
 		return nil
 	}
-	if !m.runningLocked() {
-		return nil
-	}
 	return m.killLocked()
 }
 
 func (m *Master) killLocked() error {
-	p := m.proc
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("localmasters: kill %s (pid %d): %w", m.addr, p.cmd.Process.Pid, err)
+	if err := m.proc.Kill(); err != nil {
+		return fmt.Errorf("localmasters: %s: %w", m.addr, err)
 	}
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(reapTimeout):
-		return fmt.Errorf("localmasters: %s (pid %d) not gone %v after SIGKILL", m.addr, p.cmd.Process.Pid, reapTimeout)
-	}
+	return nil
 }
 
 // Stop stops the master gracefully: SIGTERM (plus SIGCONT in case it is
@@ -432,21 +405,10 @@ func (m *Master) Stop() error {
 		m.closeMiniLocked()
 		return nil
 	}
-	if !m.runningLocked() {
-		return nil
+	if err := m.proc.Stop(); err != nil {
+		return fmt.Errorf("localmasters: %s: %w", m.addr, err)
 	}
-	p := m.proc
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return m.killLocked()
-	}
-	// A stopped process would not act on SIGTERM until continued.
-	_ = p.cmd.Process.Signal(syscall.SIGCONT)
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(stopGrace):
-		return m.killLocked()
-	}
+	return nil
 }
 
 func (m *Master) closeMiniLocked() {
@@ -457,53 +419,30 @@ func (m *Master) closeMiniLocked() {
 }
 
 // Pause sends SIGSTOP: the kernel still accepts connections for the master,
-// but it never answers, like a master frozen by a VM or host stall.
-func (m *Master) Pause() error { return m.signalPause(syscall.SIGSTOP, "pause") }
+// but it never answers, like a master frozen by a VM or host stall. It
+// returns once the kernel shows it stopped, so that a probe sent right
+// after cannot still be served.
+func (m *Master) Pause() error { return m.pause((*proc.Process).Pause, "pause") }
 
 // Resume sends SIGCONT.
-func (m *Master) Resume() error { return m.signalPause(syscall.SIGCONT, "resume") }
+func (m *Master) Resume() error { return m.pause((*proc.Process).Resume, "resume") }
 
-func (m *Master) signalPause(sig syscall.Signal, op string) error {
+func (m *Master) pause(do func(*proc.Process) error, op string) error {
 	if m.set.embedded {
 		return fmt.Errorf("localmasters: %s %s: %w", op, m.addr, ErrEmbeddedUnsupported)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.runningLocked() {
-		return fmt.Errorf("localmasters: %s %s: not running", op, m.addr)
+	if err := do(m.proc); err != nil {
+		return fmt.Errorf("localmasters: %s %s: %w", op, m.addr, err)
 	}
-	pid := m.proc.cmd.Process.Pid
-	if err := m.proc.cmd.Process.Signal(sig); err != nil {
-		return fmt.Errorf("localmasters: %s %s (pid %d): %w", op, m.addr, pid, err)
-	}
-	// Signals are asynchronous; wait until the kernel shows the new state so
-	// a probe sent right after Pause cannot still be served.
-	WaitProcState(pid, sig == syscall.SIGSTOP, time.Second)
 	return nil
 }
 
 // WaitProcState polls /proc/PID/stat until the process is (not) stopped, so
 // a pause is in effect once it returns (chaos pauses client processes too).
 // Best effort: without /proc it returns at once.
-func WaitProcState(pid int, stopped bool, limit time.Duration) {
-	deadline := time.Now().Add(limit)
-	for {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return
-		}
-		// The state follows the parenthesised command name, which may hold spaces.
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 || i+2 >= len(b) {
-			return
-		}
-		st := b[i+2]
-		if (st == 'T' || st == 't') == stopped || time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+func WaitProcState(pid int, stopped bool, limit time.Duration) { proc.WaitState(pid, stopped, limit) }
 
 // Restart starts the master again on the same port and dir (so an AOF is
 // reloaded) and waits until it answers PING. Embedded: a fresh, empty
@@ -563,66 +502,47 @@ func (m *Master) runLocked(ctx context.Context) (bindFailed bool, err error) {
 	outPath := filepath.Join(m.dir, "stdout.log")
 	// Error reports show only what this run wrote, not earlier runs.
 	logOff, outOff := fileSize(logPath), fileSize(outPath)
-	p, err := m.spawnLocked(logPath, outPath)
+	pid, err := m.proc.Start()
 	if err != nil {
 		return false, err
 	}
-	m.proc = p
 	report := func(what string) error {
 		tail := strings.TrimSpace(tailFrom(logPath, logOff) + "\n" + tailFrom(outPath, outOff))
 		if tail == "" {
 			tail = "(redis.log is empty)"
 		}
-		return fmt.Errorf("redis-server on %s (pid %d, dir %s) %s; log tail:\n%s", m.addr, p.cmd.Process.Pid, m.dir, what, tail)
+		return fmt.Errorf("redis-server on %s (pid %d, dir %s) %s; log tail:\n%s", m.addr, pid, m.dir, what, tail)
 	}
 
-	err = m.waitReady(ctx, p)
+	err = m.waitReady(ctx, pid)
 	if err == nil && len(m.set.cpus) > 0 {
 		// Once ready, every thread the server starts with exists.
-		if err = PinProcess(p.cmd.Process.Pid, m.set.cpus); err != nil {
+		if err = PinProcess(pid, m.set.cpus); err != nil {
 			return false, errors.Join(report(err.Error()), m.killLocked())
 		}
 	}
 	if err == nil {
 		return false, nil
 	}
-	if p.exited() {
+	if !m.proc.Running() {
 		tail := tailFrom(logPath, logOff)
 		return strings.Contains(tail, "Address already in use") || strings.Contains(tail, "Failed listening on port"),
-			report(fmt.Sprintf("exited before it was ready (%v)", p.waitErr))
+			report(fmt.Sprintf("exited before it was ready (%s)", m.proc.ExitState()))
 	}
 	kerr := m.killLocked()
 	return false, errors.Join(report(fmt.Sprintf("did not become ready: %v", err)), kerr)
 }
 
-// spawnLocked starts redis-server with this master's port, dir, persistence
-// and environment, logging to logPath, and reaps it when it exits.
-func (m *Master) spawnLocked(logPath, outPath string) (*process, error) {
-	// Early errors (bad flags) go to stdout/stderr before the logfile is
-	// opened. A file rather than a pipe, so Wait never blocks on a fork
-	// child that inherited the pipe.
-	out, err := os.OpenFile(outPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(m.set.bin, m.args(logPath)...) // not CommandContext: ctx bounds startup only
+// command is redis-server with this master's port, dir, persistence and
+// environment, logging to redis.log; not CommandContext: a ctx bounds
+// the startup only.
+func (m *Master) command() *exec.Cmd {
+	cmd := exec.Command(m.set.bin, m.args(filepath.Join(m.dir, "redis.log"))...)
 	cmd.Dir = m.dir
 	if len(m.set.env) > 0 {
 		cmd.Env = append(os.Environ(), m.set.env...)
 	}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = procAttr()
-	err = cmd.Start()
-	out.Close()
-	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", m.set.bin, err)
-	}
-	p := &process{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.done)
-	}()
-	return p, nil
+	return cmd
 }
 
 // args are redis-server's flags for this process: a Sentinel takes its
@@ -646,30 +566,30 @@ func (m *Master) args(logPath string) []string {
 	return append(args, m.role.extra...)
 }
 
-// waitReady polls until our own process answers PING. It checks the pid via
-// INFO because after a lost port race another server may answer on the port.
-func (m *Master) waitReady(ctx context.Context, p *process) error {
-	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
-	defer cancel()
-	want := p.cmd.Process.Pid
-	var last error
-	for {
-		pctx, pcancel := context.WithTimeout(ctx, probeTimeout)
-		last = probe(pctx, m.addr, want)
-		pcancel()
-		if last == nil {
-			return nil
-		}
+// waitReady polls until our own process (pid) answers PING; an error when
+// it exits, or Set.Stop begins. It checks the pid via INFO because after a
+// lost port race another server may answer on the port.
+func (m *Master) waitReady(ctx context.Context, pid int) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
 		select {
-		case <-p.done:
-			return errors.New("process exited")
 		case <-m.set.stopping:
-			return ErrStopped
+			cancel(ErrStopped)
 		case <-ctx.Done():
-			return fmt.Errorf("%w; last probe: %v", ctx.Err(), last)
-		case <-time.After(5 * time.Millisecond):
 		}
+	}()
+	tctx, tcancel := context.WithTimeout(ctx, readyTimeout)
+	defer tcancel()
+	err := m.proc.Await(tctx, func(ctx context.Context) error {
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		defer cancel()
+		return probe(pctx, m.addr, pid)
+	})
+	if errors.Is(context.Cause(ctx), ErrStopped) {
+		return ErrStopped
 	}
+	return err
 }
 
 func probe(ctx context.Context, addr string, wantPid int) error {

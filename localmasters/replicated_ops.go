@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
+
+	"lockbench/internal/proc"
 )
 
 // MasterSet is the name Sentinel monitors the master by.
@@ -141,17 +142,11 @@ func (r *Replicated) Stop() error {
 
 // stopAll stops ms in parallel, so stuck ones cost one grace period.
 func stopAll(ms []*Master) []error {
-	errs := make([]error, len(ms))
-	var wg sync.WaitGroup
-	for i, m := range ms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := m.Stop(); err != nil {
-				errs[i] = fmt.Errorf("%s: %w", m.role.name, err)
-			}
-		}()
+	errs := proc.StopAll(ms)
+	for i, err := range errs {
+		if err != nil {
+			errs[i] = fmt.Errorf("%s: %w", ms[i].role.name, err)
+		}
 	}
-	wg.Wait()
 	return errs
 }

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"lockbench/internal/proc"
 )
 
 // The server as a fault's target: a crash kills its whole process group
@@ -20,18 +21,13 @@ import (
 
 // Kill is a crash: SIGKILL to the server's process group, reaped.
 func (s *Server) Kill() error {
-	s.mu.Lock()
-	cmd, done := s.cmd, s.done
-	running := cmd != nil && !s.exited()
-	s.mu.Unlock()
-	if !running {
+	if !s.proc.Running() {
 		return errors.New("postgres: not running")
 	}
 	holders := s.holders()
-	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
-		return fmt.Errorf("postgres: kill process group %d: %w", cmd.Process.Pid, err)
+	if err := s.proc.Kill(); err != nil {
+		return err
 	}
-	<-done
 	s.ended(holders) // their locks went with the server
 	return nil
 }
@@ -55,18 +51,15 @@ func (s *Server) holders() []int32 {
 // recovery replays its WAL; advisory locks, in memory, are gone) and waits
 // until it takes connections.
 func (s *Server) Restart(ctx context.Context) error {
-	s.mu.Lock()
-	running := s.cmd != nil && !s.exited()
-	s.mu.Unlock()
-	if running { // a second postmaster would die on the lock file, and waitReady find the first
+	if s.proc.Running() { // a second postmaster would die on the lock file, and waitReady find the first
 		return errors.New("postgres: restart: the server is still running")
 	}
 	for {
-		if err := s.spawn(); err != nil {
+		if _, err := s.proc.Start(); err != nil {
 			return err
 		}
 		err := s.waitReady(ctx)
-		if err == nil || !s.exitedNow() || ctx.Err() != nil {
+		if !errors.Is(err, proc.ErrExited) || ctx.Err() != nil {
 			return err
 		}
 		// The new postmaster gave up at once: the killed backends still
@@ -79,26 +72,11 @@ func (s *Server) Restart(ctx context.Context) error {
 	}
 }
 
-// exitedNow says the current postmaster has exited (read under the lock).
-func (s *Server) exitedNow() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.exited()
-}
-
 // Pause stops the server's process group (SIGSTOP): every session waits.
-func (s *Server) Pause() error { return s.signalGroup(syscall.SIGSTOP) }
+func (s *Server) Pause() error { return s.proc.Pause() }
 
 // Resume continues a paused server.
-func (s *Server) Resume() error { return s.signalGroup(syscall.SIGCONT) }
-
-func (s *Server) signalGroup(sig syscall.Signal) error {
-	pid := s.Pid()
-	if pid == 0 {
-		return errors.New("postgres: not running")
-	}
-	return syscall.Kill(-pid, sig)
-}
+func (s *Server) Resume() error { return s.proc.Resume() }
 
 // HeldKeys counts the advisory locks held on the server; -1 when it does
 // not answer.

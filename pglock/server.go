@@ -22,13 +22,15 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"lockbench/internal/ports"
+	"lockbench/internal/proc"
 )
 
 // Package names the Debian package with the server binaries.
 const Package = "postgresql"
 
 // stopGrace is how long a fast shutdown (SIGINT) may take before the
-// immediate one (SIGQUIT), as the docs name them; never SIGKILL alone.
+// immediate one (SIGQUIT), as the docs name them, and that before SIGKILL
+// of the whole group (never of the postmaster alone).
 const stopGrace = 10 * time.Second
 
 // Options say what local server to start.
@@ -48,9 +50,8 @@ type Server struct {
 	bin      string
 	cred     *syscall.Credential
 	maxConns int
+	proc     *proc.Process
 	mu       sync.Mutex
-	cmd      *exec.Cmd
-	done     chan struct{}
 	ends     map[string]time.Time // backends a fault ended, by pid
 }
 
@@ -80,6 +81,11 @@ func StartLocal(ctx context.Context, opt Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{dir: dir, data: filepath.Join(dir, "data")}
+	// Group: a pause stops, and a crash kills, the postmaster's backends
+	// with it (see faults.go); Stop's fast, then immediate, shutdown goes
+	// to the postmaster, which ends its backends itself.
+	s.proc = proc.New(proc.Options{Name: "postgres", Spawn: s.command, Output: filepath.Join(dir, "postgres.log"),
+		Group: true, StopSignals: []syscall.Signal{syscall.SIGINT, syscall.SIGQUIT}, Grace: stopGrace})
 	if err := s.start(ctx, bin, cred, uid, gid, opt); err != nil {
 		return nil, errors.Join(err, s.Stop())
 	}
@@ -118,7 +124,7 @@ func (s *Server) start(ctx context.Context, bin string, cred *syscall.Credential
 		return err
 	}
 	s.port, s.bin, s.cred, s.maxConns = port, bin, cred, opt.MaxConnections
-	if err := s.spawn(); err != nil {
+	if _, err := s.proc.Start(); err != nil {
 		return err
 	}
 	return s.waitReady(ctx)
@@ -129,27 +135,13 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-// spawn starts the postmaster itself (its pid is the one lockbench holds,
-// not a runuser's) in its own process group, killed if lockbench dies.
-func (s *Server) spawn() error {
-	logf, err := os.OpenFile(filepath.Join(s.dir, "postgres.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
+// command is the postmaster itself (its pid is the one lockbench holds,
+// not a runuser's), as the postgres account when lockbench is root.
+func (s *Server) command() *exec.Cmd {
 	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", s.data, "-k", s.dir, "-p", strconv.Itoa(s.port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections="+strconv.Itoa(s.maxConns))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start postgres: %w", err)
-	}
-	s.mu.Lock()
-	s.cmd, s.done = cmd, make(chan struct{})
-	done := s.done
-	s.mu.Unlock()
-	go func() { _ = cmd.Wait(); close(done) }()
-	return nil
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	return cmd
 }
 
 // waitReady waits until the server takes a connection and reads its
@@ -157,25 +149,19 @@ func (s *Server) spawn() error {
 func (s *Server) waitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	for {
-		conn, err := pgx.Connect(ctx, s.URL())
+	err := s.proc.Await(ctx, func(ctx context.Context) error {
+		var v string
+		err := s.query(ctx, func(c *pgx.Conn) error { return c.QueryRow(ctx, "SHOW server_version").Scan(&v) })
 		if err == nil {
-			err = conn.QueryRow(ctx, "SHOW server_version").Scan(&s.version)
-			conn.Close(context.Background())
-			if err == nil {
-				s.version = strings.Fields(s.version)[0]
-				return nil
-			}
+			s.version = strings.Fields(v)[0]
 		}
-		select {
-		case <-s.done:
-			b, _ := os.ReadFile(filepath.Join(s.dir, "postgres.log"))
-			return fmt.Errorf("postgres exited before it was ready: %s", lastLine(string(b)))
-		case <-ctx.Done():
-			return fmt.Errorf("postgres not ready: %v", err)
-		case <-time.After(100 * time.Millisecond):
-		}
+		return err
+	})
+	if errors.Is(err, proc.ErrExited) {
+		b, _ := os.ReadFile(filepath.Join(s.dir, "postgres.log"))
+		return fmt.Errorf("%w: %s", err, lastLine(string(b)))
 	}
+	return err
 }
 
 // URL is how a client connects (trust auth on loopback).
@@ -190,40 +176,11 @@ func (s *Server) Addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port) }
 func (s *Server) Version() string { return s.version }
 
 // Pid is the postmaster's (0: not running).
-func (s *Server) Pid() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil || s.exited() {
-		return 0
-	}
-	return s.cmd.Process.Pid
-}
-
-func (s *Server) exited() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}
+func (s *Server) Pid() int { return s.proc.Pid() }
 
 // Stop shuts the server down as the docs say, by its pid: SIGINT (fast
-// shutdown), then SIGQUIT (immediate) after stopGrace; then removes its
-// directory.
+// shutdown), then SIGQUIT (immediate) after stopGrace, then SIGKILL of the
+// group after another; then removes its directory.
 func (s *Server) Stop() error {
-	s.mu.Lock()
-	cmd, done := s.cmd, s.done
-	s.mu.Unlock()
-	if cmd != nil {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-done:
-		case <-time.After(stopGrace):
-			_ = cmd.Process.Signal(syscall.SIGQUIT)
-			<-done
-		}
-	}
-	return os.RemoveAll(s.dir)
+	return errors.Join(s.proc.Stop(), os.RemoveAll(s.dir))
 }

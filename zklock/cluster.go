@@ -17,10 +17,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"lockbench/internal/ports"
+	"lockbench/internal/proc"
 )
 
 // Package is the Debian package that has the ZooKeeper server.
@@ -127,10 +127,7 @@ type Member struct {
 	logPath      string
 	java         string
 	classpath    string
-	mu           sync.Mutex
-	cmd          *exec.Cmd
-	done         chan struct{}
-	paused       bool
+	proc         *proc.Process
 }
 
 // ServerPath is the ZooKeeper server jar, and whether it and java are
@@ -221,7 +218,7 @@ func (c *Cluster) start(ctx context.Context, java, jar string) error {
 		}
 	}
 	for _, m := range c.members {
-		if err := m.spawn(); err != nil {
+		if _, err := m.proc.Start(); err != nil {
 			return err
 		}
 	}
@@ -256,6 +253,7 @@ func (c *Cluster) newMember(id int, java, cp string) (*Member, error) {
 	m.cfgPath = filepath.Join(m.dir, "zoo.cfg")
 	m.logPath = filepath.Join(m.dir, "zookeeper.log")
 	m.classpath = m.dir + ":" + cp
+	m.proc = proc.New(proc.Options{Name: "zookeeper member " + m.Name, Spawn: m.command, Output: m.logPath, Grace: stopGrace})
 	return m, os.MkdirAll(filepath.Join(m.dir, "data"), 0o700)
 }
 
@@ -317,29 +315,13 @@ func (m *Member) writeConfig(body string) error {
 	return os.WriteFile(filepath.Join(data, "myid"), []byte(strconv.Itoa(m.ID)+"\n"), 0o600)
 }
 
-// spawn starts the member's JVM in its own process group (a terminal
-// Ctrl-C reaches lockbench, which stops it), killed if lockbench dies; its
-// stdout and stderr are appended to its log.
-func (m *Member) spawn() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	log, err := os.OpenFile(m.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	defer log.Close()
+// command is the member's JVM, run in its directory; its stdout and
+// stderr are its log.
+func (m *Member) command() *exec.Cmd {
 	args := append(append([]string{}, jvmArgs...), "-cp", m.classpath, mainClass, m.cfgPath)
 	cmd := exec.Command(m.java, args...)
 	cmd.Dir = m.dir
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start zookeeper member %s: %w", m.Name, err)
-	}
-	m.cmd, m.done, m.paused = cmd, make(chan struct{}), false
-	done := m.done
-	go func() { _ = cmd.Wait(); close(done) }()
-	return nil
+	return cmd
 }
 
 // waitServing waits until every member serves.
@@ -373,12 +355,10 @@ func (c *Cluster) waitServing(ctx context.Context) error {
 }
 
 func (m *Member) exitedError() error {
-	m.mu.Lock()
-	state := "exited"
-	if m.cmd != nil && m.cmd.ProcessState != nil {
-		state = m.cmd.ProcessState.String()
+	state := m.proc.ExitState()
+	if state == "" {
+		state = "exited"
 	}
-	m.mu.Unlock()
 	return fmt.Errorf("zookeeper member %s %s before it served; log tail:\n%s", m.Name, state, tail(m.logPath))
 }
 
@@ -549,22 +529,14 @@ func (c *Cluster) FsyncText() string {
 }
 
 // Pids are the members' running processes.
-func (c *Cluster) Pids() []int {
-	var out []int
-	for _, m := range c.members {
-		if p := m.Pid(); p > 0 {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func (c *Cluster) Pids() []int { return proc.Pids(c.members) }
 
 // Leader is the index in Members of the member whose srvr Mode is leader
 // (or standalone), asked of the running members that are not paused.
 func (c *Cluster) Leader(ctx context.Context) (int, error) {
 	var last error
 	for i, m := range c.members {
-		if !m.Running() || m.isPaused() {
+		if !m.Running() || m.proc.Paused() {
 			continue
 		}
 		mode, err := m.Mode(ctx)
@@ -583,136 +555,50 @@ func (c *Cluster) Leader(ctx context.Context) (int, error) {
 
 // Stop stops every member and removes the ensemble's directory.
 func (c *Cluster) Stop() error {
-	var wg sync.WaitGroup
-	errs := make([]error, len(c.members)+1)
-	for i, m := range c.members {
-		wg.Go(func() { errs[i] = m.Stop() })
-	}
-	wg.Wait()
+	errs := proc.StopAll(c.members)
 	if c.links != nil {
 		c.links.net.Close()
 	}
-	errs[len(c.members)] = os.RemoveAll(c.dir)
-	return errors.Join(errs...)
+	return errors.Join(append(errs, os.RemoveAll(c.dir))...)
 }
 
 // Addr is the member's client address ("127.0.0.1:port").
 func (m *Member) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(m.ClientPort)) }
 
 // Pid is the member's process (0: not running).
-func (m *Member) Pid() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cmd == nil || m.exited() {
-		return 0
-	}
-	return m.cmd.Process.Pid
-}
+func (m *Member) Pid() int { return m.proc.Pid() }
 
 // Running says whether the member's process is up (paused counts as up).
-func (m *Member) Running() bool { return m.Pid() > 0 }
-
-func (m *Member) exited() bool {
-	select {
-	case <-m.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (m *Member) isPaused() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.paused
-}
+func (m *Member) Running() bool { return m.proc.Running() }
 
 // Pause stops the member (SIGSTOP): it neither answers clients nor its
 // peers until Resume.
-func (m *Member) Pause() error { return m.signal(syscall.SIGSTOP, true) }
+func (m *Member) Pause() error { return m.proc.Pause() }
 
 // Resume continues a paused member (SIGCONT).
-func (m *Member) Resume() error { return m.signal(syscall.SIGCONT, false) }
-
-func (m *Member) signal(sig syscall.Signal, paused bool) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cmd == nil || m.exited() {
-		return fmt.Errorf("zookeeper member %s is not running", m.Name)
-	}
-	if err := m.cmd.Process.Signal(sig); err != nil {
-		return fmt.Errorf("signal zookeeper member %s (pid %d): %w", m.Name, m.cmd.Process.Pid, err)
-	}
-	m.paused = paused
-	return nil
-}
+func (m *Member) Resume() error { return m.proc.Resume() }
 
 // Kill is kill -9 of the member's process, reaped.
-func (m *Member) Kill() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cmd == nil || m.exited() {
-		return nil
-	}
-	if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("kill zookeeper member %s (pid %d): %w", m.Name, m.cmd.Process.Pid, err)
-	}
-	<-m.done
-	m.paused = false
-	return nil
-}
+func (m *Member) Kill() error { return m.proc.Kill() }
 
 // Restart starts a stopped or killed member again with its zoo.cfg and
 // data dir (it rejoins the ensemble with what it had logged) and waits
 // until it serves again. A running member is left as it is.
 func (m *Member) Restart(ctx context.Context) error {
-	if m.Running() {
-		return nil
-	}
-	if err := m.spawn(); err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(ctx, restartWait)
 	defer cancel()
-	for {
-		err := m.serving(ctx)
-		if err == nil {
-			return nil
-		}
-		if !m.Running() {
-			return m.exitedError()
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("zookeeper member %s not serving after restart: %v; log tail:\n%s", m.Name, err, tail(m.logPath))
-		case <-time.After(100 * time.Millisecond):
-		}
+	switch err := m.proc.Restart(ctx, m.serving); {
+	case errors.Is(err, proc.ErrExited):
+		return m.exitedError()
+	case err != nil:
+		return fmt.Errorf("restart: %w; log tail:\n%s", err, tail(m.logPath))
 	}
-}
-
-// Stop stops the member by its pid: SIGTERM (SIGCONT too, in case it is
-// paused), SIGKILL after stopGrace; reaped either way.
-func (m *Member) Stop() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.cmd == nil || m.exited() {
-		return nil
-	}
-	p := m.cmd.Process
-	_ = p.Signal(syscall.SIGTERM)
-	_ = p.Signal(syscall.SIGCONT)
-	m.paused = false
-	select {
-	case <-m.done:
-		return nil
-	case <-time.After(stopGrace):
-	}
-	if err := p.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("kill zookeeper member %s (pid %d): %w", m.Name, p.Pid, err)
-	}
-	<-m.done
 	return nil
 }
+
+// Stop stops the member by its pid: SIGTERM, SIGKILL after stopGrace;
+// reaped either way.
+func (m *Member) Stop() error { return m.proc.Stop() }
 
 // PeerLinks are the member links of a cluster with PeerVia: cut and rejoined through
 // its MemberNet, proven cut by the member's srvr.

@@ -1,0 +1,129 @@
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Kill is kill -9 of the run (its group with Group), reaped: a crash. It
+// does nothing without a run.
+func (p *Process) Kill() error {
+	p.ops.Lock()
+	defer p.ops.Unlock()
+	if r := p.current(); r != nil {
+		return p.kill(r)
+	}
+	return nil
+}
+
+func (p *Process) kill(r *run) error {
+	if err := p.signal(r, syscall.SIGKILL, p.opt.Group); err != nil {
+		return fmt.Errorf("kill %s (pid %d): %w", p.opt.Name, r.cmd.Process.Pid, err)
+	}
+	select {
+	case <-r.done:
+		return nil
+	case <-time.After(reapTimeout):
+		return fmt.Errorf("%s (pid %d) not gone %v after SIGKILL", p.opt.Name, r.cmd.Process.Pid, reapTimeout)
+	}
+}
+
+// Stop ends the run gracefully, by its pid: each of StopSignals, Grace
+// apart, then SIGKILL. It does nothing without a run.
+func (p *Process) Stop() error {
+	p.ops.Lock()
+	defer p.ops.Unlock()
+	r := p.current()
+	if r == nil {
+		return nil
+	}
+	for i, sig := range p.opt.StopSignals {
+		_ = p.signal(r, sig, false) // an error: it has gone, which done says
+		if i == 0 {
+			// A paused process acts on no signal but SIGKILL until it is
+			// continued, and then on the one already sent before it serves.
+			_ = p.signal(r, syscall.SIGCONT, p.opt.Group)
+		}
+		select {
+		case <-r.done:
+			return nil
+		case <-time.After(p.opt.Grace):
+		}
+	}
+	return p.kill(r)
+}
+
+// Pause stops the run (SIGSTOP; its group with Group) and returns once
+// the kernel shows it stopped, so that nothing sent after is served.
+func (p *Process) Pause() error { return p.pause(syscall.SIGSTOP, true) }
+
+// Resume continues a paused run (SIGCONT).
+func (p *Process) Resume() error { return p.pause(syscall.SIGCONT, false) }
+
+func (p *Process) pause(sig syscall.Signal, paused bool) error {
+	p.ops.Lock()
+	defer p.ops.Unlock()
+	r := p.current()
+	if r == nil {
+		return fmt.Errorf("%s: %w", p.opt.Name, ErrNotRunning)
+	}
+	pid := r.cmd.Process.Pid
+	if err := p.signal(r, sig, p.opt.Group); err != nil {
+		return fmt.Errorf("signal %s (pid %d): %w", p.opt.Name, pid, err)
+	}
+	p.mu.Lock()
+	p.paused = paused
+	p.mu.Unlock()
+	WaitState(pid, paused, stateWait)
+	return nil
+}
+
+// signal sends sig to the run's pid, or to its process group (its pid
+// too, as it leads the group: see ownGroup). An exited run has nothing
+// to signal; its pid or group may be another's by now.
+func (p *Process) signal(r *run, sig syscall.Signal, group bool) error {
+	var err error
+	switch {
+	case r.exited():
+		err = os.ErrProcessDone
+	case group:
+		if err = syscall.Kill(-r.cmd.Process.Pid, sig); errors.Is(err, syscall.ESRCH) {
+			err = os.ErrProcessDone
+		}
+	default:
+		err = r.cmd.Process.Signal(sig)
+	}
+	if sig == syscall.SIGKILL && errors.Is(err, os.ErrProcessDone) {
+		return nil // gone already: what SIGKILL wanted
+	}
+	return err
+}
+
+// WaitState polls /proc/PID/stat until the process is (not) stopped, or
+// limit passes: a signal is delivered asynchronously, so a pause is in
+// effect only once the kernel shows it. Best effort: without /proc (or
+// the process) it returns at once.
+func WaitState(pid int, stopped bool, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return
+		}
+		// The state follows the parenthesised command name, which may hold
+		// spaces and parentheses.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 || i+2 >= len(b) {
+			return
+		}
+		st := b[i+2]
+		if (st == 'T' || st == 't') == stopped || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
