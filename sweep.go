@@ -30,7 +30,7 @@ func bindScenarioFlags(fs *pflag.FlagSet, a *scenarioArgs, shipped []string) {
 	fs.BoolVar(&a.dryRun, "dry-run", false, "print the expanded cells and the estimated duration, run nothing")
 	fs.BoolVar(&a.noReport, "no-report", false, "do not build the report at the end")
 	fs.StringArrayVar(&a.thresholds, "threshold", nil, "exit 3 unless every cell meets this, e.g. acquire.p99<10ms (repeatable; added to the file's thresholds; a cell's own expect: on the metric replaces it)")
-	fs.IntVar(&a.repeat, "repeat", 1, "measure every cell this many times, interleaved (A,B,C,A,B,C…); figures become medians with their spread (overrides the file's repeat)")
+	fs.IntVar(&a.repeat, "repeat", 1, "measure every cell this many times, interleaved (A,B,C,A,B,C…); figures become medians with their spread, and a fault cell's repeats, each judged on servers of its own, say in how many runs it was unsafe (overrides the file's repeat)")
 	fs.StringVar(&a.metrics, "metrics-addr", "", metricsAddrUsage)
 }
 

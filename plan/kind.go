@@ -28,8 +28,6 @@ type kind struct {
 	warnings    func(Settings) []string
 	// ownServers: each cell starts (and crashes) servers of its own.
 	ownServers bool
-	// measuredOnce: no repeats, as a cell's verdict is one measurement's.
-	measuredOnce bool
 	// alwaysNamed: its cells are named; with no cells:, its one cell is
 	// named after the scenario.
 	alwaysNamed bool
@@ -54,7 +52,7 @@ var (
 		bounds: Settings.noCheck, own: Settings.noCheck, warnings: Settings.warnings}
 	faultScenario = &kind{keys: faultOnly, layer: faultLayer, refuse: refuseInFaultScenario, oldMasters: true,
 		bounds: Settings.checkFaultServers, own: Settings.checkFaultClients, warnings: Settings.faultWarnings,
-		ownServers: true, measuredOnce: true, alwaysNamed: true, warnsAtStart: true, usage: faultUsage}
+		ownServers: true, alwaysNamed: true, warnsAtStart: true, usage: faultUsage}
 )
 
 // kindOf is the kind of a scenario or cell marked faulty or not.

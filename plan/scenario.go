@@ -150,18 +150,10 @@ func parse(file string, b []byte, faulty bool) (*Scenario, error) {
 	return sc, sc.validateCells()
 }
 
-// checkRepeat: a repeat count in range; a fault scenario measures each
-// cell once, as its verdict is the one measurement's (combining repeats
-// would add the checkers' counts into a verdict no repeat showed).
-func (sc *Scenario) checkRepeat() error {
-	if err := ValidateRepeat(sc.Repeat); err != nil {
-		return err
-	}
-	if sc.kind().measuredOnce && sc.Repeat > 1 {
-		return fmt.Errorf("repeat: %d is not accepted for a fault scenario; use 1 (each cell's verdict is one measurement's: run the scenario again for another)", sc.Repeat)
-	}
-	return nil
-}
+// checkRepeat: a repeat count in range. A fault cell's repeats are each
+// judged on their own, on servers of their own; combined, they say how
+// many were unsafe and the spread of what the checkers counted.
+func (sc *Scenario) checkRepeat() error { return ValidateRepeat(sc.Repeat) }
 
 // faulty: the file has faults somewhere (an empty faults: [] too, as in
 // a cell: a control run without faults) or a setting only a fault

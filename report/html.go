@@ -393,8 +393,13 @@ func makeSafetyRow(c CellSummary) safetyRow {
 		Violations: results.Count(sf.Violations), Lost: "—", Rejected: "—", AvailOps: "—", AvailTime: "—", Fencing: "no",
 		Bad: sf.Violations > 0 || sf.LostUpdates > 0}
 	if sf.ResourceChecked {
-		row.Lost = results.Count(sf.LostUpdates)
+		row.Lost = spreadCount(c.Repeats, "lost_updates", sf.LostUpdates)
 		row.AvailOps, row.AvailTime = results.Pct(sf.AvailabilityOps), results.Pct(sf.AvailabilityTime)
+		row.Violations = spreadCount(c.Repeats, "violations", sf.Violations)
+		if u := c.Repeats.UnsafeText(); u != "" {
+			row.Label += " (" + u + ")"
+			row.Bad = row.Bad || c.Repeats.Unsafe > 0
+		}
 	}
 	if sf.Fencing {
 		row.Fencing = "yes"
@@ -408,6 +413,18 @@ func makeSafetyRow(c CellSummary) safetyRow {
 	row.HistoryLink = filepath.ToSlash(c.HistoryFile)
 	row.Verdict, row.VerdictBad = verdictText(sf)
 	return row
+}
+
+// spreadCount is a checker's count: one run's, or the repeats' median
+// with their range, "17 (15–19)".
+func spreadCount(rep *results.Repeats, figure string, n int64) string {
+	if rep == nil {
+		return results.Count(n)
+	}
+	if sp, ok := rep.Spread[figure]; ok && sp.Min != sp.Max {
+		return fmt.Sprintf("%s (%s–%s)", results.Count(n), results.Count(int64(sp.Min)), results.Count(int64(sp.Max)))
+	}
+	return results.Count(n)
 }
 
 // verdictText is what a chaos cell showed: never "met" without

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strings"
 )
 
 // CombineRepeats makes one cell result of several repeats of it. Headline
@@ -39,7 +41,67 @@ func CombineRepeats(runs []Run) Run {
 	m.Contention, m.Fairness = medianContention(runs, rep)
 	m.Repeats = rep
 	combineReadings(&m, runs)
+	if runs[0].Safety.ResourceChecked {
+		m.Safety = repeatSafety(runs, rep)
+		m.Failovers = nil // each repeat's own: Spread has their unavailability
+	}
 	return m
+}
+
+// repeatSafety is a fault cell's safety over its repeats, each judged on
+// its own: its counts are the repeats' medians (Spread has their range),
+// its verdict the worst repeat's, and rep says how many repeats were
+// unsafe. Adding the checkers' counts would make a verdict no repeat
+// showed.
+func repeatSafety(runs []Run, rep *Repeats) Safety {
+	out := runs[0].Safety
+	out.Timeline, out.LockLoss, out.Disagreement = nil, nil, ""
+	med := func(get func(Safety) float64) float64 {
+		xs := make([]float64, len(runs))
+		for i, r := range runs {
+			xs[i] = get(r.Safety)
+		}
+		return Median(xs)
+	}
+	out.Violations = int64(math.Round(med(func(s Safety) float64 { return float64(s.Violations) })))
+	out.LostUpdates = int64(math.Round(med(func(s Safety) float64 { return float64(s.LostUpdates) })))
+	out.StaleWritesRejected = int64(math.Round(med(func(s Safety) float64 { return float64(s.StaleWritesRejected) })))
+	out.AcknowledgedWrites = int64(math.Round(med(func(s Safety) float64 { return float64(s.AcknowledgedWrites) })))
+	out.AvailabilityOps = med(func(s Safety) float64 { return s.AvailabilityOps })
+	out.AvailabilityTime = med(func(s Safety) float64 { return s.AvailabilityTime })
+	var notJudged []string
+	for i, r := range runs {
+		s := r.Safety
+		if s.Linearizability != nil && s.Linearizability.Verdict == NotLinearizable {
+			out.Linearizability = s.Linearizability // the one that failed says most
+		}
+		out.Verdict = worseVerdict(out.Verdict, s.Verdict)
+		if s.NotJudged != "" {
+			notJudged = append(notJudged, fmt.Sprintf("repeat %d: %s", i+1, s.NotJudged))
+		}
+		if r.Interrupted || s.Verdict == NotJudged {
+			continue
+		}
+		rep.Judged++
+		if s.Violations > 0 || s.LostUpdates > 0 {
+			rep.Unsafe++
+		}
+	}
+	out.NotJudged = strings.Join(notJudged, "; ")
+	return out
+}
+
+// worseVerdict is the worse of two repeats' verdicts: not met over
+// checkers disagreeing over not judged over interrupted over met over
+// unchecked.
+func worseVerdict(a, b string) string {
+	rank := func(v string) int {
+		return map[string]int{NotMet: 6, "checkers disagree": 5, NotJudged: 4, "interrupted": 3, Met: 2, "unchecked": 1}[v]
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
 }
 
 // repeatNames name n repeats in warnings: "repeat 1", "repeat 2", ...

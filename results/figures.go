@@ -28,6 +28,10 @@ var Figures = []Figure{
 	{"attempts_per_lock", "attempts/lock", false, false, func(r RepeatRun) float64 { return r.AttemptsPerLock }},
 	{"commands_per_lock", "commands/lock", false, false, func(r RepeatRun) float64 { return r.CommandsPerLock }},
 	{"jain_index", "Jain's index", true, false, func(r RepeatRun) float64 { return r.JainIndex }},
+	// A fault cell's safety, spread over its repeats (0 for a benchmark's).
+	{"violations", "violations", false, false, func(r RepeatRun) float64 { return float64(r.Violations) }},
+	{"lost_updates", "lost updates", false, false, func(r RepeatRun) float64 { return float64(r.LostUpdates) }},
+	{"unavailable_s", "unavailable s", false, false, func(r RepeatRun) float64 { return r.UnavailableSeconds }},
 }
 
 // FigureByName finds a figure; ok is false for an unknown name.
@@ -64,6 +68,12 @@ func repeatRunOf(i int, r Run) RepeatRun {
 	}
 	if f := r.Fairness; f != nil {
 		rr.JainIndex = f.JainIndex
+	}
+	if r.Safety.ResourceChecked {
+		rr.LostUpdates, rr.StaleWritesRejected, rr.Verdict = r.Safety.LostUpdates, r.Safety.StaleWritesRejected, r.Safety.Verdict
+		if u := longestUnavailable(&r); !math.IsNaN(u) {
+			rr.UnavailableSeconds = u
+		}
 	}
 	return rr
 }

@@ -1,6 +1,9 @@
 package results
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Repeats is a cell measured several times: each repeat's figures and the
 // spread of each figure across them. The cell's headline figures are the
@@ -14,6 +17,24 @@ type Repeats struct {
 	// (persistence keeps state, an AOF file, that would otherwise grow
 	// from one repeat to the next).
 	FreshMasters bool `json:"fresh_masters,omitempty"`
+	// A fault cell's repeats, each judged on its own: Judged of them
+	// judged something (not interrupted, not "not judged"), and Unsafe of
+	// those overlapped two holders or lost an update ("unsafe in Unsafe
+	// of Judged runs").
+	Judged int `json:"judged,omitempty"`
+	Unsafe int `json:"unsafe,omitempty"`
+}
+
+// UnsafeText is "unsafe in 2 of 3 runs", "safe in 3 of 3 runs", or ""
+// without judged fault repeats.
+func (r *Repeats) UnsafeText() string {
+	switch {
+	case r == nil || r.Judged == 0:
+		return ""
+	case r.Unsafe == 0:
+		return fmt.Sprintf("safe in %d of %d runs", r.Judged, r.Judged)
+	}
+	return fmt.Sprintf("unsafe in %d of %d runs", r.Unsafe, r.Judged)
 }
 
 // RepeatRun is one repeat's own figures.
@@ -35,6 +56,13 @@ type RepeatRun struct {
 	FewAcks         int64     `json:"few_acks,omitempty"`
 	Violations      int64     `json:"violations"`
 	Interrupted     bool      `json:"interrupted,omitempty"`
+	// A fault cell's: what its resource's checker found, its longest
+	// unavailability after a failover or election (0: none measured),
+	// and its own verdict.
+	LostUpdates         int64   `json:"lost_updates,omitempty"`
+	StaleWritesRejected int64   `json:"stale_writes_rejected,omitempty"`
+	UnavailableSeconds  float64 `json:"unavailable_s,omitempty"`
+	Verdict             string  `json:"verdict,omitempty"`
 	// What waiting callers saw (0 when the repeat had no contention figures).
 	TimeToLockP50   float64 `json:"time_to_lock_p50_us,omitempty"`
 	TimeToLockP99   float64 `json:"time_to_lock_p99_us,omitempty"`

@@ -142,11 +142,28 @@ func printSafetyTable(w io.Writer, cells []plan.Cell, res []*CellResult, color b
 		}
 		exp, bad := verdictText(r)
 		hist, unsafe := s.Linearizability.Summary()
+		if u := r.Run.Repeats.UnsafeText(); u != "" {
+			name += " (" + u + ")"
+		}
+		viol, lost := countText(r.Run, "violations", s.Violations), countText(r.Run, "lost_updates", s.LostUpdates)
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%v\t%s\t%.1f%%\t%.1f%%\t%s\t%s\n", name, strings.Join(kinds, "+"), r.Run.Outcomes.Acquired,
-			paint(fmt.Sprint(s.Violations), s.Violations > 0), paint(fmt.Sprint(s.LostUpdates), s.LostUpdates > 0),
+			paint(viol, s.Violations > 0), paint(lost, s.LostUpdates > 0),
 			fence, rej, 100*s.AvailabilityOps, 100*s.AvailabilityTime, paint(hist, unsafe), paint(exp, bad))
 	}
 	tw.Flush()
+}
+
+// countText is a checker's count: one run's, or the repeats' median
+// with their range ("17 (15–19)").
+func countText(r results.Run, figure string, n int64) string {
+	if r.Repeats == nil {
+		return fmt.Sprint(n)
+	}
+	sp, ok := r.Repeats.Spread[figure]
+	if !ok || sp.Min == sp.Max {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%d (%.0f–%.0f)", n, sp.Min, sp.Max)
 }
 
 // verdictText is the expectations column; bad marks a cell that failed.
@@ -186,7 +203,7 @@ func (o *Outcome) Print(out, errw io.Writer, cmd string, total int) {
 	var res []*CellResult
 	for _, co := range o.Cells {
 		if co.Last.Run.Safety.ResourceChecked { // the cells whose resource was checked
-			cells, res = append(cells, co.Cell), append(res, co.Last)
+			cells, res = append(cells, co.Cell), append(res, co.shown())
 		}
 	}
 	printSafetyTable(out, cells, res, colorOutput(out))

@@ -229,6 +229,15 @@ func (st *scenarioRun) record(i int, c plan.Cell, r int, res *CellResult) error 
 	return nil
 }
 
+// shown is the cell as its summary shows it: its one measurement, or its
+// repeats combined, with every repeat's unmet expectations and reasons.
+func (co *CellOutcome) shown() *CellResult {
+	if len(co.Runs) < 2 {
+		return co.Last
+	}
+	return &CellResult{Run: co.Combined, Failed: co.Unmet, NotJudged: co.NotJudged, Verdict: co.Combined.Safety.Verdict}
+}
+
 // Progress shows a scenario's cells as they run.
 type Progress interface {
 	StartCell(c plan.Cell, repeat int)
