@@ -75,6 +75,9 @@ type cell struct {
 	// Intervals per metric, as logged; Totals are their sums.
 	Intervals map[string][]*hdrhistogram.Histogram
 	Totals    map[string]*hdrhistogram.Histogram
+	// renamed: merged beside another run's cell of the same id, under its
+	// run's name (its files are still read from Info.File).
+	renamed bool
 }
 
 // loadedDir is one loaded results directory.

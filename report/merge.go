@@ -27,6 +27,10 @@ func Merge(dirs []string, out string) error {
 		return fmt.Errorf("out: %w", err)
 	}
 	man := mergeManifests(inputs, dirs)
+	if !areSegments(inputs) {
+		renameCollisions(inputs)
+		man.Description = strings.Replace(man.Description, "segments", "runs (side by side: different scenarios)", 1)
+	}
 	for _, segs := range cellsByID(inputs) {
 		info, err := mergeCell(segs, len(inputs), out)
 		if err != nil {
@@ -58,6 +62,51 @@ func loadSegments(dirs []string, out string) ([]*loadedDir, error) {
 		inputs = append(inputs, r)
 	}
 	return inputs, nil
+}
+
+// areSegments says the inputs are segments of one run (its scenario's
+// name in each, one segment each): their cells add up. Runs of different
+// scenarios are put side by side instead, whatever their cells' ids.
+func areSegments(inputs []*loadedDir) bool {
+	for _, r := range inputs {
+		if r.Manifest.Name != inputs[0].Manifest.Name {
+			return false
+		}
+	}
+	return true
+}
+
+// renameCollisions gives a cell whose id another run's cell has too its
+// run's name in front (id and label), so that it stays a cell of its own.
+func renameCollisions(inputs []*loadedDir) {
+	runs := map[string]int{}
+	for _, r := range inputs {
+		for _, c := range r.Cells {
+			runs[c.Info.ID]++
+		}
+	}
+	for _, r := range inputs {
+		name := fileSafe(r.Manifest.Name)
+		for _, c := range r.Cells {
+			if runs[c.Info.ID] < 2 {
+				continue
+			}
+			if c.Info.File == "" {
+				c.Info.File = "cells/" + c.Info.ID + ".json" // where its files are read from
+			}
+			c.Info.ID, c.Info.Label, c.renamed = name+"-"+c.Info.ID, r.Manifest.Name+": "+c.Info.Label, true
+		}
+	}
+}
+
+// fileSafe is name with what a file name cannot hold replaced.
+func fileSafe(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ' ' || r == ':' {
+			return '-'
+		}
+		return r
+	}, name)
 }
 
 // segCell is one segment's copy of a cell.
@@ -92,7 +141,7 @@ func cellsByID(inputs []*loadedDir) [][]segCell {
 func mergeCell(segs []segCell, inputs int, out string) (results.CellInfo, error) {
 	first := segs[0].c
 	info := first.Info
-	if info.File == "" {
+	if info.File == "" || first.renamed {
 		info.File = "cells/" + info.ID + ".json"
 	}
 	runs := make([]results.Run, len(segs))

@@ -301,8 +301,8 @@ func TestMergeAddsHistograms(t *testing.T) {
 	}
 	other := synthCell{Index: 1, Axes: map[string]string{"mode": "sequential"}, Config: cfg("none", "sequential", 16, "closed", 0, 100000),
 		MedianUs: 900, Sigma: 0.5, PerSec: 1000, Seconds: 6, ClientShare: 0.3, Seed: 3, SlowFrom: -1, SlowTo: -1}
-	sa := writeSynthDir(t, a, "segment 1", []synthCell{cell(1, 400), other})
-	sb := writeSynthDir(t, b, "segment 2", []synthCell{cell(2, 700), other})
+	sa := writeSynthDir(t, a, "sweep", []synthCell{cell(1, 400), other})
+	sb := writeSynthDir(t, b, "sweep", []synthCell{cell(2, 700), other})
 
 	if err := Merge([]string{a, b}, out); err != nil {
 		t.Fatal(err)
@@ -673,6 +673,38 @@ func TestSafetyTable(t *testing.T) {
 	for _, no := range []string{"Capacity planning", "SLO used for capacity"} {
 		if strings.Contains(string(page), no) || strings.Contains(string(md), no) {
 			t.Errorf("a chaos report shows %q", no)
+		}
+	}
+}
+
+// Runs of different scenarios are put side by side, not added: a cell id
+// both have is two cells, each under its run's name.
+func TestMergeKeepsOtherScenariosApart(t *testing.T) {
+	base := t.TempDir()
+	a, b, out := filepath.Join(base, "etcd"), filepath.Join(base, "redis"), filepath.Join(base, "merged")
+	cell := func(seed uint64, median float64) synthCell {
+		return synthCell{Index: 0, Axes: map[string]string{"mode": "multiplexed"}, Config: cfg("none", "multiplexed", 16, "closed", 0, 100000),
+			MedianUs: median, Sigma: 0.6, PerSec: 3000, Seconds: 6, ClientShare: 0.3, Seed: seed, SlowFrom: -1, SlowTo: -1}
+	}
+	writeSynthDir(t, a, "chaos-etcd", []synthCell{cell(1, 400)})
+	writeSynthDir(t, b, "chaos-redis", []synthCell{cell(2, 700)})
+	if err := Merge([]string{a, b}, out); err != nil {
+		t.Fatal(err)
+	}
+	d, err := loadDir(out, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Cells) != 2 {
+		t.Fatalf("%d cells; want the two runs' cells side by side", len(d.Cells))
+	}
+	for i, name := range []string{"chaos-etcd", "chaos-redis"} {
+		c := d.Cells[i]
+		if !strings.HasPrefix(c.Info.ID, name+"-") || !strings.HasPrefix(c.Info.Label, name+": ") {
+			t.Errorf("cell %d: id %q label %q; want them under %s", i, c.Info.ID, c.Info.Label, name)
+		}
+		if c.Run.Outcomes.Acquired == 0 || c.Totals[results.MetricAcquire] == nil || c.Totals[results.MetricAcquire].TotalCount() != c.Run.AcquireLatency.Count {
+			t.Errorf("cell %d: %d acquired, its own log not kept (%v)", i, c.Run.Outcomes.Acquired, c.Totals[results.MetricAcquire] != nil)
 		}
 	}
 }
