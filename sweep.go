@@ -21,6 +21,9 @@ type scenarioArgs struct {
 	dryRun, noReport   bool
 	thresholds         []string
 	repeat             int
+	// beforeReport, when set, writes what the report reads besides the
+	// results (lockbench choose's matrix plan) into the results directory.
+	beforeReport func(dir string) error
 }
 
 // bindScenarioFlags registers the flags sweep and chaos share.
@@ -121,6 +124,11 @@ func runScenario(cmd string, sc *plan.Scenario, cells []plan.Cell, a scenarioArg
 // end onto the exit code.
 func concludeScenario(cmd string, sc *plan.Scenario, cells []plan.Cell, out *runner.Outcome, a scenarioArgs) error {
 	out.Print(os.Stdout, os.Stderr, cmd, len(cells))
+	if a.beforeReport != nil && out.Dir != "" {
+		if err := a.beforeReport(out.Dir); err != nil {
+			return err
+		}
+	}
 	var reportErr error
 	// An interrupted fault scenario's cells judged nothing: no report, as
 	// chaos always did; a benchmark's partial results are reported.

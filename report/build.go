@@ -56,17 +56,20 @@ func (o Options) WithScenario(r results.ReportSettings, thresholds []results.Rul
 
 // Summary is what Build found and wrote; summary.json is this.
 type Summary struct {
-	Name        string           `json:"name"`
-	Description string           `json:"description,omitempty"`
-	Dirs        []string         `json:"dirs"`
-	OutDir      string           `json:"out_dir"`
-	GeneratedAt time.Time        `json:"generated_at"`
-	SLO         SLO              `json:"slo"`
-	TargetRate  float64          `json:"target_rate,omitempty"`
-	Axes        []string         `json:"axes"`
-	Cells       []CellSummary    `json:"cells"`
-	Capacity    []Capacity       `json:"capacity"`
-	Thresholds  ThresholdsResult `json:"thresholds"`
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	Dirs        []string  `json:"dirs"`
+	OutDir      string    `json:"out_dir"`
+	GeneratedAt time.Time `json:"generated_at"`
+	// WhichLock is lockbench choose's matrix (nil for other results); it
+	// is written as which-lock.md and which-lock.html.
+	WhichLock  *WhichLock       `json:"-"`
+	SLO        SLO              `json:"slo"`
+	TargetRate float64          `json:"target_rate,omitempty"`
+	Axes       []string         `json:"axes"`
+	Cells      []CellSummary    `json:"cells"`
+	Capacity   []Capacity       `json:"capacity"`
+	Thresholds ThresholdsResult `json:"thresholds"`
 	// Differences between cells that differ in one setting, judged
 	// against the noise of their repeats.
 	Differences []Difference `json:"differences,omitempty"`
@@ -256,6 +259,9 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	if err := writeOutputs(s, figs, rendered, opt); err != nil {
+		return nil, err
+	}
+	if s.WhichLock, err = writeWhichLock(dir, opt.OutDir, res.Cells, s.Cells); err != nil {
 		return nil, err
 	}
 	return s, nil

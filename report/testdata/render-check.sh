@@ -69,6 +69,33 @@ if [ "${1:-}" = "--history" ]; then
 	exit 0
 fi
 
+# --which-lock [DIR]: lockbench choose's matrix page must show every
+# design's row, a cell that judged nothing and a pair not supported, each
+# marked as such (without DIR, TestWhichLockMatrix's synthetic matrix).
+if [ "${1:-}" = "--which-lock" ]; then
+	if [ $# -ge 2 ]; then
+		d=$(cd "$2" && pwd)
+	else
+		d=$(mktemp -d -p "$tmp")
+		(cd "$root" && LOCKBENCH_WHICHLOCK_EXAMPLE_DIR="$d" go test -count=1 -run '^TestWhichLockMatrix$' ./report/)
+	fi
+	file=$d/which-lock.html
+	[ -f "$file" ] || { echo "render-check: $file not found" >&2; exit 1; }
+	out=$d/which-lock.render-check.png
+	run --screenshot="$out" --window-size=1400,900 "file://$file" >/dev/null
+	[ -s "$out" ] || { echo "render-check: no screenshot of $file; see chromium's log:" >&2; cat "$tmp/chromium.log" >&2; exit 1; }
+	run --dump-dom "file://$file" >"$tmp/which-lock.html"
+	rows=$(grep -o '<tr>' "$tmp/which-lock.html" | wc -l)
+	nj=$(grep -c 'class="nj"' "$tmp/which-lock.html" || true)
+	na=$(grep -c 'class="na"' "$tmp/which-lock.html" || true)
+	if [ "$rows" -lt 2 ] || { [ $# -lt 2 ] && { [ "$nj" -eq 0 ] || [ "$na" -eq 0 ]; }; }; then
+		echo "render-check: $file shows $rows rows, $nj cells not judged or measured, $na not supported; want rows and both marks" >&2
+		exit 1
+	fi
+	echo "render-check: $file shows $rows rows, $nj cells not judged or measured, $na not supported; screenshot: $out"
+	exit 0
+fi
+
 if [ $# -ge 1 ]; then
 	dir=$(cd "$1" && pwd)
 else

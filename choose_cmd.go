@@ -1,0 +1,294 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"lockbench/plan"
+	"lockbench/report"
+	"lockbench/results"
+)
+
+// A design is a lock as a user would deploy it: its settings over the
+// matrix's shared work.
+type design struct{ name, settings string }
+
+// designs are the locks lockbench choose weighs, each on its own servers
+// (a setting "unset" leaves the shared work's out: an advisory lock has
+// no lease).
+var designs = []design{
+	{"redlock-5-mux", "topology: redlock, local: 5, persistence: none, mode: multiplexed"},
+	{"redlock-5-seq", "topology: redlock, local: 5, persistence: none, mode: sequential"},
+	{"single", "topology: single, local: 1, persistence: none"},
+	{"single-aof-always", "topology: single, local: 1, persistence: aof-always"},
+	{"replicated-wait0", "topology: replicated, replicas: 2, sentinels: 3, wait_replicas: 0, persistence: none"},
+	{"replicated-wait1", "topology: replicated, replicas: 2, sentinels: 3, wait_replicas: 1, persistence: none"},
+	{"etcd", "topology: etcd, local: 3, persistence: fsync, wait_strategy: queue"},
+	{"etcd-no-fsync", "topology: etcd, local: 3, persistence: no-fsync, wait_strategy: queue"},
+	{"etcd-fencing", "topology: etcd, local: 3, persistence: fsync, wait_strategy: queue, fencing: true"},
+	{"zookeeper", "topology: zookeeper, local: 3, persistence: fsync, wait_strategy: queue"},
+	{"zookeeper-no-fsync", "topology: zookeeper, local: 3, persistence: no-fsync, wait_strategy: queue"},
+	{"zookeeper-fencing", "topology: zookeeper, local: 3, persistence: fsync, wait_strategy: queue, fencing: true"},
+	{"postgres", "topology: postgres, wait_strategy: queue, ttl: unset"},
+	{"postgres-guarded", "topology: postgres, wait_strategy: queue, guarded_write: true, ttl: unset"},
+}
+
+// A matrixFault is one fault every design is put under: its settings
+// over the design's (a partitioned holder holds past its TTL), and the
+// faults each kind of design takes it as, tried in order (a leader kill
+// is a member's crash by role, or a replicated set's failover).
+type matrixFault struct {
+	name, settings string
+	faults         []string
+}
+
+var matrixFaults = []matrixFault{
+	{"none", "", []string{"[]"}},
+	{"crash", "", []string{"[{at: 2s, kind: crash, master_index: [0], restart: immediate}]"}},
+	{"leader-kill", "", []string{"[{at: 2s, kind: crash, role: leader, restart: immediate}]", "[{at: 2s, kind: failover}]"}},
+	{"pause-holder", "", []string{"[{at: 1.5s, kind: pause, client_index: [0], for: 4s}]"}},
+	{"partition-holder", "hold: 3s", []string{"[{at: 1s, kind: partition, client_index: [0], for: 4s}]"}},
+	{"lag-failover", "", []string{"[{at: 1s, kind: replication_lag}, {at: 4s, kind: failover}]"}},
+}
+
+// matrixWork is what every cell does: the same lease, holds, clients,
+// workers and keys.
+const matrixWork = "clients: 2, client_mode: processes, workers: 4, keys: 8, ttl: 2s, hold: 200ms, wait_time: 3s, min_acquisitions: 10"
+
+type chooseArgs struct {
+	scenarioArgs
+	designs, faults, needs []string
+	p99, duration          time.Duration
+}
+
+func cmdChoose(args []string) error {
+	var a chooseArgs
+	fs := pflag.NewFlagSet("choose", pflag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: lockbench choose [flags]\n\n"+
+			"Runs every lock design on the same work under the same faults, each fault cell repeated, and writes\n"+
+			"which-lock.md and which-lock.html: price (the quiet cell) beside safety (each fault), filtered by your needs.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	fs.StringArrayVar(&a.designs, "design", nil, "only this design (repeatable): "+strings.Join(designNames(), ", "))
+	fs.StringArrayVar(&a.faults, "fault", nil, "only this fault (repeatable): "+strings.Join(faultNames(), ", "))
+	fs.StringSliceVar(&a.needs, "need", nil, "what you need of the lock (comma-separated): fencing, or a fault it must lose no update under (e.g. fencing,leader-kill)")
+	fs.DurationVar(&a.p99, "p99", 0, "the acquire p99 you need on the quiet cell (0: none)")
+	fs.DurationVar(&a.duration, "duration", 8*time.Second, "each cell's measured time")
+	fs.IntVar(&a.repeat, "repeat", 3, "measure every cell this many times (the fault cells' spread and how many runs were unsafe)")
+	fs.StringVar(&a.out, "out", "", "results directory (default results/which-lock-YYYYMMDD-HHMMSS)")
+	fs.BoolVar(&a.dryRun, "dry-run", false, "print the cells and the estimated duration, run nothing")
+	if err := fs.Parse(args); err != nil {
+		return flagErr(err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	sc, cells, wl, err := chooseScenario(a)
+	if err != nil {
+		return usageErr(err)
+	}
+	if a.dryRun {
+		printUnsupported(os.Stdout, wl)
+	}
+	a.beforeReport = func(dir string) error { return writeWhichLockPlan(dir, wl) }
+	return runScenario("choose", sc, cells, a.scenarioArgs)
+}
+
+// chooseScenario crosses the designs and faults asked for into one fault
+// scenario; a pair plan refuses is unsupported, with plan's reason.
+func chooseScenario(a chooseArgs) (*plan.Scenario, []plan.Cell, report.WhichLockPlan, error) {
+	wl := report.WhichLockPlan{Unsupported: map[string]map[string]string{}}
+	ds, fs, err := chosen(a)
+	if err != nil {
+		return nil, nil, wl, err
+	}
+	if wl.Needs, err = needsOf(a, fs); err != nil {
+		return nil, nil, wl, err
+	}
+	if err := plan.ValidateRepeat(a.repeat); err != nil {
+		return nil, nil, wl, err
+	}
+	var cells []string
+	for _, d := range ds {
+		wl.Designs = append(wl.Designs, d.name)
+		for _, f := range fs {
+			cell, why := matrixCell(d, f, a.duration)
+			if why != "" {
+				if wl.Unsupported[d.name] == nil {
+					wl.Unsupported[d.name] = map[string]string{}
+				}
+				wl.Unsupported[d.name][f.name] = why
+				continue
+			}
+			cells = append(cells, cell)
+		}
+	}
+	for _, f := range fs {
+		wl.Faults = append(wl.Faults, f.name)
+	}
+	if len(cells) == 0 {
+		return nil, nil, wl, fmt.Errorf("design/fault: no design takes any of these faults (%s)", unsupportedText(wl))
+	}
+	doc := "name: which-lock\ndescription: every lock design on the same work under the same faults (lockbench choose)\ncells:\n" + strings.Join(cells, "")
+	sc, err := plan.Parse("which-lock", []byte(doc), true)
+	if err != nil {
+		return nil, nil, wl, err
+	}
+	sc.Repeat = a.repeat
+	expanded, err := sc.Cells()
+	return sc, expanded, wl, err
+}
+
+// matrixCell is design d under fault f as a scenario's cell (YAML), or
+// why plan refuses it: the first of the fault's forms the design takes.
+func matrixCell(d design, f matrixFault, duration time.Duration) (string, string) {
+	settings := layered(matrixWork, "duration: "+duration.String(), d.settings, f.settings)
+	var why string
+	for _, faults := range f.faults {
+		cell := fmt.Sprintf("  - name: %s\n    settings: %s\n    faults: %s\n", report.CellName(d.name, f.name), settings, faults)
+		sc, err := plan.Parse("which-lock", []byte("cells:\n"+cell), true)
+		if err == nil {
+			_, err = sc.Cells()
+		}
+		if err == nil {
+			return cell, ""
+		}
+		if why == "" {
+			why = reasonOf(err)
+		}
+	}
+	return "", why
+}
+
+// layered lays "key: value, ..." lists over each other, later ones
+// winning, into one YAML flow map; a value "unset" takes the key out.
+func layered(lists ...string) string {
+	var keys []string
+	values := map[string]string{}
+	for _, l := range lists {
+		for _, kv := range strings.Split(l, ", ") {
+			k, v, ok := strings.Cut(kv, ": ")
+			if !ok {
+				continue
+			}
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+			values[k] = v
+		}
+	}
+	var out []string
+	for _, k := range keys {
+		if values[k] != "unset" {
+			out = append(out, k+": "+values[k])
+		}
+	}
+	return "{" + strings.Join(out, ", ") + "}"
+}
+
+// lineRef is where a settings error names the generated scenario and its
+// cell: the reason is what follows.
+var lineRef = regexp.MustCompile(`^config: [^:]+: (cell [^:]+: )?(line \d+: )?`)
+
+func reasonOf(err error) string { return lineRef.ReplaceAllString(err.Error(), "") }
+
+// chosen are the designs and faults asked for (all without --design or
+// --fault).
+func chosen(a chooseArgs) ([]design, []matrixFault, error) {
+	ds, fs := designs, matrixFaults
+	if len(a.designs) > 0 {
+		ds = nil
+		for _, n := range a.designs {
+			i := slices.IndexFunc(designs, func(d design) bool { return d.name == n })
+			if i < 0 {
+				return nil, nil, fmt.Errorf("design: %q is not a design; use one of %s", n, strings.Join(designNames(), ", "))
+			}
+			ds = append(ds, designs[i])
+		}
+	}
+	if len(a.faults) > 0 {
+		fs = nil
+		for _, n := range a.faults {
+			i := slices.IndexFunc(matrixFaults, func(f matrixFault) bool { return f.name == n })
+			if i < 0 {
+				return nil, nil, fmt.Errorf("fault: %q is not a fault of the matrix; use one of %s", n, strings.Join(faultNames(), ", "))
+			}
+			fs = append(fs, matrixFaults[i])
+		}
+	}
+	return ds, fs, nil
+}
+
+// needsOf reads --need and --p99: fencing, or faults run in this matrix.
+func needsOf(a chooseArgs, fs []matrixFault) (report.Needs, error) {
+	n := report.Needs{P99: a.p99}
+	if a.p99 < 0 {
+		return n, fmt.Errorf("p99: %v is not accepted; use a positive duration such as 10ms", a.p99)
+	}
+	for _, need := range a.needs {
+		switch {
+		case need == "fencing":
+			n.Fencing = true
+		case slices.ContainsFunc(fs, func(f matrixFault) bool { return f.name == need && f.name != "none" }):
+			n.SafeUnder = append(n.SafeUnder, need)
+		default:
+			return n, fmt.Errorf("need: %q is not accepted; use fencing or a fault this matrix runs (%s)", need, strings.Join(faultNames()[1:], ", "))
+		}
+	}
+	return n, nil
+}
+
+// writeWhichLockPlan puts the matrix's plan beside its results, for the
+// report (and any later lockbench report of the directory).
+func writeWhichLockPlan(dir string, wl report.WhichLockPlan) error {
+	return results.WriteFileShared(filepath.Join(dir, report.WhichLockFile), func(w io.Writer) error {
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(wl)
+	})
+}
+
+func designNames() []string {
+	var out []string
+	for _, d := range designs {
+		out = append(out, d.name)
+	}
+	return out
+}
+
+func faultNames() []string {
+	var out []string
+	for _, f := range matrixFaults {
+		out = append(out, f.name)
+	}
+	return out
+}
+
+// printUnsupported lists the pairs no cell runs, with plan's reason.
+func printUnsupported(w io.Writer, wl report.WhichLockPlan) {
+	if t := unsupportedText(wl); t != "" {
+		fmt.Fprintf(w, "\nnot supported (no cell):\n%s\n", t)
+	}
+}
+
+func unsupportedText(wl report.WhichLockPlan) string {
+	var lines []string
+	for _, d := range wl.Designs {
+		for _, f := range wl.Faults {
+			if why, ok := wl.Unsupported[d][f]; ok {
+				lines = append(lines, fmt.Sprintf("  %s × %s: %s", d, f, why))
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
+}
