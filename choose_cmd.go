@@ -32,6 +32,7 @@ var designs = []design{
 	{"single-aof-always", "topology: single, local: 1, persistence: aof-always"},
 	{"replicated-wait0", "topology: replicated, replicas: 2, sentinels: 3, wait_replicas: 0, persistence: none"},
 	{"replicated-wait1", "topology: replicated, replicas: 2, sentinels: 3, wait_replicas: 1, persistence: none"},
+	{"replicated-wait2", "topology: replicated, replicas: 2, sentinels: 3, wait_replicas: 2, persistence: none"},
 	{"etcd", "topology: etcd, local: 3, persistence: fsync, wait_strategy: queue"},
 	{"etcd-no-fsync", "topology: etcd, local: 3, persistence: no-fsync, wait_strategy: queue"},
 	{"etcd-fencing", "topology: etcd, local: 3, persistence: fsync, wait_strategy: queue, fencing: true"},

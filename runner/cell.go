@@ -73,6 +73,8 @@ type cellRun struct {
 	sched         *faults.Scheduler // nil: no faults (its Start does nothing)
 	stopScheduler func()
 
+	// cpu reads a fault cell's servers' CPU over its run (nil: none).
+	cpu *serverCPU
 	// The lock service's session ends on its servers (lockLoss).
 	ends        service.SessionEnds
 	endsStopped bool
@@ -248,6 +250,9 @@ func (r *cellRun) startFaults(ctx context.Context) error {
 // the cell's end or for an interrupt; then it gathers their results.
 func (r *cellRun) runClients(ctx context.Context, t0 time.Time) (clientsRun, error) {
 	run := clientsRun{results: make([]chaos.ClientResult, len(r.clients))}
+	if r.checksResource() {
+		r.cpu = r.startServerCPU()
+	}
 	allDone, err := r.startAt(t0)
 	if err != nil {
 		return run, err

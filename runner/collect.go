@@ -246,6 +246,7 @@ func (r *cellRun) addFindings(t0 time.Time, run clientsRun, chk *resourceCheck) 
 	res.Run.Warnings = append(res.Run.Warnings, run.errs...)
 	res.Run.Warnings = append(res.Run.Warnings, r.cell.Warnings()...)
 	res.judge(r.cell, run.interrupted, notJudged(r.cell, res, ck, r.sched.Missed(), events))
+	r.cpu.finish(&res.Run, r.masters.Pids())
 	for _, pid := range r.masters.Pids() { // a server restarted after a crash has a new pid
 		if pid != 0 && !slices.Contains(res.Pids, pid) {
 			res.Pids = append(res.Pids, pid)
