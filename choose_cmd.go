@@ -41,6 +41,8 @@ var designs = []design{
 	{"zookeeper-fencing", "topology: zookeeper, local: 3, persistence: fsync, wait_strategy: queue, fencing: true"},
 	{"postgres", "topology: postgres, wait_strategy: queue, ttl: unset"},
 	{"postgres-guarded", "topology: postgres, wait_strategy: queue, guarded_write: true, ttl: unset"},
+	{"postgres-replica", "topology: postgres, replicas: 1, wait_strategy: queue, ttl: unset"},
+	{"postgres-replica-guarded", "topology: postgres, replicas: 1, wait_strategy: queue, guarded_write: true, ttl: unset"},
 }
 
 // A matrixFault is one fault every design is put under: its settings

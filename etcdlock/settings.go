@@ -41,6 +41,7 @@ func (etcd) ServersSetting() plan.ServersSetting {
 	return plan.ServersSetting{Name: "etcd_endpoints", Usage: "etcd, an external cluster: its client endpoints as host:port or http(s)://[user:pass@]host:port (comma-separated); nothing is started"}
 }
 func (etcd) WaitStrategies() []string { return WaitStrategies }
+func (etcd) Replicas() int            { return 0 }
 func (etcd) Roles() bool              { return true }
 
 // members is a local cluster's size.

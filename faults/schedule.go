@@ -102,6 +102,17 @@ type Targets struct {
 	// Leader, for a consensus cluster (etcd), is the index in Masters of
 	// the member that leads now (a crash by role).
 	Leader func(ctx context.Context) (int, error)
+	// Failover is a lock service's own failover (a PostgreSQL primary
+	// killed and its streaming replica promoted), for a cell without a
+	// replicated Redis set.
+	Failover Failoverer
+}
+
+// Failoverer kills a service's primary and promotes a replica in its
+// place; it says whom it killed, how, and how many locks the primary held
+// (-1: not counted).
+type Failoverer interface {
+	Failover(ctx context.Context) (target, detail string, heldKeys int, err error)
 }
 
 // Check reports the first spec the targets cannot serve.
@@ -150,7 +161,7 @@ func (t Targets) Check(specs []Spec) error {
 // checkRoles: a replicated set for its faults, and its replicas and
 // Sentinels named by index.
 func (t Targets) checkRoles(i int, s Spec) error {
-	if t.Set == nil && (s.Kind == Failover || s.Kind == ReplicationLag || s.ByRole()) {
+	if t.Set == nil && (s.Kind == Failover && t.Failover == nil || s.Kind == ReplicationLag || s.ByRole()) {
 		return fmt.Errorf("faults[%d]: %s needs a replicated set", i, s.Kind)
 	}
 	for _, r := range s.Replicas {
@@ -814,6 +825,10 @@ func keyCount(n int) string {
 // on: they wake to a dead master, as lagging replicas do, and Sentinel
 // promotes one with what it had.
 func (s *Scheduler) failover(i int, at time.Time) {
+	if s.t.Set == nil {
+		s.serviceFailover(i, at)
+		return
+	}
 	addr, err := s.t.Set.CurrentMaster(s.ctx)
 	if err != nil {
 		s.fail(err)
@@ -832,6 +847,17 @@ func (s *Scheduler) failover(i int, at time.Time) {
 	s.eventKeys(at, "failover", fmt.Sprintf("%s (%s)", k.Name, k.Addr),
 		fmt.Sprintf("kill -9 pid %d of the current master holding %s keys; Sentinel is to promote a replica", k.Pid, keyCount(keys)), keys)
 	s.endLags("the master was killed")
+}
+
+// serviceFailover is a lock service's own failover (Targets.Failover).
+func (s *Scheduler) serviceFailover(i int, at time.Time) {
+	target, detail, keys, err := s.t.Failover.Failover(s.ctx)
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	s.took(i)
+	s.eventKeys(at, "failover", target, detail, keys)
 }
 
 // endLags undoes the replication lags in place now.

@@ -3,6 +3,7 @@ package pglock
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -29,8 +30,9 @@ func (postgres) CanServe(s plan.Settings) error {
 // servers are a postgres cell's server: a local one (nil for an external
 // one) and the URL the lock client connects with.
 type servers struct {
-	local *Server
-	url   string
+	local   *Server
+	replica *Server // a streaming replica of local (replicas: 1); nil without
+	url     string
 }
 
 // Start starts the cell's local server, or takes an external one's URL
@@ -46,17 +48,39 @@ func (postgres) Start(ctx context.Context, c plan.Cell, log io.Writer) (service.
 	if err != nil {
 		return nil, err
 	}
-	return &servers{local: srv, url: srv.URL()}, nil
+	v := &servers{local: srv, url: srv.URL()}
+	if s.ServiceReplicas() > 0 {
+		if v.replica, err = srv.StartReplica(ctx); err != nil {
+			return nil, errors.Join(err, srv.Stop())
+		}
+		v.url = multiHostURL(v.Upstreams())
+	}
+	return v, nil
+}
+
+// multiHostURL connects to whichever of hosts takes writes: the primary,
+// or the replica once promoted (libpq's target_session_attrs, as pgx
+// reads it).
+func multiHostURL(hosts []string) string {
+	return "postgres://lockbench@" + strings.Join(hosts, ",") + "/postgres?sslmode=disable&target_session_attrs=read-write"
 }
 
 func (v *servers) Display() []string {
 	if v.local == nil {
 		return []string{engine.RedactURL(v.url)}
 	}
-	return []string{v.local.Addr()}
+	return v.Upstreams()
 }
 
 func (v *servers) Quorum() int { return 1 }
+
+// each is the local servers: the primary, and its replica if any.
+func (v *servers) each() []*Server {
+	if v.replica == nil {
+		return []*Server{v.local}
+	}
+	return []*Server{v.local, v.replica}
+}
 
 // Trees: the postmaster's backends do the server's work.
 func (v *servers) Trees() bool { return true }
@@ -72,21 +96,32 @@ func (v *servers) Pids() []int {
 	if v.local == nil {
 		return nil
 	}
-	return []int{v.local.Pid()}
+	var out []int
+	for _, srv := range v.each() {
+		out = append(out, srv.Pid())
+	}
+	return out
 }
 
 func (v *servers) Upstreams() []string {
 	if v.local == nil {
 		return nil
 	}
-	return []string{v.local.Addr()}
+	var out []string
+	for _, srv := range v.each() {
+		out = append(out, srv.Addr())
+	}
+	return out
 }
 
 // ClientConfig: one connection per worker, through the client's proxy
 // when there is one.
 func (v *servers) ClientConfig(c plan.Cell, via []string) (json.RawMessage, error) {
 	cfg := Config{URL: v.url, Strategy: c.Settings.WaitStrategy, Retry: c.Engine.Retry(), Conns: c.Load.Workers}
-	if u, err := url.Parse(v.url); err == nil && via != nil && strings.Contains(v.url, "://") {
+	switch u, err := url.Parse(v.url); {
+	case via != nil && v.replica != nil:
+		cfg.URL = multiHostURL(via)
+	case err == nil && via != nil && strings.Contains(v.url, "://"):
 		u.Host = via[0]
 		cfg.URL = u.String()
 	}
@@ -99,18 +134,44 @@ func (v *servers) Targets(_ plan.Cell, t *faults.Targets) []string {
 	if v.local == nil {
 		return nil
 	}
-	t.Masters = append(t.Masters, v.local)
-	return []string{v.local.Addr()}
+	for _, srv := range v.each() {
+		t.Masters = append(t.Masters, srv)
+	}
+	if v.replica != nil {
+		t.Failover = v
+	}
+	return v.Upstreams()
+}
+
+// Failover kills the primary's process group (its advisory locks go with
+// it) and promotes the replica, which has none of them.
+func (v *servers) Failover(ctx context.Context) (string, string, int, error) {
+	held, pid := len(v.local.holders()), v.local.Pid()
+	if err := v.local.Kill(); err != nil {
+		return "", "", 0, err
+	}
+	start := time.Now()
+	if err := v.replica.Promote(ctx); err != nil {
+		return "", "", 0, err
+	}
+	return "primary " + v.local.Addr(), fmt.Sprintf("kill -9 of the primary's process group (pid %d) holding %d advisory locks; replica %s promoted in %v (its locks: none)",
+		pid, held, v.replica.Addr(), time.Since(start).Round(time.Millisecond)), held, nil
 }
 
 func (v *servers) Record(out *results.ServiceSettings, _ results.Settings) {
 	out.Server, out.Servers = "server (postmaster and backends)", "1 local server"
-	if v.local == nil {
+	switch {
+	case v.local == nil:
 		out.Servers = "given server"
+	case v.replica != nil:
+		out.Servers = "1 local primary + 1 streaming replica"
 	}
 }
 
 func (v *servers) Describe() string {
+	if v.replica != nil {
+		return fmt.Sprintf("%s primary %s (pid %d), streaming replica %s (pid %d)", v.Version(), v.local.Addr(), v.local.Pid(), v.replica.Addr(), v.replica.Pid())
+	}
 	return fmt.Sprintf("%s server %s (pid %d)", v.Version(), v.local.Addr(), v.local.Pid())
 }
 
@@ -126,7 +187,11 @@ func (v *servers) Stop() error {
 	if v.local == nil {
 		return nil
 	}
-	return v.local.Stop()
+	var errs []error
+	for _, srv := range v.each() {
+		errs = append(errs, srv.Stop())
+	}
+	return errors.Join(errs...)
 }
 
 // NewClient is the lock client on a config ClientConfig made.

@@ -26,7 +26,10 @@ func (postgres) ServersSetting() plan.ServersSetting {
 	return plan.ServersSetting{Name: "postgres_url", Usage: "postgres, an external server: postgres://user[:pass]@host:port/db; nothing is started"}
 }
 func (postgres) WaitStrategies() []string { return WaitStrategies }
-func (postgres) Roles() bool              { return false }
+
+// Replicas: one streaming replica, to promote (a failover).
+func (postgres) Replicas() int { return 1 }
+func (postgres) Roles() bool   { return false }
 
 // serverURL is the external server's URL ("" : a local server).
 func serverURL(s plan.Settings) string {
@@ -71,8 +74,11 @@ func (postgres) Check(s plan.Settings) error {
 // CheckFault: crash and pause of the server, a killed backend, and the
 // clients' links.
 func (postgres) CheckFault(where string, s plan.Settings, f plan.Fault) error {
-	if f.Kind != results.FaultCrash && f.Kind != results.FaultPause && f.Kind != results.FaultKillBackend && !plan.IsNetwork(f.Kind) {
-		return fmt.Errorf("%s.kind: %s is not available with topology postgres; use crash (master_index: [0], the server), pause (a client, or the server), kill_backend, or partition, latency or reset of the clients' links", where, f.Kind)
+	if f.Kind == results.FaultFailover && s.ServiceReplicas() == 0 {
+		return fmt.Errorf("%s.kind: failover needs a streaming replica to promote (replicas: 1 with topology postgres)", where)
+	}
+	if f.Kind != results.FaultCrash && f.Kind != results.FaultFailover && f.Kind != results.FaultPause && f.Kind != results.FaultKillBackend && !plan.IsNetwork(f.Kind) {
+		return fmt.Errorf("%s.kind: %s is not available with topology postgres; use crash (master_index: [0], the server), pause (a client, or the server), kill_backend, failover (with replicas: 1), or partition, latency or reset of the clients' links", where, f.Kind)
 	}
 	return nil
 }
@@ -86,12 +92,15 @@ func (postgres) Record(_ plan.Settings, out *results.Settings) {
 }
 
 func (postgres) ServersKey(s plan.Settings) string {
-	return fmt.Sprintf("%s|%d", serverURL(s), maxConnections(s))
+	return fmt.Sprintf("%s|%d|%d", serverURL(s), maxConnections(s), s.ServiceReplicas())
 }
 
 func (postgres) Describe(s plan.Settings) string {
 	if s.External() {
 		return "postgres: given server"
+	}
+	if s.ServiceReplicas() > 0 {
+		return "postgres: 1 local primary + 1 streaming replica"
 	}
 	return "postgres: 1 local server"
 }

@@ -42,6 +42,9 @@ type Topology interface {
 	ServersSetting() ServersSetting
 	// WaitStrategies are the waits its client has (wait_strategy).
 	WaitStrategies() []string
+	// Replicas is how many replicas of its own it can start (replicas:,
+	// 0: none).
+	Replicas() int
 	// Roles says its servers are members with roles (a leader and
 	// followers) that talk to each other: role: and link: members apply.
 	Roles() bool
@@ -265,4 +268,13 @@ func (s Settings) checkServiceFaultServers(t Topology) error {
 		return fmt.Errorf("%s: a fault scenario starts its own %s servers (it crashes them); use local: M, not external ones", FlagName(t.ServersSetting().Name), t.Name())
 	}
 	return nil
+}
+
+// ServiceReplicas is how many replicas a service cell asked for: replicas
+// as given, 0 when not given (its default is a replicated set's).
+func (s Settings) ServiceReplicas() int {
+	if !s.IsGiven("replicas") {
+		return 0
+	}
+	return s.Replicas
 }

@@ -102,9 +102,19 @@ func (s Settings) checkTopology() error {
 	return s.CheckNotReplicated()
 }
 
-// CheckNotReplicated refuses replicated's settings in another topology.
+// CheckNotReplicated refuses replicated's settings in another topology
+// (a service that starts replicas of its own takes replicas:, within its
+// bound).
 func (s Settings) CheckNotReplicated() error {
+	if t := s.Service(); t != nil && s.IsGiven("replicas") && t.Replicas() > 0 {
+		if s.Replicas < 0 || s.Replicas > t.Replicas() {
+			return fmt.Errorf("replicas: %d is not accepted with topology %s; use 0..%d (its streaming replicas)", s.Replicas, t.Name(), t.Replicas())
+		}
+	}
 	for _, r := range s.replicatedSettings() {
+		if r.name == "replicas" && s.Service() != nil && s.Service().Replicas() > 0 {
+			continue
+		}
 		if r.given {
 			return fmt.Errorf("%s: %s needs topology replicated (a master with replicas behind Sentinel); topology is %s", r.name, r.value, s.TopologyOf())
 		}
@@ -228,7 +238,7 @@ func (s Settings) recordTopology(out *results.Settings) {
 		t.Record(s, out)
 	}
 	if !s.Replicated() {
-		out.Replicas, out.Sentinels, out.SentinelAddrs, out.MasterSet = 0, 0, nil, ""
+		out.Replicas, out.Sentinels, out.SentinelAddrs, out.MasterSet = s.ServiceReplicas(), 0, nil, ""
 		out.WaitTimeout, out.DownAfter, out.FailoverTimeout = 0, 0, 0
 		out.MinReplicasToWrite, out.ReplicaPriority = 0, nil
 		return

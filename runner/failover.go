@@ -49,7 +49,11 @@ func (r *cellRun) addElections(run *results.Run, t0 time.Time, events []faults.E
 			kind = "recovery" // one server's: its restart, not an election
 		}
 		byLeader := strings.HasPrefix(e.Target, "leader")
-		if !(e.Kind == "crash" && (kind == "recovery" || byLeader) || e.Kind == "partition" && byLeader && provenCut(events, e)) {
+		if kind == "recovery" && e.Kind == "failover" {
+			kind = "failover" // a service's own: its primary killed, a replica promoted
+		}
+		if !(e.Kind == "crash" && (kind == "recovery" || byLeader) || e.Kind == "failover" && kind == "failover" ||
+			e.Kind == "partition" && byLeader && provenCut(events, e)) {
 			continue
 		}
 		f := results.Failover{Kind: kind, KilledAt: secondsFrom(t0, e.At), Master: e.Target, HeldKeys: e.HeldKeys}

@@ -8,6 +8,7 @@ import (
 	"lockbench/check"
 	"lockbench/internal/redistest"
 	"lockbench/pglock"
+	"lockbench/results"
 )
 
 // pgFaultBase is a short postgres fault cell: 1 server, 2 client
@@ -80,4 +81,35 @@ func TestPostgresGuardedWrite(t *testing.T) {
 		t.Fatalf("guarded write: %d lost updates (want 0), %d refused + %d in doubt (want > 0), guarded %v, %d acknowledged", s.LostUpdates, s.StaleWritesRejected, s.GuardedInDoubt, s.GuardedWrite, s.AcknowledgedWrites)
 	}
 	wantHistory(t, r, dirOf[r], check.Linearizable)
+}
+
+// A primary with a streaming replica, the primary killed and the replica
+// promoted: the clients find the new primary through their multi-host
+// URL, and the result gives the failover window. What it costs is
+// measured, not required here: advisory locks are in the primary's memory,
+// never in its WAL, so the promoted one grants them again while old
+// holders, mid-use, write back what they read when the promotion is
+// quicker than their holds (Redis failover's race); and a write the old
+// primary acknowledged but had not streamed yet is gone (asynchronous
+// replication), guarded or not.
+func TestPostgresReplicaPromoted(t *testing.T) {
+	requirePostgres(t)
+	doc := strings.Replace(strings.Replace(pgFaultBase, "%FAULT%", "{at: 2s, kind: failover}", 1), "topology: postgres,", "topology: postgres, replicas: 1,", 1)
+	r := runFaultDoc(t, doc)
+	s := r.Run.Safety
+	var f *results.Failover
+	for i := range r.Run.Failovers {
+		f = &r.Run.Failovers[i]
+	}
+	switch {
+	case f == nil || f.Kind != "failover" || !strings.HasPrefix(f.Master, "primary "):
+		t.Fatalf("failovers %+v: want the primary's", r.Run.Failovers)
+	case f.FirstAcquireAt == nil:
+		t.Fatalf("no acquire won after the promotion: the clients did not find the new primary")
+	case s.JudgedHolds == 0 || r.Run.Outcomes.Acquired < 50:
+		t.Fatalf("%d acquired, %d holds judged: the cell judged too little", r.Run.Outcomes.Acquired, s.JudgedHolds)
+	case r.Run.Config.Replicas != 1 || !strings.Contains(r.Run.Config.Service.Servers, "streaming replica"):
+		t.Errorf("config: %d replicas, servers %q; want the replica recorded", r.Run.Config.Replicas, r.Run.Config.Service.Servers)
+	}
+	t.Logf("promoted replica: %d violations, %d lost updates; unavailable %.3f s", s.Violations, s.LostUpdates, *f.Unavailable)
 }

@@ -95,6 +95,7 @@ func (fake) About() string                                 { return "an in-proce
 func (fake) Name() string                                  { return "fake" }
 func (fake) ServersSetting() plan.ServersSetting           { return plan.ServersSetting{Name: "fake_servers"} }
 func (fake) WaitStrategies() []string                      { return []string{"retry"} }
+func (fake) Replicas() int                                 { return 0 }
 func (fake) Roles() bool                                   { return false }
 func (fake) Check(plan.Settings) error                     { return nil }
 func (fake) Members(plan.Settings) int                     { return 1 }

@@ -41,6 +41,7 @@ func (zookeeper) ServersSetting() plan.ServersSetting {
 	return plan.ServersSetting{Name: "zookeeper_servers", Usage: "zookeeper, an external ensemble: its servers as host:port (comma-separated); nothing is started"}
 }
 func (zookeeper) WaitStrategies() []string { return WaitStrategies }
+func (zookeeper) Replicas() int            { return 0 }
 func (zookeeper) Roles() bool              { return true }
 
 func members(s plan.Settings) int { return s.LocalMembers(DefaultServers) }
