@@ -16,6 +16,7 @@ import (
 	"lockbench/plan"
 	"lockbench/report"
 	"lockbench/results"
+	"lockbench/runner"
 )
 
 // A design is a lock as a user would deploy it: its settings over the
@@ -61,6 +62,7 @@ var matrixFaults = []matrixFault{
 	{"pause-holder", "", []string{"[{at: 1.5s, kind: pause, client_index: [0], for: 4s}]"}},
 	{"partition-holder", "hold: 3s", []string{"[{at: 1s, kind: partition, client_index: [0], for: 4s}]"}},
 	{"lag-failover", "", []string{"[{at: 1s, kind: replication_lag}, {at: 4s, kind: failover}]"}},
+	{"clock-jump", "", []string{"[{at: 2s, kind: clock_jump, master_index: [0], by: 5s}]"}},
 }
 
 // matrixWork is what every cell does: the same lease, holds, clients,
@@ -110,7 +112,7 @@ func cmdChoose(args []string) error {
 // chooseScenario crosses the designs and faults asked for into one fault
 // scenario; a pair plan refuses is unsupported, with plan's reason.
 func chooseScenario(a chooseArgs) (*plan.Scenario, []plan.Cell, report.WhichLockPlan, error) {
-	wl := report.WhichLockPlan{Unsupported: map[string]map[string]string{}}
+	wl := report.WhichLockPlan{Unsupported: map[string]map[string]string{}, NotMeasured: map[string]map[string]string{}}
 	ds, fs, err := chosen(a)
 	if err != nil {
 		return nil, nil, wl, err
@@ -125,15 +127,15 @@ func chooseScenario(a chooseArgs) (*plan.Scenario, []plan.Cell, report.WhichLock
 	for _, d := range ds {
 		wl.Designs = append(wl.Designs, d.name)
 		for _, f := range fs {
-			cell, why := matrixCell(d, f, a.duration)
-			if why != "" {
-				if wl.Unsupported[d.name] == nil {
-					wl.Unsupported[d.name] = map[string]string{}
-				}
-				wl.Unsupported[d.name][f.name] = why
-				continue
+			cell, why, missing := matrixCell(d, f, a.duration)
+			switch {
+			case why != "":
+				note(wl.Unsupported, d.name, f.name, why)
+			case missing != "":
+				note(wl.NotMeasured, d.name, f.name, missing)
+			default:
+				cells = append(cells, cell)
 			}
-			cells = append(cells, cell)
 		}
 	}
 	for _, f := range fs {
@@ -153,24 +155,36 @@ func chooseScenario(a chooseArgs) (*plan.Scenario, []plan.Cell, report.WhichLock
 }
 
 // matrixCell is design d under fault f as a scenario's cell (YAML), or
-// why plan refuses it: the first of the fault's forms the design takes.
-func matrixCell(d design, f matrixFault, duration time.Duration) (string, string) {
+// why plan refuses it (the first of the fault's forms the design takes),
+// or the program this machine lacks for it.
+func matrixCell(d design, f matrixFault, duration time.Duration) (cell, why, missing string) {
 	settings := layered(matrixWork, "duration: "+duration.String(), d.settings, f.settings)
-	var why string
 	for _, faults := range f.faults {
-		cell := fmt.Sprintf("  - name: %s\n    settings: %s\n    faults: %s\n", report.CellName(d.name, f.name), settings, faults)
+		cell = fmt.Sprintf("  - name: %s\n    settings: %s\n    faults: %s\n", report.CellName(d.name, f.name), settings, faults)
 		sc, err := plan.Parse("which-lock", []byte("cells:\n"+cell), true)
+		var cells []plan.Cell
 		if err == nil {
-			_, err = sc.Cells()
+			cells, err = sc.Cells()
 		}
 		if err == nil {
-			return cell, ""
+			if err := runner.Check(cells); err != nil {
+				return "", "", err.Error() // a missing program: not measured here
+			}
+			return cell, "", ""
 		}
 		if why == "" {
 			why = reasonOf(err)
 		}
 	}
-	return "", why
+	return "", why, ""
+}
+
+// note files why under design d and fault f.
+func note(m map[string]map[string]string, d, f, why string) {
+	if m[d] == nil {
+		m[d] = map[string]string{}
+	}
+	m[d][f] = why
 }
 
 // layered lays "key: value, ..." lists over each other, later ones
@@ -280,7 +294,7 @@ func faultNames() []string {
 // printUnsupported lists the pairs no cell runs, with plan's reason.
 func printUnsupported(w io.Writer, wl report.WhichLockPlan) {
 	if t := unsupportedText(wl); t != "" {
-		fmt.Fprintf(w, "\nnot supported (no cell):\n%s\n", t)
+		fmt.Fprintf(w, "\nnot supported or not measured here (no cell):\n%s\n", t)
 	}
 }
 
@@ -290,6 +304,9 @@ func unsupportedText(wl report.WhichLockPlan) string {
 		for _, f := range wl.Faults {
 			if why, ok := wl.Unsupported[d][f]; ok {
 				lines = append(lines, fmt.Sprintf("  %s × %s: %s", d, f, why))
+			}
+			if why, ok := wl.NotMeasured[d][f]; ok {
+				lines = append(lines, fmt.Sprintf("  %s × %s: not measured here: %s", d, f, why))
 			}
 		}
 	}

@@ -28,6 +28,8 @@ type WhichLockPlan struct {
 	Faults  []string `json:"faults"`
 	// Unsupported: design → fault → why the design cannot take it.
 	Unsupported map[string]map[string]string `json:"unsupported"`
+	// NotMeasured: design → fault → the program this machine lacked.
+	NotMeasured map[string]map[string]string `json:"not_measured,omitempty"`
 	Needs       Needs                        `json:"needs"`
 }
 
@@ -147,6 +149,9 @@ func (r *MatrixRow) price(c CellSummary, l *cell) {
 func matrixCell(p *WhichLockPlan, d, f string, byName map[string]int, cells []CellSummary) MatrixCell {
 	if why, ok := p.Unsupported[d][f]; ok {
 		return MatrixCell{State: stateUnsupported, Why: why, Cell: -1}
+	}
+	if why, ok := p.NotMeasured[d][f]; ok {
+		return MatrixCell{State: stateNotMeasured, Why: why, Cell: -1}
 	}
 	i, ok := byName[CellName(d, f)]
 	if !ok {
@@ -337,7 +342,7 @@ func (w *WhichLock) whyText() string {
 	var lines []string
 	for _, r := range w.Rows {
 		for i, c := range r.Faults {
-			if c.Why != "" && c.State != stateNotMeasured {
+			if c.Why != "" {
 				lines = append(lines, fmt.Sprintf("- %s × %s (%s): %s", r.Design, w.Faults[i], c.State, c.Why))
 			}
 		}
