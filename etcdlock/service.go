@@ -17,7 +17,31 @@ import (
 	"lockbench/service"
 )
 
-func init() { service.Register(etcd{}) }
+func init() {
+	service.Register(etcd{})
+	results.RegisterLegacy(results.LegacyService{Key: Name, ServersKey: "etcd_endpoints", Read: legacySection})
+}
+
+// legacySection reads an etcd cell's section of a result written before
+// the service section.
+func legacySection(b json.RawMessage, rec results.Settings) *results.ServiceSettings {
+	var old struct {
+		LeaseTTL     results.Duration `json:"lease_ttl"`
+		FenceSource  string           `json:"fence_source"`
+		LostSessions int64            `json:"lost_sessions"`
+		RPCsPerCycle float64          `json:"rpcs_per_cycle"`
+	}
+	if json.Unmarshal(b, &old) != nil {
+		return nil
+	}
+	v := &results.ServiceSettings{LeaseTTL: old.LeaseTTL, FenceSource: old.FenceSource, Lost: old.LostSessions, CallsPerCycle: old.RPCsPerCycle}
+	v.Lease, v.Sessions, v.Calls, v.Baseline = "lease "+old.LeaseTTL.String(), "sessions", "lock calls", "etcd's Put round trip"
+	v.Server, v.Servers = "member", fmt.Sprintf("%d local members (%s)", rec.Local, rec.Persistence)
+	if len(rec.Servers) > 0 {
+		v.Servers = fmt.Sprintf("%d endpoints", len(rec.Servers))
+	}
+	return v
+}
 
 // The members' gates are what a partition with link: members cuts.
 var _ faults.Links = (*PeerGates)(nil)

@@ -17,7 +17,30 @@ import (
 	"lockbench/service"
 )
 
-func init() { service.Register(postgres{}) }
+func init() {
+	service.Register(postgres{})
+	results.RegisterLegacy(results.LegacyService{Key: Name, ServersKey: "postgres_url", Read: legacySection})
+}
+
+// legacySection reads a postgres cell's section of a result written
+// before the service section.
+func legacySection(b json.RawMessage, rec results.Settings) *results.ServiceSettings {
+	var old struct {
+		FenceSource     string  `json:"fence_source"`
+		LostConnections int64   `json:"lost_connections"`
+		CallsPerCycle   float64 `json:"calls_per_cycle"`
+	}
+	if json.Unmarshal(b, &old) != nil {
+		return nil
+	}
+	v := &results.ServiceSettings{FenceSource: old.FenceSource, Lost: old.LostConnections, CallsPerCycle: old.CallsPerCycle}
+	v.Lease, v.Sessions, v.Calls, v.Baseline = "session advisory locks (no lease, no token)", "connections", "lock calls", "a SELECT 1 round trip"
+	v.Server, v.Servers = "server (postmaster and backends)", "1 local server"
+	if len(rec.Servers) > 0 {
+		v.Servers = "given server"
+	}
+	return v
+}
 
 // CanServe: a local server needs Debian's binaries.
 func (postgres) CanServe(s plan.Settings) error {

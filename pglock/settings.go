@@ -23,7 +23,7 @@ type postgres struct{}
 func (postgres) About() string { return "advisory locks; a local server or --postgres-url" }
 func (postgres) Name() string  { return Name }
 func (postgres) ServersSetting() plan.ServersSetting {
-	return plan.ServersSetting{Name: "postgres_url", Usage: "postgres, an external server: postgres://user[:pass]@host:port/db; nothing is started"}
+	return plan.ServersSetting{Name: "postgres_url", Usage: "postgres, an external server: postgres://user[:pass]@host:port/db; nothing is started", One: true}
 }
 func (postgres) WaitStrategies() []string { return WaitStrategies }
 

@@ -53,7 +53,7 @@ func (sc *Scenario) parseAxes(m yaml.Node) error {
 
 // parseAxis reads one axis, type-checking each value with its line.
 func (sc *Scenario) parseAxis(k, v *yaml.Node) (Axis, error) {
-	ax := Axis{Name: settingAlias(k.Value)}
+	ax := Axis{Name: settingAlias(k.Value), As: k.Value}
 	if err := sc.kind().check(ax.Name, nil); err != nil {
 		return ax, fmt.Errorf("line %d: matrix: %w", k.Line, asGiven(k.Value, ax.Name, err))
 	}
@@ -205,7 +205,7 @@ func expandAxes(base Cell, axes []Axis) ([]Cell, error) {
 				for k, x := range c.Axes {
 					nc.Axes[k] = x
 				}
-				if err := applyAxis(&nc.Settings, ax.Name, v); err != nil {
+				if err := applyAxis(&nc.Settings, ax, v); err != nil {
 					return nil, fmt.Errorf("matrix: %s: %s", ax.Name, CleanYAMLError(err))
 				}
 				nc.Axes[ax.Name] = v
@@ -312,13 +312,20 @@ func (c Cell) MastersKey() string {
 
 // applyAxis sets one YAML-named field from a YAML scalar, type-checked by
 // the YAML decoder itself.
-func applyAxis(s *Settings, name, value string) error {
+func applyAxis(s *Settings, ax Axis, value string) error {
+	name := ax.Name
+	if name == "servers" && !strings.HasPrefix(strings.TrimSpace(value), "[") {
+		value = "[" + strconv.Quote(value) + "]" // one server, as a URL is given
+	}
 	dec := yaml.NewDecoder(strings.NewReader(name + ": " + value + "\n"))
 	dec.KnownFields(true)
 	if err := dec.Decode(s); err != nil {
 		return err
 	}
 	s.MarkGiven(settingAlias(name))
+	if _, own := serversAlias(ax.As); own {
+		s.MarkGiven(ax.As) // by the service's own name too: another topology refuses it
+	}
 	return nil
 }
 

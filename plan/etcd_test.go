@@ -197,3 +197,15 @@ func TestEtcdRecorded(t *testing.T) {
 		})
 	}
 }
+
+// A replicated set's roles are refused on a service at plan time, as
+// before the registry: not when the servers have started.
+func TestServiceRefusesReplicaIndex(t *testing.T) {
+	for _, topo := range []string{"etcd", "zookeeper", "postgres"} {
+		doc := "settings: {topology: " + topo + "}\nfaults: [{at: 1s, kind: crash, replica_index: [0]}]\n"
+		_, err := Parse("x.yaml", []byte(doc), true)
+		if err == nil || !strings.Contains(err.Error(), "replica_index and sentinel_index need topology replicated") {
+			t.Errorf("%s: %v; want replica_index refused", topo, err)
+		}
+	}
+}

@@ -237,6 +237,10 @@ func bindTopologyFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.Var(servers, "servers", "a lock service's external servers, as it takes them (comma-separated); nothing is started")
 	for _, n := range serviceNames() {
 		ss := topologyNamed(n).ServersSetting()
+		if ss.One {
+			fs.Var(oneServerFlag{&s.Servers}, FlagName(ss.Name), ss.Usage)
+			continue
+		}
 		fs.Var(servers, FlagName(ss.Name), ss.Usage)
 	}
 	dur(&s.MemberLatency, "member-latency", roleTopologies()+", local members: delay every message between members by this much (whole ms; proxies on the members' peer links)")
@@ -323,4 +327,19 @@ func topologyUsage() string {
 		out += ", " + n + " (" + topologyNamed(n).About() + ")"
 	}
 	return out
+}
+
+// oneServerFlag is a service's one server, as a URL: taken whole.
+type oneServerFlag struct{ m *[]string }
+
+func (f oneServerFlag) String() string {
+	if f.m == nil || len(*f.m) == 0 {
+		return ""
+	}
+	return engine.RedactURL((*f.m)[0])
+}
+func (f oneServerFlag) Type() string { return "string" }
+func (f oneServerFlag) Set(v string) error {
+	*f.m = []string{v}
+	return nil
 }

@@ -133,14 +133,14 @@ func (s Settings) checkFaultTopology(where string, f Fault) error {
 		return fmt.Errorf("%s.role: needs topology %s (a member by its role); topology is %s (use master_index)", where, roleTopologies(), s.TopologyOf())
 	case f.MemberLinks() && !s.Roles():
 		return fmt.Errorf("%s.link: members needs topology %s (a cluster whose members talk to each other); topology is %s (use link: client)", where, roleTopologies(), s.TopologyOf())
+	case !repl && f.ByRole():
+		return fmt.Errorf("%s: replica_index and sentinel_index need topology replicated; topology is %s (use master_index)", where, s.TopologyOf())
 	case s.Service() != nil:
 		return s.Service().CheckFault(where, s, f)
 	case !slices.Contains(redisFaultKinds, f.Kind):
 		return fmt.Errorf("%s.kind: %s needs the topology of a lock service that has it; topology is %s", where, f.Kind, s.TopologyOf())
 	case !repl && (f.Kind == results.FaultFailover || f.Kind == results.FaultReplicationLag):
 		return fmt.Errorf("%s.kind: %s needs topology replicated (a master with replicas behind Sentinel); topology is %s", where, f.Kind, s.TopologyOf())
-	case !repl && f.ByRole():
-		return fmt.Errorf("%s: replica_index and sentinel_index need topology replicated; topology is %s (use master_index)", where, s.TopologyOf())
 	case repl && (f.Kind == results.FaultPartition || f.Kind == results.FaultLatency || f.Kind == results.FaultReset):
 		return fmt.Errorf("%s.kind: %s is not available with topology replicated: its clients reach the master Sentinel names, with no proxy between; use replication_lag, failover, crash or pause", where, f.Kind)
 	case repl && f.Kind == results.FaultClockJump:

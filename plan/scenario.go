@@ -62,6 +62,9 @@ type Report = results.ReportSettings
 type Axis struct {
 	Name   string   `json:"name"`
 	Values []string `json:"values"`
+	// As is the name it was given as, when another (a service's own name
+	// for servers).
+	As string `json:"-"`
 }
 
 // scenarioYAML is the file's shape; settings and cells are decoded key by

@@ -99,8 +99,12 @@ func TopologyNames() []string {
 }
 
 // ServersSetting is a service's own name for servers: ("etcd_endpoints"),
-// a YAML key and a flag; Usage is the flag's.
-type ServersSetting struct{ Name, Usage string }
+// a YAML key and a flag; Usage is the flag's. One: the service takes one
+// server, as a URL its flag never splits (a multi-host URL has commas).
+type ServersSetting struct {
+	Name, Usage string
+	One         bool
+}
 
 // serversAlias is "servers" when name is a service's own name for it.
 func serversAlias(name string) (string, bool) {

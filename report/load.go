@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"lockbench/results"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"lockbench/results"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -173,6 +174,7 @@ func loadCell(dir string, info results.CellInfo) (c *cell, warning string, err e
 	if err := json.Unmarshal(b, &c.Run); err != nil {
 		return nil, "", &results.InputError{Field: "cell", Value: path, Problem: err.Error(), Accepted: "a lockbench run result (JSON)"}
 	}
+	results.UpgradeLegacy(&c.Run, b)
 	if c.Run.Cell != nil {
 		// The cell file knows its own label and axes best.
 		if c.Info.Label == "" {

@@ -15,7 +15,32 @@ import (
 	"lockbench/service"
 )
 
-func init() { service.Register(zookeeper{}) }
+func init() {
+	service.Register(zookeeper{})
+	results.RegisterLegacy(results.LegacyService{Key: Name, ServersKey: "zookeeper_servers", Read: legacySection})
+}
+
+// legacySection reads a zookeeper cell's section of a result written
+// before the service section.
+func legacySection(b json.RawMessage, rec results.Settings) *results.ServiceSettings {
+	var old struct {
+		SessionTimeout results.Duration `json:"session_timeout"`
+		TickTime       results.Duration `json:"tick_time"`
+		FenceSource    string           `json:"fence_source"`
+		LostSessions   int64            `json:"lost_sessions"`
+		RPCsPerCycle   float64          `json:"rpcs_per_cycle"`
+	}
+	if json.Unmarshal(b, &old) != nil {
+		return nil
+	}
+	v := &results.ServiceSettings{LeaseTTL: old.SessionTimeout, FenceSource: old.FenceSource, Lost: old.LostSessions, CallsPerCycle: old.RPCsPerCycle}
+	v.Lease, v.Sessions, v.Calls, v.Baseline = "session timeout "+old.SessionTimeout.String(), "sessions", "lock requests", "ZooKeeper's Set round trip"
+	v.Server, v.Servers = "server", fmt.Sprintf("%d local servers (%s, tickTime %s)", rec.Local, rec.Persistence, old.TickTime)
+	if len(rec.Servers) > 0 {
+		v.Servers = fmt.Sprintf("%d servers", len(rec.Servers))
+	}
+	return v
+}
 
 // The members' links are what a partition with link: members cuts.
 var _ faults.Links = (*PeerLinks)(nil)
@@ -149,7 +174,7 @@ func (v *servers) Describe() string {
 
 // Record: the servers (local ones with their forceSync and tickTime).
 func (v *servers) Record(out *results.ServiceSettings, rec results.Settings) {
-	out.Server, out.Servers = "member", fmt.Sprintf("%d servers", len(v.addrs))
+	out.Server, out.Servers = "server", fmt.Sprintf("%d servers", len(v.addrs))
 	if v.local != nil {
 		out.Servers = fmt.Sprintf("%d local servers (%s, tickTime %s)", rec.Local, rec.Persistence, v.local.TickTime())
 	}
