@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -167,8 +168,11 @@ func matrixCell(d design, f matrixFault, duration time.Duration) (cell, why, mis
 			cells, err = sc.Cells()
 		}
 		if err == nil {
-			if err := runner.Check(cells); err != nil {
-				return "", "", err.Error() // a missing program: not measured here
+			switch err := runner.Check(cells); {
+			case errors.As(err, new(runner.MissingTool)):
+				return "", "", err.Error() // a program this machine lacks: not measured here
+			case err != nil:
+				return "", reasonOf(err), ""
 			}
 			return cell, "", ""
 		}

@@ -27,12 +27,14 @@ func Merge(dirs []string, out string) error {
 		return fmt.Errorf("out: %w", err)
 	}
 	man := mergeManifests(inputs, dirs)
+	segments := len(inputs)
 	if !areSegments(inputs) {
 		renameCollisions(inputs)
 		man.Description = strings.Replace(man.Description, "segments", "runs (side by side: different scenarios)", 1)
+		segments = 1 // each cell is one run's: none is missing from the others
 	}
 	for _, segs := range cellsByID(inputs) {
-		info, err := mergeCell(segs, len(inputs), out)
+		info, err := mergeCell(segs, segments, out)
 		if err != nil {
 			return err
 		}
@@ -65,8 +67,8 @@ func loadSegments(dirs []string, out string) ([]*loadedDir, error) {
 }
 
 // areSegments says the inputs are segments of one run (its scenario's
-// name in each, one segment each): their cells add up. Runs of different
-// scenarios are put side by side instead, whatever their cells' ids.
+// name in each): their cells add up. Runs of different scenarios are put
+// side by side instead, whatever their cells' ids.
 func areSegments(inputs []*loadedDir) bool {
 	for _, r := range inputs {
 		if r.Manifest.Name != inputs[0].Manifest.Name {

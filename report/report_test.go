@@ -703,6 +703,11 @@ func TestMergeKeepsOtherScenariosApart(t *testing.T) {
 		if !strings.HasPrefix(c.Info.ID, name+"-") || !strings.HasPrefix(c.Info.Label, name+": ") {
 			t.Errorf("cell %d: id %q label %q; want them under %s", i, c.Info.ID, c.Info.Label, name)
 		}
+		for _, w := range c.Run.Warnings {
+			if strings.Contains(w, "segments") {
+				t.Errorf("cell %d warns of segments, though the runs were put side by side: %s", i, w)
+			}
+		}
 		if c.Run.Outcomes.Acquired == 0 || c.Totals[results.MetricAcquire] == nil || c.Totals[results.MetricAcquire].TotalCount() != c.Run.AcquireLatency.Count {
 			t.Errorf("cell %d: %d acquired, its own log not kept (%v)", i, c.Run.Outcomes.Acquired, c.Totals[results.MetricAcquire] != nil)
 		}

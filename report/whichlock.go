@@ -175,7 +175,10 @@ func matrixCell(p *WhichLockPlan, d, f string, byName map[string]int, cells []Ce
 			m.Unavailable = math.Max(m.Unavailable, *fo.Unavailable)
 		}
 	}
-	if c.Safety.Verdict == results.NotJudged || m.Runs == 0 {
+	switch {
+	case c.Interrupted || c.Safety.Verdict == "interrupted":
+		m.State, m.Why = stateNotJudged, "interrupted: its history is partial"
+	case c.Safety.Verdict == results.NotJudged || m.Runs == 0:
 		m.State, m.Why = stateNotJudged, c.Safety.NotJudged
 	}
 	return m
@@ -194,7 +197,10 @@ func (n Needs) judge(r MatrixRow, faults []string) (bool, string) {
 	if n.Fencing && !r.Fenced {
 		return false, "no fencing token or guarded write in this design"
 	}
-	if n.P99 > 0 && (r.AcquireP99 == 0 || r.AcquireP99 > float64(n.P99.Microseconds())) {
+	switch {
+	case n.P99 > 0 && r.AcquireP99 == 0:
+		return false, "its quiet cell (fault none) was not measured: no acquire p99 to weigh"
+	case n.P99 > 0 && r.AcquireP99 > float64(n.P99.Microseconds()):
 		return false, fmt.Sprintf("acquire p99 %s on the quiet cell, over %s", results.FormatMicros(r.AcquireP99), n.P99)
 	}
 	for _, f := range n.SafeUnder {

@@ -56,9 +56,15 @@ func CombineRepeats(runs []Run) Run {
 func repeatSafety(runs []Run, rep *Repeats) Safety {
 	out := runs[0].Safety
 	out.Timeline, out.LockLoss, out.Disagreement = nil, nil, ""
+	// The medians are the repeats' that judged something, as Spread's
+	// range is (an interrupted repeat's zeros are no figure).
+	judged := slices.DeleteFunc(slices.Clone(runs), func(r Run) bool { return r.Interrupted || r.Safety.Verdict == NotJudged })
+	if len(judged) == 0 {
+		judged = runs
+	}
 	med := func(get func(Safety) float64) float64 {
-		xs := make([]float64, len(runs))
-		for i, r := range runs {
+		xs := make([]float64, len(judged))
+		for i, r := range judged {
 			xs[i] = get(r.Safety)
 		}
 		return Median(xs)

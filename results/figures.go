@@ -10,28 +10,37 @@ type Figure struct {
 	// (latency): it decides what counts as a regression.
 	Higher bool
 	Micros bool // a latency in µs
-	get    func(RepeatRun) float64
+	// Fault: a fault cell's safety figure (a benchmark's repeats show
+	// none of them).
+	Fault bool
+	get   func(RepeatRun) float64
 }
 
 // Figures are the figures with a spread, in the order tables show them.
 var Figures = []Figure{
-	{"cycles_per_sec", "cycles/s", true, false, func(r RepeatRun) float64 { return r.CyclesPerSec }},
-	{"acquires_per_sec", "acquires/s", true, false, func(r RepeatRun) float64 { return r.AcquiresPerSec }},
-	{"acquire_p50", "acquire p50", false, true, func(r RepeatRun) float64 { return r.AcquireP50 }},
-	{"acquire_p90", "acquire p90", false, true, func(r RepeatRun) float64 { return r.AcquireP90 }},
-	{"acquire_p99", "acquire p99", false, true, func(r RepeatRun) float64 { return r.AcquireP99 }},
-	{"acquire_p999", "acquire p99.9", false, true, func(r RepeatRun) float64 { return r.AcquireP999 }},
-	{"release_p50", "release p50", false, true, func(r RepeatRun) float64 { return r.ReleaseP50 }},
-	{"release_p99", "release p99", false, true, func(r RepeatRun) float64 { return r.ReleaseP99 }},
-	{"time_to_lock_p50", "time to lock p50", false, true, func(r RepeatRun) float64 { return r.TimeToLockP50 }},
-	{"time_to_lock_p99", "time to lock p99", false, true, func(r RepeatRun) float64 { return r.TimeToLockP99 }},
-	{"attempts_per_lock", "attempts/lock", false, false, func(r RepeatRun) float64 { return r.AttemptsPerLock }},
-	{"commands_per_lock", "commands/lock", false, false, func(r RepeatRun) float64 { return r.CommandsPerLock }},
-	{"jain_index", "Jain's index", true, false, func(r RepeatRun) float64 { return r.JainIndex }},
-	// A fault cell's safety, spread over its repeats (0 for a benchmark's).
-	{"violations", "violations", false, false, func(r RepeatRun) float64 { return float64(r.Violations) }},
-	{"lost_updates", "lost updates", false, false, func(r RepeatRun) float64 { return float64(r.LostUpdates) }},
-	{"unavailable_s", "unavailable s", false, false, func(r RepeatRun) float64 { return r.UnavailableSeconds }},
+	{"cycles_per_sec", "cycles/s", true, false, false, func(r RepeatRun) float64 { return r.CyclesPerSec }},
+	{"acquires_per_sec", "acquires/s", true, false, false, func(r RepeatRun) float64 { return r.AcquiresPerSec }},
+	{"acquire_p50", "acquire p50", false, true, false, func(r RepeatRun) float64 { return r.AcquireP50 }},
+	{"acquire_p90", "acquire p90", false, true, false, func(r RepeatRun) float64 { return r.AcquireP90 }},
+	{"acquire_p99", "acquire p99", false, true, false, func(r RepeatRun) float64 { return r.AcquireP99 }},
+	{"acquire_p999", "acquire p99.9", false, true, false, func(r RepeatRun) float64 { return r.AcquireP999 }},
+	{"release_p50", "release p50", false, true, false, func(r RepeatRun) float64 { return r.ReleaseP50 }},
+	{"release_p99", "release p99", false, true, false, func(r RepeatRun) float64 { return r.ReleaseP99 }},
+	{"time_to_lock_p50", "time to lock p50", false, true, false, func(r RepeatRun) float64 { return r.TimeToLockP50 }},
+	{"time_to_lock_p99", "time to lock p99", false, true, false, func(r RepeatRun) float64 { return r.TimeToLockP99 }},
+	{"attempts_per_lock", "attempts/lock", false, false, false, func(r RepeatRun) float64 { return r.AttemptsPerLock }},
+	{"commands_per_lock", "commands/lock", false, false, false, func(r RepeatRun) float64 { return r.CommandsPerLock }},
+	{"jain_index", "Jain's index", true, false, false, func(r RepeatRun) float64 { return r.JainIndex }},
+	// A fault cell's safety, spread over its repeats; unavailability only
+	// where a failover or election measured one.
+	{"violations", "violations", false, false, true, func(r RepeatRun) float64 { return float64(r.Violations) }},
+	{"lost_updates", "lost updates", false, false, true, func(r RepeatRun) float64 { return float64(r.LostUpdates) }},
+	{"unavailable_s", "unavailable s", false, false, true, func(r RepeatRun) float64 {
+		if r.UnavailableSeconds == 0 {
+			return math.NaN() // none measured: no sample
+		}
+		return r.UnavailableSeconds
+	}},
 }
 
 // FigureByName finds a figure; ok is false for an unknown name.
@@ -86,8 +95,8 @@ func Samples(r Run, f Figure) []float64 {
 	}
 	out := make([]float64, 0, len(r.Repeats.Runs))
 	for _, rr := range r.Repeats.Runs {
-		if rr.Interrupted || rr.Acquired == 0 && f.Micros {
-			continue // a cut-short repeat, or no latency to speak of
+		if rr.Interrupted || rr.Acquired == 0 && f.Micros || f.Fault && rr.Verdict == NotJudged {
+			continue // a cut-short repeat, no latency to speak of, or a fault repeat that judged nothing
 		}
 		out = append(out, f.get(rr))
 	}

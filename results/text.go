@@ -217,6 +217,9 @@ func printRepeats(w io.Writer, r *Run) {
 	}
 	fmt.Fprintln(tw)
 	for _, f := range Figures {
+		if f.Fault && !r.Safety.ResourceChecked {
+			continue // a benchmark's repeats judge no safety
+		}
 		sp := r.Repeats.Spread[f.Name]
 		name := f.Text
 		if f.Micros {
