@@ -55,7 +55,7 @@ func (etcd) Check(s plan.Settings) error {
 	case !s.External() && (members(s) < 1 || members(s) > 7):
 		return fmt.Errorf("local: %d is not accepted with topology etcd; use 1..7 local members", s.Local)
 	case s.External() && p != "":
-		return fmt.Errorf("persistence: %q is not accepted with etcd-endpoints; an external cluster keeps its own fsync setting (leave it unset)", p)
+		return fmt.Errorf("persistence: %q is not accepted with %s; an external cluster keeps its own fsync setting (leave it unset)", p, s.ServersName("etcd_endpoints"))
 	case p != "" && p != Fsync && p != NoFsync:
 		return fmt.Errorf("persistence: %q is not accepted with topology etcd; use fsync (etcd's default: every write fsynced) or no-fsync (--unsafe-no-fsync)", p)
 	}
@@ -65,7 +65,7 @@ func (etcd) Check(s plan.Settings) error {
 	if l := time.Duration(s.MemberLatency); l < 0 || l%time.Millisecond != 0 || l > 10*time.Second || l > 0 && s.External() {
 		return fmt.Errorf("member-latency: %v is not accepted; use whole milliseconds up to 10s, with local members (an external cluster's links are its own)", s.MemberLatency)
 	}
-	return checkEndpoints(s.Servers)
+	return checkEndpoints(s.ServersName("etcd_endpoints"), s.Servers)
 }
 
 // CheckFault: crash, pause and the network faults; a fake clock does not
@@ -98,15 +98,15 @@ func (etcd) Describe(s plan.Settings) string {
 }
 
 // checkEndpoints: each endpoint host:port or http(s)://[user:pass@]host:port, once.
-func checkEndpoints(eps []string) error {
+func checkEndpoints(name string, eps []string) error {
 	seen := map[string]bool{}
 	for _, ep := range eps {
 		u, err := url.Parse(endpointURL(ep))
 		if err != nil || u.Host == "" || u.Port() == "" || (u.Scheme != "http" && u.Scheme != "https") {
-			return fmt.Errorf("etcd-endpoints: %q is not accepted; use host:port or http(s)://[user:pass@]host:port", engine.RedactURL(ep))
+			return fmt.Errorf("%s: %q is not accepted; use host:port or http(s)://[user:pass@]host:port", name, engine.RedactURL(ep))
 		}
 		if seen[u.Host] {
-			return fmt.Errorf("etcd-endpoints: %s is listed twice", u.Host)
+			return fmt.Errorf("%s: %s is listed twice", name, u.Host)
 		}
 		seen[u.Host] = true
 	}

@@ -53,9 +53,10 @@ func (postgres) CanServe(s plan.Settings) error {
 // servers are a postgres cell's server: a local one (nil for an external
 // one) and the URL the lock client connects with.
 type servers struct {
-	local   *Server
-	replica *Server // a streaming replica of local (replicas: 1); nil without
-	url     string
+	local    *Server
+	replica  *Server // a streaming replica of local (replicas: 1); nil without
+	url      string
+	promoted bool // the replica is the primary now: one failover a cell
 }
 
 // Start starts the cell's local server, or takes an external one's URL
@@ -169,6 +170,10 @@ func (v *servers) Targets(_ plan.Cell, t *faults.Targets) []string {
 // Failover kills the primary's process group (its advisory locks go with
 // it) and promotes the replica, which has none of them.
 func (v *servers) Failover(ctx context.Context) (string, string, int, error) {
+	if v.promoted {
+		return "", "", 0, errors.New("postgres: a second failover: the replica is the primary already (one failover a cell)")
+	}
+	v.promoted = true
 	held, pid := len(v.local.holders()), v.local.Pid()
 	if err := v.local.Kill(); err != nil {
 		return "", "", 0, err

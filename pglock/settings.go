@@ -57,15 +57,17 @@ func (postgres) Check(s plan.Settings) error {
 		return fmt.Errorf("ttl: does not apply to topology postgres; an advisory lock has no lease, it holds until released or its connection ends (leave ttl unset)")
 	case s.Fencing:
 		return fmt.Errorf("fencing: an advisory lock has no token to fence with (topology postgres); leave fencing unset")
+	case s.External() && s.ServiceReplicas() > 0:
+		return fmt.Errorf("replicas: %d is not accepted with %s; a replica is started beside a local server only (an external one's are its own)", s.ServiceReplicas(), s.ServersName("postgres_url"))
 	case s.Workers > 5000:
 		return fmt.Errorf("workers: %d is not accepted with topology postgres; each is a connection (a server process): use at most 5000", s.Workers)
 	}
 	if len(s.Servers) > 1 {
-		return fmt.Errorf("postgres-url: %d servers are not accepted; give one server's URL", len(s.Servers))
+		return fmt.Errorf("%s: %d servers are not accepted; give one server's URL", s.ServersName("postgres_url"), len(s.Servers))
 	}
 	if u := serverURL(s); u != "" {
 		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "postgres" && pu.Scheme != "postgresql") || pu.Host == "" {
-			return fmt.Errorf("postgres-url: %q is not accepted; use postgres://user[:pass]@host:port/db", engine.RedactURL(u))
+			return fmt.Errorf("%s: %q is not accepted; use postgres://user[:pass]@host:port/db", s.ServersName("postgres_url"), engine.RedactURL(u))
 		}
 	}
 	return nil
@@ -83,8 +85,8 @@ func (postgres) CheckFault(where string, s plan.Settings, f plan.Fault) error {
 	return nil
 }
 
-// Members: one server.
-func (postgres) Members(plan.Settings) int { return 1 }
+// Members: the server, and its replica (master_index 1) if any.
+func (postgres) Members(s plan.Settings) int { return 1 + s.ServiceReplicas() }
 
 // Record: no persistence and no lease.
 func (postgres) Record(_ plan.Settings, out *results.Settings) {

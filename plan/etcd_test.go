@@ -76,9 +76,11 @@ func TestEtcdRefused(t *testing.T) {
 		{"wait_replicas 1", "wait-replicas", func(s *Settings) { s.WaitReplicas = 1 }},
 		{"net_latency 1ms", "net-latency", func(s *Settings) { s.NetLatency = Duration(time.Millisecond) }},
 		{"auto_extend", "auto-extend", func(s *Settings) { s.AutoExtend = true }},
-		{"endpoint bad scheme", "etcd-endpoints", func(s *Settings) { s.Servers = []string{"ftp://x:1"} }},
+		{"endpoint bad scheme", "etcd-endpoints", func(s *Settings) { s.Servers = []string{"ftp://x:1"}; s.MarkGiven("etcd_endpoints") }},
+		{"servers bad scheme", "servers", func(s *Settings) { s.Servers = []string{"ftp://x:1"} }},
 		{"endpoint listed twice", "etcd-endpoints", func(s *Settings) {
 			s.Servers = []string{"127.0.0.1:2379", "127.0.0.1:2379"}
+			s.MarkGiven("etcd_endpoints")
 		}},
 		{"topology redlock with endpoints", "etcd-endpoints", func(s *Settings) {
 			s.Topology, s.Servers = "redlock", []string{"127.0.0.1:2379"}

@@ -282,3 +282,12 @@ func (s Settings) ServiceReplicas() int {
 	}
 	return s.Replicas
 }
+
+// ServersName is how a message names the servers the user gave: by the
+// service's own name (own) when given so, else servers.
+func (s Settings) ServersName(own string) string {
+	if s.IsGiven(own) {
+		return FlagName(own)
+	}
+	return "servers"
+}

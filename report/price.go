@@ -217,7 +217,7 @@ func (r PriceRow) shortText() string {
 		return fmt.Sprintf("replicated R=%d\nWAIT %d", r.Replicas, r.WaitReplicas)
 	case r.Topology == "replicated":
 		return fmt.Sprintf("replicated\nWAIT %d", r.WaitReplicas)
-	case r.Server != "" && r.Masters > 1:
+	case r.Server != "":
 		return fmt.Sprintf("%s N=%d\n%s", r.Topology, r.Masters, r.Persistence)
 	}
 	return r.Topology

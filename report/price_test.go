@@ -143,7 +143,7 @@ func TestPriceRowServiceServers(t *testing.T) {
 		servers, bar string
 	}{
 		{PriceRow{Topology: "etcd", Masters: 3, Server: "member", Persistence: "fsync"}, "3 members", "etcd N=3\nfsync"},
-		{PriceRow{Topology: "postgres", Masters: 1, Server: "server", Persistence: "not applicable"}, "1 server", "postgres"},
+		{PriceRow{Topology: "postgres", Masters: 1, Server: "server", Persistence: "not applicable"}, "1 server", "postgres N=1\nnot applicable"},
 		{PriceRow{Topology: "single", Masters: 1}, "1 master", "single"},
 	} {
 		if got := tc.row.ServersText(); got != tc.servers {

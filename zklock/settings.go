@@ -58,7 +58,7 @@ func (zookeeper) Check(s plan.Settings) error {
 	case !s.External() && (members(s) < 1 || members(s) > 7):
 		return fmt.Errorf("local: %d is not accepted with topology zookeeper; use 1..7 local servers", s.Local)
 	case s.External() && p != "":
-		return fmt.Errorf("persistence: %q is not accepted with zookeeper-servers; an external ensemble keeps its own forceSync (leave it unset)", p)
+		return fmt.Errorf("persistence: %q is not accepted with %s; an external ensemble keeps its own forceSync (leave it unset)", p, s.ServersName("zookeeper_servers"))
 	case p != "" && p != Fsync && p != NoFsync:
 		return fmt.Errorf("persistence: %q is not accepted with topology zookeeper; use fsync (forceSync=yes, its default) or no-fsync (forceSync=no)", p)
 	case lat < 0 || lat%time.Millisecond != 0 || lat > 10*time.Second || lat != 0 && (s.External() || members(s) < 2):
@@ -66,7 +66,7 @@ func (zookeeper) Check(s plan.Settings) error {
 	case ttl%time.Millisecond != 0 || ttl < minTTL || ttl > maxTTL:
 		return fmt.Errorf("ttl: %v is not accepted with topology zookeeper; it is the session timeout, whole milliseconds from %v to %v", s.TTL, minTTL, maxTTL)
 	}
-	return checkServers(s.Servers)
+	return checkServers(s.ServersName("zookeeper_servers"), s.Servers)
 }
 
 // CheckFault: crash, pause and the network faults; a fake clock is not
@@ -101,14 +101,14 @@ func (zookeeper) Describe(s plan.Settings) string {
 }
 
 // checkServers: each server host:port, once.
-func checkServers(addrs []string) error {
+func checkServers(name string, addrs []string) error {
 	seen := map[string]bool{}
 	for _, a := range addrs {
 		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
-			return fmt.Errorf("zookeeper-servers: %q is not accepted; use host:port (comma-separated)", engine.RedactURL(a))
+			return fmt.Errorf("%s: %q is not accepted; use host:port (comma-separated)", name, engine.RedactURL(a))
 		}
 		if seen[a] {
-			return fmt.Errorf("zookeeper-servers: %s is listed twice", a)
+			return fmt.Errorf("%s: %s is listed twice", name, a)
 		}
 		seen[a] = true
 	}
