@@ -293,9 +293,17 @@ func dir(key string) string { return Root + "/" + strings.ReplaceAll(key, "/", "
 
 // enter creates the caller's ephemeral sequential znode in key's
 // container (protected: a create whose reply was lost is found by its
-// guid), making the container on the key's first use, as Curator does.
+// guid), making the container on the key's first use by this locker
+// first: a create refused for want of it is a quorum write too (an error
+// transaction). One the server deleted since is made again when the
+// create is refused.
 func (l *Locker) enter(s *session, key string) (string, error) {
 	d := dir(key)
+	if _, ok := l.parents.Load(d); !ok {
+		if err := l.makeDir(s, d); err != nil {
+			return "", err
+		}
+	}
 	l.rpcs.Add(1)
 	p, err := s.conn.CreateProtectedEphemeralSequential(d+"/lock-", nil, zk.WorldACL(zk.PermAll))
 	if !errors.Is(err, zk.ErrNoNode) {
