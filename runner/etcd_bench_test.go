@@ -99,5 +99,6 @@ settings: {topology: etcd, etcd_endpoints: [%s], workers: %d, keys: %d, hold: 0s
 	if err != nil {
 		b.Fatal(err)
 	}
+	logCalls(b, out.Cells[0].Combined.Config)
 	return out.Cells[0].Combined.Throughput.CyclesPerSec
 }
