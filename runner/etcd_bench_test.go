@@ -15,7 +15,6 @@ import (
 	"go.uber.org/zap"
 
 	"lockbench/etcdlock"
-	"lockbench/plan"
 )
 
 // BenchmarkEtcdVsBare: lockbench's etcd cell against a bare loop of
@@ -36,7 +35,7 @@ func BenchmarkEtcdVsBare(b *testing.B) {
 	}
 	defer cl.Stop()
 	pairsOf(b, func() float64 { return bareEtcdLoop(b, cl.Endpoints(), contenders, keys, window) },
-		func() float64 { return lockbenchEtcdCell(b, cl.Endpoints(), contenders, keys, window) })
+		func() (float64, string) { return lockbenchEtcdCell(b, cl.Endpoints(), contenders, keys, window) })
 }
 
 // median of v; of an even count, the mean of the middle two.
@@ -79,26 +78,8 @@ func bareEtcdLoop(b *testing.B, eps []string, contenders, keys int, window time.
 }
 
 // lockbenchEtcdCell is one lockbench cell on the same cluster (external
-// endpoints), hold 0.
-func lockbenchEtcdCell(b *testing.B, eps []string, contenders, keys int, window time.Duration) float64 {
-	doc := fmt.Sprintf(`
-settings: {topology: etcd, etcd_endpoints: [%s], workers: %d, keys: %d, hold: 0s, ttl: 10s, duration: %s, warmup: 500ms, wait_strategy: queue}
-`, strings.Join(eps, ", "), contenders, keys, window)
-	sc, err := plan.Parse("bench.yaml", []byte(doc), false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cells, err := sc.Cells()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := Run(context.Background(), sc, cells, Options{Scenario: "bench"})
-	if err == nil {
-		err = out.Err
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	logCalls(b, out.Cells[0].Combined.Config)
-	return out.Cells[0].Combined.Throughput.CyclesPerSec
+// endpoints), hold 0: its cycles/s and calls per cycle.
+func lockbenchEtcdCell(b *testing.B, eps []string, contenders, keys int, window time.Duration) (float64, string) {
+	return lockbenchCell(b, fmt.Sprintf(`settings: {topology: etcd, etcd_endpoints: [%s], workers: %d, keys: %d, hold: 0s, ttl: 10s, duration: %s, warmup: 500ms, wait_strategy: queue}`,
+		strings.Join(eps, ", "), contenders, keys, window))
 }

@@ -45,9 +45,9 @@ func BenchmarkZookeeperVsBare(b *testing.B) {
 	// The JVMs' JIT warms up first on both loops' requests (a cell's
 	// containers too): not measured.
 	bareZookeeperLoop(b, cl.Servers(), contenders, keys, window)
-	lockbenchCell(b, doc)
+	_, _ = lockbenchCell(b, doc)
 	pairsOf(b, func() float64 { return bareZookeeperLoop(b, cl.Servers(), contenders, keys, window) },
-		func() float64 { return lockbenchCell(b, doc) })
+		func() (float64, string) { return lockbenchCell(b, doc) })
 }
 
 // BenchmarkPostgresVsBare: lockbench's postgres cell against a bare pgx
@@ -68,7 +68,7 @@ func BenchmarkPostgresVsBare(b *testing.B) {
 	doc := fmt.Sprintf(`settings: {topology: postgres, postgres_url: %q, workers: %d, keys: %d, hold: 0s, duration: %s, warmup: 500ms, wait_strategy: queue}`,
 		srv.URL(), contenders, keys, window)
 	pairsOf(b, func() float64 { return barePostgresLoop(b, srv.URL(), contenders, keys, window) },
-		func() float64 { return lockbenchCell(b, doc) })
+		func() (float64, string) { return lockbenchCell(b, doc) })
 }
 
 // pairs is how many bare/lockbench pairs a VsBare benchmark runs
@@ -89,23 +89,24 @@ func pairs(b *testing.B) int {
 // first alternating (a machine's drift then falls on both), and reports
 // the median of the pairs' ratios (ours/bare) with their range, beside
 // each side's median cycles/s.
-func pairsOf(b *testing.B, bare, ours func() float64) {
+func pairsOf(b *testing.B, bare func() float64, ours func() (float64, string)) {
 	n := pairs(b)
 	for range b.N {
 		var bs, ls, rs []float64
 		for i := range n {
 			var x, y float64
+			var calls string
 			first := "bare"
 			if i%2 == 0 {
 				x = bare()
-				y = ours()
+				y, calls = ours()
 			} else {
 				first = "lockbench"
-				y = ours()
+				y, calls = ours()
 				x = bare()
 			}
 			bs, ls, rs = append(bs, x), append(ls, y), append(rs, y/x)
-			b.Logf("pair %d (%s first): bare %.0f cycles/s, lockbench %.0f cycles/s, ratio %.3f", i+1, first, x, y, y/x)
+			b.Logf("pair %d (%s first): bare %.0f cycles/s, lockbench %.0f cycles/s (%s), ratio %.3f", i+1, first, x, y, calls, y/x)
 		}
 		b.Logf("ratio median %.3f, range %.3f-%.3f over %d pairs", median(rs), slices.Min(rs), slices.Max(rs), n)
 		b.ReportMetric(median(bs), "bare_cycles/s")
@@ -188,8 +189,9 @@ func barePostgresLoop(b *testing.B, url string, contenders, keys int, window tim
 	})
 }
 
-// lockbenchCell is one lockbench benchmark cell of doc; its cycles/s.
-func lockbenchCell(b *testing.B, doc string) float64 {
+// lockbenchCell is one lockbench benchmark cell of doc: its cycles/s and
+// the service calls per cycle it recorded.
+func lockbenchCell(b *testing.B, doc string) (float64, string) {
 	sc, err := plan.Parse("bench.yaml", []byte(doc), false)
 	if err != nil {
 		b.Fatal(err)
@@ -205,22 +207,24 @@ func lockbenchCell(b *testing.B, doc string) float64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	logCalls(b, out.Cells[0].Combined.Config)
-	return out.Cells[0].Combined.Throughput.CyclesPerSec
+	run := out.Cells[0].Combined
+	return run.Throughput.CyclesPerSec, callsOf(run.Config)
 }
 
-// logCalls logs the service calls per cycle the cell recorded: the bare
-// loop's own are known (3 a cycle on zookeeper once a key's parents stand:
-// create, children, delete; 2 on etcd and postgres).
-func logCalls(b *testing.B, c *results.CellConfig) {
+// callsOf is the service calls per cycle a cell recorded; the bare
+// loop's are known (on zookeeper 3 once a key's parents stand: create,
+// children, delete; 2 on postgres; on etcd a Txn and a Delete, with a Get
+// when it waits).
+func callsOf(c *results.CellConfig) string {
 	switch {
 	case c.Zookeeper != nil:
-		b.Logf("lockbench: %.2f zookeeper requests per cycle", c.Zookeeper.RPCsPerCycle)
+		return fmt.Sprintf("%.2f requests/cycle", c.Zookeeper.RPCsPerCycle)
 	case c.Etcd != nil:
-		b.Logf("lockbench: %.2f etcd calls per cycle", c.Etcd.RPCsPerCycle)
+		return fmt.Sprintf("%.2f calls/cycle", c.Etcd.RPCsPerCycle)
 	case c.Postgres != nil:
-		b.Logf("lockbench: %.2f postgres calls per cycle", c.Postgres.CallsPerCycle)
+		return fmt.Sprintf("%.2f calls/cycle", c.Postgres.CallsPerCycle)
 	}
+	return "calls not recorded"
 }
 
 type nopLogger struct{}
