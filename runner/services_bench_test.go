@@ -98,12 +98,12 @@ func pairsOf(b *testing.B, bare func() float64, ours func() (float64, string)) {
 			var calls string
 			first := "bare"
 			if i%2 == 0 {
-				x = bare()
-				y, calls = ours()
+				x = settled(bare)
+				y, calls = settled2(ours)
 			} else {
 				first = "lockbench"
-				y, calls = ours()
-				x = bare()
+				y, calls = settled2(ours)
+				x = settled(bare)
 			}
 			bs, ls, rs = append(bs, x), append(ls, y), append(rs, y/x)
 			b.Logf("pair %d (%s first): bare %.0f cycles/s, lockbench %.0f cycles/s (%s), ratio %.3f", i+1, first, x, y, calls, y/x)
@@ -116,6 +116,15 @@ func pairsOf(b *testing.B, bare func() float64, ours func() (float64, string)) {
 		b.ReportMetric(slices.Max(rs), "ratio_max")
 	}
 }
+
+// settle is the pause before each measured run: a run straight after
+// another would start in its servers' clean-up (a session's close, a
+// collector's pass) where one after a cell's set-up would not.
+const settle = 2 * time.Second
+
+func settled(f func() float64) float64 { time.Sleep(settle); return f() }
+
+func settled2(f func() (float64, string)) (float64, string) { time.Sleep(settle); return f() }
 
 // bareWarmup is the bare loops' unmeasured lead-in, the cells' warmup:
 // both make their keys' parents and connections hot before counting.
