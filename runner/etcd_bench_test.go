@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
 
+	"lockbench/bench"
 	"lockbench/etcdlock"
 )
 
@@ -34,8 +35,9 @@ func BenchmarkEtcdVsBare(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cl.Stop()
-	pairsOf(b, func() float64 { return bareEtcdLoop(b, cl.Endpoints(), contenders, keys, window) },
-		func() (float64, string) { return lockbenchEtcdCell(b, cl.Endpoints(), contenders, keys, window) })
+	members := func() []time.Duration { return bench.ProcessCPU(cl.Pids(), false) }
+	pairsOf(b, func() side { return bareEtcdLoop(b, cl.Endpoints(), members, contenders, keys, window) },
+		func() side { return lockbenchEtcdCell(b, cl.Endpoints(), members, contenders, keys, window) })
 }
 
 // median of v; of an even count, the mean of the middle two.
@@ -50,7 +52,7 @@ func median(v []float64) float64 {
 
 // bareEtcdLoop is the loop a user writes: a session per goroutine, Lock,
 // read the token, Unlock.
-func bareEtcdLoop(b *testing.B, eps []string, contenders, keys int, window time.Duration) float64 {
+func bareEtcdLoop(b *testing.B, eps []string, cpu func() []time.Duration, contenders, keys int, window time.Duration) side {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, Logger: zap.NewNop()})
 	if err != nil {
 		b.Fatal(err)
@@ -67,7 +69,7 @@ func bareEtcdLoop(b *testing.B, eps []string, contenders, keys int, window time.
 		defer s.Close()
 		sessions = append(sessions, s)
 	}
-	return loopFor(b, contenders, window, func(i int) error {
+	return loopFor(b, cpu, contenders, window, func(i int) error {
 		m := concurrency.NewMutex(sessions[i], prefix+fmt.Sprint(rand.IntN(keys)))
 		if err := m.Lock(context.Background()); err != nil {
 			return err
@@ -78,8 +80,8 @@ func bareEtcdLoop(b *testing.B, eps []string, contenders, keys int, window time.
 }
 
 // lockbenchEtcdCell is one lockbench cell on the same cluster (external
-// endpoints), hold 0: its cycles/s and calls per cycle.
-func lockbenchEtcdCell(b *testing.B, eps []string, contenders, keys int, window time.Duration) (float64, string) {
+// endpoints), hold 0.
+func lockbenchEtcdCell(b *testing.B, eps []string, cpu func() []time.Duration, contenders, keys int, window time.Duration) side {
 	return lockbenchCell(b, fmt.Sprintf(`settings: {topology: etcd, etcd_endpoints: [%s], workers: %d, keys: %d, hold: 0s, ttl: 10s, duration: %s, warmup: 500ms, wait_strategy: queue}`,
-		strings.Join(eps, ", "), contenders, keys, window))
+		strings.Join(eps, ", "), contenders, keys, window), cpu)
 }
