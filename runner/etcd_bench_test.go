@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,19 +14,19 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
 
+	"lockbench/bench"
 	"lockbench/etcdlock"
-	"lockbench/plan"
 )
 
 // BenchmarkEtcdVsBare: lockbench's etcd cell against a bare loop of
 // concurrency.Mutex Lock/Unlock as a user writes it (one Session per
 // contender, the lock's revision read as its token), same cluster, same
-// contenders and keys, interleaved; the ratio of their lock cycles/s is the
-// figure (lockbench must not be what limits etcd).
+// contenders and keys, interleaved pairs; the ratio of their lock cycles/s
+// is the figure (lockbench must not be what limits etcd).
 //
 //	LOCKBENCH_REQUIRE_REDIS=1 go test -run '^$' -bench EtcdVsBare -benchtime 1x ./runner
 func BenchmarkEtcdVsBare(b *testing.B) {
-	const contenders, keys, window, pairs = 16, 1000, 4 * time.Second, 3
+	const contenders, keys, window = 16, 1000, 4 * time.Second
 	if _, ok := etcdlock.ServerPath(); !ok {
 		b.Skip("etcd not installed")
 	}
@@ -36,36 +35,31 @@ func BenchmarkEtcdVsBare(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cl.Stop()
-	for range b.N {
-		var bare, ours []float64
-		for range pairs {
-			bare = append(bare, bareEtcdLoop(b, cl.Endpoints(), contenders, keys, window))
-			ours = append(ours, lockbenchEtcdCell(b, cl.Endpoints(), contenders, keys, window))
-		}
-		mb, mo := median(bare), median(ours)
-		b.Logf("bare %v cycles/s, lockbench %v cycles/s", bare, ours)
-		b.ReportMetric(mb, "bare_cycles/s")
-		b.ReportMetric(mo, "lockbench_cycles/s")
-		b.ReportMetric(mo/mb, "ratio")
-	}
+	members := func() []time.Duration { return bench.ProcessCPU(cl.Pids(), false) }
+	pairsOf(b, func() side { return bareEtcdLoop(b, cl.Endpoints(), members, contenders, keys, window) },
+		func() side { return lockbenchEtcdCell(b, cl.Endpoints(), members, contenders, keys, window) })
 }
 
+// median of v; of an even count, the mean of the middle two.
 func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
 	return s[len(s)/2]
 }
 
 // bareEtcdLoop is the loop a user writes: a session per goroutine, Lock,
 // read the token, Unlock.
-func bareEtcdLoop(b *testing.B, eps []string, contenders, keys int, window time.Duration) float64 {
+func bareEtcdLoop(b *testing.B, eps []string, cpu func() []time.Duration, contenders, keys int, window time.Duration) side {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, Logger: zap.NewNop()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer cli.Close()
 	prefix := fmt.Sprintf("bare:%d:", rand.Int())
-	var cycles, tokens atomic.Int64
+	var tokens atomic.Int64
 	var sessions []*concurrency.Session
 	for range contenders { // before the window, as lockbench's are
 		s, err := concurrency.NewSession(cli, concurrency.WithTTL(10))
@@ -75,49 +69,19 @@ func bareEtcdLoop(b *testing.B, eps []string, contenders, keys int, window time.
 		defer s.Close()
 		sessions = append(sessions, s)
 	}
-	deadline := time.Now().Add(window)
-	var wg sync.WaitGroup
-	for _, s := range sessions {
-		wg.Go(func() {
-			for time.Now().Before(deadline) {
-				m := concurrency.NewMutex(s, prefix+fmt.Sprint(rand.IntN(keys)))
-				if err := m.Lock(context.Background()); err != nil {
-					b.Error(err)
-					return
-				}
-				tokens.Add(m.Header().Revision)
-				if err := m.Unlock(context.Background()); err != nil {
-					b.Error(err)
-					return
-				}
-				cycles.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	return float64(cycles.Load()) / window.Seconds()
+	return loopFor(b, cpu, contenders, window, func(i int) error {
+		m := concurrency.NewMutex(sessions[i], prefix+fmt.Sprint(rand.IntN(keys)))
+		if err := m.Lock(context.Background()); err != nil {
+			return err
+		}
+		tokens.Add(m.Header().Revision)
+		return m.Unlock(context.Background())
+	})
 }
 
 // lockbenchEtcdCell is one lockbench cell on the same cluster (external
 // endpoints), hold 0.
-func lockbenchEtcdCell(b *testing.B, eps []string, contenders, keys int, window time.Duration) float64 {
-	doc := fmt.Sprintf(`
-settings: {topology: etcd, etcd_endpoints: [%s], workers: %d, keys: %d, hold: 0s, ttl: 10s, duration: %s, warmup: 500ms, wait_strategy: queue}
-`, strings.Join(eps, ", "), contenders, keys, window)
-	sc, err := plan.Parse("bench.yaml", []byte(doc), false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cells, err := sc.Cells()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := Run(context.Background(), sc, cells, Options{Scenario: "bench"})
-	if err == nil {
-		err = out.Err
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	return out.Cells[0].Combined.Throughput.CyclesPerSec
+func lockbenchEtcdCell(b *testing.B, eps []string, cpu func() []time.Duration, contenders, keys int, window time.Duration) side {
+	return lockbenchCell(b, fmt.Sprintf(`settings: {topology: etcd, etcd_endpoints: [%s], workers: %d, keys: %d, hold: 0s, ttl: 10s, duration: %s, warmup: 500ms, wait_strategy: queue}`,
+		strings.Join(eps, ", "), contenders, keys, window), cpu)
 }

@@ -29,7 +29,16 @@ const StrategyQueue = "queue"
 var WaitStrategies = []string{StrategyQueue, engine.StrategyRetry, engine.StrategyBackoff, engine.StrategySpin}
 
 // FenceSource says where a ZooKeeper lock's fencing token comes from.
-const FenceSource = "zookeeper: the holder znode's czxid (one Exists after the create)"
+//
+// The token is the key container's pzxid (the zxid of the last change to
+// its children) in the Children reply that found the holder first, so no
+// call of its own. It grows with each grant: that reply's state still
+// holds the previous holder's znode or lies after its delete, whose zxid
+// moves the pzxid past the previous token; a recreated container starts
+// at its own, later, zxid. The znode's sequence number alone would not
+// do: it restarts at 0 in a recreated container (the server deletes an
+// empty one, and Close does).
+const FenceSource = "zookeeper: the key container's pzxid in the Children reply that granted the lock (no extra call)"
 
 // Root is the znode under which lockbench's locks live: one container
 // per key, the contenders' ephemeral sequential znodes inside it.
@@ -239,38 +248,28 @@ func (l *Locker) Acquire(ctx context.Context, key string) (*lock.Lock, lock.Resu
 		return nil, lock.Result{Attempts: 1, Elapsed: time.Since(start), Err: ctx.Err()}
 	}
 	var path string
+	var fence int64
 	var res lock.Result
 	if l.cfg.Strategy == StrategyQueue {
-		path, res = l.queue(ctx, s, key)
+		path, fence, res = l.queue(ctx, s, key)
 	} else {
 		var lk *lock.Lock
 		lk, res = l.cfg.Retry.Acquire(ctx, func(ctx context.Context) (*lock.Lock, lock.Result) { return l.tryOnce(ctx, s, key) })
 		if lk != nil {
-			path = lk.Token
+			path, fence = lk.Token, lk.Fence
 		}
 	}
 	res.Elapsed = time.Since(start)
+	if res.Acquired && isClosed(s.lost) { // an expiry during this Acquire: granted to a dead session
+		l.remove(s, path)
+		res.Acquired = false
+	}
 	if !res.Acquired {
 		l.giveBack(s)
 		return nil, res
 	}
-	return l.granted0(s, key, path, start, res)
-}
-
-// granted0 reads the holder znode's czxid, the lock's fencing token: a
-// lock whose token cannot be read is released and counts as not taken.
-func (l *Locker) granted0(s *session, key, path string, start time.Time, res lock.Result) (*lock.Lock, lock.Result) {
-	l.rpcs.Add(1)
-	res.Sent++
-	ok, st, err := s.conn.Exists(path)
-	if err != nil || !ok || isClosed(s.lost) { // an expiry during this Acquire: granted to a dead session
-		l.remove(s, path)
-		l.giveBack(s)
-		res.Acquired = false
-		return nil, res
-	}
 	return &lock.Lock{Key: key, Token: path, Start: start, ValidUntil: start.Add(noValidity),
-		Handle: held{s, path}, Fence: st.Czxid, Lost: s.lost}, res
+		Handle: held{s, path}, Fence: fence, Lost: s.lost}, res
 }
 
 func isClosed(ch <-chan struct{}) bool {
@@ -294,9 +293,17 @@ func dir(key string) string { return Root + "/" + strings.ReplaceAll(key, "/", "
 
 // enter creates the caller's ephemeral sequential znode in key's
 // container (protected: a create whose reply was lost is found by its
-// guid), making the container on the key's first use, as Curator does.
+// guid), making the container on the key's first use by this locker
+// first: a create refused for want of it is a quorum write too (an error
+// transaction). One the server deleted since is made again when the
+// create is refused.
 func (l *Locker) enter(s *session, key string) (string, error) {
 	d := dir(key)
+	if _, ok := l.parents.Load(d); !ok {
+		if err := l.makeDir(s, d); err != nil {
+			return "", err
+		}
+	}
 	l.rpcs.Add(1)
 	p, err := s.conn.CreateProtectedEphemeralSequential(d+"/lock-", nil, zk.WorldACL(zk.PermAll))
 	if !errors.Is(err, zk.ErrNoNode) {
@@ -345,24 +352,25 @@ func (l *Locker) makeRoot(s *session) error {
 }
 
 // predecessor is the znode just before path's in its container's queue
-// ("" when path is first: it holds the lock).
-func (l *Locker) predecessor(s *session, path string) (string, error) {
+// ("" when path is first: it holds the lock, and fence is its token, the
+// container's pzxid in that reply: see FenceSource).
+func (l *Locker) predecessor(s *session, path string) (pred string, fence int64, err error) {
 	d := path[:strings.LastIndexByte(path, '/')]
 	l.rpcs.Add(1)
-	kids, _, err := s.conn.Children(d)
+	kids, st, err := s.conn.Children(d)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	slices.SortFunc(kids, func(a, b string) int { return strings.Compare(seq(a), seq(b)) })
 	me := path[len(d)+1:]
 	i := slices.Index(kids, me)
 	switch {
 	case i < 0:
-		return "", zk.ErrNoNode // our znode is gone: its session expired
+		return "", 0, zk.ErrNoNode // our znode is gone: its session expired
 	case i == 0:
-		return "", nil
+		return "", st.Pzxid, nil
 	}
-	return d + "/" + kids[i-1], nil
+	return d + "/" + kids[i-1], 0, nil
 }
 
 // seq is a sequential znode's counter, the queue's order (the protected
@@ -371,7 +379,7 @@ func seq(name string) string { return name[max(0, len(name)-10):] }
 
 // queue waits in key's queue, watching its predecessor, at most the wait
 // time: a caller that waited that long gave up (the key was taken).
-func (l *Locker) queue(ctx context.Context, s *session, key string) (string, lock.Result) {
+func (l *Locker) queue(ctx context.Context, s *session, key string) (string, int64, lock.Result) {
 	wctx := ctx
 	if wt := l.cfg.Retry.WaitTime; wt > 0 {
 		var cancel context.CancelFunc
@@ -380,13 +388,14 @@ func (l *Locker) queue(ctx context.Context, s *session, key string) (string, loc
 	}
 	res := lock.Result{Attempts: 1, Sent: 1}
 	path, err := l.enter(s, key)
+	var fence int64
 	if err == nil {
-		err = l.waitTurn(wctx, s, path)
+		fence, err = l.waitTurn(wctx, s, path)
 	}
 	switch {
 	case err == nil:
 		res.Acquired = true
-		return path, res
+		return path, fence, res
 	case ctx.Err() != nil:
 		res.Err = ctx.Err()
 	case errors.Is(err, context.DeadlineExceeded):
@@ -397,15 +406,16 @@ func (l *Locker) queue(ctx context.Context, s *session, key string) (string, loc
 	} else if inDoubt(err) {
 		s.abandon() // a create whose outcome is unknown
 	}
-	return "", res
+	return "", 0, res
 }
 
-// waitTurn returns when path is first in its queue, or the wait ended.
-func (l *Locker) waitTurn(ctx context.Context, s *session, path string) error {
+// waitTurn returns the lock's fence when path is first in its queue, or
+// the wait ended.
+func (l *Locker) waitTurn(ctx context.Context, s *session, path string) (int64, error) {
 	for {
-		pred, err := l.predecessor(s, path)
+		pred, fence, err := l.predecessor(s, path)
 		if err != nil || pred == "" {
-			return err
+			return fence, err
 		}
 		l.rpcs.Add(1)
 		// GetW sets a watch only on a znode that exists (ExistsW would
@@ -415,14 +425,14 @@ func (l *Locker) waitTurn(ctx context.Context, s *session, path string) error {
 			continue
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 		select {
 		case <-ch:
 		case <-s.lost:
-			return zk.ErrSessionExpired
+			return 0, zk.ErrSessionExpired
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 	}
 }
@@ -440,10 +450,10 @@ func (l *Locker) tryOnce(ctx context.Context, s *session, key string) (*lock.Loc
 		}
 		return nil, lock.Result{Sent: 1, Err: ctx.Err()}
 	}
-	pred, err := l.predecessor(s, path)
+	pred, fence, err := l.predecessor(s, path)
 	switch {
 	case err == nil && pred == "": // the retry loop stops at a lock: Acquire makes the real one
-		return &lock.Lock{Token: path}, lock.Result{Acquired: true, Sent: 2}
+		return &lock.Lock{Token: path, Fence: fence}, lock.Result{Acquired: true, Sent: 2}
 	case err == nil:
 		l.remove(s, path)
 		return nil, lock.Result{Taken: true, Sent: 3}

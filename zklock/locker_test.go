@@ -3,6 +3,7 @@ package zklock_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,7 +45,7 @@ func newZKLocker(t *testing.T, c *zklock.Cluster, ttl time.Duration, strategy st
 }
 
 // TestLockerExcludesAndCleansUp: contenders on one key never overlap, in
-// the queue and by retries; tokens (czxids) grow with each grant; Close
+// the queue and by retries; fencing tokens grow with each grant; Close
 // leaves no znode under lockbench's root.
 func TestLockerExcludesAndCleansUp(t *testing.T) {
 	c := startEnsemble(t, 1, 2*time.Second)
@@ -210,4 +211,65 @@ func TestLockerNamesConnectionLimit(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "maxClientCnxns") || !strings.Contains(err.Error(), "after 3 were") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err = %v; want one line naming maxClientCnxns after 3 sessions", err)
 	}
+}
+
+// TestFenceGrowsAcrossContainers: a key's token grows past its
+// container's deletion and recreation (the server deletes an empty one,
+// and so does a locker's Close), where the znode's sequence number starts
+// again at 0, and past a holder whose session ended without a release.
+func TestFenceGrowsAcrossContainers(t *testing.T) {
+	c := startEnsemble(t, 1, 2*time.Second)
+	conn := dial(t, c)
+	for _, strategy := range []string{zklock.StrategyQueue, engine.StrategyRetry} {
+		t.Run(strategy, func(t *testing.T) {
+			key := "t:" + strategy + ":again"
+			l := newZKLocker(t, c, 2*time.Second, strategy, 1)
+			var last int64
+			var lastSeq int
+			grant := func(l *zklock.Locker, why string) {
+				t.Helper()
+				lk, res := l.Acquire(context.Background(), key)
+				if !res.Acquired {
+					t.Fatalf("%s: not acquired: %+v", why, res)
+				}
+				if lk.Fence <= last {
+					t.Fatalf("%s: fence %d after %d: not increasing", why, lk.Fence, last)
+				}
+				last, lastSeq = lk.Fence, seqOf(t, lk.Token)
+				if r := l.Release(context.Background(), lk); !r.OK {
+					t.Fatalf("%s: release failed", why)
+				}
+			}
+			for range 3 {
+				grant(l, "same container")
+			}
+			before := lastSeq
+			if err := conn.Delete(zklock.Root+"/"+key, -1); err != nil { // as the server deletes an empty container
+				t.Fatal(err)
+			}
+			grant(l, "recreated container")
+			if lastSeq >= before {
+				t.Fatalf("sequence %d after %d in a recreated container: want it restarted (else this test shows nothing)", lastSeq, before)
+			}
+			lk, res := l.Acquire(context.Background(), key)
+			if !res.Acquired {
+				t.Fatal("not acquired before Close")
+			}
+			last = lk.Fence
+			l.Close() // ends the holder's session with the lock held
+			next := newZKLocker(t, c, 2*time.Second, strategy, 1)
+			defer next.Close()
+			grant(next, "after a holder's session ended")
+		})
+	}
+}
+
+// seqOf is a lock znode's sequence number (its path's last 10 digits).
+func seqOf(t *testing.T, path string) int {
+	t.Helper()
+	n, err := strconv.Atoi(path[len(path)-10:])
+	if err != nil {
+		t.Fatalf("lock znode %s: %v", path, err)
+	}
+	return n
 }
