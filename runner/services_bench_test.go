@@ -313,15 +313,10 @@ func lockbenchCell(b *testing.B, doc string, servers func() []time.Duration) sid
 // children, delete; 2 on postgres; on etcd a Txn and a Delete, with a Get
 // when it waits).
 func callsOf(c *results.CellConfig) string {
-	switch {
-	case c.Zookeeper != nil:
-		return fmt.Sprintf("%.2f requests/cycle", c.Zookeeper.RPCsPerCycle)
-	case c.Etcd != nil:
-		return fmt.Sprintf("%.2f calls/cycle", c.Etcd.RPCsPerCycle)
-	case c.Postgres != nil:
-		return fmt.Sprintf("%.2f calls/cycle", c.Postgres.CallsPerCycle)
+	if c == nil || c.Service == nil {
+		return "calls not recorded"
 	}
-	return "calls not recorded"
+	return fmt.Sprintf("%.2f %s/cycle", c.Service.CallsPerCycle, c.Service.Calls)
 }
 
 type nopLogger struct{}
