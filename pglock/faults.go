@@ -13,13 +13,13 @@ import (
 	"lockbench/internal/proc"
 )
 
-// The server as a fault's target: a crash kills its whole process group
-// (the postmaster and every backend: never the postmaster alone, which
-// would leave backends serving on shared memory), a pause stops the group,
+// The server as a fault's target: a crash kills the postmaster and every
+// process under it (never the postmaster alone, which would leave backends
+// serving on shared memory a moment), a pause stops them all,
 // and a killed backend is pg_terminate_backend of the sessions that hold
 // advisory locks.
 
-// Kill is a crash: SIGKILL to the server's process group, reaped.
+// Kill is a crash: SIGKILL to the postmaster and its backends, reaped.
 func (s *Server) Kill() error {
 	if !s.proc.Running() {
 		return errors.New("postgres: not running")
@@ -72,7 +72,8 @@ func (s *Server) Restart(ctx context.Context) error {
 	}
 }
 
-// Pause stops the server's process group (SIGSTOP): every session waits.
+// Pause stops the postmaster and its backends (SIGSTOP): every session
+// waits.
 func (s *Server) Pause() error { return s.proc.Pause() }
 
 // Resume continues a paused server.

@@ -109,6 +109,56 @@ func TestStopAndRefusals(t *testing.T) {
 	}
 }
 
+// A crash kills the backends with the postmaster, and a pause stops them:
+// each backend calls setsid, so the postmaster's process group is itself
+// alone, and a backend left running serves its sessions (and grants
+// queued locks) on the old shared memory until it sees the postmaster
+// gone.
+func TestCrashAndPauseReachTheBackends(t *testing.T) {
+	s := startServer(t)
+	l, err := pglock.New(context.Background(), pglock.Config{URL: s.URL(), Strategy: pglock.StrategyQueue, Conns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if lock, _ := l.Acquire(context.Background(), "k"); lock == nil {
+		t.Fatal("no lock")
+	}
+	pid := s.Pid()
+	backends := childrenOf(pid)
+	if len(backends) < 2 {
+		t.Fatalf("%d processes under postmaster %d: want its backends", len(backends), pid)
+	}
+	if err := s.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range backends {
+		if st := stateOf(b); st != 'T' {
+			t.Errorf("pid %d in state %c after Pause, want T (stopped)", b, st)
+		}
+	}
+	if err := s.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range append(backends, pid) {
+		if st := stateOf(b); st != 0 && st != 'Z' {
+			t.Errorf("pid %d in state %c once Kill returned, want gone", b, st)
+		}
+	}
+}
+
+// stateOf is pid's state letter in /proc (0: gone).
+func stateOf(pid int) byte {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	return strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))[0][0]
+}
+
 // childrenOf lists the processes whose parent is pid.
 func childrenOf(pid int) []int {
 	var out []int

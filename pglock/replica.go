@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"lockbench/internal/ports"
-	"lockbench/internal/proc"
 )
 
 // A primary with a streaming replica: the replica is a base backup of the
@@ -29,8 +28,7 @@ func (s *Server) StartReplica(ctx context.Context) (*Server, error) {
 		return nil, err
 	}
 	r := &Server{dir: dir, data: filepath.Join(dir, "data"), bin: s.bin, cred: s.cred, maxConns: s.maxConns}
-	r.proc = proc.New(proc.Options{Name: "postgres replica", Spawn: r.command, Output: filepath.Join(dir, "postgres.log"),
-		Group: true, StopSignals: []syscall.Signal{syscall.SIGINT, syscall.SIGQUIT}, Grace: stopGrace})
+	r.proc = r.process("postgres replica")
 	if err := r.startReplica(ctx, s); err != nil {
 		return nil, errors.Join(err, r.Stop())
 	}

@@ -81,11 +81,7 @@ func StartLocal(ctx context.Context, opt Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{dir: dir, data: filepath.Join(dir, "data")}
-	// Group: a pause stops, and a crash kills, the postmaster's backends
-	// with it (see faults.go); Stop's fast, then immediate, shutdown goes
-	// to the postmaster, which ends its backends itself.
-	s.proc = proc.New(proc.Options{Name: "postgres", Spawn: s.command, Output: filepath.Join(dir, "postgres.log"),
-		Group: true, StopSignals: []syscall.Signal{syscall.SIGINT, syscall.SIGQUIT}, Grace: stopGrace})
+	s.proc = s.process("postgres")
 	if err := s.start(ctx, bin, cred, uid, gid, opt); err != nil {
 		return nil, errors.Join(err, s.Stop())
 	}
@@ -133,6 +129,14 @@ func (s *Server) start(ctx context.Context, bin string, cred *syscall.Credential
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// process is the postmaster's. Tree: a pause stops, and a crash kills,
+// its backends with it (see faults.go); Stop's fast, then immediate,
+// shutdown goes to the postmaster, which ends its backends itself.
+func (s *Server) process(name string) *proc.Process {
+	return proc.New(proc.Options{Name: name, Spawn: s.command, Output: filepath.Join(s.dir, "postgres.log"),
+		Tree: true, StopSignals: []syscall.Signal{syscall.SIGINT, syscall.SIGQUIT}, Grace: stopGrace})
 }
 
 // command is the postmaster itself (its pid is the one lockbench holds,

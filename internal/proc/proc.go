@@ -46,10 +46,11 @@ type Options struct {
 	// Output, if set, is the file the run's stdout and stderr are appended
 	// to; else they are discarded.
 	Output string
-	// Group makes Pause, Resume and Kill signal the run's process group,
-	// not its pid alone: a postmaster's backends must stop, go on and die
-	// with it (killed alone, it would leave them serving on shared memory).
-	Group bool
+	// Tree makes Pause, Resume and Kill signal every process under the
+	// run too, not its pid alone: a postmaster's backends must stop, go on
+	// and die with it (killed alone, it would leave them serving on shared
+	// memory a moment). Not its process group: each backend has its own.
+	Tree bool
 	// StopSignals are Stop's graceful signals, sent to the pid in turn,
 	// each given Grace to end the run; SIGKILL follows the last. Nil:
 	// SIGTERM.

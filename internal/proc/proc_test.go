@@ -154,28 +154,36 @@ func TestPauseResume(t *testing.T) {
 	}
 }
 
-// With Group, Pause stops and Kill ends the run's children too (a
-// postmaster's backends); without it, only the run's own pid.
-func TestGroup(t *testing.T) {
-	for _, group := range []bool{true, false} {
-		t.Run(fmt.Sprintf("group=%v", group), func(t *testing.T) {
+// With Tree, Pause stops and Kill ends the processes under the run too,
+// also one in a session of its own (a postmaster's backends each call
+// setsid); without it, only the run's own pid.
+func TestTree(t *testing.T) {
+	for _, tree := range []bool{true, false} {
+		t.Run(fmt.Sprintf("tree=%v", tree), func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "child")
-			p := procTestShell(t, Options{Group: group}, "sleep 100 & echo $! > "+file+"; wait")
+			p := procTestShell(t, Options{Tree: tree}, "setsid sleep 100 & echo $! > "+file+"; wait")
 			procTestStart(t, p)
 			child := procTestReadPid(t, file)
 			t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
 			if err := p.Pause(); err != nil {
 				t.Fatal(err)
 			}
-			WaitState(child, group, time.Second)
-			if stopped := procTestState(child) == 'T'; stopped != group {
-				t.Errorf("child stopped %v after Pause, want %v", stopped, group)
+			WaitState(child, tree, time.Second)
+			if stopped := procTestState(child) == 'T'; stopped != tree {
+				t.Errorf("child stopped %v after Pause, want %v", stopped, tree)
+			}
+			if err := p.Resume(); err != nil {
+				t.Fatal(err)
+			}
+			WaitState(child, false, time.Second)
+			if st := procTestState(child); st == 'T' {
+				t.Errorf("child still stopped after Resume")
 			}
 			if err := p.Kill(); err != nil {
 				t.Fatal(err)
 			}
-			if gone := procTestGone(child); gone != group {
-				t.Errorf("child gone %v after Kill, want %v", gone, group)
+			if gone := procTestGone(child); gone != tree {
+				t.Errorf("child gone %v after Kill, want %v", gone, tree)
 			}
 		})
 	}
