@@ -20,37 +20,6 @@ import (
 	"lockbench/runner"
 )
 
-// A design is a lock as a user would deploy it: its settings over the
-// matrix's shared work; fixedTTL: its lock expires at its TTL whatever the
-// holder does (Redis'), where a session's keeps itself alive.
-type design struct {
-	name, settings string
-	fixedTTL       bool
-}
-
-// designs are the locks lockbench choose weighs, each on its own servers
-// (a setting "unset" leaves the shared work's out: an advisory lock has
-// no lease).
-var designs = []design{
-	{"redlock-5-mux", "topology: redlock, local: 5, persistence: none, mode: multiplexed", true},
-	{"redlock-5-seq", "topology: redlock, local: 5, persistence: none, mode: sequential", true},
-	{"single", "topology: single, local: 1, persistence: none", true},
-	{"single-aof-always", "topology: single, local: 1, persistence: aof-always", true},
-	{"replicated-wait0", "topology: replicated, replicas: 2, sentinels: 3, wait_replicas: 0, persistence: none", true},
-	{"replicated-wait1", "topology: replicated, replicas: 2, sentinels: 3, wait_replicas: 1, persistence: none", true},
-	{"replicated-wait2", "topology: replicated, replicas: 2, sentinels: 3, wait_replicas: 2, persistence: none", true},
-	{"etcd", "topology: etcd, local: 3, persistence: fsync, wait_strategy: queue", false},
-	{"etcd-no-fsync", "topology: etcd, local: 3, persistence: no-fsync, wait_strategy: queue", false},
-	{"etcd-fencing", "topology: etcd, local: 3, persistence: fsync, wait_strategy: queue, fencing: true", false},
-	{"zookeeper", "topology: zookeeper, local: 3, persistence: fsync, wait_strategy: queue", false},
-	{"zookeeper-no-fsync", "topology: zookeeper, local: 3, persistence: no-fsync, wait_strategy: queue", false},
-	{"zookeeper-fencing", "topology: zookeeper, local: 3, persistence: fsync, wait_strategy: queue, fencing: true", false},
-	{"postgres", "topology: postgres, wait_strategy: queue, ttl: unset", false},
-	{"postgres-guarded", "topology: postgres, wait_strategy: queue, guarded_write: true, ttl: unset", false},
-	{"postgres-replica", "topology: postgres, replicas: 1, wait_strategy: queue, ttl: unset", false},
-	{"postgres-replica-guarded", "topology: postgres, replicas: 1, wait_strategy: queue, guarded_write: true, ttl: unset", false},
-}
-
 // A matrixFault is one fault every design is put under: its settings
 // over the design's (a partitioned holder holds past its TTL), and the
 // faults each kind of design takes it as, tried in order (a leader kill
@@ -92,7 +61,7 @@ func cmdChoose(args []string) error {
 			"which-lock.md and which-lock.html: price (the quiet cell) beside safety (each fault), filtered by your needs.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	fs.StringArrayVar(&a.designs, "design", nil, "only this design (repeatable): "+strings.Join(designNames(), ", "))
+	fs.StringArrayVar(&a.designs, "design", nil, "only this design (repeatable): "+strings.Join(plan.DesignNames(), ", "))
 	fs.StringArrayVar(&a.faults, "fault", nil, "only this fault (repeatable): "+strings.Join(faultNames(), ", "))
 	fs.StringSliceVar(&a.needs, "need", nil, "what you need of the lock (comma-separated): fencing, or a fault it must lose no update under (e.g. fencing,leader-kill)")
 	fs.DurationVar(&a.p99, "p99", 0, "the acquire p99 you need on the quiet cell (0: none)")
@@ -133,14 +102,14 @@ func chooseScenario(a chooseArgs) (*plan.Scenario, []plan.Cell, report.WhichLock
 	}
 	var cells []string
 	for _, d := range ds {
-		wl.Designs = append(wl.Designs, d.name)
+		wl.Designs = append(wl.Designs, d.Name)
 		for _, f := range fs {
 			cell, why, missing := matrixCell(d, f, a.duration)
 			switch {
 			case why != "":
-				note(wl.Unsupported, d.name, f.name, why)
+				note(wl.Unsupported, d.Name, f.name, why)
 			case missing != "":
-				note(wl.NotMeasured, d.name, f.name, missing)
+				note(wl.NotMeasured, d.Name, f.name, missing)
 			default:
 				cells = append(cells, cell)
 			}
@@ -165,13 +134,13 @@ func chooseScenario(a chooseArgs) (*plan.Scenario, []plan.Cell, report.WhichLock
 // matrixCell is design d under fault f as a scenario's cell (YAML), or
 // why plan refuses it (the first of the fault's forms the design takes),
 // or the program this machine lacks for it.
-func matrixCell(d design, f matrixFault, duration time.Duration) (cell, why, missing string) {
-	if f.longHold && d.fixedTTL {
+func matrixCell(d plan.Design, f matrixFault, duration time.Duration) (cell, why, missing string) {
+	if f.longHold && d.FixedTTL {
 		return "", "a lock of fixed TTL expires under a hold past it, with or without a partition (the partitioned holder's 3 s holds outlast the 2 s TTL; auto_extend is a benchmark's setting)", ""
 	}
-	settings := layered(matrixWork, "duration: "+duration.String(), d.settings, f.settings)
+	settings := layered(matrixWork, "duration: "+duration.String(), d.Settings, f.settings)
 	for _, faults := range f.faults {
-		cell = fmt.Sprintf("  - name: %s\n    settings: %s\n    faults: %s\n", report.CellName(d.name, f.name), settings, faults)
+		cell = fmt.Sprintf("  - name: %s\n    settings: %s\n    faults: %s\n", report.CellName(d.Name, f.name), settings, faults)
 		sc, err := plan.Parse("which-lock", []byte("cells:\n"+cell), true)
 		var cells []plan.Cell
 		if err == nil {
@@ -235,16 +204,17 @@ func reasonOf(err error) string { return lineRef.ReplaceAllString(err.Error(), "
 
 // chosen are the designs and faults asked for (all without --design or
 // --fault).
-func chosen(a chooseArgs) ([]design, []matrixFault, error) {
-	ds, fs := designs, matrixFaults
+func chosen(a chooseArgs) ([]plan.Design, []matrixFault, error) {
+	all := plan.Designs()
+	ds, fs := all, matrixFaults
 	if len(a.designs) > 0 {
 		ds = nil
 		for _, n := range a.designs {
-			i := slices.IndexFunc(designs, func(d design) bool { return d.name == n })
+			i := slices.IndexFunc(all, func(d plan.Design) bool { return d.Name == n })
 			if i < 0 {
-				return nil, nil, fmt.Errorf("design: %q is not a design; use one of %s", n, strings.Join(designNames(), ", "))
+				return nil, nil, fmt.Errorf("design: %q is not a design; use one of %s", n, strings.Join(plan.DesignNames(), ", "))
 			}
-			ds = append(ds, designs[i])
+			ds = append(ds, all[i])
 		}
 	}
 	if len(a.faults) > 0 {
@@ -287,14 +257,6 @@ func writeWhichLockPlan(dir string, wl report.WhichLockPlan) error {
 		e.SetIndent("", "  ")
 		return e.Encode(wl)
 	})
-}
-
-func designNames() []string {
-	var out []string
-	for _, d := range designs {
-		out = append(out, d.name)
-	}
-	return out
 }
 
 func faultNames() []string {

@@ -26,7 +26,7 @@ var commands = map[string]command{
 	"report":     {"build plots, tables and a capacity plan from results directories (merging them)", cmdReport},
 	"compare":    {"compare two results cell by cell: old, new, delta and whether the repeats show a real difference", cmdCompare},
 	"chaos":      {"run a chaos scenario (crash, partition, pause, clock jump) and check safety on a protected resource", cmdChaos},
-	"choose":     {"which lock: every design (Redlock, one master, a replicated one, etcd, ZooKeeper, PostgreSQL) on the same work under the same faults, price beside safety", cmdChoose},
+	"choose":     {"which lock: every design (Redlock, one master, a replicated one, each lock service's) on the same work under the same faults, price beside safety", cmdChoose},
 	"version":    {"print the version", func([]string) error { fmt.Println("lockbench", version); return nil }},
 }
 

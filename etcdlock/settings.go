@@ -139,3 +139,13 @@ func clientEndpoints(s plan.Settings) (eps []string, user, pass string) {
 	}
 	return eps, user, pass
 }
+
+// Designs: three members with and without fsync, and with the lock's
+// revision as a fencing token.
+func (etcd) Designs() []plan.Design {
+	return []plan.Design{
+		{Name: "etcd", Settings: "topology: etcd, local: 3, persistence: fsync, wait_strategy: queue"},
+		{Name: "etcd-no-fsync", Settings: "topology: etcd, local: 3, persistence: no-fsync, wait_strategy: queue"},
+		{Name: "etcd-fencing", Settings: "topology: etcd, local: 3, persistence: fsync, wait_strategy: queue, fencing: true"},
+	}
+}

@@ -106,3 +106,15 @@ func (postgres) Describe(s plan.Settings) string {
 	}
 	return "postgres: 1 local server"
 }
+
+// Designs: one server and a primary with a streaming replica, each with
+// and without the guarded write; an advisory lock has no lease (ttl
+// unset).
+func (postgres) Designs() []plan.Design {
+	return []plan.Design{
+		{Name: "postgres", Settings: "topology: postgres, wait_strategy: queue, ttl: unset"},
+		{Name: "postgres-guarded", Settings: "topology: postgres, wait_strategy: queue, guarded_write: true, ttl: unset"},
+		{Name: "postgres-replica", Settings: "topology: postgres, replicas: 1, wait_strategy: queue, ttl: unset"},
+		{Name: "postgres-replica-guarded", Settings: "topology: postgres, replicas: 1, wait_strategy: queue, guarded_write: true, ttl: unset"},
+	}
+}

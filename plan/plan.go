@@ -159,8 +159,13 @@ func (s Settings) CheckFaultLoad() error {
 }
 
 // faultWarnings are fault-cell settings that work but may make the
-// checkers report a failure the faults did not cause.
+// checkers report a failure the faults did not cause. Only Redis' lock
+// expires at its TTL under a long hold: a service's is a session's, its
+// lease kept alive while the holder lives.
 func (s Settings) faultWarnings() []string {
+	if s.Service() != nil {
+		return nil
+	}
 	longest := time.Duration(s.Hold)
 	switch s.HoldDist {
 	case "uniform":

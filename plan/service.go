@@ -48,6 +48,8 @@ type Topology interface {
 	// Roles says its servers are members with roles (a leader and
 	// followers) that talk to each other: role: and link: members apply.
 	Roles() bool
+	// Designs are the ways lockbench choose deploys it.
+	Designs() []Design
 }
 
 var (

@@ -97,6 +97,7 @@ func (fake) ServersSetting() plan.ServersSetting           { return plan.Servers
 func (fake) WaitStrategies() []string                      { return []string{"retry"} }
 func (fake) Replicas() int                                 { return 0 }
 func (fake) Roles() bool                                   { return false }
+func (fake) Designs() []plan.Design                        { return nil }
 func (fake) Check(plan.Settings) error                     { return nil }
 func (fake) Members(plan.Settings) int                     { return 1 }
 func (fake) ServersKey(plan.Settings) string               { return "" }

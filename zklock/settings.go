@@ -114,3 +114,13 @@ func checkServers(name string, addrs []string) error {
 	}
 	return nil
 }
+
+// Designs: three servers with forceSync on and off, and with the lock
+// node's sequence as a fencing token.
+func (zookeeper) Designs() []plan.Design {
+	return []plan.Design{
+		{Name: "zookeeper", Settings: "topology: zookeeper, local: 3, persistence: fsync, wait_strategy: queue"},
+		{Name: "zookeeper-no-fsync", Settings: "topology: zookeeper, local: 3, persistence: no-fsync, wait_strategy: queue"},
+		{Name: "zookeeper-fencing", Settings: "topology: zookeeper, local: 3, persistence: fsync, wait_strategy: queue, fencing: true"},
+	}
+}

@@ -1,0 +1,49 @@
+package plan
+
+import (
+	"maps"
+	"slices"
+)
+
+// A Design is a lock as a user would deploy it, for lockbench choose: its
+// settings over the matrix's shared work (a setting "unset" takes the
+// shared one out: an advisory lock has no lease). FixedTTL: its lock
+// expires at its TTL whatever the holder does (Redis'), where a session's
+// keeps itself alive.
+type Design struct {
+	Name, Settings string
+	FixedTTL       bool
+}
+
+// redisDesigns are Redlock's, one master's and a replicated one's.
+var redisDesigns = []Design{
+	{"redlock-5-mux", "topology: redlock, local: 5, persistence: none, mode: multiplexed", true},
+	{"redlock-5-seq", "topology: redlock, local: 5, persistence: none, mode: sequential", true},
+	{"single", "topology: single, local: 1, persistence: none", true},
+	{"single-aof-always", "topology: single, local: 1, persistence: aof-always", true},
+	{"replicated-wait0", "topology: replicated, replicas: 2, sentinels: 3, wait_replicas: 0, persistence: none", true},
+	{"replicated-wait1", "topology: replicated, replicas: 2, sentinels: 3, wait_replicas: 1, persistence: none", true},
+	{"replicated-wait2", "topology: replicated, replicas: 2, sentinels: 3, wait_replicas: 2, persistence: none", true},
+}
+
+// Designs are Redis' and then each registered service's, services by
+// name.
+func Designs() []Design {
+	topologyMu.RLock()
+	names := slices.Sorted(maps.Keys(topologies))
+	out := slices.Clone(redisDesigns)
+	for _, n := range names {
+		out = append(out, topologies[n].Designs()...)
+	}
+	topologyMu.RUnlock()
+	return out
+}
+
+// DesignNames are Designs' names, in order.
+func DesignNames() []string {
+	var out []string
+	for _, d := range Designs() {
+		out = append(out, d.Name)
+	}
+	return out
+}
