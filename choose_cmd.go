@@ -46,6 +46,18 @@ var matrixFaults = []matrixFault{
 // workers and keys.
 const matrixWork = "clients: 2, client_mode: processes, workers: 4, keys: 8, ttl: 2s, hold: 200ms, wait_time: 3s, min_acquisitions: 10"
 
+// priceWork is each design's price cell, a benchmark cell: the lock alone
+// (no hold, no resource, keys enough that workers seldom meet), which the
+// fault cells' holds and 8 keys would hide (their cycles/s is the holds'
+// pace, and their servers' CPU mostly idle time). A fencing token or a
+// guarded write is a fault cell's (priceUnset): the price is the lock's
+// without them, so a design that differs by one alone shares the price
+// cell of the design before it.
+const (
+	priceWork  = "workers: 16, keys: 10000, hold: 0, ttl: 2s, duration: 3s, warmup: 1s"
+	priceUnset = "fencing: unset, guarded_write: unset"
+)
+
 type chooseArgs struct {
 	scenarioArgs
 	designs, faults, needs []string
@@ -128,7 +140,54 @@ func chooseScenario(a chooseArgs) (*plan.Scenario, []plan.Cell, report.WhichLock
 	}
 	sc.Repeat = a.repeat
 	expanded, err := sc.Cells()
-	return sc, expanded, wl, err
+	if err != nil {
+		return nil, nil, wl, err
+	}
+	prices, byDesign, err := priceCells(ds)
+	wl.Price, wl.Work, wl.PriceWork = byDesign, matrixWork, priceWork
+	for i := range prices {
+		prices[i].Renumber(len(expanded) + i)
+	}
+	return sc, append(expanded, prices...), wl, err
+}
+
+// priceCells are the designs' price cells (benchmark cells, one for each
+// set of settings plan and this machine can run), and the price cell of
+// each design that has one.
+func priceCells(ds []plan.Design) ([]plan.Cell, map[string]string, error) {
+	var cells []string
+	byDesign, bySettings := map[string]string{}, map[string]string{}
+	for _, d := range ds {
+		settings := layered(priceWork, d.Settings, priceUnset)
+		if name, ok := bySettings[settings]; ok {
+			byDesign[d.Name] = name
+			continue
+		}
+		name := report.CellName(d.Name, report.PriceCell)
+		cell := fmt.Sprintf("  - name: %s\n    settings: %s\n", name, settings)
+		if _, err := checkedCells(cell, false); err == nil {
+			cells = append(cells, cell)
+			byDesign[d.Name], bySettings[settings] = name, name
+		}
+	}
+	if len(cells) == 0 {
+		return nil, byDesign, nil
+	}
+	out, err := checkedCells(strings.Join(cells, ""), false)
+	return out, byDesign, err
+}
+
+// checkedCells are a scenario's cells (YAML), checked as the runner will.
+func checkedCells(cells string, faulty bool) ([]plan.Cell, error) {
+	sc, err := plan.Parse("which-lock", []byte("cells:\n"+cells), faulty)
+	if err != nil {
+		return nil, err
+	}
+	out, err := sc.Cells()
+	if err != nil {
+		return nil, err
+	}
+	return out, runner.Check(out)
 }
 
 // matrixCell is design d under fault f as a scenario's cell (YAML), or
@@ -141,21 +200,14 @@ func matrixCell(d plan.Design, f matrixFault, duration time.Duration) (cell, why
 	settings := layered(matrixWork, "duration: "+duration.String(), d.Settings, f.settings)
 	for _, faults := range f.faults {
 		cell = fmt.Sprintf("  - name: %s\n    settings: %s\n    faults: %s\n", report.CellName(d.Name, f.name), settings, faults)
-		sc, err := plan.Parse("which-lock", []byte("cells:\n"+cell), true)
-		var cells []plan.Cell
-		if err == nil {
-			cells, err = sc.Cells()
-		}
-		if err == nil {
-			switch err := runner.Check(cells); {
-			case errors.As(err, new(runner.MissingTool)):
-				return "", "", err.Error() // a program this machine lacks: not measured here
-			case err != nil:
-				return "", reasonOf(err), ""
-			}
+		_, err := checkedCells(cell, true)
+		var missing runner.MissingTool
+		switch {
+		case err == nil:
 			return cell, "", ""
-		}
-		if why == "" {
+		case errors.As(err, &missing):
+			return "", "", err.Error() // a program this machine lacks: not measured here
+		case why == "":
 			why = reasonOf(err)
 		}
 	}

@@ -42,6 +42,15 @@ func TestChooseWritesTheMatrix(t *testing.T) {
 	case !strings.Contains(string(md), "## Your needs: safe under pause-holder"):
 		t.Errorf("the needs are not judged:\n%s", md)
 	}
+	// The price is the price cell's, the lock alone: thousands of cycles/s
+	// on one master, where the quiet cell's 200 ms holds on 8 keys give
+	// tens.
+	if f := strings.Split(row, "|"); len(f) < 3 || len(strings.TrimSpace(f[2])) < 4 {
+		t.Errorf("single's cycles/s is not its price cell's (want ≥ 1000): %s", row)
+	}
+	if !strings.Contains(string(md), "Price: each design's price cell") {
+		t.Errorf("the page does not say where its price comes from:\n%s", md)
+	}
 	if _, stderr, code := lockbench(t, "choose", "--design", "nope", "--dry-run"); code != 2 || !strings.Contains(stderr, `design: "nope" is not a design`) {
 		t.Errorf("a bad design: exit %d, %q; want 2 naming the field", code, stderr)
 	}

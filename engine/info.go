@@ -51,8 +51,13 @@ func (e *Engine) ServerCPU(ctx context.Context) []time.Duration {
 }
 
 // InfoAt is INFO's default sections from the master at addr (one of
-// Addrs), for live metrics.
+// Addrs), for live metrics; ErrClosed once the engine is closed.
 func (e *Engine) InfoAt(ctx context.Context, addr string) (string, error) {
+	e.closing.RLock()
+	defer e.closing.RUnlock()
+	if e.closed.Load() {
+		return "", ErrClosed
+	}
 	for i, a := range e.addrs {
 		if a == addr {
 			l := e.links[i]

@@ -44,6 +44,9 @@ type Engine struct {
 	// closed is set as Close begins: attempts after it return ErrClosed
 	// (a notify waiter woken by the close must not touch its links).
 	closed atomic.Bool
+	// closing is held by Close, and read-held by InfoAt: a live-metrics
+	// scrape may come at any time, also as the cell closes its engine.
+	closing sync.RWMutex
 }
 
 // ErrClosed is an attempt's error once the engine was closed.
@@ -107,6 +110,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 
 // Close stops the dispatchers and closes every connection.
 func (e *Engine) Close() {
+	e.closing.Lock()
+	defer e.closing.Unlock()
 	e.closed.Store(true)
 	if e.notify != nil {
 		e.notify.close()

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -335,5 +336,21 @@ func TestSequentialQuorumGoesOnPastOneStuckMaster(t *testing.T) {
 	}
 	if gaveUp.Load() > 0 {
 		t.Fatalf("%d of %d attempts gave up after master 0's timeout alone", gaveUp.Load(), attempts.Load())
+	}
+}
+
+// Live metrics read a master's INFO whenever Prometheus scrapes, also
+// after the cell closed its engine: an error then, not a panic (a scrape
+// after Close indexed the links Close had dropped).
+func TestInfoAtAfterClose(t *testing.T) {
+	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
+	e := newEngine(t, set, nil)
+	addr := e.Addrs()[2]
+	if info, err := e.InfoAt(context.Background(), addr); err != nil || !strings.Contains(info, "redis_version") {
+		t.Fatalf("INFO before Close: %v", err)
+	}
+	e.Close()
+	if _, err := e.InfoAt(context.Background(), addr); !errors.Is(err, engine.ErrClosed) {
+		t.Fatalf("INFO after Close: %v, want ErrClosed", err)
 	}
 }

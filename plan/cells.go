@@ -225,6 +225,14 @@ func (s *Settings) cloneSlices() {
 	s.Given = maps.Clone(s.Given)
 }
 
+// Renumber makes the cell the run's i-th, its ID's number with it: for
+// cells of another scenario laid after this one's (lockbench choose's
+// price cells after its fault cells).
+func (c *Cell) Renumber(i int) {
+	c.Index = i
+	c.ID = fmt.Sprintf("%03d", i) + strings.TrimLeft(c.ID, "0123456789")
+}
+
 // finish numbers and names cell i and resolves it.
 func (c *Cell) finish(i int, axes []Axis) error {
 	c.Index = i

@@ -30,8 +30,20 @@ type WhichLockPlan struct {
 	Unsupported map[string]map[string]string `json:"unsupported"`
 	// NotMeasured: design → fault → the program this machine lacked.
 	NotMeasured map[string]map[string]string `json:"not_measured,omitempty"`
-	Needs       Needs                        `json:"needs"`
+	// Price: design → the name of its price cell, a benchmark cell of the
+	// lock alone (none: the quiet cell's figures stand in, as before
+	// price cells).
+	Price map[string]string `json:"price,omitempty"`
+	// Work is every fault cell's, PriceWork every price cell's (settings
+	// as choose lays them over a design's).
+	Work      string `json:"work,omitempty"`
+	PriceWork string `json:"price_work,omitempty"`
+	Needs     Needs  `json:"needs"`
 }
+
+// PriceCell is the name of a design's price cell after its own
+// (design.price).
+const PriceCell = "price"
 
 // Needs are what a user asks of a lock: a fencing token (or a guarded
 // write), no lost update under each named fault, an acquire p99 under
@@ -72,6 +84,7 @@ type MatrixRow struct {
 	AcquireP50, AcquireP99 float64 // µs
 	TimeToLockP99          float64 // µs
 	ServerCPUPerLock       float64 // µs, 0: not read
+	PriceCell              bool    // the price is a price cell's (else the quiet cell's)
 	Faults                 []MatrixCell
 	Meets                  bool
 	Excluded               string // why the row does not meet the needs
@@ -88,9 +101,10 @@ func (r MatrixRow) CPUText() string {
 
 // WhichLock is the matrix: designs by faults, price beside safety.
 type WhichLock struct {
-	Faults []string
-	Rows   []MatrixRow
-	Needs  Needs
+	Faults          []string
+	Rows            []MatrixRow
+	Needs           Needs
+	Work, PriceWork string
 }
 
 // readWhichLockPlan reads dir's plan; nil without one.
@@ -118,11 +132,14 @@ func buildWhichLock(p *WhichLockPlan, loaded []*cell, cells []CellSummary) *Whic
 	for i, c := range cells {
 		byName[c.Label] = i
 	}
-	w := &WhichLock{Faults: p.Faults, Needs: p.Needs}
+	w := &WhichLock{Faults: p.Faults, Needs: p.Needs, Work: p.Work, PriceWork: p.PriceWork}
 	for _, d := range p.Designs {
 		row := MatrixRow{Design: d, Fenced: strings.HasSuffix(d, "-fencing") || strings.HasSuffix(d, "-guarded")}
 		if i, ok := byName[CellName(d, "none")]; ok {
 			row.price(cells[i], loaded[i])
+		}
+		if i, ok := byName[p.Price[d]]; ok {
+			row.priceCell(cells[i], loaded[i])
 		}
 		for _, f := range p.Faults {
 			row.Faults = append(row.Faults, matrixCell(p, d, f, byName, cells))
@@ -142,6 +159,16 @@ func (r *MatrixRow) price(c CellSummary, l *cell) {
 	if sv := l.Run.Servers; sv != nil {
 		r.ServerCPUPerLock = results.FiniteOr0(sv.TopologyMicrosCycle())
 	}
+}
+
+// priceCell takes the row's price, but its time to lock, from its price
+// cell: the lock alone, where the quiet cell's cycles/s is its holds'
+// pace. Its time to lock stays the quiet cell's: 8 workers on 8 keys
+// wait for each other there.
+func (r *MatrixRow) priceCell(c CellSummary, l *cell) {
+	ttl := r.TimeToLockP99
+	r.price(c, l)
+	r.TimeToLockP99, r.PriceCell = ttl, true
 }
 
 // matrixCell is design d under fault f: measured, judged nothing,
@@ -275,12 +302,29 @@ func rangeText(n, lo, hi int64) string {
 	return fmt.Sprintf("%d (%d–%d)", n, lo, hi)
 }
 
+// lostText tells a violation from a lost update.
+const lostText = "A violation: two holders at once, each within what its lock promised it (Redis: its validity, the TTL less drift " +
+	"from the acquire; a session's lock: to the end of its use, lease or not). A lost update is the data's loss: a Redis holder " +
+	"still writing past its validity (paused past its TTL: Kleppmann's case) loses updates with no violation."
+
+// LostText is lostText, for the page's template.
+func (w *WhichLock) LostText() string { return lostText }
+
+// PriceText says where the price columns come from.
+func (w *WhichLock) PriceText() string {
+	if w.PriceWork == "" {
+		return "Price: the quiet cell (no fault)."
+	}
+	return fmt.Sprintf("Price: each design's price cell, the lock alone (%s; a fencing token or guarded write not included; "+
+		"a design without one: its quiet cell), but time to lock p99: the quiet cell's, where the fault cells' workers wait for each other (%s).", w.PriceWork, w.Work)
+}
+
 func (w *WhichLock) writeMarkdown(wr io.Writer) error {
 	var b strings.Builder
 	b.WriteString("# Which lock: price beside safety\n\n")
 	b.WriteString("Every design on the same work (the same TTL or lease, holds, workers and keys) under the same faults. " +
-		"Price: the quiet cell (no fault). Each fault: lost updates and violations (median, range over the repeats), " +
-		"in how many runs it was unsafe, and the longest unavailability after a kill. " +
+		w.PriceText() + " Each fault: lost updates and violations (median, range over the repeats), " +
+		"in how many runs it was unsafe, and the longest unavailability after a kill. " + lostText + " " +
 		"*not supported*: the design cannot take that fault (why, below); *not measured*: no result; *not judged*: the cell showed too little to say.\n\n")
 	b.WriteString("| design | cycles/s | acquire p50 | acquire p99 | time to lock p99 | server CPU µs/lock |")
 	for _, f := range w.Faults {
@@ -368,8 +412,9 @@ td,th{border:1px solid #ccc;padding:.3em .5em;font-size:.9em}td.n{text-align:rig
 .meets{font-weight:bold}
 </style></head><body>
 <h1>Which lock: price beside safety</h1>
-<p>Every design on the same work (the same TTL or lease, holds, workers and keys) under the same faults. Price: the quiet cell (no fault).
+<p>Every design on the same work (the same TTL or lease, holds, workers and keys) under the same faults. {{.PriceText}}
 Each fault: lost updates and violations (median, range over the repeats), in how many runs it was unsafe, the longest unavailability after a kill.
+{{.LostText}}
 Grey: <em>not supported</em> by the design (why below). Italic: <em>not judged</em> (the cell showed too little) or <em>not measured</em>.</p>
 <table><tr><th>design</th><th>cycles/s</th><th>acquire p50</th><th>acquire p99</th><th>time to lock p99</th><th>server CPU µs/lock</th>{{range .Faults}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr><td{{if .Meets}} class="meets"{{end}}>{{.Design}}</td><td class="n">{{printf "%.0f" .CyclesPerSec}}</td><td class="n">{{us .AcquireP50}}</td><td class="n">{{us .AcquireP99}}</td><td class="n">{{us .TimeToLockP99}}</td><td class="n">{{.CPUText}}</td>
