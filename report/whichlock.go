@@ -47,7 +47,7 @@ const PriceCell = "price"
 
 // Needs are what a user asks of a lock: a fencing token (or a guarded
 // write), no lost update under each named fault, an acquire p99 under
-// a bound on the quiet cell (0: none).
+// a bound on the price cell (the quiet cell without one; 0: none).
 type Needs struct {
 	Fencing   bool          `json:"fencing,omitempty"`
 	SafeUnder []string      `json:"safe_under,omitempty"`
@@ -171,6 +171,14 @@ func (r *MatrixRow) priceCell(c CellSummary, l *cell) {
 	r.TimeToLockP99, r.PriceCell = ttl, true
 }
 
+// priceSource names the cell the row's price came from.
+func (r MatrixRow) priceSource() string {
+	if r.PriceCell {
+		return "price cell"
+	}
+	return "quiet cell"
+}
+
 // matrixCell is design d under fault f: measured, judged nothing,
 // unsupported (with why) or not measured.
 func matrixCell(p *WhichLockPlan, d, f string, byName map[string]int, cells []CellSummary) MatrixCell {
@@ -226,9 +234,9 @@ func (n Needs) judge(r MatrixRow, faults []string) (bool, string) {
 	}
 	switch {
 	case n.P99 > 0 && r.AcquireP99 == 0:
-		return false, "its quiet cell (fault none) was not measured: no acquire p99 to weigh"
+		return false, "neither its price cell nor its quiet cell (fault none) was measured: no acquire p99 to weigh"
 	case n.P99 > 0 && r.AcquireP99 > float64(n.P99.Microseconds()):
-		return false, fmt.Sprintf("acquire p99 %s on the quiet cell, over %s", results.FormatMicros(r.AcquireP99), n.P99)
+		return false, fmt.Sprintf("acquire p99 %s on its %s, over %s", results.FormatMicros(r.AcquireP99), r.priceSource(), n.P99)
 	}
 	for _, f := range n.SafeUnder {
 		i := slices.Index(faults, f)
