@@ -189,7 +189,7 @@ func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, er
 	switch {
 	case ownServers(c): // its own servers of any service, and the resource's
 		return m, p.startFaultServers(ctx, c, m)
-	case s.Service() != nil:
+	case service.Of(s) != nil:
 		return m, p.startService(ctx, c, m)
 	case s.ExternalSentinels():
 		m.SentinelAddrs, m.MasterSet = s.SentinelAddrs, s.MasterSet

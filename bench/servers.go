@@ -35,14 +35,14 @@ func (p *Pool) startService(ctx context.Context, c plan.Cell, m *Masters) error 
 // real replicas and Sentinels, and a clock jump libfaketime (MissingTool). The messages name the setting where one is to
 // blame, as settings errors do.
 func CanServe(c plan.Cell) error {
-	s := c.Settings
+	s, svc := c.Settings, service.Of(c.Settings)
 	_, found := localmasters.RedisServerPath()
 	embedded := s.Embedded == "always" || (s.Embedded == "auto" && !found)
 	switch {
-	case s.Service() != nil && ownServers(c) && !found:
+	case svc != nil && ownServers(c) && !found:
 		return MissingTool{Err: fmt.Errorf("redis-server not found in PATH; a %s fault cell keeps its protected resource on a redis-server (apt-get install redis-server)", s.TopologyOf())}
-	case s.Service() != nil:
-		return service.Of(s).CanServe(s)
+	case svc != nil:
+		return svc.CanServe(s)
 	case ownServers(c) && !found:
 		return MissingTool{Err: fmt.Errorf("redis-server not found in PATH; chaos needs real masters it can kill (apt-get install redis-server)")}
 	case len(c.ClockMasters()) > 0:
@@ -72,7 +72,7 @@ func (p *Pool) startFaultServers(ctx context.Context, c plan.Cell, m *Masters) e
 		return err
 	}
 	switch { // each service bounds its own start (a JVM ensemble takes longer than redis-servers)
-	case c.Settings.Service() != nil:
+	case service.Of(c.Settings) != nil:
 		err = p.startService(ctx, c, m)
 	default:
 		mctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -31,7 +31,7 @@ const (
 const minTTL = 2 * time.Second
 
 // etcd is the service's plan.Topology and service.Service.
-type etcd struct{}
+type etcd struct{ plan.ServiceBase }
 
 func (etcd) About() string {
 	return "etcd's concurrency.Mutex; --local members, default 3, or --etcd-endpoints"
@@ -87,7 +87,7 @@ func (etcd) Members(s plan.Settings) int { return members(s) }
 func (etcd) Record(s plan.Settings, out *results.Settings) { out.Persistence = s.FsyncPersistence() }
 
 func (etcd) ServersKey(s plan.Settings) string {
-	return fmt.Sprintf("%v|%d|%s|%v", s.Servers, members(s), s.FsyncPersistence(), s.MemberLatency)
+	return fmt.Sprintf("%s|%v|%d|%s|%v", Name, s.Servers, members(s), s.FsyncPersistence(), s.MemberLatency)
 }
 
 func (etcd) Describe(s plan.Settings) string {

@@ -18,7 +18,7 @@ const Name = "postgres"
 const persistenceNA = "not applicable"
 
 // postgres is the service's plan.Topology and service.Service.
-type postgres struct{}
+type postgres struct{ plan.ServiceBase }
 
 func (postgres) About() string { return "advisory locks; a local server or --postgres-url" }
 func (postgres) Name() string  { return Name }
@@ -94,7 +94,7 @@ func (postgres) Record(_ plan.Settings, out *results.Settings) {
 }
 
 func (postgres) ServersKey(s plan.Settings) string {
-	return fmt.Sprintf("%s|%d|%d", serverURL(s), maxConnections(s), s.ServiceReplicas())
+	return fmt.Sprintf("%s|%s|%d|%d", Name, serverURL(s), maxConnections(s), s.ServiceReplicas())
 }
 
 func (postgres) Describe(s plan.Settings) string {

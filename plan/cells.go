@@ -308,14 +308,7 @@ func (c Cell) MastersKey() string {
 	if c.kind().ownServers {
 		return "cell " + c.ID
 	}
-	if t := s.Service(); t != nil {
-		return t.Name() + "|" + t.ServersKey(s)
-	}
-	if s.Replicated() {
-		return fmt.Sprintf("replicated|%v|%d|%d|%s|%v|%v|%d|%v|%s|%s", s.SentinelAddrs, s.Replicas, s.Sentinels, s.masterSet(),
-			s.DownAfter, s.FailoverTimeout, s.MinReplicasToWrite, s.ReplicaPriority, s.Persistence, s.LocalCPUs)
-	}
-	return fmt.Sprintf("%v|%d|%s|%s|%s", s.Masters, s.Local, s.Persistence, s.Embedded, s.LocalCPUs)
+	return s.Service().ServersKey(s)
 }
 
 // applyAxis sets one YAML-named field from a YAML scalar, type-checked by

@@ -1,10 +1,5 @@
 package plan
 
-import (
-	"maps"
-	"slices"
-)
-
 // A Design is a lock as a user would deploy it, for lockbench choose: its
 // settings over the matrix's shared work (a setting "unset" takes the
 // shared one out: an advisory lock has no lease). FixedTTL: its lock
@@ -26,16 +21,13 @@ var redisDesigns = []Design{
 	{"replicated-wait2", "topology: replicated, replicas: 2, sentinels: 3, wait_replicas: 2, persistence: none", true},
 }
 
-// Designs are Redis' and then each registered service's, services by
-// name.
+// Designs are each registered topology's, in TopologyNames' order
+// (Redis' first).
 func Designs() []Design {
-	topologyMu.RLock()
-	names := slices.Sorted(maps.Keys(topologies))
-	out := slices.Clone(redisDesigns)
-	for _, n := range names {
-		out = append(out, topologies[n].Designs()...)
+	var out []Design
+	for _, n := range TopologyNames() {
+		out = append(out, topologyNamed(n).Designs()...)
 	}
-	topologyMu.RUnlock()
 	return out
 }
 

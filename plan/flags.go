@@ -151,7 +151,7 @@ func bindFaultPart(fs *pflag.FlagSet, s *Settings) {
 	fs.StringVar(&s.ClientMode, "client-mode", s.ClientMode, "goroutines or processes (one lockbench process per client)")
 	fs.Int64Var(&s.Acquisitions, "acquisitions", s.Acquisitions, "end a cell after this many acquisitions (0: run for duration)")
 	fs.BoolVar(&s.Fencing, "fencing", s.Fencing, "fencing tokens: the resource refuses stale reads and writes")
-	fs.BoolVar(&s.GuardedWrite, "guarded-write", s.GuardedWrite, strings.Join(serviceNames(), ", ")+": keep the protected counter in the lock service, written only while the lock is held")
+	fs.BoolVar(&s.GuardedWrite, "guarded-write", s.GuardedWrite, dataTopologies()+": keep the protected counter in the lock service, written only while the lock is held")
 	fs.BoolVar(&s.CheckValidity, "check-validity", s.CheckValidity, "skip a write when the lock's validity ran out during the hold")
 	fs.IntVar(&s.Calls, "calls", s.Calls, "calls per worker (each waits until it holds the lock or gives up after wait-time), then the worker stops (0: until the cell ends)")
 	fs.Int64Var(&s.Stock, "stock", s.Stock, "the protected counters count down from this stock; expect stock_left (0: no stock)")
@@ -235,7 +235,7 @@ func bindTopologyFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.IntVar(&s.MinReplicasToWrite, "min-replicas-to-write", s.MinReplicasToWrite, "replicated, local: min-replicas-to-write on the master and replicas (0: off)")
 	servers := &addrsFlag{m: &s.Servers}
 	fs.Var(servers, "servers", "a lock service's external servers, as it takes them (comma-separated); nothing is started")
-	for _, n := range serviceNames() {
+	for _, n := range serverTopologies() {
 		ss := topologyNamed(n).ServersSetting()
 		if ss.One {
 			fs.Var(oneServerFlag{&s.Servers}, FlagName(ss.Name), ss.Usage)
@@ -320,13 +320,14 @@ func ApplyChangedWith(fs *pflag.FlagSet, bind func(target *pflag.FlagSet)) error
 // FlagName turns a YAML name into its flag name.
 func FlagName(yamlName string) string { return strings.ReplaceAll(yamlName, "_", "-") }
 
-// topologyUsage lists Redis' topologies and each registered service's.
+// topologyUsage lists the registered topologies, each with what it
+// locks with.
 func topologyUsage() string {
-	out := "what the lock runs on: redlock (N independent masters), single (one master), replicated (a master with replicas behind Sentinel)"
-	for _, n := range serviceNames() {
-		out += ", " + n + " (" + topologyNamed(n).About() + ")"
+	var out []string
+	for _, n := range TopologyNames() {
+		out = append(out, n+" ("+topologyNamed(n).About()+")")
 	}
-	return out
+	return "what the lock runs on: " + strings.Join(out, ", ")
 }
 
 // oneServerFlag is a service's one server, as a URL: taken whole.

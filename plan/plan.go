@@ -90,7 +90,7 @@ func (s Settings) validate(chooserBuilt bool) (warnings []string, err error) {
 // order; the first error stands.
 func (s Settings) check(k *kind, chooserBuilt bool) error {
 	keysAndHold := func() error { return s.checkKeysAndHold(chooserBuilt) }
-	checks := []func() error{s.checkMasters, s.checkTopology, s.checkLocalCPUs, s.checkPersistence, s.checkNetLatency,
+	checks := []func() error{s.checkMasters, s.checkTopology, s.checkLocalCPUs, s.checkNetLatency,
 		s.checkClient, s.checkLoad, keysAndHold, s.checkSegment}
 	checks = append(append([]func() error{func() error { return k.bounds(s) }}, checks...), func() error { return k.own(s) })
 	for _, check := range checks {
@@ -105,8 +105,8 @@ func (s Settings) check(k *kind, chooserBuilt bool) error {
 // clients and the protected resource.
 func (s Settings) checkFaultClients() error {
 	switch {
-	case s.GuardedWrite && s.Service() == nil:
-		return fmt.Errorf("guarded_write: needs the topology of a lock service that keeps data (%s: it keeps the counter and writes it only under the lock); topology is %s", strings.Join(serviceNames(), ", "), s.TopologyOf())
+	case s.GuardedWrite && !s.Service().KeepsData():
+		return fmt.Errorf("guarded_write: needs the topology of a lock service that keeps data (%s: it keeps the counter and writes it only under the lock); topology is %s", dataTopologies(), s.TopologyOf())
 	case s.GuardedWrite && s.Fencing:
 		return fmt.Errorf("guarded_write: give guarded_write or fencing, not both (the guard checks the lock itself)")
 	case s.GuardedWrite && s.Stock > 0:
@@ -129,23 +129,7 @@ func (s Settings) checkFaultClients() error {
 
 // checkFaultServers: a fault cell starts every server and client itself,
 // within bounds.
-func (s Settings) checkFaultServers() error {
-	if t := s.Service(); t != nil {
-		if err := s.checkServiceFaultServers(t); err != nil {
-			return err
-		}
-		return s.CheckFaultLoad()
-	}
-	switch {
-	case len(s.Masters) > 0:
-		return fmt.Errorf("masters: a fault scenario starts its own masters (it crashes and restarts them); use local: N (how many), not addresses")
-	case s.Local < 1 || s.Local > 15:
-		return fmt.Errorf("local: %d is not accepted; use 1..15 local masters", s.Local)
-	case s.Persistence == "":
-		return fmt.Errorf("persistence: \"\" is not accepted; use none, aof-no, aof-everysec or aof-always")
-	}
-	return s.CheckFaultLoad()
-}
+func (s Settings) checkFaultServers() error { return s.Service().CheckFaultServers(s) }
 
 // checkFaultLoad: workers and keys within a fault cell's bounds.
 func (s Settings) CheckFaultLoad() error {
@@ -159,26 +143,8 @@ func (s Settings) CheckFaultLoad() error {
 }
 
 // faultWarnings are fault-cell settings that work but may make the
-// checkers report a failure the faults did not cause. Only Redis' lock
-// expires at its TTL under a long hold: a service's is a session's, its
-// lease kept alive while the holder lives.
-func (s Settings) faultWarnings() []string {
-	if s.Service() != nil {
-		return nil
-	}
-	longest := time.Duration(s.Hold)
-	switch s.HoldDist {
-	case "uniform":
-		longest *= 2
-	case "exponential", "exp":
-		longest *= 5 // past the 99th percentile
-	}
-	if s.Hold > 0 && longest >= time.Duration(s.TTL)-time.Duration(s.Timeout) && !s.CheckValidity {
-		return []string{fmt.Sprintf("holds reach %v (hold %v, %s) against ttl %v: some writes land after the lock expired, "+
-			"so lost updates can appear without any fault; shorten the hold or set check_validity", longest, s.Hold, s.HoldDist, s.TTL)}
-	}
-	return nil
-}
+// checkers report a failure the faults did not cause.
+func (s Settings) faultWarnings() []string { return s.Service().FaultWarnings(s) }
 
 // checkMasters: local masters in range, or external ones that parse and
 // are each listed once.
@@ -202,16 +168,6 @@ func (s Settings) checkMasters() error {
 			return fmt.Errorf("masters: %q is listed twice; each master must be independent", display)
 		}
 		seen[display] = true
-	}
-	return nil
-}
-
-func (s Settings) checkPersistence() error {
-	if s.Service() != nil {
-		return nil // the service's Check
-	}
-	if s.Persistence != "" && !slices.Contains(persistenceModes, s.Persistence) {
-		return fmt.Errorf("persistence: %q is not accepted; use %s", s.Persistence, strings.Join(persistenceModes, ", "))
 	}
 	return nil
 }
@@ -240,38 +196,8 @@ func (s Settings) checkNetLatency() error {
 	return nil
 }
 
-// checkClient: the lock client (driver, mode, wait and the engine's own
-// checks).
-func (s Settings) checkClient() error {
-	if s.Service() != nil {
-		ec, err := s.EngineConfig()
-		if err != nil {
-			return err
-		}
-		ServiceEngine(&ec) // the retry terms, as the engine checks them
-		return ec.Validate()
-	}
-	if s.Driver != "lockbench" && s.Driver != "redsync" {
-		return fmt.Errorf("driver: %q is not accepted; use lockbench or redsync", s.Driver)
-	}
-	if _, err := engine.ParseMode(s.Mode); err != nil {
-		return err
-	}
-	if s.Driver == "redsync" && s.Mode != string(engine.Multiplexed) {
-		return fmt.Errorf("mode: %q is not available with driver redsync; redsync acquires on all masters at once (multiplexed)", s.Mode)
-	}
-	if s.Driver == "redsync" && s.WaitStrategy == engine.StrategyNotify {
-		return fmt.Errorf("wait-strategy: notify is not accepted with driver redsync; use retry, backoff or spin")
-	}
-	if _, err := engine.ParseWait(s.Wait); err != nil {
-		return err
-	}
-	ec, err := s.EngineConfig()
-	if err != nil {
-		return err
-	}
-	return ec.Validate()
-}
+// checkClient: the lock client (the engine's own checks).
+func (s Settings) checkClient() error { return s.Service().CheckClient(s) }
 
 // checkLoad: the load model, its rate or workers, and the window.
 func (s Settings) checkLoad() error {
@@ -333,20 +259,9 @@ func (s Settings) warnings() []string {
 	return out
 }
 
-// N is the number of masters: one for a replicated set (its replicas are
-// not masters), else the given or local ones.
-func (s Settings) N() int {
-	switch {
-	case s.Replicated():
-		return 1
-	case s.Service() != nil:
-		return s.serviceServers(s.Service())
-	}
-	if len(s.Masters) > 0 {
-		return len(s.Masters)
-	}
-	return s.Local
-}
+// N is the number of servers a lock reaches: Redis' masters (one for a
+// replicated set: its replicas are not masters), or a service's.
+func (s Settings) N() int { return s.Service().N(s) }
 
 // EngineConfig is the lock client's part of the settings (masters not set).
 func (s Settings) EngineConfig() (engine.Config, error) {

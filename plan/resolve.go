@@ -135,23 +135,9 @@ func (s Settings) checkFaultTopology(where string, f Fault) error {
 		return fmt.Errorf("%s.link: members needs topology %s (a cluster whose members talk to each other); topology is %s (use link: client)", where, roleTopologies(), s.TopologyOf())
 	case !repl && f.ByRole():
 		return fmt.Errorf("%s: replica_index and sentinel_index need topology replicated; topology is %s (use master_index)", where, s.TopologyOf())
-	case s.Service() != nil:
-		return s.Service().CheckFault(where, s, f)
-	case !slices.Contains(redisFaultKinds, f.Kind):
-		return fmt.Errorf("%s.kind: %s needs the topology of a lock service that has it; topology is %s", where, f.Kind, s.TopologyOf())
-	case !repl && (f.Kind == results.FaultFailover || f.Kind == results.FaultReplicationLag):
-		return fmt.Errorf("%s.kind: %s needs topology replicated (a master with replicas behind Sentinel); topology is %s", where, f.Kind, s.TopologyOf())
-	case repl && (f.Kind == results.FaultPartition || f.Kind == results.FaultLatency || f.Kind == results.FaultReset):
-		return fmt.Errorf("%s.kind: %s is not available with topology replicated: its clients reach the master Sentinel names, with no proxy between; use replication_lag, failover, crash or pause", where, f.Kind)
-	case repl && f.Kind == results.FaultClockJump:
-		return fmt.Errorf("%s.kind: clock_jump is not available with topology replicated (fake clocks run Redlock's masters); use failover, crash or pause", where)
 	}
-	return nil
+	return s.Service().CheckFault(where, s, f)
 }
-
-// redisFaultKinds are the kinds Redis' topologies take (each its own).
-var redisFaultKinds = []results.FaultKind{results.FaultCrash, results.FaultPartition, results.FaultLatency, results.FaultReset,
-	results.FaultPause, results.FaultClockJump, results.FaultFailover, results.FaultReplicationLag}
 
 // IsNetwork: the kinds that act on the clients' proxied links.
 func IsNetwork(k results.FaultKind) bool {

@@ -12,10 +12,11 @@ import (
 	"lockbench/results"
 )
 
-// Topology is what plan needs of a lock service other than Redis, a
-// topology of its own: its settings' checks, how many servers it runs and
-// what a result records of them. Package service registers one for each
-// service; plan never names a service.
+// Topology is what plan needs of a lock service, a topology of its own:
+// its settings' checks, how many servers it runs and what a result
+// records of them. Redis' three are plan's own (redis.go); package service
+// registers one for each other service. plan looks them up by name and
+// never names one.
 type Topology interface {
 	Name() string
 	// About says what it locks with, for --topology's help ("etcd's
@@ -32,7 +33,9 @@ type Topology interface {
 	// Record keeps in a result's settings what the servers ran on:
 	// persistence, TTL (plan records the local count).
 	Record(s Settings, out *results.Settings)
-	// ServersKey says which cells can share the servers.
+	// ServersKey says which cells can share the servers: those whose keys
+	// are equal, of any topology (Redis' redlock and single share masters);
+	// a service's starts with its name.
 	ServersKey(s Settings) string
 	// Describe is what the cell runs on, as the plan lists it.
 	Describe(s Settings) string
@@ -50,6 +53,34 @@ type Topology interface {
 	Roles() bool
 	// Designs are the ways lockbench choose deploys it.
 	Designs() []Design
+
+	// What a topology of its kind checks and records besides its own (a
+	// lock service's: ServiceBase, which a service embeds).
+
+	// CheckKind runs before Check: the client and server settings its
+	// kind takes.
+	CheckKind(s Settings) error
+	// CheckClient: the lock client's settings (the engine's checks).
+	CheckClient(s Settings) error
+	// CheckFaultServers: a fault cell's servers and load, within bounds.
+	CheckFaultServers(s Settings) error
+	// FaultWarnings: fault-cell settings that work but may make the
+	// checkers report what the faults did not cause.
+	FaultWarnings(s Settings) []string
+	// N is how many servers a lock reaches.
+	N(s Settings) int
+	// RecordKind runs before Record: what its kind keeps in a result.
+	RecordKind(s Settings, out *results.Settings)
+	// KeepsData says it can keep the protected counter itself, written
+	// only under the lock (guarded_write).
+	KeepsData() bool
+	// Terms are the plan's mode and wait columns: Redlock's, or "-" and
+	// the service's wait.
+	Terms(s Settings) (mode, wait string)
+	// KillWindow is what a kill of one of its servers opens: "election"
+	// (members with roles), "recovery" (a server whose restart serves
+	// again), "" (none timed).
+	KillWindow(s Settings) string
 }
 
 var (
@@ -65,14 +96,19 @@ func RegisterTopology(t Topology) {
 	topologies[t.Name()] = t
 }
 
-// topologyNamed is the registered service named name (nil: none).
+// topologyNamed is the registered topology named name (nil: none; ""
+// names Redlock, the default).
 func topologyNamed(name string) Topology {
+	if name == "" {
+		name = string(engine.Redlock)
+	}
 	topologyMu.RLock()
 	defer topologyMu.RUnlock()
 	return topologies[name]
 }
 
-// Service is the lock service the cell locks on (nil: Redis).
+// Service is the lock service the cell locks on (nil: an unknown
+// topology, refused by Validate).
 func (s Settings) Service() Topology { return topologyNamed(s.Topology) }
 
 // Roles says the cell locks on a cluster whose members have roles.
@@ -81,9 +117,73 @@ func (s Settings) Roles() bool {
 	return t != nil && t.Roles()
 }
 
-// ServiceEngine is a service cell's retry terms in the engine's config,
+// ServiceBase is what every lock service but Redis shares: its own
+// servers and its own client. A service's Topology embeds it.
+type ServiceBase struct{}
+
+// CheckKind refuses the Redis client's settings and replicated's.
+func (ServiceBase) CheckKind(s Settings) error {
+	if err := s.checkServiceClient(s.Service()); err != nil {
+		return err
+	}
+	return s.CheckNotReplicated()
+}
+
+// CheckClient: the retry terms, as the engine checks them.
+func (ServiceBase) CheckClient(s Settings) error {
+	ec, err := s.EngineConfig()
+	if err != nil {
+		return err
+	}
+	serviceEngine(&ec)
+	return ec.Validate()
+}
+
+// CheckFaultServers: a fault cell starts its own servers (it crashes
+// them).
+func (ServiceBase) CheckFaultServers(s Settings) error {
+	if err := s.checkServiceFaultServers(s.Service()); err != nil {
+		return err
+	}
+	return s.CheckFaultLoad()
+}
+
+// FaultWarnings: none. Only Redis' lock expires at its TTL under a long
+// hold: a service's is a session's, its lease kept alive while the
+// holder lives.
+func (ServiceBase) FaultWarnings(Settings) []string { return nil }
+
+// N is the servers given, or the local ones it starts.
+func (ServiceBase) N(s Settings) int { return s.serviceServers(s.Service()) }
+
+// RecordKind: its local members (none of an external one's), the
+// replicas it asked for and nothing of Redis' replicated set.
+func (ServiceBase) RecordKind(s Settings, out *results.Settings) {
+	out.Local = s.Service().Members(s)
+	if s.External() {
+		out.Local = 0 // the servers are not this run's
+	}
+	out.Replicas = s.ServiceReplicas()
+	notReplicated(out)
+}
+
+// KeepsData: a service keeps data, so it can keep the counter too.
+func (ServiceBase) KeepsData() bool { return true }
+
+// Terms: Redlock's terms do not apply; the service's wait does.
+func (ServiceBase) Terms(s Settings) (string, string) { return "-", s.WaitStrategy }
+
+// KillWindow: a member's kill is an election, one server's its restart.
+func (ServiceBase) KillWindow(s Settings) string {
+	if s.Roles() {
+		return "election"
+	}
+	return "recovery"
+}
+
+// serviceEngine is a service cell's retry terms in the engine's config,
 // for the engine's checks: a service's own queue is retry to them.
-func ServiceEngine(c *engine.Config) {
+func serviceEngine(c *engine.Config) {
 	c.Topology = engine.Redlock
 	c.Masters = []string{"127.0.0.1:1"}
 	if c.Strategy == StrategyQueue {
@@ -95,9 +195,29 @@ func ServiceEngine(c *engine.Config) {
 // revisions, ZooKeeper's sequence, PostgreSQL's lock queue).
 const StrategyQueue = "queue"
 
-// TopologyNames are Redis' topologies and the registered services'.
+// TopologyNames are Redis' topologies and then the other registered
+// services', by name.
 func TopologyNames() []string {
-	return append([]string{string(engine.Redlock), string(engine.Single), string(engine.Replicated)}, serviceNames()...)
+	topologyMu.RLock()
+	defer topologyMu.RUnlock()
+	return slices.SortedFunc(maps.Keys(topologies), func(a, b string) int {
+		ra, rb := slices.Index(redisTopologies, engine.Topology(a)), slices.Index(redisTopologies, engine.Topology(b))
+		if ra < 0 && rb < 0 {
+			return strings.Compare(a, b)
+		}
+		return cmpRank(ra, rb)
+	})
+}
+
+// cmpRank orders Redis' topologies by their rank, before the others (-1).
+func cmpRank(a, b int) int {
+	switch {
+	case a < 0:
+		return 1
+	case b < 0:
+		return -1
+	}
+	return a - b
 }
 
 // ServersSetting is a service's own name for servers: ("etcd_endpoints"),
@@ -121,18 +241,18 @@ func serversAlias(name string) (string, bool) {
 }
 
 // checkServiceSettings refuses the servers of another service than the
-// cell's (by its own name), servers: without a service, and member links
-// without members.
+// cell's (by its own name), servers: where its topology has none of its
+// own, and member links without members.
 func (s Settings) checkServiceSettings() error {
 	svc := s.Service()
-	for _, n := range serviceNames() {
-		if own := topologyNamed(n).ServersSetting().Name; s.IsGiven(own) && (svc == nil || svc.Name() != n) {
+	for _, n := range TopologyNames() {
+		if own := topologyNamed(n).ServersSetting().Name; own != "" && s.IsGiven(own) && svc.Name() != n {
 			return fmt.Errorf("%s: needs topology %s; topology is %s", FlagName(own), n, s.TopologyOf())
 		}
 	}
 	switch {
-	case svc == nil && s.isSet("servers"):
-		return fmt.Errorf("servers: are a lock service's (topology %s); topology is %s (Redis masters: masters)", strings.Join(serviceNames(), ", "), s.TopologyOf())
+	case svc.ServersSetting().Name == "" && s.isSet("servers"):
+		return fmt.Errorf("servers: are a lock service's (topology %s); topology is %s (Redis masters: masters)", strings.Join(serverTopologies(), ", "), s.TopologyOf())
 	case !s.Roles() && s.isSet("member_latency"):
 		return fmt.Errorf("member-latency: %v needs topology %s (their members' links); topology is %s (use net-latency)", s.MemberLatency, roleTopologies(), s.TopologyOf())
 	}
@@ -154,22 +274,31 @@ func (s Settings) isSet(name string) bool {
 	return false
 }
 
-// serviceNames are the registered services' names, sorted.
-func serviceNames() []string {
-	topologyMu.RLock()
-	defer topologyMu.RUnlock()
-	return slices.Sorted(maps.Keys(topologies))
+// topologiesWith are the registered topologies that have has, in
+// TopologyNames' order.
+func topologiesWith(has func(Topology) bool) []string {
+	var out []string
+	for _, n := range TopologyNames() {
+		if has(topologyNamed(n)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// serverTopologies are those that take servers: (a lock service's own).
+func serverTopologies() []string {
+	return topologiesWith(func(t Topology) bool { return t.ServersSetting().Name != "" })
+}
+
+// dataTopologies are those that keep data (guarded_write).
+func dataTopologies() string {
+	return strings.Join(topologiesWith(Topology.KeepsData), ", ")
 }
 
 // roleTopologies names the services whose members have roles.
 func roleTopologies() string {
-	var out []string
-	for _, n := range serviceNames() {
-		if topologyNamed(n).Roles() {
-			out = append(out, n)
-		}
-	}
-	return strings.Join(out, " or ")
+	return strings.Join(topologiesWith(Topology.Roles), " or ")
 }
 
 // checkServiceClient refuses the Redis client's settings in a service

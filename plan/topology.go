@@ -31,11 +31,7 @@ func (s Settings) TopologyOf() engine.Topology {
 	if t := s.Service(); t != nil {
 		return engine.Topology(t.Name())
 	}
-	t, _ := engine.ParseTopology(s.Topology)
-	if t == "" {
-		return engine.Redlock
-	}
-	return t
+	return engine.Redlock
 }
 
 // Replicated says the cell runs on a replicated set.
@@ -75,31 +71,16 @@ func (s Settings) replicatedSettings() []replicatedSetting {
 
 // checkTopology: a known topology, and the settings it takes.
 func (s Settings) checkTopology() error {
-	if t := s.Service(); t != nil {
-		for _, check := range []func() error{s.checkServiceSettings, func() error { return s.checkServiceClient(t) },
-			func() error { return t.Check(s) }, s.CheckNotReplicated} {
-			if err := check(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := s.checkServiceSettings(); err != nil {
-		return err
-	}
-	t, err := engine.ParseTopology(s.Topology)
-	if err != nil {
+	t := s.Service()
+	if t == nil {
 		return fmt.Errorf("topology: %q is not accepted; use %s", s.Topology, strings.Join(TopologyNames(), ", "))
 	}
-	switch t {
-	case engine.Replicated:
-		return s.checkReplicated()
-	case engine.Single:
-		if err := s.checkSingle(); err != nil {
+	for _, check := range []func(Settings) error{func(Settings) error { return s.checkServiceSettings() }, t.CheckKind, t.Check} {
+		if err := check(s); err != nil {
 			return err
 		}
 	}
-	return s.CheckNotReplicated()
+	return nil
 }
 
 // CheckNotReplicated refuses replicated's settings in another topology
@@ -225,24 +206,26 @@ func (s Settings) topologyEngine(c *engine.Config) {
 }
 
 // recordTopology keeps in a result's settings what the topology ran on:
-// nothing of replicated's elsewhere, and no local counts for an external
-// set (the set is not this run's); the local set's name and failure
-// timings as they ran, and WAIT's timeout when there is a WAIT.
+// its kind's, then its own.
 func (s Settings) recordTopology(out *results.Settings) {
-	out.Topology = string(s.TopologyOf())
-	if t := s.Service(); t != nil {
-		out.Local = t.Members(s)
-		if s.External() {
-			out.Local = 0 // the servers are not this run's
-		}
-		t.Record(s, out)
-	}
-	if !s.Replicated() {
-		out.Replicas, out.Sentinels, out.SentinelAddrs, out.MasterSet = s.ServiceReplicas(), 0, nil, ""
-		out.WaitTimeout, out.DownAfter, out.FailoverTimeout = 0, 0, 0
-		out.MinReplicasToWrite, out.ReplicaPriority = 0, nil
-		return
-	}
+	t := s.Service()
+	out.Topology = t.Name()
+	t.RecordKind(s, out)
+	t.Record(s, out)
+}
+
+// notReplicated: nothing of Redis' replicated set in a result of another
+// topology.
+func notReplicated(out *results.Settings) {
+	out.Sentinels, out.SentinelAddrs, out.MasterSet = 0, nil, ""
+	out.WaitTimeout, out.DownAfter, out.FailoverTimeout = 0, 0, 0
+	out.MinReplicasToWrite, out.ReplicaPriority = 0, nil
+}
+
+// recordReplicated: a replicated set's name and failure timings as they
+// ran, WAIT's timeout when there is a WAIT, and no local counts for an
+// external set (the set is not this run's).
+func (s Settings) recordReplicated(out *results.Settings) {
 	out.Local, out.MasterSet = 1, s.masterSet()
 	if s.WaitReplicas == 0 {
 		out.WaitTimeout = 0

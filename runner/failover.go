@@ -43,11 +43,12 @@ func (r *cellRun) addFailovers(run *results.Run, t0 time.Time, events []faults.E
 // after it that won the lock (a quorum, or the restarted server, served
 // again), with the acquires that failed in it.
 func (r *cellRun) addElections(run *results.Run, t0 time.Time, events []faults.Event, ck check.Findings, clients []chaos.ClientResult) {
+	window := r.s.Service().KillWindow(r.s)
+	if window == "" {
+		return // a kill opens no window timed here (Redis' masters)
+	}
 	for _, e := range events {
-		kind := "election"
-		if r.s.Service() != nil && !r.s.Roles() {
-			kind = "recovery" // one server's: its restart, not an election
-		}
+		kind := window
 		byLeader := strings.HasPrefix(e.Target, "leader")
 		if kind == "recovery" && e.Kind == "failover" {
 			kind = "failover" // a service's own: its primary killed, a replica promoted

@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/term"
 
-	"lockbench/engine"
 	"lockbench/plan"
 	"lockbench/results"
 )
@@ -39,10 +38,7 @@ func PrintPlan(w io.Writer, sc *plan.Scenario, cells []plan.Cell) {
 		if p == "" {
 			p = "server's"
 		}
-		mode, wait := s.Mode, s.Wait
-		if s.Service() != nil {
-			mode, wait = "-", s.WaitStrategy // Redlock's terms do not apply: the service's wait does
-		}
+		mode, wait := s.Service().Terms(s)
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d %s\t%s+%s\n", c.Index, c.Label, masters, p, mode, wait, load,
 			s.Keys, s.Distribution, s.Warmup, s.Duration)
 	}
@@ -50,20 +46,7 @@ func PrintPlan(w io.Writer, sc *plan.Scenario, cells []plan.Cell) {
 }
 
 // serversText is what a cell runs on, as the plan lists it.
-func serversText(s plan.Settings) string {
-	t := s.TopologyOf()
-	switch {
-	case s.ExternalSentinels():
-		return fmt.Sprintf("replicated %s via %d given sentinels, WAIT %d", s.MasterSet, len(s.SentinelAddrs), s.WaitReplicas)
-	case t == engine.Replicated:
-		return fmt.Sprintf("replicated: 1 master + %d replicas, %d sentinels, WAIT %d", s.Replicas, s.Sentinels, s.WaitReplicas)
-	case s.Service() != nil:
-		return s.Service().Describe(s)
-	case len(s.Masters) > 0:
-		return fmt.Sprintf("%s: %d given", t, len(s.Masters))
-	}
-	return fmt.Sprintf("%s: %d local", t, s.Local)
-}
+func serversText(s plan.Settings) string { return s.Service().Describe(s) }
 
 func printFaultPlan(w io.Writer, sc *plan.Scenario, cells []plan.Cell) {
 	fmt.Fprintf(w, "chaos scenario %s: %d cells, estimated %s\n", sc.Name, len(cells), Estimate(sc, cells))

@@ -89,7 +89,7 @@ func runOne(t *testing.T, doc string, faulty bool) *runner.CellOutcome {
 }
 
 // fake is a lock service of one in-process table.
-type fake struct{}
+type fake struct{ plan.ServiceBase }
 
 func (fake) About() string                                 { return "an in-process table" }
 func (fake) Name() string                                  { return "fake" }
@@ -100,7 +100,7 @@ func (fake) Roles() bool                                   { return false }
 func (fake) Designs() []plan.Design                        { return nil }
 func (fake) Check(plan.Settings) error                     { return nil }
 func (fake) Members(plan.Settings) int                     { return 1 }
-func (fake) ServersKey(plan.Settings) string               { return "" }
+func (fake) ServersKey(plan.Settings) string               { return "fake" }
 func (fake) Describe(plan.Settings) string                 { return "fake: 1 in-process table" }
 func (fake) CanServe(plan.Settings) error                  { return nil }
 func (fake) Record(_ plan.Settings, out *results.Settings) { out.Persistence = "memory" }

@@ -31,7 +31,7 @@ const (
 )
 
 // zookeeper is the service's plan.Topology and service.Service.
-type zookeeper struct{}
+type zookeeper struct{ plan.ServiceBase }
 
 func (zookeeper) About() string {
 	return "the lock recipe; --local servers, default 3, or --zookeeper-servers"
@@ -90,7 +90,7 @@ func (zookeeper) Record(s plan.Settings, out *results.Settings) {
 }
 
 func (zookeeper) ServersKey(s plan.Settings) string {
-	return fmt.Sprintf("%v|%d|%s|%v|%d|%v", s.Servers, members(s), s.FsyncPersistence(), s.TTL, maxClientCnxns(s), s.MemberLatency)
+	return fmt.Sprintf("%s|%v|%d|%s|%v|%d|%v", Name, s.Servers, members(s), s.FsyncPersistence(), s.TTL, maxClientCnxns(s), s.MemberLatency)
 }
 
 func (zookeeper) Describe(s plan.Settings) string {

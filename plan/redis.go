@@ -1,0 +1,195 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"lockbench/engine"
+	"lockbench/results"
+)
+
+// redisTopologies are Redis' own, in the order help lists them.
+var redisTopologies = []engine.Topology{engine.Redlock, engine.Single, engine.Replicated}
+
+// redisTopology is one of Redis' topologies (Redlock on N masters, one
+// master, a replicated set), registered as every lock service's is: the
+// engine is its client, redis-server its servers.
+type redisTopology struct {
+	t     engine.Topology
+	about string
+}
+
+func init() {
+	for _, r := range []redisTopology{
+		{engine.Redlock, "N independent masters"},
+		{engine.Single, "one master"},
+		{engine.Replicated, "a master with replicas behind Sentinel"},
+	} {
+		RegisterTopology(r)
+	}
+}
+
+func (r redisTopology) Name() string                    { return string(r.t) }
+func (r redisTopology) About() string                   { return r.about }
+func (redisTopology) ServersSetting() ServersSetting    { return ServersSetting{} } // masters: are its own
+func (redisTopology) WaitStrategies() []string          { return engine.WaitStrategies }
+func (redisTopology) Replicas() int                     { return 0 } // replicated's are its set's, not replicas: of its own
+func (redisTopology) Roles() bool                       { return false }
+func (redisTopology) KeepsData() bool                   { return false }
+func (redisTopology) CheckKind(Settings) error          { return nil }
+func (redisTopology) Members(s Settings) int            { return s.Local }
+func (redisTopology) Terms(s Settings) (string, string) { return s.Mode, s.Wait }
+func (redisTopology) KillWindow(Settings) string        { return "" } // a master's restart is not timed
+
+// Designs are this topology's designs among Redis' (redisDesigns).
+func (r redisTopology) Designs() []Design {
+	return slices.DeleteFunc(slices.Clone(redisDesigns), func(d Design) bool {
+		return !strings.HasPrefix(d.Settings, "topology: "+r.Name()+",")
+	})
+}
+
+// Check: the topology's own settings, and a persistence mode Redis has.
+func (r redisTopology) Check(s Settings) error {
+	var err error
+	switch r.t {
+	case engine.Replicated:
+		err = s.checkReplicated()
+	case engine.Single:
+		if err = s.checkSingle(); err == nil {
+			err = s.CheckNotReplicated()
+		}
+	default:
+		err = s.CheckNotReplicated()
+	}
+	if err == nil && s.Persistence != "" && !slices.Contains(persistenceModes, s.Persistence) {
+		err = fmt.Errorf("persistence: %q is not accepted; use %s", s.Persistence, strings.Join(persistenceModes, ", "))
+	}
+	return err
+}
+
+// CheckClient: the driver, mode and wait, and the engine's own checks.
+func (redisTopology) CheckClient(s Settings) error {
+	if s.Driver != "lockbench" && s.Driver != "redsync" {
+		return fmt.Errorf("driver: %q is not accepted; use lockbench or redsync", s.Driver)
+	}
+	if _, err := engine.ParseMode(s.Mode); err != nil {
+		return err
+	}
+	if s.Driver == "redsync" && s.Mode != string(engine.Multiplexed) {
+		return fmt.Errorf("mode: %q is not available with driver redsync; redsync acquires on all masters at once (multiplexed)", s.Mode)
+	}
+	if s.Driver == "redsync" && s.WaitStrategy == engine.StrategyNotify {
+		return fmt.Errorf("wait-strategy: notify is not accepted with driver redsync; use retry, backoff or spin")
+	}
+	if _, err := engine.ParseWait(s.Wait); err != nil {
+		return err
+	}
+	ec, err := s.EngineConfig()
+	if err != nil {
+		return err
+	}
+	return ec.Validate()
+}
+
+// redisFaultKinds are the kinds Redis' topologies take (each its own).
+var redisFaultKinds = []results.FaultKind{results.FaultCrash, results.FaultPartition, results.FaultLatency, results.FaultReset,
+	results.FaultPause, results.FaultClockJump, results.FaultFailover, results.FaultReplicationLag}
+
+// CheckFault: a replicated set's faults on a replicated set only, and
+// none there that it cannot take (its clients find the master through
+// Sentinel, so no proxy stands between them; masters under a fake clock
+// are Redlock's).
+func (r redisTopology) CheckFault(where string, s Settings, f Fault) error {
+	repl := r.t == engine.Replicated
+	switch {
+	case !slices.Contains(redisFaultKinds, f.Kind):
+		return fmt.Errorf("%s.kind: %s needs the topology of a lock service that has it; topology is %s", where, f.Kind, r.t)
+	case !repl && (f.Kind == results.FaultFailover || f.Kind == results.FaultReplicationLag):
+		return fmt.Errorf("%s.kind: %s needs topology replicated (a master with replicas behind Sentinel); topology is %s", where, f.Kind, r.t)
+	case repl && (f.Kind == results.FaultPartition || f.Kind == results.FaultLatency || f.Kind == results.FaultReset):
+		return fmt.Errorf("%s.kind: %s is not available with topology replicated: its clients reach the master Sentinel names, with no proxy between; use replication_lag, failover, crash or pause", where, f.Kind)
+	case repl && f.Kind == results.FaultClockJump:
+		return fmt.Errorf("%s.kind: clock_jump is not available with topology replicated (fake clocks run Redlock's masters); use failover, crash or pause", where)
+	}
+	return nil
+}
+
+// CheckFaultServers: a fault cell starts its own masters (it crashes and
+// restarts them), within bounds.
+func (redisTopology) CheckFaultServers(s Settings) error {
+	switch {
+	case len(s.Masters) > 0:
+		return fmt.Errorf("masters: a fault scenario starts its own masters (it crashes and restarts them); use local: N (how many), not addresses")
+	case s.Local < 1 || s.Local > 15:
+		return fmt.Errorf("local: %d is not accepted; use 1..15 local masters", s.Local)
+	case s.Persistence == "":
+		return fmt.Errorf("persistence: \"\" is not accepted; use none, aof-no, aof-everysec or aof-always")
+	}
+	return s.CheckFaultLoad()
+}
+
+// FaultWarnings: Redis' lock expires at its TTL under a long hold.
+func (redisTopology) FaultWarnings(s Settings) []string {
+	longest := time.Duration(s.Hold)
+	switch s.HoldDist {
+	case "uniform":
+		longest *= 2
+	case "exponential", "exp":
+		longest *= 5 // past the 99th percentile
+	}
+	if s.Hold > 0 && longest >= time.Duration(s.TTL)-time.Duration(s.Timeout) && !s.CheckValidity {
+		return []string{fmt.Sprintf("holds reach %v (hold %v, %s) against ttl %v: some writes land after the lock expired, "+
+			"so lost updates can appear without any fault; shorten the hold or set check_validity", longest, s.Hold, s.HoldDist, s.TTL)}
+	}
+	return nil
+}
+
+// N is the number of masters: one for a replicated set (its replicas are
+// not masters), else the given or local ones.
+func (r redisTopology) N(s Settings) int {
+	switch {
+	case r.t == engine.Replicated:
+		return 1
+	case len(s.Masters) > 0:
+		return len(s.Masters)
+	}
+	return s.Local
+}
+
+// RecordKind: nothing beside Record.
+func (redisTopology) RecordKind(Settings, *results.Settings) {}
+
+// Record: a replicated set's, or nothing of one.
+func (r redisTopology) Record(s Settings, out *results.Settings) {
+	if r.t == engine.Replicated {
+		s.recordReplicated(out)
+		return
+	}
+	out.Replicas = 0
+	notReplicated(out)
+}
+
+// ServersKey: the masters, or the replicated set, and what they run
+// with.
+func (r redisTopology) ServersKey(s Settings) string {
+	if r.t == engine.Replicated {
+		return fmt.Sprintf("replicated|%v|%d|%d|%s|%v|%v|%d|%v|%s|%s", s.SentinelAddrs, s.Replicas, s.Sentinels, s.masterSet(),
+			s.DownAfter, s.FailoverTimeout, s.MinReplicasToWrite, s.ReplicaPriority, s.Persistence, s.LocalCPUs)
+	}
+	return fmt.Sprintf("redis|%v|%d|%s|%s|%s", s.Masters, s.Local, s.Persistence, s.Embedded, s.LocalCPUs)
+}
+
+// Describe is what the cell runs on, as the plan lists it.
+func (r redisTopology) Describe(s Settings) string {
+	switch {
+	case s.ExternalSentinels():
+		return fmt.Sprintf("replicated %s via %d given sentinels, WAIT %d", s.MasterSet, len(s.SentinelAddrs), s.WaitReplicas)
+	case r.t == engine.Replicated:
+		return fmt.Sprintf("replicated: 1 master + %d replicas, %d sentinels, WAIT %d", s.Replicas, s.Sentinels, s.WaitReplicas)
+	case len(s.Masters) > 0:
+		return fmt.Sprintf("%s: %d given", r.t, len(s.Masters))
+	}
+	return fmt.Sprintf("%s: %d local", r.t, s.Local)
+}
