@@ -23,118 +23,67 @@ import (
 	"lockbench/service"
 )
 
-// Masters are the lock servers of a cell, ready: its masters' addresses
-// and, for local ones, their processes; for a fault cell also a fake clock
-// per master it jumps, the protected resource's server and a temp dir; and
-// the cell's proxies between clients and masters, if it has any.
+// Masters are the lock servers of a cell, ready: its topology's servers
+// (Redis masters or a lock service's), and for a fault cell also the
+// protected resource's server and a temp dir; the cell's proxies between
+// clients and servers, if it has any.
 type Masters struct {
-	key      string
-	Addrs    []string // what the engine dials (external: as given, with credentials)
-	Display  []string // without secrets
-	Local    *localmasters.Set
-	Embedded bool
-	Version  string // redis_version from INFO (first master)
-	restore  []func(context.Context) error
-	served   map[string]bool // cell IDs measured on this set
+	key     string
+	Display []string        // the servers, without secrets
+	Version string          // the server's version (redis_version from INFO)
+	served  map[string]bool // cell IDs measured on these servers
 
-	// LocalCPUs pin the local masters and ClientCPUs lockbench (--local-cpus).
-	LocalCPUs, ClientCPUs []int
+	// Service is the servers of the cell's topology.
+	Service service.Servers
 
-	// A fault cell's: each master in a set of its own (so one can run on a
-	// fake clock), the clocks by master index, the resource's server.
-	Servers  []*localmasters.Master
-	Clocks   map[int]*faults.Clock
+	// A fault cell's: the resource's server and a temp dir.
 	Resource string
 	TempDir  string
-	sets     []*localmasters.Set // stopped with the cell
+	resource *localmasters.Set
 
 	// Net is the cell's proxies (--net-latency, or a fault cell's network
 	// faults); nil without. Made for every cell anew.
 	Net *faults.Network
+}
 
-	// A replicated cell's: the Sentinels the engine asks for the master
-	// of MasterSet, and the local set when it is this run's (nil for an
-	// external one). Addrs and Display are then the master's address.
-	SentinelAddrs []string
-	MasterSet     string
-	Replicated    *localmasters.Replicated
-
-	// Service is a lock service's servers (nil for Redis).
-	Service service.Servers
+// Redis is the cell's Redis masters (nil: another lock service's).
+func (m *Masters) Redis() *RedisServers {
+	r, _ := m.Service.(*RedisServers)
+	return r
 }
 
 // LockConfig is cfg (a cell's resolved engine configuration) pointed at
-// these servers, as client c dials them: the masters, or the Sentinels.
+// the Redis masters as client c dials them: its proxies, the masters, or
+// the Sentinels.
 func (m *Masters) LockConfig(cfg engine.Config, c int) engine.Config {
-	if cfg.Topology == engine.Replicated {
-		cfg.SentinelAddrs, cfg.MasterSet = m.SentinelAddrs, m.MasterSet
-		return cfg
-	}
-	cfg.Masters = m.ClientAddrs(c)
-	return cfg
-}
-
-// ClientAddrs are the addresses client c dials: its proxies, or the masters.
-func (m *Masters) ClientAddrs(c int) []string {
+	var via []string
 	if m.Net != nil {
-		return m.Net.Addrs(c)
+		via = m.Net.Addrs(c)
 	}
-	return m.Addrs
+	return m.Redis().LockConfig(cfg, via)
 }
 
-// Pids are the local masters', a replicated set's and the resource's
-// processes (0: none).
+// Pids are the servers' and the resource's processes (0: none).
 func (m *Masters) Pids() []int {
-	var out []int
-	for _, s := range append([]*localmasters.Set{m.Local}, m.sets...) {
-		if s != nil {
-			for _, lm := range s.Masters() {
-				out = append(out, lm.Pid())
-			}
-		}
-	}
-	for _, lm := range m.replicatedProcesses() {
-		out = append(out, lm.Pid())
-	}
-	if m.Service != nil {
-		out = append(out, m.Service.Pids()...)
+	out := m.Service.Pids()
+	if m.resource != nil {
+		out = append(out, pidsOf(m.resource.Masters())...)
 	}
 	return out
 }
 
-// Describe is a fault cell's servers as its log line says them: the
-// masters, a replicated set's processes, or a service's servers.
-func (m *Masters) Describe() string {
-	switch r := m.Replicated; {
-	case m.Service != nil:
-		return m.Service.Describe()
-	case r != nil:
-		return fmt.Sprintf("master %s, replicas %s, sentinels %s (pids %s)", r.MasterAddr(), strings.Join(r.ReplicaAddrs(), " "),
-			strings.Join(r.SentinelAddrs(), " "), service.PidList(pidsOf(m.replicatedProcesses())))
-	}
-	return fmt.Sprintf("masters %s (pids %s)", strings.Join(m.Addrs, " "), service.PidList(pidsOf(m.Servers)))
-}
+// Describe is a fault cell's servers as its log line says them.
+func (m *Masters) Describe() string { return m.Service.Describe() }
 
 // SplitCPUs is --local-cpus' split: the masters' CPUs and lockbench's.
 func SplitCPUs(list string) (local, client []int, err error) { return localmasters.SplitCPUs(list) }
 
-// ResourcePid is a fault cell's protected resource's process (0: none):
-// the last set's one master.
+// ResourcePid is a fault cell's protected resource's process (0: none).
 func (m *Masters) ResourcePid() int {
-	if len(m.sets) == 0 {
+	if m.resource == nil {
 		return 0
 	}
-	return m.sets[len(m.sets)-1].Masters()[0].Pid()
-}
-
-// replicatedProcesses are a local replicated set's master, replicas and
-// Sentinels (none without one).
-func (m *Masters) replicatedProcesses() []*localmasters.Master {
-	r := m.Replicated
-	if r == nil {
-		return nil
-	}
-	return append(append([]*localmasters.Master{r.Master()}, r.Replicas()...), r.Sentinels()...)
+	return m.resource.Masters()[0].Pid()
 }
 
 // Pool keeps the masters of consecutive cells: local masters are restarted
@@ -183,87 +132,12 @@ func (p *Pool) Prepare(ctx context.Context, c plan.Cell) (*Masters, error) {
 }
 
 func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, error) {
-	s := c.Settings
 	m := &Masters{key: key, served: map[string]bool{}}
 	p.cur = m
-	switch {
-	case ownServers(c): // its own servers of any service, and the resource's
+	if ownServers(c) { // its own servers of any topology, and the resource's
 		return m, p.startFaultServers(ctx, c, m)
-	case service.Of(s) != nil:
-		return m, p.startService(ctx, c, m)
-	case s.ExternalSentinels():
-		m.SentinelAddrs, m.MasterSet = s.SentinelAddrs, s.MasterSet
-		m.Display = []string{s.MasterSet + " (via Sentinel)"} // its master's address is Sentinel's to tell; the engine checks them as it connects
-		return m, nil
-	case s.Replicated():
-		return m, p.startReplicated(ctx, c, m)
-	case len(s.Masters) == 0:
-		return m, p.startLocal(ctx, c, m)
 	}
-	for _, a := range s.Masters {
-		_, display, err := engine.ParseMaster(a)
-		if err != nil {
-			return nil, err
-		}
-		m.Addrs = append(m.Addrs, a)
-		m.Display = append(m.Display, display)
-	}
-	return m, m.checkAndConfigure(ctx, s.Persistence, c.Engine.TLS)
-}
-
-// startLocal starts the cell's local masters, pinned with --local-cpus.
-func (p *Pool) startLocal(ctx context.Context, c plan.Cell, m *Masters) error {
-	s := c.Settings
-	persist, err := localmasters.ParsePersistence(c.Recorded.Persistence) // "none" when unset
-	if err != nil {
-		return err
-	}
-	local, client, err := splitCPUs(s.LocalCPUs)
-	if err != nil {
-		return err
-	}
-	set, err := localmasters.Start(ctx, localmasters.Options{N: s.Local, Persistence: persist, Embedded: s.Embedded, Log: p.Log, CPUs: local})
-	if err != nil {
-		return err
-	}
-	m.Local = set
-	if err := p.pinClient(m, local, client); err != nil {
-		return err
-	}
-	m.Embedded, m.Version = set.Embedded(), set.Version()
-	m.Addrs, m.Display = set.Addrs(), set.Addrs()
-	return nil
-}
-
-// startReplicated starts the cell's replicated set: a master, its
-// replicas and the Sentinels watching them, all with the cell's
-// persistence and pinned with --local-cpus.
-func (p *Pool) startReplicated(ctx context.Context, c plan.Cell, m *Masters) error {
-	s, rec := c.Settings, c.Recorded
-	persist, err := localmasters.ParsePersistence(rec.Persistence)
-	if err != nil {
-		return err
-	}
-	local, client, err := splitCPUs(s.LocalCPUs)
-	if err != nil {
-		return err
-	}
-	r, err := localmasters.StartReplicated(ctx, localmasters.ReplicatedOptions{
-		Replicas: s.Replicas, Sentinels: s.Sentinels, MasterSet: rec.MasterSet,
-		DownAfter: time.Duration(s.DownAfter), FailoverTimeout: time.Duration(s.FailoverTimeout),
-		ReplicaPriority: s.ReplicaPriority, MinReplicasToWrite: s.MinReplicasToWrite,
-		Persistence: persist, Log: p.Log, CPUs: local,
-	})
-	if err != nil {
-		return err
-	}
-	m.Replicated, m.Version = r, r.Version()
-	if err := p.pinClient(m, local, client); err != nil {
-		return err
-	}
-	m.SentinelAddrs, m.MasterSet = r.SentinelAddrs(), r.MasterSet()
-	m.Addrs, m.Display = []string{r.MasterAddr()}, []string{r.MasterAddr()}
-	return nil
+	return m, p.startService(ctx, c, m)
 }
 
 // splitCPUs is --local-cpus as the local servers' CPUs and lockbench's
@@ -275,19 +149,8 @@ func splitCPUs(cpus string) (local, client []int, err error) {
 	return localmasters.SplitCPUs(cpus)
 }
 
-// pinClient pins lockbench to client once the local servers run on local.
-func (p *Pool) pinClient(m *Masters, local, client []int) error {
-	m.LocalCPUs, m.ClientCPUs = local, client
-	if len(client) == 0 {
-		return nil
-	}
-	var err error
-	p.unpin, err = pinSelf(client)
-	return err
-}
-
-// Close stops the current servers (local masters, a fault cell's servers,
-// proxies, temp dir) or restores external masters' settings.
+// Close stops the current servers (the topology's, a fault cell's
+// resource, proxies, temp dir; external masters' settings restored).
 func (p *Pool) Close() error {
 	m := p.cur
 	p.cur = nil
@@ -298,28 +161,14 @@ func (p *Pool) Close() error {
 	if m.Net != nil {
 		m.Net.Close()
 	}
-	if m.Replicated != nil {
-		errs = append(errs, m.Replicated.Stop())
-	}
 	if m.Service != nil {
 		errs = append(errs, m.Service.Stop())
 	}
-	for _, s := range append([]*localmasters.Set{m.Local}, m.sets...) {
-		if s != nil {
-			errs = append(errs, s.Stop())
-		}
+	if m.resource != nil {
+		errs = append(errs, m.resource.Stop())
 	}
 	if m.TempDir != "" {
 		errs = append(errs, os.RemoveAll(m.TempDir))
-	}
-	if p.unpin != nil {
-		errs = append(errs, p.unpin())
-		p.unpin = nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	for _, r := range m.restore {
-		errs = append(errs, r(ctx))
 	}
 	return errors.Join(errs...)
 }
@@ -352,32 +201,6 @@ func aofSettings(p string) (appendonly, appendfsync string) {
 		return "yes", "always"
 	}
 	return "no", ""
-}
-
-// checkAndConfigure pings every external master (a clear error naming the
-// address before any load) and, when a persistence mode is asked for, sets
-// it with CONFIG SET and remembers how to restore the original.
-func (m *Masters) checkAndConfigure(ctx context.Context, persistence string, tlsFiles engine.TLSFiles) error {
-	for i, a := range m.Addrs {
-		c, display, info, err := checkMaster(ctx, a, tlsFiles)
-		if err != nil {
-			return err
-		}
-		if i == 0 {
-			m.Version = engine.ParseInfo(info)["redis_version"]
-		}
-		if persistence == "" {
-			c.Close()
-			continue
-		}
-		restore, err := setPersistence(ctx, c, display, persistence)
-		if err != nil {
-			c.Close()
-			return err
-		}
-		m.restore = append(m.restore, restore)
-	}
-	return nil
 }
 
 // checkMaster connects to the master at addr and reads its INFO server

@@ -24,24 +24,22 @@ type WindowReadings struct {
 // NewWindowReadings reads the masters m through eng (proxied: through the
 // cell's in-process proxies, whose CPU is then told apart).
 func NewWindowReadings(ctx context.Context, eng *engine.Engine, m *Masters) *WindowReadings {
-	proxied := m.Net != nil
+	proxied, rs := m.Net != nil, m.Redis()
 	var localPids []int
-	if m.Local != nil {
-		for _, lm := range m.Local.Masters() {
-			localPids = append(localPids, lm.Pid())
-		}
+	if rs.Local != nil {
+		localPids = pidsOf(rs.Local.Masters())
 	}
-	if r := m.Replicated; r != nil {
+	if r := rs.Replicated; r != nil {
 		localPids = []int{r.Master().Pid()}
 	}
-	addrs := m.Addrs
+	addrs := rs.Upstreams()
 	if len(addrs) != len(eng.Addrs()) {
 		addrs = eng.Addrs() // an external replicated set: only the engine knows where its master is
 	}
 	w := &WindowReadings{ctx: ctx, eng: eng, addrs: eng.Addrs(), probe: newMachineProbe(addrs, localPids, eng.ServerPIDs(ctx))}
 	if w.probe != nil {
-		w.probe.clientCPUs, w.probe.localCPUs = m.ClientCPUs, m.LocalCPUs
-		if r := m.Replicated; r != nil {
+		w.probe.clientCPUs, w.probe.localCPUs = rs.ClientCPUs, rs.LocalCPUs
+		if r := rs.Replicated; r != nil {
 			w.probe.replicas, w.probe.sentinels = pidsOf(r.Replicas()), pidsOf(r.Sentinels())
 		}
 	}

@@ -29,7 +29,7 @@ import (
 // gets it as JSON.
 type ClientConfig struct {
 	Index  int           `json:"index"`
-	Engine engine.Config `json:"engine"` // Masters: this client's addresses (its proxies, or the masters)
+	Engine engine.Config `json:"engine"`
 	// Load is the cell's worker loop as plan resolved it, this client's
 	// share of it.
 	Load   workloads.Spec `json:"load"`
@@ -44,9 +44,10 @@ type ClientConfig struct {
 	// FailureTimes: count failed acquires by when (ClientResult.Failures),
 	// for a failover's unavailability window.
 	FailureTimes bool `json:"failure_times,omitempty"`
-	// Service, when set, is the registered lock service in place of
-	// Engine's Redis masters, and ServiceConfig its client config as bench
-	// builds it for every client of every cell (this client's addresses).
+	// Service is the registered lock service the cell locks on, and
+	// ServiceConfig its client config as bench builds it for every client
+	// of every cell (this client's addresses). Engine is the cell's
+	// resolved engine configuration, its retry and TTL terms.
 	Service       string          `json:"service,omitempty"`
 	ServiceConfig json.RawMessage `json:"service_config,omitempty"`
 	// GuardedWrite keeps the protected counter in the lock service,
@@ -68,18 +69,14 @@ type Local struct {
 }
 
 // newLocker is the client's own lock: the service's Locker on the config
-// bench built, or the engine on its masters.
+// bench built.
 func newLocker(ctx context.Context, cfg ClientConfig) (lock.Locker, func(), error) {
-	if cfg.Service != "" {
-		svc := service.Lookup(cfg.Service)
-		if svc == nil {
-			return nil, nil, fmt.Errorf("service %q is not registered in this program", cfg.Service)
-		}
-		lk, err := svc.NewClient(ctx, cfg.ServiceConfig)
-		return lk, closer(lk, err), err
+	svc := service.Lookup(cfg.Service)
+	if svc == nil {
+		return nil, nil, fmt.Errorf("service %q is not registered in this program", cfg.Service)
 	}
-	eng, err := engine.New(ctx, cfg.Engine)
-	return eng, closer(eng, err), err
+	lk, err := svc.NewClient(ctx, cfg.ServiceConfig)
+	return lk, closer(lk, err), err
 }
 
 // closer is a locker's Close (nothing when it did not open).

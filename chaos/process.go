@@ -80,7 +80,7 @@ func serveClient(cfg ClientConfig, sigs <-chan os.Signal) (res ClientResult, cod
 	}
 	defer c.Close()
 	// Live metrics: the parent reads these counts off stdout.
-	tl := newTally(len(cfg.Engine.Masters))
+	tl := newTally(servers(c.lk))
 	c.obs = tl
 	fmt.Println("ready")
 	in := bufio.NewReader(os.Stdin)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"lockbench/engine"
+	"lockbench/lock"
 	"lockbench/results"
 	"lockbench/workloads"
 )
@@ -23,6 +24,15 @@ import (
 type tally struct {
 	cycles, notAcquired, errors, fewAcks, violations, lost, rejected atomic.Int64
 	perMaster                                                        [][engine.NumOutcomes]atomic.Int64
+}
+
+// servers is how many servers lk reports replies of (none: it reports
+// none per server).
+func servers(lk lock.Locker) int {
+	if ps, ok := lk.(lock.PerServer); ok {
+		return len(ps.Addrs())
+	}
+	return 0
 }
 
 func newTally(masters int) *tally {

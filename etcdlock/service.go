@@ -47,7 +47,8 @@ func legacySection(b json.RawMessage, rec results.Settings) *results.ServiceSett
 var _ faults.Links = (*PeerGates)(nil)
 
 // CanServe: a local cluster needs the etcd binary.
-func (etcd) CanServe(s plan.Settings) error {
+func (etcd) CanServe(c plan.Cell) error {
+	s := c.Settings
 	if _, ok := ServerPath(); !ok && !s.External() {
 		return service.MissingTool{Err: fmt.Errorf("etcd not found in PATH; topology etcd with local members runs real etcd processes (apt-get install %s)", Package)}
 	}
@@ -185,7 +186,8 @@ func (v *servers) Describe() string {
 }
 
 // Record: the members (local ones with their fsync) or the endpoints.
-func (v *servers) Record(out *results.ServiceSettings, rec results.Settings) {
+func (v *servers) Record(cc *results.CellConfig, rec results.Settings) {
+	out := service.InConfig(cc, v)
 	out.Server, out.Servers = "member", fmt.Sprintf("%d local members (%s)", rec.Local, rec.Persistence)
 	if v.local == nil {
 		out.Servers = fmt.Sprintf("%d endpoints", len(v.endpoints))

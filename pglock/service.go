@@ -43,7 +43,8 @@ func legacySection(b json.RawMessage, rec results.Settings) *results.ServiceSett
 }
 
 // CanServe: a local server needs Debian's binaries.
-func (postgres) CanServe(s plan.Settings) error {
+func (postgres) CanServe(c plan.Cell) error {
+	s := c.Settings
 	if _, ok := BinDir(); !ok && !s.External() {
 		return service.MissingTool{Err: fmt.Errorf("postgres not found in /usr/lib/postgresql/*/bin; topology postgres with a local server runs Debian's (apt-get install %s)", Package)}
 	}
@@ -186,7 +187,8 @@ func (v *servers) Failover(ctx context.Context) (string, string, int, error) {
 		pid, held, v.replica.Addr(), time.Since(start).Round(time.Millisecond)), held, nil
 }
 
-func (v *servers) Record(out *results.ServiceSettings, _ results.Settings) {
+func (v *servers) Record(cc *results.CellConfig, _ results.Settings) {
+	out := service.InConfig(cc, v)
 	out.Server, out.Servers = "server (postmaster and backends)", "1 local server"
 	switch {
 	case v.local == nil:

@@ -13,6 +13,16 @@ import (
 // redisTopologies are Redis' own, in the order help lists them.
 var redisTopologies = []engine.Topology{engine.Redlock, engine.Single, engine.Replicated}
 
+// RedisTopologies are Redis' topologies' names (package bench registers
+// their servers and client).
+func RedisTopologies() []string {
+	var out []string
+	for _, t := range redisTopologies {
+		out = append(out, string(t))
+	}
+	return out
+}
+
 // redisTopology is one of Redis' topologies (Redlock on N masters, one
 // master, a replicated set), registered as every lock service's is: the
 // engine is its client, redis-server its servers.

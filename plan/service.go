@@ -107,6 +107,9 @@ func topologyNamed(name string) Topology {
 	return topologies[name]
 }
 
+// TopologyNamed is the registered topology named name (nil: none).
+func TopologyNamed(name string) Topology { return topologyNamed(name) }
+
 // Service is the lock service the cell locks on (nil: an unknown
 // topology, refused by Validate).
 func (s Settings) Service() Topology { return topologyNamed(s.Topology) }

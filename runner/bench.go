@@ -11,6 +11,7 @@ import (
 	"lockbench/lock"
 	"lockbench/plan"
 	"lockbench/results"
+	"lockbench/service"
 	"lockbench/workloads"
 )
 
@@ -28,13 +29,26 @@ type lockService interface {
 	close()
 }
 
-// openService opens the cell's lock service on its servers.
+// openService opens the cell's lock service on its servers: its client
+// on client 0's config; one that is the engine on Redis masters is
+// measured as Redis' cells are (per-master baselines, command counters).
 func openService(ctx context.Context, env cellEnv) (lockService, error) {
-	if env.masters.Service != nil {
-		return openServiceCell(ctx, env)
+	raw, err := env.masters.ServiceConfig(env.cell, 0)
+	if err != nil {
+		return nil, err
 	}
-	return openRedis(ctx, env)
+	cl, err := service.Of(env.cell.Settings).NewClient(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	if e, ok := cl.(masterEngine); ok {
+		return openRedis(ctx, env, e.MasterEngine())
+	}
+	return openServiceCell(ctx, env, cl)
 }
+
+// masterEngine is a client that is the engine on Redis masters.
+type masterEngine interface{ MasterEngine() *engine.Engine }
 
 // redisService is the Redis lock of a cell: the engine (its baselines,
 // counters and clean-up) and the lock client the workers use, the engine
@@ -47,13 +61,10 @@ type redisService struct {
 	win  *bench.WindowReadings
 }
 
-func openRedis(ctx context.Context, env cellEnv) (_ lockService, err error) {
+func openRedis(ctx context.Context, env cellEnv, eng *engine.Engine) (_ lockService, err error) {
 	s, m := env.cell.Settings, env.masters
 	cfg := m.LockConfig(env.cell.Engine, 0)
-	r := &redisService{env: env}
-	if r.eng, err = engine.New(ctx, cfg); err != nil {
-		return nil, err
-	}
+	r := &redisService{env: env, eng: eng}
 	defer func() {
 		if err != nil {
 			r.close()
@@ -84,7 +95,7 @@ func (r *redisService) finish(res *results.Run, st *workloads.Stats) {
 	res.Config.Redsync = r.lk.redsync
 	r.base.fill(res, r.eng.Addrs())
 	r.win.Finish(res, st)
-	if r.env.masters.Embedded {
+	if r.env.masters.Redis().Embedded {
 		res.Warnings = append(res.Warnings, "embedded in-process masters (redis-server not found): these are not Redis figures")
 	}
 }

@@ -148,7 +148,7 @@ func (r *cellRun) clientConfigs() ([]chaos.ClientConfig, error) {
 	s, n := r.s, r.clientCount()
 	cfgs := make([]chaos.ClientConfig, n)
 	for c := range cfgs {
-		cfgs[c] = chaos.ClientConfig{Index: c, Engine: r.masters.LockConfig(r.cell.Engine, c), Load: r.cell.Spec.Share(n), Prefix: r.prefix,
+		cfgs[c] = chaos.ClientConfig{Index: c, Engine: r.cell.Engine, Load: r.cell.Spec.Share(n), Prefix: r.prefix,
 			Seed: r.seed + uint64(c)*7919}
 		if r.checksResource() {
 			cfgs[c].Resource, cfgs[c].Fencing, cfgs[c].CheckValidity, cfgs[c].GuardedWrite = r.masters.Resource, s.Fencing, s.CheckValidity, s.GuardedWrite
@@ -161,13 +161,10 @@ func (r *cellRun) clientConfigs() ([]chaos.ClientConfig, error) {
 	return cfgs, nil
 }
 
-// serviceConfig is a client's lock service's config, when the cell's lock
-// is not Redis: as bench builds it for every client (its addresses).
+// serviceConfig is a client's lock service's config, as bench builds it
+// for every client (its addresses).
 func (r *cellRun) serviceConfig(cfg *chaos.ClientConfig) (err error) {
-	if r.masters.Service == nil {
-		return nil
-	}
-	cfg.Service = r.cell.Settings.Topology
+	cfg.Service = string(r.cell.Settings.TopologyOf())
 	cfg.ServiceConfig, err = r.masters.ServiceConfig(r.cell, cfg.Index)
 	return err
 }

@@ -122,7 +122,7 @@ func (r *cellRun) replies(crs []chaos.ClientResult) workloads.Replies {
 	if r.svc != nil {
 		return workloads.RepliesOf(r.svc.locker())
 	}
-	addrs := r.masters.Addrs
+	addrs := r.masters.Display // a fault cell's: its own local masters
 	late := make([][engine.NumOutcomes]int64, len(addrs))
 	for _, cr := range crs {
 		for m := range min(len(cr.Late), len(addrs)) {

@@ -20,7 +20,7 @@ import (
 // failed in it.
 func (r *cellRun) addFailovers(run *results.Run, t0 time.Time, events []faults.Event, ck check.Findings, clients []chaos.ClientResult) {
 	r.addElections(run, t0, events, ck, clients)
-	set := r.masters.Replicated
+	set := r.targets.Set
 	if set == nil {
 		return
 	}
@@ -75,7 +75,7 @@ func (r *cellRun) addElections(run *results.Run, t0 time.Time, events []faults.E
 // failoverOf is the failover that event e began on the cell's replicated
 // set.
 func (r *cellRun) failoverOf(t0 time.Time, e faults.Event, ck check.Findings, clients []chaos.ClientResult) results.Failover {
-	set := r.masters.Replicated
+	set := r.targets.Set
 	f := results.Failover{KilledAt: secondsFrom(t0, e.At), Master: e.Target, HeldKeys: e.HeldKeys}
 	// The kill's own time, not the event's scheduled one; the first acquire
 	// of the new master is one started once the old one was reaped (one

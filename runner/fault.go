@@ -20,18 +20,8 @@ import (
 // links, its clients once started) and every address the cell listens on.
 func (r *cellRun) findTargets() {
 	m := r.masters
-	r.targets = faults.Targets{Clocks: m.Clocks, Net: m.Net}
-	for _, sm := range m.Servers {
-		r.targets.Masters = append(r.targets.Masters, sm)
-	}
-	r.res.Addrs = append(slices.Clone(m.Addrs), m.Resource)
-	if m.Service != nil {
-		r.res.Addrs = append(r.res.Addrs, m.Service.Targets(r.cell, &r.targets)...)
-	}
-	if set := m.Replicated; set != nil {
-		r.targets.Set, r.targets.Replicas, r.targets.Sentinels = set, set.Replicas(), set.Sentinels()
-		r.res.Addrs = append(r.res.Addrs, append(set.ReplicaAddrs(), set.SentinelAddrs()...)...)
-	}
+	r.targets = faults.Targets{Net: m.Net}
+	r.res.Addrs = append(m.Service.Targets(r.cell, &r.targets), m.Resource)
 	for c := range r.s.Clients {
 		if m.Net != nil {
 			r.res.Addrs = append(r.res.Addrs, m.Net.Addrs(c)...)

@@ -11,9 +11,6 @@ import (
 // watchSessionEnds starts watching the cell's servers for session ends
 // (none: a service without sessions, or not local).
 func (r *cellRun) watchSessionEnds() {
-	if r.masters.Service == nil {
-		return
-	}
 	stop, err := r.masters.Service.WatchSessionEnds()
 	switch {
 	case err != nil:

@@ -14,7 +14,6 @@ import (
 
 	"lockbench/bench"
 	"lockbench/chaos"
-	"lockbench/engine"
 	"lockbench/metrics"
 	"lockbench/plan"
 	"lockbench/results"
@@ -89,25 +88,14 @@ func (e cellEnv) cellConfig() *results.CellConfig {
 	shown := e.cell.Recorded
 	m := e.masters
 	shown.Masters = m.Display
-	if len(m.SentinelAddrs) > 0 {
-		shown.SentinelAddrs = nil
-		for _, a := range m.SentinelAddrs {
-			shown.SentinelAddrs = append(shown.SentinelAddrs, engine.RedactURL(a))
-		}
-	}
 	shown.Seed, shown.KeyPrefix = e.seed, e.prefix
-	cc := &results.CellConfig{Settings: shown, Quorum: engine.Quorum(len(m.Addrs)), Embedded: m.Embedded,
-		RedisVersion: m.Version, Version: Version}
+	cc := &results.CellConfig{Settings: shown, Version: Version}
+	m.Service.Record(cc, e.cell.Recorded)
 	if len(e.cell.Expect) > 0 {
 		cc.Expect = map[string]string{}
 		for _, x := range e.cell.Expect {
 			cc.Expect[x.Metric] = x.Cond()
 		}
-	}
-	if m.Service != nil {
-		cc.RedisVersion, cc.ServerVersion, cc.Quorum = "", m.Version, m.Service.Quorum()
-		cc.Service = &results.ServiceSettings{}
-		m.Service.Record(cc.Service, e.cell.Recorded)
 	}
 	return cc
 }

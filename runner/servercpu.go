@@ -21,7 +21,7 @@ type serverCPU struct {
 func (r *cellRun) startServerCPU() *serverCPU {
 	m := r.masters
 	pids := slices.DeleteFunc(m.Pids(), func(p int) bool { return p == 0 || p == m.ResourcePid() })
-	w := &serverCPU{pids: pids, trees: m.Service != nil && m.Service.Trees()}
+	w := &serverCPU{pids: pids, trees: m.Service.Trees()}
 	w.start = bench.ProcessCPU(pids, w.trees)
 	return w
 }

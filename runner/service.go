@@ -23,16 +23,8 @@ type serviceCell struct {
 	rpcs callWindow
 }
 
-func openServiceCell(ctx context.Context, env cellEnv) (_ lockService, err error) {
+func openServiceCell(ctx context.Context, env cellEnv, cl service.Client) (_ lockService, err error) {
 	m := env.masters
-	raw, err := m.ServiceConfig(env.cell, 0)
-	if err != nil {
-		return nil, err
-	}
-	cl, err := service.Of(env.cell.Settings).NewClient(ctx, raw)
-	if err != nil {
-		return nil, err
-	}
 	v := &serviceCell{env: env, cl: cl, rpcs: callWindow{calls: cl.RPCs}}
 	defer func() {
 		if err != nil {

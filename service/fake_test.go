@@ -102,7 +102,7 @@ func (fake) Check(plan.Settings) error                     { return nil }
 func (fake) Members(plan.Settings) int                     { return 1 }
 func (fake) ServersKey(plan.Settings) string               { return "fake" }
 func (fake) Describe(plan.Settings) string                 { return "fake: 1 in-process table" }
-func (fake) CanServe(plan.Settings) error                  { return nil }
+func (fake) CanServe(plan.Cell) error                      { return nil }
 func (fake) Record(_ plan.Settings, out *results.Settings) { out.Persistence = "memory" }
 func (fake) CheckFault(where string, _ plan.Settings, f plan.Fault) error {
 	if f.Kind != results.FaultCrash {
@@ -172,7 +172,8 @@ func (tb *table) Quorum() int         { return 1 }
 func (tb *table) Pids() []int         { return nil }
 func (tb *table) Trees() bool         { return false }
 func (tb *table) Upstreams() []string { return nil }
-func (tb *table) Record(v *results.ServiceSettings, _ results.Settings) {
+func (tb *table) Record(cc *results.CellConfig, _ results.Settings) {
+	v := service.InConfig(cc, tb)
 	v.Servers, v.Server = "1 table", "table"
 }
 func (tb *table) Describe() string                               { return "fake table " + tb.id }

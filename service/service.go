@@ -1,7 +1,7 @@
-// Package service is the registry of lock services other than Redis, in
-// the style of database/sql's drivers: a service's package registers one
-// Service in its init, and plan, bench, runner and chaos look it up by the
-// topology that names it, never naming a service themselves. A program
+// Package service is the registry of lock services, in the style of
+// database/sql's drivers: a service's package registers one Service in
+// its init (Redis' three: package bench), and plan, bench, runner and
+// chaos look it up by the topology that names it, never naming one. A program
 // that runs a service imports its package (blank) once.
 package service
 
@@ -29,7 +29,7 @@ type Service interface {
 	// CanServe says, before anything starts, whether this machine can
 	// serve a cell's local servers (a MissingTool when a program is
 	// missing); nil for an external one.
-	CanServe(s plan.Settings) error
+	CanServe(c plan.Cell) error
 	// Start starts cell c's local servers, or takes an external one's
 	// addresses; log hears the servers' own start messages.
 	Start(ctx context.Context, c plan.Cell, log io.Writer) (Servers, error)
@@ -58,9 +58,10 @@ type Servers interface {
 	// Targets puts what cell c's faults act on into t (the members, the
 	// leader, the member links) and returns the addresses they listen on.
 	Targets(c plan.Cell, t *faults.Targets) []string
-	// Record says where the cell ran (v.Servers, v.Server), from the
-	// settings it recorded.
-	Record(v *results.ServiceSettings, rec results.Settings)
+	// Record says in the result's config where the cell ran (InConfig's
+	// Servers and Server for a lock service), from the settings it
+	// recorded.
+	Record(cc *results.CellConfig, rec results.Settings)
 	// Describe is the servers as a fault cell's log line names them.
 	Describe() string
 	// WatchSessionEnds starts dating the lock sessions' ends on the
@@ -108,16 +109,15 @@ func Register(s Service) {
 	plan.RegisterTopology(s)
 }
 
-// Lookup is the service named name (nil: not a registered service, which
-// is Redis for a valid topology).
+// Lookup is the service named name (nil: none registered).
 func Lookup(name string) Service {
 	mu.RLock()
 	defer mu.RUnlock()
 	return services[name]
 }
 
-// Of is the service cell settings s lock on (nil: Redis).
-func Of(s plan.Settings) Service { return Lookup(s.Topology) }
+// Of is the service cell settings s lock on.
+func Of(s plan.Settings) Service { return Lookup(string(s.TopologyOf())) }
 
 // Names are the registered services' names, sorted.
 func Names() []string {
@@ -129,6 +129,14 @@ func Names() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// InConfig is a lock service's part of a result's config, made for v's
+// Record to fill: the server's version and quorum (no Redis version).
+func InConfig(cc *results.CellConfig, v Servers) *results.ServiceSettings {
+	cc.RedisVersion, cc.ServerVersion, cc.Quorum = "", v.Version(), v.Quorum()
+	cc.Service = &results.ServiceSettings{}
+	return cc.Service
 }
 
 // MissingTool is a program this machine lacks for a cell: not bad input,

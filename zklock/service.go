@@ -46,7 +46,8 @@ func legacySection(b json.RawMessage, rec results.Settings) *results.ServiceSett
 var _ faults.Links = (*PeerLinks)(nil)
 
 // CanServe: a local ensemble needs Debian's zookeeper and a JRE.
-func (zookeeper) CanServe(s plan.Settings) error {
+func (zookeeper) CanServe(c plan.Cell) error {
+	s := c.Settings
 	if _, ok := ServerPath(); !ok && !s.External() {
 		return service.MissingTool{Err: fmt.Errorf("zookeeper not found (/usr/share/java/zookeeper.jar and java); topology zookeeper with local servers runs Debian's (apt-get install %s)", Package)}
 	}
@@ -173,7 +174,8 @@ func (v *servers) Describe() string {
 }
 
 // Record: the servers (local ones with their forceSync and tickTime).
-func (v *servers) Record(out *results.ServiceSettings, rec results.Settings) {
+func (v *servers) Record(cc *results.CellConfig, rec results.Settings) {
+	out := service.InConfig(cc, v)
 	out.Server, out.Servers = "server", fmt.Sprintf("%d servers", len(v.addrs))
 	if v.local != nil {
 		out.Servers = fmt.Sprintf("%d local servers (%s, tickTime %s)", rec.Local, rec.Persistence, v.local.TickTime())

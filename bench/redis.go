@@ -1,0 +1,456 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"lockbench/engine"
+	"lockbench/faults"
+	"lockbench/localmasters"
+	"lockbench/plan"
+	"lockbench/results"
+	"lockbench/service"
+)
+
+// redisService is one of Redis' topologies as a registered lock service:
+// plan's topology, redis-server masters (local, external, a replicated
+// set) and the engine as its client.
+type redisService struct{ plan.Topology }
+
+func init() {
+	for _, n := range plan.RedisTopologies() {
+		service.Register(redisService{plan.TopologyNamed(n)})
+	}
+}
+
+// CanServe: a persistence mode and pinning need real redis-server
+// masters, which embedded masters (used when redis-server is missing) are
+// not; a fault cell needs real masters it can kill, a local replicated set
+// real replicas and Sentinels, and a clock jump libfaketime (MissingTool).
+// The messages name the setting where one is to blame.
+func (redisService) CanServe(c plan.Cell) error {
+	s := c.Settings
+	_, found := localmasters.RedisServerPath()
+	embedded := s.Embedded == "always" || (s.Embedded == "auto" && !found)
+	switch {
+	case ownServers(c) && !found:
+		return MissingTool{Err: fmt.Errorf("redis-server not found in PATH; chaos needs real masters it can kill (apt-get install redis-server)")}
+	case len(c.ClockMasters()) > 0:
+		if err := faults.FaketimeAvailable(); err != nil {
+			return MissingTool{Err: fmt.Errorf("clock_jump: %w", err)}
+		}
+	case s.ExternalSentinels(), len(s.Masters) > 0:
+	case s.Replicated() && !found:
+		return MissingTool{Err: fmt.Errorf("redis-server not found in PATH; topology replicated runs real redis-server replicas and Sentinels (apt-get install redis-server)")}
+	case s.Persistence != "" && s.Persistence != "none" && embedded:
+		return fmt.Errorf("persistence: %q needs real redis-server masters; embedded masters (used when redis-server is missing) support only none", s.Persistence)
+	case s.LocalCPUs != "" && embedded:
+		return fmt.Errorf("local-cpus: needs real redis-server masters; embedded masters run inside lockbench and cannot be pinned apart")
+	case s.LocalCPUs != "":
+		_, _, err := localmasters.SplitCPUs(s.LocalCPUs)
+		return err
+	}
+	return nil
+}
+
+// Start gets cell c's masters ready: a fault cell's own (each in a set of
+// its own, so that one can run under a fake clock, or its replicated
+// set), a local replicated set or local masters (pinned with
+// --local-cpus), an external set's Sentinels, or external masters (with
+// the cell's persistence, restored when they stop).
+func (redisService) Start(ctx context.Context, c plan.Cell, log io.Writer) (_ service.Servers, err error) {
+	s := c.Settings
+	r := &RedisServers{log: log}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, r.Stop())
+		}
+	}()
+	switch {
+	case ownServers(c):
+		mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		err = r.startFaultMasters(mctx, c)
+		r.display, r.Embedded = r.addrs, false
+	case s.ExternalSentinels():
+		r.SentinelAddrs, r.MasterSet = s.SentinelAddrs, s.MasterSet
+		r.display = []string{s.MasterSet + " (via Sentinel)"} // its master's address is Sentinel's to tell; the engine checks them as it connects
+	case s.Replicated():
+		err = r.startReplicated(ctx, c)
+	case len(s.Masters) == 0:
+		err = r.startLocal(ctx, c)
+	default:
+		err = r.takeMasters(ctx, c)
+	}
+	return r, err
+}
+
+// NewClient is the engine on the configuration ClientConfig made.
+func (redisService) NewClient(ctx context.Context, raw json.RawMessage) (service.Client, error) {
+	var cfg engine.Config
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return nil, fmt.Errorf("redis client config: %w", err)
+	}
+	eng, err := engine.New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return RedisClient{eng}, nil
+}
+
+// RedisClient is the engine as a lock service's client: its own
+// counters, baselines and clean-up are the engine's.
+type RedisClient struct{ *engine.Engine }
+
+// MasterEngine is the engine itself, for what a cell measures of Redis
+// masters (per-master baselines, command counters).
+func (c RedisClient) MasterEngine() *engine.Engine { return c.Engine }
+
+// CountKeys counts the keys under prefix on every master.
+func (c RedisClient) CountKeys(ctx context.Context, prefix string) (int64, error) {
+	var total int64
+	for i, addr := range c.Addrs() {
+		n, err := c.Engine.CountKeys(ctx, i, prefix)
+		if err != nil {
+			return 0, fmt.Errorf("master %s: %w", addr, err)
+		}
+		total += int64(n)
+	}
+	return total, nil
+}
+
+// Put is the engine's plain SET round trip on every master at once.
+func (c RedisClient) Put(ctx context.Context, key string) error {
+	_, err := c.BaselineParallel(ctx, key, 1)
+	return err
+}
+
+// Delete: the baseline's keys expire by themselves.
+func (RedisClient) Delete(context.Context, string) error { return nil }
+
+// RPCs are the commands the engine sent.
+func (c RedisClient) RPCs() int64 { return c.Commands().Total() }
+
+// Record: the engine's figures are the result's own fields.
+func (RedisClient) Record(*results.ServiceSettings) {}
+
+// RedisServers are a cell's Redis masters, ready: their addresses and,
+// for local ones, their processes; a fault cell's masters each in a set
+// of its own with a fake clock per master it jumps; a replicated set's
+// Sentinels and its processes when it is this run's.
+type RedisServers struct {
+	log            io.Writer
+	addrs, display []string // what the engine dials (external: as given, with credentials), and without secrets
+	version        string   // redis_version from INFO (first master)
+	Local          *localmasters.Set
+	Embedded       bool
+	restore        []func(context.Context) error
+
+	// LocalCPUs pin the local masters and ClientCPUs lockbench (--local-cpus).
+	LocalCPUs, ClientCPUs []int
+	unpin                 func() error
+
+	servers  []*localmasters.Master // a fault cell's, each of its own set
+	clocks   map[int]*faults.Clock
+	sets     []*localmasters.Set
+	clockDir string
+
+	// A replicated cell's: the Sentinels the engine asks for the master
+	// of MasterSet, and the local set when it is this run's (nil for an
+	// external one). addrs are then the master's address.
+	SentinelAddrs []string
+	MasterSet     string
+	Replicated    *localmasters.Replicated
+}
+
+func (r *RedisServers) Display() []string                              { return r.display }
+func (r *RedisServers) Version() string                                { return r.version }
+func (r *RedisServers) Trees() bool                                    { return false }
+func (r *RedisServers) Upstreams() []string                            { return r.addrs }
+func (r *RedisServers) WatchSessionEnds() (service.SessionEnds, error) { return nil, nil } // no sessions
+
+// Quorum is Redlock's majority of the masters (a replicated set has one).
+func (r *RedisServers) Quorum() int { return engine.Quorum(len(r.addrs)) }
+
+// Pids are the local masters' and a replicated set's processes.
+func (r *RedisServers) Pids() []int {
+	var out []int
+	for _, s := range append([]*localmasters.Set{r.Local}, r.sets...) {
+		if s != nil {
+			out = append(out, pidsOf(s.Masters())...)
+		}
+	}
+	return append(out, pidsOf(r.replicatedProcesses())...)
+}
+
+// Record: the masters' version, their quorum, and whether they were
+// embedded.
+func (r *RedisServers) Record(cc *results.CellConfig, _ results.Settings) {
+	cc.RedisVersion, cc.Quorum, cc.Embedded = r.version, r.Quorum(), r.Embedded
+	if len(r.SentinelAddrs) > 0 {
+		cc.SentinelAddrs = nil
+		for _, a := range r.SentinelAddrs {
+			cc.SentinelAddrs = append(cc.SentinelAddrs, engine.RedactURL(a))
+		}
+	}
+}
+
+// ClientConfig is the cell's engine configuration pointed at these
+// masters as a client dials them: via its proxies, or the Sentinels.
+func (r *RedisServers) ClientConfig(c plan.Cell, via []string) (json.RawMessage, error) {
+	return json.Marshal(r.LockConfig(c.Engine, via))
+}
+
+// LockConfig is cfg pointed at the masters (via: through these proxies),
+// or at the Sentinels.
+func (r *RedisServers) LockConfig(cfg engine.Config, via []string) engine.Config {
+	if cfg.Topology == engine.Replicated {
+		cfg.SentinelAddrs, cfg.MasterSet = r.SentinelAddrs, r.MasterSet
+		return cfg
+	}
+	cfg.Masters = r.addrs
+	if via != nil {
+		cfg.Masters = via
+	}
+	return cfg
+}
+
+// Targets are the masters (crash, pause), their clocks and a replicated
+// set's processes; the addresses they listen on.
+func (r *RedisServers) Targets(_ plan.Cell, t *faults.Targets) []string {
+	for _, sm := range r.servers {
+		t.Masters = append(t.Masters, sm)
+	}
+	t.Clocks = r.clocks
+	addrs := slices.Clone(r.addrs)
+	if set := r.Replicated; set != nil {
+		t.Set, t.Replicas, t.Sentinels = set, set.Replicas(), set.Sentinels()
+		addrs = append(addrs, append(set.ReplicaAddrs(), set.SentinelAddrs()...)...)
+	}
+	return addrs
+}
+
+// Describe is a fault cell's servers as its log line says them.
+func (r *RedisServers) Describe() string {
+	if set := r.Replicated; set != nil {
+		return fmt.Sprintf("master %s, replicas %s, sentinels %s (pids %s)", set.MasterAddr(), strings.Join(set.ReplicaAddrs(), " "),
+			strings.Join(set.SentinelAddrs(), " "), service.PidList(pidsOf(r.replicatedProcesses())))
+	}
+	return fmt.Sprintf("masters %s (pids %s)", strings.Join(r.addrs, " "), service.PidList(pidsOf(r.servers)))
+}
+
+// replicatedProcesses are a local replicated set's master, replicas and
+// Sentinels (none without one).
+func (r *RedisServers) replicatedProcesses() []*localmasters.Master {
+	set := r.Replicated
+	if set == nil {
+		return nil
+	}
+	return append(append([]*localmasters.Master{set.Master()}, set.Replicas()...), set.Sentinels()...)
+}
+
+// Stop stops the local masters and sets, removes the clocks' dir, unpins
+// lockbench and restores external masters' persistence.
+func (r *RedisServers) Stop() error {
+	var errs []error
+	if r.Replicated != nil {
+		errs = append(errs, r.Replicated.Stop())
+	}
+	for _, s := range append([]*localmasters.Set{r.Local}, r.sets...) {
+		if s != nil {
+			errs = append(errs, s.Stop())
+		}
+	}
+	if r.clockDir != "" {
+		errs = append(errs, os.RemoveAll(r.clockDir))
+	}
+	if r.unpin != nil {
+		errs = append(errs, r.unpin())
+		r.unpin = nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, rs := range r.restore {
+		errs = append(errs, rs(ctx))
+	}
+	r.restore = nil
+	return errors.Join(errs...)
+}
+
+// takeMasters takes external masters: each checked, with the cell's
+// persistence set.
+func (r *RedisServers) takeMasters(ctx context.Context, c plan.Cell) error {
+	for _, a := range c.Settings.Masters {
+		_, display, err := engine.ParseMaster(a)
+		if err != nil {
+			return err
+		}
+		r.addrs = append(r.addrs, a)
+		r.display = append(r.display, display)
+	}
+	return r.checkAndConfigure(ctx, c.Settings.Persistence, c.Engine.TLS)
+}
+
+// startLocal starts the cell's local masters, pinned with --local-cpus.
+func (r *RedisServers) startLocal(ctx context.Context, c plan.Cell) error {
+	s := c.Settings
+	persist, err := localmasters.ParsePersistence(c.Recorded.Persistence) // "none" when unset
+	if err != nil {
+		return err
+	}
+	local, client, err := splitCPUs(s.LocalCPUs)
+	if err != nil {
+		return err
+	}
+	set, err := localmasters.Start(ctx, localmasters.Options{N: s.Local, Persistence: persist, Embedded: s.Embedded, Log: r.log, CPUs: local})
+	if err != nil {
+		return err
+	}
+	r.Local = set
+	if err := r.pinClient(local, client); err != nil {
+		return err
+	}
+	r.Embedded, r.version = set.Embedded(), set.Version()
+	r.addrs, r.display = set.Addrs(), set.Addrs()
+	return nil
+}
+
+// startReplicated starts the cell's replicated set: a master, its
+// replicas and the Sentinels watching them, all with the cell's
+// persistence and pinned with --local-cpus.
+func (r *RedisServers) startReplicated(ctx context.Context, c plan.Cell) error {
+	s, rec := c.Settings, c.Recorded
+	persist, err := localmasters.ParsePersistence(rec.Persistence)
+	if err != nil {
+		return err
+	}
+	local, client, err := splitCPUs(s.LocalCPUs)
+	if err != nil {
+		return err
+	}
+	set, err := localmasters.StartReplicated(ctx, localmasters.ReplicatedOptions{
+		Replicas: s.Replicas, Sentinels: s.Sentinels, MasterSet: rec.MasterSet,
+		DownAfter: time.Duration(s.DownAfter), FailoverTimeout: time.Duration(s.FailoverTimeout),
+		ReplicaPriority: s.ReplicaPriority, MinReplicasToWrite: s.MinReplicasToWrite,
+		Persistence: persist, Log: r.log, CPUs: local,
+	})
+	if err != nil {
+		return err
+	}
+	r.Replicated, r.version = set, set.Version()
+	if err := r.pinClient(local, client); err != nil {
+		return err
+	}
+	r.SentinelAddrs, r.MasterSet = set.SentinelAddrs(), set.MasterSet()
+	r.addrs, r.display = []string{set.MasterAddr()}, []string{set.MasterAddr()}
+	return nil
+}
+
+// startFaultMasters starts a fault cell's lock servers: each master in a
+// set of its own, or its replicated set (whose master is then its one
+// master: a crash of master 0 kills the process started as master).
+func (r *RedisServers) startFaultMasters(ctx context.Context, c plan.Cell) error {
+	s := c.Settings
+	r.clocks = map[int]*faults.Clock{}
+	if s.Replicated() {
+		if err := r.startReplicated(ctx, c); err != nil {
+			return err
+		}
+		r.servers = []*localmasters.Master{r.Replicated.Master()}
+		return nil
+	}
+	persist, err := localmasters.ParsePersistence(s.Persistence)
+	if err != nil {
+		return err
+	}
+	clockMasters := c.ClockMasters()
+	for i := range s.Local {
+		if err := r.startFaultMaster(ctx, i, persist, clockMasters[i]); err != nil {
+			return fmt.Errorf("master %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// startFaultMaster starts master i of a fault cell, under a fake clock of
+// its own when a fault jumps it.
+func (r *RedisServers) startFaultMaster(ctx context.Context, i int, persist localmasters.Persistence, clock bool) error {
+	var env []string
+	if clock {
+		c, err := r.newClock()
+		if err != nil {
+			return err
+		}
+		if env, err = c.Env(); err != nil {
+			return err
+		}
+		r.clocks[i] = c
+	}
+	set, err := localmasters.Start(ctx, localmasters.Options{N: 1, Persistence: persist, Embedded: "never", Env: env})
+	if err != nil {
+		return err
+	}
+	r.sets = append(r.sets, set)
+	r.servers = append(r.servers, set.Masters()[0])
+	r.addrs = append(r.addrs, set.Addrs()[0])
+	if r.version == "" {
+		r.version = set.Version()
+	}
+	return nil
+}
+
+// newClock is a fake clock in the servers' own temp dir.
+func (r *RedisServers) newClock() (*faults.Clock, error) {
+	if r.clockDir == "" {
+		dir, err := os.MkdirTemp("", "lockbench-clocks-*")
+		if err != nil {
+			return nil, err
+		}
+		r.clockDir = dir
+	}
+	return faults.NewClock(r.clockDir)
+}
+
+// pinClient pins lockbench to client once the local servers run on local.
+func (r *RedisServers) pinClient(local, client []int) error {
+	r.LocalCPUs, r.ClientCPUs = local, client
+	if len(client) == 0 {
+		return nil
+	}
+	var err error
+	r.unpin, err = pinSelf(client)
+	return err
+}
+
+// checkAndConfigure pings every external master (a clear error naming the
+// address before any load) and, when a persistence mode is asked for, sets
+// it with CONFIG SET and remembers how to restore the original.
+func (r *RedisServers) checkAndConfigure(ctx context.Context, persistence string, tlsFiles engine.TLSFiles) error {
+	for i, a := range r.addrs {
+		c, display, info, err := checkMaster(ctx, a, tlsFiles)
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			r.version = engine.ParseInfo(info)["redis_version"]
+		}
+		if persistence == "" {
+			c.Close()
+			continue
+		}
+		restore, err := setPersistence(ctx, c, display, persistence)
+		if err != nil {
+			c.Close()
+			return err
+		}
+		r.restore = append(r.restore, restore)
+	}
+	return nil
+}
