@@ -53,8 +53,8 @@ func (m *Masters) Redis() *RedisServers {
 }
 
 // LockConfig is cfg (a cell's resolved engine configuration) pointed at
-// the Redis masters as client c dials them: its proxies, the masters, or
-// the Sentinels.
+// a Redis cell's masters (Redis() not nil) as client c dials them: its
+// proxies, the masters, or the Sentinels.
 func (m *Masters) LockConfig(cfg engine.Config, c int) engine.Config {
 	var via []string
 	if m.Net != nil {
@@ -93,7 +93,6 @@ func (m *Masters) ResourcePid() int {
 type Pool struct {
 	Log   io.Writer
 	cur   *Masters
-	unpin func() error // undoes pinning lockbench (--local-cpus)
 }
 
 // ownServers says the cell gets servers of its own, which no other cell

@@ -60,27 +60,23 @@ func (r redisTopology) Designs() []Design {
 	})
 }
 
-// Check: the topology's own settings, and a persistence mode Redis has.
+// Check: the topology's own settings.
 func (r redisTopology) Check(s Settings) error {
-	var err error
 	switch r.t {
 	case engine.Replicated:
-		err = s.checkReplicated()
+		return s.checkReplicated()
 	case engine.Single:
-		if err = s.checkSingle(); err == nil {
-			err = s.CheckNotReplicated()
-		}
-	default:
-		err = s.CheckNotReplicated()
+		return s.checkSingle()
 	}
-	if err == nil && s.Persistence != "" && !slices.Contains(persistenceModes, s.Persistence) {
-		err = fmt.Errorf("persistence: %q is not accepted; use %s", s.Persistence, strings.Join(persistenceModes, ", "))
-	}
-	return err
+	return nil
 }
 
-// CheckClient: the driver, mode and wait, and the engine's own checks.
+// CheckClient: a persistence mode Redis has; the driver, mode and wait,
+// and the engine's own checks.
 func (redisTopology) CheckClient(s Settings) error {
+	if s.Persistence != "" && !slices.Contains(persistenceModes, s.Persistence) {
+		return fmt.Errorf("persistence: %q is not accepted; use %s", s.Persistence, strings.Join(persistenceModes, ", "))
+	}
 	if s.Driver != "lockbench" && s.Driver != "redsync" {
 		return fmt.Errorf("driver: %q is not accepted; use lockbench or redsync", s.Driver)
 	}

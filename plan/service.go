@@ -110,9 +110,17 @@ func topologyNamed(name string) Topology {
 // TopologyNamed is the registered topology named name (nil: none).
 func TopologyNamed(name string) Topology { return topologyNamed(name) }
 
-// Service is the lock service the cell locks on (nil: an unknown
-// topology, refused by Validate).
-func (s Settings) Service() Topology { return topologyNamed(s.Topology) }
+// Service is the lock service the cell locks on: an unknown name is
+// Redlock's, the default, until Validate refuses it (knownTopology).
+func (s Settings) Service() Topology {
+	if t := topologyNamed(s.Topology); t != nil {
+		return t
+	}
+	return topologyNamed(string(engine.Redlock))
+}
+
+// knownTopology says the cell's topology is a registered one.
+func (s Settings) knownTopology() bool { return topologyNamed(s.Topology) != nil }
 
 // Roles says the cell locks on a cluster whose members have roles.
 func (s Settings) Roles() bool {
@@ -124,13 +132,8 @@ func (s Settings) Roles() bool {
 // servers and its own client. A service's Topology embeds it.
 type ServiceBase struct{}
 
-// CheckKind refuses the Redis client's settings and replicated's.
-func (ServiceBase) CheckKind(s Settings) error {
-	if err := s.checkServiceClient(s.Service()); err != nil {
-		return err
-	}
-	return s.CheckNotReplicated()
-}
+// CheckKind refuses the Redis client's settings.
+func (ServiceBase) CheckKind(s Settings) error { return s.checkServiceClient(s.Service()) }
 
 // CheckClient: the retry terms, as the engine checks them.
 func (ServiceBase) CheckClient(s Settings) error {

@@ -27,12 +27,7 @@ var masterSetName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
 // TopologyOf is the cell's topology ("" is redlock); an unknown name is
 // redlock here and an error in Validate.
-func (s Settings) TopologyOf() engine.Topology {
-	if t := s.Service(); t != nil {
-		return engine.Topology(t.Name())
-	}
-	return engine.Redlock
-}
+func (s Settings) TopologyOf() engine.Topology { return engine.Topology(s.Service().Name()) }
 
 // Replicated says the cell runs on a replicated set.
 func (s Settings) Replicated() bool { return s.TopologyOf() == engine.Replicated }
@@ -69,13 +64,17 @@ func (s Settings) replicatedSettings() []replicatedSetting {
 	}
 }
 
-// checkTopology: a known topology, and the settings it takes.
+// checkTopology: a known topology, and the settings it takes (its
+// kind's, its own, none of a replicated set's elsewhere).
 func (s Settings) checkTopology() error {
-	t := s.Service()
-	if t == nil {
+	if err := s.checkServiceSettings(); err != nil {
+		return err
+	}
+	if !s.knownTopology() {
 		return fmt.Errorf("topology: %q is not accepted; use %s", s.Topology, strings.Join(TopologyNames(), ", "))
 	}
-	for _, check := range []func(Settings) error{func(Settings) error { return s.checkServiceSettings() }, t.CheckKind, t.Check} {
+	t := s.Service()
+	for _, check := range []func(Settings) error{t.CheckKind, t.Check, Settings.CheckNotReplicated} {
 		if err := check(s); err != nil {
 			return err
 		}
@@ -87,13 +86,16 @@ func (s Settings) checkTopology() error {
 // (a service that starts replicas of its own takes replicas:, within its
 // bound).
 func (s Settings) CheckNotReplicated() error {
-	if t := s.Service(); t != nil && s.IsGiven("replicas") && t.Replicas() > 0 {
+	if s.Replicated() {
+		return nil // they are its own
+	}
+	if t := s.Service(); s.IsGiven("replicas") && t.Replicas() > 0 {
 		if s.Replicas < 0 || s.Replicas > t.Replicas() {
 			return fmt.Errorf("replicas: %d is not accepted with topology %s; use 0..%d (its streaming replicas)", s.Replicas, t.Name(), t.Replicas())
 		}
 	}
 	for _, r := range s.replicatedSettings() {
-		if r.name == "replicas" && s.Service() != nil && s.Service().Replicas() > 0 {
+		if r.name == "replicas" && s.Service().Replicas() > 0 {
 			continue
 		}
 		if r.given {

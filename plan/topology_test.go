@@ -265,3 +265,15 @@ func TestMemberLatency(t *testing.T) {
 		}
 	}
 }
+
+// An unknown topology in a scenario file is one line naming it, in a
+// benchmark and a fault scenario alike (resolving a cell before its
+// checks must not need the topology to exist).
+func TestUnknownTopologyInAFile(t *testing.T) {
+	for _, faulty := range []bool{false, true} {
+		_, err := Parse("bogus.yaml", []byte("settings:\n  topology: bogus\n"), faulty)
+		if err == nil || !strings.Contains(err.Error(), `topology: "bogus" is not accepted`) {
+			t.Errorf("faulty %v: %v; want the topology refused", faulty, err)
+		}
+	}
+}

@@ -122,7 +122,11 @@ func (r *cellRun) replies(crs []chaos.ClientResult) workloads.Replies {
 	if r.svc != nil {
 		return workloads.RepliesOf(r.svc.locker())
 	}
-	addrs := r.masters.Display // a fault cell's: its own local masters
+	n := 0 // the servers the clients' lock reported replies of (lock.PerServer; none: it fakes no masters)
+	for _, cr := range crs {
+		n = max(n, len(cr.Late))
+	}
+	addrs := r.masters.Display[:min(n, len(r.masters.Display))]
 	late := make([][engine.NumOutcomes]int64, len(addrs))
 	for _, cr := range crs {
 		for m := range min(len(cr.Late), len(addrs)) {

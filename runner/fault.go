@@ -21,7 +21,7 @@ import (
 func (r *cellRun) findTargets() {
 	m := r.masters
 	r.targets = faults.Targets{Net: m.Net}
-	r.res.Addrs = append(m.Service.Targets(r.cell, &r.targets), m.Resource)
+	r.res.Addrs = append(slices.Clone(m.Service.Targets(r.cell, &r.targets)), m.Resource)
 	for c := range r.s.Clients {
 		if m.Net != nil {
 			r.res.Addrs = append(r.res.Addrs, m.Net.Addrs(c)...)
