@@ -91,8 +91,8 @@ func (m *Masters) ResourcePid() int {
 // cell's persistence by CONFIG SET, restored to the original when done. A
 // fault cell always gets servers of its own (it crashes them).
 type Pool struct {
-	Log   io.Writer
-	cur   *Masters
+	Log io.Writer
+	cur *Masters
 }
 
 // ownServers says the cell gets servers of its own, which no other cell
