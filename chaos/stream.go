@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"lockbench/engine"
@@ -20,10 +21,13 @@ import (
 // live-metrics observer. Latencies are not streamed (the result files
 // carry them).
 
-// tally is a client process's observer: atomic counts, read once a second.
+// tally is a client process's observer: the workers' counts as they
+// happen, read once a second. A mutex, not atomics: the one count type
+// (workloads.Counts) is counted here as in the worker loop, and a fault
+// cell's clients run at hundreds of cycles a second, not millions.
 type tally struct {
-	cycles, notAcquired, errors, fewAcks, violations, lost, rejected atomic.Int64
-	perMaster                                                        [][engine.NumOutcomes]atomic.Int64
+	mu sync.Mutex
+	c  workloads.Counts
 }
 
 // servers is how many servers lk reports replies of (none: it reports
@@ -36,7 +40,7 @@ func servers(lk lock.Locker) int {
 }
 
 func newTally(masters int) *tally {
-	return &tally{perMaster: make([][engine.NumOutcomes]atomic.Int64, masters)}
+	return &tally{c: workloads.Counts{PerMaster: make([][engine.NumOutcomes]int64, masters)}}
 }
 
 func (t *tally) AcquireStarted()       {}
@@ -49,46 +53,47 @@ func (t *tally) Scheduled(_, _ int64)  {}
 // interval logs, not live.
 func (t *tally) Waited(time.Duration, bool) {}
 func (t *tally) SetWorkers(int)             {}
-func (t *tally) Violation()                 { t.violations.Add(1) }
-func (t *tally) LostUpdates(n int64)        { t.lost.Add(n) }
-func (t *tally) StaleWriteRejected()        { t.rejected.Add(1) }
+func (t *tally) Violation()                 { t.add(func(c *workloads.Counts) { c.Violations++ }) }
+func (t *tally) LostUpdates(n int64)        { t.add(func(c *workloads.Counts) { c.LostUpdates += n }) }
+func (t *tally) StaleWriteRejected()        { t.add(func(c *workloads.Counts) { c.StaleWritesRejected++ }) }
 func (t *tally) AddCounts(workloads.Counts) {}
 
 func (t *tally) Cycle(_, _, _ time.Duration, perMaster []engine.Outcome) {
-	t.cycles.Add(1)
-	t.replied(perMaster)
+	t.add(func(c *workloads.Counts) {
+		c.Acquired++
+		replied(c, perMaster)
+	})
 }
 
 func (t *tally) Failed(_ time.Duration, perMaster []engine.Outcome, why results.AcquireFailure) {
-	switch why {
-	case results.LostToContention:
-		t.notAcquired.Add(1)
-	case results.LostToFewAcks:
-		t.fewAcks.Add(1)
-	default:
-		t.errors.Add(1)
-	}
-	t.replied(perMaster)
+	t.add(func(c *workloads.Counts) {
+		c.Tally.Failed(why)
+		replied(c, perMaster)
+	})
 }
 
-func (t *tally) replied(perMaster []engine.Outcome) {
+func (t *tally) add(f func(*workloads.Counts)) {
+	t.mu.Lock()
+	f(&t.c)
+	t.mu.Unlock()
+}
+
+// replied counts one acquire's per-server outcomes, for the servers the
+// tally has rows for.
+func replied(c *workloads.Counts, perMaster []engine.Outcome) {
 	for m, o := range perMaster {
-		if m < len(t.perMaster) && o < engine.NumOutcomes {
-			t.perMaster[m][o].Add(1)
+		if m < len(c.PerMaster) && o < engine.NumOutcomes {
+			c.PerMaster[m][o]++
 		}
 	}
 }
 
-// counts is the one view of the atomic tally as counts.
+// counts is a copy of the tally's counts.
 func (t *tally) counts() workloads.Counts {
-	c := workloads.Counts{Acquired: t.cycles.Load(), NotAcquired: t.notAcquired.Load(), Errors: t.errors.Load(), FewAcks: t.fewAcks.Load(),
-		Violations: t.violations.Load(), LostUpdates: t.lost.Load(), StaleWritesRejected: t.rejected.Load(),
-		PerMaster: make([][engine.NumOutcomes]int64, len(t.perMaster))}
-	for m := range t.perMaster {
-		for o := range t.perMaster[m] {
-			c.PerMaster[m][o] = t.perMaster[m][o].Load()
-		}
-	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.c
+	c.PerMaster = slices.Clone(t.c.PerMaster)
 	return c
 }
 

@@ -290,7 +290,7 @@ func TestCellAddTally(t *testing.T) {
 	c := e.Cell(labels, []string{"m1", "m2"})
 	pm := make([][engine.NumOutcomes]int64, 2)
 	pm[1][engine.Timeout] = 4
-	c.AddCounts(workloads.Counts{Acquired: 7, NotAcquired: 2, Errors: 1, Violations: 3, LostUpdates: 5, StaleWritesRejected: 6, PerMaster: pm})
+	c.AddCounts(workloads.Counts{Tally: results.Tally{Acquired: 7, NotAcquired: 2, Errors: 1}, Violations: 3, LostUpdates: 5, StaleWritesRejected: 6, PerMaster: pm})
 	c.AddCounts(workloads.Counts{LostUpdates: -1}) // a negative deficit is not a decrease
 	lv := labels.values()
 	with := func(extra ...string) []string { return append(append([]string(nil), lv...), extra...) }

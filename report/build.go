@@ -110,30 +110,27 @@ type CellRules struct {
 
 // CellSummary is one row of the cells table.
 type CellSummary struct {
-	Index              int                               `json:"index"`
-	ID                 string                            `json:"id"`
-	Label              string                            `json:"label"`
-	Axes               map[string]string                 `json:"axes"`
-	Masters            int                               `json:"masters"`
-	Topology           string                            `json:"topology,omitempty"`
-	Persistence        string                            `json:"persistence,omitempty"`
-	Driver             string                            `json:"driver,omitempty"`
-	Mode               string                            `json:"mode,omitempty"`
-	Load               string                            `json:"load"`
-	Workers            int                               `json:"workers"`
-	Rate               float64                           `json:"rate,omitempty"`
-	Keys               float64                           `json:"keys,omitempty"`
-	Hold               string                            `json:"hold,omitempty"`
-	CyclesPerSec       float64                           `json:"cycles_per_sec"`
-	AcquiresPerSec     float64                           `json:"acquires_per_sec"`
-	Acquire            results.Latency                   `json:"acquire_latency_us"`
-	AcquireUncorrected *results.Latency                  `json:"acquire_uncorrected_latency_us,omitempty"`
-	Failed             results.Latency                   `json:"acquire_failed_latency_us"`
-	Release            results.Latency                   `json:"release_latency_us"`
-	Acquired           int64                             `json:"acquired"`
-	NotAcquired        int64                             `json:"not_acquired"`
-	Errors             int64                             `json:"errors"`
-	FewAcks            int64                             `json:"few_acks,omitempty"`
+	Index              int               `json:"index"`
+	ID                 string            `json:"id"`
+	Label              string            `json:"label"`
+	Axes               map[string]string `json:"axes"`
+	Masters            int               `json:"masters"`
+	Topology           string            `json:"topology,omitempty"`
+	Persistence        string            `json:"persistence,omitempty"`
+	Driver             string            `json:"driver,omitempty"`
+	Mode               string            `json:"mode,omitempty"`
+	Load               string            `json:"load"`
+	Workers            int               `json:"workers"`
+	Rate               float64           `json:"rate,omitempty"`
+	Keys               float64           `json:"keys,omitempty"`
+	Hold               string            `json:"hold,omitempty"`
+	CyclesPerSec       float64           `json:"cycles_per_sec"`
+	AcquiresPerSec     float64           `json:"acquires_per_sec"`
+	Acquire            results.Latency   `json:"acquire_latency_us"`
+	AcquireUncorrected *results.Latency  `json:"acquire_uncorrected_latency_us,omitempty"`
+	Failed             results.Latency   `json:"acquire_failed_latency_us"`
+	Release            results.Latency   `json:"release_latency_us"`
+	results.Tally
 	SuccessRatio       float64                           `json:"success_ratio"`
 	Violations         int64                             `json:"violations"`
 	MaxHolders         int64                             `json:"max_concurrent_holders"`
@@ -431,9 +428,8 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 		CyclesPerSec: results.FiniteOr0(r.Throughput.CyclesPerSec), AcquiresPerSec: results.FiniteOr0(r.Throughput.AcquiresPerSec),
 		Acquire: r.AcquireLatency, AcquireUncorrected: r.AcquireUncorrected,
 		Failed: r.AcquireFailedLatency, Release: r.ReleaseLatency,
-		Acquired: r.Outcomes.Acquired, NotAcquired: r.Outcomes.NotAcquired, Errors: r.Outcomes.Errors, FewAcks: r.Outcomes.FewAcks,
-		SuccessRatio: results.SuccessRatio(r.Outcomes),
-		Violations:   r.Safety.Violations, MaxHolders: r.Safety.MaxConcurrentHolder,
+		Tally: r.Outcomes.Tally, SuccessRatio: results.SuccessRatio(r.Outcomes),
+		Violations: r.Safety.Violations, MaxHolders: r.Safety.MaxConcurrentHolder,
 		ClientCPUPerCycle: results.FiniteOr0(r.Client.CPUMicrosCycle), ClientCPUShare: results.FiniteOr0(r.Client.CPUShare),
 		ClientBound:     clientBound(r.Client),
 		MeasuredSeconds: r.MeasuredSeconds, Interrupted: r.Interrupted,

@@ -20,7 +20,7 @@ func synthCompareCell(rng *rand.Rand, workers string, n int, cps, noise float64)
 			Throughput:      results.Throughput{CyclesPerSec: v, AcquiresPerSec: v},
 			AcquireLatency:  results.Latency{P50: 1e6 / v, P99: 5e6 / v, P999: 9e6 / v, Count: int64(v)},
 			ReleaseLatency:  results.Latency{P50: 1e6 / v, P99: 4e6 / v, Count: int64(v)},
-			Outcomes:        results.Outcomes{Acquired: int64(v)},
+			Outcomes:        results.Outcomes{Tally: results.Tally{Acquired: int64(v)}},
 			MeasuredSeconds: 1,
 		}
 	}

@@ -451,7 +451,7 @@ func addSuccessLines(p *plots.Panel, groups []*group, axis string, sums map[*cel
 		for _, c := range g.Cells {
 			v := axisValue(c, axis)
 			cs := sums[c]
-			if v <= 0 || cs.Acquired+cs.NotAcquired+cs.Errors+cs.FewAcks == 0 {
+			if v <= 0 || cs.Attempts() == 0 {
 				continue
 			}
 			x, y = append(x, v), append(y, cs.SuccessRatio)

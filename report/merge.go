@@ -386,10 +386,7 @@ func addRepeatFigures(cells []*cell, k int) results.RepeatRun {
 		rr.MeasuredSeconds = max(rr.MeasuredSeconds, x.MeasuredSeconds)
 		rr.CyclesPerSec += x.CyclesPerSec
 		rr.AcquiresPerSec += x.AcquiresPerSec
-		rr.Acquired += x.Acquired
-		rr.NotAcquired += x.NotAcquired
-		rr.Errors += x.Errors
-		rr.FewAcks += x.FewAcks
+		rr.Tally.Add(x.Tally)
 		rr.Violations += x.Violations
 		rr.Interrupted = rr.Interrupted || x.Interrupted
 	}

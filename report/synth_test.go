@@ -164,7 +164,7 @@ func writeSynthDir(t testing.TB, dir string, name string, cells []synthCell) map
 			AcquireLatency:       results.Summarize(totals[results.MetricAcquire]),
 			AcquireFailedLatency: results.Summarize(totals[results.MetricFailed]),
 			ReleaseLatency:       results.Summarize(totals[results.MetricRelease]),
-			Outcomes: results.Outcomes{Acquired: acquired, NotAcquired: failed, PerMaster: map[string]results.MasterOutcomes{
+			Outcomes: results.Outcomes{Tally: results.Tally{Acquired: acquired, NotAcquired: failed}, PerMaster: map[string]results.MasterOutcomes{
 				"127.0.0.1:7001": {OK: acquired, Taken: failed}, "127.0.0.1:7002": {OK: acquired, Taken: failed},
 				"127.0.0.1:7003": {OK: acquired + failed/2, Taken: failed / 2},
 			}},
@@ -229,7 +229,7 @@ func synthRepeats(c synthCell, run results.Run) results.Run {
 		r.Throughput = results.Throughput{CyclesPerSec: run.Throughput.CyclesPerSec * f, AcquiresPerSec: run.Throughput.AcquiresPerSec * f}
 		r.AcquireLatency, r.ReleaseLatency = scale(run.AcquireLatency, 1/f), scale(run.ReleaseLatency, 1/f)
 		r.AcquireFailedLatency = scale(run.AcquireFailedLatency, 1)
-		r.Outcomes = results.Outcomes{Acquired: run.Outcomes.Acquired / n, NotAcquired: run.Outcomes.NotAcquired / n, PerMaster: run.Outcomes.PerMaster}
+		r.Outcomes = results.Outcomes{Tally: results.Tally{Acquired: run.Outcomes.Acquired / n, NotAcquired: run.Outcomes.NotAcquired / n}, PerMaster: run.Outcomes.PerMaster}
 		r.MeasuredSeconds = run.MeasuredSeconds / float64(n)
 		// The cell's seconds are split among its repeats, in order.
 		r.StartedAt = run.StartedAt.Add(time.Duration(float64(k) * r.MeasuredSeconds * float64(time.Second)))

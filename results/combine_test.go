@@ -34,7 +34,7 @@ func TestCombineRepeats(t *testing.T) {
 			Throughput:     Throughput{CyclesPerSec: cps, AcquiresPerSec: cps},
 			AcquireLatency: Latency{P50: p99 / 10, P99: p99, Max: p99 * 3, Mean: p99 / 5, Count: acq},
 			ReleaseLatency: Latency{P50: 1, P99: 2, Count: acq},
-			Outcomes: Outcomes{Acquired: acq, PerMaster: map[string]MasterOutcomes{
+			Outcomes: Outcomes{Tally: Tally{Acquired: acq}, PerMaster: map[string]MasterOutcomes{
 				"127.0.0.1:1": {OK: acq}, "127.0.0.1:2": {OK: acq}}},
 			Client:          Client{CPUSeconds: cpu, Cores: 2, CPUShare: 0.3},
 			MeasuredSeconds: 1,
@@ -74,7 +74,7 @@ func TestCombineRepeats(t *testing.T) {
 // combined: every server's CPU per cycle, not the master's alone.
 func TestRepeatsKeepTopologyCPU(t *testing.T) {
 	run := func(cycles float64) Run {
-		return Run{Throughput: Throughput{CyclesPerSec: cycles}, MeasuredSeconds: 1, Outcomes: Outcomes{Acquired: int64(cycles)},
+		return Run{Throughput: Throughput{CyclesPerSec: cycles}, MeasuredSeconds: 1, Outcomes: Outcomes{Tally: Tally{Acquired: int64(cycles)}},
 			Servers: &Servers{CPUSeconds: 0.1, ReplicaCPUSeconds: 0.05, SentinelCPUSeconds: 0.01, PerMaster: map[string]float64{"m": 0.1}}}
 	}
 	m := CombineRepeats([]Run{run(1000), run(1000)})

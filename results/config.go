@@ -112,11 +112,8 @@ type ChaosChecks struct {
 
 // ClientCounts are one chaos client's acquire attempts by outcome.
 type ClientCounts struct {
-	Client               int     `json:"client"`
-	Attempts             int64   `json:"attempts"`
-	Acquired             int64   `json:"acquired"`
-	NotAcquired          int64   `json:"not_acquired"`
-	Errors               int64   `json:"errors"`
+	Client int `json:"client"`
+	Tally
 	AvailabilityAttempts float64 `json:"availability_attempts"`
 	Overruns             int64   `json:"overruns"`
 }

@@ -69,8 +69,7 @@ func repeatRunOf(i int, r Run) RepeatRun {
 		CyclesPerSec: FiniteOr0(r.Throughput.CyclesPerSec), AcquiresPerSec: FiniteOr0(r.Throughput.AcquiresPerSec),
 		AcquireP50: r.AcquireLatency.P50, AcquireP90: r.AcquireLatency.P90, AcquireP99: r.AcquireLatency.P99, AcquireP999: r.AcquireLatency.P999,
 		ReleaseP50: r.ReleaseLatency.P50, ReleaseP99: r.ReleaseLatency.P99,
-		Acquired: r.Outcomes.Acquired, NotAcquired: r.Outcomes.NotAcquired, Errors: r.Outcomes.Errors, FewAcks: r.Outcomes.FewAcks,
-		Violations: r.Safety.Violations, Interrupted: r.Interrupted,
+		Tally: r.Outcomes.Tally, Violations: r.Safety.Violations, Interrupted: r.Interrupted,
 	}
 	if c := r.Contention; c != nil {
 		rr.TimeToLockP50, rr.TimeToLockP99, rr.AttemptsPerLock, rr.CommandsPerLock = c.TimeToLock.P50, c.TimeToLock.P99, c.AttemptsPerLock, c.CommandsPerLock

@@ -9,7 +9,7 @@ import (
 // limitRun is a synthetic result: 2 cores, five local masters sharing them.
 func limitRun(busy, client, servers float64, masterCore ...float64) *Run {
 	r := &Run{
-		Outcomes:         Outcomes{Acquired: 100_000},
+		Outcomes:         Outcomes{Tally: Tally{Acquired: 100_000}},
 		AcquireLatency:   Latency{P50: 800, P99: 2000, Count: 100_000},
 		BaselineParallel: &Latency{P50: 100},
 		Client:           Client{Cores: 2, CPUShare: client},
@@ -89,7 +89,7 @@ func TestLimitNotJudged(t *testing.T) {
 	}
 	// Without a machine split (an old result) the client's own share and
 	// INFO's busiest master still decide.
-	r := &Run{Outcomes: Outcomes{Acquired: 10}, Client: Client{Cores: 2, CPUShare: 0.9}, Servers: &Servers{BusiestShare: 0.2}}
+	r := &Run{Outcomes: Outcomes{Tally: Tally{Acquired: 10}}, Client: Client{Cores: 2, CPUShare: 0.9}, Servers: &Servers{BusiestShare: 0.2}}
 	if got := LimitOf(r); got.By != LimitGenerator {
 		t.Errorf("old result, client 90%%: %+v, want generator", got)
 	}

@@ -16,7 +16,7 @@ func TestMergeKeepsContentionAndFairness(t *testing.T) {
 		for _, x := range acq {
 			sum += x
 		}
-		return Run{Outcomes: Outcomes{Acquired: sum}, Fairness: NewFairness(acq),
+		return Run{Outcomes: Outcomes{Tally: Tally{Acquired: sum}}, Fairness: NewFairness(acq),
 			Contention: &Contention{AttemptsPerLock: attempts, GaveUp: gaveUp, Starved: 1, TimeToLock: Latency{Count: sum, Max: float64(sum)}}}
 	}
 	m := MergeRuns([]Run{run(a, 1, 2), run(b, 3, 5)}, []string{"s1", "s2"})

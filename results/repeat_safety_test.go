@@ -8,7 +8,7 @@ import "testing"
 // that judged nothing are not counted as safe ones.
 func TestRepeatSafetyIsPerRepeat(t *testing.T) {
 	run := func(lost, viol int64, verdict string) Run {
-		return Run{Outcomes: Outcomes{Acquired: 100}, Safety: Safety{ResourceChecked: true, LostUpdates: lost, Violations: viol, Verdict: verdict,
+		return Run{Outcomes: Outcomes{Tally: Tally{Acquired: 100}}, Safety: Safety{ResourceChecked: true, LostUpdates: lost, Violations: viol, Verdict: verdict,
 			AcknowledgedWrites: 100}}
 	}
 	m := CombineRepeats([]Run{run(15, 0, Met), run(19, 2, NotMet), run(0, 0, NotJudged), run(0, 0, Met)})

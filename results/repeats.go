@@ -50,12 +50,9 @@ type RepeatRun struct {
 	AcquireP999     float64   `json:"acquire_p999_us"`
 	ReleaseP50      float64   `json:"release_p50_us"`
 	ReleaseP99      float64   `json:"release_p99_us"`
-	Acquired        int64     `json:"acquired"`
-	NotAcquired     int64     `json:"not_acquired"`
-	Errors          int64     `json:"errors"`
-	FewAcks         int64     `json:"few_acks,omitempty"`
-	Violations      int64     `json:"violations"`
-	Interrupted     bool      `json:"interrupted,omitempty"`
+	Tally
+	Violations  int64 `json:"violations"`
+	Interrupted bool  `json:"interrupted,omitempty"`
 	// A fault cell's: what its resource's checker found, its longest
 	// unavailability after a failover or election (0: none measured),
 	// and its own verdict.

@@ -104,7 +104,7 @@ func mustRules(t *testing.T, exprs ...string) []Rule {
 
 // faultRun is a fault cell's result that recorded its expectations.
 func faultRun(label string, violations int64, expect map[string]string) Run {
-	return Run{Cell: &CellInfo{Label: label}, Outcomes: Outcomes{Acquired: 100},
+	return Run{Cell: &CellInfo{Label: label}, Outcomes: Outcomes{Tally: Tally{Acquired: 100}},
 		Safety: Safety{Violations: violations, ResourceChecked: true, Verdict: Met},
 		Config: &CellConfig{Expect: expect, ChaosConfig: &ChaosConfig{}}}
 }
@@ -126,7 +126,7 @@ func TestRuleScope(t *testing.T) {
 
 // A figure the result did not measure is not judged, never a pass.
 func TestNotMeasuredNotJudged(t *testing.T) {
-	bench := Run{AcquireLatency: Latency{P99: 800, Count: 10}, Outcomes: Outcomes{Acquired: 10}}
+	bench := Run{AcquireLatency: Latency{P99: 800, Count: 10}, Outcomes: Outcomes{Tally: Tally{Acquired: 10}}}
 	for _, expr := range []string{"time_to_lock.p99<10ms", "lost_updates==0", "unavailable_s<5", "linearizable==1", "gave_up==0", "failed.p99<10ms"} {
 		j := mustRules(t, expr)[0].Judge(&bench)
 		if j.Status != NotJudged || j.Text != "not measured" {
@@ -156,7 +156,7 @@ func TestMetricTable(t *testing.T) {
 	r := Run{AcquireLatency: Latency{P50: 1, P90: 2, P99: 3, P999: 4, Max: 5, Mean: 1, Count: 9},
 		AcquireFailedLatency: Latency{P99: 1, Count: 1}, ReleaseLatency: Latency{P99: 1, Count: 1},
 		Contention: &Contention{TimeToLock: Latency{P99: 7, Count: 3}, GaveUp: 1, GaveUpWait: &Latency{P99: 9, Count: 1}},
-		Outcomes:   Outcomes{Acquired: 9, NotAcquired: 1}, Throughput: Throughput{CyclesPerSec: 10},
+		Outcomes:   Outcomes{Tally: Tally{Acquired: 9, NotAcquired: 1}}, Throughput: Throughput{CyclesPerSec: 10},
 		Safety:    Safety{ResourceChecked: true, StockLeft: &left, Linearizability: &Linearizability{Verdict: Linearizable}},
 		Failovers: []Failover{{Unavailable: &un}}, Config: &CellConfig{ChaosConfig: &ChaosConfig{}}}
 	for _, m := range Metrics {

@@ -63,10 +63,7 @@ func (m *MasterOutcomes) Add(o MasterOutcomes) {
 
 // Add adds o's outcomes to out's, master by master (by address).
 func (out *Outcomes) Add(o Outcomes) {
-	out.Acquired += o.Acquired
-	out.NotAcquired += o.NotAcquired
-	out.Errors += o.Errors
-	out.FewAcks += o.FewAcks
+	out.Tally.Add(o.Tally)
 	if out.PerMaster == nil {
 		out.PerMaster = map[string]MasterOutcomes{}
 	}
@@ -96,20 +93,46 @@ func (m MasterOutcomes) Sent() int64 {
 	return m.OK + m.Taken + m.Timeout + m.Error + m.Pending + m.FewAcks
 }
 
-// Outcomes counts acquire attempts by result.
-type Outcomes struct {
+// Tally is acquire attempts by what they came to: the one outcome count.
+// Workers keep it (workloads.Counts), a result carries it (Outcomes), and
+// repeats, clients and the report show it, each by embedding it, so that
+// they count, add and write it alike.
+type Tally struct {
 	Acquired    int64 `json:"acquired"`
-	NotAcquired int64 `json:"not_acquired"`
-	Errors      int64 `json:"errors"`
+	NotAcquired int64 `json:"not_acquired"` // lost to contention or validity
+	Errors      int64 `json:"errors"`       // servers timed out or failed
 	// FewAcks failed because WAIT saw too few replicas acknowledge the
 	// SET (replicated with wait_replicas): neither contention nor error.
-	FewAcks   int64                     `json:"few_acks,omitempty"`
-	PerMaster map[string]MasterOutcomes `json:"per_master"`
+	FewAcks int64 `json:"few_acks,omitempty"`
 }
 
 // Attempts is every acquire that ended in an outcome.
-func (out Outcomes) Attempts() int64 {
-	return out.Acquired + out.NotAcquired + out.Errors + out.FewAcks
+func (t Tally) Attempts() int64 { return t.Acquired + t.NotAcquired + t.Errors + t.FewAcks }
+
+// Add adds o's counts to t's.
+func (t *Tally) Add(o Tally) {
+	t.Acquired += o.Acquired
+	t.NotAcquired += o.NotAcquired
+	t.Errors += o.Errors
+	t.FewAcks += o.FewAcks
+}
+
+// Failed counts a failed acquire by why it failed.
+func (t *Tally) Failed(why AcquireFailure) {
+	switch why {
+	case LostToContention:
+		t.NotAcquired++
+	case LostToFewAcks:
+		t.FewAcks++
+	default:
+		t.Errors++
+	}
+}
+
+// Outcomes counts acquire attempts by result, and each master's replies.
+type Outcomes struct {
+	Tally
+	PerMaster map[string]MasterOutcomes `json:"per_master"`
 }
 
 // Safety is what the in-run probe saw and, in chaos scenarios, what the

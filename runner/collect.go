@@ -231,7 +231,7 @@ func (r *cellRun) addFindings(t0 time.Time, run clientsRun, chk *resourceCheck) 
 		rs.StockLeft = &left
 	}
 	o := res.Run.Outcomes
-	if n := o.Acquired + o.NotAcquired + o.Errors + o.FewAcks; n > 0 {
+	if n := o.Attempts(); n > 0 {
 		rs.AvailabilityOps = float64(o.Acquired) / float64(n)
 	}
 	rs.AvailabilityTime = availabilityTime(chk.iv[results.MetricAcquire], t0.Add(time.Duration(s.Duration)))

@@ -6,6 +6,7 @@ import (
 
 	"lockbench/chaos"
 	"lockbench/engine"
+	"lockbench/results"
 	"lockbench/workloads"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestSumClientsCountsSharedFiguresOncePerProcess(t *testing.T) {
 	t0 := time.Now()
 	stats := func(acq int64, cpu float64, d time.Duration) *workloads.Stats {
-		return &workloads.Stats{Counts: workloads.Counts{Acquired: acq, NotAcquired: 1, Errors: 2, PerMaster: [][engine.NumOutcomes]int64{{engine.OK: acq}}},
+		return &workloads.Stats{Counts: workloads.Counts{Tally: results.Tally{Acquired: acq, NotAcquired: 1, Errors: 2}, PerMaster: [][engine.NumOutcomes]int64{{engine.OK: acq}}},
 			CPU: time.Duration(cpu * float64(time.Second)), WindowStart: t0, Measured: d, PerWorker: []int64{acq}}
 	}
 	clients := []chaos.ClientResult{

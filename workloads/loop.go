@@ -70,11 +70,8 @@ type Held struct {
 // Counts are what workers counted in the measured window. Each worker has
 // its own; Add folds them (and a chaos cell folds its clients' the same way).
 type Counts struct {
-	Started        int64 `json:"started,omitempty"` // open loop: intended starts begun
-	Acquired       int64 `json:"acquired"`
-	NotAcquired    int64 `json:"not_acquired"`              // lost to contention or validity
-	Errors         int64 `json:"errors"`                    // failed because masters timed out or errored
-	FewAcks        int64 `json:"few_acks,omitempty"`        // failed because WAIT saw too few replicas (replicated)
+	Started int64 `json:"started,omitempty"` // open loop: intended starts begun
+	results.Tally
 	Extends        int64 `json:"extends,omitempty"`         // successful auto-extensions
 	ExtendFailures int64 `json:"extend_failures,omitempty"` // auto-extensions that lost the lock
 	HoldOverruns   int64 `json:"overruns"`                  // uses cut short because the validity ran out
@@ -95,9 +92,6 @@ func (c *Counts) fields() [14]*int64 {
 	return [...]*int64{&c.Started, &c.Acquired, &c.NotAcquired, &c.Errors, &c.FewAcks, &c.Extends, &c.ExtendFailures,
 		&c.HoldOverruns, &c.UseErrors, &c.AttemptsMade, &c.CommandsSent, &c.Violations, &c.LostUpdates, &c.StaleWritesRejected}
 }
-
-// Attempts is every acquire that ended in an outcome.
-func (c *Counts) Attempts() int64 { return c.Acquired + c.NotAcquired + c.Errors + c.FewAcks }
 
 // Add folds o into c.
 func (c *Counts) Add(o *Counts) { c.fold(o, 1) }
@@ -137,14 +131,7 @@ func (c *Counts) replied(res lock.Result) {
 // failed files a failed acquire: contention, errors or few acks.
 func (c *Counts) failed(res lock.Result) {
 	c.replied(res)
-	switch FailureOf(res) {
-	case results.LostToContention:
-		c.NotAcquired++
-	case results.LostToFewAcks:
-		c.FewAcks++
-	default:
-		c.Errors++
-	}
+	c.Tally.Failed(FailureOf(res))
 }
 
 // loop is what every worker of one Run shares.

@@ -45,8 +45,7 @@ func (s *Stats) Result(rp Replies, config *results.CellConfig, started time.Time
 		AcquireFailedLatency: results.Summarize(s.AcquireFailed),
 		ReleaseLatency:       results.Summarize(s.Release),
 		Outcomes: results.Outcomes{
-			Acquired: s.Acquired, NotAcquired: s.NotAcquired, Errors: s.Errors, FewAcks: s.FewAcks,
-			PerMaster: s.perMaster(rp),
+			Tally: s.Tally, PerMaster: s.perMaster(rp),
 		},
 		Safety: results.Safety{Violations: s.Violations, MaxConcurrentHolder: s.MaxConcurrent,
 			JudgedHolds: s.JudgedHolds, HoldsNotJudged: s.HoldsNotJudged, NotJudged: s.notJudged()},
