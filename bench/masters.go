@@ -30,7 +30,6 @@ import (
 type Masters struct {
 	key     string
 	Display []string        // the servers, without secrets
-	Version string          // the server's version (redis_version from INFO)
 	served  map[string]bool // cell IDs measured on these servers
 
 	// Service is the servers of the cell's topology.

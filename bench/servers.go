@@ -24,7 +24,7 @@ func (p *Pool) startService(ctx context.Context, c plan.Cell, m *Masters) error 
 	if err != nil {
 		return err
 	}
-	m.Service, m.Display, m.Version = v, v.Display(), v.Version()
+	m.Service, m.Display = v, v.Display()
 	return nil
 }
 

@@ -11,14 +11,18 @@ import (
 )
 
 // redisTopologies are Redis' own, in the order help lists them.
-var redisTopologies = []engine.Topology{engine.Redlock, engine.Single, engine.Replicated}
+var redisTopologies = []redisTopology{
+	{engine.Redlock, "N independent masters"},
+	{engine.Single, "one master"},
+	{engine.Replicated, "a master with replicas behind Sentinel"},
+}
 
 // RedisTopologies are Redis' topologies' names (package bench registers
 // their servers and client).
 func RedisTopologies() []string {
 	var out []string
-	for _, t := range redisTopologies {
-		out = append(out, string(t))
+	for _, r := range redisTopologies {
+		out = append(out, r.Name())
 	}
 	return out
 }
@@ -32,11 +36,7 @@ type redisTopology struct {
 }
 
 func init() {
-	for _, r := range []redisTopology{
-		{engine.Redlock, "N independent masters"},
-		{engine.Single, "one master"},
-		{engine.Replicated, "a master with replicas behind Sentinel"},
-	} {
+	for _, r := range redisTopologies {
 		RegisterTopology(r)
 	}
 }

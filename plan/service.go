@@ -207,7 +207,7 @@ func TopologyNames() []string {
 	topologyMu.RLock()
 	defer topologyMu.RUnlock()
 	return slices.SortedFunc(maps.Keys(topologies), func(a, b string) int {
-		ra, rb := slices.Index(redisTopologies, engine.Topology(a)), slices.Index(redisTopologies, engine.Topology(b))
+		ra, rb := slices.Index(RedisTopologies(), a), slices.Index(RedisTopologies(), b)
 		if ra < 0 && rb < 0 {
 			return strings.Compare(a, b)
 		}

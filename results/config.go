@@ -113,6 +113,9 @@ type ChaosChecks struct {
 // ClientCounts are one chaos client's acquire attempts by outcome.
 type ClientCounts struct {
 	Client int `json:"client"`
+	// Attempts is Tally's, written as files always had it (a reader
+	// need not add the outcomes up); it shadows Tally.Attempts.
+	Attempts int64 `json:"attempts"`
 	Tally
 	AvailabilityAttempts float64 `json:"availability_attempts"`
 	Overruns             int64   `json:"overruns"`

@@ -115,8 +115,13 @@ cells:
 	if c == nil || f == nil || c.HandoffGap == nil || hot.Outcomes.Acquired < 50 {
 		t.Fatalf("hot: no contention or fairness figures (%d acquired)", hot.Outcomes.Acquired)
 	}
-	ideal := 9*2000 + 10*c.HandoffGap.Mean // µs: every other contender holds once; each hand-over costs a gap
-	t.Logf("hot: %d acquired, Jain %.3f, time to lock p50 %.0f p99 %.0f µs, gap p50 %.0f mean %.0f p99 %.0f, FIFO ideal %.0f µs (%.2fx)", hot.Outcomes.Acquired, f.JainIndex, c.TimeToLock.P50, c.TimeToLock.P99, c.HandoffGap.P50, c.HandoffGap.Mean, c.HandoffGap.P99, ideal, c.TimeToLock.P99/ideal)
+	// FIFO: a waiter waits for every other contender's turn once. A turn
+	// is the key's measured period (one key: its cycles run one after
+	// another), not the nominal 2 ms hold, which a loaded machine
+	// stretches for every design alike.
+	period := hot.MeasuredSeconds * 1e6 / float64(hot.Outcomes.Acquired) // µs
+	ideal := 9 * period
+	t.Logf("hot: %d acquired, Jain %.3f, time to lock p50 %.0f p99 %.0f µs, gap p50 %.0f mean %.0f p99 %.0f, period %.0f µs, FIFO ideal %.0f µs (%.2fx)", hot.Outcomes.Acquired, f.JainIndex, c.TimeToLock.P50, c.TimeToLock.P99, c.HandoffGap.P50, c.HandoffGap.Mean, c.HandoffGap.P99, period, ideal, c.TimeToLock.P99/ideal)
 	if f.JainIndex < 0.95 || c.TimeToLock.P99 > 1.5*ideal || hot.Safety.Violations > 0 {
 		t.Fatalf("hot: Jain %.3f (want >= 0.95), time to lock p99 %.0f µs vs FIFO ideal %.0f µs (want <= 1.5x), violations %d",
 			f.JainIndex, c.TimeToLock.P99, ideal, hot.Safety.Violations)

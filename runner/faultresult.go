@@ -114,7 +114,7 @@ func perClient(clientResults []chaos.ClientResult) []results.ClientCounts {
 		if r.Attempts() > 0 {
 			a = float64(r.Acquired) / float64(r.Attempts())
 		}
-		out[i] = results.ClientCounts{Client: r.Index, Tally: r.Tally, AvailabilityAttempts: a, Overruns: r.HoldOverruns}
+		out[i] = results.ClientCounts{Client: r.Index, Attempts: r.Attempts(), Tally: r.Tally, AvailabilityAttempts: a, Overruns: r.HoldOverruns}
 	}
 	return out
 }
