@@ -80,8 +80,9 @@ func checkGone(t *testing.T, pids []int) {
 // A 3-member cluster acquires and releases through the one benchmark cell;
 // the result says what it ran on; no member is left. On one hot key, 10
 // contenders in etcd's queue get the lock in turn: Jain's index >= 0.95 and
-// time to lock p99 within 1.5x the FIFO ideal, contenders x (hold + the
-// handoff gap's mean). No fsync, so that CI's disks do not decide it.
+// time to lock p99 within 1.5x the FIFO ideal, the other contenders' turns
+// at the key's measured period. No fsync, so that CI's disks do not
+// decide it.
 func TestEtcdCells(t *testing.T) {
 	sc, cells := etcdCells(t, `
 settings: {topology: etcd, persistence: no-fsync, workers: 10, hold: 2ms, wait_time: 5s, ttl: 10s, duration: 2s, warmup: 500ms, wait_strategy: queue}
