@@ -109,9 +109,9 @@ func (redisService) NewClient(ctx context.Context, raw json.RawMessage) (service
 // counters, baselines and clean-up are the engine's.
 type RedisClient struct{ *engine.Engine }
 
-// MasterEngine is the engine itself, for what a cell measures of Redis
-// masters (per-master baselines, command counters).
-func (c RedisClient) MasterEngine() *engine.Engine { return c.Engine }
+// CountKeys, Put, Delete, RPCs and Record are service.Client's; a
+// benchmark cell measures the engine through OpenCell instead (its
+// per-master baselines and counters).
 
 // CountKeys counts the keys under prefix on every master.
 func (c RedisClient) CountKeys(ctx context.Context, prefix string) (int64, error) {

@@ -47,3 +47,12 @@ func Summarize(h *hdrhistogram.Histogram) Latency {
 		Count: h.TotalCount(),
 	}
 }
+
+// SummarizeDurations is the latency summary of samples (a baseline's).
+func SummarizeDurations(ds []time.Duration) Latency {
+	h := NewHistogram()
+	for _, d := range ds {
+		RecordDuration(h, d)
+	}
+	return Summarize(h)
+}

@@ -111,7 +111,7 @@ func (r *cellRun) openService(ctx context.Context) (err error) {
 	if r.svc, err = openService(ctx, r.cellEnv); err != nil {
 		return err
 	}
-	r.cleanups = append(r.cleanups, r.svc.close)
+	r.cleanups = append(r.cleanups, r.svc.Close)
 	return nil
 }
 
@@ -217,9 +217,9 @@ func (r *cellRun) newClient(ctx context.Context, cfg chaos.ClientConfig) (chaos.
 	}
 	local := chaos.Local{Probe: r.probe, Observer: r.obs}
 	if r.svc != nil {
-		local.Locker, local.Logs = r.svc.locker(), r.logs.writers()
+		local.Locker, local.Logs = r.svc.Locker(), r.logs.writers()
 		local.Hooks = func(rc *workloads.RunConfig) {
-			r.svc.window(rc)
+			r.svc.Window(rc)
 			rc.OnInterval = r.onInterval
 		}
 	}

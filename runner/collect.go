@@ -12,7 +12,7 @@ import (
 
 	"lockbench/chaos"
 	"lockbench/check"
-	"lockbench/engine"
+	"lockbench/lock"
 	"lockbench/results"
 	"lockbench/workloads"
 )
@@ -37,7 +37,7 @@ func (r *cellRun) collect(t0 time.Time, run clientsRun) (*CellResult, error) {
 	chk.config(cc, r, run.results)
 	res := st.Result(r.replies(run.results), cc, t0)
 	if r.svc != nil {
-		r.svc.finish(&res, st)
+		r.svc.Finish(&res, st)
 		res.Interrupted = res.Interrupted || run.interrupted
 		r.res.Run = res
 		if len(r.cell.Expect) > 0 { // a sweep's expectations: judged as a fault cell's are
@@ -120,14 +120,14 @@ func readClientLog(cr chaos.ClientResult, metric string) ([]*hdrhistogram.Histog
 // or the clients' late replies added up over the masters.
 func (r *cellRun) replies(crs []chaos.ClientResult) workloads.Replies {
 	if r.svc != nil {
-		return workloads.RepliesOf(r.svc.locker())
+		return workloads.RepliesOf(r.svc.Locker())
 	}
 	n := 0 // the servers the clients' lock reported replies of (lock.PerServer; none: it fakes no masters)
 	for _, cr := range crs {
 		n = max(n, len(cr.Late))
 	}
 	addrs := r.masters.Display[:min(n, len(r.masters.Display))]
-	late := make([][engine.NumOutcomes]int64, len(addrs))
+	late := make([][lock.NumOutcomes]int64, len(addrs))
 	for _, cr := range crs {
 		for m := range min(len(cr.Late), len(addrs)) {
 			for o, v := range cr.Late[m] {

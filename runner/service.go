@@ -28,7 +28,7 @@ func openServiceCell(ctx context.Context, env cellEnv, cl service.Client) (_ loc
 	v := &serviceCell{env: env, cl: cl, rpcs: callWindow{calls: cl.RPCs}}
 	defer func() {
 		if err != nil {
-			v.close()
+			v.Close()
 		}
 	}()
 	if err := v.checkPrefixFree(ctx); err != nil {
@@ -66,36 +66,36 @@ func (v *serviceCell) baseline(ctx context.Context, key string) ([]time.Duration
 	return out, nil
 }
 
-func (v *serviceCell) locker() lock.Locker { return v.cl }
+func (v *serviceCell) Locker() lock.Locker { return v.cl }
 
-func (v *serviceCell) window(rc *workloads.RunConfig) {
+func (v *serviceCell) Window(rc *workloads.RunConfig) {
 	if srv := v.env.masters.Service; len(srv.Pids()) > 0 {
 		rc.ServerCPU = func() []time.Duration { return bench.ProcessCPU(srv.Pids(), srv.Trees()) }
 	}
 	rc.OnWindow = v.rpcs.mark(v.win.Mark)
 }
 
-// finish records the servers, what the service ran on and the baseline.
-func (v *serviceCell) finish(res *results.Run, st *workloads.Stats) {
+// Finish records the servers, what the service ran on and the baseline.
+func (v *serviceCell) Finish(res *results.Run, st *workloads.Stats) {
 	srv := v.env.masters.Service
 	v.cl.Record(res.Config.Service) // cellConfig made it, with the servers' part
 	res.Config.Service.CallsPerCycle = v.rpcs.perCycle(st.Acquired)
 	if len(srv.Pids()) > 0 {
 		res.Servers = st.ServersOf(srv.Display())
 	}
-	pl := summarizeDurations(v.base)
+	pl := results.SummarizeDurations(v.base)
 	res.BaselineParallel = &pl
 	v.win.Finish(res, st)
 }
 
-// close ends every session: the service drops what they held with them.
-func (v *serviceCell) close() { v.cl.Close() }
+// Close ends every session: the service drops what they held with them.
+func (v *serviceCell) Close() { v.cl.Close() }
 
-// roundTrips times BaselineSamples calls of one: a lock service's floor
+// roundTrips times bench.BaselineSamples calls of one: a lock service's floor
 // to compare acquires with, measured in this run.
 func roundTrips(ctx context.Context, one func(context.Context) error) ([]time.Duration, error) {
-	out := make([]time.Duration, 0, BaselineSamples)
-	for range BaselineSamples {
+	out := make([]time.Duration, 0, bench.BaselineSamples)
+	for range bench.BaselineSamples {
 		t := time.Now()
 		if err := one(ctx); err != nil {
 			return nil, err

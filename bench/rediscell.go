@@ -1,0 +1,172 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"lockbench/drivers/redsyncdriver"
+	"lockbench/engine"
+	"lockbench/lock"
+	"lockbench/plan"
+	"lockbench/results"
+	"lockbench/workloads"
+)
+
+// BaselineSamples plain round trips before the load starts: a cell's
+// floor to compare acquires with.
+const BaselineSamples = 500
+
+// Cell is a benchmark cell's lock as the runner drives it: the Locker its
+// workers use, the readings around the measured window, what it adds to
+// the result, and its clean-up.
+type Cell interface {
+	Locker() lock.Locker
+	Window(rc *workloads.RunConfig)
+	Finish(res *results.Run, st *workloads.Stats)
+	Close()
+}
+
+// CellOpener is a client that measures its own benchmark cell (Redis':
+// per-master baselines, its masters' INFO readings, redsync as the
+// workers' lock); a client that is not one is measured by its plain
+// writes (service.Client).
+type CellOpener interface {
+	OpenCell(ctx context.Context, env CellEnv) (Cell, error)
+}
+
+// CellEnv is what a client opening its own cell is given.
+type CellEnv struct {
+	Cell    plan.Cell
+	Masters *Masters
+	Prefix  string // the cell's keys
+	// Watch, when set, reads the masters' CPU and counters live (live
+	// metrics), through info.
+	Watch func(addrs []string, info func(ctx context.Context, addr string) (string, error))
+}
+
+// OpenCell: the engine on the cell's masters, its baselines and readings
+// (the workers' lock is the engine, or redsync on the same masters).
+func (c RedisClient) OpenCell(ctx context.Context, env CellEnv) (_ Cell, err error) {
+	s, m := env.Cell.Settings, env.Masters
+	r := &redisCell{env: env, eng: c.Engine}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	if err := checkPrefixFree(ctx, r.eng, env.Prefix, s.Force); err != nil {
+		return nil, err
+	}
+	if r.base, err = measureBaselines(ctx, r.eng, env.Prefix+"rtt"); err != nil {
+		return nil, err
+	}
+	r.win = NewWindowReadings(ctx, r.eng, m)
+	if env.Watch != nil {
+		env.Watch(r.eng.Addrs(), r.eng.InfoAt)
+	}
+	r.lk, err = newLocker(ctx, s, m.LockConfig(env.Cell.Engine, 0), r.eng)
+	return r, err
+}
+
+// redisCell is the Redis lock of a benchmark cell: the engine (its
+// baselines, counters and clean-up) and the lock the workers use, the
+// engine or redsync on the same masters.
+type redisCell struct {
+	env  CellEnv
+	eng  *engine.Engine
+	lk   cellLocker
+	base baselines
+	win  *WindowReadings
+}
+
+func (r *redisCell) Locker() lock.Locker { return r.lk.Locker }
+
+func (r *redisCell) Window(rc *workloads.RunConfig) {
+	rc.ServerCPU = func() []time.Duration { return r.eng.ServerCPU(context.Background()) }
+	rc.OnWindow = r.win.Mark
+}
+
+func (r *redisCell) Finish(res *results.Run, st *workloads.Stats) {
+	res.Config.Redsync = r.lk.redsync
+	r.base.fill(res, r.eng.Addrs())
+	r.win.Finish(res, st)
+	if r.env.Masters.Redis().Embedded {
+		res.Warnings = append(res.Warnings, "embedded in-process masters (redis-server not found): these are not Redis figures")
+	}
+}
+
+// Close releases what the cell took: only this cell's own locks go,
+// whatever happens (never FLUSHALL): keys under its prefix whose value is
+// one of its tokens.
+func (r *redisCell) Close() {
+	if r.lk.close != nil {
+		r.lk.close()
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _ = r.eng.Cleanup(cctx, r.env.Prefix, append([]string{r.eng.TokenPrefix()}, r.lk.tokenPrefixes...)...)
+	r.eng.Close()
+}
+
+// baselines are the floor to compare acquires with: plain SET round trips,
+// one master at a time and all at once, measured in this run on these
+// masters.
+type baselines struct {
+	perMaster [][]time.Duration
+	parallel  []time.Duration
+}
+
+func measureBaselines(ctx context.Context, eng *engine.Engine, key string) (b baselines, err error) {
+	if b.perMaster, err = eng.BaselineRTT(ctx, key, BaselineSamples); err != nil {
+		return b, err
+	}
+	b.parallel, err = eng.BaselineParallel(ctx, key, BaselineSamples)
+	return b, err
+}
+
+// fill puts the baselines into the result, by master address.
+func (b baselines) fill(res *results.Run, addrs []string) {
+	res.BaselineRTT = map[string]results.Latency{}
+	for i, addr := range addrs {
+		res.BaselineRTT[addr] = results.SummarizeDurations(b.perMaster[i])
+	}
+	pl := results.SummarizeDurations(b.parallel)
+	res.BaselineParallel = &pl
+}
+
+// cellLocker is the lock client the workers use: the engine, or redsync
+// on the same masters (with the terms it ran on, for the result).
+type cellLocker struct {
+	lock.Locker
+	redsync       *redsyncdriver.Settings
+	tokenPrefixes []string // besides the engine's
+	close         func()
+}
+
+func newLocker(ctx context.Context, s plan.Settings, cfg engine.Config, eng *engine.Engine) (cellLocker, error) {
+	if s.Driver != "redsync" {
+		return cellLocker{Locker: eng, close: func() {}}, nil
+	}
+	rs, err := redsyncdriver.New(ctx, cfg, s.Workers)
+	if err != nil {
+		return cellLocker{}, err
+	}
+	st := rs.Settings()
+	return cellLocker{Locker: rs, redsync: &st, tokenPrefixes: []string{rs.TokenPrefix()}, close: func() { rs.Close() }}, nil
+}
+
+// checkPrefixFree refuses keys of another live run under the same prefix,
+// unless forced.
+func checkPrefixFree(ctx context.Context, eng *engine.Engine, prefix string, force bool) error {
+	for i, addr := range eng.Addrs() {
+		n, err := eng.CountKeys(ctx, i, prefix)
+		if err != nil {
+			return fmt.Errorf("master %s: %w", addr, err)
+		}
+		if n > 0 && !force {
+			return fmt.Errorf("key-prefix: %d keys under %q already exist on master %s (another live run?); use another --key-prefix, or --force", n, prefix, addr)
+		}
+	}
+	return nil
+}
