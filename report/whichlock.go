@@ -65,6 +65,7 @@ type MatrixCell struct {
 	Unsafe, Runs                  int
 	Unavailable                   float64
 	Cell                          int // its index in the results
+	repeats                       int // measured (judged or not)
 }
 
 // Unsafe states of a matrix cell.
@@ -193,10 +194,10 @@ func matrixCell(p *WhichLockPlan, d, f string, byName map[string]int, cells []Ce
 		return MatrixCell{State: stateNotMeasured, Why: "no result for this cell (interrupted, or left out with --design/--fault)", Cell: -1}
 	}
 	c := cells[i]
-	m := MatrixCell{State: stateMeasured, Cell: c.Index, LostUpdates: c.Safety.LostUpdates, Violations: c.Safety.Violations, Runs: 1, Unavailable: -1}
+	m := MatrixCell{State: stateMeasured, Cell: c.Index, LostUpdates: c.Safety.LostUpdates, Violations: c.Safety.Violations, Runs: 1, Unavailable: -1, repeats: 1}
 	m.LostMin, m.LostMax, m.ViolMin, m.ViolMax = m.LostUpdates, m.LostUpdates, m.Violations, m.Violations
 	if rep := c.Repeats; rep != nil {
-		m.Runs, m.Unsafe = rep.Judged, rep.Unsafe
+		m.Runs, m.Unsafe, m.repeats = rep.Judged, rep.Unsafe, rep.Count
 		m.LostMin, m.LostMax = repeatRange(rep, "lost_updates", m.LostUpdates)
 		m.ViolMin, m.ViolMax = repeatRange(rep, "violations", m.Violations)
 		if sp, ok := rep.Spread["unavailable_s"]; ok && sp.Max > 0 {
@@ -269,12 +270,18 @@ func writeWhichLock(dir, out string, loaded []*cell, cells []CellSummary) (*Whic
 	return w, results.WriteFileShared(filepath.Join(out, "which-lock.html"), w.writeHTML)
 }
 
-// Text of a matrix cell: "0", "3 (0–7), unsafe 2/3", "unsupported", ...
+// Text of a matrix cell: "0", "3 (0–7), unsafe 2/3", "unsupported",
+// "not judged: no lock won after the failover", ...
 func (c MatrixCell) Text() string {
 	switch c.State {
 	case stateUnsupported:
 		return "not supported"
-	case stateNotMeasured, stateNotJudged:
+	case stateNotJudged:
+		if s := shortWhy(c.Why, c.repeats); s != "" {
+			return c.State + ": " + s
+		}
+		return c.State
+	case stateNotMeasured:
 		return c.State
 	}
 	t := fmt.Sprintf("lost %s, viol %s", rangeText(c.LostUpdates, c.LostMin, c.LostMax), rangeText(c.Violations, c.ViolMin, c.ViolMax))
@@ -285,6 +292,42 @@ func (c MatrixCell) Text() string {
 		t += fmt.Sprintf("; unavailable %.2fs", c.Unavailable)
 	}
 	return t
+}
+
+// shortWhys say in a few words what a not-judged cell's reasons (the
+// fault cell's, runner's notJudged, in every repeat) come to, so that the
+// matrix tells a lock that granted nothing after a failover from one that
+// saw too little; the whole reasons stand below the table.
+var shortWhys = []struct{ in, short string }{
+	{"no acquire won after it", "no lock won after the failover"},
+	{"no granted lock was still valid at the failover", "no lock held at the failover"},
+	{"Sentinel promoted no replica", "no replica promoted"},
+	{"acquisitions, fewer than min_acquisitions", "too few locks"},
+	{"acknowledged writes, fewer than min_acquisitions", "too few writes acknowledged"},
+	{"did not happen", "a fault did not happen"},
+	{"hit a master that held no lock key", "the crash hit no lock"},
+	{"interrupted", "interrupted"},
+}
+
+// shortWhy is the first of shortWhys that why (a cell's reasons over its
+// repeats) has, with in how many of them when not in all ("" : none).
+func shortWhy(why string, repeats int) string {
+	parts := strings.Split(why, "; repeat ")
+	for _, w := range shortWhys {
+		n := 0
+		for _, r := range parts {
+			if strings.Contains(r, w.in) {
+				n++
+			}
+		}
+		switch {
+		case n > 0 && n >= repeats:
+			return w.short
+		case n > 0:
+			return fmt.Sprintf("%s in %d of %d runs", w.short, n, repeats)
+		}
+	}
+	return ""
 }
 
 // Class colors a matrix cell: safe, unsafe, or a state with nothing to

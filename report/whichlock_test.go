@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,7 @@ func TestWhichLockMatrix(t *testing.T) {
 		cells[i].Index, loaded[i] = i, &cell{}
 	}
 	w := buildWhichLock(p, loaded, cells)
-	want := [][]string{{"lost 0, viol 0", "not judged", "not supported"}, {"lost 0, viol 0", "lost 3, viol 0; unsafe 1/1", "not measured"}}
+	want := [][]string{{"lost 0, viol 0", "not judged: too few locks", "not supported"}, {"lost 0, viol 0", "lost 3, viol 0; unsafe 1/1", "not measured"}}
 	classes := [][]string{{"ok", "nj", "na"}, {"ok", "bad", "nj"}}
 	for r, row := range w.Rows {
 		for f, c := range row.Faults {
@@ -58,6 +59,30 @@ func TestWhichLockMatrix(t *testing.T) {
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// A not-judged cell says in a few words what its repeats' reasons come to
+// (a replicated set's WAIT 2 that granted nothing after the failover is
+// not a cell that saw too little), and in how many runs when not in all.
+func TestShortWhy(t *testing.T) {
+	failover := func(k int) string {
+		return fmt.Sprintf("repeat %d: no granted lock was still valid at the failover of master (127.0.0.1:1%d): nothing for it to lose; the failover of master (127.0.0.1:1%d): no acquire won after it", k, k, k)
+	}
+	for _, c := range []struct {
+		why     string
+		repeats int
+		want    string
+	}{
+		{failover(1) + "; " + failover(2) + "; " + failover(3), 3, "no lock won after the failover"},
+		{"repeat 1: no granted lock was still valid at the failover of master (127.0.0.1:9): nothing for it to lose", 1, "no lock held at the failover"},
+		{"repeat 2: 7 acknowledged writes, fewer than min_acquisitions 10", 3, "too few writes acknowledged in 1 of 3 runs"},
+		{"3 acquisitions, fewer than min_acquisitions 10", 1, "too few locks"},
+		{"the checker saw 9 holds for 10 acquisitions", 1, ""},
+	} {
+		if got := shortWhy(c.why, c.repeats); got != c.want {
+			t.Errorf("shortWhy(%q, %d) = %q, want %q", c.why, c.repeats, got, c.want)
 		}
 	}
 }

@@ -90,7 +90,11 @@ func TestEtcdLeaderCrash(t *testing.T) {
 // the plain cell loses updates.
 func TestEtcdGuardedWrite(t *testing.T) {
 	requireEtcd(t)
-	doc := strings.Replace(etcdFaultDoc("false", "{at: 1.5s, kind: pause, client_index: [0], for: 3.5s}"), "fencing: false}", "fencing: false, guarded_write: true}", 1)
+	// 12 keys for 12 workers, as TestEtcdPausePastLease's: on 6, a CI run
+	// saw the paused client hold no lock (6 workers starved in the queues)
+	// and so no late write to refuse.
+	doc := strings.NewReplacer("fencing: false}", "fencing: false, guarded_write: true}", "keys: 6", "keys: 12").
+		Replace(etcdFaultDoc("false", "{at: 1.5s, kind: pause, client_index: [0], for: 3.5s}"))
 	r := runFaultDoc(t, doc)
 	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected+s.GuardedInDoubt == 0 || !s.GuardedWrite {
 		t.Fatalf("guarded write: %d lost updates (want 0), %d refused + %d in doubt (want > 0: the late writes did not land acknowledged), guarded %v", s.LostUpdates, s.StaleWritesRejected, s.GuardedInDoubt, s.GuardedWrite)
