@@ -106,12 +106,10 @@ func (redisService) NewClient(ctx context.Context, raw json.RawMessage) (service
 }
 
 // RedisClient is the engine as a lock service's client: its own
-// counters, baselines and clean-up are the engine's.
+// counters, baselines and clean-up are the engine's. Its CountKeys, Put,
+// Delete, RPCs and Record are service.Client's; a benchmark cell measures
+// the engine through OpenCell instead (per-master baselines, counters).
 type RedisClient struct{ *engine.Engine }
-
-// CountKeys, Put, Delete, RPCs and Record are service.Client's; a
-// benchmark cell measures the engine through OpenCell instead (its
-// per-master baselines and counters).
 
 // CountKeys counts the keys under prefix on every master.
 func (c RedisClient) CountKeys(ctx context.Context, prefix string) (int64, error) {

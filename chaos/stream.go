@@ -22,9 +22,10 @@ import (
 // carry them).
 
 // tally is a client process's observer: the workers' counts as they
-// happen, read once a second. A mutex, not atomics: the one count type
-// (workloads.Counts) is counted here as in the worker loop, and a fault
-// cell's clients run at hundreds of cycles a second, not millions.
+// happen, read once a second. A mutex, not atomics: the workers' count
+// type (workloads.Counts, around the one outcome count results.Tally) is
+// counted here as in the worker loop, and a fault cell's clients run at
+// hundreds of cycles a second, not millions.
 type tally struct {
 	mu sync.Mutex
 	c  workloads.Counts

@@ -213,7 +213,7 @@ func matrixCell(p *WhichLockPlan, d, f string, byName map[string]int, cells []Ce
 	}
 	switch {
 	case c.Interrupted || c.Safety.Verdict == "interrupted":
-		m.State, m.Why = stateNotJudged, "interrupted: its history is partial"
+		m.State, m.Why, m.repeats = stateNotJudged, "interrupted: its history is partial", 1
 	case c.Safety.Verdict == results.NotJudged || m.Runs == 0:
 		m.State, m.Why = stateNotJudged, c.Safety.NotJudged
 	}
@@ -298,7 +298,9 @@ func (c MatrixCell) Text() string {
 // fault cell's, runner's notJudged, in every repeat) come to, so that the
 // matrix tells a lock that granted nothing after a failover from one that
 // saw too little; the whole reasons stand below the table.
-var shortWhys = []struct{ in, short string }{
+type shortReason struct{ in, short string }
+
+var shortWhys = []shortReason{
 	{"no acquire won after it", "no lock won after the failover"},
 	{"no granted lock was still valid at the failover", "no lock held at the failover"},
 	{"Sentinel promoted no replica", "no replica promoted"},
@@ -309,25 +311,31 @@ var shortWhys = []struct{ in, short string }{
 	{"interrupted", "interrupted"},
 }
 
-// shortWhy is the first of shortWhys that why (a cell's reasons over its
-// repeats) has, with in how many of them when not in all ("" : none).
+// shortWhy is what most of a cell's not-judged repeats lacked (each
+// repeat's first reason in shortWhys; "" : none has one), with in how many
+// of its repeats when not in all.
 func shortWhy(why string, repeats int) string {
 	parts := strings.Split(why, "; repeat ")
-	for _, w := range shortWhys {
-		n := 0
-		for _, r := range parts {
-			if strings.Contains(r, w.in) {
-				n++
-			}
-		}
-		switch {
-		case n > 0 && n >= repeats:
-			return w.short
-		case n > 0:
-			return fmt.Sprintf("%s in %d of %d runs", w.short, n, repeats)
+	counts := make([]int, len(shortWhys))
+	for _, r := range parts {
+		if i := slices.IndexFunc(shortWhys, func(w shortReason) bool { return strings.Contains(r, w.in) }); i >= 0 {
+			counts[i]++
 		}
 	}
-	return ""
+	best := 0
+	for i, n := range counts {
+		if n > counts[best] {
+			best = i
+		}
+	}
+	switch n := counts[best]; {
+	case n == 0:
+		return ""
+	case n >= max(repeats, len(parts)):
+		return shortWhys[best].short
+	default:
+		return fmt.Sprintf("%s in %d of %d runs", shortWhys[best].short, n, max(repeats, len(parts)))
+	}
 }
 
 // Class colors a matrix cell: safe, unsafe, or a state with nothing to

@@ -80,6 +80,8 @@ func TestShortWhy(t *testing.T) {
 		{"repeat 2: 7 acknowledged writes, fewer than min_acquisitions 10", 3, "too few writes acknowledged in 1 of 3 runs"},
 		{"3 acquisitions, fewer than min_acquisitions 10", 1, "too few locks"},
 		{"the checker saw 9 holds for 10 acquisitions", 1, ""},
+		// the reason most repeats give, not the first in the table
+		{"repeat 1: 3 acquisitions, fewer than min_acquisitions 10; repeat 2: the failover of m: no acquire won after it; repeat 3: 4 acquisitions, fewer than min_acquisitions 10", 3, "too few locks in 2 of 3 runs"},
 	} {
 		if got := shortWhy(c.why, c.repeats); got != c.want {
 			t.Errorf("shortWhy(%q, %d) = %q, want %q", c.why, c.repeats, got, c.want)

@@ -114,7 +114,8 @@ type ChaosChecks struct {
 type ClientCounts struct {
 	Client int `json:"client"`
 	// Attempts is Tally's, written as files always had it (a reader
-	// need not add the outcomes up); it shadows Tally.Attempts.
+	// need not add the outcomes up); it shadows Tally.Attempts. The row
+	// writes few_acks too (a replicated cell's) since it embeds Tally.
 	Attempts int64 `json:"attempts"`
 	Tally
 	AvailabilityAttempts float64 `json:"availability_attempts"`

@@ -6,9 +6,10 @@ import (
 )
 
 // TestTallyKeepsTheFileShape: the one outcome count is embedded in the
-// views that carry it, so a result file's outcomes keep the keys they had
-// when each view spelt them out (old files read, new files read by old
-// tools), and a failed acquire is counted under the key its reason names.
+// views that carry it, so a result's outcomes keep the keys they had when
+// each view spelt them out (old files read, new files read by old tools;
+// a client's per_client row gains few_acks, no key goes), and a failed
+// acquire is counted under the key its reason names.
 func TestTallyKeepsTheFileShape(t *testing.T) {
 	var tl Tally
 	tl.Acquired = 5

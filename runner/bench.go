@@ -9,16 +9,11 @@ import (
 	"lockbench/service"
 )
 
-// lockService is a cell's lock service as the cell runs it: the Locker
-// its workers drive, the readings around the measured window, and what it
-// adds to the result.
-type lockService = bench.Cell
-
 // openService opens the cell's lock service on its servers: its client on
 // client 0's config, which measures its own cell when it can (Redis'
 // engine: per-master baselines, its masters' readings), or is measured by
 // its plain writes.
-func openService(ctx context.Context, env cellEnv) (lockService, error) {
+func openService(ctx context.Context, env cellEnv) (bench.Cell, error) {
 	raw, err := env.masters.ServiceConfig(env.cell, 0)
 	if err != nil {
 		return nil, err

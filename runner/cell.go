@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"lockbench/bench"
 	"lockbench/chaos"
 	"lockbench/faults"
 	"lockbench/plan"
@@ -63,7 +64,7 @@ type cellRun struct {
 	// svc is the cell's lock service when its one client uses it (a
 	// benchmark cell: baselines, readings, clean-up); nil: every client
 	// opens its own lock (a fault cell's, through its own links).
-	svc     lockService
+	svc     bench.Cell
 	probe   *workloads.Probe // shared by the clients in this process
 	obs     chaos.Observer
 	clients []chaos.Client

@@ -23,7 +23,7 @@ type serviceCell struct {
 	rpcs callWindow
 }
 
-func openServiceCell(ctx context.Context, env cellEnv, cl service.Client) (_ lockService, err error) {
+func openServiceCell(ctx context.Context, env cellEnv, cl service.Client) (_ bench.Cell, err error) {
 	m := env.masters
 	v := &serviceCell{env: env, cl: cl, rpcs: callWindow{calls: cl.RPCs}}
 	defer func() {
