@@ -81,13 +81,22 @@ func TestReplicationLagThenFailover(t *testing.T) {
 // the lagging one is promoted, and acknowledged locks are lost anyway
 // (what Redisson's users report). Fails if WAIT 1 kept them.
 func TestWait1LaggingPreferredReplicaLosesLocks(t *testing.T) {
-	r := runFaultDoc(t, `
+	doc := `
 settings: {topology: replicated, replicas: 2, sentinels: 1, down_after: 300ms, failover_timeout: 1s, wait_replicas: 1,
   replica_priority: [10, 100], clients: 2, workers: 8, keys: 16, ttl: 5s, hold: 2s, hold_distribution: uniform, duration: 10s}
 faults:
   - {at: 3s, kind: replication_lag, replica_index: [0]}
   - {at: 5s, kind: failover}
-`)
+`
+	r := runFaultDoc(t, doc)
+	// A race, shown in most runs (1-6 violations): once in CI none of the
+	// locks the lagging replica lacked was taken again before Sentinel,
+	// which moves between the two replicas every second or so here, made
+	// the other one master. One miss earns one more run; two fail.
+	if s := r.Run.Safety; s.Violations == 0 || s.LostUpdates == 0 {
+		t.Logf("%d violations, %d lost updates (Sentinel switched %d times): running the cell once more", s.Violations, s.LostUpdates, switches(r))
+		r = runFaultDoc(t, doc)
+	}
 	s := r.Run.Safety
 	if len(r.Run.Failovers) != 1 {
 		t.Fatalf("failovers %+v, want one", r.Run.Failovers)
@@ -96,4 +105,15 @@ faults:
 	if s.Violations == 0 || s.LostUpdates == 0 {
 		t.Errorf("%d violations, %d lost updates: want both above 0 (the promoted replica lacked the acknowledged locks)", s.Violations, s.LostUpdates)
 	}
+}
+
+// switches counts a cell's +switch-master events.
+func switches(r *CellResult) int {
+	n := 0
+	for _, e := range r.Run.Events {
+		if e.Kind == "switch_master" {
+			n++
+		}
+	}
+	return n
 }
