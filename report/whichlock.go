@@ -328,13 +328,14 @@ func shortWhy(why string, repeats int) string {
 			best = i
 		}
 	}
+	runs := max(repeats, len(parts))
 	switch n := counts[best]; {
 	case n == 0:
 		return ""
-	case n >= max(repeats, len(parts)):
+	case n == runs:
 		return shortWhys[best].short
 	default:
-		return fmt.Sprintf("%s in %d of %d runs", shortWhys[best].short, n, max(repeats, len(parts)))
+		return fmt.Sprintf("%s in %d of %d runs", shortWhys[best].short, n, runs)
 	}
 }
 
