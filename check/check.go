@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -228,6 +229,20 @@ func (h Hold) Window() (start, end int64, ok bool) {
 	return start, end, end > start
 }
 
+// Use is the span in which the holder used its lock: from the return of its
+// acquire to its release call, whatever the lock promised. A holder that
+// checked its lock before writing, found it expired or lost and wrote
+// nothing (Skipped) kept to the promise: its use ends with its validity
+// (the time it slept past that did nothing under the lock). ok is false
+// for a hold used not at all.
+func (h Hold) Use() (start, end int64, ok bool) {
+	start, end = h.T1+h.Elapsed, h.Used
+	if h.Outcome == Skipped {
+		end = min(end, h.ValidEnd())
+	}
+	return start, end, end > start
+}
+
 // ValidEnd is when the validity the algorithm grants ends: t1 + TTL − drift.
 // The checker's own formula, on purpose not the engine's.
 func (h Hold) ValidEnd() int64 {
@@ -312,16 +327,23 @@ func (l *HoldLog) Close() error {
 
 // Findings are what the checkers found on the resource after a cell.
 type Findings struct {
-	Holds          int64 `json:"holds"`
-	Unjudged       int64 `json:"holds_not_judged"`
-	Violations     int64 `json:"violations"`
-	MaxConcurrent  int64 `json:"max_concurrent_holders"`
-	Acks           int64 `json:"acknowledged_writes"`
-	FinalSum       int64 `json:"final_sum"`
-	LostUpdates    int64 `json:"lost_updates"`
-	RejectedWrites int64 `json:"stale_writes_rejected"`
-	RejectedReads  int64 `json:"stale_reads_rejected"`
-	Tokens         int64 `json:"fencing_tokens"`
+	Holds    int64 `json:"holds"`
+	Unjudged int64 `json:"holds_not_judged"`
+	// Violations: exclusion broken, one definition for every lock: a hold
+	// that began while another holder of its key was still using its lock
+	// (from the return of its acquire to its release call), whatever the
+	// lock promised. ViolationsInPromise judges each hold only within what
+	// its lock promised (Redis: its validity window; Unjudged: holds with
+	// none left), the second figure.
+	Violations          int64 `json:"violations"`
+	ViolationsInPromise int64 `json:"violations_in_promise"`
+	MaxConcurrent       int64 `json:"max_concurrent_holders"`
+	Acks                int64 `json:"acknowledged_writes"`
+	FinalSum            int64 `json:"final_sum"`
+	LostUpdates         int64 `json:"lost_updates"`
+	RejectedWrites      int64 `json:"stale_writes_rejected"`
+	RejectedReads       int64 `json:"stale_reads_rejected"`
+	Tokens              int64 `json:"fencing_tokens"`
 	// InDoubt are guarded writes (made in the lock service) whose answer
 	// was lost: some may have landed unacknowledged, so the lost updates
 	// are then the writes' own count (each answered write's prev − read),
@@ -375,6 +397,29 @@ func (ck *Findings) FirstAcquireAfter(t int64) (Acquire, bool) {
 	return first, true
 }
 
+// Unavailable is the longest span within [from, end] (Unix ns) in which no
+// acquire returned holding a lock: from from to the first such return,
+// between two, or from the last to end. toEnd: none returned in it, the
+// span is from to end (at least that long). Measured on the acquires' own
+// timestamps, so an outage reads the same wherever it falls in a second.
+func (ck *Findings) Unavailable(from, end int64) (span int64, toEnd bool) {
+	var dones []int64
+	for _, a := range ck.Acquired {
+		if a.Done >= from && a.Done <= end {
+			dones = append(dones, a.Done)
+		}
+	}
+	if len(dones) == 0 {
+		return max(0, end-from), true
+	}
+	slices.Sort(dones)
+	last := from
+	for _, d := range dones {
+		span, last = max(span, d-last), d
+	}
+	return max(span, end-last), false
+}
+
 // Judge reads the resource after a cell: the hold log for
 // overlapping validity windows, and the counters against the acknowledged
 // writes for lost updates.
@@ -411,7 +456,8 @@ func Judge(ctx context.Context, addr, prefix string, keys uint64) (Findings, err
 		return ck, err
 	}
 	ck.Holds = int64(len(holds))
-	ck.Violations, ck.MaxConcurrent, ck.Unjudged = overlaps(holds, func(start int64) { ck.ViolationStarts = append(ck.ViolationStarts, start) })
+	ck.Violations, ck.MaxConcurrent, _ = overlaps(holds, Hold.Use, func(start int64) { ck.ViolationStarts = append(ck.ViolationStarts, start) })
+	ck.ViolationsInPromise, _, ck.Unjudged = overlaps(holds, Hold.Window, nil)
 	for _, h := range holds {
 		if op, ok := h.Op(); ok {
 			ck.History = append(ck.History, op)
@@ -536,20 +582,28 @@ func parseHold(s string) (Hold, error) {
 }
 
 // Overlaps counts holds that began while another hold of the same key was
-// still inside its window (as the live probe counts them), the most holders
-// of one key at once, and the holds that could not be judged (no window). A
-// hold that ends exactly when the next begins does not overlap it.
+// still inside its validity window (as the live probe counts them: within
+// what the lock promised), the most holders of one key at once, and the
+// holds that could not be judged (no window). A hold that ends exactly
+// when the next begins does not overlap it.
 func Overlaps(holds []Hold) (violations, maxConcurrent, unjudged int64) {
-	return overlaps(holds, nil)
+	return overlaps(holds, Hold.Window, nil)
 }
 
-// overlaps is Overlaps that also hands the start (Unix ns) of each
-// overlapping hold's window to seen.
-func overlaps(holds []Hold, seen func(start int64)) (violations, maxConcurrent, unjudged int64) {
+// UseOverlaps counts holds that began while another holder of the same key
+// was still using its lock, validity or not: exclusion broken.
+func UseOverlaps(holds []Hold) (violations, maxConcurrent int64) {
+	v, m, _ := overlaps(holds, Hold.Use, nil)
+	return v, m
+}
+
+// overlaps counts the holds whose span (as span gives it) began inside
+// another's of the same key, and hands the start (Unix ns) of each to seen.
+func overlaps(holds []Hold, span func(Hold) (start, end int64, ok bool), seen func(start int64)) (violations, maxConcurrent, unjudged int64) {
 	type window struct{ start, end int64 }
 	byKey := map[uint64][]window{}
 	for _, h := range holds {
-		start, end, ok := h.Window()
+		start, end, ok := span(h)
 		if !ok {
 			unjudged++
 			continue

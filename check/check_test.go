@@ -66,3 +66,40 @@ func TestHoldWindow(t *testing.T) {
 		t.Fatalf("%d violations, max %d, %d not judged; want 1, 2, 1", v, m, u)
 	}
 }
+
+// Exclusion as the holders used their locks: a holder paused past its
+// validity that then writes overlaps the next holder, though within the
+// validity it does not; one that saw its lock expired and wrote nothing
+// (Skipped) kept to the promise.
+func TestUseOverlaps(t *testing.T) {
+	ms := int64(time.Millisecond)
+	paused := Hold{Key: 1, T1: 0, Elapsed: 10 * ms, Used: 3000 * ms, TTL: 1000 * ms, DriftFactor: 0.01, Outcome: Written}
+	next := Hold{Key: 1, T1: 1500 * ms, Elapsed: 10 * ms, Used: 1800 * ms, TTL: 1000 * ms, DriftFactor: 0.01, Outcome: Written}
+	if v, m := UseOverlaps([]Hold{paused, next}); v != 1 || m != 2 {
+		t.Fatalf("as used: %d violations, max %d; want 1, 2", v, m)
+	}
+	if v, _, _ := Overlaps([]Hold{paused, next}); v != 0 {
+		t.Fatalf("within the validity: %d violations; want 0", v)
+	}
+	careful := paused
+	careful.Outcome = Skipped
+	if v, _ := UseOverlaps([]Hold{careful, next}); v != 0 {
+		t.Fatalf("a holder that saw its lock expired and wrote nothing: %d violations; want 0", v)
+	}
+}
+
+// The outage is a span on the acquires' own timestamps: the longest gap
+// from the fault to the end, or all of it when nothing was granted.
+func TestUnavailableSpan(t *testing.T) {
+	s := int64(time.Second)
+	ck := Findings{Acquired: []Acquire{{Done: 1 * s}, {Done: 2*s + s/2}, {Done: 5 * s}, {Done: 5*s + s/10}}}
+	if span, toEnd := ck.Unavailable(2*s, 6*s); span != 2*s+s/2 || toEnd {
+		t.Fatalf("span %v to end %v; want 2.5s (2.5 s to 5 s), ended", time.Duration(span), toEnd)
+	}
+	if span, toEnd := ck.Unavailable(5*s+s/2, 9*s); span != 3*s+s/2 || !toEnd {
+		t.Fatalf("span %v to end %v; want 3.5s to the end", time.Duration(span), toEnd)
+	}
+	if span, _ := ck.Unavailable(0, 6*s); span != 2*s+s/2 {
+		t.Fatalf("span %v; want the longest gap 2.5s", time.Duration(span))
+	}
+}

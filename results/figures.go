@@ -82,6 +82,10 @@ func repeatRunOf(i int, r Run) RepeatRun {
 		if u := longestUnavailable(&r); !math.IsNaN(u) {
 			rr.UnavailableSeconds = u
 		}
+		rr.ViolationsInPromise = r.Safety.ViolationsInPromise
+		if u := r.Safety.Unavailable; u != nil {
+			rr.UnavailableToEnd = u.ToEnd
+		}
 	}
 	return rr
 }

@@ -142,7 +142,12 @@ func linearizable(r *Run) float64 {
 	return 0
 }
 
+// longestUnavailable is the cell's outage span where it was measured,
+// else (older results) the longest failover's time to its first grant.
 func longestUnavailable(r *Run) float64 {
+	if u := r.Safety.Unavailable; u != nil {
+		return u.Seconds
+	}
 	longest := math.NaN()
 	for _, f := range r.Failovers {
 		if f.Unavailable != nil && !(*f.Unavailable <= longest) {

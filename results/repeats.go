@@ -59,7 +59,10 @@ type RepeatRun struct {
 	LostUpdates         int64   `json:"lost_updates,omitempty"`
 	StaleWritesRejected int64   `json:"stale_writes_rejected,omitempty"`
 	UnavailableSeconds  float64 `json:"unavailable_s,omitempty"`
-	Verdict             string  `json:"verdict,omitempty"`
+	// UnavailableToEnd: nothing was granted after the fault to the end.
+	UnavailableToEnd    bool   `json:"unavailable_to_end,omitempty"`
+	ViolationsInPromise *int64 `json:"violations_in_promise,omitempty"`
+	Verdict             string `json:"verdict,omitempty"`
 	// What waiting callers saw (0 when the repeat had no contention figures).
 	TimeToLockP50   float64 `json:"time_to_lock_p50_us,omitempty"`
 	TimeToLockP99   float64 `json:"time_to_lock_p99_us,omitempty"`

@@ -171,7 +171,15 @@ type Safety struct {
 	// under their clients (nil: none lost, or a service without sessions).
 	LockLoss         *LockLoss `json:"lock_loss,omitempty"`
 	AvailabilityOps  float64   `json:"availability_attempts,omitempty"` // share of acquire attempts that succeeded
-	AvailabilityTime float64   `json:"availability_time,omitempty"`     // share of seconds in which some acquire succeeded
+	AvailabilityTime float64   `json:"availability_time,omitempty"`     // share of seconds in which some acquire succeeded (kept for old readers; Unavailable is the measure)
+	// ViolationsInPromise (a fault cell's; nil in older results) judges
+	// each hold only within what its lock promised (Redis: its validity
+	// window); Violations is the headline, exclusion broken as the holders
+	// used their locks (acquire's return to release call).
+	ViolationsInPromise *int64 `json:"violations_in_promise,omitempty"`
+	// Unavailable is the longest outage after a fault that took a server,
+	// member or leader away (nil: no such fault).
+	Unavailable *Unavailability `json:"unavailable,omitempty"`
 	// Verdict of a chaos cell: met, not met, not judged (NotJudged says
 	// why, reasons joined by "; "), unchecked (no expectations) or
 	// interrupted.
@@ -185,6 +193,29 @@ type Safety struct {
 	// Disagreement says, in one line, how the resource's counters and the
 	// history's judge disagree ("" : they agree).
 	Disagreement string `json:"checkers_disagree,omitempty"`
+}
+
+// Unavailability is the longest span, after a fault that took a server,
+// member or leader away, in which no acquire on any key returned holding a
+// lock, measured on the acquires' own timestamps (from the fault to the
+// first grant, between grants, or from the last grant to the cell's end).
+// ToEnd: nothing was granted from the fault to the end, so the outage
+// lasted at least Seconds.
+type Unavailability struct {
+	Seconds float64 `json:"seconds"`
+	ToEnd   bool    `json:"to_end,omitempty"`
+	// After names the fault (its event: kind and target) and when it
+	// began, in seconds from the cell's start.
+	After string  `json:"after"`
+	AtS   float64 `json:"at_s"`
+}
+
+// Text is "2.41 s" or "≥ 5.20 s (nothing granted to the end)".
+func (u *Unavailability) Text() string {
+	if u.ToEnd {
+		return fmt.Sprintf("≥ %.2f s (nothing granted to the end)", u.Seconds)
+	}
+	return fmt.Sprintf("%.2f s", u.Seconds)
 }
 
 // Linearizability is porcupine's verdict on a fault cell's history: one

@@ -236,6 +236,8 @@ func (r *cellRun) addFindings(t0 time.Time, run clientsRun, chk *resourceCheck) 
 	}
 	rs.AvailabilityTime = availabilityTime(chk.iv[results.MetricAcquire], t0.Add(time.Duration(s.Duration)))
 	events := r.sched.Events()
+	rs.ViolationsInPromise = &ck.ViolationsInPromise
+	rs.Unavailable = unavailability(ck, t0, t0.Add(time.Duration(s.Duration)), events)
 	for _, e := range events {
 		res.Run.Events = append(res.Run.Events, results.Event{AtSeconds: math.Round(e.At.Sub(t0).Seconds()*1000) / 1000, Kind: e.Kind, Target: e.Target, Detail: e.Detail})
 	}

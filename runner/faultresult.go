@@ -2,13 +2,16 @@ package runner
 
 import (
 	"fmt"
+	"math"
 	"sort"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"lockbench/chaos"
 	"lockbench/check"
+	"lockbench/faults"
 	"lockbench/results"
 )
 
@@ -62,6 +65,38 @@ func availabilityTime(acquires []*hdrhistogram.Histogram, windowEnd time.Time) f
 		return float64(upMs) / float64(allMs)
 	}
 	return 0
+}
+
+// unavailability is the longest outage after any fault that took a
+// server, member or leader away (a crash, a failover, a leader cut off
+// and proven so, a server paused), to the window's end; nil without one.
+func unavailability(ck check.Findings, t0, windowEnd time.Time, events []faults.Event) *results.Unavailability {
+	var worst *results.Unavailability
+	for _, e := range events {
+		if !takesServer(events, e) || !e.At.Before(windowEnd) {
+			continue
+		}
+		span, toEnd := ck.Unavailable(e.At.UnixNano(), windowEnd.UnixNano())
+		u := &results.Unavailability{Seconds: math.Round(time.Duration(span).Seconds()*1000) / 1000, ToEnd: toEnd,
+			After: e.Kind + " " + e.Target, AtS: secondsFrom(t0, e.At)}
+		if worst == nil || u.Seconds > worst.Seconds {
+			worst = u
+		}
+	}
+	return worst
+}
+
+// takesServer: event e took a server, a member or a leader away.
+func takesServer(events []faults.Event, e faults.Event) bool {
+	switch e.Kind {
+	case "crash", "failover":
+		return true
+	case "pause":
+		return !strings.HasPrefix(e.Target, "client")
+	case "partition":
+		return strings.HasPrefix(e.Target, "leader") && provenCut(events, e)
+	}
+	return false
 }
 
 // safetyWarnings say what the resource's checker found, in words (the
