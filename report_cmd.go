@@ -26,7 +26,9 @@ func cmdReport(args []string) error {
 		fs.PrintDefaults()
 	}
 	out := fs.String("out", "", "output directory (default: DIR; with several DIRs a new merged-<timestamp> next to the first)")
-	sloP99 := fs.String("slo-p99", "10ms", "SLO for capacity planning: highest acceptable acquire p99")
+	sloP99 := fs.String("slo-p99", "10ms", "SLO for capacity planning: highest acceptable acquire p99 (--p99 says the same)")
+	p99 := fs.String("p99", "", "the acquire p99 you need: the capacity plan's SLO, and with a which-lock run (lockbench choose) its needs' bound")
+	needs := fs.StringSlice("need", nil, "judge a which-lock run (lockbench choose) again for these needs, without measuring: "+report.NeedHelp)
 	sloSuccess := fs.String("slo-success", "0.99", "SLO for capacity planning: lowest acceptable acquire success ratio")
 	target := fs.String("target-rate", "0", "lock rate to plan for (cycles/s): headroom and lock groups needed; 0 for none")
 	thresholds := fs.StringArray("threshold", nil, "fail (exit 3) unless every cell meets this (a cell's own expect: on the metric replaces it), e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
@@ -39,11 +41,26 @@ func cmdReport(args []string) error {
 		return usagef("DIR: none given; use one or more results directories written by lockbench sweep")
 	}
 	opt := report.Options{OutDir: *out, Formats: *formats}
-	d, err := time.ParseDuration(*sloP99)
+	field, bound := "--slo-p99", *sloP99
+	if fs.Changed("p99") {
+		field, bound = "--p99", *p99
+	}
+	d, err := time.ParseDuration(bound)
 	if err != nil || d <= 0 {
-		return notAccepted("--slo-p99", *sloP99, sloP99Accepted)
+		return notAccepted(field, bound, sloP99Accepted)
 	}
 	opt.SLOP99 = d
+	if fs.Changed("need") || fs.Changed("p99") {
+		need := time.Duration(0)
+		if fs.Changed("p99") {
+			need = d
+		}
+		n, err := report.NeedsFor(dirs[0], *needs, need)
+		if err != nil {
+			return usageErr(err)
+		}
+		opt.Needs = &n
+	}
 	if opt.SLOSuccess, err = strconv.ParseFloat(*sloSuccess, 64); err != nil || opt.SLOSuccess <= 0 || opt.SLOSuccess > 1 {
 		return notAccepted("--slo-success", *sloSuccess, sloSuccessAccepted)
 	}

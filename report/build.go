@@ -33,6 +33,9 @@ type Options struct {
 	// Thresholds are the scenario-wide rules; each cell's own
 	// (expectations) are read from its result.
 	Thresholds []results.Rule
+	// Needs, when set, judge a which-lock matrix in place of the needs
+	// its choose run stated (lockbench report --need).
+	Needs *Needs
 	// Formats to write; default all. md needs the PNG plots, so asking
 	// for md writes them too.
 	Formats []string
@@ -258,7 +261,7 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 	if err := writeOutputs(s, figs, rendered, opt); err != nil {
 		return nil, err
 	}
-	if s.WhichLock, err = writeWhichLock(dir, opt.OutDir, res.Cells, s.Cells); err != nil {
+	if s.WhichLock, err = writeWhichLock(dir, opt.OutDir, res.Manifest, res.Cells, s.Cells, opt.Needs); err != nil {
 		return nil, err
 	}
 	return s, nil

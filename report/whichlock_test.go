@@ -6,31 +6,79 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"lockbench/results"
 )
 
+// run is one repeat of a fault cell: its overlaps (as used and within the
+// promise), lost updates and outage; verdict "" is judged.
+type run struct {
+	overlap, inPromise, lost int64
+	down                     float64
+	toEnd                    bool
+	verdict                  string
+}
+
+// matrixOf builds a matrix from cells given as their repeats, keyed by
+// design.fault.
+func matrixOf(p *WhichLockPlan, byCell map[string][]run) *WhichLock {
+	var cells []CellSummary
+	var loaded []*cell
+	for _, d := range p.Designs {
+		for _, f := range p.Faults {
+			runs, ok := byCell[CellName(d, f)]
+			if !ok {
+				continue
+			}
+			r := results.Run{Safety: results.Safety{ResourceChecked: true}, Repeats: &results.Repeats{Count: len(runs)}}
+			verdict := results.Met
+			for i, x := range runs {
+				ip := x.inPromise
+				v := x.verdict
+				if v == "" {
+					v = results.Met
+				} else {
+					verdict = v
+					r.Safety.NotJudged = fmt.Sprintf("repeat %d: the failover of m: no acquire won after it", i+1)
+				}
+				r.Repeats.Runs = append(r.Repeats.Runs, results.RepeatRun{Repeat: i + 1, Violations: x.overlap, ViolationsInPromise: &ip,
+					LostUpdates: x.lost, UnavailableSeconds: x.down, UnavailableToEnd: x.toEnd, Verdict: v})
+			}
+			r.Safety.Verdict = verdict
+			cells = append(cells, CellSummary{Index: len(cells), Label: CellName(d, f), CyclesPerSec: 100, Acquire: results.Latency{P50: 90, P99: 900},
+				Tally: results.Tally{Acquired: 10}, Safety: r.Safety})
+			loaded = append(loaded, &cell{Run: r, Info: results.CellInfo{File: "cells/" + CellName(d, f) + ".json"}})
+		}
+	}
+	return buildWhichLock(p, results.Manifest{}, loaded, cells)
+}
+
 // The which-lock matrix tells a cell that judged nothing, a pair the
-// design cannot take and a pair with no result apart from a safe cell and
-// an unsafe one, and a need excludes a design with the measured reason.
+// design has no part for, one lockbench cannot make yet and a pair with no
+// result apart from a safe cell and an unsafe one; an outage to the end is
+// measured; a need excludes a design with every measured reason.
 // LOCKBENCH_WHICHLOCK_EXAMPLE_DIR keeps its pages (render-check.sh).
 func TestWhichLockMatrix(t *testing.T) {
-	p := &WhichLockPlan{Designs: []string{"single", "etcd-fencing"}, Faults: []string{"none", "crash", "leader-kill"},
-		Unsupported: map[string]map[string]string{"single": {"leader-kill": "role: needs a cluster whose members have roles"}},
-		Needs:       Needs{SafeUnder: []string{"crash"}}}
-	checked := func(label string, lost int64, verdict, notJudged string) CellSummary {
-		return CellSummary{Label: label, CyclesPerSec: 100, Acquire: results.Latency{P50: 90, P99: 900},
-			Safety: results.Safety{ResourceChecked: true, LostUpdates: lost, Verdict: verdict, NotJudged: notJudged}}
+	p := &WhichLockPlan{Designs: []string{"single", "etcd-fencing", "replicated-wait2"}, Faults: []string{"none", "crash", "leader-kill", "pause-holder"},
+		NotApplicable: map[string]map[string]string{"single": {"leader-kill": "one master, no replica: no leader to lose over"}},
+		Unsupported:   map[string]map[string]string{"replicated-wait2": {"pause-holder": "a reason in words"}},
+		Defined:       map[string]string{"crash": "kill -9 of the first server"},
+		Needs:         Needs{Under: []Need{{NoLostUpdate, "crash", 0}, {NoOverlap, "pause-holder", 0}}}}
+	quiet := []run{{}, {}, {}}
+	w := matrixOf(p, map[string][]run{
+		"single.none": quiet, "single.crash": {{verdict: results.NotJudged}}, "single.pause-holder": {{overlap: 4, lost: 2}, {overlap: 7, lost: 3}, {overlap: 5, lost: 0}},
+		"etcd-fencing.none": quiet, "etcd-fencing.crash": {{lost: 3, overlap: 1, inPromise: 1, down: 1.2}, {down: 0.9}, {down: 1}},
+		"etcd-fencing.leader-kill": {{down: 1.1}, {down: 1.3}, {down: 1.2}}, "etcd-fencing.pause-holder": {{overlap: 9}, {overlap: 11}, {overlap: 14}},
+		"replicated-wait2.none": quiet, "replicated-wait2.crash": quiet,
+		"replicated-wait2.leader-kill": {{down: 5.2, toEnd: true, verdict: results.NotJudged}, {down: 5.3, toEnd: true, verdict: results.NotJudged}},
+	})
+	want := [][]string{
+		{"overlap 0/3 · lost 0/3", "not judged: no lock won after the failover", "not applicable", "overlap 3/3: 5 (4–7) · in promise 0/3 · lost 2/3: 2 (0–3)"},
+		{"overlap 0/3 · lost 0/3", "overlap 1/3: 0 (0–1) · lost 1/3: 0 (0–3) · down 1.00 s (0.90–1.20)", "overlap 0/3 · lost 0/3 · down 1.20 s (1.10–1.30)", "overlap 3/3: 11 (9–14) · in promise 0/3 · lost 0/3"},
+		{"overlap 0/3 · lost 0/3", "overlap 0/3 · lost 0/3", "safety not judged · down ≥ 5.20 s to the end 2/2", "not supported yet"},
 	}
-	cells := []CellSummary{checked("single.none", 0, results.Met, ""), checked("single.crash", 0, results.NotJudged, "3 acquisitions, fewer than min_acquisitions 10"),
-		checked("etcd-fencing.none", 0, results.Met, ""), checked("etcd-fencing.crash", 3, results.NotMet, "")}
-	loaded := make([]*cell, len(cells))
-	for i := range loaded {
-		cells[i].Index, loaded[i] = i, &cell{}
-	}
-	w := buildWhichLock(p, loaded, cells)
-	want := [][]string{{"lost 0, viol 0", "not judged: too few locks", "not supported"}, {"lost 0, viol 0", "lost 3, viol 0; unsafe 1/1", "not measured"}}
-	classes := [][]string{{"ok", "nj", "na"}, {"ok", "bad", "nj"}}
+	classes := [][]string{{"ok", "nj", "na", "bad"}, {"ok", "bad", "ok", "warn"}, {"ok", "ok", "down", "ns"}}
 	for r, row := range w.Rows {
 		for f, c := range row.Faults {
 			if c.Text() != want[r][f] || c.Class() != classes[r][f] {
@@ -38,11 +86,22 @@ func TestWhichLockMatrix(t *testing.T) {
 			}
 		}
 	}
-	if w.Rows[0].Meets || !strings.Contains(w.Rows[0].Excluded, "crash: not judged") {
-		t.Errorf("single: meets %v, %q; want excluded: its crash cell judged nothing", w.Rows[0].Meets, w.Rows[0].Excluded)
+	reasons := func(r MatrixRow) string { return strings.Join(r.Reasons, "; ") }
+	if r := w.Rows[0]; r.Meets || !strings.Contains(reasons(r), "no lost update under crash: not judged") || !strings.Contains(reasons(r), "no overlap under pause-holder: exclusion broken in 3 of 3 runs") {
+		t.Errorf("single: meets %v, %q; want excluded for both needs: its crash cell judged nothing, its pause cell overlapped", r.Meets, reasons(r))
 	}
-	if w.Rows[1].Meets || !strings.Contains(w.Rows[1].Excluded, "lost updates in 1 of 1 runs") {
-		t.Errorf("etcd-fencing: meets %v, %q; want excluded by its lost updates", w.Rows[1].Meets, w.Rows[1].Excluded)
+	if r := w.Rows[1]; r.Meets || len(r.Reasons) != 2 || !strings.Contains(reasons(r), "updates lost in 1 of 3 runs") {
+		t.Errorf("etcd-fencing: meets %v, %q; want excluded by its lost updates and its overlaps", r.Meets, reasons(r))
+	}
+	if r := w.Rows[2]; r.Survived != 1 || r.Judged != 1 {
+		t.Errorf("replicated-wait2: survived %d of %d faults judged; want 1 of 1 (the outage judged no safety)", r.Survived, r.Judged)
+	}
+	up := Needs{Under: []Need{{"up-in", "leader-kill", 2 * time.Second}}}
+	if got := up.judge(w.Rows[1], p.Faults); len(got) != 0 {
+		t.Errorf("etcd-fencing, up within 2s after leader-kill: %q; want met (1.30 s at most)", got)
+	}
+	if got := up.judge(w.Rows[2], p.Faults); len(got) != 1 || !strings.Contains(got[0], "nothing granted after it to the end in 2 of 2 runs") {
+		t.Errorf("replicated-wait2, up within 2s after leader-kill: %q; want refused: nothing granted to the end", got)
 	}
 	dir := os.Getenv("LOCKBENCH_WHICHLOCK_EXAMPLE_DIR")
 	if dir == "" {
@@ -54,11 +113,34 @@ func TestWhichLockMatrix(t *testing.T) {
 		if err := write(&b); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(b.String(), "not judged") || !strings.Contains(b.String(), "not supported") {
-			t.Errorf("%s does not show the cell that judged nothing and the unsupported pair", name)
+		for _, s := range []string{"not judged", "not supported yet", "not applicable", "one master, no replica", "kill -9 of the first server", "exclusion broken"} {
+			if !strings.Contains(b.String(), s) {
+				t.Errorf("%s does not say %q", name, s)
+			}
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+	if err := w.writePicture(dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Needs read as the flag says them, and bad ones are refused naming what
+// is accepted.
+func TestParseNeeds(t *testing.T) {
+	faults := []string{"none", "crash", "leader-kill"}
+	n, err := ParseNeeds([]string{"fencing", "leader-kill", "no-overlap:crash", "up-in-5s:leader-kill"}, 10*time.Millisecond, faults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := n.String(); got != "a fencing token or guarded write, no lost update under leader-kill, no overlap under crash, available again within 5s after leader-kill, acquire p99 ≤ 10ms" {
+		t.Errorf("needs in words: %q", got)
+	}
+	for _, bad := range []string{"none", "no-overlap:partition", "up-in-x:crash", "safe:crash"} {
+		if _, err := ParseNeeds([]string{bad}, 0, faults); err == nil || !strings.Contains(err.Error(), "need: ") {
+			t.Errorf("need %q: %v; want refused naming the field", bad, err)
 		}
 	}
 }

@@ -90,6 +90,14 @@ func repeatRunOf(i int, r Run) RepeatRun {
 	return rr
 }
 
+// RepeatRuns are r's repeats' own figures, or r as its one run.
+func (r Run) RepeatRuns() []RepeatRun {
+	if r.Repeats != nil && len(r.Repeats.Runs) > 0 {
+		return r.Repeats.Runs
+	}
+	return []RepeatRun{repeatRunOf(0, r)}
+}
+
 // Samples are one figure's values across the repeats of r; a run without
 // repeats is one sample of its headline figure.
 func Samples(r Run, f Figure) []float64 {

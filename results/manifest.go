@@ -40,6 +40,7 @@ type Machine struct {
 	OS          string `json:"os"`
 	Arch        string `json:"arch"`
 	Cores       int    `json:"cores"`
+	CPUModel    string `json:"cpu_model,omitempty"`
 	MemoryBytes int64  `json:"memory_bytes"`
 
 	// LocalCPUs and ClientCPUs: --local-cpus pinned the local masters and

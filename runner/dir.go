@@ -151,5 +151,13 @@ func machine(localCPUs string) results.Machine {
 			}
 		}
 	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
 	return m
 }

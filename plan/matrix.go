@@ -1,0 +1,113 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+)
+
+// MatrixFault is one fault of the which-lock matrix that every design is
+// put under: its settings over the design's, the fault forms a design may
+// take it as (tried in order: a leader kill is a member's crash by role,
+// or a replicated set's failover), and its one-line definition for the
+// page.
+type MatrixFault struct {
+	Name, Settings string
+	Forms          []string
+	// LongHold: its holds outlast the TTL (the partition must fall in
+	// one), which a lock of fixed TTL never survives, fault or not.
+	LongHold bool
+	Defined  string
+}
+
+// MatrixFaults are the matrix's faults, the quiet cell first.
+var MatrixFaults = []MatrixFault{
+	{"none", "", []string{"[]"}, false,
+		"no fault: the same work, undisturbed"},
+	{"crash", "", []string{"[{at: 2s, kind: crash, master_index: [0], restart: immediate}]"}, false,
+		"kill -9 of the first server (master, member or database server) at 2 s, restarted at once"},
+	{"leader-kill", "", []string{"[{at: 2s, kind: crash, role: leader, restart: immediate}]", "[{at: 2s, kind: failover}]"}, false,
+		"kill -9 of the leader or primary at 2 s: a consensus cluster elects another, Sentinel or the service promotes a replica"},
+	{"pause-holder", "", []string{"[{at: 1.5s, kind: pause, client_index: [0], for: 4s}]"}, false,
+		"SIGSTOP of one client process for 4 s at 1.5 s, past its TTL or lease, then SIGCONT: it writes what it read before (Kleppmann's GC pause)"},
+	{"partition-holder", "hold: 3s", []string{"[{at: 1s, kind: partition, client_index: [0], for: 4s}]"}, true,
+		"one client process cut from every server for 4 s at 1 s, inside 3 s holds; its process lives on (so a lease watchdog would, but cannot reach the servers)"},
+	{"lag-failover", "", []string{"[{at: 1s, kind: replication_lag}, {at: 4s, kind: failover}]"}, false,
+		"the replicas stop receiving the master's writes at 1 s, then the master is killed at 4 s and a lagging replica promoted"},
+	{"clock-jump", "", []string{"[{at: 2s, kind: clock_jump, master_index: [0], by: 5s}]"}, false,
+		"the first server's wall clock jumps 5 s ahead at 2 s (libfaketime), so its TTLs end early"},
+}
+
+// MatrixFaultNames are MatrixFaults' names, in order.
+func MatrixFaultNames() []string {
+	var out []string
+	for _, f := range MatrixFaults {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// The two ways a matrix cell is not measured by design, in words.
+const (
+	NotApplicable = "not applicable"
+	NotSupported  = "not supported yet"
+)
+
+// absences say, for a topology under a fault, why no cell runs: the
+// design has no such part (not applicable), or lockbench cannot make the
+// fault there yet (not supported yet, and why). The page shows these
+// words, never the settings check's.
+var absences = map[string]map[string][2]string{
+	"leader-kill": {
+		"redlock":     {NotApplicable, "Redlock has no leader: its masters are independent (crash is its server fault)"},
+		"single":      {NotApplicable, "one master, no replica: no leader to lose over (crash is its server fault)"},
+		"postgres":    {NotApplicable, "one server, no standby: no primary to fail over (crash is its server fault)"},
+		"rueidislock": {NotApplicable, "one master, no replica: no leader to lose over (crash is its server fault)"},
+	},
+	"lag-failover": {
+		"redlock":     {NotApplicable, "no replication: Redlock's masters are independent"},
+		"single":      {NotApplicable, "no replication: one master"},
+		"rueidislock": {NotApplicable, "no replication: one master"},
+		"postgres":    {NotSupported, "stopping a standby's WAL replay before its promotion is not built (replication_lag is Redis' replicas' fault)"},
+		"etcd":        {NotSupported, "a lagging member needs delayed peer links, which lockbench cannot add without netem (it cuts them); Raft elects only a member holding every committed entry"},
+		"zookeeper":   {NotSupported, "a lagging server needs delayed peer links, which lockbench cannot add without netem (it cuts them); ZAB elects only a server holding every committed proposal"},
+	},
+	"clock-jump": {
+		"replicated": {NotSupported, "the fake clock runs Redlock's and one master's servers; a replicated set's master and replicas start without it"},
+		"etcd":       {NotSupported, "libfaketime does not move a Go program's clock (etcd's or lockbench's)"},
+		"zookeeper":  {NotSupported, "libfaketime is not shown to move a JVM's clock"},
+		"postgres":   {NotApplicable, "an advisory lock has no expiry: it lives as long as its holder's session, whatever the server's clock"},
+	},
+}
+
+// fixedTTLAbsence is a fixed-TTL design under a fault whose holds outlast
+// its TTL.
+const fixedTTLAbsence = "a lock of fixed TTL expires under the cell's 3 s holds, partition or not (the watchdog rows renew theirs)"
+
+// MatrixAbsence is why design d takes no cell under fault f (state
+// NotApplicable or NotSupported), ok false when it should run one.
+func MatrixAbsence(d Design, f MatrixFault) (state, why string, ok bool) {
+	if f.LongHold && d.FixedTTL {
+		return NotApplicable, fixedTTLAbsence, true
+	}
+	a, ok := absences[f.Name][d.Topology()]
+	return a[0], a[1], ok
+}
+
+// Topology is the design's topology, as its settings name it.
+func (d Design) Topology() string {
+	for _, kv := range strings.Split(d.Settings, ", ") {
+		if k, v, ok := strings.Cut(kv, ": "); ok && k == "topology" {
+			return v
+		}
+	}
+	return ""
+}
+
+// MatrixFaultNamed finds a matrix fault by name.
+func MatrixFaultNamed(name string) (MatrixFault, bool) {
+	i := slices.IndexFunc(MatrixFaults, func(f MatrixFault) bool { return f.Name == name })
+	if i < 0 {
+		return MatrixFault{}, false
+	}
+	return MatrixFaults[i], true
+}

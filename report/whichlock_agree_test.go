@@ -1,0 +1,184 @@
+package report
+
+import (
+	"fmt"
+	"html"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// committedWhichLock is the committed lockbench choose run (README's
+// which-lock table comes from it).
+const committedWhichLock = "../docs/which-lock"
+
+var (
+	cellTD     = regexp.MustCompile(`<td class="(\w+)" title="[^"]*">(?:<a href="[^"]*">)?([^<]*)`)
+	brokenRuns = regexp.MustCompile(`(overlap|lost) (\d+)/(\d+)`)
+)
+
+// colourAgrees says how a cell's colour disagrees with its text ("": it
+// agrees): red only with data lost in some run, yellow only with exclusion
+// broken and no data lost, green only with neither in every run, orange
+// only where safety was not judged for an outage to the end, grey and
+// white only for their states' words.
+func colourAgrees(class, text string) string {
+	broken := map[string]int{}
+	for _, m := range brokenRuns.FindAllStringSubmatch(text, -1) {
+		var k int
+		fmt.Sscan(m[2], &k)
+		broken[m[1]] = k
+	}
+	_, judged := broken["lost"]
+	var want string
+	switch {
+	case text == stateNotApplicable:
+		want = "na"
+	case text == stateUnsupported:
+		want = "ns"
+	case strings.HasPrefix(text, stateNotJudged) || text == stateNotMeasured:
+		want = "nj"
+	case strings.Contains(text, "safety not judged") && !judged:
+		want = "down"
+	case !judged:
+		return "no outcome in its text"
+	case broken["lost"] > 0:
+		want = "bad"
+	case broken["overlap"] > 0:
+		want = "warn"
+	default:
+		want = "ok"
+	}
+	if class != want {
+		return fmt.Sprintf("coloured %s, its text says %s", class, want)
+	}
+	return ""
+}
+
+// checkPage: every cell of a which-lock page is coloured as its text
+// reads, and no design it recommends shows a needed outcome broken in any
+// run of a needed fault's cell (nor the fault not measured).
+func checkPage(t *testing.T, w *WhichLock, page string) {
+	t.Helper()
+	cells := cellTD.FindAllStringSubmatch(page, -1)
+	if want := len(w.Rows) * len(w.Faults); len(cells) != want {
+		t.Fatalf("the page shows %d matrix cells; want %d", len(cells), want)
+	}
+	for i, m := range cells {
+		text := html.UnescapeString(m[2])
+		if why := colourAgrees(m[1], text); why != "" {
+			t.Errorf("%s × %s: %q: %s", w.Rows[i/len(w.Faults)].Design, w.Faults[i%len(w.Faults)], text, why)
+		}
+	}
+	for _, r := range w.Rows {
+		if !r.Meets {
+			continue
+		}
+		if !strings.Contains(page, "<strong>"+r.Design+"</strong>") {
+			t.Errorf("%s meets the needs but the page does not name it", r.Design)
+		}
+		for _, need := range w.Needs.all() {
+			c := r.Faults[indexOf(w.Faults, need.Fault)]
+			if c.State != stateMeasured {
+				t.Errorf("%s recommended for %q, its cell %s", r.Design, need.Words(), c.State)
+				continue
+			}
+			switch o := map[string]*Outcome{NoOverlap: c.Overlap, NoLostUpdate: c.Lost}[need.Outcome]; {
+			case need.Outcome == "up-in" && (c.Down == nil || c.Down.ToEnd > 0 || c.Down.Max > need.Within.Seconds()):
+				t.Errorf("%s recommended for %q, its cell reads %q", r.Design, need.Words(), c.Text())
+			case need.Outcome != "up-in" && (o == nil || o.Broken > 0 || o.Max > 0):
+				t.Errorf("%s recommended for %q, its cell reads %q", r.Design, need.Words(), c.Text())
+			}
+		}
+	}
+}
+
+func indexOf(xs []string, x string) int {
+	for i, s := range xs {
+		if s == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// The synthetic matrix's page: colours agree with texts, and every single
+// need recommends only designs whose cells show it held in every run.
+func TestWhichLockPageAgrees(t *testing.T) {
+	p := &WhichLockPlan{Designs: []string{"a", "b", "c"}, Faults: []string{"none", "crash", "pause-holder"},
+		NotApplicable: map[string]map[string]string{"c": {"crash": "no server"}}}
+	byCell := map[string][]run{
+		"a.none": {{}, {}}, "a.crash": {{down: 1}, {down: 2}}, "a.pause-holder": {{overlap: 3}, {}},
+		"b.none": {{}, {}}, "b.crash": {{lost: 1, overlap: 1, down: 0.5}, {down: 0.4}}, "b.pause-holder": {{}, {}},
+		"c.none": {{}, {}}, "c.pause-holder": {{overlap: 2, lost: 2}, {overlap: 1}},
+	}
+	for _, needs := range needSets(p.Faults) {
+		p.Needs = needs
+		w := matrixOf(p, byCell)
+		var b strings.Builder
+		if err := w.writeHTML(&b); err != nil {
+			t.Fatal(err)
+		}
+		checkPage(t, w, b.String())
+	}
+}
+
+// needSets are every single need over faults, and all of them at once.
+func needSets(faults []string) []Needs {
+	var out []Needs
+	var all Needs
+	for _, f := range faults[1:] {
+		for _, n := range []Need{{NoOverlap, f, 0}, {NoLostUpdate, f, 0}, {"up-in", f, 3 * time.Second}} {
+			out = append(out, Needs{Under: []Need{n}})
+			all.Under = append(all.Under, n)
+		}
+	}
+	return append(out, all)
+}
+
+// The committed run: its page's colours agree with its texts, every
+// single need recommends only what its cells show held, and report --need
+// judges it again without measuring: byte for byte the same page for the
+// needs it was made with, another answer for others.
+func TestCommittedWhichLockAgrees(t *testing.T) {
+	committed, err := os.ReadFile(filepath.Join(committedWhichLock, "which-lock.html"))
+	if err != nil {
+		t.Fatalf("the committed which-lock run: %v", err)
+	}
+	plan, err := readWhichLockPlan(committedWhichLock)
+	if err != nil || plan == nil {
+		t.Fatalf("the committed run's plan: %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(committedWhichLock)); err != nil {
+		t.Fatal(err)
+	}
+	again := func(needs *Needs) (*WhichLock, string) {
+		s, err := Build([]string{dir}, Options{OutDir: dir, Formats: []string{"json"}, Needs: needs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "which-lock.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.WhichLock, string(b)
+	}
+	same := plan.Needs
+	w, page := again(&same)
+	if page != string(committed) {
+		t.Fatalf("report --need %s on the committed run does not give its page again", same.String())
+	}
+	checkPage(t, w, page)
+	for _, needs := range needSets(plan.Faults) {
+		w, page := again(&needs)
+		checkPage(t, w, page)
+	}
+	other := Needs{Under: []Need{{NoOverlap, "pause-holder", 0}}}
+	if _, page := again(&other); page == string(committed) {
+		t.Error("other needs give the same page")
+	}
+}

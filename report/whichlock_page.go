@@ -1,0 +1,428 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"lockbench/report/plots"
+	"lockbench/results"
+)
+
+// OutcomeWords defines one outcome, the same for every design; the page
+// states them, and colours, counts, needs and the recommendation read
+// them alike.
+type OutcomeWords struct {
+	Name, Need, Text string
+}
+
+var outcomeWords = []OutcomeWords{
+	{"exclusion broken", NoOverlap, "two holders (any workers of any clients) inside their critical sections on one key at the same time, " +
+		"as each used its lock: from the return of its acquire to its release call (a holder that saw its lock expired or lost and wrote nothing stops at its validity's end)."},
+	{"data lost", NoLostUpdate, "the protected resource lost an acknowledged update or took a stale one (a fencing token or a guarded write refuses the stale write even when exclusion broke)."},
+	{"unavailable", UpIn + "D", "after a fault that takes a server, a member or a leader away (crash, leader kill, failover), the longest time in which no acquire on any key succeeded, " +
+		"measured on the acquires' own timestamps; \"≥ X s to the end\" when nothing was granted until the cell ended."},
+	{"in promise", "", "the second figure: exclusion broken only within what the lock promised its holder (Redis: its validity, TTL less elapsed and drift, as renewed; a session lock: to the end of its use). " +
+		"Shown where it differs from the first."},
+}
+
+// Class colours a matrix cell from the outcomes its text shows: data lost
+// in any run (bad), else exclusion broken in any run (warn), else neither
+// in every judged run (ok); an outage to the end with nothing to judge
+// (down); or a state with nothing measured.
+func (c MatrixCell) Class() string {
+	switch {
+	case c.State == stateNotApplicable:
+		return "na"
+	case c.State == stateUnsupported:
+		return "ns"
+	case c.State != stateMeasured:
+		return "nj"
+	case c.Overlap == nil || c.Lost == nil:
+		return "down"
+	case c.Lost.Broken > 0:
+		return "bad"
+	case c.Overlap.Broken > 0:
+		return "warn"
+	}
+	return "ok"
+}
+
+// Text of a matrix cell, e.g. "overlap 3/3: 11 (9–14) · lost 0/3 · down
+// 2.18 s", "not applicable", "not judged: too few locks".
+func (c MatrixCell) Text() string {
+	switch c.State {
+	case stateNotJudged:
+		if s := shortWhy(c.Why, c.Repeats); s != "" {
+			return c.State + ": " + s
+		}
+		return c.State
+	case stateMeasured:
+	default:
+		return c.State
+	}
+	var parts []string
+	if c.Overlap != nil {
+		parts = append(parts, c.Overlap.text("overlap"))
+		if ip := c.InPromise; ip != nil && (ip.Broken != c.Overlap.Broken || ip.Median != c.Overlap.Median) {
+			parts = append(parts, ip.text("in promise"))
+		}
+	}
+	if c.Lost != nil {
+		parts = append(parts, c.Lost.text("lost"))
+	}
+	if c.Overlap == nil {
+		parts = append(parts, "safety not judged")
+	}
+	if c.Down != nil {
+		parts = append(parts, c.DownText())
+	}
+	return strings.Join(parts, " · ")
+}
+
+// text is "overlap 0/3" or "overlap 3/3: 11 (9–14)".
+func (o *Outcome) text(name string) string {
+	t := fmt.Sprintf("%s %d/%d", name, o.Broken, o.Runs)
+	if o.Broken == 0 {
+		return t
+	}
+	if o.Min == o.Max {
+		return fmt.Sprintf("%s: %.0f", t, o.Median)
+	}
+	return fmt.Sprintf("%s: %.0f (%.0f–%.0f)", t, o.Median, o.Min, o.Max)
+}
+
+// DownText is the cell's unavailability: "down 2.18 s (1.90–2.40)" or
+// "down ≥ 5.20 s to the end 3/3".
+func (c MatrixCell) DownText() string {
+	d := c.Down
+	switch {
+	case d == nil:
+		return ""
+	case d.ToEnd > 0:
+		return fmt.Sprintf("down ≥ %.2f s to the end %d/%d", d.Min, d.ToEnd, d.Runs)
+	case d.Min == d.Max:
+		return fmt.Sprintf("down %.2f s", d.Median)
+	}
+	return fmt.Sprintf("down %.2f s (%.2f–%.2f)", d.Median, d.Min, d.Max)
+}
+
+// shortWhys say in a few words what a not-judged cell's reasons (the
+// fault cell's, runner's notJudged, in every repeat) come to, so that the
+// matrix tells a lock that granted nothing after a failover from one that
+// saw too little; the whole reasons stand below the table.
+type shortReason struct{ in, short string }
+
+var shortWhys = []shortReason{
+	{"no acquire won after it", "no lock won after the failover"},
+	{"no granted lock was still valid at the failover", "no lock held at the failover"},
+	{"Sentinel promoted no replica", "no replica promoted"},
+	{"acquisitions, fewer than min_acquisitions", "too few locks"},
+	{"acknowledged writes, fewer than min_acquisitions", "too few writes acknowledged"},
+	{"did not happen", "a fault did not happen"},
+	{"hit a master that held no lock key", "the crash hit no lock"},
+	{"interrupted", "interrupted"},
+}
+
+// shortWhy is what most of a cell's not-judged repeats lacked (each
+// repeat's first reason in shortWhys; "" : none has one), with in how many
+// of its repeats when not in all.
+func shortWhy(why string, repeats int) string {
+	parts := strings.Split(why, "; repeat ")
+	counts := make([]int, len(shortWhys))
+	for _, r := range parts {
+		if i := slices.IndexFunc(shortWhys, func(w shortReason) bool { return strings.Contains(r, w.in) }); i >= 0 {
+			counts[i]++
+		}
+	}
+	best := 0
+	for i, n := range counts {
+		if n > counts[best] {
+			best = i
+		}
+	}
+	runs := max(repeats, len(parts))
+	switch n := counts[best]; {
+	case n == 0:
+		return ""
+	case n == runs:
+		return shortWhys[best].short
+	default:
+		return fmt.Sprintf("%s in %d of %d runs", shortWhys[best].short, n, runs)
+	}
+}
+
+// legend is every colour's meaning, in the order of the classes.
+var legend = []struct{ Class, Text string }{
+	{"ok", "safe: neither exclusion broken nor data lost in any judged run"},
+	{"warn", "exclusion broken in some run, no data lost (a fencing token or guarded write held)"},
+	{"bad", "data lost in some run"},
+	{"down", "nothing granted after the fault to the end of the cell: unavailable, safety not judged"},
+	{"nj", "not judged (the cell showed too little to say) or not measured (no result)"},
+	{"na", "not applicable: the design has no such part"},
+	{"ns", "not supported by lockbench yet (why, below)"},
+}
+
+// writeWhichLock writes which-lock.md, which-lock.html, the matrix as
+// data (which-lock-matrix.json) and its picture into out when dir holds
+// lockbench choose's plan; needs, when given, judge in place of the plan's.
+func writeWhichLock(dir, out string, m results.Manifest, loaded []*cell, cells []CellSummary, needs *Needs) (*WhichLock, error) {
+	p, err := readWhichLockPlan(dir)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	if needs != nil {
+		p.Needs = *needs
+	}
+	w := buildWhichLock(p, m, loaded, cells)
+	if rel, err := filepath.Rel(out, dir); err == nil {
+		w.resultsRelative = filepath.ToSlash(rel)
+	}
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{{"which-lock.md", w.writeMarkdown}, {"which-lock.html", w.writeHTML}, {WhichLockMatrixFile, w.writeJSON}} {
+		if err := results.WriteFileShared(filepath.Join(out, f.name), f.write); err != nil {
+			return nil, err
+		}
+	}
+	return w, w.writePicture(out)
+}
+
+// WhichLockMatrixFile is the matrix as data, for tools and checks.
+const WhichLockMatrixFile = "which-lock-matrix.json"
+
+func (w *WhichLock) writeJSON(wr io.Writer) error {
+	e := json.NewEncoder(wr)
+	e.SetIndent("", "  ")
+	return e.Encode(w)
+}
+
+// WhichLockPicture is the matrix's one picture: capacity against faults
+// survived, one point per design.
+const WhichLockPicture = "which-lock.png"
+
+func (w *WhichLock) writePicture(out string) error {
+	pn := &plots.Panel{X: plots.Axis{Label: "price: lock cycles/s (log)", Log: true}, Y: plots.Axis{Label: "faults survived (of those judged)", Min: plots.F(0)}}
+	for i, r := range w.Rows {
+		if !r.Priced || r.CyclesPerSec <= 0 {
+			continue
+		}
+		pn.Series = append(pn.Series, plots.Series{Label: fmt.Sprintf("%s (%d/%d)", r.Design, r.Survived, r.Judged),
+			X: []float64{r.CyclesPerSec}, Y: []float64{float64(r.Survived)}, Color: i, Glyph: 1 + i%6})
+	}
+	if len(pn.Series) == 0 {
+		return nil
+	}
+	b, err := plots.Render(&plots.Figure{Title: "Which lock: price against the faults it survived", Grid: [][]*plots.Panel{{pn}}, Width: 900, Height: 520}, "png")
+	if err != nil {
+		return err
+	}
+	return results.WriteFileShared(filepath.Join(out, WhichLockPicture), func(wr io.Writer) error { _, err := wr.Write(b); return err })
+}
+
+// priceText says where the price columns come from.
+func (w *WhichLock) priceText() string {
+	if w.PriceWork == "" {
+		return "Price: the quiet cell (no fault)."
+	}
+	return fmt.Sprintf("Price: each design's price cell, the lock alone (%s; a fencing token or guarded write not included; "+
+		"a design without one: its quiet cell); time to lock p99: the quiet cell's, where the fault cells' workers wait for each other (%s).", w.PriceWork, w.Work)
+}
+
+// fig is a price figure, "—" where none was measured.
+func (r MatrixRow) fig(us float64) string {
+	if !r.Priced {
+		return "—"
+	}
+	return results.FormatMicros(us)
+}
+
+// CyclesText is the row's cycles/s, "—" where none was measured.
+func (r MatrixRow) CyclesText() string {
+	if !r.Priced {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f", r.CyclesPerSec)
+}
+
+// CPUText is the servers' CPU per lock, "—" when it was not read.
+func (r MatrixRow) CPUText() string {
+	if !r.Priced || r.ServerCPUPerLock <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f", r.ServerCPUPerLock)
+}
+
+func (r MatrixRow) P50Text() string        { return r.fig(r.AcquireP50) }
+func (r MatrixRow) P99Text() string        { return r.fig(r.AcquireP99) }
+func (r MatrixRow) TimeToLockText() string { return r.fig(r.TimeToLockP99) }
+
+func (w *WhichLock) writeMarkdown(wr io.Writer) error {
+	var b strings.Builder
+	b.WriteString("# Which lock: price beside safety\n\n")
+	if w.Quick != "" {
+		b.WriteString("**A quick run** (`choose --quick`): " + w.Quick + "\n\n")
+	}
+	b.WriteString("Every design on the same work (the same TTL or lease, holds, workers and keys) under the same faults. " + w.priceText() +
+		" Each fault's cell: in how many runs each outcome happened (k/n), its median and range where it did.\n\n")
+	b.WriteString("| design | cycles/s | acquire p50 | acquire p99 | time to lock p99 | server CPU µs/lock |")
+	for _, f := range w.Faults {
+		b.WriteString(" " + f + " |")
+	}
+	b.WriteString("\n|---|--:|--:|--:|--:|--:|" + strings.Repeat("---|", len(w.Faults)) + "\n")
+	for _, r := range w.Rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |", r.Design, r.CyclesText(), r.P50Text(), r.P99Text(), r.TimeToLockText(), r.CPUText())
+		for _, c := range r.Faults {
+			b.WriteString(" " + mdEscape(c.Text()) + " |")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n## Outcomes, one definition for every design\n\n")
+	for _, o := range w.Outcomes {
+		fmt.Fprintf(&b, "- **%s**: %s\n", o.Name, o.Text)
+	}
+	b.WriteString("\n## Faults\n\n")
+	for _, f := range w.Faults {
+		fmt.Fprintf(&b, "- **%s**: %s\n", f, w.Defined[f])
+	}
+	b.WriteString("\n" + w.needsMarkdown())
+	b.WriteString(w.whyMarkdown())
+	b.WriteString("\n" + w.runMarkdown())
+	_, err := io.WriteString(wr, b.String())
+	return err
+}
+
+// needsMarkdown says which designs meet the needs, and every reason each
+// other does not ("" without needs).
+func (w *WhichLock) needsMarkdown() string {
+	if !w.Needs.Any() {
+		return ""
+	}
+	meets := "none"
+	if len(w.Recommend) > 0 {
+		meets = strings.Join(w.Recommend, ", ")
+	}
+	t := fmt.Sprintf("## Your needs: %s\n\nMeet them: %s.\n\n", w.Needs.String(), meets)
+	var out []string
+	for _, r := range w.Rows {
+		if !r.Meets {
+			out = append(out, fmt.Sprintf("- %s: %s", r.Design, strings.Join(r.Reasons, "; ")))
+		}
+	}
+	if len(out) > 0 {
+		t += "Excluded, as measured:\n\n" + strings.Join(out, "\n") + "\n"
+	}
+	return t
+}
+
+// whyMarkdown lists why each cell that is not measured is so, and what
+// each cell that judged nothing lacked.
+func (w *WhichLock) whyMarkdown() string {
+	var lines []string
+	for _, r := range w.Rows {
+		for i, c := range r.Faults {
+			if c.Why != "" {
+				lines = append(lines, fmt.Sprintf("- %s × %s (%s): %s", r.Design, w.Faults[i], c.State, c.Why))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "\n## Why not measured, or not judged\n\n" + strings.Join(lines, "\n") + "\n"
+}
+
+func (w *WhichLock) runMarkdown() string {
+	r := w.Run
+	return fmt.Sprintf("Measured %s to %s on %s; lockbench %s, %s, redis-server %s.\n", r.Started, r.Finished, r.Machine, r.Lockbench, r.Go, r.RedisServer)
+}
+
+var whichLockPage = template.Must(template.New("which-lock").Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>Which lock</title>
+<style>
+body{font-family:sans-serif;margin:1.5em;color:#222;max-width:110em}table{border-collapse:collapse}
+td,th{border:1px solid #ccc;padding:.3em .5em;font-size:.85em;vertical-align:top}td.n{text-align:right;white-space:nowrap}
+td a{color:inherit}
+.ok{background:#dff0d8}.warn{background:#fcf8e3}.bad{background:#f2dede}.down{background:#fde3c8}
+.na{background:#eee;color:#777}.ns{background:#f6f6f6;color:#777;font-style:italic}.nj{background:#fff;color:#a60;font-style:italic}
+.meets{font-weight:bold}.legend span{display:inline-block;padding:.1em .5em;margin-right:.3em;border:1px solid #ccc}
+p,li{line-height:1.4}
+</style></head><body>
+<h1>Which lock: price beside safety</h1>
+{{if .Quick}}<p><strong>A quick run</strong> (<code>choose --quick</code>): {{.Quick}}</p>{{end}}
+<p>Every design on the same work (the same TTL or lease, holds, workers and keys) under the same faults. {{.PriceText}}
+Each fault's cell: in how many runs each outcome happened (k/n), its median and range where it did; each links to its result.</p>
+{{if .Needs.Any}}<h2>Your needs: {{.Needs.String}}</h2>
+<p>Meet them: {{if .Recommend}}{{range $i, $d := .Recommend}}{{if $i}}, {{end}}<strong>{{$d}}</strong>{{end}}{{else}}none{{end}}.</p>{{end}}
+<table><tr><th>design</th><th>cycles/s</th><th>acquire p50</th><th>acquire p99</th><th>time to lock p99</th><th>server CPU µs/lock</th>{{range .Faults}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr><td{{if .Meets}} class="meets"{{end}}>{{.Design}}</td><td class="n">{{.CyclesText}}</td><td class="n">{{.P50Text}}</td><td class="n">{{.P99Text}}</td><td class="n">{{.TimeToLockText}}</td><td class="n">{{.CPUText}}</td>
+{{range .Cells}}<td class="{{.Class}}" title="{{.Why}}">{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
+{{end}}</table>
+<p class="legend">{{range .Legend}}<span class="{{.Class}}">{{.Text}}</span> {{end}}</p>
+<p><img src="which-lock.png" alt="price against the faults survived, one point per design" width="900"></p>
+<h2>Outcomes, one definition for every design</h2>
+<ul>{{range .Outcomes}}<li><strong>{{.Name}}</strong>: {{.Text}}</li>{{end}}</ul>
+<h2>Faults</h2>
+<ul>{{range .FaultDefs}}<li><strong>{{.Name}}</strong>: {{.Text}}</li>{{end}}</ul>
+{{if .Excluded}}<h2>Excluded, as measured</h2>
+<ul>{{range .Excluded}}<li><strong>{{.Design}}</strong><ul>{{range .Reasons}}<li>{{.}}</li>{{end}}</ul></li>{{end}}</ul>{{end}}
+{{if .Whys}}<h2>Why not measured, or not judged</h2>
+<ul>{{range .Whys}}<li>{{.Design}} × {{.Fault}} (<em>{{.State}}</em>): {{.Why}}</li>{{end}}</ul>{{end}}
+<p class="meta">Measured {{.Run.Started}} to {{.Run.Finished}} on {{.Run.Machine}}; lockbench {{.Run.Lockbench}}, {{.Run.Go}}, redis-server {{.Run.RedisServer}}.
+The matrix as data: <a href="which-lock-matrix.json">which-lock-matrix.json</a>.</p>
+</body></html>
+`))
+
+// pageRow is a row as the page shows it: its cells with their links.
+type pageRow struct {
+	MatrixRow
+	Cells []pageCell
+}
+
+type pageCell struct {
+	MatrixCell
+	Href string
+}
+
+type pageWhy struct{ Design, Fault, State, Why string }
+
+func (w *WhichLock) writeHTML(wr io.Writer) error {
+	var rows []pageRow
+	var excluded []MatrixRow
+	var whys []pageWhy
+	for _, r := range w.Rows {
+		pr := pageRow{MatrixRow: r}
+		for i, c := range r.Faults {
+			pc := pageCell{MatrixCell: c}
+			if c.Result != "" {
+				pc.Href = filepath.ToSlash(filepath.Join(w.resultsRelative, c.Result))
+			}
+			pr.Cells = append(pr.Cells, pc)
+			if c.Why != "" {
+				whys = append(whys, pageWhy{r.Design, w.Faults[i], c.State, c.Why})
+			}
+		}
+		rows = append(rows, pr)
+		if w.Needs.Any() && !r.Meets {
+			excluded = append(excluded, r)
+		}
+	}
+	var defs []OutcomeWords
+	for _, f := range w.Faults {
+		defs = append(defs, OutcomeWords{Name: f, Text: w.Defined[f]})
+	}
+	return whichLockPage.Execute(wr, struct {
+		*WhichLock
+		Rows      []pageRow
+		PriceText string
+		Legend    any
+		FaultDefs []OutcomeWords
+		Excluded  []MatrixRow
+		Whys      []pageWhy
+	}{w, rows, w.priceText(), legend, defs, excluded, whys})
+}
