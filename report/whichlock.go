@@ -339,7 +339,9 @@ func outcomeOf(xs []float64) *Outcome {
 func spanOf(xs []float64) (lo, hi float64) { return slices.Min(xs), slices.Max(xs) }
 
 // judged says the cell judged exclusion and data (in some run).
-func (c MatrixCell) judged() bool { return c.State == stateMeasured && c.Overlap != nil && c.Lost != nil }
+func (c MatrixCell) judged() bool {
+	return c.State == stateMeasured && c.Overlap != nil && c.Lost != nil
+}
 
 // judge gives every reason a design does not meet the needs (none: it
 // meets them). Each outcome is read as the page shows it: broken in any
