@@ -40,6 +40,33 @@ type chooseArgs struct {
 	scenarioArgs
 	designs, faults, needs []string
 	p99, duration          time.Duration
+	quick                  bool
+}
+
+// quickDuration is each cell's measured time under --quick.
+const quickDuration = 5 * time.Second
+
+// quick narrows a run to a first answer: one repeat, shorter cells, the
+// first design of each lock service (what --design or --repeat or
+// --duration name stays theirs); gaveUp says what it gave up, for the page.
+func (a *chooseArgs) quickly(fs *pflag.FlagSet) (gaveUp string) {
+	var given []string
+	if !fs.Changed("repeat") {
+		a.repeat, given = 1, append(given, "one run of each cell instead of 3 (so no spread, and a rare failure may not show)")
+	}
+	if !fs.Changed("duration") {
+		a.duration, given = quickDuration, append(given, fmt.Sprintf("%s cells instead of 8s", quickDuration))
+	}
+	if len(a.designs) == 0 {
+		seen := map[string]bool{}
+		for _, d := range plan.Designs() {
+			if t := d.Topology(); !seen[t] {
+				seen[t], a.designs = true, append(a.designs, d.Name)
+			}
+		}
+		given = append(given, "the first design of each lock service only ("+strings.Join(a.designs, ", ")+")")
+	}
+	return strings.Join(given, "; ")
 }
 
 func cmdChoose(args []string) error {
@@ -54,7 +81,8 @@ func cmdChoose(args []string) error {
 	fs.StringArrayVar(&a.designs, "design", nil, "only this design (repeatable): "+strings.Join(plan.DesignNames(), ", "))
 	fs.StringArrayVar(&a.faults, "fault", nil, "only this fault (repeatable): "+strings.Join(plan.MatrixFaultNames(), ", "))
 	fs.StringSliceVar(&a.needs, "need", nil, report.NeedHelp)
-	fs.DurationVar(&a.p99, "p99", 0, "the acquire p99 you need on the quiet cell (0: none)")
+	fs.DurationVar(&a.p99, "p99", 0, "the acquire p99 you need, on each design's price cell (0: none)")
+	fs.BoolVar(&a.quick, "quick", false, "a first answer in minutes: one run of each cell, 5s cells, the first design of each lock service (the page says what it gave up)")
 	fs.DurationVar(&a.duration, "duration", 8*time.Second, "each cell's measured time")
 	fs.IntVar(&a.repeat, "repeat", 3, "measure every cell this many times (the fault cells' spread and how many runs were unsafe)")
 	fs.StringVar(&a.out, "out", "", "results directory (default results/which-lock-YYYYMMDD-HHMMSS)")
@@ -65,10 +93,15 @@ func cmdChoose(args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
+	gaveUp := ""
+	if a.quick {
+		gaveUp = a.quickly(fs)
+	}
 	sc, cells, wl, err := chooseScenario(a)
 	if err != nil {
 		return usageErr(err)
 	}
+	wl.Quick = gaveUp
 	if a.dryRun {
 		printUnsupported(os.Stdout, wl)
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 // lockbench choose crosses designs and faults on the same work: a pair a
-// design cannot take is marked not supported with plan's reason, every
-// fault cell is repeated, and the matrix names a need's winners.
+// design has no part for is marked not applicable, in words, every fault
+// cell is repeated, and the matrix names a need's winners.
 func TestChooseWritesTheMatrix(t *testing.T) {
 	redistest.Require(t)
 	out := filepath.Join(t.TempDir(), "which")
@@ -33,13 +33,13 @@ func TestChooseWritesTheMatrix(t *testing.T) {
 	switch {
 	case row == "":
 		t.Fatalf("no row for the design:\n%s", md)
-	case !strings.Contains(row, "not supported"):
-		t.Errorf("single × leader-kill is not marked not supported: %s", row)
-	case strings.Count(row, "/2") < 2:
-		t.Errorf("the fault cells do not say how many of their 2 runs were unsafe: %s", row)
-	case !strings.Contains(string(md), "single × leader-kill (unsupported): faults[0].role:"):
-		t.Errorf("no reason for the unsupported pair:\n%s", md)
-	case !strings.Contains(string(md), "## Your needs: safe under pause-holder"):
+	case !strings.Contains(row, "not applicable"):
+		t.Errorf("single × leader-kill is not marked not applicable: %s", row)
+	case strings.Count(row, "/2") < 4:
+		t.Errorf("the fault cells do not say in how many of their 2 runs each outcome broke: %s", row)
+	case !strings.Contains(string(md), "single × leader-kill (not applicable): one master, no replica"):
+		t.Errorf("no reason in words for the pair not applicable:\n%s", md)
+	case !strings.Contains(string(md), "## Your needs: no lost update under pause-holder"):
 		t.Errorf("the needs are not judged:\n%s", md)
 	}
 	// The price is the price cell's, the lock alone: thousands of cycles/s
@@ -53,5 +53,28 @@ func TestChooseWritesTheMatrix(t *testing.T) {
 	}
 	if _, stderr, code := lockbench(t, "choose", "--design", "nope", "--dry-run"); code != 2 || !strings.Contains(stderr, `design: "nope" is not a design`) {
 		t.Errorf("a bad design: exit %d, %q; want 2 naming the field", code, stderr)
+	}
+}
+
+// Every pair of the shipped matrix that runs no cell says why in words:
+// none falls back to the settings check's reason.
+func TestMatrixAbsencesInWords(t *testing.T) {
+	_, _, wl, err := chooseScenario(chooseArgs{scenarioArgs: scenarioArgs{repeat: 1}, duration: quickDuration})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range []map[string]map[string]string{wl.NotApplicable, wl.Unsupported} {
+		for d, byFault := range m {
+			for f, why := range byFault {
+				n++
+				if strings.Contains(why, "settings check") || strings.Contains(why, "faults[") {
+					t.Errorf("%s × %s: %q is the settings check's reason, not words", d, f, why)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no pair without a cell: the check judged nothing")
 	}
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sort"
 
 	"lockbench/runner"
@@ -43,7 +44,30 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "\n'lockbench COMMAND --help' shows a command's flags.")
 }
 
+// buildVersion is version, or without one the commit the binary was built
+// from (go build records it), "+dirty" with uncommitted changes.
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if version != "dev" || !ok {
+		return version
+	}
+	rev, dirty := "", ""
+	for _, s := range bi.Settings {
+		switch {
+		case s.Key == "vcs.revision" && len(s.Value) >= 12:
+			rev = s.Value[:12]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "+dirty"
+		}
+	}
+	if rev == "" {
+		return version
+	}
+	return rev + dirty
+}
+
 func main() {
+	version = buildVersion()
 	runner.Version = version
 	args := os.Args[1:]
 	if len(args) == 0 {
