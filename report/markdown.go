@@ -121,7 +121,7 @@ func (d *mdDoc) safety(v view) {
 	if len(v.Safety) == 0 {
 		return
 	}
-	d.p("## Safety under faults\n\nViolations: two holders of one lock within their validity windows; lost updates: acknowledged writes missing from the protected resource; availability: share of attempts / of seconds in which the lock could be had.\n\n")
+	d.p("## Safety under faults\n\nViolations: exclusion broken, two holders of one key inside their critical sections at once as each used its lock (acquire's return to release call; within the validity window is the second figure, in the JSON); lost updates: acknowledged writes missing from the protected resource; availability: share of attempts / of seconds in which the lock could be had; unavailable: the longest span after a server-taking fault with no acquire won.\n\n")
 	d.p("| # | cell | faults | acquisitions | violations | lost updates | fencing | stale writes rejected | availability (attempts) | availability (time) | history (porcupine) | expectations |\n|--:|---|---|--:|--:|--:|---|--:|--:|--:|---|---|\n")
 	for _, r := range v.Safety {
 		hist := mdBold(mdEscape(r.History), r.HistoryBad)

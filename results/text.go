@@ -252,11 +252,18 @@ func printSafety(w io.Writer, sf Safety) {
 		fmt.Fprintf(w, "safety: not judged (%s)\n", sf.NotJudged)
 		return
 	}
-	fmt.Fprintf(w, "safety: %d violations in %d holds judged on their validity windows", sf.Violations, sf.JudgedHolds)
+	if sf.ViolationsInPromise != nil { // a fault cell's checker: holds as used, the promise second
+		fmt.Fprintf(w, "safety: %d violations (holds overlapping as used; %d within their validity windows) in %d holds", sf.Violations, *sf.ViolationsInPromise, sf.JudgedHolds)
+	} else {
+		fmt.Fprintf(w, "safety: %d violations in %d holds judged on their validity windows", sf.Violations, sf.JudgedHolds)
+	}
 	if sf.HoldsNotJudged > 0 {
 		fmt.Fprintf(w, " (%d not judged: validity ran out before use)", sf.HoldsNotJudged)
 	}
 	fmt.Fprintf(w, ", max %d concurrent holders of one key\n", sf.MaxConcurrentHolder)
+	if u := sf.Unavailable; u != nil {
+		fmt.Fprintf(w, "unavailable: %s after the %s at %.3f s (the longest span with no acquire won)\n", u.Text(), u.After, u.AtS)
+	}
 }
 
 func sortedMasters(m map[string]MasterOutcomes) []string {

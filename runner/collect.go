@@ -268,6 +268,9 @@ func (r *cellRun) logFindings(ck check.Findings, interrupted bool) {
 		r.cell.Label, res.Run.Outcomes.Acquired, ck.Violations, ck.LostUpdates, ck.RejectedWrites,
 		100*res.Run.Safety.AvailabilityOps, 100*res.Run.Safety.AvailabilityTime, res.Run.Safety.Linearizability.Verdict,
 		map[bool]string{true: " (INTERRUPTED)"}[interrupted])
+	if u := res.Run.Safety.Unavailable; u != nil {
+		logf(r.opt.Log, "chaos: cell %s: unavailable %s after the %s at %.3f s", r.cell.Label, u.Text(), u.After, u.AtS)
+	}
 	for _, f := range res.Run.Failovers {
 		logf(r.opt.Log, "chaos: cell %s: %s", r.cell.Label, f.Text())
 	}
