@@ -70,8 +70,11 @@ if [ "${1:-}" = "--history" ]; then
 fi
 
 # --which-lock [DIR]: lockbench choose's matrix page must show every
-# design's row, a cell that judged nothing and a pair not supported, each
-# marked as such (without DIR, TestWhichLockMatrix's synthetic matrix).
+# design's row, its picture loaded, and every cell coloured as its text
+# reads (red: data lost in some run; yellow: exclusion broken, nothing
+# lost; green: neither; orange: an outage to the end, safety not judged;
+# grey and white: their states' words); without DIR, TestWhichLockMatrix's
+# synthetic matrix, which must also show a cell of each kind of absence.
 if [ "${1:-}" = "--which-lock" ]; then
 	if [ $# -ge 2 ]; then
 		d=$(cd "$2" && pwd)
@@ -84,15 +87,49 @@ if [ "${1:-}" = "--which-lock" ]; then
 	out=$d/which-lock.render-check.png
 	run --screenshot="$out" --window-size=1400,900 "file://$file" >/dev/null
 	[ -s "$out" ] || { echo "render-check: no screenshot of $file; see chromium's log:" >&2; cat "$tmp/chromium.log" >&2; exit 1; }
-	run --dump-dom "file://$file" >"$tmp/which-lock.html"
+	cp "$file" "$d/.which-lock-check.html"
+	trap 'rm -rf "$tmp" "$d/.which-lock-check.html"' EXIT
+	cat >>"$d/.which-lock-check.html" <<'JS'
+<script>
+window.addEventListener('load', function () {
+  var bad = [], cells = 0, imgs = document.images, broken = 0;
+  for (var i = 0; i < imgs.length; i++) if (!imgs[i].complete || imgs[i].naturalWidth === 0) broken++;
+  var tds = document.querySelectorAll('td[class]');
+  for (var j = 0; j < tds.length; j++) {
+    var c = tds[j].className, t = tds[j].textContent, want;
+    if (c === 'n' || c === 'meets') continue;
+    cells++;
+    var lost = /lost (\d+)\//.exec(t), ov = /overlap (\d+)\//.exec(t);
+    if (t === 'not applicable') want = 'na';
+    else if (t === 'not supported yet') want = 'ns';
+    else if (/^not (judged|measured)/.test(t)) want = 'nj';
+    else if (!lost && /safety not judged/.test(t)) want = 'down';
+    else if (!lost) want = '?';
+    else if (+lost[1] > 0) want = 'bad';
+    else if (ov && +ov[1] > 0) want = 'warn';
+    else want = 'ok';
+    if (want !== c) bad.push(c + ' vs ' + want + ': ' + t);
+  }
+  document.body.setAttribute('data-cells', cells);
+  document.body.setAttribute('data-disagree', bad.length);
+  document.body.setAttribute('data-first', bad.length ? bad[0] : '');
+  document.body.setAttribute('data-images', imgs.length);
+  document.body.setAttribute('data-broken', broken);
+});
+</script>
+JS
+	run --dump-dom --virtual-time-budget=5000 "file://$d/.which-lock-check.html" >"$tmp/which-lock.html"
+	attr() { sed -n "s/.*data-$1=\"\([^\"]*\)\".*/\1/p" "$tmp/which-lock.html" | head -n 1; }
 	rows=$(grep -o '<tr>' "$tmp/which-lock.html" | wc -l)
-	nj=$(grep -c 'class="nj"' "$tmp/which-lock.html" || true)
+	cells=$(attr cells) disagree=$(attr disagree) images=$(attr images) broken=$(attr broken)
 	na=$(grep -c 'class="na"' "$tmp/which-lock.html" || true)
-	if [ "$rows" -lt 2 ] || { [ $# -lt 2 ] && { [ "$nj" -eq 0 ] || [ "$na" -eq 0 ]; }; }; then
-		echo "render-check: $file shows $rows rows, $nj cells not judged or measured, $na not supported; want rows and both marks" >&2
+	nj=$(grep -c 'class="nj"' "$tmp/which-lock.html" || true)
+	if [ -z "$cells" ] || [ "$rows" -lt 2 ] || [ "$cells" -eq 0 ] || [ "$disagree" -ne 0 ] || [ "$images" -lt 1 ] || [ "$broken" -ne 0 ] ||
+		{ [ $# -lt 2 ] && { [ "$nj" -eq 0 ] || [ "$na" -eq 0 ]; }; }; then
+		echo "render-check: $file shows $rows rows, ${cells:-no} cells (${disagree:-?} coloured against their text: $(attr first)), $images images ($broken broken), $nj not judged or measured, $na not applicable" >&2
 		exit 1
 	fi
-	echo "render-check: $file shows $rows rows, $nj cells not judged or measured, $na not supported; screenshot: $out"
+	echo "render-check: $file shows $rows rows, $cells cells, each coloured as its text reads, $images image(s) loaded; screenshot: $out"
 	exit 0
 fi
 
