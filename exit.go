@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/spf13/pflag"
 
 	"lockbench/engine"
 	"lockbench/results"
+	"lockbench/runner"
 )
 
 // Exit codes shared by every command; exitCode is the one place that maps
@@ -18,7 +21,8 @@ const (
 	exitFailure     = 1   // the run could not be done
 	exitUsage       = 2   // bad input: nothing was started
 	exitThreshold   = 3   // results were written but a rule (threshold or expectation) was not met or not judged, or --fail-on
-	exitInterrupted = 130 // SIGINT/SIGTERM: partial results were kept
+	exitInterrupted = 130 // SIGINT (SIGTERM: exitTerminated): partial results were kept
+	exitTerminated  = 143 // SIGTERM: partial results were kept
 )
 
 // exitError ends a command with code. Err is what main prints as
@@ -61,6 +65,13 @@ func exitCode(err error) int {
 	switch {
 	case err == nil, errors.Is(err, pflag.ErrHelp):
 		return exitOK
+	case runner.InterruptedBy() != nil && (errors.As(err, &ee) && ee.code == exitInterrupted || errors.Is(err, context.Canceled)):
+		// a signal ended the command (also inside a set-up step it cut
+		// short): 130 for SIGINT, 143 for SIGTERM (128 + 15, as shells say)
+		if runner.InterruptedBy() == syscall.SIGTERM {
+			return exitTerminated
+		}
+		return exitInterrupted
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.As(err, &ie):

@@ -1,5 +1,8 @@
-// Command lockbench benchmarks and load-tests the Redlock distributed lock on
-// real Redis masters.
+// Command lockbench benchmarks and load-tests distributed locks on real
+// servers: the Redlock algorithm on Redis masters, one Redis master, a
+// replicated master with Sentinel and WAIT, rueidis' own lock, and the
+// locks people weigh against them (etcd, ZooKeeper, PostgreSQL advisory
+// locks), on the same work and under the same faults.
 package main
 
 import (
@@ -28,7 +31,7 @@ var commands = map[string]command{
 	"compare":    {"compare two results cell by cell: old, new, delta and whether the repeats show a real difference", cmdCompare},
 	"chaos":      {"run a chaos scenario (crash, partition, pause, clock jump) and check safety on a protected resource", cmdChaos},
 	"choose":     {"which lock: every design (Redlock, one master, a replicated one, each lock service's) on the same work under the same faults, price beside safety", cmdChoose},
-	"version":    {"print the version", func([]string) error { fmt.Println("lockbench", version); return nil }},
+	"version":    {"print the version: lockbench's commit, Go's, and the lock clients' (also --version)", cmdVersion},
 }
 
 func usage() {
@@ -73,6 +76,9 @@ func main() {
 	if len(args) == 0 {
 		exit("quickstart", cmdQuickstart(nil))
 	}
+	if args[0] == "--version" {
+		args[0] = "version"
+	}
 	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage()
 		os.Exit(exitOK)
@@ -85,3 +91,26 @@ func main() {
 	}
 	exit(args[0], cmd.run(args[1:]))
 }
+
+// cmdVersion prints lockbench's version, Go's, and the versions of the
+// client libraries it measures with, as the binary records them.
+func cmdVersion([]string) error {
+	fmt.Println("lockbench", version)
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil
+	}
+	fmt.Println(bi.GoVersion)
+	for _, d := range bi.Deps {
+		for _, lib := range versionedLibs {
+			if d.Path == lib {
+				fmt.Printf("%s %s\n", d.Path, d.Version)
+			}
+		}
+	}
+	return nil
+}
+
+// versionedLibs are the clients whose versions shape what is measured.
+var versionedLibs = []string{"github.com/redis/rueidis", "github.com/go-redsync/redsync/v4", "go.etcd.io/etcd/client/v3",
+	"github.com/go-zookeeper/zk", "github.com/jackc/pgx/v5", "github.com/HdrHistogram/hdrhistogram-go"}

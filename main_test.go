@@ -192,3 +192,27 @@ func mustRead(t *testing.T, p string) string {
 	}
 	return string(b)
 }
+
+// SIGTERM ends a run as SIGINT does, with the shells' code for it: 143
+// (128 + 15), not SIGINT's 130.
+func TestRunSIGTERMExits143(t *testing.T) {
+	redistest.Require(t)
+	cmd := exec.Command(binary, "run", "--local", "1", "--duration", "30s", "--warmup", "0s", "--workers", "2", "--out", filepath.Join(t.TempDir(), "r.json"))
+	var e lockedBuffer
+	cmd.Stderr = &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Waits on the event, not a clock: the master announced is started
+	// inside the run, after its signal handling is in place.
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(e.String(), "127.0.0.1:") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+		t.Fatalf("want exit 143 after SIGTERM, got %v; stderr %s", err, e.String())
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -252,10 +253,26 @@ type Progress interface {
 // run winds down and keeps what it measured; a second one exits at once
 // (the default signal handling is restored).
 func Interruptible() (context.Context, context.CancelFunc) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		<-ctx.Done()
-		stop()
+		select {
+		case sig := <-sigs:
+			interruptedBy.Store(sig)
+		case <-ctx.Done():
+		}
+		signal.Stop(sigs) // a second signal exits at once
+		cancel()
 	}()
-	return ctx, stop
+	return ctx, cancel
+}
+
+var interruptedBy atomic.Value // os.Signal
+
+// InterruptedBy is the signal that interrupted the run (nil: none), so
+// that the exit says which (130 for SIGINT, 143 for SIGTERM).
+func InterruptedBy() os.Signal {
+	sig, _ := interruptedBy.Load().(os.Signal)
+	return sig
 }
