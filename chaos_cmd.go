@@ -24,20 +24,7 @@ func cmdChaos(args []string) error {
 	}
 	var a chaosArgs
 	flags := plan.FaultDefaults()
-	fs := pflag.NewFlagSet("chaos", pflag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: lockbench chaos [-f SCENARIO] [flags]\n\n"+
-			"Runs Redlock under scheduled faults (crash/restart, partitions, latency, resets, client pauses,\n"+
-			"clock jumps) while clients do read-modify-writes on a protected resource, and checks for\n"+
-			"overlapping holds, lost updates and availability. Writes a results directory like sweep.\n"+
-			"Shipped scenarios: "+strings.Join(configs.FaultNames(), ", ")+" (configs/chaos/).\n\nflags:")
-		fs.PrintDefaults()
-	}
-	bindScenarioFlags(fs, &a.scenarioArgs, configs.FaultNames())
-	fs.StringArrayVar(&a.cells, "cell", nil, "run only this cell (repeatable)")
-	fs.StringArrayVar(&a.faults, "fault", nil, `replace the faults: KIND at=D field=value..., e.g. "crash at=3s master_index=1 restart=immediate" (repeatable)`)
-	fs.StringArrayVar(&a.expect, "expect", nil, `replace the expectations: METRIC OP VALUE, e.g. "violations>0" (repeatable)`)
-	plan.BindFaultFlags(fs, &flags)
+	fs := chaosFlags(&a, &flags)
 	if err := fs.Parse(args); err != nil {
 		return flagErr(err)
 	}
@@ -52,6 +39,26 @@ func cmdChaos(args []string) error {
 		return usageErr(err)
 	}
 	return runScenario("chaos", sc, cells, a.scenarioArgs)
+}
+
+// chaosFlags are chaos' flags, bound to a and the fault settings.
+func chaosFlags(a *chaosArgs, flags *plan.Settings) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("chaos", pflag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: lockbench chaos [-f SCENARIO] [flags]\n\n"+
+			"Runs a lock (any --topology: Redlock, one Redis master, a replicated one, etcd, ZooKeeper,\n"+
+			"PostgreSQL) under scheduled faults (crash/restart, partitions, latency, resets, pauses, clock\n"+
+			"jumps) while clients do read-modify-writes on a protected resource, and checks for overlapping\n"+
+			"holds, lost updates and unavailability. Writes a results directory like sweep.\n"+
+			"Shipped scenarios: "+strings.Join(configs.FaultNames(), ", ")+" (configs/chaos/).\n\nflags:")
+		fs.PrintDefaults()
+	}
+	bindScenarioFlags(fs, &a.scenarioArgs, configs.FaultNames())
+	fs.StringArrayVar(&a.cells, "cell", nil, "run only this cell (repeatable)")
+	fs.StringArrayVar(&a.faults, "fault", nil, `replace the faults: KIND at=D field=value..., e.g. "crash at=3s master_index=1 restart=immediate" (repeatable)`)
+	fs.StringArrayVar(&a.expect, "expect", nil, `replace the expectations: METRIC OP VALUE, e.g. "violations>0" (repeatable)`)
+	plan.BindFaultFlags(fs, flags)
+	return fs
 }
 
 // chaosScenario loads the scenario as a fault scenario (or makes one cell

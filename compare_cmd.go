@@ -16,6 +16,24 @@ import (
 // cmdCompare compares two results (directories or run JSON files) cell by
 // cell: old, new, delta and whether the repeats show a real difference.
 func cmdCompare(args []string) error {
+	var a compareArgs
+	fs := compareFlags(&a)
+	ignore, failOn, format, alpha := &a.ignore, &a.failOn, &a.format, &a.alpha
+	if err := fs.Parse(args); err != nil {
+		return flagErr(err)
+	}
+	return compare(fs, ignore, failOn, format, alpha)
+}
+
+// compareArgs are compare's flags.
+type compareArgs struct {
+	ignore, failOn []string
+	format         string
+	alpha          float64
+}
+
+// compareFlags are compare's flags, bound to a.
+func compareFlags(a *compareArgs) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: lockbench compare OLD NEW [flags]\n\n"+
@@ -25,13 +43,15 @@ func cmdCompare(args []string) error {
 			"can never show a difference at 0.05.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	ignore := fs.StringArray("ignore", nil, "match cells across this setting, e.g. workers or persistence (repeatable)")
-	failOn := fs.StringArray("fail-on", nil, "exit 3 when a figure changed significantly beyond this, e.g. 'cycles_per_sec<-5%' or 'acquire_p99>10%' (repeatable)")
-	format := fs.String("format", "text", "output: "+strings.Join(report.CompareFormats, ", "))
-	alpha := fs.Float64("alpha", report.DefaultAlpha, "significance level of the test")
-	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
-	}
+	fs.StringArrayVar(&a.ignore, "ignore", nil, "match cells across this setting, e.g. workers or persistence (repeatable)")
+	fs.StringArrayVar(&a.failOn, "fail-on", nil, "exit 3 when a figure changed significantly beyond this, e.g. 'cycles_per_sec<-5%' or 'acquire_p99>10%' (repeatable)")
+	fs.StringVar(&a.format, "format", "text", "output: "+strings.Join(report.CompareFormats, ", "))
+	fs.Float64Var(&a.alpha, "alpha", report.DefaultAlpha, "significance level of the test")
+	return fs
+}
+
+// compare is the comparison the flags ask for.
+func compare(fs *pflag.FlagSet, ignore, failOn *[]string, format *string, alpha *float64) error {
 	if fs.NArg() != 2 {
 		return usagef("OLD NEW: %d given; use two results directories or run JSON files", fs.NArg())
 	}

@@ -18,13 +18,28 @@ import (
 // cmdMasters starts local masters and keeps them up, so several runs (say
 // lockbench and --driver redsync) can be measured back to back on the same
 // servers.
-func cmdMasters(args []string) error {
+// mastersArgs are masters' flags.
+type mastersArgs struct {
+	n                              int
+	persistence, addrFile, metrics string
+	keep                           time.Duration
+}
+
+// mastersFlags are masters' flags, bound to a.
+func mastersFlags(a *mastersArgs) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("masters", pflag.ContinueOnError)
-	n := fs.Int("local", 5, "number of local redis-server masters")
-	persistence := fs.String("persistence", "none", "none, aof-no, aof-everysec, aof-always")
-	keep := fs.Duration("for", time.Hour, "stop the masters after this long (or at Ctrl-C)")
-	addrFile := fs.String("addr-file", "", "also write the comma-separated addresses to this file")
-	metricsAddr := fs.String("metrics-addr", "", metricsAddrUsage)
+	fs.IntVar(&a.n, "local", 5, "number of local redis-server masters")
+	fs.StringVar(&a.persistence, "persistence", "none", "none, aof-no, aof-everysec, aof-always")
+	fs.DurationVar(&a.keep, "for", time.Hour, "stop the masters after this long (or at Ctrl-C)")
+	fs.StringVar(&a.addrFile, "addr-file", "", "also write the comma-separated addresses to this file")
+	fs.StringVar(&a.metrics, "metrics-addr", "", metricsAddrUsage)
+	return fs
+}
+
+func cmdMasters(args []string) error {
+	var a mastersArgs
+	fs := mastersFlags(&a)
+	n, persistence, keep, addrFile, metricsAddr := &a.n, &a.persistence, &a.keep, &a.addrFile, &a.metrics
 	if err := fs.Parse(args); err != nil {
 		return flagErr(err)
 	}

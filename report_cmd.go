@@ -17,6 +17,22 @@ import (
 // cmdReport turns one results directory (or several segments of one sweep,
 // merged first) into plots, tables and a self-contained HTML page.
 func cmdReport(args []string) error {
+	var a reportArgs
+	fs := reportFlags(&a)
+	if err := fs.Parse(args); err != nil {
+		return flagErr(err)
+	}
+	return a.report(fs)
+}
+
+// reportArgs are report's flags.
+type reportArgs struct {
+	out, sloP99, sloSuccess, target, p99 string
+	thresholds, formats, needs           []string
+}
+
+// reportFlags are report's flags, bound to a.
+func reportFlags(a *reportArgs) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: lockbench report DIR [DIR...] [flags]\n\n"+
@@ -25,17 +41,20 @@ func cmdReport(args []string) error {
 			"are added into --out first.\n\nflags:")
 		fs.PrintDefaults()
 	}
-	out := fs.String("out", "", "output directory (default: DIR; with several DIRs a new merged-<timestamp> next to the first)")
-	sloP99 := fs.String("slo-p99", "10ms", "SLO for capacity planning: highest acceptable acquire p99 (--p99 says the same)")
-	p99 := fs.String("p99", "", "the acquire p99 you need: the capacity plan's SLO, and with a which-lock run (lockbench choose) its needs' bound")
-	needs := fs.StringSlice("need", nil, "judge a which-lock run (lockbench choose) again for these needs, without measuring: "+report.NeedHelp)
-	sloSuccess := fs.String("slo-success", "0.99", "SLO for capacity planning: lowest acceptable acquire success ratio")
-	target := fs.String("target-rate", "0", "lock rate to plan for (cycles/s): headroom and lock groups needed; 0 for none")
-	thresholds := fs.StringArray("threshold", nil, "fail (exit 3) unless every cell meets this (a cell's own expect: on the metric replaces it), e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
-	formats := fs.StringSlice("format", report.Formats, "formats to write: "+strings.Join(report.Formats, ",")+" (md implies png)")
-	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
-	}
+	fs.StringVar(&a.out, "out", "", "output directory (default: DIR; with several DIRs a new merged-<timestamp> next to the first)")
+	fs.StringVar(&a.sloP99, "slo-p99", "10ms", "SLO for capacity planning: highest acceptable acquire p99 (--p99 says the same)")
+	fs.StringVar(&a.p99, "p99", "", "the acquire p99 you need: the capacity plan's SLO, and with a which-lock run (lockbench choose) its needs' bound")
+	fs.StringSliceVar(&a.needs, "need", nil, "judge a which-lock run (lockbench choose) again for these needs, without measuring: "+report.NeedHelp)
+	fs.StringVar(&a.sloSuccess, "slo-success", "0.99", "SLO for capacity planning: lowest acceptable acquire success ratio")
+	fs.StringVar(&a.target, "target-rate", "0", "lock rate to plan for (cycles/s): headroom and lock groups needed; 0 for none")
+	fs.StringArrayVar(&a.thresholds, "threshold", nil, "fail (exit 3) unless every cell meets this (a cell's own expect: on the metric replaces it), e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
+	fs.StringSliceVar(&a.formats, "format", report.Formats, "formats to write: "+strings.Join(report.Formats, ",")+" (md implies png)")
+	return fs
+}
+
+// report builds the report the flags ask for.
+func (a *reportArgs) report(fs *pflag.FlagSet) error {
+	out, sloP99, p99, needs, sloSuccess, target, thresholds, formats := &a.out, &a.sloP99, &a.p99, &a.needs, &a.sloSuccess, &a.target, &a.thresholds, &a.formats
 	dirs := fs.Args()
 	if len(dirs) == 0 {
 		return usagef("DIR: none given; use one or more results directories written by lockbench sweep")

@@ -15,12 +15,25 @@ import (
 
 // runArgs is what `lockbench run` was asked for beyond the settings.
 type runArgs struct {
-	s           plan.Settings
-	asJSON      bool
-	out         string
-	metricsAddr string
-	thresholds  []results.Rule
-	repeat      int
+	s              plan.Settings
+	asJSON         bool
+	out            string
+	metricsAddr    string
+	thresholdExprs []string
+	thresholds     []results.Rule
+	repeat         int
+}
+
+// runFlags are run's flags, bound to a.
+func runFlags(a *runArgs) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	plan.BindFlags(fs, &a.s)
+	fs.BoolVar(&a.asJSON, "json", false, "print exactly one JSON object on stdout")
+	fs.StringVar(&a.out, "out", "", "also write the JSON result to this file (atomically)")
+	fs.StringVar(&a.metricsAddr, "metrics-addr", "", metricsAddrUsage)
+	fs.StringArrayVar(&a.thresholdExprs, "threshold", nil, "exit 3 unless the run meets this, e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
+	fs.IntVar(&a.repeat, "repeat", 1, "measure the cell this many times; figures become medians with their spread (JSON: repeats)")
+	return fs
 }
 
 func cmdRun(args []string) error {
@@ -65,13 +78,7 @@ func cmdRun(args []string) error {
 // nothing has started. Settings warnings go to stderr.
 func parseRunArgs(args []string) (runArgs, error) {
 	a := runArgs{s: plan.Defaults()}
-	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
-	plan.BindFlags(fs, &a.s)
-	fs.BoolVar(&a.asJSON, "json", false, "print exactly one JSON object on stdout")
-	fs.StringVar(&a.out, "out", "", "also write the JSON result to this file (atomically)")
-	fs.StringVar(&a.metricsAddr, "metrics-addr", "", metricsAddrUsage)
-	thresholdExprs := fs.StringArray("threshold", nil, "exit 3 unless the run meets this, e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
-	fs.IntVar(&a.repeat, "repeat", 1, "measure the cell this many times; figures become medians with their spread (JSON: repeats)")
+	fs := runFlags(&a)
 	if err := fs.Parse(args); err != nil {
 		return a, flagErr(err)
 	}
@@ -86,7 +93,7 @@ func parseRunArgs(args []string) (runArgs, error) {
 		err = plan.ValidateRepeat(a.repeat)
 	}
 	if err == nil {
-		a.thresholds, err = results.ParseThresholds(*thresholdExprs)
+		a.thresholds, err = results.ParseThresholds(a.thresholdExprs)
 	}
 	if err == nil && a.metricsAddr != "" {
 		err = metrics.CheckAddr(a.metricsAddr)

@@ -37,12 +37,18 @@ func bindScenarioFlags(fs *pflag.FlagSet, a *scenarioArgs, shipped []string) {
 	fs.StringVar(&a.metrics, "metrics-addr", "", metricsAddrUsage)
 }
 
+// sweepFlags are sweep's flags, bound to a and the settings' overrides.
+func sweepFlags(a *scenarioArgs, overrides *plan.Settings) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
+	bindScenarioFlags(fs, a, configs.Names())
+	plan.BindFlags(fs, overrides)
+	return fs
+}
+
 func cmdSweep(args []string) error {
 	var a scenarioArgs
 	overrides := plan.Defaults()
-	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
-	bindScenarioFlags(fs, &a, configs.Names())
-	plan.BindFlags(fs, &overrides)
+	fs := sweepFlags(&a, &overrides)
 	if err := fs.Parse(args); err != nil {
 		return flagErr(err)
 	}
