@@ -55,6 +55,9 @@ func compare(fs *pflag.FlagSet, ignore, failOn *[]string, format *string, alpha 
 	if fs.NArg() != 2 {
 		return usagef("OLD NEW: %d given; use two results directories or run JSON files", fs.NArg())
 	}
+	if a, b, ok := whichLockPair(fs.Arg(0), fs.Arg(1)); ok {
+		return compareWhichLock(a, b)
+	}
 	if !slices.Contains(report.CompareFormats, *format) {
 		return &results.InputError{Field: "--format", Value: *format, Problem: "not a format", Accepted: strings.Join(report.CompareFormats, ", ")}
 	}
@@ -99,6 +102,30 @@ func compareExit(c *report.Comparison, check *report.FailOnCheck, guarded bool) 
 	}
 	if guarded && len(check.Unjudged) > 0 {
 		return fmt.Errorf("--fail-on %s could be judged on no cell; measure more repeats (--repeat 5 or more)", strings.Join(check.Unjudged, ", "))
+	}
+	return nil
+}
+
+// whichLockPair reads two which-lock runs' matrices; ok is false unless
+// both are.
+func whichLockPair(a, b string) (*report.WhichLock, *report.WhichLock, bool) {
+	ma, err1 := report.ReadMatrix(a)
+	mb, err2 := report.ReadMatrix(b)
+	return ma, mb, err1 == nil && err2 == nil
+}
+
+// compareWhichLock compares two which-lock runs' verdicts: exit 3 when one
+// reversed a verdict the other's runs agreed on.
+func compareWhichLock(a, b *report.WhichLock) error {
+	m := report.AgreeMatrices(a, b)
+	if err := m.Write(os.Stdout); err != nil {
+		return err
+	}
+	if m.Compared == 0 {
+		return errors.New("the two which-lock runs share no measured cell")
+	}
+	if len(m.Reversed) > 0 {
+		return quietExit(exitThreshold)
 	}
 	return nil
 }

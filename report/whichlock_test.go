@@ -170,3 +170,18 @@ func TestShortWhy(t *testing.T) {
 		}
 	}
 }
+
+// Two runs agree unless a verdict unanimous in both is the opposite; a
+// rare event seen in one run only differs, and is listed.
+func TestAgreeMatrices(t *testing.T) {
+	p := &WhichLockPlan{Designs: []string{"a"}, Faults: []string{"none", "crash", "pause-holder"}}
+	one := matrixOf(p, map[string][]run{"a.none": {{}, {}, {}}, "a.crash": {{}, {}, {}}, "a.pause-holder": {{overlap: 3}, {overlap: 2}, {overlap: 1}}})
+	rare := matrixOf(p, map[string][]run{"a.none": {{}, {}, {}}, "a.crash": {{lost: 1}, {}, {}}, "a.pause-holder": {{overlap: 3}, {overlap: 2}, {overlap: 1}}})
+	flipped := matrixOf(p, map[string][]run{"a.none": {{}, {}, {}}, "a.crash": {{}, {}, {}}, "a.pause-holder": {{}, {}, {}}})
+	if m := AgreeMatrices(one, rare); len(m.Reversed) != 0 || len(m.Differ) != 1 || m.Compared != 6 {
+		t.Errorf("a rare lost update: %+v; want no reversal, one difference, 6 outcomes compared", m)
+	}
+	if m := AgreeMatrices(one, flipped); len(m.Reversed) != 1 || !strings.Contains(m.Reversed[0], "a × pause-holder: exclusion broken in 3/3 runs, then 0/3") {
+		t.Errorf("overlap in 3 of 3, then 0 of 3: %+v; want one reversal", m)
+	}
+}
