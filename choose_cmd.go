@@ -28,12 +28,12 @@ const matrixWork = "clients: 2, client_mode: processes, workers: 4, keys: 8, ttl
 // (no hold, no resource, keys enough that workers seldom meet), which the
 // fault cells' holds and 8 keys would hide (their cycles/s is the holds'
 // pace, and their servers' CPU mostly idle time). A fencing token or a
-// guarded write is a fault cell's (priceUnset): the price is the lock's
-// without them, so a design that differs by one alone shares the price
-// cell of the design before it.
+// guarded write is a fault cell's, and a watchdog renews nothing without
+// holds (priceUnset): the price is the lock's without them, so a design
+// that differs by one alone shares the price cell of the design before it.
 const (
 	priceWork  = "workers: 16, keys: 10000, hold: 0, ttl: 2s, duration: 3s, warmup: 1s"
-	priceUnset = "fencing: unset, guarded_write: unset"
+	priceUnset = "fencing: unset, guarded_write: unset, watchdog: unset"
 )
 
 type chooseArgs struct {

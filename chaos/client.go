@@ -448,7 +448,8 @@ func (c *client) Use(w *workloads.Worker, h workloads.Held) {
 	// The checkers judge the hold on the window the client measured itself:
 	// a Redlock's TTL − drift; a keep-alive lock (etcd's session) has no
 	// such validity, so its window runs from the acquire to the end of its
-	// use (the lease may end under it: that is what is judged).
+	// use (the lease may end under it: that is what is judged); a Redis
+	// lock renewed by its watchdog, to its validity as last renewed.
 	ttl, factor := int64(c.cfg.Engine.TTL), c.cfg.Engine.DriftFactor
 	if h.Lock.Lost != nil {
 		ttl, factor = int64(h.Lock.ValidUntil.Sub(h.Start)), 0
@@ -465,6 +466,9 @@ func (c *client) Use(w *workloads.Worker, h workloads.Held) {
 	used := time.Now()
 	c.probe.Exit(ph)
 	hold.Used = used.UnixNano()
+	if h.Lock.Until != nil { // renewed in the background: its promise as last renewed
+		hold.TTL, hold.DriftFactor = int64(h.Lock.Until().Sub(h.Start)), 0
+	}
 	c.holds.Add(hold)
 }
 

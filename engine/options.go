@@ -93,6 +93,10 @@ type Config struct {
 	MasterSet     string
 	WaitReplicas  int
 	WaitTimeout   time.Duration
+	// Watchdog renews every held lock in the background every TTL/3
+	// while its holder's process lives (Redisson's lock watchdog), and
+	// tells the holder when a renewal fails (watchdog.go).
+	Watchdog bool
 }
 
 // DefaultConfig returns the reference settings (redsync and the seed).

@@ -41,6 +41,10 @@ type Engine struct {
 	// measuring is set by MarkMeasured: late replies of acquires started
 	// from then on are the run's, earlier ones the warm-up's.
 	measuring atomic.Bool
+	// quit ends every watchdog's renewals at Close, watchers waits for
+	// them (a lock never released must not renew on closed links).
+	quit     chan struct{}
+	watchers sync.WaitGroup
 	// closed is set as Close begins: attempts after it return ErrClosed
 	// (a notify waiter woken by the close must not touch its links).
 	closed atomic.Bool
@@ -64,7 +68,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, quorum: Quorum(len(targets)), tokens: newTokenSource(), timeouts: startTimeouts(cfg.Timeout),
 		setTTL: strconv.FormatInt(cfg.TTL.Milliseconds(), 10), relSHA: sha1Hex(releaseScript), extSHA: sha1Hex(extendScript),
-		relNotifySHA: sha1Hex(releaseNotifyScript), relKind: opRelease}
+		relNotifySHA: sha1Hex(releaseNotifyScript), relKind: opRelease, quit: make(chan struct{})}
 	e.late = newLateCounts(len(targets))
 	e.startWait()
 	scripts := []string{releaseScript, extendScript}
@@ -112,7 +116,11 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 func (e *Engine) Close() {
 	e.closing.Lock()
 	defer e.closing.Unlock()
+	if !e.closed.Load() {
+		close(e.quit)
+	}
 	e.closed.Store(true)
+	e.watchers.Wait()
 	if e.notify != nil {
 		e.notify.close()
 		e.notify = nil
@@ -251,6 +259,9 @@ func (e *Engine) tryAcquire(ctx context.Context, key, token string) (*Lock, Resu
 		// is usable until t1 + TTL − drift.
 		lock.Key, lock.Token, lock.Start = key, token, t1
 		lock.ValidUntil = t1.Add(e.cfg.TTL - Drift(e.cfg.TTL, e.cfg.DriftFactor))
+		if e.cfg.Watchdog {
+			e.watch(lock)
+		}
 		return lock, res
 	}
 	// Release everywhere, also where the SET seemed to fail: a timed-out SET
@@ -281,6 +292,7 @@ func (e *Engine) sent(kind opKind, outs []Outcome) int {
 // is room kept in the lock, shared by its copies: a second Release of the
 // same lock reuses it, so do not release one lock from two goroutines at once.
 func (e *Engine) Release(ctx context.Context, l *Lock) OpResult {
+	stopWatch(l) // no renewal after (or racing) the release
 	outs := l.Room
 	if len(outs) != len(e.links) { // a Lock not made by TryAcquire
 		outs = make([]Outcome, len(e.links))

@@ -28,8 +28,13 @@ type Lock struct {
 	// comes from (fence_source).
 	Fence int64
 	// Lost, when not nil, is closed once the service ended the lock under
-	// its holder (a session's lease or connection that ended).
+	// its holder (a session's lease or connection that ended, a watchdog's
+	// renewal that failed).
 	Lost <-chan struct{}
+	// Until, when not nil, is when the lock's validity ends as last
+	// renewed in the background (a Redis lease watchdog's): the holder's
+	// promise, where ValidUntil is the far future.
+	Until func() time.Time
 	// Room is where a per-server Locker keeps its release's outcomes,
 	// allocated with the lock (the engine: one allocation per cycle).
 	Room []Outcome

@@ -137,6 +137,7 @@ func bindSettings(fs *pflag.FlagSet, s *Settings) {
 	dur(&s.Hold, "hold", "how long a worker holds each lock (mean for uniform/exponential)")
 	fs.StringVar(&s.HoldDist, "hold-distribution", s.HoldDist, "hold time: fixed, uniform (0..2×hold), exponential")
 	fs.BoolVar(&s.AutoExtend, "auto-extend", s.AutoExtend, "extend locks whose hold outlives a third of the TTL")
+	fs.BoolVar(&s.Watchdog, "watchdog", s.Watchdog, "Redis: renew every held lock in the background every TTL/3 while its holder lives, as Redisson's watchdog (a failed renewal tells the holder)")
 	fs.StringVar(&s.KeyPrefix, "key-prefix", s.KeyPrefix, "key prefix (default lockbench:RUNID:)")
 	fs.StringVar(&s.Segment, "segment", s.Segment, "multi-machine: run segment i of n (\"1/2\"): workers, rate and keyspace are split")
 	fs.StringVar(&s.StartAt, "start-at", s.StartAt, "multi-machine: start the load at this RFC 3339 time, e.g. 2026-11-30T10:00:00Z")

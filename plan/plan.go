@@ -248,7 +248,7 @@ func (s Settings) checkSegment() error {
 // warnings are sound settings that are probably a mistake.
 func (s Settings) warnings() []string {
 	var out []string
-	if s.Hold >= s.TTL && !s.AutoExtend {
+	if s.Hold >= s.TTL && !s.AutoExtend && !s.Watchdog {
 		out = append(out, fmt.Sprintf("hold %v >= ttl %v: locks expire while held (holds are cut at the validity end); use auto-extend or a longer ttl", s.Hold, s.TTL))
 	}
 	if n := s.N(); n%2 == 0 && s.Roles() {
@@ -281,6 +281,7 @@ func (s Settings) EngineConfig() (engine.Config, error) {
 		c.NotifyTimeout = c.TTL // unset: the lease, as Redisson
 	}
 	c.MaxBatch, c.Dispatchers, c.FlushDelay = s.Batch, s.Dispatchers, time.Duration(s.FlushDelay)
+	c.Watchdog = s.Watchdog
 	s.topologyEngine(&c)
 	c.TLS = engine.TLSFiles{CA: s.TLSCA, Cert: s.TLSCert, Key: s.TLSKey, Insecure: s.TLSInsecure}
 	if !c.TLS.Empty() {

@@ -86,6 +86,12 @@ func (redisTopology) CheckClient(s Settings) error {
 	if s.Driver == "redsync" && s.Mode != string(engine.Multiplexed) {
 		return fmt.Errorf("mode: %q is not available with driver redsync; redsync acquires on all masters at once (multiplexed)", s.Mode)
 	}
+	if s.Driver == "redsync" && s.Watchdog {
+		return fmt.Errorf("watchdog: is lockbench's Redis client's (driver lockbench); redsync extends only when asked")
+	}
+	if s.Watchdog && s.AutoExtend {
+		return fmt.Errorf("watchdog: give watchdog (renewals in the background) or auto_extend (inline in the hold), not both")
+	}
 	if s.Driver == "redsync" && s.WaitStrategy == engine.StrategyNotify {
 		return fmt.Errorf("wait-strategy: notify is not accepted with driver redsync; use retry, backoff or spin")
 	}
@@ -145,7 +151,7 @@ func (redisTopology) FaultWarnings(s Settings) []string {
 	case "exponential", "exp":
 		longest *= 5 // past the 99th percentile
 	}
-	if s.Hold > 0 && longest >= time.Duration(s.TTL)-time.Duration(s.Timeout) && !s.CheckValidity {
+	if s.Hold > 0 && longest >= time.Duration(s.TTL)-time.Duration(s.Timeout) && !s.CheckValidity && !s.Watchdog {
 		return []string{fmt.Sprintf("holds reach %v (hold %v, %s) against ttl %v: some writes land after the lock expired, "+
 			"so lost updates can appear without any fault; shorten the hold or set check_validity", longest, s.Hold, s.HoldDist, s.TTL)}
 	}

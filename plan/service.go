@@ -327,6 +327,8 @@ func (s Settings) checkServiceClient(t Topology) error {
 		return fmt.Errorf("local-cpus: not yet with topology %s (it pins redis-server masters)", name)
 	case s.AutoExtend:
 		return fmt.Errorf("auto-extend: not with topology %s; its session keeps its lock by itself", name)
+	case s.Watchdog:
+		return fmt.Errorf("watchdog: not with topology %s; its session keeps its lock by itself", name)
 	case s.WaitReplicas != 0:
 		return fmt.Errorf("wait-replicas: %d needs topology replicated; topology %s commits each write itself", s.WaitReplicas, name)
 	}

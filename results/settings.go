@@ -158,6 +158,10 @@ type Settings struct {
 	Hold         Duration `yaml:"hold" json:"hold"`
 	HoldDist     string   `yaml:"hold_distribution" json:"hold_distribution"` // fixed, uniform, exponential
 	AutoExtend   bool     `yaml:"auto_extend" json:"auto_extend"`
+	// Watchdog: Redis' locks are renewed in the background every TTL/3
+	// while the holder's process lives (Redisson's watchdog); a failed
+	// renewal tells the holder.
+	Watchdog bool `yaml:"watchdog" json:"watchdog,omitempty"`
 	KeyPrefix    string   `yaml:"key_prefix" json:"key_prefix"`
 	Seed         uint64   `yaml:"seed" json:"seed"`
 	Force        bool     `yaml:"force" json:"force,omitempty"` // run even when keys under the prefix exist
