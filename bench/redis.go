@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"lockbench/drivers/rueidislockdriver"
 	"lockbench/engine"
 	"lockbench/faults"
 	"lockbench/localmasters"
@@ -97,6 +98,9 @@ func (redisService) NewClient(ctx context.Context, raw json.RawMessage) (service
 	var cfg engine.Config
 	if err := json.Unmarshal(raw, &cfg); err != nil {
 		return nil, fmt.Errorf("redis client config: %w", err)
+	}
+	if cfg.Driver == rueidislockdriver.Name {
+		return rueidislockdriver.New(ctx, cfg)
 	}
 	eng, err := engine.New(ctx, cfg)
 	if err != nil {

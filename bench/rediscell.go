@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"lockbench/drivers/redsyncdriver"
+	"lockbench/drivers/rueidislockdriver"
 	"lockbench/engine"
 	"lockbench/lock"
 	"lockbench/plan"
@@ -145,6 +146,13 @@ type cellLocker struct {
 }
 
 func newLocker(ctx context.Context, s plan.Settings, cfg engine.Config, eng *engine.Engine) (cellLocker, error) {
+	if s.Driver == rueidislockdriver.Name {
+		d, err := rueidislockdriver.New(ctx, cfg)
+		if err != nil {
+			return cellLocker{}, err
+		}
+		return cellLocker{Locker: d, close: d.Close}, nil
+	}
 	if s.Driver != "redsync" {
 		return cellLocker{Locker: eng, close: func() {}}, nil
 	}

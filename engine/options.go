@@ -97,6 +97,10 @@ type Config struct {
 	// while its holder's process lives (Redisson's lock watchdog), and
 	// tells the holder when a renewal fails (watchdog.go).
 	Watchdog bool
+	// Driver is the lock client the masters are measured with ("" or
+	// lockbench: this engine; rueidislock: rueidis' own lock, which a
+	// fault cell's client builds in its place).
+	Driver string `json:",omitempty"`
 }
 
 // DefaultConfig returns the reference settings (redsync and the seed).

@@ -21,15 +21,17 @@ type watchdog struct {
 	done  chan struct{}
 }
 
-// farFuture is the ValidUntil of a lock kept alive in the background:
-// Lost says when it ended instead, Until when it would.
-var farFuture = time.Unix(1<<40, 0)
+// noValidity is how far ValidUntil lies for a lock kept alive in the
+// background (Lost says when it ended instead, Until when it would): a
+// hundred years, as the session locks', a far future whose sums do not
+// overflow.
+const noValidity = 100 * 365 * 24 * time.Hour
 
 // watch starts renewing l every TTL/3 until its release.
 func (e *Engine) watch(l *Lock) {
 	w := &watchdog{held: *l, lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	w.until.Store(l.ValidUntil.UnixNano())
-	l.ValidUntil, l.Lost, l.Handle = farFuture, w.lost, w
+	l.ValidUntil, l.Lost, l.Handle = l.Start.Add(noValidity), w.lost, w
 	l.Until = func() time.Time { return time.Unix(0, w.until.Load()) }
 	e.watchers.Add(1)
 	go e.renew(w)

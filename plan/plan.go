@@ -282,6 +282,9 @@ func (s Settings) EngineConfig() (engine.Config, error) {
 	}
 	c.MaxBatch, c.Dispatchers, c.FlushDelay = s.Batch, s.Dispatchers, time.Duration(s.FlushDelay)
 	c.Watchdog = s.Watchdog
+	if s.Driver == rueidislockDriver {
+		c.Driver = s.Driver
+	}
 	s.topologyEngine(&c)
 	c.TLS = engine.TLSFiles{CA: s.TLSCA, Cert: s.TLSCert, Key: s.TLSKey, Insecure: s.TLSInsecure}
 	if !c.TLS.Empty() {

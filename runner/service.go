@@ -78,6 +78,9 @@ func (v *serviceCell) Window(rc *workloads.RunConfig) {
 // Finish records the servers, what the service ran on and the baseline.
 func (v *serviceCell) Finish(res *results.Run, st *workloads.Stats) {
 	srv := v.env.masters.Service
+	if res.Config.Service == nil { // a Redis topology measured through another client (rueidislock)
+		res.Config.Service = &results.ServiceSettings{}
+	}
 	v.cl.Record(res.Config.Service) // cellConfig made it, with the servers' part
 	res.Config.Service.CallsPerCycle = v.rpcs.perCycle(st.Acquired)
 	if len(srv.Pids()) > 0 {
