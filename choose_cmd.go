@@ -24,17 +24,27 @@ import (
 // workers and keys.
 const matrixWork = "clients: 2, client_mode: processes, workers: 4, keys: 8, ttl: 2s, hold: 200ms, wait_time: 3s, min_acquisitions: 10"
 
-// priceWork is each design's price cell, a benchmark cell: the lock alone
-// (no hold, no resource, keys enough that workers seldom meet), which the
-// fault cells' holds and 8 keys would hide (their cycles/s is the holds'
-// pace, and their servers' CPU mostly idle time). A fencing token or a
-// guarded write is a fault cell's, and a watchdog renews nothing without
-// holds (priceUnset): the price is the lock's without them, so a design
-// that differs by one alone shares the price cell of the design before it.
+// A design's price comes from benchmark cells of the lock alone (no
+// resource, no fault), which the fault cells' holds and 8 keys would hide
+// (their cycles/s is the holds' pace, their servers mostly idle):
+//   - capacity: a short closed-loop sweep on many keys (ladderSteps
+//     workers), whose highest cycles/s within the SLO is the capacity;
+//   - commonWork: one open-loop rate every design serves, for latency and
+//     server CPU per lock at the same load;
+//   - hotWork: one hot key, for time to lock beside the FIFO ideal.
+//
+// A fencing token, a guarded write and a watchdog (which renews nothing
+// without holds) are the fault cells' (priceUnset): designs that differ
+// by one alone share the price cells of the design before them.
 const (
-	priceWork  = "workers: 16, keys: 10000, hold: 0, ttl: 2s, duration: 3s, warmup: 1s"
+	priceWork  = "keys: 10000, hold: 0, ttl: 2s, duration: 2s, warmup: 1s"
+	commonWork = "load: open, rate: 200, workers: 16, keys: 10000, hold: 0, ttl: 2s, duration: 2s, warmup: 1s"
+	hotWork    = "workers: 8, keys: 1, hold: 2ms, ttl: 2s, wait_time: 3s, duration: 2s, warmup: 1s"
 	priceUnset = "fencing: unset, guarded_write: unset, watchdog: unset"
 )
+
+// ladderSteps are the capacity sweep's workers.
+var ladderSteps = []int{1, 4, 16, 64}
 
 type chooseArgs struct {
 	scenarioArgs
@@ -158,38 +168,60 @@ func chooseScenario(a chooseArgs) (*plan.Scenario, []plan.Cell, report.WhichLock
 	if err != nil {
 		return nil, nil, wl, err
 	}
-	prices, byDesign, err := priceCells(ds)
-	wl.Price, wl.Work, wl.PriceWork = byDesign, matrixWork, priceWork
+	prices, pc, err := priceCells(ds)
+	pc.SLO = a.p99
+	if pc.SLO == 0 {
+		pc.SLO = report.DefaultSLO
+	}
+	pc.LadderWork, pc.CommonWork, pc.HotWork = fmt.Sprintf("%s, workers: %v", priceWork, ladderSteps), commonWork, hotWork
+	wl.PriceCells, wl.Work = &pc, matrixWork
 	for i := range prices {
 		prices[i].Renumber(len(expanded) + i)
 	}
 	return sc, append(expanded, prices...), wl, err
 }
 
-// priceCells are the designs' price cells (benchmark cells, one for each
-// set of settings plan and this machine can run), and the price cell of
-// each design that has one.
-func priceCells(ds []plan.Design) ([]plan.Cell, map[string]string, error) {
+// priceCells are the designs' benchmark cells (one set for each set of
+// settings plan and this machine can run) and which of them each design's
+// price reads.
+func priceCells(ds []plan.Design) ([]plan.Cell, report.PriceCells, error) {
 	var cells []string
-	byDesign, bySettings := map[string]string{}, map[string]string{}
+	pc := report.PriceCells{Ladder: map[string][]string{}, Common: map[string]string{}, Hot: map[string]string{}}
+	bySettings := map[string]string{} // a design's own settings → the design whose cells it shares
 	for _, d := range ds {
-		settings := layered(priceWork, d.Settings, priceUnset)
-		if name, ok := bySettings[settings]; ok {
-			byDesign[d.Name] = name
+		own := layered(d.Settings, priceUnset)
+		if first, ok := bySettings[own]; ok {
+			pc.Ladder[d.Name], pc.Common[d.Name], pc.Hot[d.Name] = pc.Ladder[first], pc.Common[first], pc.Hot[first]
 			continue
 		}
-		name := report.CellName(d.Name, report.PriceCell)
-		cell := fmt.Sprintf("  - name: %s\n    settings: %s\n", name, settings)
-		if _, err := checkedCells(cell, false); err == nil {
-			cells = append(cells, cell)
-			byDesign[d.Name], bySettings[settings] = name, name
+		bySettings[own] = d.Name
+		for _, w := range ladderSteps {
+			name := report.CellName(d.Name, fmt.Sprintf("%s-%d", report.PriceCell, w))
+			if cell, ok := priceCell(name, priceWork, d.Settings, fmt.Sprintf("workers: %d", w)); ok {
+				cells, pc.Ladder[d.Name] = append(cells, cell), append(pc.Ladder[d.Name], name)
+			}
+		}
+		if cell, ok := priceCell(report.CellName(d.Name, report.CommonCell), commonWork, d.Settings); ok {
+			cells, pc.Common[d.Name] = append(cells, cell), report.CellName(d.Name, report.CommonCell)
+		}
+		if cell, ok := priceCell(report.CellName(d.Name, report.HotCell), hotWork, d.Settings); ok {
+			cells, pc.Hot[d.Name] = append(cells, cell), report.CellName(d.Name, report.HotCell)
 		}
 	}
 	if len(cells) == 0 {
-		return nil, byDesign, nil
+		return nil, pc, nil
 	}
 	out, err := checkedCells(strings.Join(cells, ""), false)
-	return out, byDesign, err
+	return out, pc, err
+}
+
+// priceCell is one benchmark cell of a design's price (YAML), false when
+// plan refuses it.
+func priceCell(name, work, design string, more ...string) (string, bool) {
+	settings := layered(append([]string{work, design, priceUnset}, more...)...)
+	cell := fmt.Sprintf("  - name: %s\n    settings: %s\n", name, settings)
+	_, err := checkedCells(cell, false)
+	return cell, err == nil
 }
 
 // checkedCells are a scenario's cells (YAML), checked as the runner will.

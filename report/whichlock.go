@@ -32,9 +32,11 @@ type WhichLockPlan struct {
 	Unsupported   map[string]map[string]string `json:"unsupported"`
 	// NotMeasured: design → fault → the program this machine lacked.
 	NotMeasured map[string]map[string]string `json:"not_measured,omitempty"`
-	// Price: design → the name of its price cell, a benchmark cell of the
-	// lock alone (none: the quiet cell's figures stand in).
-	Price map[string]string `json:"price,omitempty"`
+	// PriceCells: which benchmark cells price each design (capacity, one
+	// common rate, a hot key); nil in older runs, whose Price names one
+	// price cell per design (none: the quiet cell's figures stand in).
+	PriceCells *PriceCells       `json:"price_cells,omitempty"`
+	Price      map[string]string `json:"price,omitempty"`
 	// Work is every fault cell's, PriceWork every price cell's (settings
 	// as choose lays them over a design's).
 	Work      string `json:"work,omitempty"`
@@ -109,11 +111,13 @@ type MatrixRow struct {
 	ServerCPUPerLock       float64 `json:"server_cpu_us_per_lock,omitempty"`
 	PriceResult            string  `json:"price_result,omitempty"`
 	// P50/P99/TimeToLock are the figures in µs, for the JSON.
-	P50        float64      `json:"acquire_p50_us,omitempty"`
-	P99        float64      `json:"acquire_p99_us,omitempty"`
-	TimeToLock float64      `json:"time_to_lock_p99_us,omitempty"`
-	Faults     []MatrixCell `json:"cells"`
-	Meets      bool         `json:"meets"`
+	P50        float64         `json:"acquire_p50_us,omitempty"`
+	P99        float64         `json:"acquire_p99_us,omitempty"`
+	TimeToLock float64         `json:"time_to_lock_p99_us,omitempty"`
+	Capacity   *DesignCapacity `json:"capacity,omitempty"`
+	Hot        *HotKey         `json:"hot_key,omitempty"`
+	Faults     []MatrixCell    `json:"cells"`
+	Meets      bool            `json:"meets"`
 	// Reasons are every reason the row does not meet the needs.
 	Reasons []string `json:"reasons,omitempty"`
 	// Survived counts the faults measured with neither outcome broken in
@@ -131,6 +135,7 @@ type WhichLock struct {
 	Work            string            `json:"work,omitempty"`
 	PriceWork       string            `json:"price_work,omitempty"`
 	Quick           string            `json:"quick,omitempty"`
+	PriceCells      *PriceCells       `json:"price_cells,omitempty"`
 	Run             RunInfo           `json:"run"`
 	Recommend       []string          `json:"recommended"`
 	Outcomes        []OutcomeWords    `json:"outcome_definitions"`
@@ -185,7 +190,14 @@ func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells 
 		byName[c.Label] = i
 	}
 	w := &WhichLock{Faults: p.Faults, Defined: p.Defined, Needs: p.Needs, Work: p.Work, PriceWork: p.PriceWork, Quick: p.Quick,
-		Run: runInfo(m), Outcomes: outcomeWords}
+		PriceCells: p.PriceCells, Run: runInfo(m), Outcomes: outcomeWords}
+	find := func(name string) (CellSummary, *cell, bool) {
+		i, ok := byName[name]
+		if !ok {
+			return CellSummary{}, nil, false
+		}
+		return cells[i], loaded[i], true
+	}
 	for _, d := range p.Designs {
 		row := MatrixRow{Design: d, Fenced: strings.HasSuffix(d, "-fencing") || strings.HasSuffix(d, "-guarded")}
 		if i, ok := byName[CellName(d, "none")]; ok {
@@ -193,6 +205,11 @@ func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells 
 		}
 		if i, ok := byName[p.Price[d]]; ok {
 			row.priceCell(cells[i], loaded[i])
+		}
+		if p.PriceCells != nil {
+			row.TimeToLockP99, row.TimeToLock, row.ServerCPUPerLock = 0, 0, 0 // the price cells' alone
+			row.Priced, row.PriceCell = false, true
+			row.priceFromCells(p.PriceCells, find)
 		}
 		for _, f := range p.Faults {
 			c := matrixCell(p, d, f, byName, cells, loaded)
@@ -254,6 +271,9 @@ func (r *MatrixRow) priceCell(c CellSummary, l *cell) {
 
 // priceSource names the cell the row's price came from.
 func (r MatrixRow) priceSource() string {
+	if r.Capacity != nil {
+		return "common-rate cell"
+	}
 	if r.PriceCell {
 		return "price cell"
 	}
@@ -356,6 +376,8 @@ func (n Needs) judge(r MatrixRow, faults []string) []string {
 		why = append(why, "no acquire p99 to weigh: neither its price cell nor its quiet cell was measured")
 	case n.P99 > 0 && r.AcquireP99 > float64(n.P99.Microseconds()):
 		why = append(why, fmt.Sprintf("acquire p99 %s on its %s, over %s", results.FormatMicros(r.AcquireP99), r.priceSource(), n.P99))
+	case n.P99 > 0 && r.Capacity != nil && r.Capacity.Steps > 0 && r.Capacity.CyclesPerSec == 0:
+		why = append(why, fmt.Sprintf("no step of its capacity sweep kept acquire p99 within %s", n.P99))
 	}
 	for _, need := range n.all() {
 		i := slices.Index(faults, need.Fault)

@@ -207,13 +207,17 @@ func (w *WhichLock) writeJSON(wr io.Writer) error {
 const WhichLockPicture = "which-lock.png"
 
 func (w *WhichLock) writePicture(out string) error {
-	pn := &plots.Panel{X: plots.Axis{Label: "price: lock cycles/s (log)", Log: true}, Y: plots.Axis{Label: "faults survived (of those judged)", Min: plots.F(0)}}
+	pn := &plots.Panel{X: plots.Axis{Label: "capacity: lock cycles/s within the SLO (log)", Log: true}, Y: plots.Axis{Label: "faults survived (of those judged)", Min: plots.F(0)}}
 	for i, r := range w.Rows {
-		if !r.Priced || r.CyclesPerSec <= 0 {
+		x := r.CyclesPerSec
+		if r.Capacity != nil {
+			x = r.Capacity.CyclesPerSec
+		}
+		if x <= 0 {
 			continue
 		}
 		pn.Series = append(pn.Series, plots.Series{Label: fmt.Sprintf("%s (%d/%d)", r.Design, r.Survived, r.Judged),
-			X: []float64{r.CyclesPerSec}, Y: []float64{float64(r.Survived)}, Color: i, Glyph: 1 + i%6})
+			X: []float64{x}, Y: []float64{float64(r.Survived)}, Color: i, Glyph: 1 + i%6})
 	}
 	if len(pn.Series) == 0 {
 		return nil
@@ -227,6 +231,14 @@ func (w *WhichLock) writePicture(out string) error {
 
 // priceText says where the price columns come from.
 func (w *WhichLock) priceText() string {
+	if pc := w.PriceCells; pc != nil {
+		return fmt.Sprintf("Price, from benchmark cells of the lock alone (no fault, no protected resource; a fencing token, guarded write or watchdog not included): "+
+			"capacity, the highest cycles/s whose acquire p99 stayed within %s (and 99%% of acquires won) in a closed-loop sweep (%s), "+
+			"with its repeats' range and what limited it (≥: a lower bound, the servers may serve more: no heavier step broke the SLO, or the generator or the shared machine limited it); "+
+			"the servers' CPU per lock at that capacity; acquire p50 and p99 at one open-loop rate every design serves (%s); "+
+			"time to lock p99 on one hot key (%s) beside the FIFO ideal, (workers − 1) × the key's measured period: a queue's lower bound.",
+			pc.SLO, pc.LadderWork, pc.CommonWork, pc.HotWork)
+	}
 	if w.PriceWork == "" {
 		return "Price: the quiet cell (no fault)."
 	}
@@ -242,9 +254,13 @@ func (r MatrixRow) fig(us float64) string {
 	return results.FormatMicros(us)
 }
 
-// CyclesText is the row's cycles/s, "—" where none was measured.
+// CyclesText is the row's capacity (an older run's: its price cell's
+// cycles/s), "—" where none was measured.
 func (r MatrixRow) CyclesText() string {
-	if !r.Priced {
+	switch {
+	case r.Capacity != nil:
+		return r.CapacityText()
+	case !r.Priced:
 		return "—"
 	}
 	return fmt.Sprintf("%.0f", r.CyclesPerSec)
@@ -258,9 +274,31 @@ func (r MatrixRow) CPUText() string {
 	return fmt.Sprintf("%.1f", r.ServerCPUPerLock)
 }
 
-func (r MatrixRow) P50Text() string        { return r.fig(r.AcquireP50) }
-func (r MatrixRow) P99Text() string        { return r.fig(r.AcquireP99) }
-func (r MatrixRow) TimeToLockText() string { return r.fig(r.TimeToLockP99) }
+func (r MatrixRow) P50Text() string { return r.fig(r.AcquireP50) }
+func (r MatrixRow) P99Text() string { return r.fig(r.AcquireP99) }
+func (r MatrixRow) TimeToLockText() string {
+	switch {
+	case r.Hot != nil:
+		return r.HotText()
+	case r.TimeToLockP99 <= 0:
+		return "—"
+	}
+	return r.fig(r.TimeToLockP99)
+}
+
+// priceHeads are the price columns' heads.
+func (w *WhichLock) priceHeads() []string {
+	if pc := w.PriceCells; pc != nil {
+		rate := "the common rate"
+		if _, r, ok := strings.Cut(pc.CommonWork, "rate: "); ok {
+			rate, _, _ = strings.Cut(r, ",")
+			rate += "/s"
+		}
+		return []string{fmt.Sprintf("capacity, cycles/s at p99 ≤ %s", pc.SLO), "acquire p50 at " + rate, "acquire p99 at " + rate,
+			"hot key: time to lock p99", "server CPU µs/lock at capacity"}
+	}
+	return []string{"cycles/s", "acquire p50", "acquire p99", "time to lock p99", "server CPU µs/lock"}
+}
 
 func (w *WhichLock) writeMarkdown(wr io.Writer) error {
 	var b strings.Builder
@@ -270,7 +308,7 @@ func (w *WhichLock) writeMarkdown(wr io.Writer) error {
 	}
 	b.WriteString("Every design on the same work (the same TTL or lease, holds, workers and keys) under the same faults. " + w.priceText() +
 		" Each fault's cell: in how many runs each outcome happened (k/n), its median and range where it did.\n\n")
-	b.WriteString("| design | cycles/s | acquire p50 | acquire p99 | time to lock p99 | server CPU µs/lock |")
+	b.WriteString("| design | " + strings.Join(w.priceHeads(), " | ") + " |")
 	for _, f := range w.Faults {
 		b.WriteString(" " + f + " |")
 	}
@@ -359,7 +397,7 @@ p,li{line-height:1.4}
 Each fault's cell: in how many runs each outcome happened (k/n), its median and range where it did; each links to its result.</p>
 {{if .Needs.Any}}<h2>Your needs: {{.Needs.String}}</h2>
 <p>Meet them: {{if .Recommend}}{{range $i, $d := .Recommend}}{{if $i}}, {{end}}<strong>{{$d}}</strong>{{end}}{{else}}none{{end}}.</p>{{end}}
-<table><tr><th>design</th><th>cycles/s</th><th>acquire p50</th><th>acquire p99</th><th>time to lock p99</th><th>server CPU µs/lock</th>{{range .Faults}}<th>{{.}}</th>{{end}}</tr>
+<table><tr><th>design</th>{{range .PriceHeads}}<th>{{.}}</th>{{end}}{{range .Faults}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr><td{{if .Meets}} class="meets"{{end}}>{{.Design}}</td><td class="n">{{.CyclesText}}</td><td class="n">{{.P50Text}}</td><td class="n">{{.P99Text}}</td><td class="n">{{.TimeToLockText}}</td><td class="n">{{.CPUText}}</td>
 {{range .Cells}}<td class="{{.Class}}" title="{{.Why}}">{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
 {{end}}</table>
@@ -418,11 +456,12 @@ func (w *WhichLock) writeHTML(wr io.Writer) error {
 	}
 	return whichLockPage.Execute(wr, struct {
 		*WhichLock
-		Rows      []pageRow
-		PriceText string
-		Legend    any
-		FaultDefs []OutcomeWords
-		Excluded  []MatrixRow
-		Whys      []pageWhy
-	}{w, rows, w.priceText(), legend, defs, excluded, whys})
+		Rows       []pageRow
+		PriceText  string
+		Legend     any
+		FaultDefs  []OutcomeWords
+		Excluded   []MatrixRow
+		Whys       []pageWhy
+		PriceHeads []string
+	}{w, rows, w.priceText(), legend, defs, excluded, whys, w.priceHeads()})
 }

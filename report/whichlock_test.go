@@ -185,3 +185,45 @@ func TestAgreeMatrices(t *testing.T) {
 		t.Errorf("overlap in 3 of 3, then 0 of 3: %+v; want one reversal", m)
 	}
 }
+
+// A capacity is the best step within the SLO, a lower bound when no
+// heavier step broke it, limited by what stopped the next step; a hot
+// key's time to lock is read against (workers − 1) × its period.
+func TestCapacityAndHotKey(t *testing.T) {
+	step := func(name string, workers int, cps, p99 float64, by string) (CellSummary, *cell) {
+		return CellSummary{Label: name, Workers: workers, CyclesPerSec: cps, Acquire: results.Latency{P99: p99}, SuccessRatio: 1,
+			Tally: results.Tally{Acquired: 100}, Limit: &results.Limit{By: by}}, &cell{Info: results.CellInfo{File: name + ".json"}}
+	}
+	cells := map[string][2]any{}
+	add := func(name string, workers int, cps, p99 float64, by string) {
+		c, l := step(name, workers, cps, p99, by)
+		cells[name] = [2]any{c, l}
+	}
+	find := func(n string) (CellSummary, *cell, bool) {
+		x, ok := cells[n]
+		if !ok {
+			return CellSummary{}, nil, false
+		}
+		return x[0].(CellSummary), x[1].(*cell), true
+	}
+	add("a1", 1, 1000, 2000, "latency")
+	add("a4", 4, 3500, 6000, "latency")
+	add("a16", 16, 5000, 25000, "server")
+	add("b1", 1, 100, 12000, "server")
+	add("c1", 1, 9000, 500, "latency")
+	add("c4", 4, 30000, 900, "machine")
+	slo := 10 * time.Millisecond
+	if cp := capacityOf([]string{"a1", "a4", "a16"}, slo, find); cp.CyclesPerSec != 3500 || cp.LowerBound || cp.Limiter != "server" {
+		t.Errorf("a: %+v; want 3500 cycles/s at 4 workers, the next step limited by the server", cp)
+	}
+	if cp := capacityOf([]string{"b1"}, slo, find); cp.CyclesPerSec != 0 || cp.LightestP99 != 12000 {
+		t.Errorf("b: %+v; want none within the SLO, 12 ms at its lightest", cp)
+	}
+	if cp := capacityOf([]string{"c1", "c4"}, slo, find); cp.CyclesPerSec != 30000 || !cp.LowerBound {
+		t.Errorf("c: %+v; want a lower bound of 30000 (no step broke the SLO)", cp)
+	}
+	r := MatrixRow{Capacity: capacityOf([]string{"c1", "c4"}, slo, find)}
+	if got := r.CapacityText(); got != "≥ 30000, machine" {
+		t.Errorf("capacity text %q", got)
+	}
+}
