@@ -161,10 +161,10 @@ type Settings struct {
 	// Watchdog: Redis' locks are renewed in the background every TTL/3
 	// while the holder's process lives (Redisson's watchdog); a failed
 	// renewal tells the holder.
-	Watchdog bool `yaml:"watchdog" json:"watchdog,omitempty"`
-	KeyPrefix    string   `yaml:"key_prefix" json:"key_prefix"`
-	Seed         uint64   `yaml:"seed" json:"seed"`
-	Force        bool     `yaml:"force" json:"force,omitempty"` // run even when keys under the prefix exist
+	Watchdog  bool   `yaml:"watchdog" json:"watchdog,omitempty"`
+	KeyPrefix string `yaml:"key_prefix" json:"key_prefix"`
+	Seed      uint64 `yaml:"seed" json:"seed"`
+	Force     bool   `yaml:"force" json:"force,omitempty"` // run even when keys under the prefix exist
 
 	// Multi-machine runs: this process is segment i of n (1-based, "2/4");
 	// workers, rate and keyspace are split deterministically. StartAt
