@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"lockbench/internal/bound"
 	"runtime"
 	"strconv"
 	"strings"
@@ -93,8 +94,13 @@ func wakeAfterRelease(t *testing.T, holder, waiter *engine.Engine, key string) i
 	a := receive(t, got)
 	wake := a.at.Sub(released)
 	t.Logf("woken %v after the release (attempts %d)", wake, a.res.Attempts)
-	if wake > 50*time.Millisecond {
-		t.Errorf("waiter had the lock %v after the release; want within 50ms", wake)
+	// A waiter woken by the release's message has the lock within a round
+	// trip or two; one that missed it waits its notify timeout (2 s). Half
+	// the timeout tells the two apart with room for a loaded machine and
+	// the race detector (the counts check the kind of wake-up too).
+	bound.Log(t, "notify-wake-after-release", wake, time.Second)
+	if wake > time.Second {
+		t.Errorf("waiter had the lock %v after the release; want well within its 2s notify timeout (woken by the message)", wake)
 	}
 	waiter.Release(context.Background(), a.lock)
 	return a.res.Attempts

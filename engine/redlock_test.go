@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"lockbench/internal/bound"
 	"strconv"
 	"strings"
 	"sync"
@@ -258,16 +259,39 @@ func TestReleaseFallsBackToEvalAfterScriptFlush(t *testing.T) {
 // beyond their own per-master timeout.
 func TestStuckMasterUnderLoadCostsOneTimeoutEach(t *testing.T) {
 	set := redistest.StartMasters(t, 5, localmasters.PersistNone)
-	const timeout = 50 * time.Millisecond
+	const timeout = 200 * time.Millisecond // long beside a loaded machine's stalls, so that one timeout and two stand apart
 	e := newEngine(t, set, func(c *engine.Config) { c.Timeout = timeout })
+	// The same load with every master answering, in this run: the slowest
+	// acquire the machine (and the race detector) gives without a stuck
+	// master. The stuck one may add its timeout to that, once.
+	calm, calmFailed, calmWorst := stuckLoad(t, e, "calm")
 	stuck := set.Masters()[4]
 	if err := stuck.Pause(); err != nil {
 		t.Fatal(err)
 	}
 	defer stuck.Resume()
+	acquired, failed, worst := stuckLoad(t, e, "stuck")
+	// An acquire fails only when a healthy master also missed the timeout
+	// (a stalled machine): as many as the calm load saw, plus 1%.
+	bound.Log(t, "stuck-master-failed-acquires", failed, calmFailed+acquired/100)
+	if acquired < 64 || failed > calmFailed+acquired/100 {
+		t.Fatalf("acquired %d, failed %d (calm: %d of %d); 4 of 5 masters answer, all but a stalled few must succeed", acquired, failed, calmFailed, calm)
+	}
+	// One timeout costs 200 ms more than the calm load's slowest; a second
+	// (the bug this guards against) would cost 400 ms more: the bound sits
+	// between, at 1.5 timeouts.
+	limit := calmWorst + timeout*3/2
+	bound.Log(t, "stuck-master-slowest-acquire", worst, limit)
+	if worst > limit {
+		t.Fatalf("slowest acquire %v; a stuck master must cost at most its timeout %v over the calm load's slowest %v", worst, timeout, calmWorst)
+	}
+	t.Logf("%d acquires, slowest %v (calm: %d, slowest %v)", acquired, worst, calm, calmWorst)
+}
+
+// stuckLoad runs 64 workers acquiring and releasing fresh keys for a
+// second: how many won, failed, and the slowest acquire.
+func stuckLoad(t *testing.T, e *engine.Engine, prefix string) (acquired, failed int, worst time.Duration) {
 	var mu sync.Mutex
-	var worst time.Duration
-	var acquired, failed int
 	var wg sync.WaitGroup
 	stop := time.Now().Add(time.Second)
 	for w := range 64 {
@@ -275,7 +299,7 @@ func TestStuckMasterUnderLoadCostsOneTimeoutEach(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; time.Now().Before(stop); i++ {
-				lock, res := e.Acquire(context.Background(), "stuck:"+strconv.Itoa(w)+":"+strconv.Itoa(i))
+				lock, res := e.Acquire(context.Background(), prefix+":"+strconv.Itoa(w)+":"+strconv.Itoa(i))
 				mu.Lock()
 				worst = max(worst, res.Elapsed)
 				if lock != nil {
@@ -291,13 +315,7 @@ func TestStuckMasterUnderLoadCostsOneTimeoutEach(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if failed > 0 || acquired < 64 {
-		t.Fatalf("acquired %d, failed %d; 4 of 5 masters answer, all must succeed", acquired, failed)
-	}
-	if worst > timeout+150*time.Millisecond {
-		t.Fatalf("slowest acquire %v; a stuck master must cost at most its timeout %v (plus scheduling)", worst, timeout)
-	}
-	t.Logf("%d acquires, slowest %v", acquired, worst)
+	return acquired, failed, worst
 }
 
 // Sequential with wait=quorum and the first master stopped: its timeout is

@@ -2,6 +2,7 @@ package workloads_test
 
 import (
 	"context"
+	"lockbench/internal/bound"
 	"strings"
 	"testing"
 	"time"
@@ -57,8 +58,15 @@ func TestOpenLoopOverloadedCountsEveryIntendedStart(t *testing.T) {
 	if p99 := st.Acquire.ValueAtQuantile(99); p99 < 300_000 {
 		t.Fatalf("corrected p99 %dµs; a backlog growing for 1s must show in it", p99)
 	}
-	if lag := st.PacerLag.ValueAtQuantile(50); lag > 1000 {
-		t.Fatalf("pacer lag p50 %dµs: queueing behind busy workers was charged to the pacer", lag)
+	// Queueing behind busy workers reaches the corrected p99 (300 ms or
+	// more, checked above); the pacer's own lateness is far below it. A
+	// lag p50 of a tenth of that queueing would mean the queueing was
+	// charged to the pacer; a loaded machine or the race detector stretch
+	// the pacer by milliseconds, not hundreds of them.
+	lag, queued := st.PacerLag.ValueAtQuantile(50), st.Acquire.ValueAtQuantile(99)
+	bound.Log(t, "openloop-overloaded-pacer-lag-p50-us", lag, queued/10)
+	if lag > queued/10 {
+		t.Fatalf("pacer lag p50 %dµs, a tenth of the queueing (%dµs) or more: queueing behind busy workers was charged to the pacer", lag, queued)
 	}
 	r := st.Result(workloads.RepliesOf(e), nil, time.Now())
 	ol := r.OpenLoop

@@ -2,6 +2,7 @@ package workloads_test
 
 import (
 	"context"
+	"lockbench/internal/bound"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -281,8 +282,13 @@ func TestOpenLoopCorrectsCoordinatedOmission(t *testing.T) {
 	if st.Offered != 500 || st.Started+st.Unserved != st.Offered || done < st.Started-16 {
 		t.Fatalf("500/s for 1s: offered %d, started %d, unserved %d, done %d", st.Offered, st.Started, st.Unserved, done)
 	}
-	if lag := st.PacerLag.ValueAtQuantile(50); lag > 1000 {
-		t.Fatalf("pacer p50 lag %dµs; the schedule must be kept to well under a millisecond", lag)
+	// 500/s is a start every 2 ms: a pacer whose median start is later
+	// than one interval does not keep the schedule. (Idle it keeps it to
+	// tens of µs; the race detector and a loaded core stretch that.)
+	lag := st.PacerLag.ValueAtQuantile(50)
+	bound.Log(t, "openloop-pacer-lag-p50-us", lag, 2000)
+	if lag > 2000 {
+		t.Fatalf("pacer p50 lag %dµs; the schedule (a start every 2 ms) must be kept to within one interval", lag)
 	}
 	// One worker holding each lock 10 ms cannot serve 200/s: starts queue up.
 	st = run(1, 200, 10*time.Millisecond)
