@@ -122,12 +122,20 @@ cells: [{name: a}, {name: b}]
 	out := filepath.Join(dir, "res")
 	cmd := exec.Command(binary, "chaos", "-f", scenario, "--out", out)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var o, e bytes.Buffer
+	var o bytes.Buffer
+	var e lockedBuffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2500 * time.Millisecond)
+	// From the event, not from the start: once cell a's clients run (its
+	// servers are up), its faults come within 1 s of their t0; 1.5 s more
+	// puts the interrupt past them all, however long the set-up took.
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(e.String(), "clients (pids") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	start := time.Now()
 	err := cmd.Wait()

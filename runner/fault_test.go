@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -352,7 +353,10 @@ faults:
 		opt := faultOptions(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		if interrupt {
-			time.AfterFunc(1500*time.Millisecond, cancel) // while client 1 is stopped
+			// 1.5 s from when the cell's servers are up (its observer is
+			// set, its clients about to start), not from before their
+			// set-up: client 1 (paused at 600 ms) is then stopped.
+			observeWith(&opt, &startObserver{countingObserver: &countingObserver{}, started: func() { time.AfterFunc(1500*time.Millisecond, cancel) }})
 		}
 		start := time.Now()
 		r := runFaultScenario(t, ctx, sc, cells, opt)
@@ -368,4 +372,17 @@ faults:
 		}
 		assertCleanedUp(t, r, tmp)
 	}
+}
+
+// startObserver calls started once, when the cell sets its observer (its
+// servers up, its clients about to start).
+type startObserver struct {
+	*countingObserver
+	once    sync.Once
+	started func()
+}
+
+func (o *startObserver) SetWorkers(n int) {
+	o.countingObserver.SetWorkers(n)
+	o.once.Do(o.started)
 }
