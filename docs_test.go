@@ -99,3 +99,86 @@ func slug(h string) string {
 	}
 	return b.String()
 }
+
+// sourcedPages are the pages whose every figure is generated or cites
+// its source (the other docs pages are still being brought to it).
+var sourcedPages = []string{"README.md", "docs/capacity.md", "docs/faults.md"}
+
+var (
+	figure    = regexp.MustCompile(`\d[\d,.]*\s*(cycles/s|locks/s|ms|µs|×|%|k cycles)`)
+	sourceRef = regexp.MustCompile(`<!-- source: ([^#\s]+)#(\S+) -->`)
+)
+
+// A figure on a sourced page is generated (inside the which-lock block)
+// or names where it was measured: <!-- source: FILE#anchor --> on its
+// line, whose section holds each of the line's figures.
+func TestDocsFiguresHaveSources(t *testing.T) {
+	for _, page := range sourcedPages {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fenced, generated := false, false
+		for i, l := range strings.Split(string(b), "\n") {
+			switch {
+			case strings.HasPrefix(l, "```"):
+				fenced = !fenced
+				continue
+			case strings.HasPrefix(l, whichLockBegin):
+				generated = true
+			case strings.HasPrefix(l, whichLockEnd):
+				generated = false
+			}
+			figs := figure.FindAllString(l, -1)
+			if fenced || generated || len(figs) == 0 || isSettingsLine(l) {
+				continue
+			}
+			m := sourceRef.FindStringSubmatch(l)
+			if m == nil {
+				t.Errorf("%s:%d: figures %q with no source (generate them, or cite <!-- source: FILE#anchor -->)", page, i+1, figs)
+				continue
+			}
+			sec := section(t, m[1], m[2])
+			for _, f := range figs {
+				if !strings.Contains(sec, strings.TrimSpace(f)) {
+					t.Errorf("%s:%d: %q is not in %s#%s", page, i+1, f, m[1], m[2])
+				}
+			}
+		}
+	}
+}
+
+// isSettingsLine: the line states settings the code uses (a definition,
+// not a measurement): the defaults and the work lockbench lays out.
+func isSettingsLine(l string) bool {
+	for _, s := range []string{"SLO", "--p99", "holds of", "workers", "TTL", "timeout", "locks/s open loop", "rate every design", "arrival rates"} {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// section is the text of file's section under the heading anchor.
+func section(t *testing.T, file, anchor string) string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("source %s: %v", file, err)
+	}
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		if m := heading.FindStringSubmatch(l); m != nil && slug(m[1]) == anchor {
+			level := len(l) - len(strings.TrimLeft(l, "#"))
+			end := len(lines)
+			for j := i + 1; j < len(lines); j++ {
+				if strings.HasPrefix(lines[j], "#") && len(lines[j])-len(strings.TrimLeft(lines[j], "#")) <= level {
+					end = j
+					break
+				}
+			}
+			return strings.Join(lines[i:end], "\n")
+		}
+	}
+	t.Errorf("source %s#%s: no such heading", file, anchor)
+	return ""
+}
