@@ -79,24 +79,31 @@ func (a *chooseArgs) quickly(fs *pflag.FlagSet) (gaveUp string) {
 	return strings.Join(given, "; ")
 }
 
-func cmdChoose(args []string) error {
-	var a chooseArgs
+// chooseFlags are choose's flags, bound to a.
+func chooseFlags(a *chooseArgs) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("choose", pflag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: lockbench choose [flags]\n\n"+
-			"Runs every lock design on the same work under the same faults, each fault cell repeated, and writes\n"+
-			"which-lock.md and which-lock.html: price (the quiet cell) beside safety (each fault), filtered by your needs.\n\nflags:")
+			"Runs every lock design (Redis' Redlock, one master, a replicated master and rueidislock; etcd; ZooKeeper;\n"+
+			"PostgreSQL) on the same work under the same faults, each fault cell repeated, and writes which-lock.md,\n"+
+			"which-lock.html and which-lock-matrix.json: capacity beside safety, judged for your needs.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	fs.StringArrayVar(&a.designs, "design", nil, "only this design (repeatable): "+strings.Join(plan.DesignNames(), ", "))
 	fs.StringArrayVar(&a.faults, "fault", nil, "only this fault (repeatable): "+strings.Join(plan.MatrixFaultNames(), ", "))
 	fs.StringSliceVar(&a.needs, "need", nil, report.NeedHelp)
-	fs.DurationVar(&a.p99, "p99", 0, "the acquire p99 you need, on each design's price cell (0: none)")
+	fs.DurationVar(&a.p99, "p99", 0, "the acquire p99 you need: the capacity's SLO (10ms without it), and a need on each design's p99 at the common rate (0: none)")
 	fs.BoolVar(&a.quick, "quick", false, "a first answer in minutes: one run of each cell, 5s cells, the first design of each lock service (the page says what it gave up)")
 	fs.DurationVar(&a.duration, "duration", 8*time.Second, "each cell's measured time")
 	fs.IntVar(&a.repeat, "repeat", 3, "measure every cell this many times (the fault cells' spread and how many runs were unsafe)")
 	fs.StringVar(&a.out, "out", "", "results directory (default results/which-lock-YYYYMMDD-HHMMSS)")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "print the cells and the estimated duration, run nothing")
+	return fs
+}
+
+func cmdChoose(args []string) error {
+	var a chooseArgs
+	fs := chooseFlags(&a)
 	if err := fs.Parse(args); err != nil {
 		return flagErr(err)
 	}

@@ -28,6 +28,7 @@ var commandFlags = map[string]func() *pflag.FlagSet{
 	"report":  func() *pflag.FlagSet { var a reportArgs; return reportFlags(&a) },
 	"compare": func() *pflag.FlagSet { var a compareArgs; return compareFlags(&a) },
 	"masters": func() *pflag.FlagSet { var a mastersArgs; return mastersFlags(&a) },
+	"choose":  func() *pflag.FlagSet { var a chooseArgs; return chooseFlags(&a) },
 }
 
 // writeFlagsDoc writes every command's flags as markdown, commands in
