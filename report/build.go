@@ -76,6 +76,8 @@ type Summary struct {
 	// Differences between cells that differ in one setting, judged
 	// against the noise of their repeats.
 	Differences []Difference `json:"differences,omitempty"`
+	// Findings say in sentences what the cells show, before any table.
+	Findings []string `json:"findings,omitempty"`
 	// Price is the price and safety table of cells that differ in
 	// topology (none otherwise).
 	Price    []PriceRow       `json:"price,omitempty"`
@@ -251,6 +253,7 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 		s.Capacity = capacity(res.Cells, s.Cells, s.SLO, opt.TargetRate)
 	}
 	s.Differences = differences(res.Cells)
+	s.Findings = findings(res.Cells, s.Cells)
 	s.Price = priceRows(res.Cells, s.Cells)
 	s.Thresholds = checkThresholds(runs, opt.Thresholds)
 	figs := figures(res, s)

@@ -497,6 +497,8 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 <p class="meta">{{len .S.Cells}} cells · generated {{.S.GeneratedAt.Format "2006-01-02 15:04:05 UTC"}} · from {{range $i, $d := .S.Dirs}}{{if $i}}, {{end}}<code>{{$d}}</code>{{end}}{{with .S.Manifest.LockbenchVersion}} · lockbench {{.}}{{end}}{{with .S.Manifest.RedisServerVersion}} · redis-server {{.}}{{end}}</p>
 <nav><a href="#verdict">Verdict</a>{{if .Price}}<a href="#price">Topologies</a>{{end}}{{if .Safety}}<a href="#safety">Safety</a>{{end}}{{if .ShowCapacity}}<a href="#capacity">Capacity</a>{{end}}<a href="#plots">Plots</a><a href="#cells">Cells</a>{{if .Timelines}}<a href="#timelines">Timelines</a>{{end}}<a href="#details">Per-cell details</a><a href="#manifest">Manifest</a></nav>
 
+{{if .S.Findings}}<h2 id="findings">What this run says</h2>
+<ul>{{range .S.Findings}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <h2 id="verdict">Verdict</h2>
 {{if .ShowCapacity}}<p>SLO used for capacity: {{.SLOText}}. Target rate: {{if .S.TargetRate}}{{printf "%.0f" .S.TargetRate}} cycles/s{{else}}not given (--target-rate){{end}}.</p>{{end}}
 {{with .S.Thresholds}}{{if .Judged}}

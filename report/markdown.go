@@ -54,6 +54,13 @@ func (d *mdDoc) header(s *Summary) {
 // verdict: the SLO, the thresholds, what each swept setting changed and
 // the report's warnings.
 func (d *mdDoc) verdict(s *Summary, v view) {
+	if len(s.Findings) > 0 {
+		d.p("## What this run says\n\n")
+		for _, f := range s.Findings {
+			d.p("- %s\n", mdEscape(f))
+		}
+		d.p("\n")
+	}
 	d.p("## Verdict\n\n")
 	if v.ShowCapacity {
 		d.p("SLO used for capacity: %s.", v.SLOText)
