@@ -25,7 +25,8 @@ var outcomeWords = []OutcomeWords{
 		"as each used its lock: from the return of its acquire to its release call (a holder that saw its lock expired or lost and wrote nothing stops at its validity's end)."},
 	{"data lost", NoLostUpdate, "the protected resource lost an acknowledged update or took a stale one (a fencing token or a guarded write refuses the stale write even when exclusion broke)."},
 	{"unavailable", UpIn + "D", "after a fault that takes a server, a member or a leader away (crash, leader kill, failover), the longest time in which no acquire on any key succeeded, " +
-		"measured on the acquires' own timestamps; \"≥ X s to the end\" when nothing was granted until the cell ended."},
+		"measured on the acquires' own timestamps; \"≥ X s to the end\" when nothing was granted until the cell ended. " +
+		"Even without a fault, a few hundred ms can pass between two grants in these cells (8 keys held 200 ms each, waiters retrying): a span of that size is no outage."},
 	{"in promise", "", "the second figure: exclusion broken only within what the lock promised its holder (Redis: its validity, TTL less elapsed and drift, as renewed; a session lock: to the end of its use). " +
 		"Shown where it differs from the first."},
 }
