@@ -397,7 +397,7 @@ func TestBenchmarkWithExpectations(t *testing.T) {
 // A benchmark setting a fault scenario does not take is refused, naming
 // the key and its line and what it does take.
 func TestFaultScenarioRefusesBenchmarkSettings(t *testing.T) {
-	for _, key := range []string{"driver", "warmup", "rate", "load", "distribution", "auto_extend", "retries", "net_latency", "local_cpus", "embedded", "segment"} {
+	for _, key := range []string{"warmup", "rate", "load", "distribution", "auto_extend", "retries", "net_latency", "local_cpus", "embedded", "segment"} {
 		if faultScenario.takes(key) {
 			t.Fatalf("%s is a fault setting", key)
 		}
@@ -413,9 +413,9 @@ func TestFaultScenarioRefusesBenchmarkSettings(t *testing.T) {
 		}
 	}
 	// And the same read by lockbench chaos, faults or none.
-	if _, err := Parse("x.yaml", []byte("settings:\n  workers: 2\n  driver: redsync\n"), true); err == nil ||
-		!strings.Contains(err.Error(), "line 3: settings: driver: not available in a fault scenario") {
-		t.Errorf("driver read by chaos: %v", err)
+	if _, err := Parse("x.yaml", []byte("settings:\n  workers: 2\n  retries: 2\n"), true); err == nil ||
+		!strings.Contains(err.Error(), "line 3: settings: retries: not available in a fault scenario") {
+		t.Errorf("retries read by chaos: %v", err)
 	}
 }
 

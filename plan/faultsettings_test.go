@@ -103,11 +103,11 @@ func TestOverrideRefusesTheOtherKind(t *testing.T) {
 	all := Defaults()
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	BindFlags(fs, &all)
-	if err := fs.Parse([]string{"--driver", "redsync"}); err != nil {
+	if err := fs.Parse([]string{"--retries", "2"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := FlagsScenario().Override(fs, BindFlags); err == nil || !strings.Contains(err.Error(), "driver: not available in a fault scenario") {
-		t.Errorf("--driver over a fault scenario: %v", err)
+	if err := FlagsScenario().Override(fs, BindFlags); err == nil || !strings.Contains(err.Error(), "retries: not available in a fault scenario") {
+		t.Errorf("--retries over a fault scenario: %v", err)
 	}
 	fs = pflag.NewFlagSet("t", pflag.ContinueOnError)
 	s := FaultDefaults()
