@@ -6,8 +6,20 @@ package slots
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"time"
+)
+
+// A slot whose session failed to open waits before its next try, doubling
+// from reopenBase to reopenCap: contenders that reconnect at once to a
+// server in crash recovery fork it a backend (or a session) per try and
+// starve the recovery they wait for (a CI run's PostgreSQL took 5 s to
+// come back under 16 such loops, 0.2 s alone).
+const (
+	reopenBase = 10 * time.Millisecond
+	reopenCap  = 250 * time.Millisecond
 )
 
 // Pool holds n slots of sessions of type T.
@@ -24,6 +36,10 @@ type Pool[T any] struct {
 type slot[T any] struct {
 	v  T
 	ok bool // false: empty
+	// fails counts the opens that failed in a row; the next waits until
+	// retryAt.
+	fails   int
+	retryAt time.Time
 }
 
 // New is a pool of n slots: open makes a session, alive says one is still
@@ -39,7 +55,7 @@ func (p *Pool[T]) Fill(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		p.ch <- slot[T]{v, true}
+		p.ch <- slot[T]{v: v, ok: true}
 	}
 	return nil
 }
@@ -71,15 +87,43 @@ func (p *Pool[T]) Take(ctx context.Context) (T, error) {
 	if s.ok {
 		p.lost.Add(1)
 	}
+	if err := waitUntil(ctx, s.retryAt); err != nil {
+		p.ch <- s
+		var zero T
+		return zero, err
+	}
 	v, err := p.opened(ctx)
 	if err != nil {
-		p.ch <- slot[T]{}
+		p.ch <- failed[T](s.fails + 1)
 	}
 	return v, err
 }
 
+// failed is an empty slot after fails opens failed in a row: its next
+// open waits a jittered [d/2, d], d doubling from reopenBase to reopenCap.
+func failed[T any](fails int) slot[T] {
+	d := min(reopenBase<<min(fails-1, 16), reopenCap)
+	d = d/2 + rand.N(d/2+1)
+	return slot[T]{fails: fails, retryAt: time.Now().Add(d)}
+}
+
+func waitUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Put gives a session back to its slot.
-func (p *Pool[T]) Put(v T) { p.ch <- slot[T]{v, true} }
+func (p *Pool[T]) Put(v T) { p.ch <- slot[T]{v: v, ok: true} }
 
 // Drop leaves a slot empty (its session is ended or in doubt); lost
 // counts it as lost.
