@@ -54,7 +54,6 @@ func finding(axis string, base, c *cell, b, x CellSummary, context string) strin
 		limitBy(x), limitBy(b))
 }
 
-
 func limitBy(c CellSummary) string {
 	if c.Limit == nil || c.Limit.By == "" {
 		return "an unknown limit"
