@@ -86,10 +86,20 @@ func (r *MatrixRow) priceFromCells(pc *PriceCells, find func(string) (CellSummar
 	}
 	if c, l, ok := find(pc.Hot[r.Design]); ok && c.Contention != nil && c.Acquired > 1 && c.MeasuredSeconds > 0 {
 		period := c.MeasuredSeconds * 1e6 / float64(c.Acquired)
-		h := &HotKey{TimeToLockP99: c.Contention.TimeToLock.P99, FIFOIdeal: float64(max(c.Workers-1, 1)) * period, Strategy: c.WaitStrategy, GaveUp: c.Contention.GaveUp, Result: l.Info.File}
+		h := &HotKey{TimeToLockP99: c.Contention.TimeToLock.P99, FIFOIdeal: float64(max(c.Workers-1, 1)) * period, Strategy: waitOf(c), GaveUp: c.Contention.GaveUp, Result: l.Info.File}
 		h.Ratio = h.TimeToLockP99 / h.FIFOIdeal
 		r.Hot = h
 	}
+}
+
+// waitOf is how a cell's callers waited: its wait_strategy, but
+// rueidislock's own wait where it ran (its client retries when the server
+// says a key changed, and takes no wait_strategy).
+func waitOf(c CellSummary) string {
+	if c.Driver == "rueidislock" {
+		return "notify, rueidislock's own"
+	}
+	return c.WaitStrategy
 }
 
 // capacitySuccess is the share of acquires a capacity step must win.

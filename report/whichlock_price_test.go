@@ -18,7 +18,7 @@ type priced struct {
 	spreadLo, spread float64 // the repeats' cycles/s range (0: one run)
 	ttl99            float64 // hot key: time to lock p99 (µs)
 	acquired         int64
-	strategy         string
+	strategy, driver string
 	cpu              float64 // servers' CPU µs per lock
 }
 
@@ -30,7 +30,7 @@ func pricedMatrix(pc *PriceCells, designs []string, ps []priced) *WhichLock {
 	for _, p := range ps {
 		c := CellSummary{Index: len(cells), Label: p.name, Workers: p.workers, CyclesPerSec: p.cps, SuccessRatio: 1,
 			Acquire: results.Latency{P50: p.p50, P99: p.p99, Count: 1}, Tally: results.Tally{Acquired: max(p.acquired, 100)},
-			MeasuredSeconds: 2, WaitStrategy: p.strategy}
+			MeasuredSeconds: 2, WaitStrategy: p.strategy, Driver: p.driver}
 		if p.limit != "" {
 			c.Limit = &results.Limit{By: p.limit, Evidence: "synthetic"}
 		}
@@ -116,10 +116,11 @@ func TestDesignCapacityIsTheKnee(t *testing.T) {
 // reads —, as do its other unmeasured price figures.
 func TestHotKeyAgainstTheFIFOIdeal(t *testing.T) {
 	pc := &PriceCells{SLO: 10 * time.Millisecond, CommonWork: "load: open, rate: 200",
-		Hot:    map[string]string{"q": "q.hot", "r": "r.hot", "gone": "gone.hot"},
+		Hot:    map[string]string{"q": "q.hot", "r": "r.hot", "gone": "gone.hot", "rd": "rd.hot"},
 		Common: map[string]string{"q": "q.common", "r": "r.common", "gone": "gone.common"}}
 	// 2 s / 800 acquisitions: a 2.5 ms period, 7 × 2.5 = 17.5 ms ideal.
-	m := pricedMatrix(pc, []string{"q", "r", "gone"}, []priced{
+	m := pricedMatrix(pc, []string{"q", "r", "gone", "rd"}, []priced{
+		{name: "rd.hot", workers: 8, acquired: 800, ttl99: 90000, strategy: "retry", driver: "rueidislock"},
 		{name: "q.hot", workers: 8, acquired: 800, ttl99: 21000, strategy: "queue"},
 		{name: "r.hot", workers: 8, acquired: 800, ttl99: 175000, strategy: "retry"},
 		{name: "q.common", p50: 400, p99: 3000},
@@ -132,6 +133,9 @@ func TestHotKeyAgainstTheFIFOIdeal(t *testing.T) {
 	}
 	if q.Hot.FIFOIdeal != 17500 || q.Hot.Ratio < 1.19 || q.Hot.Ratio > 1.21 || r.Hot.Ratio < 9.99 || r.Hot.Ratio > 10.01 {
 		t.Errorf("FIFO ideal %v µs (want 17500), ratios %v and %v (want 1.2 and 10)", q.Hot.FIFOIdeal, q.Hot.Ratio, r.Hot.Ratio)
+	}
+	if got := m.Rows[3].TimeToLockText(); got != "90 ms (5.1× FIFO, notify, rueidislock's own)" {
+		t.Errorf("rueidislock's hot key reads %q; want its own wait named, not the retry setting it ignores", got)
 	}
 	if got := q.TimeToLockText(); got != "21 ms (1.2× FIFO, queue)" {
 		t.Errorf("queue's hot key reads %q", got)
