@@ -177,7 +177,7 @@ func writeWhichLock(dir, out string, m results.Manifest, loaded []*cell, cells [
 		return nil, err
 	}
 	if needs != nil {
-		p.Needs = *needs
+		p.judgeBy(*needs)
 	}
 	w := buildWhichLock(p, m, loaded, cells)
 	if rel, err := filepath.Rel(out, dir); err == nil {

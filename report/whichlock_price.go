@@ -19,6 +19,27 @@ const (
 // DefaultSLO is the acquire p99 a capacity is quoted at without --p99.
 const DefaultSLO = 10 * time.Millisecond
 
+// CapacitySLO is the acquire p99 a capacity is quoted at for a --p99 of
+// p99 (0: none given).
+func CapacitySLO(p99 time.Duration) time.Duration {
+	if p99 > 0 {
+		return p99
+	}
+	return DefaultSLO
+}
+
+// judgeBy puts needs in place of the plan's, and quotes the capacities at
+// their --p99 as choose would have: report --need/--p99 on a finished run
+// gives the page choose gives with the same flags.
+func (p *WhichLockPlan) judgeBy(needs Needs) {
+	p.Needs = needs
+	if p.PriceCells != nil {
+		pc := *p.PriceCells
+		pc.SLO = CapacitySLO(needs.P99)
+		p.PriceCells = &pc
+	}
+}
+
 // PriceCells are which benchmark cells price each design, and their work.
 type PriceCells struct {
 	Ladder map[string][]string `json:"ladder"` // design → its capacity sweep's cells, lightest first

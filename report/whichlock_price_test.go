@@ -208,3 +208,25 @@ func TestP99NeedReadsTheCommonRate(t *testing.T) {
 		t.Errorf("no common-rate cell: %v; want one reason saying so", gone.Reasons)
 	}
 }
+
+// report --need/--p99 quotes capacities at its --p99 as choose would have
+// (the default SLO without one), from the same sweep: a looser p99 admits
+// a heavier step.
+func TestRejudgedCapacityTakesTheNewP99(t *testing.T) {
+	steps := []priced{
+		{name: "d.price-1", workers: 1, cps: 1000, p99: 4000, limit: results.LimitNone},
+		{name: "d.price-4", workers: 4, cps: 3000, p99: 15000, limit: results.LimitServer},
+	}
+	capacityAt := func(needs Needs) float64 {
+		p := &WhichLockPlan{PriceCells: &PriceCells{SLO: 5 * time.Millisecond, Ladder: map[string][]string{"d": {"d.price-1", "d.price-4"}}}}
+		p.judgeBy(needs)
+		m := pricedMatrix(p.PriceCells, []string{"d"}, steps)
+		return m.Rows[0].Capacity.CyclesPerSec
+	}
+	if got := capacityAt(Needs{P99: 20 * time.Millisecond}); got != 3000 {
+		t.Errorf("at --p99 20ms: %v cycles/s; want the 4-worker step's 3000", got)
+	}
+	if got := capacityAt(Needs{Fencing: true}); got != 1000 {
+		t.Errorf("with no --p99 (the default 10 ms): %v cycles/s; want the 1-worker step's 1000", got)
+	}
+}
