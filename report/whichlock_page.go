@@ -238,7 +238,7 @@ func (w *WhichLock) priceText() string {
 			"with its repeats' range and what limited it (≥: a lower bound, the servers may serve more: no heavier step broke the SLO, or the generator or the shared machine limited it); "+
 			"the servers' CPU per lock at that capacity; acquire p50 and p99 at one open-loop rate every design serves (%s); "+
 			"time to lock p99 on one hot key (%s) beside the FIFO ideal, (workers − 1) × the key's measured period: a queue's lower bound, "+
-			"with how the design waits there (queue: the server hands the lock on in order; retry, backoff, spin: the client tries again; notify: it tries again when told the key was released). "+
+			"with how the design waits there (queue: the server hands the lock on in order; retry, backoff, spin: the client tries again; notify: it tries again when told the key was released); ≥ where callers that gave up or won nothing in the window (their waits not in the p99) are over 1%% of the waits. "+
 			"What limited a capacity: server (its CPU), latency (served, but the wait broke the SLO), machine or generator (this shared 2-core machine or lockbench itself: a lower bound), "+
 			"SLO not reached (every step met it: a lower bound). "+
 			"A --p99 need is judged on the acquire p99 at the common rate. —: not measured.",

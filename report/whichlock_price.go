@@ -84,9 +84,40 @@ type HotKey struct {
 	FIFOIdeal     float64 `json:"fifo_ideal_us"`
 	Ratio         float64 `json:"ratio"`
 	Strategy      string  `json:"wait_strategy,omitempty"`
-	// GaveUp callers waited out wait_time: their waits are not in the p99.
-	GaveUp int64  `json:"gave_up,omitempty"`
-	Result string `json:"result,omitempty"`
+	// GaveUp callers waited out wait_time, and Idle workers won nothing
+	// in the window (each waited through it): neither wait is in the
+	// measured p99. When they are over 1% of the waits, the p99 is at
+	// least the shortest of them (LowerBound; Ratio then too).
+	GaveUp     int64  `json:"gave_up,omitempty"`
+	Idle       int    `json:"idle_workers,omitempty"`
+	LowerBound bool   `json:"lower_bound,omitempty"`
+	Result     string `json:"result,omitempty"`
+}
+
+// hotKeyOf is a hot key cell's time to lock beside the FIFO ideal, nil
+// when it won too little to have a period.
+func hotKeyOf(c CellSummary, l *cell) *HotKey {
+	if c.Contention == nil || c.Acquired < 2 || c.MeasuredSeconds <= 0 {
+		return nil
+	}
+	period := c.MeasuredSeconds * 1e6 / float64(c.Acquired)
+	h := &HotKey{TimeToLockP99: c.Contention.TimeToLock.P99, FIFOIdeal: float64(max(c.Workers-1, 1)) * period,
+		Strategy: waitOf(c), GaveUp: c.Contention.GaveUp, Result: l.Info.File}
+	floor := c.MeasuredSeconds * 1e6 // an idle worker's wait spans the window
+	if c.Fairness != nil {
+		h.Idle = c.Fairness.Idle
+	}
+	if h.Idle == 0 {
+		floor = 0
+	}
+	if w := c.Contention.GaveUpWait; h.GaveUp > 0 && w != nil && (floor == 0 || w.P50 < floor) {
+		floor = w.P50 // they all end at wait_time
+	}
+	if unseen := h.GaveUp + int64(h.Idle); unseen*100 > c.Acquired+unseen && floor > h.TimeToLockP99 {
+		h.TimeToLockP99, h.LowerBound = floor, true
+	}
+	h.Ratio = h.TimeToLockP99 / h.FIFOIdeal
+	return h
 }
 
 // priceFromCells fills the row's price from its benchmark cells.
@@ -105,11 +136,8 @@ func (r *MatrixRow) priceFromCells(pc *PriceCells, find func(string) (CellSummar
 			r.ServerCPUPerLock = results.FiniteOr0(sv.TopologyMicrosCycle())
 		}
 	}
-	if c, l, ok := find(pc.Hot[r.Design]); ok && c.Contention != nil && c.Acquired > 1 && c.MeasuredSeconds > 0 {
-		period := c.MeasuredSeconds * 1e6 / float64(c.Acquired)
-		h := &HotKey{TimeToLockP99: c.Contention.TimeToLock.P99, FIFOIdeal: float64(max(c.Workers-1, 1)) * period, Strategy: waitOf(c), GaveUp: c.Contention.GaveUp, Result: l.Info.File}
-		h.Ratio = h.TimeToLockP99 / h.FIFOIdeal
-		r.Hot = h
+	if c, l, ok := find(pc.Hot[r.Design]); ok {
+		r.Hot = hotKeyOf(c, l)
 	}
 }
 
@@ -204,17 +232,26 @@ func (r MatrixRow) CapacityText() string {
 	return t
 }
 
-// HotText is "1.2 s (3.4× FIFO, retry)", "—" when not measured.
+// HotText is "1.2 s (3.4× FIFO, retry)", "≥ 2 s (≥ 10.3× FIFO, retry, 7
+// worker(s) won nothing)" when waits the p99 lacks bound it, "—" when not
+// measured.
 func (r MatrixRow) HotText() string {
 	if r.Hot == nil {
 		return "—"
 	}
-	t := fmt.Sprintf("%s (%.1f× FIFO", results.FormatMicros(r.Hot.TimeToLockP99), r.Hot.Ratio)
-	if r.Hot.Strategy != "" {
-		t += ", " + r.Hot.Strategy
+	h, ge := r.Hot, ""
+	if h.LowerBound {
+		ge = "≥ "
 	}
-	if r.Hot.GaveUp > 0 {
-		t += fmt.Sprintf(", %d gave up", r.Hot.GaveUp)
+	t := fmt.Sprintf("%s%s (%s%.1f× FIFO", ge, results.FormatMicros(h.TimeToLockP99), ge, h.Ratio)
+	if h.Strategy != "" {
+		t += ", " + h.Strategy
+	}
+	if h.GaveUp > 0 {
+		t += fmt.Sprintf(", %d gave up", h.GaveUp)
+	}
+	if h.Idle > 0 {
+		t += fmt.Sprintf(", %d worker(s) won nothing", h.Idle)
 	}
 	return t + ")"
 }

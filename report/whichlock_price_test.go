@@ -19,6 +19,7 @@ type priced struct {
 	ttl99            float64 // hot key: time to lock p99 (µs)
 	acquired         int64
 	strategy, driver string
+	idle             int // workers that won nothing in the window
 	cpu              float64 // servers' CPU µs per lock
 }
 
@@ -39,6 +40,7 @@ func pricedMatrix(pc *PriceCells, designs []string, ps []priced) *WhichLock {
 		}
 		if p.ttl99 > 0 {
 			c.Contention = &results.Contention{TimeToLock: results.Latency{P99: p.ttl99}}
+			c.Fairness = &results.Fairness{Workers: p.workers, Idle: p.idle}
 		}
 		l := &cell{Info: results.CellInfo{File: "cells/" + p.name + ".json"}}
 		if p.cpu > 0 {
@@ -228,5 +230,30 @@ func TestRejudgedCapacityTakesTheNewP99(t *testing.T) {
 	}
 	if got := capacityAt(Needs{Fencing: true}); got != 1000 {
 		t.Errorf("with no --p99 (the default 10 ms): %v cycles/s; want the 1-worker step's 1000", got)
+	}
+}
+
+// A hot key's time to lock counts the waits its p99 lacks: when workers
+// that won nothing in the window (each waited through it) are over 1% of
+// the waits, the p99 is at least the window, marked ≥; one such worker
+// among 800 acquisitions changes nothing.
+func TestHotKeyCountsTheWaitsItsP99Lacks(t *testing.T) {
+	pc := &PriceCells{Hot: map[string]string{"hog": "hog.hot", "one": "one.hot"}}
+	m := pricedMatrix(pc, []string{"hog", "one"}, []priced{
+		// One worker re-takes the key as it releases it, 7 wait on: 100
+		// acquisitions in 2 s, each at once.
+		{name: "hog.hot", workers: 8, acquired: 100, ttl99: 611, idle: 7, strategy: "retry"},
+		{name: "one.hot", workers: 8, acquired: 800, ttl99: 21000, idle: 1, strategy: "queue"},
+	})
+	hog, one := m.Rows[0].Hot, m.Rows[1].Hot
+	// 2 s over 7 × (2 s / 100): 14.3× at least.
+	if !hog.LowerBound || hog.TimeToLockP99 != 2e6 || hog.Ratio < 14.2 || hog.Ratio > 14.4 {
+		t.Errorf("7 of 8 workers idle: %+v; want ≥ 2 s, ≥ 14.3× FIFO", *hog)
+	}
+	if got := m.Rows[0].TimeToLockText(); got != "≥ 2 s (≥ 14.3× FIFO, retry, 7 worker(s) won nothing)" {
+		t.Errorf("the starved hot key reads %q", got)
+	}
+	if one.LowerBound || one.TimeToLockP99 != 21000 {
+		t.Errorf("1 idle worker among 800 acquisitions: %+v; want the measured p99", *one)
 	}
 }
