@@ -19,7 +19,7 @@ type priced struct {
 	ttl99            float64 // hot key: time to lock p99 (µs)
 	acquired         int64
 	strategy, driver string
-	idle             int // workers that won nothing in the window
+	idle             int     // workers that won nothing in the window
 	cpu              float64 // servers' CPU µs per lock
 }
 
