@@ -115,9 +115,12 @@ type MatrixRow struct {
 	P99        float64         `json:"acquire_p99_us,omitempty"`
 	TimeToLock float64         `json:"time_to_lock_p99_us,omitempty"`
 	Capacity   *DesignCapacity `json:"capacity,omitempty"`
-	Hot        *HotKey         `json:"hot_key,omitempty"`
-	Faults     []MatrixCell    `json:"cells"`
-	Meets      bool            `json:"meets"`
+	// CommonServed is the cycles/s the common-rate cell served when it
+	// fell short of the rate offered (0: it served it).
+	CommonServed float64      `json:"common_rate_served,omitempty"`
+	Hot          *HotKey      `json:"hot_key,omitempty"`
+	Faults       []MatrixCell `json:"cells"`
+	Meets        bool         `json:"meets"`
 	// Reasons are every reason the row does not meet the needs.
 	Reasons []string `json:"reasons,omitempty"`
 	// Survived counts the faults measured with neither outcome broken in

@@ -241,7 +241,7 @@ func (w *WhichLock) priceText() string {
 			"with how the design waits there (queue: the server hands the lock on in order; retry, backoff, spin: the client tries again; notify: it tries again when told the key was released); ≥ where callers that gave up or won nothing in the window (their waits not in the p99) are over 1%% of the waits. "+
 			"What limited a capacity: server (its CPU), latency (served, but the wait broke the SLO), machine or generator (this shared 2-core machine or lockbench itself: a lower bound), "+
 			"SLO not reached (every step met it: a lower bound). "+
-			"A --p99 need is judged on the acquire p99 at the common rate. —: not measured.",
+			"A --p99 need is judged on the acquire p99 at the common rate; \"served only\" where a design fell short of that rate (its latency is then an overload's). —: not measured.",
 			pc.SLO, pc.LadderWork, pc.CommonWork, pc.HotWork)
 	}
 	if w.PriceWork == "" {
@@ -281,7 +281,15 @@ func (r MatrixRow) CPUText() string {
 }
 
 func (r MatrixRow) P50Text() string { return r.fig(r.AcquireP50) }
-func (r MatrixRow) P99Text() string { return r.fig(r.AcquireP99) }
+
+// P99Text is the acquire p99, with what was served where the common rate
+// was not.
+func (r MatrixRow) P99Text() string {
+	if r.Priced && r.CommonServed > 0 {
+		return fmt.Sprintf("%s (served only %.0f/s)", r.fig(r.AcquireP99), r.CommonServed)
+	}
+	return r.fig(r.AcquireP99)
+}
 func (r MatrixRow) TimeToLockText() string {
 	switch {
 	case r.Hot != nil:

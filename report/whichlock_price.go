@@ -127,6 +127,9 @@ func (r *MatrixRow) priceFromCells(pc *PriceCells, find func(string) (CellSummar
 	if c, l, ok := find(pc.Common[r.Design]); ok && c.Acquired > 0 {
 		r.Priced = true
 		r.AcquireP50, r.AcquireP99, r.P50, r.P99, r.PriceResult = c.Acquire.P50, c.Acquire.P99, c.Acquire.P50, c.Acquire.P99, l.Info.File
+		if c.Load == "open" && c.CyclesPerSec < commonServed*c.Rate {
+			r.CommonServed = c.CyclesPerSec // a queue grew: its latency is an overload's
+		}
 	}
 	// The servers' CPU per lock under load (the capacity's step): at a low
 	// rate their idle work would be most of it.
@@ -150,6 +153,10 @@ func waitOf(c CellSummary) string {
 	}
 	return c.WaitStrategy
 }
+
+// commonServed is the share of the common rate a design must serve for
+// its latency there to be a served load's.
+const commonServed = 0.95
 
 // capacitySuccess is the share of acquires a capacity step must win.
 const capacitySuccess = 0.99

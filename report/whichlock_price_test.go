@@ -21,6 +21,7 @@ type priced struct {
 	strategy, driver string
 	idle             int     // workers that won nothing in the window
 	cpu              float64 // servers' CPU µs per lock
+	offered          float64 // an open loop's rate (0: closed loop)
 }
 
 // pricedMatrix builds a matrix of designs with no fault cell, priced by
@@ -32,6 +33,9 @@ func pricedMatrix(pc *PriceCells, designs []string, ps []priced) *WhichLock {
 		c := CellSummary{Index: len(cells), Label: p.name, Workers: p.workers, CyclesPerSec: p.cps, SuccessRatio: 1,
 			Acquire: results.Latency{P50: p.p50, P99: p.p99, Count: 1}, Tally: results.Tally{Acquired: max(p.acquired, 100)},
 			MeasuredSeconds: 2, WaitStrategy: p.strategy, Driver: p.driver}
+		if p.offered > 0 {
+			c.Load, c.Rate = "open", p.offered
+		}
 		if p.limit != "" {
 			c.Limit = &results.Limit{By: p.limit, Evidence: "synthetic"}
 		}
@@ -187,13 +191,14 @@ func TestHotKeyAgainstTheFIFOIdeal(t *testing.T) {
 }
 
 // A --p99 need is judged on the acquire p99 at the common rate: a design
-// over it fails with that figure named, one under it does not, and one
+// over it fails with that figure named (and the rate it fell short of
+// said), one under it does not, and one
 // whose common-rate cell was not measured fails for want of it.
 func TestP99NeedReadsTheCommonRate(t *testing.T) {
 	pc := &PriceCells{SLO: 5 * time.Millisecond, Common: map[string]string{"fast": "fast.common", "slow": "slow.common", "gone": "gone.common"}}
 	m := pricedMatrix(pc, []string{"fast", "slow", "gone"}, []priced{
-		{name: "fast.common", p50: 100, p99: 900},
-		{name: "slow.common", p50: 3000, p99: 41000},
+		{name: "slow.common", p50: 3000, p99: 41000, offered: 200, cps: 130},
+		{name: "fast.common", p50: 100, p99: 900, offered: 200, cps: 199},
 	})
 	m.Needs = Needs{P99: 5 * time.Millisecond}
 	for i := range m.Rows {
@@ -205,6 +210,9 @@ func TestP99NeedReadsTheCommonRate(t *testing.T) {
 	}
 	if len(slow.Reasons) != 1 || !strings.Contains(slow.Reasons[0], "41 ms on its common-rate cell") {
 		t.Errorf("41 ms at the common rate: %v; want one reason naming it", slow.Reasons)
+	}
+	if got, want := slow.P99Text()+"; "+fast.P99Text(), "41 ms (served only 130/s); 900 µs"; got != want {
+		t.Errorf("the common rate's p99 reads %q; want %q (the rate not served said, 199 of 200/s served)", got, want)
 	}
 	if len(gone.Reasons) != 1 || !strings.Contains(gone.Reasons[0], "not measured") {
 		t.Errorf("no common-rate cell: %v; want one reason saying so", gone.Reasons)
