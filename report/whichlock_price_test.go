@@ -192,8 +192,8 @@ func TestHotKeyAgainstTheFIFOIdeal(t *testing.T) {
 
 // A --p99 need is judged on the acquire p99 at the common rate: a design
 // over it fails with that figure named (and the rate it fell short of
-// said), one under it does not, and one
-// whose common-rate cell was not measured fails for want of it.
+// said), one under it does not, and one whose common-rate cell was not
+// measured fails for want of it.
 func TestP99NeedReadsTheCommonRate(t *testing.T) {
 	pc := &PriceCells{SLO: 5 * time.Millisecond, Common: map[string]string{"fast": "fast.common", "slow": "slow.common", "gone": "gone.common"}}
 	m := pricedMatrix(pc, []string{"fast", "slow", "gone"}, []priced{
