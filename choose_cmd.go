@@ -176,10 +176,7 @@ func chooseScenario(a chooseArgs) (*plan.Scenario, []plan.Cell, report.WhichLock
 		return nil, nil, wl, err
 	}
 	prices, pc, err := priceCells(ds)
-	pc.SLO = a.p99
-	if pc.SLO == 0 {
-		pc.SLO = report.DefaultSLO
-	}
+	pc.SLO = report.CapacitySLO(a.p99)
 	pc.LadderWork, pc.CommonWork, pc.HotWork = fmt.Sprintf("%s, workers: %v", priceWork, ladderSteps), commonWork, hotWork
 	wl.PriceCells, wl.Work = &pc, matrixWork
 	for i := range prices {

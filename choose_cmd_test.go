@@ -1,12 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"lockbench/internal/redistest"
+	"lockbench/report"
 )
 
 // lockbench choose crosses designs and faults on the same work: a pair a
@@ -77,5 +79,50 @@ func TestMatrixAbsencesInWords(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no pair without a cell: the check judged nothing")
+	}
+}
+
+// Each design is priced by its own benchmark cells: a capacity from every
+// step of its sweep (with what limited it, or none within the SLO), the
+// common rate's acquire p99, and a hot key's time to lock beside its FIFO
+// ideal with the wait strategy it ran (single: the client's retry). It
+// bounds no figure: the machine is shared.
+func TestChoosePricesEachDesign(t *testing.T) {
+	redistest.Require(t)
+	out := filepath.Join(t.TempDir(), "which")
+	_, stderr, code := lockbench(t, "choose", "--design", "single", "--fault", "none", "--repeat", "1", "--duration", "3s", "--out", out)
+	if code != 0 && code != exitThreshold {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, report.WhichLockMatrixFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m report.WhichLock
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Rows) != 1 {
+		t.Fatalf("%d rows; want single's alone", len(m.Rows))
+	}
+	r := m.Rows[0]
+	switch cp, h := r.Capacity, r.Hot; {
+	case cp == nil || cp.Steps != len(ladderSteps):
+		t.Errorf("single's capacity is not from its %d sweep steps: %+v", len(ladderSteps), cp)
+	case cp.CyclesPerSec > 0 && (cp.Limiter == "" || cp.Result == ""):
+		t.Errorf("a capacity with no limiter or no cell: %+v", cp)
+	case !r.Priced || r.P99 <= 0:
+		t.Errorf("no acquire p99 at the common rate: %+v", r)
+	case h == nil || h.FIFOIdeal <= 0 || h.Ratio <= 0 || h.Strategy != "retry":
+		t.Errorf("no hot key beside its FIFO ideal, or not single's retry: %+v", h)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "which-lock.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(md), "\n") {
+		if strings.HasPrefix(l, "| single |") && (strings.Count(l, "—") > 0 || !strings.Contains(l, "× FIFO, retry")) {
+			t.Errorf("single's row leaves a price figure unmeasured: %s", l)
+		}
 	}
 }

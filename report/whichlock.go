@@ -115,15 +115,21 @@ type MatrixRow struct {
 	P99        float64         `json:"acquire_p99_us,omitempty"`
 	TimeToLock float64         `json:"time_to_lock_p99_us,omitempty"`
 	Capacity   *DesignCapacity `json:"capacity,omitempty"`
-	Hot        *HotKey         `json:"hot_key,omitempty"`
-	Faults     []MatrixCell    `json:"cells"`
-	Meets      bool            `json:"meets"`
+	// CommonServed is the cycles/s the common-rate cell served when it
+	// fell short of the rate offered (0: it served it).
+	CommonServed float64      `json:"common_rate_served,omitempty"`
+	Hot          *HotKey      `json:"hot_key,omitempty"`
+	Faults       []MatrixCell `json:"cells"`
+	Meets        bool         `json:"meets"`
 	// Reasons are every reason the row does not meet the needs.
 	Reasons []string `json:"reasons,omitempty"`
 	// Survived counts the faults measured with neither outcome broken in
 	// any run, of Judged faults measured (the quiet cell not counted).
 	Survived int `json:"faults_survived"`
 	Judged   int `json:"faults_judged"`
+	// commonRate: the latency figures are the common-rate cell's (a run
+	// with PriceCells), not a price or quiet cell's.
+	commonRate bool
 }
 
 // WhichLock is the matrix: designs by faults, price beside safety.
@@ -200,16 +206,16 @@ func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells 
 	}
 	for _, d := range p.Designs {
 		row := MatrixRow{Design: d, Fenced: strings.HasSuffix(d, "-fencing") || strings.HasSuffix(d, "-guarded")}
-		if i, ok := byName[CellName(d, "none")]; ok {
-			row.price(cells[i], loaded[i])
-		}
-		if i, ok := byName[p.Price[d]]; ok {
-			row.priceCell(cells[i], loaded[i])
-		}
-		if p.PriceCells != nil {
-			row.TimeToLockP99, row.TimeToLock, row.ServerCPUPerLock = 0, 0, 0 // the price cells' alone
-			row.Priced, row.PriceCell = false, true
+		if p.PriceCells != nil { // the price cells' alone: a figure they lack stays unknown
+			row.PriceCell = true
 			row.priceFromCells(p.PriceCells, find)
+		} else {
+			if i, ok := byName[CellName(d, "none")]; ok {
+				row.price(cells[i], loaded[i])
+			}
+			if i, ok := byName[p.Price[d]]; ok {
+				row.priceCell(cells[i], loaded[i])
+			}
 		}
 		for _, f := range p.Faults {
 			c := matrixCell(p, d, f, byName, cells, loaded)
@@ -271,7 +277,7 @@ func (r *MatrixRow) priceCell(c CellSummary, l *cell) {
 
 // priceSource names the cell the row's price came from.
 func (r MatrixRow) priceSource() string {
-	if r.Capacity != nil {
+	if r.commonRate {
 		return "common-rate cell"
 	}
 	if r.PriceCell {
@@ -373,11 +379,9 @@ func (n Needs) judge(r MatrixRow, faults []string) []string {
 	}
 	switch {
 	case n.P99 > 0 && !r.Priced:
-		why = append(why, "no acquire p99 to weigh: neither its price cell nor its quiet cell was measured")
+		why = append(why, fmt.Sprintf("no acquire p99 to weigh: its %s was not measured", r.priceSource()))
 	case n.P99 > 0 && r.AcquireP99 > float64(n.P99.Microseconds()):
 		why = append(why, fmt.Sprintf("acquire p99 %s on its %s, over %s", results.FormatMicros(r.AcquireP99), r.priceSource(), n.P99))
-	case n.P99 > 0 && r.Capacity != nil && r.Capacity.Steps > 0 && r.Capacity.CyclesPerSec == 0:
-		why = append(why, fmt.Sprintf("no step of its capacity sweep kept acquire p99 within %s", n.P99))
 	}
 	for _, need := range n.all() {
 		i := slices.Index(faults, need.Fault)

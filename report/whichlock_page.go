@@ -177,7 +177,7 @@ func writeWhichLock(dir, out string, m results.Manifest, loaded []*cell, cells [
 		return nil, err
 	}
 	if needs != nil {
-		p.Needs = *needs
+		p.judgeBy(*needs)
 	}
 	w := buildWhichLock(p, m, loaded, cells)
 	if rel, err := filepath.Rel(out, dir); err == nil {
@@ -237,7 +237,11 @@ func (w *WhichLock) priceText() string {
 			"capacity, the highest cycles/s whose acquire p99 stayed within %s (and 99%% of acquires won) in a closed-loop sweep (%s), "+
 			"with its repeats' range and what limited it (≥: a lower bound, the servers may serve more: no heavier step broke the SLO, or the generator or the shared machine limited it); "+
 			"the servers' CPU per lock at that capacity; acquire p50 and p99 at one open-loop rate every design serves (%s); "+
-			"time to lock p99 on one hot key (%s) beside the FIFO ideal, (workers − 1) × the key's measured period: a queue's lower bound.",
+			"time to lock p99 on one hot key (%s) beside the FIFO ideal, (workers − 1) × the key's measured period: a queue's lower bound, "+
+			"with how the design waits there (queue: the server hands the lock on in order; retry, backoff, spin: the client tries again; notify: it tries again when told the key was released); ≥ where callers that gave up or won nothing in the window (their waits not in the p99) are over 1%% of the waits. "+
+			"What limited a capacity: server (its CPU), latency (served, but the wait broke the SLO), machine or generator (this shared 2-core machine or lockbench itself: a lower bound), "+
+			"SLO not reached (every step met it: a lower bound). "+
+			"A --p99 need is judged on the acquire p99 at the common rate; \"served only\" where a design fell short of that rate (its latency is then an overload's). —: not measured.",
 			pc.SLO, pc.LadderWork, pc.CommonWork, pc.HotWork)
 	}
 	if w.PriceWork == "" {
@@ -269,14 +273,23 @@ func (r MatrixRow) CyclesText() string {
 
 // CPUText is the servers' CPU per lock, "—" when it was not read.
 func (r MatrixRow) CPUText() string {
-	if !r.Priced || r.ServerCPUPerLock <= 0 {
+	// With PriceCells it is the capacity step's, measured or 0.
+	if r.ServerCPUPerLock <= 0 || !r.Priced && !r.commonRate {
 		return "—"
 	}
 	return fmt.Sprintf("%.1f", r.ServerCPUPerLock)
 }
 
 func (r MatrixRow) P50Text() string { return r.fig(r.AcquireP50) }
-func (r MatrixRow) P99Text() string { return r.fig(r.AcquireP99) }
+
+// P99Text is the acquire p99, with what was served where the common rate
+// was not.
+func (r MatrixRow) P99Text() string {
+	if r.Priced && r.CommonServed > 0 {
+		return fmt.Sprintf("%s (served only %.0f/s)", r.fig(r.AcquireP99), r.CommonServed)
+	}
+	return r.fig(r.AcquireP99)
+}
 func (r MatrixRow) TimeToLockText() string {
 	switch {
 	case r.Hot != nil:
@@ -399,7 +412,7 @@ Each fault's cell: in how many runs each outcome happened (k/n), its median and 
 {{if .Needs.Any}}<h2>Your needs: {{.Needs.String}}</h2>
 <p>Meet them: {{if .Recommend}}{{range $i, $d := .Recommend}}{{if $i}}, {{end}}<strong>{{$d}}</strong>{{end}}{{else}}none{{end}}.</p>{{end}}
 <table><tr><th>design</th>{{range .PriceHeads}}<th>{{.}}</th>{{end}}{{range .Faults}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr><td{{if .Meets}} class="meets"{{end}}>{{.Design}}</td><td class="n">{{.CyclesText}}</td><td class="n">{{.P50Text}}</td><td class="n">{{.P99Text}}</td><td class="n">{{.TimeToLockText}}</td><td class="n">{{.CPUText}}</td>
+{{range .Rows}}<tr><td{{if .Meets}} class="meets"{{end}}>{{.Design}}</td><td class="n">{{if .CapHref}}<a href="{{.CapHref}}" title="{{.Capacity.Note}}">{{.CyclesText}}</a>{{else}}{{.CyclesText}}{{end}}</td><td class="n">{{if .CommonHref}}<a href="{{.CommonHref}}">{{.P50Text}}</a>{{else}}{{.P50Text}}{{end}}</td><td class="n">{{if .CommonHref}}<a href="{{.CommonHref}}">{{.P99Text}}</a>{{else}}{{.P99Text}}{{end}}</td><td class="n">{{if .HotHref}}<a href="{{.HotHref}}">{{.TimeToLockText}}</a>{{else}}{{.TimeToLockText}}{{end}}</td><td class="n">{{.CPUText}}</td>
 {{range .Cells}}<td class="{{.Class}}" title="{{.Why}}">{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
 {{end}}</table>
 <p class="legend">{{range .Legend}}<span class="{{.Class}}">{{.Text}}</span> {{end}}</p>
@@ -417,10 +430,13 @@ The matrix as data: <a href="which-lock-matrix.json">which-lock-matrix.json</a>.
 </body></html>
 `))
 
-// pageRow is a row as the page shows it: its cells with their links.
+// pageRow is a row as the page shows it: its cells with their links, and
+// its price figures' (the capacity's knee step, the common-rate cell, the
+// hot key's cell).
 type pageRow struct {
 	MatrixRow
-	Cells []pageCell
+	Cells                        []pageCell
+	CapHref, CommonHref, HotHref string
 }
 
 type pageCell struct {
@@ -436,10 +452,19 @@ func (w *WhichLock) writeHTML(wr io.Writer) error {
 	var whys []pageWhy
 	for _, r := range w.Rows {
 		pr := pageRow{MatrixRow: r}
+		if r.Capacity != nil && r.Capacity.Result != "" {
+			pr.CapHref = w.href(r.Capacity.Result)
+		}
+		if r.commonRate && r.Priced {
+			pr.CommonHref = w.href(r.PriceResult)
+		}
+		if r.Hot != nil {
+			pr.HotHref = w.href(r.Hot.Result)
+		}
 		for i, c := range r.Faults {
 			pc := pageCell{MatrixCell: c}
 			if c.Result != "" {
-				pc.Href = filepath.ToSlash(filepath.Join(w.resultsRelative, c.Result))
+				pc.Href = w.href(c.Result)
 			}
 			pr.Cells = append(pr.Cells, pc)
 			if c.Why != "" {
@@ -465,4 +490,12 @@ func (w *WhichLock) writeHTML(wr io.Writer) error {
 		Whys       []pageWhy
 		PriceHeads []string
 	}{w, rows, w.priceText(), legend, defs, excluded, whys, w.priceHeads()})
+}
+
+// href is a result file's link from the page.
+func (w *WhichLock) href(result string) string {
+	if result == "" {
+		return ""
+	}
+	return filepath.ToSlash(filepath.Join(w.resultsRelative, result))
 }

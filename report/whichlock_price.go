@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"lockbench/results"
@@ -17,6 +18,27 @@ const (
 
 // DefaultSLO is the acquire p99 a capacity is quoted at without --p99.
 const DefaultSLO = 10 * time.Millisecond
+
+// CapacitySLO is the acquire p99 a capacity is quoted at for a --p99 of
+// p99 (0: none given).
+func CapacitySLO(p99 time.Duration) time.Duration {
+	if p99 > 0 {
+		return p99
+	}
+	return DefaultSLO
+}
+
+// judgeBy puts needs in place of the plan's, and quotes the capacities at
+// their --p99 as choose would have: report --need/--p99 on a finished run
+// gives the page choose gives with the same flags.
+func (p *WhichLockPlan) judgeBy(needs Needs) {
+	p.Needs = needs
+	if p.PriceCells != nil {
+		pc := *p.PriceCells
+		pc.SLO = CapacitySLO(needs.P99)
+		p.PriceCells = &pc
+	}
+}
 
 // PriceCells are which benchmark cells price each design, and their work.
 type PriceCells struct {
@@ -44,6 +66,9 @@ type DesignCapacity struct {
 	Limiter    string `json:"limiter,omitempty"` // what stopped it (results.Limit's verdict)
 	Result     string `json:"result,omitempty"`
 	Steps      int    `json:"steps"`
+	// Note says in words what the knee is and what limited it (the
+	// capacity planner's).
+	Note string `json:"note,omitempty"`
 	// Lightest: the lightest step's acquire p99 (µs) and workers, to say
 	// how far a design that met the SLO at no step was from it.
 	LightestP99     float64 `json:"lightest_p99_us,omitempty"`
@@ -59,15 +84,52 @@ type HotKey struct {
 	FIFOIdeal     float64 `json:"fifo_ideal_us"`
 	Ratio         float64 `json:"ratio"`
 	Strategy      string  `json:"wait_strategy,omitempty"`
-	Result        string  `json:"result,omitempty"`
+	// GaveUp callers waited out wait_time, and Idle workers won nothing
+	// in the window (each waited through it): neither wait is in the
+	// measured p99. When they are over 1% of the waits, the p99 is at
+	// least the shortest of them (LowerBound; Ratio then too).
+	GaveUp     int64  `json:"gave_up,omitempty"`
+	Idle       int    `json:"idle_workers,omitempty"`
+	LowerBound bool   `json:"lower_bound,omitempty"`
+	Result     string `json:"result,omitempty"`
+}
+
+// hotKeyOf is a hot key cell's time to lock beside the FIFO ideal, nil
+// when it won too little to have a period.
+func hotKeyOf(c CellSummary, l *cell) *HotKey {
+	if c.Contention == nil || c.Acquired < 2 || c.MeasuredSeconds <= 0 {
+		return nil
+	}
+	period := c.MeasuredSeconds * 1e6 / float64(c.Acquired)
+	h := &HotKey{TimeToLockP99: c.Contention.TimeToLock.P99, FIFOIdeal: float64(max(c.Workers-1, 1)) * period,
+		Strategy: waitOf(c), GaveUp: c.Contention.GaveUp, Result: l.Info.File}
+	floor := c.MeasuredSeconds * 1e6 // an idle worker's wait spans the window
+	if c.Fairness != nil {
+		h.Idle = c.Fairness.Idle
+	}
+	if h.Idle == 0 {
+		floor = 0
+	}
+	if w := c.Contention.GaveUpWait; h.GaveUp > 0 && w != nil && (floor == 0 || w.P50 < floor) {
+		floor = w.P50 // they all end at wait_time
+	}
+	if unseen := h.GaveUp + int64(h.Idle); unseen*100 > c.Acquired+unseen && floor > h.TimeToLockP99 {
+		h.TimeToLockP99, h.LowerBound = floor, true
+	}
+	h.Ratio = h.TimeToLockP99 / h.FIFOIdeal
+	return h
 }
 
 // priceFromCells fills the row's price from its benchmark cells.
 func (r *MatrixRow) priceFromCells(pc *PriceCells, find func(string) (CellSummary, *cell, bool)) {
+	r.commonRate = true
 	r.Capacity = capacityOf(pc.Ladder[r.Design], pc.SLO, find)
 	if c, l, ok := find(pc.Common[r.Design]); ok && c.Acquired > 0 {
 		r.Priced = true
 		r.AcquireP50, r.AcquireP99, r.P50, r.P99, r.PriceResult = c.Acquire.P50, c.Acquire.P99, c.Acquire.P50, c.Acquire.P99, l.Info.File
+		if c.Load == "open" && c.CyclesPerSec < commonServed*c.Rate {
+			r.CommonServed = c.CyclesPerSec // a queue grew: its latency is an overload's
+		}
 	}
 	// The servers' CPU per lock under load (the capacity's step): at a low
 	// rate their idle work would be most of it.
@@ -77,54 +139,68 @@ func (r *MatrixRow) priceFromCells(pc *PriceCells, find func(string) (CellSummar
 			r.ServerCPUPerLock = results.FiniteOr0(sv.TopologyMicrosCycle())
 		}
 	}
-	if c, l, ok := find(pc.Hot[r.Design]); ok && c.Contention != nil && c.Acquired > 1 && c.MeasuredSeconds > 0 {
-		period := c.MeasuredSeconds * 1e6 / float64(c.Acquired)
-		h := &HotKey{TimeToLockP99: c.Contention.TimeToLock.P99, FIFOIdeal: float64(max(c.Workers-1, 1)) * period, Strategy: c.WaitStrategy, Result: l.Info.File}
-		h.Ratio = h.TimeToLockP99 / h.FIFOIdeal
-		r.Hot = h
+	if c, l, ok := find(pc.Hot[r.Design]); ok {
+		r.Hot = hotKeyOf(c, l)
 	}
 }
 
-// capacityOf is the best step within the SLO, and what stopped the next.
+// waitOf is how a cell's callers waited: its wait_strategy, but
+// rueidislock's own wait where it ran (its client retries when the server
+// says a key changed, and takes no wait_strategy).
+func waitOf(c CellSummary) string {
+	if c.Driver == "rueidislock" {
+		return "notify, rueidislock's own"
+	}
+	return c.WaitStrategy
+}
+
+// commonServed is the share of the common rate a design must serve for
+// its latency there to be a served load's.
+const commonServed = 0.95
+
+// capacitySuccess is the share of acquires a capacity step must win.
+const capacitySuccess = 0.99
+
+// capacityOf is a design's capacity from its sweep's steps, as the
+// report's capacity planner finds a knee (planCapacity): the best step
+// within the SLO, limited by what stopped the first heavier step, a lower
+// bound when none broke the SLO or the generator or the machine did.
 func capacityOf(names []string, slo time.Duration, find func(string) (CellSummary, *cell, bool)) *DesignCapacity {
 	if len(names) == 0 {
 		return nil
 	}
 	cp := &DesignCapacity{}
-	var knee *CellSummary
-	var next *CellSummary
+	sl := SLO{AcquireP99Micros: float64(slo.Microseconds()), MinSuccess: capacitySuccess}
+	var steps []CellSummary
+	files := map[string]string{}
 	for _, n := range names {
 		c, l, ok := find(n)
 		if !ok || c.Acquired == 0 {
 			continue
 		}
-		if cp.Steps++; cp.Steps == 1 {
-			cp.LightestP99, cp.LightestWorkers = c.Acquire.P99, c.Workers
-		}
-		within := c.Acquire.P99 <= float64(slo.Microseconds()) && c.SuccessRatio >= 0.99
-		switch {
-		case within && (knee == nil || c.CyclesPerSec > knee.CyclesPerSec):
-			knee, next = &c, nil
-			cp.CyclesPerSec, cp.Min, cp.Max = c.CyclesPerSec, c.CyclesPerSec, c.CyclesPerSec
-			if sp, ok := spreadOf(c, "cycles_per_sec"); ok {
-				cp.Min, cp.Max = sp.Min, sp.Max
-			}
-			cp.Workers, cp.Result, cp.cell = fmt.Sprint(c.Workers), l.Info.File, n
-		case !within && knee != nil && next == nil:
-			next = &c
-		}
+		// The choose run's SLO, not the report's: a step is judged here.
+		c.MeetsSLO = c.Acquire.P99 <= sl.AcquireP99Micros && c.SuccessRatio >= sl.MinSuccess
+		steps, files[c.Label] = append(steps, c), l.Info.File
 	}
+	if cp.Steps = len(steps); cp.Steps == 0 {
+		return cp
+	}
+	sort.SliceStable(steps, func(i, j int) bool { return loadOf(steps[i]) < loadOf(steps[j]) })
+	cp.LightestP99, cp.LightestWorkers = steps[0].Acquire.P99, steps[0].Workers
+	knee := kneeStep(steps)
 	if knee == nil {
 		return cp
 	}
-	lim := knee.Limit
-	if next != nil {
-		lim = next.Limit
+	plan := planCapacity(knee.Label, steps, sl, 0)
+	cp.CyclesPerSec, cp.Min, cp.Max = knee.CyclesPerSec, knee.CyclesPerSec, knee.CyclesPerSec
+	if sp, ok := spreadOf(*knee, "cycles_per_sec"); ok {
+		cp.Min, cp.Max = sp.Min, sp.Max
 	}
-	if lim != nil {
-		cp.Limiter = lim.By
+	cp.Workers, cp.Result, cp.cell, cp.Note = fmt.Sprint(knee.Workers), files[knee.Label], knee.Label, plan.Note
+	if plan.Limit != nil {
+		cp.Limiter = plan.Limit.By
 	}
-	cp.LowerBound = next == nil || cp.Limiter == results.LimitGenerator || cp.Limiter == results.LimitMachine
+	cp.LowerBound = plan.LowerBound
 	return cp
 }
 
@@ -136,8 +212,8 @@ func spreadOf(c CellSummary, figure string) (results.Spread, bool) {
 	return sp, ok && sp.N > 1
 }
 
-// CapacityText is "≥ 48210 (45100–50300) at 64 workers, server", "none
-// within the SLO", or "—" when nothing was measured.
+// CapacityText is "≥ 48210 (45100–50300), machine", "none within the
+// SLO", or "—" when nothing was measured.
 func (r MatrixRow) CapacityText() string {
 	cp := r.Capacity
 	switch {
@@ -153,16 +229,36 @@ func (r MatrixRow) CapacityText() string {
 	if cp.Min != cp.Max {
 		t += fmt.Sprintf(" (%.0f–%.0f)", cp.Min, cp.Max)
 	}
-	if cp.Limiter != "" {
+	switch cp.Limiter {
+	case "":
+	case results.LimitNone: // every step served what it was offered
+		t += ", SLO not reached"
+	default:
 		t += ", " + cp.Limiter
 	}
 	return t
 }
 
-// HotText is "1.2 s (3.4× FIFO)", "—" when not measured.
+// HotText is "1.2 s (3.4× FIFO, retry)", "≥ 2 s (≥ 10.3× FIFO, retry, 7
+// worker(s) won nothing)" when waits the p99 lacks bound it, "—" when not
+// measured.
 func (r MatrixRow) HotText() string {
 	if r.Hot == nil {
 		return "—"
 	}
-	return fmt.Sprintf("%s (%.1f× FIFO)", results.FormatMicros(r.Hot.TimeToLockP99), r.Hot.Ratio)
+	h, ge := r.Hot, ""
+	if h.LowerBound {
+		ge = "≥ "
+	}
+	t := fmt.Sprintf("%s%s (%s%.1f× FIFO", ge, results.FormatMicros(h.TimeToLockP99), ge, h.Ratio)
+	if h.Strategy != "" {
+		t += ", " + h.Strategy
+	}
+	if h.GaveUp > 0 {
+		t += fmt.Sprintf(", %d gave up", h.GaveUp)
+	}
+	if h.Idle > 0 {
+		t += fmt.Sprintf(", %d worker(s) won nothing", h.Idle)
+	}
+	return t + ")"
 }
