@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"lockbench/etcdlock"
+	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/plan"
 )
@@ -80,7 +81,7 @@ func checkGone(t *testing.T, pids []int) {
 // A 3-member cluster acquires and releases through the one benchmark cell;
 // the result says what it ran on; no member is left. On one hot key, 10
 // contenders in etcd's queue get the lock in turn: Jain's index >= 0.95 and
-// time to lock p99 within 1.5x the FIFO ideal, the other contenders' turns
+// time to lock p90 within 1.5x the FIFO ideal, the other contenders' turns
 // at the key's measured period. No fsync, so that CI's disks do not
 // decide it.
 func TestEtcdCells(t *testing.T) {
@@ -119,13 +120,17 @@ cells:
 	// FIFO: a waiter waits for every other contender's turn once. A turn
 	// is the key's measured period (one key: its cycles run one after
 	// another), not the nominal 2 ms hold, which a loaded machine
-	// stretches for every design alike.
+	// stretches for every design alike. The p90, not the p99, against that
+	// mean: a few turns a load spike stretches move the p99 and hardly the
+	// mean; FIFO keeps the p90 near 9 turns, an unordered grant puts it
+	// near 22 (geometric, 1 in 10 a turn), past the 1.5x bound.
 	period := hot.MeasuredSeconds * 1e6 / float64(hot.Outcomes.Acquired) // µs
 	ideal := 9 * period
-	t.Logf("hot: %d acquired, Jain %.3f, time to lock p50 %.0f p99 %.0f µs, gap p50 %.0f mean %.0f p99 %.0f, period %.0f µs, FIFO ideal %.0f µs (%.2fx)", hot.Outcomes.Acquired, f.JainIndex, c.TimeToLock.P50, c.TimeToLock.P99, c.HandoffGap.P50, c.HandoffGap.Mean, c.HandoffGap.P99, period, ideal, c.TimeToLock.P99/ideal)
-	if f.JainIndex < 0.95 || c.TimeToLock.P99 > 1.5*ideal || hot.Safety.Violations > 0 {
-		t.Fatalf("hot: Jain %.3f (want >= 0.95), time to lock p99 %.0f µs vs FIFO ideal %.0f µs (want <= 1.5x), violations %d",
-			f.JainIndex, c.TimeToLock.P99, ideal, hot.Safety.Violations)
+	t.Logf("hot: %d acquired, Jain %.3f, time to lock p50 %.0f p90 %.0f p99 %.0f µs, gap p50 %.0f mean %.0f p99 %.0f, period %.0f µs, FIFO ideal %.0f µs (%.2fx)", hot.Outcomes.Acquired, f.JainIndex, c.TimeToLock.P50, c.TimeToLock.P90, c.TimeToLock.P99, c.HandoffGap.P50, c.HandoffGap.Mean, c.HandoffGap.P99, period, ideal, c.TimeToLock.P99/ideal)
+	jain, ttl := bound.Min(t, "etcd.hot.jain", f.JainIndex, 0.95), bound.Max(t, "etcd.hot.time_to_lock_p90_us", c.TimeToLock.P90, 1.5*ideal)
+	if !jain || !ttl || hot.Safety.Violations > 0 {
+		t.Fatalf("hot: Jain %.3f (want >= 0.95), time to lock p90 %.0f µs vs FIFO ideal %.0f µs (want <= 1.5x), violations %d",
+			f.JainIndex, c.TimeToLock.P90, ideal, hot.Safety.Violations)
 	}
 }
 
