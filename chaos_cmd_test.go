@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"lockbench/faults"
+	"lockbench/internal/proc"
 	"lockbench/internal/redistest"
 )
 
@@ -122,12 +122,14 @@ cells: [{name: a}, {name: b}]
 	out := filepath.Join(dir, "res")
 	cmd := exec.Command(binary, "chaos", "-f", scenario, "--out", out)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var o, e bytes.Buffer
+	var o, e lockedBuffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2500 * time.Millisecond)
+	// Interrupt once client 1 is stopped (its pause, the last fault, is
+	// in place), not after a fixed time from before the servers started.
+	waitClientStopped(t, &e, 1, 60*time.Second)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	start := time.Now()
 	err := cmd.Wait()
@@ -177,6 +179,28 @@ cells: [{name: a}, {name: b}]
 	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
 		t.Errorf("temp files left: %v", left)
 	}
+}
+
+// waitClientStopped waits until client i's process, as the cell's
+// start-up line names it, is stopped (SIGSTOP); it fails the test after
+// limit.
+func waitClientStopped(t *testing.T, stderr *lockedBuffer, i int, limit time.Duration) {
+	t.Helper()
+	clients := regexp.MustCompile(`chaos: cell .* clients \(pids ([0-9 ]+)\)`)
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		m := clients.FindStringSubmatch(stderr.String())
+		if m == nil {
+			continue
+		}
+		f := strings.Fields(m[1])
+		if i >= len(f) {
+			t.Fatalf("client %d: the start-up line names %d client pids: %s", i, len(f), m[0])
+		}
+		if pid, _ := strconv.Atoi(f[i]); proc.Stopped(pid) {
+			return
+		}
+	}
+	t.Fatalf("client %d not stopped within %v; stderr:\n%s", i, limit, stderr.String())
 }
 
 // Cells that judged nothing fail (exit 3) whatever their figures: a fault

@@ -3,16 +3,22 @@ package runner
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"lockbench/check"
 	"lockbench/faults"
+	"lockbench/internal/bound"
+	"lockbench/internal/proc"
 	"lockbench/internal/redistest"
 	"lockbench/plan"
 )
@@ -341,22 +347,51 @@ faults:
 		}
 		sc, cells := faultScenario(t, strings.Replace(doc, "%DURATION%", duration, 1))
 		opt := faultOptions(t)
+		log := &syncBuf{}
+		opt.Log = io.MultiWriter(opt.Log, log)
 		ctx, cancel := context.WithCancel(context.Background())
+		var cancelled atomic.Int64 // when the interrupt came, unix ns
 		if interrupt {
-			time.AfterFunc(1500*time.Millisecond, cancel) // while client 1 is stopped
+			// While client 1 is stopped: once its process shows stopped,
+			// not at a fixed time from before the servers started.
+			go func() {
+				if waitClientStopped(ctx, log, 1) {
+					cancelled.Store(time.Now().UnixNano())
+					cancel()
+				}
+			}()
 		}
-		start := time.Now()
 		r := runFaultScenario(t, ctx, sc, cells, opt)
 		cancel()
 		if r.Run.Interrupted != interrupt {
 			t.Fatalf("interrupted = %v, want %v", r.Run.Interrupted, interrupt)
 		}
-		if interrupt && time.Since(start) > 8*time.Second {
-			t.Errorf("interrupted cell took %v to wind down", time.Since(start))
+		// Winding down (stopping servers and clients, checking the
+		// partial history) from the interrupt, not from before set-up.
+		if d := time.Since(time.Unix(0, cancelled.Load())); interrupt && !bound.Max(t, "fault.interrupt_wind_down", d, 8*time.Second) {
+			t.Errorf("interrupted cell took %v to wind down", d)
 		}
 		if holds := faultChecks(t, r).HoldsLogged; holds == 0 || r.Run.Outcomes.Acquired == 0 {
 			t.Fatalf("no partial result: %d holds, %d acquired", holds, r.Run.Outcomes.Acquired)
 		}
 		assertCleanedUp(t, r, tmp)
 	}
+}
+
+// waitClientStopped waits until client i's process, as the cell's
+// start-up line in log names it, is stopped (SIGSTOP); false if ctx ends
+// first.
+func waitClientStopped(ctx context.Context, log *syncBuf, i int) bool {
+	clients := regexp.MustCompile(`chaos: cell .* clients \(pids ([0-9 ]+)\)`)
+	for ctx.Err() == nil {
+		if m := clients.FindStringSubmatch(log.String()); m != nil {
+			if f := strings.Fields(m[1]); i < len(f) {
+				if pid, _ := strconv.Atoi(f[i]); proc.Stopped(pid) {
+					return true
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
 }
