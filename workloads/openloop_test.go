@@ -2,11 +2,13 @@ package workloads_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"lockbench/engine"
+	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
 	"lockbench/workloads"
@@ -35,6 +37,7 @@ func openEngine(t *testing.T, masters int) *engine.Engine {
 func TestOpenLoopOverloadedCountsEveryIntendedStart(t *testing.T) {
 	e := openEngine(t, 1)
 	ch, _ := workloads.NewChooser(workloads.ChooserConfig{Keys: 100_000})
+	late := timerLateness()
 	st, err := workloads.Run(context.Background(), e, workloads.RunConfig{
 		Workers: 4, Rate: 5000, Duration: time.Second, Warmup: 300 * time.Millisecond,
 		Keys: workloads.Keys{Prefix: "olover:", Count: 100_000}, Chooser: ch, Hold: workloads.FixedHold{D: 5 * time.Millisecond}, Seed: 2,
@@ -57,8 +60,11 @@ func TestOpenLoopOverloadedCountsEveryIntendedStart(t *testing.T) {
 	if p99 := st.Acquire.ValueAtQuantile(99); p99 < 300_000 {
 		t.Fatalf("corrected p99 %dµs; a backlog growing for 1s must show in it", p99)
 	}
-	if lag := st.PacerLag.ValueAtQuantile(50); lag > 1000 {
-		t.Fatalf("pacer lag p50 %dµs: queueing behind busy workers was charged to the pacer", lag)
+	// Queueing charged to the pacer would put its lag near the corrected
+	// latency (hundreds of ms); its own lateness is the machine's timer
+	// lateness measured beside it, plus 1 ms.
+	if lag, limit := st.PacerLag.ValueAtQuantile(50), 1000+late(); !bound.Max(t, "pacer.overloaded_lag_p50_us", lag, limit) {
+		t.Fatalf("pacer lag p50 %dµs (limit %dµs): queueing behind busy workers was charged to the pacer", lag, limit)
 	}
 	r := st.Result(workloads.RepliesOf(e), nil, time.Now())
 	ol := r.OpenLoop
@@ -129,4 +135,35 @@ func hasWarning(ws []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// timerLateness starts measuring how late a 1 ms sleep of this process
+// wakes, beside a run: the scheduling delay the pacer's own wake-ups meet
+// at the same moment (the race detector and a loaded machine raise both).
+// The function it returns stops it and gives the samples' p90, µs.
+func timerLateness() func() int64 {
+	stop, done := make(chan struct{}), make(chan int64)
+	go func() {
+		var late []int64
+		for {
+			select {
+			case <-stop:
+				slices.Sort(late)
+				if len(late) == 0 {
+					done <- 0
+					return
+				}
+				done <- late[len(late)*9/10]
+				return
+			default:
+			}
+			t0 := time.Now()
+			time.Sleep(time.Millisecond)
+			late = append(late, (time.Since(t0) - time.Millisecond).Microseconds())
+		}
+	}()
+	return func() int64 {
+		close(stop)
+		return <-done
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"lockbench/engine"
+	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
 	"lockbench/results"
@@ -263,7 +264,10 @@ func TestOpenLoopCorrectsCoordinatedOmission(t *testing.T) {
 	}
 	defer e.Close()
 	ch, _ := workloads.NewChooser(workloads.ChooserConfig{Keys: 1000})
+	var late int64 // this machine's timer lateness beside the last run, µs
 	run := func(workers int, rate float64, hold time.Duration) *workloads.Stats {
+		stop := timerLateness()
+		defer func() { late = stop() }()
 		st, err := workloads.Run(context.Background(), e, workloads.RunConfig{
 			Workers: workers, Rate: rate, Duration: time.Second, Keys: workloads.Keys{Prefix: "ol:", Count: 1000},
 			Chooser: ch, Hold: workloads.FixedHold{D: hold}, Seed: 9,
@@ -281,8 +285,11 @@ func TestOpenLoopCorrectsCoordinatedOmission(t *testing.T) {
 	if st.Offered != 500 || st.Started+st.Unserved != st.Offered || done < st.Started-16 {
 		t.Fatalf("500/s for 1s: offered %d, started %d, unserved %d, done %d", st.Offered, st.Started, st.Unserved, done)
 	}
-	if lag := st.PacerLag.ValueAtQuantile(50); lag > 1000 {
-		t.Fatalf("pacer p50 lag %dµs; the schedule must be kept to well under a millisecond", lag)
+	// Kept to 1 ms beyond the timer lateness measured beside the run (an
+	// idle worker waits for its start on a timer): under -race on a loaded
+	// machine a 1 ms bound alone failed.
+	if lag, limit := st.PacerLag.ValueAtQuantile(50), 1000+late; !bound.Max(t, "pacer.lag_p50_us", lag, limit) {
+		t.Fatalf("pacer p50 lag %dµs; the schedule must be kept to 1 ms beyond this machine's timer lateness (limit %dµs)", lag, limit)
 	}
 	// One worker holding each lock 10 ms cannot serve 200/s: starts queue up.
 	st = run(1, 200, 10*time.Millisecond)
