@@ -152,7 +152,7 @@ func TestRunCountsAndReleases(t *testing.T) {
 	if st.Acquire.TotalCount() != st.Acquired || st.Release.TotalCount() != st.Acquired {
 		t.Fatalf("histogram counts %d/%d differ from acquired %d", st.Acquire.TotalCount(), st.Release.TotalCount(), st.Acquired)
 	}
-	if st.Measured < 600*time.Millisecond || st.Measured > 800*time.Millisecond {
+	if !bound.Min(t, "run.measured", st.Measured, 600*time.Millisecond) || !bound.Max(t, "run.measured", st.Measured, 800*time.Millisecond) {
 		t.Fatalf("measured %v, want about 700ms", st.Measured)
 	}
 	r := st.Result(workloads.RepliesOf(e), nil, time.Now())
