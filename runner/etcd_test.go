@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/plan"
+	"lockbench/results"
 )
 
 // syncBuf is a log the runner writes from several goroutines.
@@ -142,24 +145,45 @@ settings: {topology: etcd, local: 3, persistence: no-fsync, workers: 4, keys: 10
 `)
 	log := &syncBuf{}
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		for !strings.Contains(log.String(), "local etcd") {
-			time.Sleep(50 * time.Millisecond)
-		}
-		time.Sleep(2 * time.Second)
-		cancel()
-	}()
-	start := time.Now()
-	out, err := Run(ctx, sc, cells, Options{Scenario: "etcd", Log: log})
+	// Interrupted once a second of the cell counted locks (not at a fixed
+	// time after the members started); the wind-down is timed from there.
+	p := &cancelOnLocks{cancel: cancel, log: log}
+	out, err := Run(ctx, sc, cells, Options{Scenario: "etcd", Progress: p})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if time.Since(start) > 20*time.Second || !out.Interrupted {
-		t.Fatalf("interrupt: took %v, interrupted %v", time.Since(start), out.Interrupted)
+	if !out.Interrupted || p.at.Load() == 0 {
+		t.Fatalf("interrupt: interrupted %v, cancelled at %d", out.Interrupted, p.at.Load())
+	}
+	if d := time.Since(time.Unix(0, p.at.Load())); !bound.Max(t, "etcd.interrupt_wind_down", d, 20*time.Second) {
+		t.Fatalf("interrupt: took %v to wind down", d)
 	}
 	checkGone(t, startedPids(t, log.String()))
 	if len(out.Cells) == 0 || out.Cells[0].Combined.Outcomes.Acquired == 0 {
 		t.Fatalf("no partial result kept")
+	}
+}
+
+// cancelOnLocks is a Progress that cancels the run at the first interval
+// that counted acquires: the cell is measuring.
+type cancelOnLocks struct {
+	cancel context.CancelFunc
+	log    io.Writer
+	once   sync.Once
+	at     atomic.Int64 // when it cancelled, unix ns
+}
+
+func (c *cancelOnLocks) StartCell(plan.Cell, int)            {}
+func (c *cancelOnLocks) EndCell(plan.Cell, int, *CellResult) {}
+func (c *cancelOnLocks) Finish()                             {}
+func (c *cancelOnLocks) Log() io.Writer                      { return c.log }
+
+func (c *cancelOnLocks) Interval(iv results.Interval) {
+	if iv.Counts[results.Acquire] > 0 {
+		c.once.Do(func() {
+			c.at.Store(time.Now().UnixNano())
+			c.cancel()
+		})
 	}
 }
 
