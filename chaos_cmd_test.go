@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"lockbench/faults"
+	"lockbench/internal/bound"
 	"lockbench/internal/proc"
 	"lockbench/internal/redistest"
 )
@@ -137,7 +138,7 @@ cells: [{name: a}, {name: b}]
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Fatalf("want exit 130 after SIGINT, got %v; stderr %s", err, e.String())
 	}
-	if d := time.Since(start); d > 15*time.Second {
+	if d := time.Since(start); !bound.Max(t, "chaos.interrupt_wind_down", d, 15*time.Second) {
 		t.Errorf("took %v to stop after SIGINT", d)
 	}
 	var man struct {
