@@ -85,9 +85,9 @@ func TestNotifyWakesWaiterOnRelease(t *testing.T) {
 
 // wakeAfterRelease releases once the waiter waits for a message and
 // wants it woken by that release's message: one more wake-up by message,
-// none by its timeout, and the lock within half the timeout of the
-// release (a generous bound: the counts tell a message from the timeout,
-// the time only that the message was not late). It returns its attempts.
+// none by its timeout, and the lock within the timeout of the release (a
+// loose bound: the counts tell a message from the timeout, the time only
+// that nothing hung after it). It returns its attempts.
 func wakeAfterRelease(t *testing.T, holder, waiter *engine.Engine, key string, timeout time.Duration) int {
 	t.Helper()
 	lock, got := holdAndWait(t, holder, waiter, key)
@@ -101,8 +101,8 @@ func wakeAfterRelease(t *testing.T, holder, waiter *engine.Engine, key string, t
 	if after.WokenByMessage == before.WokenByMessage || after.WokenByTimeout != before.WokenByTimeout {
 		t.Errorf("counts %+v → %+v: want the wait ended by the release's message, not by the timeout", before, after)
 	}
-	if !bound.Max(t, "notify.wake_after_release", wake, timeout/2) {
-		t.Errorf("waiter had the lock %v after the release; want within half its timeout %v", wake, timeout)
+	if !bound.Max(t, "notify.wake_after_release", wake, timeout) {
+		t.Errorf("waiter had the lock %v after the release; want within its timeout %v", wake, timeout)
 	}
 	waiter.Release(context.Background(), a.lock)
 	return a.res.Attempts
@@ -180,10 +180,10 @@ func TestNotifyResubscribesAfterReconnect(t *testing.T) {
 	released := time.Now()
 	holder.Release(context.Background(), lock)
 	a := receive(t, got)
-	// By message (the counts); in time, half the 3 s timeout bounds it
-	// loosely, the counts tell a message from the timeout.
-	if d := a.at.Sub(released); !bound.Max(t, "notify.resubscribed_wake", d, 1500*time.Millisecond) || waiter.NotifyCounts().WokenByMessage != 1 {
-		t.Errorf("woken %v after the release, counts %+v; want by message, within 1.5 s", d, waiter.NotifyCounts())
+	// By message (the counts); the 3 s timeout bounds the time loosely,
+	// the counts tell a message from the timeout.
+	if d := a.at.Sub(released); !bound.Max(t, "notify.resubscribed_wake", d, 3*time.Second) || waiter.NotifyCounts().WokenByMessage != 1 {
+		t.Errorf("woken %v after the release, counts %+v; want by message, within the 3 s timeout", d, waiter.NotifyCounts())
 	}
 }
 
