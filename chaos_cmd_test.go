@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"lockbench/faults"
+	"lockbench/internal/bound"
+	"lockbench/internal/proc"
 	"lockbench/internal/redistest"
 )
 
@@ -122,20 +123,14 @@ cells: [{name: a}, {name: b}]
 	out := filepath.Join(dir, "res")
 	cmd := exec.Command(binary, "chaos", "-f", scenario, "--out", out)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var o bytes.Buffer
-	var e lockedBuffer
+	var o, e lockedBuffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// From the event, not from the start: once cell a's clients run (its
-	// servers are up), its faults come within 1 s of their t0; 1.5 s more
-	// puts the interrupt past them all, however long the set-up took.
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(e.String(), "clients (pids") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(1500 * time.Millisecond)
+	// Interrupt once client 1 is stopped (its pause, the last fault, is
+	// in place), not after a fixed time from before the servers started.
+	waitClientStopped(t, &e, 1, 60*time.Second)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	start := time.Now()
 	err := cmd.Wait()
@@ -143,7 +138,7 @@ cells: [{name: a}, {name: b}]
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Fatalf("want exit 130 after SIGINT, got %v; stderr %s", err, e.String())
 	}
-	if d := time.Since(start); d > 15*time.Second {
+	if d := time.Since(start); !bound.Max(t, "chaos.interrupt_wind_down", d, 15*time.Second) {
 		t.Errorf("took %v to stop after SIGINT", d)
 	}
 	var man struct {
@@ -185,6 +180,28 @@ cells: [{name: a}, {name: b}]
 	if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
 		t.Errorf("temp files left: %v", left)
 	}
+}
+
+// waitClientStopped waits until client i's process, as the cell's
+// start-up line names it, is stopped (SIGSTOP); it fails the test after
+// limit.
+func waitClientStopped(t *testing.T, stderr *lockedBuffer, i int, limit time.Duration) {
+	t.Helper()
+	clients := regexp.MustCompile(`chaos: cell .* clients \(pids ([0-9 ]+)\)`)
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		m := clients.FindStringSubmatch(stderr.String())
+		if m == nil {
+			continue
+		}
+		f := strings.Fields(m[1])
+		if i >= len(f) {
+			t.Fatalf("client %d: the start-up line names %d client pids: %s", i, len(f), m[0])
+		}
+		if pid, _ := strconv.Atoi(f[i]); proc.Stopped(pid) {
+			return
+		}
+	}
+	t.Fatalf("client %d not stopped within %v; stderr:\n%s", i, limit, stderr.String())
 }
 
 // Cells that judged nothing fail (exit 3) whatever their figures: a fault

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,7 +172,7 @@ func TestSweepRepeatInterruptKeepsRepeats(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "res")
 	sw := writeFile(t, t.TempDir(), "s.yaml", "settings:\n  local: 3\n  workers: 4\n  keys: 1000\n  warmup: 0s\n  duration: 4s\nmatrix:\n  mode: [sequential, multiplexed]\nrepeat: 4\n")
 	cmd := exec.Command(binary, "sweep", "-f", sw, "--out", dir, "--no-report")
-	var e bytes.Buffer
+	var e lockedBuffer
 	cmd.Stderr = &e
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -181,7 +181,9 @@ func TestSweepRepeatInterruptKeepsRepeats(t *testing.T) {
 	for time.Now().Before(deadline) && !strings.Contains(e.String(), "cell 1/2 (repeat 3/4) mode=sequential: warm-up") {
 		time.Sleep(50 * time.Millisecond)
 	}
-	time.Sleep(2 * time.Second) // past the baseline, into the measured 4 s
+	// Past the baseline, into the measured 4 s: the repeat's acquire log
+	// holds a first interval (not a fixed time after the line above).
+	waitMeasuring(t, dir, "000-", time.Until(deadline))
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	var ee *exec.ExitError
@@ -206,4 +208,34 @@ func TestSweepRepeatInterruptKeepsRepeats(t *testing.T) {
 			t.Errorf("temp files left: %v", tmp)
 		}
 	}
+}
+
+// waitMeasuring waits until the acquire log of the cell whose file stem
+// starts with prefix, a temp file under dir/cells until the measurement is
+// kept, has grown past its header by a first one-second interval: the
+// cell is inside its measured window. It fails the test after limit.
+func waitMeasuring(t *testing.T, dir, prefix string, limit time.Duration) {
+	t.Helper()
+	header := int64(-1)
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		size := int64(-1)
+		_ = filepath.WalkDir(filepath.Join(dir, "cells"), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if name := d.Name(); strings.HasPrefix(name, "."+prefix) && strings.HasSuffix(name, ".acquire.hlog.tmp") {
+				if st, err := os.Stat(p); err == nil {
+					size = st.Size()
+				}
+			}
+			return nil
+		})
+		switch {
+		case size > 0 && header < 0: // created empty, then its header
+			header = size
+		case size > header && header >= 0:
+			return
+		}
+	}
+	t.Fatalf("no interval logged for cell %s* within %v", prefix, limit)
 }

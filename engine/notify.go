@@ -40,6 +40,9 @@ type NotifyCounts struct {
 	Publishes      int64 // PUBLISHes by releases: notify releases that freed the key, per master
 	Messages       int64 // messages the pub/sub connections received
 	Reconnects     int64 // pub/sub connections dialled again after a loss
+	// Waiting is the waiters blocked for a message right now (a gauge):
+	// a test releases once its waiter waits, instead of after a sleep.
+	Waiting int64
 }
 
 // NotifyCounts returns the notify counts (zero unless strategy notify).
@@ -49,6 +52,7 @@ func (e *Engine) NotifyCounts() NotifyCounts {
 		c.WokenByMessage, c.WokenByTimeout = n.byMessage.Load(), n.byTimeout.Load()
 		c.Subscribes, c.Unsubscribes = n.subscribes.Load(), n.unsubscribes.Load()
 		c.Messages, c.Reconnects = n.messages.Load(), n.reconnects.Load()
+		c.Waiting = n.waiting.Load()
 	}
 	return c
 }
@@ -66,6 +70,7 @@ type notifier struct {
 	wg      sync.WaitGroup
 
 	byMessage, byTimeout, subscribes, unsubscribes, messages, reconnects atomic.Int64
+	waiting                                                              atomic.Int64
 }
 
 // topic is one channel's waiters.
@@ -398,6 +403,8 @@ type subscription struct {
 func (s *subscription) Wait(ctx context.Context, timeout time.Duration) bool {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
+	s.n.waiting.Add(1)
+	defer s.n.waiting.Add(-1)
 	select {
 	case <-s.ch:
 		s.n.byMessage.Add(1)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"lockbench/internal/bound"
 )
 
 // A context that ends ends the retry delay at once, not after it.
@@ -96,7 +98,8 @@ func TestWaitTimeBoundsTheAttempts(t *testing.T) {
 	start := time.Now()
 	_, res := p.Acquire(context.Background(), func(context.Context) (*Lock, Result) { return nil, Result{} })
 	took := time.Since(start)
-	if res.Attempts < 5 || res.Attempts > 8 || took < 110*time.Millisecond || took > 400*time.Millisecond {
+	attempts := bound.Min(t, "retry.wait_time_attempts", res.Attempts, 5) && bound.Max(t, "retry.wait_time_attempts", res.Attempts, 8)
+	if !attempts || !bound.Min(t, "retry.wait_time_took", took, 110*time.Millisecond) || !bound.Max(t, "retry.wait_time_took", took, 400*time.Millisecond) {
 		t.Errorf("wait 110ms, 20ms apart: %d attempts in %v", res.Attempts, took)
 	}
 }

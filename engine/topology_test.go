@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"lockbench/engine"
+	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
 )
@@ -175,7 +176,8 @@ func TestReplicatedWaitCost(t *testing.T) {
 	a, b := p50(times[0]), p50(times[1])
 	w := waited.WaitCounts()
 	t.Logf("acquire p50: WAIT 0 %v, WAIT 1 %v (ratio %.2f); WAITs %+v", a, b, float64(b)/float64(a), w)
-	if b <= a {
+	// Interleaved pairs in one process: a load moves both p50s alike.
+	if !bound.Min(t, "wait_cost.wait1_p50", b, a) || b == a {
 		t.Errorf("acquire p50 with WAIT 1 (%v) is not above WAIT 0 (%v): WAIT's round trip is missing", b, a)
 	}
 	if w.Sent != n || w.Acks != n || w.Short != 0 {

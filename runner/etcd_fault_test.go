@@ -34,6 +34,7 @@ func requireEtcd(t *testing.T) {
 // loses updates without fencing; fenced with the lock's revision, the
 // resource refuses the stale writes and none is lost. Both histories go to
 // the outside judge.
+// A run in which the race did not show earns one more (untilShown).
 func TestEtcdPausePastLease(t *testing.T) {
 	requireEtcd(t)
 	pause := "{at: 1.5s, kind: pause, client_index: [0], for: 3.5s}"
@@ -44,13 +45,13 @@ func TestEtcdPausePastLease(t *testing.T) {
 	doc := func(fencing string) string {
 		return strings.Replace(etcdFaultDoc(fencing, pause), "keys: 6", "keys: 12", 1)
 	}
-	r := runFaultDoc(t, doc("false"))
+	r := untilShown(t, doc("false"), "the paused holder's overlap and lost update", overlapAndLoss)
 	if s := r.Run.Safety; s.LostUpdates == 0 || s.Violations == 0 {
 		t.Fatalf("no fencing: %d lost updates (want > 0), %d violations (want > 0: the paused holder's use outlived its lease, the next holder's overlaps it)", s.LostUpdates, s.Violations)
 	}
 	wantLag(t, r.Run.Safety.LockLoss)
 	wantHistory(t, r, dirOf[r], check.NotLinearizable)
-	r = runFaultDoc(t, doc("true"))
+	r = untilShown(t, doc("true"), "the paused holder's overlap and refused write", overlapAndRejected)
 	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected == 0 || s.Violations == 0 {
 		t.Fatalf("revision fencing: %d lost updates (want 0), %d stale writes rejected (want > 0), %d violations (want > 0: fencing saves the data, not the lock)",
 			s.LostUpdates, s.StaleWritesRejected, s.Violations)
@@ -88,6 +89,7 @@ func TestEtcdLeaderCrash(t *testing.T) {
 // written in one txn If(mutex.IsOwner()). The paused client's lock keys
 // went with its leases: its late txns are refused, nothing is lost where
 // the plain cell loses updates.
+// A run in which the race did not show earns one more (untilShown).
 func TestEtcdGuardedWrite(t *testing.T) {
 	requireEtcd(t)
 	// 12 keys for 12 workers, as TestEtcdPausePastLease's: on 6, a CI run
@@ -95,7 +97,7 @@ func TestEtcdGuardedWrite(t *testing.T) {
 	// and so no late write to refuse.
 	doc := strings.NewReplacer("fencing: false}", "fencing: false, guarded_write: true}", "keys: 6", "keys: 12").
 		Replace(etcdFaultDoc("false", "{at: 1.5s, kind: pause, client_index: [0], for: 3.5s}"))
-	r := runFaultDoc(t, doc)
+	r := untilShown(t, doc, "a late guarded write", lateWriteRefused)
 	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected+s.GuardedInDoubt == 0 || !s.GuardedWrite {
 		t.Fatalf("guarded write: %d lost updates (want 0), %d refused + %d in doubt (want > 0: the late writes did not land acknowledged), guarded %v", s.LostUpdates, s.StaleWritesRejected, s.GuardedInDoubt, s.GuardedWrite)
 	}

@@ -4,17 +4,21 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"lockbench/etcdlock"
+	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/plan"
+	"lockbench/results"
 )
 
 // syncBuf is a log the runner writes from several goroutines.
@@ -80,7 +84,7 @@ func checkGone(t *testing.T, pids []int) {
 // A 3-member cluster acquires and releases through the one benchmark cell;
 // the result says what it ran on; no member is left. On one hot key, 10
 // contenders in etcd's queue get the lock in turn: Jain's index >= 0.95 and
-// time to lock p99 within 1.5x the FIFO ideal, the other contenders' turns
+// time to lock p90 within 1.5x the FIFO ideal, the other contenders' turns
 // at the key's measured period. No fsync, so that CI's disks do not
 // decide it.
 func TestEtcdCells(t *testing.T) {
@@ -119,13 +123,17 @@ cells:
 	// FIFO: a waiter waits for every other contender's turn once. A turn
 	// is the key's measured period (one key: its cycles run one after
 	// another), not the nominal 2 ms hold, which a loaded machine
-	// stretches for every design alike.
+	// stretches for every design alike. The p90, not the p99, against that
+	// mean: a few turns a load spike stretches move the p99 and hardly the
+	// mean; FIFO keeps the p90 near 9 turns, an unordered grant puts it
+	// near 22 (geometric, 1 in 10 a turn), past the 1.5x bound.
 	period := hot.MeasuredSeconds * 1e6 / float64(hot.Outcomes.Acquired) // µs
 	ideal := 9 * period
-	t.Logf("hot: %d acquired, Jain %.3f, time to lock p50 %.0f p99 %.0f µs, gap p50 %.0f mean %.0f p99 %.0f, period %.0f µs, FIFO ideal %.0f µs (%.2fx)", hot.Outcomes.Acquired, f.JainIndex, c.TimeToLock.P50, c.TimeToLock.P99, c.HandoffGap.P50, c.HandoffGap.Mean, c.HandoffGap.P99, period, ideal, c.TimeToLock.P99/ideal)
-	if f.JainIndex < 0.95 || c.TimeToLock.P99 > 1.5*ideal || hot.Safety.Violations > 0 {
-		t.Fatalf("hot: Jain %.3f (want >= 0.95), time to lock p99 %.0f µs vs FIFO ideal %.0f µs (want <= 1.5x), violations %d",
-			f.JainIndex, c.TimeToLock.P99, ideal, hot.Safety.Violations)
+	t.Logf("hot: %d acquired, Jain %.3f, time to lock p50 %.0f p90 %.0f p99 %.0f µs, gap p50 %.0f mean %.0f p99 %.0f, period %.0f µs, FIFO ideal %.0f µs (%.2fx)", hot.Outcomes.Acquired, f.JainIndex, c.TimeToLock.P50, c.TimeToLock.P90, c.TimeToLock.P99, c.HandoffGap.P50, c.HandoffGap.Mean, c.HandoffGap.P99, period, ideal, c.TimeToLock.P99/ideal)
+	jain, ttl := bound.Min(t, "etcd.hot.jain", f.JainIndex, 0.95), bound.Max(t, "etcd.hot.time_to_lock_p90_us", c.TimeToLock.P90, 1.5*ideal)
+	if !jain || !ttl || hot.Safety.Violations > 0 {
+		t.Fatalf("hot: Jain %.3f (want >= 0.95), time to lock p90 %.0f µs vs FIFO ideal %.0f µs (want <= 1.5x), violations %d",
+			f.JainIndex, c.TimeToLock.P90, ideal, hot.Safety.Violations)
 	}
 }
 
@@ -137,24 +145,45 @@ settings: {topology: etcd, local: 3, persistence: no-fsync, workers: 4, keys: 10
 `)
 	log := &syncBuf{}
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		for !strings.Contains(log.String(), "local etcd") {
-			time.Sleep(50 * time.Millisecond)
-		}
-		time.Sleep(2 * time.Second)
-		cancel()
-	}()
-	start := time.Now()
-	out, err := Run(ctx, sc, cells, Options{Scenario: "etcd", Log: log})
+	// Interrupted once a second of the cell counted locks (not at a fixed
+	// time after the members started); the wind-down is timed from there.
+	p := &cancelOnLocks{cancel: cancel, log: log}
+	out, err := Run(ctx, sc, cells, Options{Scenario: "etcd", Progress: p})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if time.Since(start) > 20*time.Second || !out.Interrupted {
-		t.Fatalf("interrupt: took %v, interrupted %v", time.Since(start), out.Interrupted)
+	if !out.Interrupted || p.at.Load() == 0 {
+		t.Fatalf("interrupt: interrupted %v, cancelled at %d", out.Interrupted, p.at.Load())
+	}
+	if d := time.Since(time.Unix(0, p.at.Load())); !bound.Max(t, "etcd.interrupt_wind_down", d, 20*time.Second) {
+		t.Fatalf("interrupt: took %v to wind down", d)
 	}
 	checkGone(t, startedPids(t, log.String()))
 	if len(out.Cells) == 0 || out.Cells[0].Combined.Outcomes.Acquired == 0 {
 		t.Fatalf("no partial result kept")
+	}
+}
+
+// cancelOnLocks is a Progress that cancels the run at the first interval
+// that counted acquires: the cell is measuring.
+type cancelOnLocks struct {
+	cancel context.CancelFunc
+	log    io.Writer
+	once   sync.Once
+	at     atomic.Int64 // when it cancelled, unix ns
+}
+
+func (c *cancelOnLocks) StartCell(plan.Cell, int)            {}
+func (c *cancelOnLocks) EndCell(plan.Cell, int, *CellResult) {}
+func (c *cancelOnLocks) Finish()                             {}
+func (c *cancelOnLocks) Log() io.Writer                      { return c.log }
+
+func (c *cancelOnLocks) Interval(iv results.Interval) {
+	if iv.Counts[results.Acquire] > 0 {
+		c.once.Do(func() {
+			c.at.Store(time.Now().UnixNano())
+			c.cancel()
+		})
 	}
 }
 

@@ -31,13 +31,14 @@ func requirePostgres(t *testing.T) {
 // their locks go to the next waiters while their clients, mid-use, write
 // back what they read: two holders and lost updates, which the history
 // judge sees too.
+// A run in which the race did not show earns one more (untilShown).
 func TestPostgresKilledBackend(t *testing.T) {
 	requirePostgres(t)
 	// 4 keys for 16 workers: every killed holder has a waiter queued on
 	// its key. On 8, a CI run killed 4 holders none of whose keys had one
 	// (0 violations, 0 lost: nothing took the freed locks in time).
 	doc := strings.NewReplacer("%FAULT%", "{at: 2s, kind: kill_backend}", "keys: 8", "keys: 4").Replace(pgFaultBase)
-	r := runFaultDoc(t, doc)
+	r := untilShown(t, doc, "a freed lock taken again and an update lost", overlapAndLoss)
 	if s := r.Run.Safety; s.LostUpdates == 0 || s.Violations == 0 {
 		t.Fatalf("killed backends: %d lost updates (want > 0), %d violations (want > 0)", s.LostUpdates, s.Violations)
 	}
@@ -78,11 +79,12 @@ func TestPostgresServerCrash(t *testing.T) {
 // holding session under pg_try_advisory_xact_lock. The killed sessions
 // cannot write: their updates are refused, and nothing is lost where the
 // plain cell (TestPostgresKilledBackend) loses updates.
+// A run in which the race did not show earns one more (untilShown).
 func TestPostgresGuardedWrite(t *testing.T) {
 	requirePostgres(t)
 	doc := strings.Replace(pgFaultBase, "%FAULT%", "{at: 2s, kind: kill_backend}", 1)
 	doc = strings.Replace(doc, "duration: 8s}", "duration: 8s, guarded_write: true}", 1)
-	r := runFaultDoc(t, doc)
+	r := untilShown(t, doc, "a killed session's refused write", lateWriteRefused)
 	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected+s.GuardedInDoubt == 0 || !s.GuardedWrite || s.AcknowledgedWrites < 50 {
 		t.Fatalf("guarded write: %d lost updates (want 0), %d refused + %d in doubt (want > 0), guarded %v, %d acknowledged", s.LostUpdates, s.StaleWritesRejected, s.GuardedInDoubt, s.GuardedWrite, s.AcknowledgedWrites)
 	}

@@ -36,18 +36,19 @@ func requireZookeeper(t *testing.T) {
 // A client process paused (SIGSTOP) past its session: the ensemble
 // expires it and hands its locks on, so two clients hold them; without
 // fencing updates are lost, fenced with the holder znode's czxid none is.
+// A run in which the race did not show earns one more (untilShown).
 func TestZookeeperPausePastSession(t *testing.T) {
 	requireZookeeper(t)
 	// 4 s: past the 2 s session, its tick and the client's ping lag by as
 	// much again, as in the shipped scenario (3.5 s once left no overlap).
 	pause := "{at: 1.5s, kind: pause, client_index: [0], for: 4s}"
-	r := runFaultDoc(t, zkFaultDoc("false", pause))
+	r := untilShown(t, zkFaultDoc("false", pause), "the expired holder's overlap and lost update", overlapAndLoss)
 	if s := r.Run.Safety; s.LostUpdates == 0 || s.Violations == 0 {
 		t.Fatalf("no fencing: %d lost updates (want > 0), %d violations (want > 0: the expired holder's use overlaps the next one's)", s.LostUpdates, s.Violations)
 	}
 	wantLag(t, r.Run.Safety.LockLoss)
 	wantHistory(t, r, dirOf[r], check.NotLinearizable)
-	r = runFaultDoc(t, zkFaultDoc("true", pause))
+	r = untilShown(t, zkFaultDoc("true", pause), "the expired holder's overlap and refused write", overlapAndRejected)
 	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected == 0 || s.Violations == 0 {
 		t.Fatalf("czxid fencing: %d lost updates (want 0), %d stale writes rejected (want > 0), %d violations (want > 0)",
 			s.LostUpdates, s.StaleWritesRejected, s.Violations)
@@ -85,10 +86,11 @@ func TestZookeeperLeaderCrash(t *testing.T) {
 // the holder's lock znode and the version read. The paused client's
 // session expired with its znodes: its late writes are refused, nothing is
 // lost where the plain cell loses updates.
+// A run in which the race did not show earns one more (untilShown).
 func TestZookeeperGuardedWrite(t *testing.T) {
 	requireZookeeper(t)
 	doc := strings.Replace(zkFaultDoc("false", "{at: 1.5s, kind: pause, client_index: [0], for: 4s}"), "fencing: false}", "fencing: false, guarded_write: true}", 1)
-	r := runFaultDoc(t, doc)
+	r := untilShown(t, doc, "a late guarded write", lateWriteRefused)
 	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected+s.GuardedInDoubt == 0 || !s.GuardedWrite {
 		t.Fatalf("guarded write: %d lost updates (want 0), %d refused + %d in doubt (want > 0: the late writes did not land acknowledged), guarded %v", s.LostUpdates, s.StaleWritesRejected, s.GuardedInDoubt, s.GuardedWrite)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"lockbench/engine"
+	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
 	"lockbench/workloads"
@@ -36,6 +37,7 @@ func openEngine(t *testing.T, masters int) *engine.Engine {
 func TestOpenLoopOverloadedCountsEveryIntendedStart(t *testing.T) {
 	e := openEngine(t, 1)
 	ch, _ := workloads.NewChooser(workloads.ChooserConfig{Keys: 100_000})
+	late := timerLateness()
 	st, err := workloads.Run(context.Background(), e, workloads.RunConfig{
 		Workers: 4, Rate: 5000, Duration: time.Second, Warmup: 300 * time.Millisecond,
 		Keys: workloads.Keys{Prefix: "olover:", Count: 100_000}, Chooser: ch, Hold: workloads.FixedHold{D: 5 * time.Millisecond}, Seed: 2,
@@ -64,8 +66,7 @@ func TestOpenLoopOverloadedCountsEveryIntendedStart(t *testing.T) {
 	// charged to the pacer; a loaded machine or the race detector stretch
 	// the pacer by milliseconds, not hundreds of them.
 	lag, queued := st.PacerLag.ValueAtQuantile(50), st.Acquire.ValueAtQuantile(99)
-	bound.Log(t, "openloop-overloaded-pacer-lag-p50-us", lag, queued/10)
-	if lag > queued/10 {
+	if !bound.Max(t, "pacer.overloaded_lag_p50_us", lag, queued/10) {
 		t.Fatalf("pacer lag p50 %dµs, a tenth of the queueing (%dµs) or more: queueing behind busy workers was charged to the pacer", lag, queued)
 	}
 	r := st.Result(workloads.RepliesOf(e), nil, time.Now())
@@ -137,4 +138,35 @@ func hasWarning(ws []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// timerLateness starts measuring how late a 1 ms sleep of this process
+// wakes, beside a run: the scheduling delay the pacer's own wake-ups meet
+// at the same moment (the race detector and a loaded machine raise both).
+// The function it returns stops it and gives the samples' p90, µs.
+func timerLateness() func() int64 {
+	stop, done := make(chan struct{}), make(chan int64)
+	go func() {
+		var late []int64
+		for {
+			select {
+			case <-stop:
+				slices.Sort(late)
+				if len(late) == 0 {
+					done <- 0
+					return
+				}
+				done <- late[len(late)*9/10]
+				return
+			default:
+			}
+			t0 := time.Now()
+			time.Sleep(time.Millisecond)
+			late = append(late, (time.Since(t0) - time.Millisecond).Microseconds())
+		}
+	}()
+	return func() int64 {
+		close(stop)
+		return <-done
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"lockbench/engine"
+	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
 	"lockbench/results"
@@ -152,7 +153,7 @@ func TestRunCountsAndReleases(t *testing.T) {
 	if st.Acquire.TotalCount() != st.Acquired || st.Release.TotalCount() != st.Acquired {
 		t.Fatalf("histogram counts %d/%d differ from acquired %d", st.Acquire.TotalCount(), st.Release.TotalCount(), st.Acquired)
 	}
-	if st.Measured < 600*time.Millisecond || st.Measured > 800*time.Millisecond {
+	if !bound.Min(t, "run.measured", st.Measured, 600*time.Millisecond) || !bound.Max(t, "run.measured", st.Measured, 800*time.Millisecond) {
 		t.Fatalf("measured %v, want about 700ms", st.Measured)
 	}
 	r := st.Result(workloads.RepliesOf(e), nil, time.Now())
@@ -264,7 +265,10 @@ func TestOpenLoopCorrectsCoordinatedOmission(t *testing.T) {
 	}
 	defer e.Close()
 	ch, _ := workloads.NewChooser(workloads.ChooserConfig{Keys: 1000})
+	var late int64 // this machine's timer lateness beside the last run, µs
 	run := func(workers int, rate float64, hold time.Duration) *workloads.Stats {
+		stop := timerLateness()
+		defer func() { late = stop() }()
 		st, err := workloads.Run(context.Background(), e, workloads.RunConfig{
 			Workers: workers, Rate: rate, Duration: time.Second, Keys: workloads.Keys{Prefix: "ol:", Count: 1000},
 			Chooser: ch, Hold: workloads.FixedHold{D: hold}, Seed: 9,
@@ -282,13 +286,11 @@ func TestOpenLoopCorrectsCoordinatedOmission(t *testing.T) {
 	if st.Offered != 500 || st.Started+st.Unserved != st.Offered || done < st.Started-16 {
 		t.Fatalf("500/s for 1s: offered %d, started %d, unserved %d, done %d", st.Offered, st.Started, st.Unserved, done)
 	}
-	// 500/s is a start every 2 ms: a pacer whose median start is later
-	// than one interval does not keep the schedule. (Idle it keeps it to
-	// tens of µs; the race detector and a loaded core stretch that.)
-	lag := st.PacerLag.ValueAtQuantile(50)
-	bound.Log(t, "openloop-pacer-lag-p50-us", lag, 2000)
-	if lag > 2000 {
-		t.Fatalf("pacer p50 lag %dµs; the schedule (a start every 2 ms) must be kept to within one interval", lag)
+	// Kept to 1 ms beyond the timer lateness measured beside the run (an
+	// idle worker waits for its start on a timer): under -race on a loaded
+	// machine a 1 ms bound alone failed.
+	if lag, limit := st.PacerLag.ValueAtQuantile(50), 1000+late; !bound.Max(t, "pacer.lag_p50_us", lag, limit) {
+		t.Fatalf("pacer p50 lag %dµs; the schedule must be kept to 1 ms beyond this machine's timer lateness (limit %dµs)", lag, limit)
 	}
 	// One worker holding each lock 10 ms cannot serve 200/s: starts queue up.
 	st = run(1, 200, 10*time.Millisecond)

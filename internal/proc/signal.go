@@ -159,6 +159,13 @@ func WaitState(pid int, stopped bool, limit time.Duration) {
 	}
 }
 
+// Stopped reports whether pid is stopped (SIGSTOP) right now, as
+// /proc/PID/stat shows it; false without /proc or the process.
+func Stopped(pid int) bool {
+	st := state(pid)
+	return st == 'T' || st == 't'
+}
+
 // state is the process' state letter in /proc/PID/stat (0: no such
 // process, or no /proc).
 func state(pid int) byte {
