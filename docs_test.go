@@ -130,7 +130,10 @@ var (
 	sourceRef = regexp.MustCompile(`<!-- source: ([^#\s]+)#(\S+) -->`)
 	// notMeasured marks a unit whose figures are settings or definitions.
 	notMeasured = regexp.MustCompile(`<!-- not measured: [^>]+ -->`)
-	number      = regexp.MustCompile(`\d[\d,.]*\d|\d`)
+	// unitSpace is the space between a number and its unit, which
+	// tables and text write or leave out.
+	unitSpace = regexp.MustCompile(`(\d) ([^\d\s|])`)
+	number    = regexp.MustCompile(`\d[\d,.]*\d|\d`)
 )
 
 // A unit of a page: a paragraph, a list item with its continuation lines,
@@ -235,7 +238,7 @@ func inAny(f string, secs []string) bool {
 	n := number.FindString(f)
 	want := n
 	if len(strings.Trim(n, ",.")) == 1 {
-		want = strings.ReplaceAll(f, " ", "")
+		want = f
 	}
 	for _, s := range secs {
 		if containsFigure(s, want) {
@@ -248,10 +251,8 @@ func inAny(f string, secs []string) bool {
 // containsFigure: want stands in s with no digit on either side (s's
 // spaces before a unit ignored).
 func containsFigure(s, want string) bool {
-	s = strings.ReplaceAll(s, " ms", "ms")
-	s = strings.ReplaceAll(s, " µs", "µs")
-	s = strings.ReplaceAll(s, " s ", "s ")
-	want = strings.ReplaceAll(want, " ", "")
+	s = unitSpace.ReplaceAllString(s, "$1$2")
+	want = unitSpace.ReplaceAllString(want, "$1$2")
 	for i := 0; ; {
 		j := strings.Index(s[i:], want)
 		if j < 0 {
