@@ -248,10 +248,10 @@ func inAny(f string, secs []string) bool {
 	return false
 }
 
-// containsFigure: want stands in s with no digit on either side (s's
-// spaces before a unit ignored).
+// containsFigure: want stands in s with no digit on either side (line
+// breaks read as spaces, a space before a unit ignored).
 func containsFigure(s, want string) bool {
-	s = unitSpace.ReplaceAllString(s, "$1$2")
+	s = unitSpace.ReplaceAllString(strings.Join(strings.Fields(s), " "), "$1$2")
 	want = unitSpace.ReplaceAllString(want, "$1$2")
 	for i := 0; ; {
 		j := strings.Index(s[i:], want)
