@@ -123,9 +123,10 @@ func figurePages(t *testing.T) []string {
 var (
 	// figure is a measured quantity as the pages write one: a number with
 	// a spaced unit ("1.91 ms", "17,932 cycles/s") or a ratio, share or
-	// thousands ("2.46×", "94%", "28k"). A setting is written as Go's
+	// thousands ("2.46×", "94%", "28k"), or a duration in minutes
+	// ("17m48s"). A setting is written as Go's
 	// flags take it ("10ms", "2s") and is not a figure.
-	figure = regexp.MustCompile(`\d(?:[\d,.]*\d)?(?: (?:ms|µs|s|cycles/s|locks/s|k cycles|lock requests|lock calls|requests)\b|×|%|k\b)`)
+	figure = regexp.MustCompile(`\d(?:[\d,.]*\d)?(?: (?:ms|µs|s|cycles/s|locks/s|k cycles|lock requests|lock calls|requests)\b|×|%|k\b|m\d\ds)`)
 	// sourceRef names where a unit's figures were measured.
 	sourceRef = regexp.MustCompile(`<!-- source: ([^#\s]+)#(\S+) -->`)
 	// notMeasured marks a unit whose figures are settings or definitions.
@@ -232,13 +233,13 @@ func checkUnit(t *testing.T, page string, u unit) int {
 }
 
 // inAny: f's number stands in one of secs, as a number of its own (not a
-// part of a longer one); a one-digit figure with its unit too, as a lone
-// digit says nothing.
+// part of a longer one); a one-digit figure, or one of several numbers,
+// whole with its unit, as a lone digit says nothing.
 func inAny(f string, secs []string) bool {
-	n := number.FindString(f)
-	want := n
-	if len(strings.Trim(n, ",.")) == 1 {
-		want = f
+	nums := number.FindAllString(f, -1)
+	want := nums[0]
+	if len(nums) > 1 || len(strings.Trim(want, ",.")) == 1 {
+		want = f // "17m48s" whole; a lone digit with its unit
 	}
 	for _, s := range secs {
 		if containsFigure(s, want) {
