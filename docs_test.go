@@ -124,8 +124,8 @@ var (
 	// figure is a measured quantity as the pages write one: a number with
 	// a spaced unit ("1.91 ms", "17,932 cycles/s") or a ratio, share or
 	// thousands ("2.46×", "94%", "28k"), or a duration in minutes
-	// ("17m48s"). A setting is written as Go's
-	// flags take it ("10ms", "2s") and is not a figure.
+	// ("17m48s"). A setting is written as Go's flags take it ("10ms",
+	// "2s") and is not a figure.
 	figure = regexp.MustCompile(`\d(?:[\d,.]*\d)?(?: (?:ms|µs|s|cycles/s|locks/s|k cycles|lock requests|lock calls|requests)\b|×|%|k\b|m\d\ds)`)
 	// sourceRef names where a unit's figures were measured.
 	sourceRef = regexp.MustCompile(`<!-- source: ([^#\s]+)#(\S+) -->`)
@@ -137,8 +137,9 @@ var (
 	number    = regexp.MustCompile(`\d[\d,.]*\d|\d`)
 )
 
-// A unit of a page: a paragraph, a list item with its continuation lines,
-// a table; a source comment anywhere in it covers its figures.
+// A unit of a page: a paragraph, a bulleted list item with its
+// continuation lines, a table (a numbered list stays one unit); a source
+// comment anywhere in it covers its figures.
 type unit struct {
 	first int // line number of its first line
 	lines []string
@@ -205,6 +206,7 @@ func TestDocsFiguresHaveSources(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no figure checked against its source")
 	}
+	t.Logf("%d figures checked against their sources", checked)
 }
 
 // checkUnit reports u's figures that have no source or are not in it, and
@@ -220,13 +222,14 @@ func checkUnit(t *testing.T, page string, u unit) int {
 		t.Errorf("%s:%d: figures %q with no source (generate them, or cite <!-- source: FILE#anchor -->)", page, u.first, figs)
 		return 0
 	}
-	var secs []string
+	var secs, names []string
 	for _, r := range refs {
 		secs = append(secs, section(t, r[1], r[2]))
+		names = append(names, r[1]+"#"+r[2])
 	}
 	for _, f := range figs {
 		if !inAny(f, secs) {
-			t.Errorf("%s:%d: %q is not in %s", page, u.first, f, refs[0][0])
+			t.Errorf("%s:%d: %q is not in %s", page, u.first, f, strings.Join(names, " nor "))
 		}
 	}
 	return len(figs)
