@@ -77,8 +77,10 @@ func hasAnchor(t *testing.T, file, anchor string) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range heading.FindAllStringSubmatch(string(b), -1) {
-		if slug(m[1]) == anchor {
+	lines := strings.Split(string(b), "\n")
+	fenced := inFence(lines)
+	for i, l := range lines {
+		if m := heading.FindStringSubmatch(l); m != nil && !fenced[i] && slug(m[1]) == anchor {
 			return true
 		}
 	}
@@ -100,63 +102,190 @@ func slug(h string) string {
 	return b.String()
 }
 
-// sourcedPages are the pages whose every figure is generated or cites
-// its source (the other docs pages are still being brought to it).
-var sourcedPages = []string{"README.md", "docs/capacity.md", "docs/faults.md"}
+// figurePages are the pages whose every figure is generated or cites its
+// source: the README and docs/*.md, but the journal (docs/benchmarks-history.md,
+// itself the source the others cite) and docs/flags.md (generated from the
+// flag definitions, held by TestFlagsDoc: its figures are defaults).
+func figurePages(t *testing.T) []string {
+	pages, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{"README.md"}
+	for _, p := range pages {
+		if p != "docs/benchmarks-history.md" && p != "docs/flags.md" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 var (
-	figure    = regexp.MustCompile(`\d[\d,.]*\s*(cycles/s|locks/s|ms|µs|×|%|k cycles)`)
+	// figure is a measured quantity as the pages write one: a number with
+	// a spaced unit ("1.91 ms", "17,932 cycles/s") or a ratio, share or
+	// thousands ("2.46×", "94%", "28k"), or a duration in minutes
+	// ("17m48s"). A setting is written as Go's flags take it ("10ms",
+	// "2s") and is not a figure.
+	figure = regexp.MustCompile(`\d(?:[\d,.]*\d)?(?: (?:ms|µs|s|cycles/s|locks/s|k cycles|lock requests|lock calls|requests)\b|×|%|k\b|m\d\ds)`)
+	// sourceRef names where a unit's figures were measured.
 	sourceRef = regexp.MustCompile(`<!-- source: ([^#\s]+)#(\S+) -->`)
+	// notMeasured marks a unit whose figures are settings or definitions.
+	notMeasured = regexp.MustCompile(`<!-- not measured: [^>]+ -->`)
+	// unitSpace is the space between a number and its unit, which
+	// tables and text write or leave out.
+	unitSpace = regexp.MustCompile(`(\d) ([^\d\s|])`)
+	number    = regexp.MustCompile(`\d[\d,.]*\d|\d`)
 )
 
-// A figure on a sourced page is generated (inside the which-lock block)
-// or names where it was measured: <!-- source: FILE#anchor --> on its
-// line, whose section holds each of the line's figures.
+// A unit of a page: a paragraph, a bulleted list item with its
+// continuation lines, a table (a numbered list stays one unit); a source
+// comment anywhere in it covers its figures.
+type unit struct {
+	first int // line number of its first line
+	lines []string
+}
+
+// units splits a page into units, leaving out fenced blocks (a command's
+// output shown as it printed, under the command that made it) and the
+// generated which-lock block.
+func units(text string) []unit {
+	var us []unit
+	var cur *unit
+	fenced, generated := false, false
+	flush := func() {
+		if cur != nil {
+			us = append(us, *cur)
+			cur = nil
+		}
+	}
+	for i, l := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(l, "```"):
+			fenced = !fenced
+			flush()
+			continue
+		case strings.HasPrefix(l, whichLockBegin):
+			generated = true
+		case strings.HasPrefix(l, whichLockEnd):
+			generated = false
+			continue
+		}
+		trimmed := strings.TrimSpace(l)
+		item := strings.HasPrefix(l, "- ") || strings.HasPrefix(l, "* ") || strings.HasPrefix(l, "#")
+		if fenced || generated || trimmed == "" || item {
+			flush()
+		}
+		if fenced || generated || trimmed == "" {
+			continue
+		}
+		if cur == nil {
+			cur = &unit{first: i + 1}
+		}
+		cur.lines = append(cur.lines, l)
+	}
+	flush()
+	return us
+}
+
+// A figure in README.md or docs/*.md is generated (inside the which-lock
+// block) or its unit names where it was measured, <!-- source: FILE#anchor -->,
+// and the number of each figure stands in that section (in one of them,
+// when the unit cites several). A unit of settings says so:
+// <!-- not measured: why -->.
 func TestDocsFiguresHaveSources(t *testing.T) {
-	for _, page := range sourcedPages {
+	checked := 0
+	for _, page := range figurePages(t) {
 		b, err := os.ReadFile(page)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fenced, generated := false, false
-		for i, l := range strings.Split(string(b), "\n") {
-			switch {
-			case strings.HasPrefix(l, "```"):
-				fenced = !fenced
-				continue
-			case strings.HasPrefix(l, whichLockBegin):
-				generated = true
-			case strings.HasPrefix(l, whichLockEnd):
-				generated = false
-			}
-			figs := figure.FindAllString(l, -1)
-			if fenced || generated || len(figs) == 0 || isSettingsLine(l) {
-				continue
-			}
-			m := sourceRef.FindStringSubmatch(l)
-			if m == nil {
-				t.Errorf("%s:%d: figures %q with no source (generate them, or cite <!-- source: FILE#anchor -->)", page, i+1, figs)
-				continue
-			}
-			sec := section(t, m[1], m[2])
-			for _, f := range figs {
-				if !strings.Contains(sec, strings.TrimSpace(f)) {
-					t.Errorf("%s:%d: %q is not in %s#%s", page, i+1, f, m[1], m[2])
-				}
-			}
+		for _, u := range units(string(b)) {
+			checked += checkUnit(t, page, u)
 		}
 	}
+	if checked == 0 {
+		t.Fatal("no figure checked against its source")
+	}
+	t.Logf("%d figures checked against their sources", checked)
 }
 
-// isSettingsLine: the line states settings the code uses (a definition,
-// not a measurement): the defaults and the work lockbench lays out.
-func isSettingsLine(l string) bool {
-	for _, s := range []string{"SLO", "--p99", "holds of", "workers", "TTL", "timeout", "locks/s open loop", "rate every design", "arrival rates"} {
-		if strings.Contains(l, s) {
+// checkUnit reports u's figures that have no source or are not in it, and
+// returns how many it checked.
+func checkUnit(t *testing.T, page string, u unit) int {
+	text := strings.Join(u.lines, "\n")
+	figs := figure.FindAllString(text, -1)
+	if len(figs) == 0 || notMeasured.MatchString(text) {
+		return 0
+	}
+	refs := sourceRef.FindAllStringSubmatch(text, -1)
+	if len(refs) == 0 {
+		t.Errorf("%s:%d: figures %q with no source (generate them, or cite <!-- source: FILE#anchor -->)", page, u.first, figs)
+		return 0
+	}
+	var secs, names []string
+	for _, r := range refs {
+		secs = append(secs, section(t, r[1], r[2]))
+		names = append(names, r[1]+"#"+r[2])
+	}
+	for _, f := range figs {
+		if !inAny(f, secs) {
+			t.Errorf("%s:%d: %q is not in %s", page, u.first, f, strings.Join(names, " nor "))
+		}
+	}
+	return len(figs)
+}
+
+// inAny: f's number stands in one of secs, as a number of its own (not a
+// part of a longer one); a one-digit figure, or one of several numbers,
+// whole with its unit, as a lone digit says nothing.
+func inAny(f string, secs []string) bool {
+	nums := number.FindAllString(f, -1)
+	want := nums[0]
+	if len(nums) > 1 || len(strings.Trim(want, ",.")) == 1 {
+		want = f // "17m48s" whole; a lone digit with its unit
+	}
+	for _, s := range secs {
+		if containsFigure(s, want) {
 			return true
 		}
 	}
 	return false
+}
+
+// containsFigure: want stands in s with no digit on either side (line
+// breaks read as spaces, a space before a unit ignored).
+func containsFigure(s, want string) bool {
+	s = unitSpace.ReplaceAllString(strings.Join(strings.Fields(s), " "), "$1$2")
+	want = unitSpace.ReplaceAllString(want, "$1$2")
+	for i := 0; ; {
+		j := strings.Index(s[i:], want)
+		if j < 0 {
+			return false
+		}
+		j += i
+		before := !continues(s, j-1, -1)
+		after := !isDigitByte(want[len(want)-1]) || !continues(s, j+len(want), 1)
+		if before && after {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isDigitByte(c byte) bool { return c >= '0' && c <= '9' }
+
+// continues: s[i] carries a number on in direction dir (a digit, or a
+// separator with a digit beyond it), so a match ending or starting beside
+// it is a part of a longer number.
+func continues(s string, i, dir int) bool {
+	if i < 0 || i >= len(s) {
+		return false
+	}
+	if isDigitByte(s[i]) {
+		return true
+	}
+	k := i + dir
+	return (s[i] == ',' || s[i] == '.') && k >= 0 && k < len(s) && isDigitByte(s[k])
 }
 
 // section is the text of file's section under the heading anchor.
@@ -166,12 +295,13 @@ func section(t *testing.T, file, anchor string) string {
 		t.Fatalf("source %s: %v", file, err)
 	}
 	lines := strings.Split(string(b), "\n")
+	fenced := inFence(lines)
 	for i, l := range lines {
-		if m := heading.FindStringSubmatch(l); m != nil && slug(m[1]) == anchor {
+		if m := heading.FindStringSubmatch(l); m != nil && !fenced[i] && slug(m[1]) == anchor {
 			level := len(l) - len(strings.TrimLeft(l, "#"))
 			end := len(lines)
 			for j := i + 1; j < len(lines); j++ {
-				if strings.HasPrefix(lines[j], "#") && len(lines[j])-len(strings.TrimLeft(lines[j], "#")) <= level {
+				if !fenced[j] && strings.HasPrefix(lines[j], "#") && len(lines[j])-len(strings.TrimLeft(lines[j], "#")) <= level {
 					end = j
 					break
 				}
@@ -181,4 +311,18 @@ func section(t *testing.T, file, anchor string) string {
 	}
 	t.Errorf("source %s#%s: no such heading", file, anchor)
 	return ""
+}
+
+// inFence marks the lines inside fenced blocks, whose "# comment" lines
+// are no headings.
+func inFence(lines []string) []bool {
+	in := make([]bool, len(lines))
+	fenced := false
+	for i, l := range lines {
+		if strings.HasPrefix(l, "```") {
+			fenced = !fenced
+		}
+		in[i] = fenced
+	}
+	return in
 }

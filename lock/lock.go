@@ -23,9 +23,10 @@ type Lock struct {
 	ValidUntil time.Time
 	Handle     any // the service client's own lock object, when it has one
 	// Fence is the service's own fencing token (etcd: the revision the
-	// lock was granted at; ZooKeeper: the holder znode's czxid), 0 when it
-	// issues none (Redis); each service's result settings say where it
-	// comes from (fence_source).
+	// lock was granted at; ZooKeeper: the key container's pzxid in the
+	// Children reply that granted it), 0 when it issues none (Redis);
+	// each service's result settings say where it comes from
+	// (fence_source).
 	Fence int64
 	// Lost, when not nil, is closed once the service ended the lock under
 	// its holder (a session's lease or connection that ended, a watchdog's
