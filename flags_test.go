@@ -51,7 +51,8 @@ func TestDocsNameOnlyFlagsThatExist(t *testing.T) {
 	}
 	others := map[string]bool{"sentinel": true, "replicaof": true, "appendonly": true, "appendfsync": true, "save": true, "dir": true,
 		"headless": true, "no-sandbox": true, "unsafe-no-fsync": true, "update-readme": true, "update-docs": true, "race": true,
-		"name": true, "data-dir": true, "listen-client-urls": true, "initial-cluster": true, "buildvcs": true, "port": true, "history": true, "which-lock": true}
+		"name": true, "data-dir": true, "listen-client-urls": true, "initial-cluster": true, "buildvcs": true, "port": true, "history": true, "which-lock": true,
+		"load-n": true, "run": true} // scripts/stress: --load-n, --run
 	pages, _ := filepath.Glob("docs/*.md")
 	pages = append(pages, "README.md")
 	flagRef := regexp.MustCompile("(?:^|[\\s`(])--([a-z][a-z0-9-]+)")

@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"lockbench/internal/bound"
 	"runtime"
 	"strconv"
 	"strings"

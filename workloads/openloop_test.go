@@ -2,7 +2,7 @@ package workloads_test
 
 import (
 	"context"
-	"lockbench/internal/bound"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +37,6 @@ func openEngine(t *testing.T, masters int) *engine.Engine {
 func TestOpenLoopOverloadedCountsEveryIntendedStart(t *testing.T) {
 	e := openEngine(t, 1)
 	ch, _ := workloads.NewChooser(workloads.ChooserConfig{Keys: 100_000})
-	late := timerLateness()
 	st, err := workloads.Run(context.Background(), e, workloads.RunConfig{
 		Workers: 4, Rate: 5000, Duration: time.Second, Warmup: 300 * time.Millisecond,
 		Keys: workloads.Keys{Prefix: "olover:", Count: 100_000}, Chooser: ch, Hold: workloads.FixedHold{D: 5 * time.Millisecond}, Seed: 2,

@@ -2,7 +2,6 @@ package workloads_test
 
 import (
 	"context"
-	"lockbench/internal/bound"
 	"strconv"
 	"sync"
 	"sync/atomic"
