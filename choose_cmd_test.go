@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"lockbench/internal/redistest"
+	"lockbench/plan"
 	"lockbench/report"
+	"lockbench/whichlock"
 )
 
 // lockbench choose crosses designs and faults on the same work: a pair a
@@ -54,6 +56,7 @@ func TestChooseWritesTheMatrix(t *testing.T) {
 	if !strings.Contains(string(md), "capacity, the highest cycles/s whose acquire p99 stayed within") {
 		t.Errorf("the page does not say where its price comes from:\n%s", md)
 	}
+	wantPriced(t, out)
 	if _, stderr, code := lockbench(t, "choose", "--design", "nope", "--dry-run"); code != 2 || !strings.Contains(stderr, `design: "nope" is not a design`) {
 		t.Errorf("a bad design: exit %d, %q; want 2 naming the field", code, stderr)
 	}
@@ -62,7 +65,7 @@ func TestChooseWritesTheMatrix(t *testing.T) {
 // Every pair of the shipped matrix that runs no cell says why in words:
 // none falls back to the settings check's reason.
 func TestMatrixAbsencesInWords(t *testing.T) {
-	_, _, wl, err := chooseScenario(chooseArgs{scenarioArgs: scenarioArgs{repeat: 1}, duration: quickDuration})
+	_, _, wl, err := whichlock.Build(whichlock.Ask{Repeat: 1, Duration: quickDuration})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,18 +85,13 @@ func TestMatrixAbsencesInWords(t *testing.T) {
 	}
 }
 
-// Each design is priced by its own benchmark cells: a capacity from every
-// step of its sweep (with what limited it, or none within the SLO), the
-// common rate's acquire p99, and a hot key's time to lock beside its FIFO
-// ideal with the wait strategy it ran (single: the client's retry). It
-// bounds no figure: the machine is shared.
-func TestChoosePricesEachDesign(t *testing.T) {
-	redistest.Require(t)
-	out := filepath.Join(t.TempDir(), "which")
-	_, stderr, code := lockbench(t, "choose", "--design", "single", "--fault", "none", "--repeat", "1", "--duration", "3s", "--out", out)
-	if code != 0 && code != exitThreshold {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
+// wantPriced: one design's price cells fill every price column of
+// the matrix (capacity from each sweep step with its limiter, the common
+// rate's p99, the hot key beside its FIFO ideal with its wait strategy),
+// bounding no figure. (It shares TestChooseWritesTheMatrix's run: a run
+// of its own cost CI 40 s.)
+func wantPriced(t *testing.T, out string) {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(out, report.WhichLockMatrixFile))
 	if err != nil {
 		t.Fatal(err)
@@ -107,8 +105,8 @@ func TestChoosePricesEachDesign(t *testing.T) {
 	}
 	r := m.Rows[0]
 	switch cp, h := r.Capacity, r.Hot; {
-	case cp == nil || cp.Steps != len(ladderSteps):
-		t.Errorf("single's capacity is not from its %d sweep steps: %+v", len(ladderSteps), cp)
+	case cp == nil || cp.Steps != len(plan.LadderSteps):
+		t.Errorf("single's capacity is not from its %d sweep steps: %+v", len(plan.LadderSteps), cp)
 	case cp.CyclesPerSec > 0 && (cp.Limiter == "" || cp.Result == ""):
 		t.Errorf("a capacity with no limiter or no cell: %+v", cp)
 	case !r.Priced || r.P99 <= 0:

@@ -114,3 +114,55 @@ func MatrixFaultNamed(name string) (MatrixFault, bool) {
 	}
 	return MatrixFaults[i], true
 }
+
+// MatrixWork is what every matrix cell does: the same lease, holds,
+// clients, workers and keys.
+const MatrixWork = "clients: 2, client_mode: processes, workers: 4, keys: 8, ttl: 2s, hold: 200ms, wait_time: 3s, min_acquisitions: 10"
+
+// A design's price comes from benchmark cells of the lock alone (no
+// resource, no fault), which the fault cells' holds and 8 keys would hide
+// (their cycles/s is the holds' pace, their servers mostly idle):
+//   - capacity: a short closed-loop sweep on many keys (LadderSteps
+//     workers), whose highest cycles/s within the SLO is the capacity;
+//   - CommonWork: one open-loop rate every design serves, for latency and
+//     server CPU per lock at the same load;
+//   - HotWork: one hot key, for time to lock beside the FIFO ideal.
+//
+// A fencing token, a guarded write and a watchdog (which renews nothing
+// without holds) are the fault cells' (PriceUnset): designs that differ
+// by one alone share the price cells of the design before them.
+const (
+	PriceWork  = "keys: 10000, hold: 0, ttl: 2s, duration: 2s, warmup: 1s"
+	CommonWork = "load: open, rate: 200, workers: 16, keys: 10000, hold: 0, ttl: 2s, duration: 2s, warmup: 1s"
+	HotWork    = "workers: 8, keys: 1, hold: 2ms, ttl: 2s, wait_time: 3s, duration: 2s, warmup: 1s"
+	PriceUnset = "fencing: unset, guarded_write: unset, watchdog: unset"
+)
+
+// LadderSteps are the capacity sweep's workers.
+var LadderSteps = []int{1, 4, 16, 64}
+
+// Layered lays "key: value, ..." lists over each other, later ones
+// winning, into one YAML flow map; a value "unset" takes the key out.
+func Layered(lists ...string) string {
+	var keys []string
+	values := map[string]string{}
+	for _, l := range lists {
+		for _, kv := range strings.Split(l, ", ") {
+			k, v, ok := strings.Cut(kv, ": ")
+			if !ok {
+				continue
+			}
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+			values[k] = v
+		}
+	}
+	var out []string
+	for _, k := range keys {
+		if values[k] != "unset" {
+			out = append(out, k+": "+values[k])
+		}
+	}
+	return "{" + strings.Join(out, ", ") + "}"
+}

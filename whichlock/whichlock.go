@@ -1,0 +1,263 @@
+// Package whichlock makes lockbench choose's run: every design (plan's
+// Designs) under every fault of the matrix (plan's MatrixFaults) as one
+// fault scenario, plus the benchmark cells that price each design, and
+// the plan the which-lock report reads beside the results.
+package whichlock
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"lockbench/plan"
+	"lockbench/report"
+	"lockbench/results"
+	"lockbench/runner"
+)
+
+// Ask is what a choose run was asked for: designs and faults by name (all
+// when empty), needs (report's grammar), the p99 SLO, each cell's time
+// and its repeats.
+type Ask struct {
+	Designs, Faults, Needs []string
+	P99, Duration          time.Duration
+	Repeat                 int
+}
+
+// Build crosses the designs and faults asked for into one fault
+// scenario; a pair plan refuses is unsupported, with plan's reason.
+func Build(a Ask) (*plan.Scenario, []plan.Cell, report.WhichLockPlan, error) {
+	wl := report.WhichLockPlan{Unsupported: map[string]map[string]string{}, NotApplicable: map[string]map[string]string{}, NotMeasured: map[string]map[string]string{}}
+	ds, fs, err := chosen(a)
+	if err != nil {
+		return nil, nil, wl, err
+	}
+	if wl.Needs, err = needsOf(a, fs); err != nil {
+		return nil, nil, wl, err
+	}
+	if err := plan.ValidateRepeat(a.Repeat); err != nil {
+		return nil, nil, wl, err
+	}
+	var cells []string
+	for _, d := range ds {
+		wl.Designs = append(wl.Designs, d.Name)
+		for _, f := range fs {
+			cell, absent, why, missing := matrixCell(d, f, a.Duration)
+			switch {
+			case absent == plan.NotApplicable:
+				note(wl.NotApplicable, d.Name, f.Name, why)
+			case absent != "":
+				note(wl.Unsupported, d.Name, f.Name, why)
+			case missing != "":
+				note(wl.NotMeasured, d.Name, f.Name, missing)
+			default:
+				cells = append(cells, cell)
+			}
+		}
+	}
+	wl.Defined = map[string]string{}
+	for _, f := range fs {
+		wl.Faults = append(wl.Faults, f.Name)
+		wl.Defined[f.Name] = f.Defined
+	}
+	if len(cells) == 0 {
+		return nil, nil, wl, fmt.Errorf("design/fault: no design takes any of these faults (%s)", unsupportedText(wl))
+	}
+	doc := "name: which-lock\ndescription: every lock design on the same work under the same faults (lockbench choose)\ncells:\n" + strings.Join(cells, "")
+	sc, err := plan.Parse("which-lock", []byte(doc), true)
+	if err != nil {
+		return nil, nil, wl, err
+	}
+	sc.Repeat = a.Repeat
+	expanded, err := sc.Cells()
+	if err != nil {
+		return nil, nil, wl, err
+	}
+	prices, pc, err := priceCells(ds)
+	pc.SLO = report.CapacitySLO(a.P99)
+	pc.LadderWork, pc.CommonWork, pc.HotWork = fmt.Sprintf("%s, workers: %v", plan.PriceWork, plan.LadderSteps), plan.CommonWork, plan.HotWork
+	wl.PriceCells, wl.Work = &pc, plan.MatrixWork
+	for i := range prices {
+		prices[i].Renumber(len(expanded) + i)
+	}
+	return sc, append(expanded, prices...), wl, err
+}
+
+// priceCells are the designs' benchmark cells (one set for each set of
+// settings plan and this machine can run) and which of them each design's
+// price reads.
+func priceCells(ds []plan.Design) ([]plan.Cell, report.PriceCells, error) {
+	var cells []string
+	pc := report.PriceCells{Ladder: map[string][]string{}, Common: map[string]string{}, Hot: map[string]string{}}
+	bySettings := map[string]string{} // a design's own settings → the design whose cells it shares
+	for _, d := range ds {
+		own := plan.Layered(d.Settings, plan.PriceUnset)
+		if first, ok := bySettings[own]; ok {
+			pc.Ladder[d.Name], pc.Common[d.Name], pc.Hot[d.Name] = pc.Ladder[first], pc.Common[first], pc.Hot[first]
+			continue
+		}
+		bySettings[own] = d.Name
+		for _, w := range plan.LadderSteps {
+			name := report.CellName(d.Name, fmt.Sprintf("%s-%d", report.PriceCell, w))
+			if cell, ok := priceCell(name, plan.PriceWork, d.Settings, fmt.Sprintf("workers: %d", w)); ok {
+				cells, pc.Ladder[d.Name] = append(cells, cell), append(pc.Ladder[d.Name], name)
+			}
+		}
+		if cell, ok := priceCell(report.CellName(d.Name, report.CommonCell), plan.CommonWork, d.Settings); ok {
+			cells, pc.Common[d.Name] = append(cells, cell), report.CellName(d.Name, report.CommonCell)
+		}
+		if cell, ok := priceCell(report.CellName(d.Name, report.HotCell), plan.HotWork, d.Settings); ok {
+			cells, pc.Hot[d.Name] = append(cells, cell), report.CellName(d.Name, report.HotCell)
+		}
+	}
+	if len(cells) == 0 {
+		return nil, pc, nil
+	}
+	out, err := checkedCells(strings.Join(cells, ""), false)
+	return out, pc, err
+}
+
+// priceCell is one benchmark cell of a design's price (YAML), false when
+// plan refuses it.
+func priceCell(name, work, design string, more ...string) (string, bool) {
+	settings := plan.Layered(append([]string{work, design, plan.PriceUnset}, more...)...)
+	cell := fmt.Sprintf("  - name: %s\n    settings: %s\n", name, settings)
+	_, err := checkedCells(cell, false)
+	return cell, err == nil
+}
+
+// checkedCells are a scenario's cells (YAML), checked as the runner will.
+func checkedCells(cells string, faulty bool) ([]plan.Cell, error) {
+	sc, err := plan.Parse("which-lock", []byte("cells:\n"+cells), faulty)
+	if err != nil {
+		return nil, err
+	}
+	out, err := sc.Cells()
+	if err != nil {
+		return nil, err
+	}
+	return out, runner.Check(out)
+}
+
+// matrixCell is design d under fault f as a scenario's cell (YAML), or
+// why it takes none (absent: not applicable or not supported yet, in
+// words), or the program this machine lacks for it.
+func matrixCell(d plan.Design, f plan.MatrixFault, duration time.Duration) (cell, absent, why, missing string) {
+	if f.LongHold && d.FixedTTL {
+		absent, why, _ = plan.MatrixAbsence(d, f)
+		return "", absent, why, ""
+	}
+	settings := plan.Layered(plan.MatrixWork, "duration: "+duration.String(), d.Settings, f.Settings)
+	refused := ""
+	for _, faults := range f.Forms {
+		cell = fmt.Sprintf("  - name: %s\n    settings: %s\n    faults: %s\n", report.CellName(d.Name, f.Name), settings, faults)
+		_, err := checkedCells(cell, true)
+		var missing runner.MissingTool
+		switch {
+		case err == nil:
+			return cell, "", "", ""
+		case errors.As(err, &missing):
+			return "", "", "", err.Error() // a program this machine lacks: not measured here
+		case refused == "":
+			refused = reasonOf(err)
+		}
+	}
+	if absent, why, ok := plan.MatrixAbsence(d, f); ok {
+		return "", absent, why, ""
+	}
+	// A pair no word covers yet (TestMatrixAbsencesInWords keeps the
+	// shipped matrix free of it): the settings check's reason, marked.
+	return "", plan.NotSupported, "lockbench cannot make this fault on this design yet (its settings check: " + refused + ")", ""
+}
+
+// note files why under design d and fault f.
+func note(m map[string]map[string]string, d, f, why string) {
+	if m[d] == nil {
+		m[d] = map[string]string{}
+	}
+	m[d][f] = why
+}
+
+// lineRef is where a settings error names the generated scenario and its
+// cell: the reason is what follows.
+var lineRef = regexp.MustCompile(`^config: [^:]+: (cell [^:]+: )?(line \d+: )?`)
+
+func reasonOf(err error) string { return lineRef.ReplaceAllString(err.Error(), "") }
+
+// chosen are the designs and faults asked for (all without --design or
+// --fault).
+func chosen(a Ask) ([]plan.Design, []plan.MatrixFault, error) {
+	all := plan.Designs()
+	ds, fs := all, plan.MatrixFaults
+	if len(a.Designs) > 0 {
+		ds = nil
+		for _, n := range a.Designs {
+			i := slices.IndexFunc(all, func(d plan.Design) bool { return d.Name == n })
+			if i < 0 {
+				return nil, nil, fmt.Errorf("design: %q is not a design; use one of %s", n, strings.Join(plan.DesignNames(), ", "))
+			}
+			ds = append(ds, all[i])
+		}
+	}
+	if len(a.Faults) > 0 {
+		fs = nil
+		for _, n := range a.Faults {
+			f, ok := plan.MatrixFaultNamed(n)
+			if !ok {
+				return nil, nil, fmt.Errorf("fault: %q is not a fault of the matrix; use one of %s", n, strings.Join(plan.MatrixFaultNames(), ", "))
+			}
+			fs = append(fs, f)
+		}
+	}
+	return ds, fs, nil
+}
+
+// needsOf reads --need and --p99 against the faults this matrix runs.
+func needsOf(a Ask, fs []plan.MatrixFault) (report.Needs, error) {
+	var names []string
+	for _, f := range fs {
+		names = append(names, f.Name)
+	}
+	return report.ParseNeeds(a.Needs, a.P99, names)
+}
+
+// WritePlan puts the matrix's plan beside its results, for the
+// report (and any later lockbench report of the directory).
+func WritePlan(dir string, wl report.WhichLockPlan) error {
+	return results.WriteFileShared(filepath.Join(dir, report.WhichLockFile), func(w io.Writer) error {
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(wl)
+	})
+}
+
+// PrintUnsupported lists the pairs no cell runs, with plan's reason.
+func PrintUnsupported(w io.Writer, wl report.WhichLockPlan) {
+	if t := unsupportedText(wl); t != "" {
+		fmt.Fprintf(w, "\nno cell (not applicable, not supported yet, or not measured here):\n%s\n", t)
+	}
+}
+
+func unsupportedText(wl report.WhichLockPlan) string {
+	var lines []string
+	for _, d := range wl.Designs {
+		for _, f := range wl.Faults {
+			if why, ok := wl.NotApplicable[d][f]; ok {
+				lines = append(lines, fmt.Sprintf("  %s × %s: not applicable: %s", d, f, why))
+			}
+			if why, ok := wl.Unsupported[d][f]; ok {
+				lines = append(lines, fmt.Sprintf("  %s × %s: not supported yet: %s", d, f, why))
+			}
+			if why, ok := wl.NotMeasured[d][f]; ok {
+				lines = append(lines, fmt.Sprintf("  %s × %s: not measured here: %s", d, f, why))
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
+}
