@@ -37,7 +37,7 @@ func compareFlags(a *compareArgs) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: lockbench compare OLD NEW [flags]\n\n"+
-			"OLD and NEW are results directories (lockbench sweep) or run JSON files (lockbench run --out).\n"+
+			"OLD and NEW are results directories (lockbench sweep) or run JSON files (lockbench run --json-out).\n"+
 			"Cells are matched by their settings; each figure's repeats are tested for a difference\n"+
 			"(Mann-Whitney U); ~ means none was shown. Measure with --repeat 5 or more: 3 vs 3 repeats\n"+
 			"can never show a difference at 0.05.\n\nflags:")

@@ -146,7 +146,7 @@ func TestRunBadInputExits2(t *testing.T) {
 func TestRunInterruptKeepsPartialResult(t *testing.T) {
 	redistest.Require(t)
 	out := filepath.Join(t.TempDir(), "r.json")
-	cmd := exec.Command(binary, "run", "--local", "3", "--duration", "30s", "--warmup", "0s", "--workers", "4", "--json", "--out", out)
+	cmd := exec.Command(binary, "run", "--local", "3", "--duration", "30s", "--warmup", "0s", "--workers", "4", "--json", "--json-out", out)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	if err := cmd.Start(); err != nil {

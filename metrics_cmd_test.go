@@ -144,7 +144,7 @@ func TestLiveMetricsScrapedByRealPrometheus(t *testing.T) {
 	base := startPrometheus(t, target)
 	out := filepath.Join(t.TempDir(), "run.json")
 	cmd := exec.Command(binary, "run", "--local", "3", "--duration", "6s", "--warmup", "1s", "--workers", "4", "--keys", "1000",
-		"--metrics-addr", target, "--out", out)
+		"--metrics-addr", target, "--json-out", out)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

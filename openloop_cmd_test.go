@@ -18,7 +18,7 @@ func TestRunOpenLoopOverloadedSaysSo(t *testing.T) {
 	redistest.Require(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	stdout, stderr, code := lockbench(t, "run", "--local", "1", "--load", "open", "--rate", "5000", "--workers", "4",
-		"--hold", "5ms", "--duration", "1s", "--warmup", "300ms", "--out", out)
+		"--hold", "5ms", "--duration", "1s", "--warmup", "300ms", "--json-out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -38,13 +38,17 @@ func TestRunOpenLoopOverloadedSaysSo(t *testing.T) {
 }
 
 // With hold 0 (the default) the probe has no critical section to judge: it
-// says so instead of printing a green 0.
+// says so instead of printing a green 0. (--out, run's old name for
+// --json-out, still writes the file, with a one-line note.)
 func TestRunSafetyNotJudgedWithHoldZero(t *testing.T) {
 	redistest.Require(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	stdout, stderr, code := lockbench(t, "run", "--local", "3", "--workers", "4", "--duration", "500ms", "--warmup", "100ms", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "use --json-out FILE") {
+		t.Errorf("run --out: no note of its new name on stderr:\n%s", stderr)
 	}
 	if !strings.Contains(stdout, "safety: not judged (hold 0)") || strings.Contains(stdout, "0 violations") {
 		t.Fatalf("stdout must say the probe judged nothing:\n%s", stdout)

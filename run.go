@@ -29,7 +29,10 @@ func runFlags(a *runArgs) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	plan.BindFlags(fs, &a.s)
 	fs.BoolVar(&a.asJSON, "json", false, "print exactly one JSON object on stdout")
-	fs.StringVar(&a.out, "out", "", "also write the JSON result to this file (atomically)")
+	fs.StringVar(&a.out, "json-out", "", "also write the JSON result to this file (atomically)")
+	// --out was this file's name; elsewhere it names a results directory.
+	fs.StringVar(&a.out, "out", "", "old name of --json-out")
+	_ = fs.MarkDeprecated("out", "use --json-out FILE (--out names a results directory in sweep, chaos, choose and report)")
 	fs.StringVar(&a.metricsAddr, "metrics-addr", "", metricsAddrUsage)
 	fs.StringArrayVar(&a.thresholdExprs, "threshold", nil, "exit 3 unless the run meets this, e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
 	fs.IntVar(&a.repeat, "repeat", 1, "measure the cell this many times; figures become medians with their spread (JSON: repeats)")

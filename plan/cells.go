@@ -255,6 +255,7 @@ func (c *Cell) finish(i int, axes []Axis) error {
 	default:
 		c.Label = "single cell"
 	}
+	c.Settings.serversAsMasters()
 	var err error
 	c.Resolved, err = c.resolve()
 	return err

@@ -235,7 +235,7 @@ func bindTopologyFlags(fs *pflag.FlagSet, s *Settings) {
 	dur(&s.FailoverTimeout, "failover-timeout", "replicated, local: Sentinel's failover-timeout")
 	fs.IntVar(&s.MinReplicasToWrite, "min-replicas-to-write", s.MinReplicasToWrite, "replicated, local: min-replicas-to-write on the master and replicas (0: off)")
 	servers := &addrsFlag{m: &s.Servers}
-	fs.Var(servers, "servers", "a lock service's external servers, as it takes them (comma-separated); nothing is started")
+	fs.Var(servers, "servers", "any lock service's external servers, as it takes them (comma-separated; Redis': its masters, as --masters takes them); nothing is started")
 	for _, n := range serverTopologies() {
 		ss := topologyNamed(n).ServersSetting()
 		if ss.One {

@@ -118,6 +118,7 @@ func (sc *Scenario) ReplaceExpect(ex []Expectation) {
 // RunScenario is `lockbench run`'s scenario: one cell of s, "run",
 // measured repeat times.
 func RunScenario(s Settings, repeat int) (*Scenario, []Cell, error) {
+	s.serversAsMasters()
 	sc := &Scenario{Name: "run", Settings: s, Repeat: repeat}
 	c := Cell{ID: "run", Label: "run", Settings: s, Axes: map[string]string{}}
 	var err error

@@ -80,6 +80,7 @@ func (s Settings) Validate() (warnings []string, err error) { return s.validate(
 // validate is Validate; chooserBuilt skips building the key chooser again
 // (a resolved cell has one, and a zipf chooser sums over every key).
 func (s Settings) validate(chooserBuilt bool) (warnings []string, err error) {
+	s.serversAsMasters()
 	if err := s.check(benchmark, chooserBuilt); err != nil {
 		return nil, err
 	}

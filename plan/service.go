@@ -257,12 +257,30 @@ func (s Settings) checkServiceSettings() error {
 		}
 	}
 	switch {
-	case svc.ServersSetting().Name == "" && s.isSet("servers"):
-		return fmt.Errorf("servers: are a lock service's (topology %s); topology is %s (Redis masters: masters)", strings.Join(serverTopologies(), ", "), s.TopologyOf())
+	case svc.ServersSetting().Name == "" && s.isSet("servers") && s.isSet("masters"):
+		return fmt.Errorf("servers: are Redis' masters here (topology %s); give servers or masters, not both", s.TopologyOf())
 	case !s.Roles() && s.isSet("member_latency"):
 		return fmt.Errorf("member-latency: %v needs topology %s (their members' links); topology is %s (use net-latency)", s.MemberLatency, roleTopologies(), s.TopologyOf())
 	}
 	return nil
+}
+
+// serversAsMasters makes servers, one word for any service's servers,
+// Redis' masters where the topology is Redis' (its own name for them):
+// --servers and servers: work for every service.
+func (s *Settings) serversAsMasters() {
+	if len(s.Servers) == 0 || len(s.Masters) > 0 || s.Service().ServersSetting().Name != "" {
+		return
+	}
+	for _, n := range serverTopologies() {
+		if s.IsGiven(topologyNamed(n).ServersSetting().Name) {
+			return // another service's servers by their own name: checkServiceSettings says so
+		}
+	}
+	s.Masters, s.Servers = s.Servers, nil
+	s.Given = maps.Clone(s.Given) // a copy's marks must not reach the settings it was copied from
+	delete(s.Given, "servers")
+	s.MarkGiven("masters")
 }
 
 // isSet says the setting named name (its YAML name) was given or differs

@@ -277,3 +277,39 @@ func TestUnknownTopologyInAFile(t *testing.T) {
 		}
 	}
 }
+
+// servers is one word for any service's servers: on a Redis topology they
+// are its masters, from the flag and from YAML alike; servers and masters
+// both given is refused on one line.
+func TestServersAreRedisMasters(t *testing.T) {
+	s := Defaults()
+	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+	BindFlags(fs, &s)
+	if err := fs.Parse([]string{"--servers", "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Validate(); err != nil {
+		t.Fatalf("--servers on topology %s: %v", s.TopologyOf(), err)
+	}
+	_, cells, err := RunScenario(s, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cells[0].Settings.Masters; len(got) != 3 || len(cells[0].Settings.Servers) != 0 {
+		t.Fatalf("masters %v, servers %v; want the three servers as masters", got, cells[0].Settings.Servers)
+	}
+	if len(s.Masters) != 0 || s.IsGiven("masters") {
+		t.Fatalf("the caller's settings changed: masters %v", s.Masters)
+	}
+	sc, err := Parse("t", []byte("settings: {servers: [127.0.0.1:7001]}\n"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cells, err := sc.Cells(); err != nil || len(cells[0].Settings.Masters) != 1 {
+		t.Fatalf("servers: in YAML: %v, %+v", err, cells)
+	}
+	s.Masters = []string{"127.0.0.1:7004"}
+	if _, err := s.Validate(); err == nil || !strings.HasPrefix(err.Error(), "servers: ") {
+		t.Fatalf("servers and masters both: %v; want one line naming servers", err)
+	}
+}

@@ -66,7 +66,7 @@ func identity(cfg *results.CellConfig, recorded map[string]bool) map[string]stri
 }
 
 // LoadCompareSide reads a results directory or one run JSON file (from
-// run --out / --json, or a sweep's cells/*.json).
+// run --json-out / --json, or a sweep's cells/*.json).
 func LoadCompareSide(path string) ([]CompareCell, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -79,7 +79,7 @@ func LoadCompareSide(path string) ([]CompareCell, error) {
 		}
 		var r results.Run
 		if err := json.Unmarshal(b, &r); err != nil || r.Config == nil {
-			return nil, &results.InputError{Field: "OLD/NEW", Value: path, Problem: "not a lockbench run result", Accepted: "a results directory or a run JSON file (lockbench run --out FILE)"}
+			return nil, &results.InputError{Field: "OLD/NEW", Value: path, Problem: "not a lockbench run result", Accepted: "a results directory or a run JSON file (lockbench run --json-out FILE)"}
 		}
 		label := strings.TrimSuffix(filepath.Base(path), ".json")
 		if r.Cell != nil && r.Cell.Label != "" {
