@@ -312,6 +312,15 @@ func TestSegmentsMerge(t *testing.T) {
 	if _, stderr, code := lockbench(t, "report", filepath.Join(dir, "seg1"), filepath.Join(dir, "seg2"), "--out", merged); code != 0 {
 		t.Fatalf("report merge: exit %d %s", code, stderr)
 	}
+	// --p99 is the capacity plan's SLO on any results, not only a
+	// which-lock run's need (it refused a sweep's: no which-lock run).
+	p99 := filepath.Join(dir, "p99")
+	if _, stderr, code := lockbench(t, "report", filepath.Join(dir, "whole"), "--p99", "5ms", "--format", "md", "--out", p99); code != 0 {
+		t.Fatalf("report --p99 of a sweep: exit %d %s", code, stderr)
+	}
+	if md, _ := os.ReadFile(filepath.Join(p99, "report.md")); !strings.Contains(string(md), "acquire p99 ≤ 5 ms") {
+		t.Errorf("report --p99 5ms: the capacity plan does not name its SLO:\n%.2000s", md)
+	}
 	type cell struct {
 		Config struct {
 			Workers int    `json:"workers"`

@@ -42,8 +42,9 @@ func reportFlags(a *reportArgs) *pflag.FlagSet {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&a.out, "out", "", "output directory (default: DIR; with several DIRs a new merged-<timestamp> next to the first)")
-	fs.StringVar(&a.sloP99, "slo-p99", "10ms", "SLO for capacity planning: highest acceptable acquire p99 (--p99 says the same)")
-	fs.StringVar(&a.p99, "p99", "", "the acquire p99 you need: the capacity plan's SLO, and with a which-lock run (lockbench choose) its needs' bound")
+	fs.StringVar(&a.sloP99, "slo-p99", "10ms", "old name of --p99")
+	_ = fs.MarkDeprecated("slo-p99", "use --p99 (the one spelling of the p99 you need, in sweep, report and choose)")
+	fs.StringVar(&a.p99, "p99", "", "the acquire p99 you need (default 10ms): the capacity plan's SLO, and with a which-lock run (lockbench choose) its needs' bound")
 	fs.StringSliceVar(&a.needs, "need", nil, "judge a which-lock run (lockbench choose) again for these needs, without measuring: "+report.NeedHelp)
 	fs.StringVar(&a.sloSuccess, "slo-success", "0.99", "SLO for capacity planning: lowest acceptable acquire success ratio")
 	fs.StringVar(&a.target, "target-rate", "0", "lock rate to plan for (cycles/s): headroom and lock groups needed; 0 for none")
@@ -69,7 +70,7 @@ func (a *reportArgs) report(fs *pflag.FlagSet) error {
 		return notAccepted(field, bound, sloP99Accepted)
 	}
 	opt.SLOP99 = d
-	if fs.Changed("need") || fs.Changed("p99") {
+	if fs.Changed("need") || (fs.Changed("p99") && report.IsWhichLockRun(dirs[0])) {
 		need := time.Duration(0)
 		if fs.Changed("p99") {
 			need = d

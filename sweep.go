@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -21,6 +22,7 @@ type scenarioArgs struct {
 	dryRun, noReport   bool
 	thresholds         []string
 	repeat             int
+	p99                time.Duration // sweep's capacity plan SLO (0: the file's report: slo_p99, or 10ms)
 	// beforeReport, when set, writes what the report reads besides the
 	// results (lockbench choose's matrix plan) into the results directory.
 	beforeReport func(dir string) error
@@ -41,6 +43,7 @@ func bindScenarioFlags(fs *pflag.FlagSet, a *scenarioArgs, shipped []string) {
 func sweepFlags(a *scenarioArgs, overrides *plan.Settings) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
 	bindScenarioFlags(fs, a, configs.Names())
+	fs.DurationVar(&a.p99, "p99", 0, "the acquire p99 you need: the report's capacity plan SLO (replaces the file's report: slo_p99; 10ms without either)")
 	plan.BindFlags(fs, overrides)
 	return fs
 }
@@ -58,6 +61,12 @@ func cmdSweep(args []string) error {
 	sc, err := plan.Load(a.file, false)
 	if err != nil {
 		return usageErr(err)
+	}
+	if fs.Changed("p99") {
+		if a.p99 <= 0 {
+			return notAccepted("--p99", a.p99.String(), sloP99Accepted)
+		}
+		sc.Report.SLOP99 = results.Duration(a.p99)
 	}
 	cells, err := scenarioCells(sc, fs, a, plan.BindFlags)
 	if err != nil {

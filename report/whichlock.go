@@ -186,6 +186,13 @@ func NeedsFor(dir string, items []string, p99 time.Duration) (Needs, error) {
 	return ParseNeeds(items, p99, p.Faults)
 }
 
+// IsWhichLockRun says dir holds a which-lock run (lockbench choose's plan
+// beside its results).
+func IsWhichLockRun(dir string) bool {
+	p, err := readWhichLockPlan(dir)
+	return err == nil && p != nil
+}
+
 // CellName is the name lockbench choose gives design d under fault f.
 func CellName(d, f string) string { return d + "." + f }
 
