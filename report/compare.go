@@ -389,9 +389,11 @@ func ParseFailOn(s string) (FailOn, error) {
 		return bad("not of the form FIGURE<PCT%")
 	}
 	f := FailOn{Expr: expr, Figure: expr[:i], Op: expr[i : i+1]}
-	if _, ok := results.FigureByName(f.Figure); !ok {
+	fig, ok := results.FigureByName(f.Figure)
+	if !ok {
 		return bad(fmt.Sprintf("%q is not a figure", f.Figure))
 	}
+	f.Figure = fig.Name // a rule's name for it (throughput, acquire.p99) too
 	v, err := strconv.ParseFloat(strings.TrimSuffix(expr[i+1:], "%"), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return bad("the percentage is not a number")

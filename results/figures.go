@@ -1,6 +1,9 @@
 package results
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // Figure is one number of a cell that repeats spread and compare judges.
 type Figure struct {
@@ -43,8 +46,13 @@ var Figures = []Figure{
 	}},
 }
 
-// FigureByName finds a figure; ok is false for an unknown name.
+// FigureByName finds a figure, by its name or by the rules' name for it
+// (throughput, acquire.p99); ok is false for an unknown name.
 func FigureByName(name string) (Figure, bool) {
+	if name == "throughput" {
+		name = "cycles_per_sec"
+	}
+	name = strings.ReplaceAll(name, ".", "_")
 	for _, f := range Figures {
 		if f.Name == name {
 			return f, true

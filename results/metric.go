@@ -191,10 +191,22 @@ func buildMetrics() []Metric {
 	return append(out, plainMetrics...)
 }
 
-// LookupMetric finds a metric by name.
+// LookupMetric finds a metric by name, or by the name compare's figures
+// give it (cycles_per_sec, acquire_p99): one name per figure across rules
+// and --fail-on.
 func LookupMetric(name string) (Metric, bool) {
-	m, ok := metricByName[name]
-	return m, ok
+	if m, ok := metricByName[name]; ok {
+		return m, true
+	}
+	if name == "cycles_per_sec" {
+		return metricByName["throughput"], true
+	}
+	for _, k := range latencyKinds {
+		if stat, ok := strings.CutPrefix(name, k.name+"_"); ok && isLatencyStat(stat) {
+			return metricByName[k.name+"."+stat], true
+		}
+	}
+	return Metric{}, false
 }
 
 // MetricNames lists every metric's name, in the table's order.

@@ -31,7 +31,7 @@ type Rule struct {
 }
 
 // ruleRE is METRIC OP VALUE[UNIT]; = is ==, as expect: always took it.
-var ruleRE = regexp.MustCompile(`^([a-z_]+(?:\.[a-z0-9]+)?)\s*(<=|>=|==|=|<|>)\s*([-+0-9.eE]+)\s*([a-zA-Zµμ%]*)$`)
+var ruleRE = regexp.MustCompile(`^([a-z_][a-z0-9_]*(?:\.[a-z0-9]+)?)\s*(<=|>=|==|=|<|>)\s*([-+0-9.eE]+)\s*([a-zA-Zµμ%]*)$`)
 
 // ruleForm and condForm are what errors offer as the accepted forms.
 func ruleForm() string {
@@ -98,7 +98,7 @@ func parseRule(s string) (Rule, string) {
 	if why != "" {
 		return Rule{}, why
 	}
-	return Rule{Expr: expr, Metric: name, Op: op, Value: v}, ""
+	return Rule{Expr: expr, Metric: metric.Name, Op: op, Value: v}, "" // one name, however it was spelt
 }
 
 // durations are the units a latency or a time takes, in µs.

@@ -168,3 +168,23 @@ func TestMetricTable(t *testing.T) {
 		t.Errorf("time_to_lock.p99 = %v, want 7", got.Read(&r))
 	}
 }
+
+// One name per figure across rules and compare's --fail-on: a rule takes
+// compare's spelling (cycles_per_sec, acquire_p99) and compare the rules'
+// (throughput, acquire.p99), each read as the same figure.
+func TestRulesAndFiguresShareNames(t *testing.T) {
+	for alias, want := range map[string]string{"cycles_per_sec>=1": "throughput", "acquire_p99<10ms": "acquire.p99", "time_to_lock_p50<1s": "time_to_lock.p50"} {
+		rs, err := ParseThresholds([]string{alias})
+		if err != nil || len(rs) != 1 || rs[0].Metric != want {
+			t.Errorf("rule %q: %+v, %v; want metric %s", alias, rs, err, want)
+		}
+	}
+	for alias, want := range map[string]string{"throughput": "cycles_per_sec", "acquire.p99": "acquire_p99", "time_to_lock.p99": "time_to_lock_p99"} {
+		if f, ok := FigureByName(alias); !ok || f.Name != want {
+			t.Errorf("figure %q: %q, %v; want %s", alias, f.Name, ok, want)
+		}
+	}
+	if _, ok := LookupMetric("acquire_p42"); ok {
+		t.Error("acquire_p42 accepted as a metric")
+	}
+}
