@@ -197,7 +197,7 @@ func mustRead(t *testing.T, p string) string {
 // (128 + 15), not SIGINT's 130.
 func TestRunSIGTERMExits143(t *testing.T) {
 	redistest.Require(t)
-	cmd := exec.Command(binary, "run", "--local", "1", "--duration", "30s", "--warmup", "0s", "--workers", "2", "--out", filepath.Join(t.TempDir(), "r.json"))
+	cmd := exec.Command(binary, "run", "--local", "1", "--duration", "30s", "--warmup", "0s", "--workers", "2", "--json-out", filepath.Join(t.TempDir(), "r.json"))
 	var e lockedBuffer
 	cmd.Stderr = &e
 	if err := cmd.Start(); err != nil {
