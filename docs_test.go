@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -209,9 +210,42 @@ func TestDocsFiguresHaveSources(t *testing.T) {
 	t.Logf("%d figures checked against their sources", checked)
 }
 
+// reporter is what the figure checks report to: a test, or planted's
+// recorder.
+type reporter interface {
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// planted records what a check reported on planted text.
+type planted struct{ errs []string }
+
+func (p *planted) Errorf(format string, args ...any) {
+	p.errs = append(p.errs, fmt.Sprintf(format, args...))
+}
+func (p *planted) Fatalf(format string, args ...any) { p.Errorf(format, args...) }
+
+// The figures check fails on a planted mismatch: a figure without a
+// source, and one its cited section does not hold; the true figure beside
+// them passes.
+func TestDocsFiguresCheckFailsOnAPlantedMismatch(t *testing.T) {
+	const src = "<!-- source: BENCHMARKS.md#what-does-fsync-cost-and-what-does-multiplexing-gain -->"
+	for text, wantErr := range map[string]bool{
+		"one master served 123,457 cycles/s on this machine.":              true,
+		"multiplexed gave 99.97× the cycles/s of sequential. " + src:       true,
+		"multiplexed gave 1.72× (none) the cycles/s of sequential. " + src: false,
+	} {
+		var p planted
+		n := checkUnit(&p, "planted.md", unit{first: 1, lines: []string{text}})
+		if got := len(p.errs) > 0; got != wantErr {
+			t.Errorf("%q: reported %q (checked %d); want an error: %v", text, p.errs, n, wantErr)
+		}
+	}
+}
+
 // checkUnit reports u's figures that have no source or are not in it, and
 // returns how many it checked.
-func checkUnit(t *testing.T, page string, u unit) int {
+func checkUnit(t reporter, page string, u unit) int {
 	text := strings.Join(u.lines, "\n")
 	figs := figure.FindAllString(text, -1)
 	if len(figs) == 0 || notMeasured.MatchString(text) {
@@ -289,7 +323,7 @@ func continues(s string, i, dir int) bool {
 }
 
 // section is the text of file's section under the heading anchor.
-func section(t *testing.T, file, anchor string) string {
+func section(t reporter, file, anchor string) string {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatalf("source %s: %v", file, err)
