@@ -18,6 +18,10 @@ type MatrixAgreement struct {
 	Unanimous int      // of them unanimous in at least one run
 	Reversed  []string // design × fault: outcome, what each run said
 	Differ    []string // not reversed, but not the same k/n
+	// Recoloured: of Differ, those whose cell reads differently on the
+	// page (broken in no run in one, in some in the other): a race the
+	// repeats did not size, which a need on that fault would judge apart.
+	Recoloured int
 }
 
 // ReadMatrix reads a which-lock run's matrix as data (WhichLockMatrixFile,
@@ -86,6 +90,10 @@ func (m *MatrixAgreement) add(where, name string, a, b *Outcome) {
 	case ua != "" && ub != "" && ua != ub:
 		m.Reversed = append(m.Reversed, said)
 	case a.Broken*b.Runs != b.Broken*a.Runs:
+		if (a.Broken == 0) != (b.Broken == 0) {
+			m.Recoloured++
+			said += " (the page's colour changes)"
+		}
 		m.Differ = append(m.Differ, said) // a rare event seen in one run only, say
 	}
 }
@@ -104,8 +112,8 @@ func (o *Outcome) unanimous() string {
 // Write says what the comparison found.
 func (m MatrixAgreement) Write(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "which-lock: %d outcomes measured in both runs, %d unanimous in one of them; %d reversed, %d differ in k/n only\n",
-		m.Compared, m.Unanimous, len(m.Reversed), len(m.Differ))
+	fmt.Fprintf(&b, "which-lock: %d outcomes measured in both runs, %d unanimous in one of them; %d reversed, %d differ in k/n only (%d of them broken in no run of one, in some of the other)\n",
+		m.Compared, m.Unanimous, len(m.Reversed), len(m.Differ), m.Recoloured)
 	for _, r := range m.Reversed {
 		b.WriteString("  REVERSED " + r + "\n")
 	}

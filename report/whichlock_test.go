@@ -178,8 +178,8 @@ func TestAgreeMatrices(t *testing.T) {
 	one := matrixOf(p, map[string][]run{"a.none": {{}, {}, {}}, "a.crash": {{}, {}, {}}, "a.pause-holder": {{overlap: 3}, {overlap: 2}, {overlap: 1}}})
 	rare := matrixOf(p, map[string][]run{"a.none": {{}, {}, {}}, "a.crash": {{lost: 1}, {}, {}}, "a.pause-holder": {{overlap: 3}, {overlap: 2}, {overlap: 1}}})
 	flipped := matrixOf(p, map[string][]run{"a.none": {{}, {}, {}}, "a.crash": {{}, {}, {}}, "a.pause-holder": {{}, {}, {}}})
-	if m := AgreeMatrices(one, rare); len(m.Reversed) != 0 || len(m.Differ) != 1 || m.Compared != 6 {
-		t.Errorf("a rare lost update: %+v; want no reversal, one difference, 6 outcomes compared", m)
+	if m := AgreeMatrices(one, rare); len(m.Reversed) != 0 || len(m.Differ) != 1 || m.Compared != 6 || m.Recoloured != 1 {
+		t.Errorf("a rare lost update: %+v; want no reversal, one difference (the cell recoloured), 6 outcomes compared", m)
 	}
 	if m := AgreeMatrices(one, flipped); len(m.Reversed) != 1 || !strings.Contains(m.Reversed[0], "a × pause-holder: exclusion broken in 3/3 runs, then 0/3") {
 		t.Errorf("overlap in 3 of 3, then 0 of 3: %+v; want one reversal", m)
