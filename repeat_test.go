@@ -122,7 +122,7 @@ func TestCompareRealSweeps(t *testing.T) {
 	redistest.Require(t)
 	dir := t.TempDir()
 	sweep := func(name string, workers string) string {
-		cfg := writeFile(t, dir, name+".yaml", "name: "+name+"\nsettings:\n  local: 3\n  warmup: 200ms\n  duration: 1s\n  keys: 1000\n  workers: "+workers+"\nrepeat: 5\n")
+		cfg := writeFile(t, dir, name+".yaml", "name: "+name+"\nsettings:\n  local: 3\n  warmup: 100ms\n  duration: 500ms\n  keys: 1000\n  workers: "+workers+"\nrepeat: 5\n")
 		out := filepath.Join(dir, name)
 		if _, stderr, code := lockbench(t, "sweep", "-f", cfg, "--out", out, "--no-report"); code != 0 {
 			t.Fatalf("sweep %s: exit %d: %s", name, code, stderr)

@@ -27,6 +27,10 @@ func TestShippedScenariosEndToEnd(t *testing.T) {
 			continue // fault scenarios have their own command and tests
 		}
 		t.Run(name, func(t *testing.T) {
+			// Two scenarios at a time (-parallel: GOMAXPROCS): each sweep has
+			// servers of its own, and nothing here bounds a time; serially
+			// they took 2.7 of CI's 18 minutes.
+			t.Parallel()
 			stdout, stderr, code := lockbench(t, "sweep", "-f", name, "--dry-run")
 			m := regexp.MustCompile(`scenario \S+: (\d+) cells, estimated`).FindStringSubmatch(stdout)
 			if code != 0 || m == nil {
