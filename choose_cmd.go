@@ -23,10 +23,11 @@ type chooseArgs struct {
 // quickDuration is each cell's measured time under --quick.
 const quickDuration = 5 * time.Second
 
-// quick narrows a run to a first answer: one repeat, shorter cells, the
-// first design of each lock service (what --design or --repeat or
-// --duration name stays theirs); gaveUp says what it gave up, for the page.
-func (a *chooseArgs) quickly(fs *pflag.FlagSet) (gaveUp string) {
+// quickly narrows a run to a first answer: one repeat, shorter cells, one
+// design of each lock service, the first that can meet the needs (what
+// --design or --repeat or --duration name stays theirs); gaveUp says what
+// it gave up, for the page.
+func (a *chooseArgs) quickly(fs *pflag.FlagSet) (gaveUp string, err error) {
 	var given []string
 	if !fs.Changed("repeat") {
 		a.repeat, given = 1, append(given, "one run of each cell instead of 3 (so no spread, and a rare failure may not show)")
@@ -35,15 +36,18 @@ func (a *chooseArgs) quickly(fs *pflag.FlagSet) (gaveUp string) {
 		a.duration, given = quickDuration, append(given, fmt.Sprintf("%s cells instead of 8s", quickDuration))
 	}
 	if len(a.designs) == 0 {
-		seen := map[string]bool{}
-		for _, d := range plan.Designs() {
-			if t := d.Topology(); !seen[t] {
-				seen[t], a.designs = true, append(a.designs, d.Name)
-			}
+		ds, err := whichlock.QuickDesigns(whichlock.Ask{Faults: a.faults, Needs: a.needs, P99: a.p99, Duration: a.duration, Repeat: a.repeat})
+		if err != nil {
+			return "", err
 		}
-		given = append(given, "the first design of each lock service only ("+strings.Join(a.designs, ", ")+")")
+		a.designs = ds
+		which := "the first design of each lock service only"
+		if len(a.needs) > 0 {
+			which = "of each lock service, only the first design that can meet your needs (the first when none can)"
+		}
+		given = append(given, which+" ("+strings.Join(ds, ", ")+")")
 	}
-	return strings.Join(given, "; ")
+	return strings.Join(given, "; "), nil
 }
 
 // chooseFlags are choose's flags, bound to a.
@@ -60,7 +64,7 @@ func chooseFlags(a *chooseArgs) *pflag.FlagSet {
 	fs.StringArrayVar(&a.faults, "fault", nil, "only this fault (repeatable): "+strings.Join(plan.MatrixFaultNames(), ", "))
 	fs.StringSliceVar(&a.needs, "need", nil, report.NeedHelp)
 	fs.DurationVar(&a.p99, "p99", 0, "the acquire p99 you need: the capacity's SLO (10ms without it), and a need on each design's p99 at the common rate (0: none)")
-	fs.BoolVar(&a.quick, "quick", false, "a first answer in minutes: one run of each cell, 5s cells, the first design of each lock service (the page says what it gave up)")
+	fs.BoolVar(&a.quick, "quick", false, "a first answer in minutes: one run of each cell, 5s cells, one design of each lock service, the first that can meet --need (the page says what it gave up)")
 	fs.DurationVar(&a.duration, "duration", 8*time.Second, "each cell's measured time")
 	fs.IntVar(&a.repeat, "repeat", 3, "measure every cell this many times (the fault cells' spread and how many runs were unsafe)")
 	fs.StringVar(&a.out, "out", "", "results directory (default results/which-lock-YYYYMMDD-HHMMSS)")
@@ -77,9 +81,11 @@ func cmdChoose(args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	gaveUp := ""
+	gaveUp, err := "", error(nil)
 	if a.quick {
-		gaveUp = a.quickly(fs)
+		if gaveUp, err = a.quickly(fs); err != nil {
+			return usageErr(err)
+		}
 	}
 	sc, cells, wl, err := whichlock.Build(whichlock.Ask{Designs: a.designs, Faults: a.faults, Needs: a.needs, P99: a.p99, Duration: a.duration, Repeat: a.repeat})
 	if err != nil {

@@ -110,6 +110,23 @@ func (n Needs) all() []Need {
 	return out
 }
 
+// Faults are the faults the needs name, each once, in order.
+func (n Needs) Faults() []string {
+	var out []string
+	for _, u := range n.all() {
+		if !slices.Contains(out, u.Fault) {
+			out = append(out, u.Fault)
+		}
+	}
+	return out
+}
+
+// Fenced says design d's holder has a fencing token or a guarded write
+// (the fencing need's one definition, for the page and for choose --quick).
+func Fenced(d string) bool {
+	return strings.HasSuffix(d, "-fencing") || strings.HasSuffix(d, "-guarded")
+}
+
 // Any says whether anything was asked.
 func (n Needs) Any() bool { return n.Fencing || len(n.all()) > 0 || n.P99 > 0 }
 

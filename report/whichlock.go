@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"lockbench/results"
@@ -212,7 +211,7 @@ func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells 
 		return cells[i], loaded[i], true
 	}
 	for _, d := range p.Designs {
-		row := MatrixRow{Design: d, Fenced: strings.HasSuffix(d, "-fencing") || strings.HasSuffix(d, "-guarded")}
+		row := MatrixRow{Design: d, Fenced: Fenced(d)}
 		if p.PriceCells != nil { // the price cells' alone: a figure they lack stays unknown
 			row.PriceCell = true
 			row.priceFromCells(p.PriceCells, find)

@@ -218,6 +218,59 @@ func chosen(a Ask) ([]plan.Design, []plan.MatrixFault, error) {
 	return ds, fs, nil
 }
 
+// QuickDesigns are choose --quick's designs: for each lock service's
+// topology, the first design that can meet the needs asked (a fencing
+// token or guarded write when they ask for one, a cell under every fault
+// they name), or its first when none can, so that the page says why it
+// falls short. Without needs: each topology's first design.
+func QuickDesigns(a Ask) ([]string, error) {
+	a.Designs = nil
+	_, _, wl, err := Build(a)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	picked := map[string]bool{}
+	for _, d := range plan.Designs() { // each topology's first, kept when no other can
+		if t := d.Topology(); !picked[t] {
+			picked[t] = true
+			out = append(out, d.Name)
+		}
+	}
+	for i, first := range out {
+		t := designNamed(first).Topology()
+		for _, d := range plan.Designs() {
+			if d.Topology() == t && canMeet(wl, d.Name) {
+				out[i] = d.Name
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// canMeet says design d can meet wl's needs at all: it has what they ask
+// for and a cell under each fault they name (one not applicable, or not
+// supported, cannot meet a need under it).
+func canMeet(wl report.WhichLockPlan, d string) bool {
+	if wl.Needs.Fencing && !report.Fenced(d) {
+		return false
+	}
+	for _, f := range wl.Needs.Faults() {
+		for _, absent := range []map[string]map[string]string{wl.NotApplicable, wl.Unsupported, wl.NotMeasured} {
+			if _, ok := absent[d][f]; ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func designNamed(name string) plan.Design {
+	all := plan.Designs()
+	return all[slices.IndexFunc(all, func(d plan.Design) bool { return d.Name == name })]
+}
+
 // needsOf reads --need and --p99 against the faults this matrix runs.
 func needsOf(a Ask, fs []plan.MatrixFault) (report.Needs, error) {
 	var names []string
