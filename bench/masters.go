@@ -94,9 +94,8 @@ type Pool struct {
 	cur *Masters
 }
 
-// ownServers says the cell gets servers of its own, which no other cell
-// shares: a fault cell's (it crashes them), with its protected resource.
-func ownServers(c plan.Cell) bool { return c.Faulty }
+// ownServers is plan's: the cell gets servers of its own.
+func ownServers(c plan.Cell) bool { return c.OwnServers() }
 
 // Release stops cell c's servers if they are its own, as soon as it is
 // done; other cells' stay for the next cell.

@@ -301,12 +301,16 @@ func RepeatsNeedFreshMasters(s Settings) bool {
 	return len(s.Masters) == 0 && s.Persistence != "" && s.Persistence != "none"
 }
 
+// OwnServers says the cell gets servers of its own, which no other cell
+// shares: a fault cell's (it crashes them), with its protected resource.
+func (c Cell) OwnServers() bool { return c.kind().ownServers }
+
 // MastersKey says which cells can share one set of masters: a change of
 // key means new local masters (or new persistence on external ones). A
 // fault cell's servers are its own (it crashes them).
 func (c Cell) MastersKey() string {
 	s := c.Settings
-	if c.kind().ownServers {
+	if c.OwnServers() {
 		return "cell " + c.ID
 	}
 	return s.Service().ServersKey(s)

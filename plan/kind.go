@@ -34,6 +34,10 @@ type kind struct {
 	// warnsAtStart: a cell's warnings are said as it starts, not before
 	// the run.
 	warnsAtStart bool
+	// reportsPartial: an interrupted run's results are reported (a
+	// benchmark's partial cells are; an interrupted fault cell judged
+	// nothing).
+	reportsPartial bool
 	// usage rewords flags whose run and sweep words would mislead.
 	usage map[string]string
 }
@@ -49,7 +53,7 @@ const (
 
 var (
 	benchmark = &kind{keys: benchmarkOnly, layer: func(*Settings) {}, refuse: refuseInBenchmark,
-		bounds: Settings.noCheck, own: Settings.noCheck, warnings: Settings.warnings}
+		bounds: Settings.noCheck, own: Settings.noCheck, warnings: Settings.warnings, reportsPartial: true}
 	faultScenario = &kind{keys: faultOnly, layer: faultLayer, refuse: refuseInFaultScenario, oldMasters: true,
 		bounds: Settings.checkFaultServers, own: Settings.checkFaultClients, warnings: Settings.faultWarnings,
 		ownServers: true, alwaysNamed: true, warnsAtStart: true, usage: faultUsage}
@@ -65,6 +69,9 @@ func kindOf(faulty bool) *kind {
 
 func (sc *Scenario) kind() *kind { return kindOf(sc.Faulty) }
 func (c Cell) kind() *kind       { return kindOf(c.Faulty) }
+
+// ReportsPartial says an interrupted run of the scenario is reported.
+func (sc *Scenario) ReportsPartial() bool { return sc.kind().reportsPartial }
 
 // settingScopes are the settings a fault scenario takes, and whether a
 // benchmark takes them too; any other is a benchmark's alone. A fault

@@ -17,10 +17,11 @@ import (
 // PrintPlan lists what a scenario would run (--dry-run): its cells, and a
 // fault scenario's faults and expectations.
 func PrintPlan(w io.Writer, sc *plan.Scenario, cells []plan.Cell) {
-	if sc.Faulty {
-		printFaultPlan(w, sc, cells)
-		return
-	}
+	kindOf(sc.Faulty).plan(w, sc, cells)
+}
+
+// printBenchmarkPlan lists a benchmark's cells.
+func printBenchmarkPlan(w io.Writer, sc *plan.Scenario, cells []plan.Cell) {
 	fmt.Fprintf(w, "scenario %s: %d cells%s, estimated %s\n", sc.Name, len(cells), RepeatText(sc.Repeat), Estimate(sc, cells))
 	if sc.Description != "" {
 		fmt.Fprintf(w, "%s\n", strings.TrimSpace(sc.Description))
@@ -68,11 +69,8 @@ func printFaultPlan(w io.Writer, sc *plan.Scenario, cells []plan.Cell) {
 		for _, warn := range c.Warnings() {
 			fmt.Fprintf(w, "  WARNING: %s\n", warn)
 		}
-		if len(c.Faults) == 0 {
-			fmt.Fprintln(w, "  faults: none")
-		}
-		for _, f := range c.Faults {
-			fmt.Fprintf(w, "  fault: %s\n", f)
+		for _, f := range faultLines(c) {
+			fmt.Fprintf(w, "  %s\n", f)
 		}
 		for _, e := range c.Expect {
 			fmt.Fprintf(w, "  expect: %s\n", e)

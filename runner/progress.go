@@ -56,17 +56,7 @@ func (p *progress) StartCell(c plan.Cell, repeat int) {
 	p.cur = c
 	p.repeat = repeat
 	p.secs = 0
-	if c.Faulty {
-		p.println(fmt.Sprintf("cell %d/%d%s %s: %d s; faults: %s", p.position(c), len(p.cells), p.repeatTag(), c.Label,
-			int(time.Duration(c.Settings.Duration).Seconds()), faultSummary(c)))
-		for _, warn := range c.Warnings() {
-			p.println("WARNING: " + warn)
-		}
-		return
-	}
-	if !p.tty {
-		fmt.Fprintf(os.Stderr, "cell %d/%d%s %s: warm-up %s, measuring %s\n", p.position(c), len(p.cells), p.repeatTag(), c.Label, c.Settings.Warmup, c.Settings.Duration)
-	}
+	kindOf(c.Faulty).started(p, c)
 }
 
 // repeatTag says which repeat runs, when there are several.
@@ -101,11 +91,7 @@ func (p *progress) EndCell(c plan.Cell, repeat int, res *CellResult) {
 	if p.tty {
 		_ = p.bar.Add(int(time.Duration(c.Settings.Duration).Seconds()) - p.secs) // a fault cell has no interval ticks
 	}
-	if c.Faulty {
-		return
-	}
-	p.println(fmt.Sprintf("cell %d/%d%s %s: %.0f cycles/s, acquire p50 %.0fµs p99 %.0fµs, %d violations",
-		p.position(c), len(p.cells), p.repeatTag(), c.Label, r.Throughput.CyclesPerSec, r.AcquireLatency.P50, r.AcquireLatency.P99, r.Safety.Violations))
+	kindOf(c.Faulty).ended(p, c, r)
 }
 
 // position is c's place among the cells run, from 1 (a cell selected
@@ -119,6 +105,11 @@ func (p *progress) position(c plan.Cell) int {
 	return c.Index + 1
 }
 
+// printf prints a line to stderr, where no bar is.
+func (p *progress) printf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+}
+
 // println prints a whole line, above the bar on a terminal.
 func (p *progress) println(line string) {
 	if p.tty {
@@ -128,16 +119,31 @@ func (p *progress) println(line string) {
 	fmt.Fprintln(os.Stderr, line)
 }
 
-// faultSummary lists a fault cell's faults.
-func faultSummary(c plan.Cell) string {
-	if len(c.Faults) == 0 {
-		return "none"
-	}
-	var s []string
+// faultSummary lists a fault cell's faults on one line.
+func faultSummary(c plan.Cell) string { return strings.Join(faultList(c), "; ") }
+
+// faultList is a fault cell's faults in words: "none" for none.
+func faultList(c plan.Cell) []string {
+	var out []string
 	for _, f := range c.Faults {
-		s = append(s, f.String())
+		out = append(out, f.String())
 	}
-	return strings.Join(s, "; ")
+	if out == nil {
+		return []string{"none"}
+	}
+	return out
+}
+
+// faultLines are --dry-run's lines for a fault cell's faults.
+func faultLines(c plan.Cell) []string {
+	fs := faultList(c)
+	if fs[0] == "none" {
+		return []string{"faults: none"}
+	}
+	for i := range fs {
+		fs[i] = "fault: " + fs[i]
+	}
+	return fs
 }
 
 func (p *progress) Finish() {
