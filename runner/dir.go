@@ -107,7 +107,7 @@ func (d *resultsDir) concatRepeatLogs(c plan.Cell, n int) error {
 func newManifest(sc *plan.Scenario, cells []plan.Cell, opt *Options) *results.Manifest {
 	cfg := map[string]any{"settings": sc.Settings.Redacted(), "axes": sc.Axes(), "report": sc.Report,
 		"thresholds": sc.Thresholds, "repeat": sc.Repeat}
-	kindOf(sc.Faulty).manifest(cfg, cells)
+	scenarioKind(sc).manifest(cfg, cells)
 	return &results.Manifest{
 		Name: sc.Name, Description: sc.Description, ConfigFile: opt.ConfigFile, Config: cfg,
 		LockbenchVersion: Version, GoVersion: runtime.Version(), Machine: machine(sc.Settings.LocalCPUs), StartedAt: time.Now().UTC(),

@@ -34,9 +34,13 @@ var (
 		started: faultStarted, ended: func(*progress, plan.Cell, *results.Run) {}, metricsCell: func(c plan.Cell) string { return c.Name }}
 )
 
-// kindOf is the one place that asks whether a cell (or a scenario, whose
-// cells are all of its kind) is a fault cell.
-func kindOf(faulty bool) *cellKind {
+// kindOf is the one place that asks whether a cell is a fault cell; a
+// scenario's cells are all of its kind (scenarioKind).
+func kindOf(c plan.Cell) *cellKind { return kindFor(c.Faulty) }
+
+func scenarioKind(sc *plan.Scenario) *cellKind { return kindFor(sc.Faulty) }
+
+func kindFor(faulty bool) *cellKind {
 	if faulty {
 		return faultKind
 	}

@@ -17,7 +17,7 @@ import (
 // PrintPlan lists what a scenario would run (--dry-run): its cells, and a
 // fault scenario's faults and expectations.
 func PrintPlan(w io.Writer, sc *plan.Scenario, cells []plan.Cell) {
-	kindOf(sc.Faulty).plan(w, sc, cells)
+	scenarioKind(sc).plan(w, sc, cells)
 }
 
 // printBenchmarkPlan lists a benchmark's cells.

@@ -56,7 +56,7 @@ func (p *progress) StartCell(c plan.Cell, repeat int) {
 	p.cur = c
 	p.repeat = repeat
 	p.secs = 0
-	kindOf(c.Faulty).started(p, c)
+	kindOf(c).started(p, c)
 }
 
 // repeatTag says which repeat runs, when there are several.
@@ -91,7 +91,7 @@ func (p *progress) EndCell(c plan.Cell, repeat int, res *CellResult) {
 	if p.tty {
 		_ = p.bar.Add(int(time.Duration(c.Settings.Duration).Seconds()) - p.secs) // a fault cell has no interval ticks
 	}
-	kindOf(c.Faulty).ended(p, c, r)
+	kindOf(c).ended(p, c, r)
 }
 
 // position is c's place among the cells run, from 1 (a cell selected

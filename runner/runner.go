@@ -112,7 +112,7 @@ func (e cellEnv) metricsCell() *metrics.Cell {
 	if p == "" {
 		p = "server"
 	}
-	l := metrics.Labels{Scenario: e.opt.Scenario, Cell: kindOf(e.cell.Faulty).metricsCell(e.cell), Segment: s.Segment, Mode: s.Mode, Wait: s.Wait, Persistence: p, Driver: s.Driver}
+	l := metrics.Labels{Scenario: e.opt.Scenario, Cell: kindOf(e.cell).metricsCell(e.cell), Segment: s.Segment, Mode: s.Mode, Wait: s.Wait, Persistence: p, Driver: s.Driver}
 	return e.opt.Metrics.Cell(l, e.masters.Display)
 }
 
