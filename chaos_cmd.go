@@ -9,6 +9,7 @@ import (
 
 	"lockbench/chaos"
 	"lockbench/configs"
+	"lockbench/internal/cli"
 	"lockbench/plan"
 )
 
@@ -20,23 +21,23 @@ type chaosArgs struct {
 
 func cmdChaos(args []string) error {
 	if len(args) > 0 && args[0] == chaos.ClientArg {
-		return quietExit(chaos.ClientMain(args[1:]))
+		return cli.Quiet(chaos.ClientMain(args[1:]))
 	}
 	var a chaosArgs
 	flags := plan.FaultDefaults()
 	fs := chaosFlags(&a, &flags)
 	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+		return cli.FlagErr(err)
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
+		return cli.Usagef("unexpected argument %q", fs.Arg(0))
 	}
 	if fs.Changed("local") && fs.Changed("masters") {
-		return usagef("local: given twice (as --local and --masters, its old name); give --local")
+		return cli.Usagef("local: given twice (as --local and --masters, its old name); give --local")
 	}
 	sc, cells, err := chaosScenario(a, fs)
 	if err != nil {
-		return usageErr(err)
+		return cli.UsageErr(err)
 	}
 	return runScenario("chaos", sc, cells, a.scenarioArgs)
 }

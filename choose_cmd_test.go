@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"lockbench/internal/cli"
 	"lockbench/internal/redistest"
 	"lockbench/plan"
 	"lockbench/report"
@@ -21,7 +22,7 @@ func TestChooseWritesTheMatrix(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "which")
 	_, stderr, code := lockbench(t, "choose", "--design", "single", "--fault", "none", "--fault", "pause-holder", "--fault", "leader-kill",
 		"--repeat", "2", "--duration", "3s", "--need", "pause-holder", "--out", out)
-	if code != 0 && code != exitThreshold {
+	if code != 0 && code != cli.Threshold {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "which-lock.md"))
@@ -65,7 +66,7 @@ func TestChooseWritesTheMatrix(t *testing.T) {
 // Every pair of the shipped matrix that runs no cell says why in words:
 // none falls back to the settings check's reason.
 func TestMatrixAbsencesInWords(t *testing.T) {
-	_, _, wl, err := whichlock.Build(whichlock.Ask{Repeat: 1, Duration: quickDuration})
+	_, _, wl, err := whichlock.Build(whichlock.Ask{Repeat: 1, Duration: whichlock.QuickDuration})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"lockbench/internal/cli"
 	"lockbench/report"
 	"lockbench/results"
 )
@@ -18,11 +19,10 @@ import (
 func cmdCompare(args []string) error {
 	var a compareArgs
 	fs := compareFlags(&a)
-	ignore, failOn, format, alpha := &a.ignore, &a.failOn, &a.format, &a.alpha
 	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+		return cli.FlagErr(err)
 	}
-	return compare(fs, ignore, failOn, format, alpha)
+	return a.compare(fs)
 }
 
 // compareArgs are compare's flags.
@@ -51,17 +51,20 @@ func compareFlags(a *compareArgs) *pflag.FlagSet {
 }
 
 // compare is the comparison the flags ask for.
-func compare(fs *pflag.FlagSet, ignore, failOn *[]string, format *string, alpha *float64) error {
+func (a *compareArgs) compare(fs *pflag.FlagSet) error {
 	if fs.NArg() != 2 {
-		return usagef("OLD NEW: %d given; use two results directories or run JSON files", fs.NArg())
+		return cli.Usagef("OLD NEW: %d given; use two results directories or run JSON files", fs.NArg())
 	}
-	if a, b, ok := whichLockPair(fs.Arg(0), fs.Arg(1)); ok {
-		return compareWhichLock(a, b)
+	if ok, reversed, err := report.CompareWhichLockRuns(os.Stdout, fs.Arg(0), fs.Arg(1)); ok {
+		if err == nil && reversed {
+			return cli.Quiet(cli.Threshold) // a verdict one run's repeats agreed on, reversed
+		}
+		return err
 	}
-	if !slices.Contains(report.CompareFormats, *format) {
-		return &results.InputError{Field: "--format", Value: *format, Problem: "not a format", Accepted: strings.Join(report.CompareFormats, ", ")}
+	if !slices.Contains(report.CompareFormats, a.format) {
+		return &results.InputError{Field: "--format", Value: a.format, Problem: "not a format", Accepted: strings.Join(report.CompareFormats, ", ")}
 	}
-	conds, err := report.ParseFailOns(*failOn)
+	conds, err := report.ParseFailOns(a.failOn)
 	if err != nil {
 		return err
 	}
@@ -73,13 +76,13 @@ func compare(fs *pflag.FlagSet, ignore, failOn *[]string, format *string, alpha 
 	if err != nil {
 		return err
 	}
-	c, err := report.Compare(old, cur, *ignore, *alpha)
+	c, err := report.Compare(old, cur, a.ignore, a.alpha)
 	if err != nil {
 		return err
 	}
 	c.Old, c.New = fs.Arg(0), fs.Arg(1)
 	check := c.CheckFailOn(conds)
-	if err := report.WriteComparison(os.Stdout, c, *format); err != nil {
+	if err := report.WriteComparison(os.Stdout, c, a.format); err != nil {
 		return err
 	}
 	return compareExit(c, check, len(conds) > 0)
@@ -98,34 +101,10 @@ func compareExit(c *report.Comparison, check *report.FailOnCheck, guarded bool) 
 		for _, b := range check.Broken {
 			fmt.Fprintln(os.Stderr, "lockbench compare: regression:", b)
 		}
-		return quietExit(exitThreshold)
+		return cli.Quiet(cli.Threshold)
 	}
 	if guarded && len(check.Unjudged) > 0 {
 		return fmt.Errorf("--fail-on %s could be judged on no cell; measure more repeats (--repeat 5 or more)", strings.Join(check.Unjudged, ", "))
-	}
-	return nil
-}
-
-// whichLockPair reads two which-lock runs' matrices; ok is false unless
-// both are.
-func whichLockPair(a, b string) (*report.WhichLock, *report.WhichLock, bool) {
-	ma, err1 := report.ReadMatrix(a)
-	mb, err2 := report.ReadMatrix(b)
-	return ma, mb, err1 == nil && err2 == nil
-}
-
-// compareWhichLock compares two which-lock runs' verdicts: exit 3 when one
-// reversed a verdict the other's runs agreed on.
-func compareWhichLock(a, b *report.WhichLock) error {
-	m := report.AgreeMatrices(a, b)
-	if err := m.Write(os.Stdout); err != nil {
-		return err
-	}
-	if m.Compared == 0 {
-		return errors.New("the two which-lock runs share no measured cell")
-	}
-	if len(m.Reversed) > 0 {
-		return quietExit(exitThreshold)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"lockbench/internal/cli"
 	"lockbench/results"
 )
 
@@ -19,18 +20,18 @@ func TestExitCode(t *testing.T) {
 		err  error
 		want int
 	}{
-		{"nil", nil, exitOK},
-		{"help", pflag.ErrHelp, exitOK},
-		{"plain", plain, exitFailure},
-		{"usage", usagef("x: %d is not accepted", 0), exitUsage},
-		{"input error", &results.InputError{Field: "f", Value: "v"}, exitUsage},
-		{"wrapped input error", fmt.Errorf("cell a: %w", &results.InputError{Field: "f"}), exitUsage},
-		{"threshold", quietExit(exitThreshold), exitThreshold},
-		{"interrupted", quietExit(exitInterrupted), exitInterrupted},
-		{"quiet ok", quietExit(exitOK), exitOK},
-		{"another command's", inCommand("sweep", usageErr(plain)), exitUsage},
+		{"nil", nil, cli.OK},
+		{"help", pflag.ErrHelp, cli.OK},
+		{"plain", plain, cli.Failure},
+		{"usage", cli.Usagef("x: %d is not accepted", 0), cli.Usage},
+		{"input error", &results.InputError{Field: "f", Value: "v"}, cli.Usage},
+		{"wrapped input error", fmt.Errorf("cell a: %w", &results.InputError{Field: "f"}), cli.Usage},
+		{"threshold", cli.Quiet(cli.Threshold), cli.Threshold},
+		{"interrupted", cli.Quiet(cli.Interrupted), cli.Interrupted},
+		{"quiet ok", cli.Quiet(cli.OK), cli.OK},
+		{"another command's", cli.InCommand("sweep", cli.UsageErr(plain)), cli.Usage},
 	} {
-		if got := exitCode(c.err); got != c.want {
+		if got := cli.Code(c.err); got != c.want {
 			t.Errorf("%s: exit %d, want %d", c.name, got, c.want)
 		}
 	}

@@ -19,7 +19,7 @@ const flagsDoc = "docs/flags.md"
 // give; every command with flags has its flag set reachable here.
 func TestFlagsDoc(t *testing.T) {
 	var b strings.Builder
-	if err := writeFlagsDoc(&b); err != nil {
+	if err := commands.WriteFlagsDoc(&b); err != nil {
 		t.Fatal(err)
 	}
 	if *updateDocs {
@@ -36,8 +36,8 @@ func TestFlagsDoc(t *testing.T) {
 		t.Fatalf("%s is not what the flag definitions give; run go test -run TestFlagsDoc -update-docs .", flagsDoc)
 	}
 	for _, n := range []string{"run", "sweep", "chaos", "report", "compare", "masters", "choose"} {
-		if commandFlags[n] == nil {
-			t.Errorf("command %s's flag set is not reachable from commandFlags", n)
+		if commands[n].Flags == nil {
+			t.Errorf("command %s's flag set is not reachable from commands", n)
 		}
 	}
 }
@@ -78,8 +78,11 @@ func TestDocsFlagsCheckFailsOnAPlantedMismatch(t *testing.T) {
 // Chromium's, scripts/stress', are listed here); names counts every one.
 func unknownFlags(text string) (names int, unknown []string) {
 	known := map[string]bool{"help": true, "version": true}
-	for _, build := range commandFlags {
-		build().VisitAll(func(f *pflag.Flag) { known[f.Name] = true })
+	for _, c := range commands {
+		if c.Flags == nil {
+			continue
+		}
+		c.Flags().VisitAll(func(f *pflag.Flag) { known[f.Name] = true })
 	}
 	others := map[string]bool{"sentinel": true, "replicaof": true, "appendonly": true, "appendfsync": true, "save": true, "dir": true,
 		"headless": true, "no-sandbox": true, "unsafe-no-fsync": true, "update-readme": true, "update-docs": true, "race": true,

@@ -8,109 +8,56 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime/debug"
-	"sort"
 
+	"github.com/spf13/pflag"
+
+	"lockbench/internal/cli"
+	"lockbench/plan"
 	"lockbench/runner"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
-type command struct {
-	summary string
-	run     func(args []string) error
-}
-
-var commands = map[string]command{
-	"quickstart": {"what lockbench without arguments runs: the quickstart sweep (installing redis-server as root when missing), then the report", cmdQuickstart},
-	"run":        {"run one benchmark cell (closed or open loop) on local or given masters", cmdRun},
-	"masters":    {"start local redis-server masters and keep them up until Ctrl-C", cmdMasters},
-	"sweep":      {"run a scenario file's matrix of cells into a results directory, then report", cmdSweep},
-	"report":     {"build plots, tables and a capacity plan from results directories (merging them)", cmdReport},
-	"compare":    {"compare two results cell by cell: old, new, delta and whether the repeats show a real difference", cmdCompare},
-	"chaos":      {"run a chaos scenario (crash, partition, pause, clock jump) and check safety on a protected resource", cmdChaos},
-	"choose":     {"which lock: every design (Redlock, one master, a replicated one, each lock service's) on the same work under the same faults, price beside safety", cmdChoose},
-	"version":    {"print the version: lockbench's commit, Go's, and the lock clients' (also --version)", cmdVersion},
-}
-
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: lockbench COMMAND [flags]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-10s %s\n", n, commands[n].summary)
-	}
-	fmt.Fprintln(os.Stderr, "\n'lockbench COMMAND --help' shows a command's flags.")
-}
-
-// buildVersion is version, or without one the commit the binary was built
-// from (go build records it), "+dirty" with uncommitted changes.
-func buildVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if version != "dev" || !ok {
-		return version
-	}
-	rev, dirty := "", ""
-	for _, s := range bi.Settings {
-		switch {
-		case s.Key == "vcs.revision" && len(s.Value) >= 12:
-			rev = s.Value[:12]
-		case s.Key == "vcs.modified" && s.Value == "true":
-			dirty = "+dirty"
-		}
-	}
-	if rev == "" {
-		return version
-	}
-	return rev + dirty
+// commands: each one's line in the usage, what it runs, and its flag set
+// built as it builds it (docs/flags.md is generated from them).
+var commands = cli.Commands{
+	"quickstart": {Summary: "what lockbench without arguments runs: the quickstart sweep (installing redis-server as root when missing), then the report", Run: cmdQuickstart},
+	"run":        {Summary: "run one benchmark cell (closed or open loop) on local or given masters", Run: cmdRun, Flags: func() *pflag.FlagSet { a := runArgs{s: plan.Defaults()}; return runFlags(&a) }},
+	"masters":    {Summary: "start local redis-server masters and keep them up until Ctrl-C", Run: cmdMasters, Flags: func() *pflag.FlagSet { var a mastersArgs; return mastersFlags(&a) }},
+	"sweep":      {Summary: "run a scenario file's matrix of cells into a results directory, then report", Run: cmdSweep, Flags: func() *pflag.FlagSet { var a scenarioArgs; o := plan.Defaults(); return sweepFlags(&a, &o) }},
+	"report":     {Summary: "build plots, tables and a capacity plan from results directories (merging them)", Run: cmdReport, Flags: func() *pflag.FlagSet { var a reportArgs; return reportFlags(&a) }},
+	"compare":    {Summary: "compare two results cell by cell: old, new, delta and whether the repeats show a real difference", Run: cmdCompare, Flags: func() *pflag.FlagSet { var a compareArgs; return compareFlags(&a) }},
+	"chaos":      {Summary: "run a chaos scenario (crash, partition, pause, clock jump) and check safety on a protected resource", Run: cmdChaos, Flags: func() *pflag.FlagSet { var a chaosArgs; f := plan.FaultDefaults(); return chaosFlags(&a, &f) }},
+	"choose":     {Summary: "which lock: every design (Redlock, one master, a replicated one, each lock service's) on the same work under the same faults, price beside safety", Run: cmdChoose, Flags: func() *pflag.FlagSet { var a chooseArgs; return chooseFlags(&a) }},
+	"version":    {Summary: "print the version: lockbench's commit, Go's, and the lock clients' (also --version)", Run: cmdVersion},
 }
 
 func main() {
-	version = buildVersion()
+	version = cli.BuildVersion(version)
 	runner.Version = version
 	args := os.Args[1:]
 	if len(args) == 0 {
-		exit("quickstart", cmdQuickstart(nil))
+		cli.Exit("quickstart", cmdQuickstart(nil))
 	}
 	if args[0] == "--version" {
 		args[0] = "version"
 	}
 	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage()
-		os.Exit(exitOK)
+		commands.Usage(os.Stderr)
+		os.Exit(cli.OK)
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "lockbench: command: %q is not known\n", args[0])
-		usage()
-		os.Exit(exitUsage)
+		commands.Usage(os.Stderr)
+		os.Exit(cli.Usage)
 	}
-	exit(args[0], cmd.run(args[1:]))
+	cli.Exit(args[0], cmd.Run(args[1:]))
 }
 
-// cmdVersion prints lockbench's version, Go's, and the versions of the
-// client libraries it measures with, as the binary records them.
+// cmdVersion prints lockbench's version, Go's and the lock clients'.
 func cmdVersion([]string) error {
-	fmt.Println("lockbench", version)
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return nil
-	}
-	fmt.Println(bi.GoVersion)
-	for _, d := range bi.Deps {
-		for _, lib := range versionedLibs {
-			if d.Path == lib {
-				fmt.Printf("%s %s\n", d.Path, d.Version)
-			}
-		}
-	}
+	cli.PrintVersion(os.Stdout, version)
 	return nil
 }
-
-// versionedLibs are the clients whose versions shape what is measured.
-var versionedLibs = []string{"github.com/redis/rueidis", "github.com/go-redsync/redsync/v4", "go.etcd.io/etcd/client/v3",
-	"github.com/go-zookeeper/zk", "github.com/jackc/pgx/v5", "github.com/HdrHistogram/hdrhistogram-go"}

@@ -11,13 +11,11 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"lockbench/internal/cli"
 	"lockbench/localmasters"
 	"lockbench/metrics"
 )
 
-// cmdMasters starts local masters and keeps them up, so several runs (say
-// lockbench and --driver redsync) can be measured back to back on the same
-// servers.
 // mastersArgs are masters' flags.
 type mastersArgs struct {
 	n                              int
@@ -32,61 +30,64 @@ func mastersFlags(a *mastersArgs) *pflag.FlagSet {
 	fs.StringVar(&a.persistence, "persistence", "none", "none, aof-no, aof-everysec, aof-always")
 	fs.DurationVar(&a.keep, "for", time.Hour, "stop the masters after this long (or at Ctrl-C)")
 	fs.StringVar(&a.addrFile, "addr-file", "", "also write the comma-separated addresses to this file")
-	fs.StringVar(&a.metrics, "metrics-addr", "", metricsAddrUsage)
+	fs.StringVar(&a.metrics, "metrics-addr", "", metrics.AddrUsage)
 	return fs
 }
 
+// cmdMasters starts local masters and keeps them up, so several runs (say
+// lockbench and --driver redsync) can be measured back to back on the same
+// servers.
 func cmdMasters(args []string) error {
 	var a mastersArgs
 	fs := mastersFlags(&a)
-	n, persistence, keep, addrFile, metricsAddr := &a.n, &a.persistence, &a.keep, &a.addrFile, &a.metrics
 	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+		return cli.FlagErr(err)
 	}
-	p, err := localmasters.ParsePersistence(*persistence)
+	p, err := localmasters.ParsePersistence(a.persistence)
 	if err != nil {
-		return usageErr(err)
+		return cli.UsageErr(err)
 	}
-	if *n < 1 {
-		return usagef("local: %d is not accepted; use 1 or more", *n)
+	if a.n < 1 {
+		return cli.Usagef("local: %d is not accepted; use 1 or more", a.n)
 	}
-	if *keep <= 0 {
-		return usagef("for: %v is not accepted; use a positive duration", *keep)
+	if a.keep <= 0 {
+		return cli.Usagef("for: %v is not accepted; use a positive duration", a.keep)
 	}
-	if *metricsAddr != "" {
-		if err := metrics.CheckAddr(*metricsAddr); err != nil {
-			return usageErr(err)
+	if a.metrics != "" {
+		if err := metrics.CheckAddr(a.metrics); err != nil {
+			return cli.UsageErr(err)
 		}
 	}
-	exp, err := startMetrics("masters", *metricsAddr)
+	return a.serve(p)
+}
+
+// serve starts the masters and keeps them up for a.keep or until a
+// signal, with their live metrics when asked.
+func (a mastersArgs) serve(p localmasters.Persistence) error {
+	exp, err := metrics.Start("masters", a.metrics, version)
 	if err != nil {
 		return err
 	}
 	defer exp.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	set, err := localmasters.Start(ctx, localmasters.Options{N: *n, Persistence: p, Embedded: "never", Log: os.Stderr})
+	ctx, cancel := context.WithTimeout(ctx, a.keep)
+	defer cancel()
+	set, err := localmasters.Start(ctx, localmasters.Options{N: a.n, Persistence: p, Embedded: "never", Log: os.Stderr})
 	if err != nil {
 		return err
 	}
 	defer set.Stop()
 	if exp != nil {
-		exp.WatchMasters(set.Addrs(), func(ctx context.Context, addr string) (string, error) {
-			return localmasters.Do(ctx, addr, "INFO")
-		})
+		exp.WatchMasters(set.Addrs(), func(ctx context.Context, addr string) (string, error) { return localmasters.Do(ctx, addr, "INFO") })
 	}
 	addrs := strings.Join(set.Addrs(), ",")
-	if *addrFile != "" {
-		if err := os.WriteFile(*addrFile, []byte(addrs+"\n"), 0o644); err != nil {
+	if a.addrFile != "" {
+		if err := os.WriteFile(a.addrFile, []byte(addrs+"\n"), 0o644); err != nil {
 			return err
 		}
 	}
 	fmt.Println(addrs)
-	t := time.NewTimer(*keep)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
+	<-ctx.Done()
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"lockbench/internal/cli"
 	"lockbench/internal/redistest"
 	"lockbench/results"
 )
@@ -290,7 +291,7 @@ func TestMetricsAddrBadInput(t *testing.T) {
 		{"masters", "--metrics-addr", "1.2.3.4:99999"},
 	} {
 		_, stderr, code := lockbench(t, args...)
-		if code != exitUsage || !strings.Contains(stderr, "metrics-addr: ") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		if code != cli.Usage || !strings.Contains(stderr, "metrics-addr: ") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line naming metrics-addr", args, code, stderr)
 		}
 	}
@@ -310,7 +311,7 @@ func TestMetricsAddrYAMLKey(t *testing.T) {
 	must(os.WriteFile(sweepFile, []byte("name: s\nmetrics_addr: nope\nsettings: {duration: 1s}\n"), 0o644))
 	must(os.WriteFile(chaosFile, []byte("name: c\nmetrics_addr: nope\nsettings: {duration: 1s}\n"), 0o644))
 	for _, cmd := range [][]string{{"sweep", "-f", sweepFile, "--dry-run"}, {"chaos", "-f", chaosFile, "--dry-run"}} {
-		if _, stderr, code := lockbench(t, cmd...); code != exitUsage || !strings.Contains(stderr, `metrics-addr: "nope" is not accepted`) {
+		if _, stderr, code := lockbench(t, cmd...); code != cli.Usage || !strings.Contains(stderr, `metrics-addr: "nope" is not accepted`) {
 			t.Errorf("%v with metrics_addr: nope: exit %d, %q; want exit 2 naming metrics-addr", cmd, code, stderr)
 		}
 		if _, stderr, code := lockbench(t, append(cmd, "--metrics-addr", "127.0.0.1:0")...); code != 0 {

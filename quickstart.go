@@ -3,11 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
+	"lockbench/internal/cli"
 	"lockbench/localmasters"
-	"lockbench/plan"
 	"lockbench/runner"
 )
 
@@ -21,31 +20,14 @@ func cmdQuickstart(args []string) error {
 	args = append([]string{"-f", "quickstart"}, args...)
 	if _, ok := localmasters.RedisServerPath(); !ok {
 		if err := localmasters.InstallRedisServer(os.Stderr); err != nil {
-			skipped, kept, modes, serr := unservedCells("quickstart")
+			skipped, kept, modes, serr := runner.UnservedIn("quickstart")
 			if serr != nil {
-				return inCommand("", usageErr(serr))
+				return cli.InCommand("", cli.UsageErr(serr))
 			}
 			fmt.Fprintf(os.Stderr, "lockbench: redis-server not found (%v): running the %d quickstart cells embedded masters can serve, skipping %d (persistence %s); for those: apt-get install redis-server, then ./lockbench again\n",
 				err, kept, skipped, strings.Join(modes, ", "))
 			args = append(args, "--persistence", "none")
 		}
 	}
-	return inCommand("sweep", cmdSweep(args))
-}
-
-// unservedCells counts a shipped scenario's cells this machine cannot
-// serve and can, with the persistence modes of the skipped ones.
-func unservedCells(name string) (skipped, kept int, modes []string, err error) {
-	sc, err := plan.Load(name, false)
-	if err != nil {
-		return 0, 0, nil, err
-	}
-	cells, err := sc.Cells()
-	for _, c := range runner.Unserved(cells) {
-		if !slices.Contains(modes, c.Settings.Persistence) {
-			modes = append(modes, c.Settings.Persistence)
-		}
-		skipped++
-	}
-	return skipped, len(cells) - skipped, modes, err
+	return cli.InCommand("sweep", cmdSweep(args))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"lockbench/internal/cli"
 	"lockbench/report"
 	"lockbench/results"
 )
@@ -20,7 +21,7 @@ func cmdReport(args []string) error {
 	var a reportArgs
 	fs := reportFlags(&a)
 	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+		return cli.FlagErr(err)
 	}
 	return a.report(fs)
 }
@@ -55,19 +56,18 @@ func reportFlags(a *reportArgs) *pflag.FlagSet {
 
 // report builds the report the flags ask for.
 func (a *reportArgs) report(fs *pflag.FlagSet) error {
-	out, sloP99, p99, needs, sloSuccess, target, thresholds, formats := &a.out, &a.sloP99, &a.p99, &a.needs, &a.sloSuccess, &a.target, &a.thresholds, &a.formats
 	dirs := fs.Args()
 	if len(dirs) == 0 {
-		return usagef("DIR: none given; use one or more results directories written by lockbench sweep")
+		return cli.Usagef("DIR: none given; use one or more results directories written by lockbench sweep")
 	}
-	opt := report.Options{OutDir: *out, Formats: *formats}
-	field, bound := "--slo-p99", *sloP99
+	opt := report.Options{OutDir: a.out, Formats: a.formats}
+	field, bound := "--slo-p99", a.sloP99
 	if fs.Changed("p99") {
-		field, bound = "--p99", *p99
+		field, bound = "--p99", a.p99
 	}
 	d, err := time.ParseDuration(bound)
 	if err != nil || d <= 0 {
-		return notAccepted(field, bound, sloP99Accepted)
+		return cli.NotAccepted(field, bound, report.SLOP99Accepted)
 	}
 	opt.SLOP99 = d
 	if fs.Changed("need") || (fs.Changed("p99") && report.IsWhichLockRun(dirs[0])) {
@@ -75,43 +75,25 @@ func (a *reportArgs) report(fs *pflag.FlagSet) error {
 		if fs.Changed("p99") {
 			need = d
 		}
-		n, err := report.NeedsFor(dirs[0], *needs, need)
+		n, err := report.NeedsFor(dirs[0], a.needs, need)
 		if err != nil {
-			return usageErr(err)
+			return cli.UsageErr(err)
 		}
 		opt.Needs = &n
 	}
-	if opt.SLOSuccess, err = strconv.ParseFloat(*sloSuccess, 64); err != nil || opt.SLOSuccess <= 0 || opt.SLOSuccess > 1 {
-		return notAccepted("--slo-success", *sloSuccess, sloSuccessAccepted)
+	if opt.SLOSuccess, err = strconv.ParseFloat(a.sloSuccess, 64); err != nil || opt.SLOSuccess <= 0 || opt.SLOSuccess > 1 {
+		return cli.NotAccepted("--slo-success", a.sloSuccess, report.SLOSuccessAccepted)
 	}
-	if opt.TargetRate, err = strconv.ParseFloat(*target, 64); err != nil || opt.TargetRate < 0 {
-		return notAccepted("--target-rate", *target, "a rate in cycles/s such as 50000, or 0 for none")
+	if opt.TargetRate, err = strconv.ParseFloat(a.target, 64); err != nil || opt.TargetRate < 0 {
+		return cli.NotAccepted("--target-rate", a.target, "a rate in cycles/s such as 50000, or 0 for none")
 	}
-	if opt.Thresholds, err = results.ParseThresholds(*thresholds); err != nil {
-		return usageErr(err)
+	if opt.Thresholds, err = results.ParseThresholds(a.thresholds); err != nil {
+		return cli.UsageErr(err)
 	}
 	if len(dirs) > 1 && opt.OutDir == "" {
 		opt.OutDir = filepath.Join(filepath.Dir(filepath.Clean(dirs[0])), "merged-"+time.Now().Format("20060102-150405"))
 	}
 	return buildReport(dirs, opt, false)
-}
-
-// What --slo-p99 and --slo-success accept (the sweep's report: section
-// too).
-const (
-	sloP99Accepted     = "a positive duration such as 10ms or 500us"
-	sloSuccessAccepted = "a ratio in (0, 1] such as 0.99"
-)
-
-// defaultReportOptions are the report command's flag defaults, for the
-// report stage of sweep and chaos.
-func defaultReportOptions() report.Options {
-	return report.Options{Formats: report.Formats, SLOP99: 10 * time.Millisecond, SLOSuccess: 0.99}
-}
-
-// notAccepted is bad input in one field.
-func notAccepted(field, value, accepted string) error {
-	return usagef("%s: %q is not accepted; use %s", field, value, accepted)
 }
 
 // buildReport writes the report of dirs and prints what it wrote; a rule
@@ -135,12 +117,12 @@ func buildReport(dirs []string, opt report.Options, ownSaid bool) error {
 			fmt.Fprintln(os.Stderr, "lockbench report:", b)
 		}
 	}
-	return quietExit(exitThreshold)
+	return cli.Quiet(cli.Threshold)
 }
 
 // reportStage builds the report at the end of a sweep or chaos run. Its
 // error is printed at once, as the report command's: the run's own
 // outcome (interrupted, a failed cell) decides the exit code first.
 func reportStage(dir string, opt report.Options) error {
-	return quietExit(printErr("report", buildReport([]string{dir}, opt, true)))
+	return cli.Quiet(cli.Print("report", buildReport([]string{dir}, opt, true)))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"lockbench/internal/cli"
 	"lockbench/metrics"
 	"lockbench/plan"
 	"lockbench/results"
@@ -33,7 +34,7 @@ func runFlags(a *runArgs) *pflag.FlagSet {
 	// --out was this file's name; elsewhere it names a results directory.
 	fs.StringVar(&a.out, "out", "", "old name of --json-out")
 	_ = fs.MarkDeprecated("out", "use --json-out FILE (--out names a results directory in sweep, chaos, choose and report)")
-	fs.StringVar(&a.metricsAddr, "metrics-addr", "", metricsAddrUsage)
+	fs.StringVar(&a.metricsAddr, "metrics-addr", "", metrics.AddrUsage)
 	fs.StringArrayVar(&a.thresholdExprs, "threshold", nil, "exit 3 unless the run meets this, e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
 	fs.IntVar(&a.repeat, "repeat", 1, "measure the cell this many times; figures become medians with their spread (JSON: repeats)")
 	return fs
@@ -49,9 +50,9 @@ func cmdRun(args []string) error {
 		err = runner.Check(cells)
 	}
 	if err != nil {
-		return usageErr(err)
+		return cli.UsageErr(err)
 	}
-	exp, err := startMetrics("run", a.metricsAddr)
+	exp, err := metrics.Start("run", a.metricsAddr, version)
 	if err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func cmdRun(args []string) error {
 		return err
 	}
 	if len(out.Cells) == 0 { // interrupted before the first measurement
-		return quietExit(exitInterrupted)
+		return cli.Quiet(cli.Interrupted)
 	}
 	res := out.Cells[0].Combined
 	res.Interrupted = res.Interrupted || out.Interrupted
@@ -83,13 +84,13 @@ func parseRunArgs(args []string) (runArgs, error) {
 	a := runArgs{s: plan.Defaults()}
 	fs := runFlags(&a)
 	if err := fs.Parse(args); err != nil {
-		return a, flagErr(err)
+		return a, cli.FlagErr(err)
 	}
 	if fs.NArg() > 0 {
-		return a, usagef("unexpected argument %q", fs.Arg(0))
+		return a, cli.Usagef("unexpected argument %q", fs.Arg(0))
 	}
 	if fs.Changed("masters") && fs.Changed("local") {
-		return a, usagef("masters: give either --masters or --local, not both")
+		return a, cli.Usagef("masters: give either --masters or --local, not both")
 	}
 	warnings, err := a.s.Validate()
 	if err == nil {
@@ -102,7 +103,7 @@ func parseRunArgs(args []string) (runArgs, error) {
 		err = metrics.CheckAddr(a.metricsAddr)
 	}
 	if err != nil {
-		return a, usageErr(err)
+		return a, cli.UsageErr(err)
 	}
 	for _, w := range warnings {
 		fmt.Fprintln(os.Stderr, "WARNING:", w)
@@ -120,7 +121,7 @@ func writeRun(a runArgs, res *results.Run) error {
 	}
 	if a.asJSON {
 		if err := results.WriteJSON(os.Stdout, res); err != nil {
-			return quietExit(exitFailure) // stdout is gone: nothing to tell
+			return cli.Quiet(cli.Failure) // stdout is gone: nothing to tell
 		}
 	} else {
 		results.WriteText(os.Stdout, res, results.Settings(a.s))
@@ -135,13 +136,13 @@ func writeRun(a runArgs, res *results.Run) error {
 // or fine.
 func runVerdict(res *results.Run, thresholds []results.Rule) error {
 	if res.Interrupted {
-		return quietExit(exitInterrupted)
+		return cli.Quiet(cli.Interrupted)
 	}
 	if broken := results.CheckRules([]results.Run{*res}, thresholds); len(broken) > 0 {
 		for _, b := range broken {
 			fmt.Fprintln(os.Stderr, "lockbench run:", b)
 		}
-		return quietExit(exitThreshold)
+		return cli.Quiet(cli.Threshold)
 	}
 	return nil
 }

@@ -10,8 +10,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"lockbench/configs"
+	"lockbench/internal/cli"
 	"lockbench/metrics"
 	"lockbench/plan"
+	"lockbench/report"
 	"lockbench/results"
 	"lockbench/runner"
 )
@@ -36,7 +38,7 @@ func bindScenarioFlags(fs *pflag.FlagSet, a *scenarioArgs, shipped []string) {
 	fs.BoolVar(&a.noReport, "no-report", false, "do not build the report at the end")
 	fs.StringArrayVar(&a.thresholds, "threshold", nil, "exit 3 unless every cell meets this, e.g. acquire.p99<10ms (repeatable; added to the file's thresholds; a cell's own expect: on the metric replaces it)")
 	fs.IntVar(&a.repeat, "repeat", 1, "measure every cell this many times, interleaved (A,B,C,A,B,C…); figures become medians with their spread, and a fault cell's repeats, each judged on servers of its own, say in how many runs it was unsafe (overrides the file's repeat)")
-	fs.StringVar(&a.metrics, "metrics-addr", "", metricsAddrUsage)
+	fs.StringVar(&a.metrics, "metrics-addr", "", metrics.AddrUsage)
 }
 
 // sweepFlags are sweep's flags, bound to a and the settings' overrides.
@@ -53,24 +55,24 @@ func cmdSweep(args []string) error {
 	overrides := plan.Defaults()
 	fs := sweepFlags(&a, &overrides)
 	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+		return cli.FlagErr(err)
 	}
 	if a.file == "" {
-		return usagef("file: none given; use -f configs/NAME.yaml or a shipped name (%s)", strings.Join(configs.Names(), ", "))
+		return cli.Usagef("file: none given; use -f configs/NAME.yaml or a shipped name (%s)", strings.Join(configs.Names(), ", "))
 	}
 	sc, err := plan.Load(a.file, false)
 	if err != nil {
-		return usageErr(err)
+		return cli.UsageErr(err)
 	}
 	if fs.Changed("p99") {
 		if a.p99 <= 0 {
-			return notAccepted("--p99", a.p99.String(), sloP99Accepted)
+			return cli.NotAccepted("--p99", a.p99.String(), report.SLOP99Accepted)
 		}
 		sc.Report.SLOP99 = results.Duration(a.p99)
 	}
 	cells, err := scenarioCells(sc, fs, a, plan.BindFlags)
 	if err != nil {
-		return usageErr(err)
+		return cli.UsageErr(err)
 	}
 	return runScenario("sweep", sc, cells, a)
 }
@@ -78,20 +80,15 @@ func cmdSweep(args []string) error {
 // scenarioCells lays the flags over the scenario and expands its cells,
 // checked; the settings' warnings go to stderr once each.
 func scenarioCells(sc *plan.Scenario, fs *pflag.FlagSet, a scenarioArgs, bind func(*pflag.FlagSet, *plan.Settings)) ([]plan.Cell, error) {
+	o := plan.Overrides{Thresholds: a.thresholds}
 	if fs.Changed("repeat") {
-		if err := plan.ValidateRepeat(a.repeat); err != nil {
-			return nil, err
-		}
-		sc.Repeat = a.repeat
+		o.Repeat = &a.repeat
 	}
-	sc.Thresholds = append(sc.Thresholds, a.thresholds...)
 	if fs.Changed("metrics-addr") {
-		sc.MetricsAddr = a.metrics
+		o.MetricsAddr = &a.metrics
 	}
-	if sc.MetricsAddr != "" {
-		if err := metrics.CheckAddr(sc.MetricsAddr); err != nil {
-			return nil, err
-		}
+	if err := sc.OverrideRun(o); err != nil {
+		return nil, err
 	}
 	cells, warnings, err := sc.Expand(fs, bind)
 	for _, w := range warnings {
@@ -111,9 +108,9 @@ func runScenario(cmd string, sc *plan.Scenario, cells []plan.Cell, a scenarioArg
 		if errors.As(err, new(runner.MissingTool)) {
 			return err // exit 1: the run cannot be done here
 		}
-		return usageErr(err)
+		return cli.UsageErr(err)
 	}
-	exp, err := startMetrics(cmd, sc.MetricsAddr)
+	exp, err := metrics.Start(cmd, sc.MetricsAddr, version)
 	if err != nil {
 		return err
 	}
@@ -127,7 +124,7 @@ func runScenario(cmd string, sc *plan.Scenario, cells []plan.Cell, a scenarioArg
 	}
 	out, err := runner.Run(ctx, sc, cells, opt)
 	if errors.As(err, new(runner.ErrDirNotEmpty)) {
-		return usageErr(err)
+		return cli.UsageErr(err)
 	}
 	if err != nil {
 		return err
@@ -147,24 +144,18 @@ func concludeScenario(cmd string, sc *plan.Scenario, cells []plan.Cell, out *run
 	var reportErr error
 	// An interrupted fault scenario's cells judged nothing: no report, as
 	// chaos always did; a benchmark's partial results are reported.
-	if !a.noReport && len(out.Cells) > 0 && !(sc.Faulty && out.Interrupted) {
-		reportErr = buildScenarioReport(out.Dir, sc)
+	if !a.noReport && len(out.Cells) > 0 && !(out.Interrupted && !sc.ReportsPartial()) {
+		ths, _ := results.ParseThresholds(sc.Thresholds)                                       // checked by Expand
+		reportErr = reportStage(out.Dir, report.DefaultOptions().WithScenario(sc.Report, ths)) // slo_success checked by plan
 	}
 	unmet, unjudged, disagree := out.Unshown()
 	switch {
 	case out.Interrupted:
-		return quietExit(exitInterrupted)
+		return cli.Quiet(cli.Interrupted)
 	case out.Err != nil:
-		return quietExit(exitFailure)
+		return cli.Quiet(cli.Failure)
 	case len(unmet) > 0 || len(unjudged) > 0 || len(disagree) > 0:
-		return quietExit(exitThreshold) // a cell did not show what its scenario claims
+		return cli.Quiet(cli.Threshold) // a cell did not show what its scenario claims
 	}
 	return reportErr
-}
-
-// buildScenarioReport runs the report stage on a finished results
-// directory with the scenario's report: section and thresholds.
-func buildScenarioReport(dir string, sc *plan.Scenario) error {
-	ths, _ := results.ParseThresholds(sc.Thresholds)                             // checked by Expand
-	return reportStage(dir, defaultReportOptions().WithScenario(sc.Report, ths)) // slo_success checked by plan
 }

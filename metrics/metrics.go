@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -20,6 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"lockbench/workloads"
 )
 
 // LatencyBuckets resolve 100 µs to 10 s in steps of at most 1.5×
@@ -240,4 +243,23 @@ func ExportedNames() []string {
 		"lockbench_linearizable",
 	}
 	return append(names, masterNames...)
+}
+
+// AddrUsage is the --metrics-addr help, the same on every command.
+const AddrUsage = "serve live Prometheus metrics on http://HOST:PORT/metrics while the command runs (off by default), e.g. 127.0.0.1:9464"
+
+// Start serves /metrics at addr for the command cmd until the returned
+// exporter is closed ("" = off: nil, which Close accepts), and says where
+// on stderr. It listens before anything else starts, so a busy port costs
+// nothing.
+func Start(cmd, addr, version string) (*Exporter, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	e, err := Serve(addr, Options{CPU: workloads.ProcessCPU, Version: version})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(os.Stderr, "lockbench %s: live metrics on http://%s/metrics\n", cmd, e.Addr())
+	return e, nil
 }

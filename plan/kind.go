@@ -59,16 +59,33 @@ var (
 		ownServers: true, alwaysNamed: true, warnsAtStart: true, usage: faultUsage}
 )
 
-// kindOf is the kind of a scenario or cell marked faulty or not.
-func kindOf(faulty bool) *kind {
+// ScenarioKind is a scenario's or a cell's kind: a benchmark, or a fault
+// scenario.
+type ScenarioKind uint8
+
+const (
+	Benchmark ScenarioKind = iota
+	FaultScenario
+)
+
+// Kind is the one place that asks whether a scenario or cell is faulty;
+// the rest of the code looks its differences up by kind (here kinds, and
+// the runner's table).
+func (sc *Scenario) Kind() ScenarioKind { return kindOf(sc.Faulty) }
+func (c Cell) Kind() ScenarioKind       { return kindOf(c.Faulty) }
+
+func kindOf(faulty bool) ScenarioKind {
 	if faulty {
-		return faultScenario
+		return FaultScenario
 	}
-	return benchmark
+	return Benchmark
 }
 
-func (sc *Scenario) kind() *kind { return kindOf(sc.Faulty) }
-func (c Cell) kind() *kind       { return kindOf(c.Faulty) }
+// kinds are the settings' differences of each kind.
+var kinds = [...]*kind{Benchmark: benchmark, FaultScenario: faultScenario}
+
+func (sc *Scenario) kind() *kind { return kinds[sc.Kind()] }
+func (c Cell) kind() *kind       { return kinds[c.Kind()] }
 
 // ReportsPartial says an interrupted run of the scenario is reported.
 func (sc *Scenario) ReportsPartial() bool { return sc.kind().reportsPartial }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"lockbench/metrics"
 	"lockbench/results"
 )
 
@@ -157,4 +158,31 @@ func (sc *Scenario) Expand(fs *pflag.FlagSet, bind func(*pflag.FlagSet, *Setting
 		}
 	}
 	return cells, warnings, nil
+}
+
+// Overrides are what a command's flags lay over a scenario file: nil
+// leaves the file's value.
+type Overrides struct {
+	Repeat      *int
+	Thresholds  []string // added to the file's
+	MetricsAddr *string
+}
+
+// OverrideRun lays o over the scenario, checked: how many times it runs,
+// what it must meet, where it serves live metrics.
+func (sc *Scenario) OverrideRun(o Overrides) error {
+	if o.Repeat != nil {
+		if err := ValidateRepeat(*o.Repeat); err != nil {
+			return err
+		}
+		sc.Repeat = *o.Repeat
+	}
+	sc.Thresholds = append(sc.Thresholds, o.Thresholds...)
+	if o.MetricsAddr != nil {
+		sc.MetricsAddr = *o.MetricsAddr
+	}
+	if sc.MetricsAddr == "" {
+		return nil
+	}
+	return metrics.CheckAddr(sc.MetricsAddr)
 }

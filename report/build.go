@@ -41,6 +41,18 @@ type Options struct {
 	Formats []string
 }
 
+// What --p99 and --slo-success accept (a sweep's report: section too).
+const (
+	SLOP99Accepted     = "a positive duration such as 10ms or 500us"
+	SLOSuccessAccepted = "a ratio in (0, 1] such as 0.99"
+)
+
+// DefaultOptions are the report command's flag defaults, also for the
+// report stage of sweep, chaos and choose.
+func DefaultOptions() Options {
+	return Options{Formats: Formats, SLOP99: 10 * time.Millisecond, SLOSuccess: 0.99}
+}
+
 // WithScenario lays a scenario's report: section over o (its unset
 // values keep o's) and adds its thresholds.
 func (o Options) WithScenario(r results.ReportSettings, thresholds []results.Rule) Options {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -122,4 +123,24 @@ func (m MatrixAgreement) Write(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// CompareWhichLockRuns compares the verdicts of two which-lock runs and
+// writes their agreement to w; ok is false, and nothing written, unless
+// both paths are which-lock runs. reversed: one run reversed a verdict the
+// other's runs agreed on.
+func CompareWhichLockRuns(w io.Writer, a, b string) (ok, reversed bool, err error) {
+	ma, err1 := ReadMatrix(a)
+	mb, err2 := ReadMatrix(b)
+	if err1 != nil || err2 != nil {
+		return false, false, nil
+	}
+	m := AgreeMatrices(ma, mb)
+	if err := m.Write(w); err != nil {
+		return true, false, err
+	}
+	if m.Compared == 0 {
+		return true, false, errors.New("the two which-lock runs share no measured cell")
+	}
+	return true, len(m.Reversed) > 0, nil
 }

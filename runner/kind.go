@@ -10,9 +10,9 @@ import (
 )
 
 // cellKind is what the runner says and records differently for a fault
-// cell and a benchmark cell. It is chosen in one place (kindOf), so that
-// no other code asks which kind a cell is; the settings' part of the
-// difference is plan's (plan/kind.go).
+// cell and a benchmark cell. It is looked up by the kind plan gives
+// (cellKinds), so that no code here asks which kind a cell is; the
+// settings' part of the difference is plan's (plan/kind.go).
 type cellKind struct {
 	// plan lists the cells for --dry-run.
 	plan func(w io.Writer, sc *plan.Scenario, cells []plan.Cell)
@@ -34,18 +34,13 @@ var (
 		started: faultStarted, ended: func(*progress, plan.Cell, *results.Run) {}, metricsCell: func(c plan.Cell) string { return c.Name }}
 )
 
-// kindOf is the one place that asks whether a cell is a fault cell; a
-// scenario's cells are all of its kind (scenarioKind).
-func kindOf(c plan.Cell) *cellKind { return kindFor(c.Faulty) }
+// cellKinds are the runner's differences of each kind of cell, looked up
+// by plan's one answer (plan.Cell.Kind); a scenario's cells are all of its
+// kind.
+var cellKinds = [...]*cellKind{plan.Benchmark: benchmarkKind, plan.FaultScenario: faultKind}
 
-func scenarioKind(sc *plan.Scenario) *cellKind { return kindFor(sc.Faulty) }
-
-func kindFor(faulty bool) *cellKind {
-	if faulty {
-		return faultKind
-	}
-	return benchmarkKind
-}
+func kindOf(c plan.Cell) *cellKind             { return cellKinds[c.Kind()] }
+func scenarioKind(sc *plan.Scenario) *cellKind { return cellKinds[sc.Kind()] }
 
 // faultManifest records the fault cells' settings, faults and expectations.
 func faultManifest(cfg map[string]any, cells []plan.Cell) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -63,6 +64,23 @@ func Unserved(cells []plan.Cell) []plan.Cell {
 		}
 	}
 	return out
+}
+
+// UnservedIn counts the cells of the shipped scenario name this machine
+// cannot serve and can, with the persistence modes of the ones it cannot.
+func UnservedIn(name string) (skipped, kept int, modes []string, err error) {
+	sc, err := plan.Load(name, false)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	cells, err := sc.Cells()
+	for _, c := range Unserved(cells) {
+		if !slices.Contains(modes, c.Settings.Persistence) {
+			modes = append(modes, c.Settings.Persistence)
+		}
+		skipped++
+	}
+	return skipped, len(cells) - skipped, modes, err
 }
 
 // Run measures every cell of the scenario sc.Repeat times: each round runs

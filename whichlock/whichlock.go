@@ -218,6 +218,34 @@ func chosen(a Ask) ([]plan.Design, []plan.MatrixFault, error) {
 	return ds, fs, nil
 }
 
+// QuickDuration is each cell's measured time under --quick.
+const QuickDuration = 5 * time.Second
+
+// Quick narrows a to a first answer: one repeat, shorter cells, one
+// design of each lock service, the first that can meet the needs (what
+// the user set, keepRepeat, keepDuration or a's designs, stays theirs);
+// gaveUp says what it gave up, for the page.
+func Quick(a *Ask, keepRepeat, keepDuration bool) (gaveUp string, err error) {
+	var given []string
+	if !keepRepeat {
+		a.Repeat, given = 1, append(given, "one run of each cell instead of 3 (so no spread, and a rare failure may not show)")
+	}
+	if !keepDuration {
+		a.Duration, given = QuickDuration, append(given, fmt.Sprintf("%s cells instead of 8s", QuickDuration))
+	}
+	if len(a.Designs) == 0 {
+		if a.Designs, err = QuickDesigns(*a); err != nil {
+			return "", err
+		}
+		which := "the first design of each lock service only"
+		if len(a.Needs) > 0 {
+			which = "of each lock service, only the first design that can meet your needs (the first when none can)"
+		}
+		given = append(given, which+" ("+strings.Join(a.Designs, ", ")+")")
+	}
+	return strings.Join(given, "; "), nil
+}
+
 // QuickDesigns are choose --quick's designs: for each lock service's
 // topology, the first design that can meet the needs asked (a fencing
 // token or guarded write when they ask for one, a cell under every fault
