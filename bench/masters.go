@@ -72,7 +72,12 @@ func (m *Masters) Pids() []int {
 }
 
 // Describe is a fault cell's servers as its log line says them.
-func (m *Masters) Describe() string { return m.Service.Describe() }
+func (m *Masters) Describe() string {
+	if d := m.Service.Describe(); d != "" {
+		return d
+	}
+	return "servers " + strings.Join(m.Service.Display(), " ") // a service's default says nothing
+}
 
 // SplitCPUs is --local-cpus' split: the masters' CPUs and lockbench's.
 func SplitCPUs(list string) (local, client []int, err error) { return localmasters.SplitCPUs(list) }

@@ -129,8 +129,58 @@ func (s Settings) Roles() bool {
 }
 
 // ServiceBase is what every lock service but Redis shares: its own
-// servers and its own client. A service's Topology embeds it.
+// servers and its own client. A service's Topology embeds it, and writes
+// only Name, About and Check itself: every other method here is a default
+// it may replace (an optional capability).
 type ServiceBase struct{}
+
+// Members: local: as given, else one server.
+func (ServiceBase) Members(s Settings) int { return max(s.Local, 1) }
+
+// Record: nothing of its own to keep in a result's settings.
+func (ServiceBase) Record(Settings, *results.Settings) {}
+
+// ServersKey: cells share servers only when every setting is the same
+// (a service that knows which settings its servers depend on says so).
+func (ServiceBase) ServersKey(s Settings) string { return fmt.Sprintf("%s|%+v", s.Topology, s) }
+
+// Describe: the servers by their count.
+func (ServiceBase) Describe(s Settings) string {
+	if s.External() {
+		return fmt.Sprintf("%s: %d given servers", s.Topology, len(s.Servers))
+	}
+	return fmt.Sprintf("%s: %d local servers", s.Topology, s.Service().Members(s))
+}
+
+// ServersSetting: no external servers of its own (servers: is refused).
+func (ServiceBase) ServersSetting() ServersSetting { return ServersSetting{} }
+
+// WaitStrategies: its client tries again (retry, backoff, spin).
+func (ServiceBase) WaitStrategies() []string {
+	return []string{engine.StrategyRetry, engine.StrategyBackoff, engine.StrategySpin}
+}
+
+// Replicas: none of its own.
+func (ServiceBase) Replicas() int { return 0 }
+
+// Roles: its servers are not members with roles.
+func (ServiceBase) Roles() bool { return false }
+
+// Designs: none in lockbench choose.
+func (ServiceBase) Designs() []Design { return nil }
+
+// CheckFault: without fault targets of its own (its servers' Targets),
+// a fault cell can pause its clients only.
+func (ServiceBase) CheckFault(where string, s Settings, f Fault) error {
+	if f.Kind == results.FaultPause && len(f.Masters) == 0 && f.Role == "" {
+		return nil
+	}
+	return fmt.Errorf("%s.kind: %s is not available with topology %s (its servers name no fault targets); use pause with client_index", where, f.Kind, s.Topology)
+}
+
+// CanServe: this machine can serve its cells (a service whose servers
+// need a program says when it is missing).
+func (ServiceBase) CanServe(Cell) error { return nil }
 
 // CheckKind refuses the Redis client's settings.
 func (ServiceBase) CheckKind(s Settings) error { return s.checkServiceClient(s.Service()) }

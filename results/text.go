@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -158,7 +159,17 @@ func printServiceCalls(w io.Writer, r *Run) {
 		return
 	}
 	v := r.Config.Service
-	fmt.Fprintf(w, "%s: %.2f %s per cycle, %d %s lost, fencing token: %s\n\n", r.Config.Topology, v.CallsPerCycle, v.Calls, v.Lost, v.Sessions, v.FenceSource)
+	said := []string{"calls not counted"} // what a service's client does not say is not shown as zero
+	if v.Calls != "" {
+		said[0] = fmt.Sprintf("%.2f %s per cycle", v.CallsPerCycle, v.Calls)
+	}
+	if v.Sessions != "" {
+		said = append(said, fmt.Sprintf("%d %s lost", v.Lost, v.Sessions))
+	}
+	if v.FenceSource != "" {
+		said = append(said, "fencing token: "+v.FenceSource)
+	}
+	fmt.Fprintf(w, "%s: %s\n\n", r.Config.Topology, strings.Join(said, ", "))
 }
 
 // printCosts says what the run cost the client, the servers and the

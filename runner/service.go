@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -60,6 +61,9 @@ func (v *serviceCell) checkPrefixFree(ctx context.Context) error {
 func (v *serviceCell) baseline(ctx context.Context, key string) ([]time.Duration, error) {
 	defer func() { _ = v.cl.Delete(context.Background(), key) }()
 	out, err := roundTrips(ctx, func(ctx context.Context) error { return v.cl.Put(ctx, key) })
+	if errors.Is(err, service.ErrNoPlainWrite) {
+		return nil, nil // a client without one: the cell has no baseline
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s baseline: %w", v.env.cell.Settings.Topology, err)
 	}
@@ -86,8 +90,10 @@ func (v *serviceCell) Finish(res *results.Run, st *workloads.Stats) {
 	if len(srv.Pids()) > 0 {
 		res.Servers = st.ServersOf(srv.Display())
 	}
-	pl := results.SummarizeDurations(v.base)
-	res.BaselineParallel = &pl
+	if len(v.base) > 0 {
+		pl := results.SummarizeDurations(v.base)
+		res.BaselineParallel = &pl
+	}
 	v.win.Finish(res, st)
 }
 
@@ -131,9 +137,10 @@ func (w *callWindow) mark(next func(bool)) func(bool) {
 	}
 }
 
-// perCycle is the window's calls per lock cycle (0 without cycles).
+// perCycle is the window's calls per lock cycle (0 without cycles, or
+// when the client does not count its calls).
 func (w *callWindow) perCycle(cycles int64) float64 {
-	if cycles == 0 {
+	if cycles == 0 || w.at[0] == service.NotCounted {
 		return 0
 	}
 	return float64(w.at[1]-w.at[0]) / float64(cycles)
