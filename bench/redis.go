@@ -233,10 +233,42 @@ func (r *RedisServers) Targets(_ plan.Cell, t *faults.Targets) []string {
 	t.Clocks = r.clocks
 	addrs := slices.Clone(r.addrs)
 	if set := r.Replicated; set != nil {
-		t.Set, t.Replicas, t.Sentinels = set, set.Replicas(), set.Sentinels()
+		t.Replicas, t.Sentinels = processes(set.Replicas()), processes(set.Sentinels())
+		t.Replication, t.Failover = set, sentinelSet{set}
 		addrs = append(addrs, append(set.ReplicaAddrs(), set.SentinelAddrs()...)...)
 	}
 	return addrs
+}
+
+// sentinelSet is a replicated set's failover as faults see it: Sentinel
+// promotes a replica, and its kills and +switch-master announcements are
+// the failover's log.
+type sentinelSet struct{ *localmasters.Replicated }
+
+func (s sentinelSet) PrimaryKills() []faults.PrimaryKill {
+	var out []faults.PrimaryKill
+	for _, k := range s.Kills() {
+		out = append(out, faults.PrimaryKill{At: k.At, Reaped: k.Reaped})
+	}
+	return out
+}
+
+func (s sentinelSet) Promotions() []faults.Promotion {
+	var out []faults.Promotion
+	for _, sw := range s.Switches() {
+		out = append(out, faults.Promotion{At: sw.At, From: sw.From, To: sw.To, Detail: "+switch-master, first from sentinel " + sw.Sentinel})
+	}
+	return out
+}
+
+// processes are a replicated set's replicas or Sentinels as faults act
+// on them.
+func processes(ms []*localmasters.Master) []faults.Process {
+	out := make([]faults.Process, len(ms))
+	for i, m := range ms {
+		out[i] = m
+	}
+	return out
 }
 
 // Describe is a fault cell's servers as its log line says them.

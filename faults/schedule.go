@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"lockbench/localmasters"
 	"lockbench/results"
 )
 
@@ -95,17 +94,62 @@ type Targets struct {
 	MemberDelay MemberDelay
 	Clocks      map[int]*Clock // masters run under a fake clock, by index
 	Clients     []Client       // needed by pause
-	// A replicated set (failover, replication_lag) and its processes by
-	// role (crash).
-	Set                 *localmasters.Replicated
-	Replicas, Sentinels []*localmasters.Master
+	// A replicated set's processes by role (crash with replica_index or
+	// sentinel_index; replication_lag stops the replicas) and its
+	// replication (the links replication_lag cuts).
+	Replicas, Sentinels []Process
+	Replication         Replication
 	// Leader, for a consensus cluster (etcd), is the index in Masters of
 	// the member that leads now (a crash by role).
 	Leader func(ctx context.Context) (int, error)
-	// Failover is a lock service's own failover (a PostgreSQL primary
-	// killed and its streaming replica promoted), for a cell without a
-	// replicated Redis set.
+	// Failover is the servers' own failover: a primary killed and a
+	// replica promoted in its place (by Sentinel, or a PostgreSQL
+	// standby's promotion).
 	Failover Failoverer
+}
+
+// FailoverLog is a Failoverer whose servers report its steps (Redis'
+// Sentinels): each kill of the primary, sent and reaped, and each
+// promotion as they announced it, so that a failover's window is timed
+// from the kill and its new primary named.
+type FailoverLog interface {
+	PrimaryKills() []PrimaryKill
+	Promotions() []Promotion
+}
+
+// PrimaryKill is one kill of the primary: the signal sent, the process
+// reaped.
+type PrimaryKill struct{ At, Reaped time.Time }
+
+// Promotion is one switch of the primary, From → To, at At as the servers
+// announced it first; Detail is their words for it.
+type Promotion struct {
+	At               time.Time
+	From, To, Detail string
+}
+
+// Process is a replicated set's replica or Sentinel: crashed by index,
+// paused by replication_lag.
+type Process interface {
+	Master
+	Name() string
+	Pause() error
+	Resume() error
+}
+
+// Replication is a replicated set's replication: CutReplicaLinks closes
+// the replicas' links on the current primary (replication_lag, with the
+// replicas paused, so that they receive none of its writes).
+type Replication interface {
+	CutReplicaLinks(ctx context.Context) error
+}
+
+// stopped says err is a Restart's once the servers were stopped (the
+// cell ended first): not a failure of the fault. A Master's error says so
+// with a Stopped method.
+func stopped(err error) bool {
+	var st interface{ Stopped() bool }
+	return errors.As(err, &st) && st.Stopped()
 }
 
 // Failoverer kills a service's primary and promotes a replica in its
@@ -161,7 +205,9 @@ func (t Targets) Check(specs []Spec) error {
 // checkRoles: a replicated set for its faults, and its replicas and
 // Sentinels named by index.
 func (t Targets) checkRoles(i int, s Spec) error {
-	if t.Set == nil && (s.Kind == Failover && t.Failover == nil || s.Kind == ReplicationLag || s.ByRole()) {
+	switch {
+	case s.Kind == Failover && t.Failover == nil, s.Kind == ReplicationLag && t.Replication == nil,
+		s.ByRole() && len(t.Replicas)+len(t.Sentinels) == 0:
 		return fmt.Errorf("faults[%d]: %s needs a replicated set", i, s.Kind)
 	}
 	for _, r := range s.Replicas {
@@ -712,7 +758,7 @@ func (s *Scheduler) memberByRole(role string) []crashTarget {
 	return nil
 }
 
-func roleName(m *localmasters.Master) string { return fmt.Sprintf("%s (%s)", m.Name(), m.Addr()) }
+func roleName(m Process) string { return fmt.Sprintf("%s (%s)", m.Name(), m.Addr()) }
 
 // crash kills the processes (after counting the keys they hold, to show
 // they held locks) and restarts them as the spec says.
@@ -738,7 +784,7 @@ func (s *Scheduler) crash(i int, sp Spec, at time.Time) {
 				return // the cell ended first: the master stays down
 			}
 			if err := ms.Restart(s.ctx); err != nil {
-				if !errors.Is(err, localmasters.ErrStopped) && s.ctx.Err() == nil {
+				if !stopped(err) && s.ctx.Err() == nil {
 					s.fail(err)
 				}
 				return
@@ -782,35 +828,21 @@ func (s *Scheduler) killBackends(i int, sp Spec, at time.Time) {
 	}
 }
 
-// KeyCounter is a server that counts the keys it holds itself (an etcd
-// member); a Redis master's are counted with DBSIZE.
+// KeyCounter is a server that counts the keys it holds (a Redis master,
+// an etcd member).
 type KeyCounter interface {
 	HeldKeys(ctx context.Context) int
 }
 
 // heldKeys counts the keys on ms; -1 when it cannot.
 func heldKeys(ms Master) int {
-	if kc, ok := ms.(KeyCounter); ok {
-		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-		defer cancel()
-		return kc.HeldKeys(ctx)
+	kc, ok := ms.(KeyCounter)
+	if !ok {
+		return -1
 	}
-	return dbsize(ms.Addr())
-}
-
-// dbsize counts the keys on a master; -1 when it cannot.
-func dbsize(addr string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	s, err := localmasters.Do(ctx, addr, "DBSIZE")
-	if err != nil {
-		return -1
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return -1
-	}
-	return n
+	return kc.HeldKeys(ctx)
 }
 
 func keyCount(n int) string {
@@ -820,37 +852,14 @@ func keyCount(n int) string {
 	return strconv.Itoa(n)
 }
 
-// failover kills -9 the replicated set's current master (after counting
-// the keys it holds), then lets the replicas a replication_lag stopped go
-// on: they wake to a dead master, as lagging replicas do, and Sentinel
-// promotes one with what it had.
+// failover kills the servers' primary for a replica to be promoted in
+// its place (Targets.Failover), then lets the replicas a replication_lag
+// stopped go on: they wake to a dead primary, as lagging replicas do, and
+// the one promoted has what it had.
 func (s *Scheduler) failover(i int, at time.Time) {
-	if s.t.Set == nil {
-		s.serviceFailover(i, at)
-		return
-	}
-	addr, err := s.t.Set.CurrentMaster(s.ctx)
-	if err != nil {
-		s.fail(err)
-		return
-	}
-	keys := dbsize(addr)
-	k, err := s.t.Set.KillMaster(s.ctx)
-	if err != nil {
-		s.fail(err)
-		return
-	}
-	s.took(i)
 	if at.IsZero() {
-		at = k.At
+		at = time.Now() // before the kill: a FailoverLog's kill is found from here
 	}
-	s.eventKeys(at, "failover", fmt.Sprintf("%s (%s)", k.Name, k.Addr),
-		fmt.Sprintf("kill -9 pid %d of the current master holding %s keys; Sentinel is to promote a replica", k.Pid, keyCount(keys)), keys)
-	s.endLags("the master was killed")
-}
-
-// serviceFailover is a lock service's own failover (Targets.Failover).
-func (s *Scheduler) serviceFailover(i int, at time.Time) {
 	target, detail, keys, err := s.t.Failover.Failover(s.ctx)
 	if err != nil {
 		s.fail(err)
@@ -858,6 +867,7 @@ func (s *Scheduler) serviceFailover(i int, at time.Time) {
 	}
 	s.took(i)
 	s.eventKeys(at, "failover", target, detail, keys)
+	s.endLags("the master was killed")
 }
 
 // endLags undoes the replication lags in place now.
@@ -882,7 +892,7 @@ func (s *Scheduler) endLags(reason string) {
 // Sentinel would point a replica that replicates from anywhere but the
 // master (a delaying proxy) back at it, hence no proxy.
 func (s *Scheduler) replicationLag(i int, sp Spec, at time.Time) {
-	var stopped []*localmasters.Master
+	var stopped []Process
 	for _, r := range orAll(sp.Replicas, len(s.t.Replicas)) {
 		if err := s.t.Replicas[r].Pause(); err != nil {
 			s.fail(err)
@@ -897,7 +907,7 @@ func (s *Scheduler) replicationLag(i int, sp Spec, at time.Time) {
 		}
 		s.event(time.Time{}, "replication_resumed", target, reason)
 	}
-	if err := s.cutReplicaLinks(); err != nil {
+	if err := s.t.Replication.CutReplicaLinks(s.ctx); err != nil {
 		s.fail(err)
 		resume("the links could not be cut")
 		return
@@ -905,17 +915,4 @@ func (s *Scheduler) replicationLag(i int, sp Spec, at time.Time) {
 	s.took(i)
 	s.event(at, "replication_lag", target, "stopped, their links to the master cut: they receive none of its writes; "+durationDetail(sp.For))
 	s.later(i, sp.For, resume)
-}
-
-// cutReplicaLinks closes every replica's connection on the current
-// master; the replicas still running reconnect and catch up at once.
-func (s *Scheduler) cutReplicaLinks() error {
-	addr, err := s.t.Set.CurrentMaster(s.ctx)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(s.ctx, time.Second)
-	defer cancel()
-	_, err = localmasters.Do(ctx, addr, "CLIENT", "KILL", "TYPE", "replica")
-	return err
 }

@@ -36,8 +36,15 @@ const (
 // ErrEmbeddedUnsupported is returned by operations embedded masters cannot do.
 var ErrEmbeddedUnsupported = errors.New("not supported by embedded masters")
 
-// ErrStopped is returned by Restart once the Set has been stopped.
-var ErrStopped = errors.New("localmasters: set is stopped")
+// ErrStopped is returned by Restart once the Set has been stopped (a
+// fault's restart after the cell ended: Stopped says so to package
+// faults, which does not import this one).
+var ErrStopped error = errStopped{}
+
+type errStopped struct{}
+
+func (errStopped) Error() string { return "localmasters: set is stopped" }
+func (errStopped) Stopped() bool { return true }
 
 // Options configure Start.
 type Options struct {

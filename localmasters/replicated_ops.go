@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"lockbench/internal/proc"
@@ -149,4 +150,58 @@ func stopAll(ms []*Master) []error {
 		}
 	}
 	return errs
+}
+
+// Failover kills -9 the current master (after counting the keys it
+// holds) for Sentinel to promote a replica: a fault cell's failover
+// (faults.Failoverer).
+func (r *Replicated) Failover(ctx context.Context) (target, detail string, heldKeys int, err error) {
+	addr, err := r.CurrentMaster(ctx)
+	if err != nil {
+		return "", "", 0, err
+	}
+	keys := dbsize(ctx, addr)
+	k, err := r.KillMaster(ctx)
+	if err != nil {
+		return "", "", 0, err
+	}
+	held := "?"
+	if keys >= 0 {
+		held = strconv.Itoa(keys)
+	}
+	return fmt.Sprintf("%s (%s)", k.Name, k.Addr),
+		fmt.Sprintf("kill -9 pid %d of the current master holding %s keys; Sentinel is to promote a replica", k.Pid, held), keys, nil
+}
+
+// CutReplicaLinks closes every replica's connection on the current
+// master; the replicas still running reconnect and catch up at once
+// (faults.Replication: replication_lag pauses them first).
+func (r *Replicated) CutReplicaLinks(ctx context.Context) error {
+	addr, err := r.CurrentMaster(ctx)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, err = Do(ctx, addr, "CLIENT", "KILL", "TYPE", "replica")
+	return err
+}
+
+// HeldKeys counts the keys the master holds (DBSIZE); -1 when it cannot
+// (faults.KeyCounter: a crash says how many locks it took down).
+func (m *Master) HeldKeys(ctx context.Context) int { return dbsize(ctx, m.Addr()) }
+
+// dbsize counts the keys on addr; -1 when it cannot.
+func dbsize(ctx context.Context, addr string) int {
+	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	s, err := Do(ctx, addr, "DBSIZE")
+	if err != nil {
+		return -1
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
 }

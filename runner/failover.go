@@ -20,19 +20,18 @@ import (
 // failed in it.
 func (r *cellRun) addFailovers(run *results.Run, t0 time.Time, events []faults.Event, ck check.Findings, clients []chaos.ClientResult) {
 	r.addElections(run, t0, events, ck, clients)
-	set := r.targets.Set
-	if set == nil {
+	log, ok := r.targets.Failover.(faults.FailoverLog)
+	if !ok {
 		return
 	}
-	switches := set.Switches()
-	for _, sw := range switches {
+	for _, sw := range log.Promotions() {
 		run.Events = append(run.Events, results.Event{AtSeconds: secondsFrom(t0, sw.At), Kind: "switch_master",
-			Target: sw.From + " → " + sw.To, Detail: "+switch-master, first from sentinel " + sw.Sentinel})
+			Target: sw.From + " → " + sw.To, Detail: sw.Detail})
 	}
 	sort.SliceStable(run.Events, func(i, j int) bool { return run.Events[i].AtSeconds < run.Events[j].AtSeconds })
 	for _, e := range events {
 		if e.Kind == "failover" {
-			run.Failovers = append(run.Failovers, r.failoverOf(t0, e, ck, clients))
+			run.Failovers = append(run.Failovers, failoverOf(log, t0, e, ck, clients))
 		}
 	}
 }
@@ -72,16 +71,15 @@ func (r *cellRun) addElections(run *results.Run, t0 time.Time, events []faults.E
 	}
 }
 
-// failoverOf is the failover that event e began on the cell's replicated
-// set.
-func (r *cellRun) failoverOf(t0 time.Time, e faults.Event, ck check.Findings, clients []chaos.ClientResult) results.Failover {
-	set := r.targets.Set
+// failoverOf is the failover that event e began, as its servers logged
+// it.
+func failoverOf(log faults.FailoverLog, t0 time.Time, e faults.Event, ck check.Findings, clients []chaos.ClientResult) results.Failover {
 	f := results.Failover{KilledAt: secondsFrom(t0, e.At), Master: e.Target, HeldKeys: e.HeldKeys}
 	// The kill's own time, not the event's scheduled one; the first acquire
 	// of the new master is one started once the old one was reaped (one
 	// started a moment before the SIGKILL may still have won there).
 	killed, gone := e.At, e.At
-	for _, k := range set.Kills() {
+	for _, k := range log.PrimaryKills() {
 		if !k.At.Before(e.At) {
 			killed, gone = k.At, k.At
 			if k.Reaped.After(k.At) {
@@ -90,7 +88,7 @@ func (r *cellRun) failoverOf(t0 time.Time, e faults.Event, ck check.Findings, cl
 			break
 		}
 	}
-	for _, sw := range set.Switches() {
+	for _, sw := range log.Promotions() {
 		if sw.At.After(killed) {
 			at := secondsFrom(t0, sw.At)
 			f.SwitchAt, f.NewMaster = &at, sw.To
