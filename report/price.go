@@ -76,22 +76,28 @@ func loadKey(persistence, ttl string, s settings) string {
 	return fmt.Sprintf("%s|%s|%d|%g|%g|%s|%s|%s", persistence, s.Load, s.Workers, s.Rate, s.Keys, s.Distribution, ttl, s.Hold)
 }
 
-// isRedis says the topology is one of Redis' (compared by persistence).
-func isRedis(topology string) bool {
-	return topology == "redlock" || topology == "single" || topology == "replicated"
-}
-
-// FsyncClass groups persistence modes across services by whether every
-// write is fsynced before it is acknowledged: Redis' aof-always with
+// persistenceClasses group persistence modes across services by whether
+// every write is fsynced before it is acknowledged: Redis' aof-always with
 // etcd's default; Redis' none, aof-no and aof-everysec with etcd's
 // no-fsync and PostgreSQL's advisory locks (in memory, no WAL). "" (the
-// server's own) is its own class.
+// server's own) is its own class. ofReference: a mode the reference
+// (topology single) takes, so a cell at it has its own mode's twin and is
+// never compared across modes of one class.
+var persistenceClasses = map[string]struct {
+	class       string
+	ofReference bool
+}{
+	"aof-always": {"fsync per write", true}, "fsync": {"fsync per write", false},
+	"none": {"no fsync per write", true}, "aof-no": {"no fsync per write", true}, "aof-everysec": {"no fsync per write", true},
+	"no-fsync": {"no fsync per write", false}, "not applicable": {"no fsync per write", false}, // an advisory lock writes no WAL
+	"": {"", true}, // external masters, as they run
+}
+
+// FsyncClass is persistence mode p's class (persistenceClasses; an
+// unknown mode is its own).
 func FsyncClass(p string) string {
-	switch p {
-	case "aof-always", "fsync":
-		return "fsync per write"
-	case "none", "aof-no", "aof-everysec", "no-fsync", "not applicable": // an advisory lock writes no WAL
-		return "no fsync per write"
+	if c, ok := persistenceClasses[p]; ok {
+		return c.class
 	}
 	return p
 }
@@ -121,7 +127,7 @@ func priceRows(cells []*cell, sums []CellSummary) []PriceRow {
 	for i, c := range cells {
 		rows[i] = priceRow(c, sums[i])
 		j, ok := single[priceKey(c.Set)]
-		if !ok && !isRedis(topologyOf(c.Set)) { // Redis cells keep their own persistence's twin
+		if !ok && !persistenceClasses[c.Set.Persistence].ofReference { // the reference's modes keep their own mode's twin
 			j, ok = single[classKey(c.Set)]
 		}
 		if ok {
