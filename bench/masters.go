@@ -45,23 +45,6 @@ type Masters struct {
 	Net *faults.Network
 }
 
-// Redis is the cell's Redis masters (nil: another lock service's).
-func (m *Masters) Redis() *RedisServers {
-	r, _ := m.Service.(*RedisServers)
-	return r
-}
-
-// LockConfig is cfg (a cell's resolved engine configuration) pointed at
-// a Redis cell's masters (Redis() not nil) as client c dials them: its
-// proxies, the masters, or the Sentinels.
-func (m *Masters) LockConfig(cfg engine.Config, c int) engine.Config {
-	var via []string
-	if m.Net != nil {
-		via = m.Net.Addrs(c)
-	}
-	return m.Redis().LockConfig(cfg, via)
-}
-
 // Pids are the servers' and the resource's processes (0: none).
 func (m *Masters) Pids() []int {
 	out := m.Service.Pids()

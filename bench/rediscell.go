@@ -62,12 +62,36 @@ func (c RedisClient) OpenCell(ctx context.Context, env CellEnv) (_ Cell, err err
 	if r.base, err = measureBaselines(ctx, r.eng, env.Prefix+"rtt"); err != nil {
 		return nil, err
 	}
-	r.win = NewWindowReadings(ctx, r.eng, m)
+	rs := m.Service.(*RedisServers)
+	r.win = NewWindowReadings(ctx, rs.window(ctx, r.eng, m.Net != nil))
 	if env.Watch != nil {
 		env.Watch(r.eng.Addrs(), r.eng.InfoAt)
 	}
-	r.lk, err = newLocker(ctx, s, m.LockConfig(env.Cell.Engine, 0), r.eng)
+	var via []string // client 0's proxies, if any
+	if m.Net != nil {
+		via = m.Net.Addrs(0)
+	}
+	r.lk, err = newLocker(ctx, s, rs.LockConfig(env.Cell.Engine, via), r.eng)
 	return r, err
+}
+
+// window is what the masters give a cell's window readings, read through
+// eng: their command counters, and the processes the machine's CPU split
+// reads.
+func (rs *RedisServers) window(ctx context.Context, eng *engine.Engine, proxied bool) Window {
+	w := Window{Addrs: eng.Addrs(), ProbeAddrs: rs.Upstreams(), InfoPids: eng.ServerPIDs(ctx), ClientCPUs: rs.ClientCPUs, LocalCPUs: rs.LocalCPUs,
+		Counters: eng.CommandStats, Proxied: proxied}
+	if rs.Local != nil {
+		w.LocalPids = pidsOf(rs.Local.Masters())
+	}
+	if r := rs.Replicated; r != nil {
+		w.LocalPids = []int{r.Master().Pid()}
+		w.Replicas, w.Sentinels = pidsOf(r.Replicas()), pidsOf(r.Sentinels())
+	}
+	if len(w.ProbeAddrs) != len(eng.Addrs()) {
+		w.ProbeAddrs = eng.Addrs() // an external replicated set: only the engine knows where its master is
+	}
+	return w
 }
 
 // redisCell is the Redis lock of a benchmark cell: the engine (its
@@ -92,7 +116,7 @@ func (r *redisCell) Finish(res *results.Run, st *workloads.Stats) {
 	res.Config.Redsync = r.lk.redsync
 	r.base.fill(res, r.eng.Addrs())
 	r.win.Finish(res, st)
-	if r.env.Masters.Redis().Embedded {
+	if r.env.Masters.Service.(*RedisServers).Embedded {
 		res.Warnings = append(res.Warnings, "embedded in-process masters (redis-server not found): these are not Redis figures")
 	}
 }

@@ -11,62 +11,65 @@ import (
 )
 
 // WindowReadings are what a cell reads around its measured window besides
-// latencies: the machine's CPU split and the masters' command counters.
+// latencies: the machine's CPU split and, where the servers count their
+// commands, their counters (the command cost per cycle).
 type WindowReadings struct {
 	ctx           context.Context
-	eng           *engine.Engine // nil: not Redis (no command counters)
-	addrs         []string       // the servers, by the result's index
+	counters      func(context.Context) []map[string]engine.CommandStat // nil: the servers count none
+	addrs         []string                                              // the servers, by the result's index
 	probe         *machineProbe
 	before, after []map[string]engine.CommandStat
 	proxy         *proxyProfile // --net-latency: the in-process proxy's CPU
 }
 
-// NewWindowReadings reads the masters m through eng (proxied: through the
-// cell's in-process proxies, whose CPU is then told apart).
-func NewWindowReadings(ctx context.Context, eng *engine.Engine, m *Masters) *WindowReadings {
-	proxied, rs := m.Net != nil, m.Redis()
-	var localPids []int
-	if rs.Local != nil {
-		localPids = pidsOf(rs.Local.Masters())
-	}
-	if r := rs.Replicated; r != nil {
-		localPids = []int{r.Master().Pid()}
-	}
-	addrs := rs.Upstreams()
-	if len(addrs) != len(eng.Addrs()) {
-		addrs = eng.Addrs() // an external replicated set: only the engine knows where its master is
-	}
-	w := &WindowReadings{ctx: ctx, eng: eng, addrs: eng.Addrs(), probe: newMachineProbe(addrs, localPids, eng.ServerPIDs(ctx))}
-	if w.probe != nil {
-		w.probe.clientCPUs, w.probe.localCPUs = rs.ClientCPUs, rs.LocalCPUs
-		if r := rs.Replicated; r != nil {
-			w.probe.replicas, w.probe.sentinels = pidsOf(r.Replicas()), pidsOf(r.Sentinels())
-		}
-	}
-	if proxied {
-		w.proxy = &proxyProfile{}
-	}
-	return w
+// Window is what a cell's servers give its window readings.
+type Window struct {
+	Addrs []string // the servers, by the result's index
+	// The machine's CPU split reads: the servers' addresses and
+	// processes (local ones, and those the servers named themselves),
+	// their process trees where a server's work is done by its children,
+	// a replicated set's replicas and Sentinels, the CPUs --local-cpus
+	// pinned.
+	ProbeAddrs            []string
+	LocalPids, InfoPids   []int
+	Trees                 bool
+	Replicas, Sentinels   []int
+	ClientCPUs, LocalCPUs []int
+	// Counters, when the servers count their commands, reads them.
+	Counters func(context.Context) []map[string]engine.CommandStat
+	// Proxied: through the cell's in-process proxies, whose CPU is told
+	// apart.
+	Proxied bool
 }
 
-// NewServiceWindowReadings reads the machine around a lock service's
-// cell window: its local servers' processes (their trees, where a
-// server's work is done by its children) are the servers' CPU.
-func NewServiceWindowReadings(ctx context.Context, m *Masters) *WindowReadings {
+// NewWindowReadings reads the machine and the servers around a cell's
+// window as w says.
+func NewWindowReadings(ctx context.Context, w Window) *WindowReadings {
+	r := &WindowReadings{ctx: ctx, counters: w.Counters, addrs: w.Addrs, probe: newMachineProbe(w.ProbeAddrs, w.LocalPids, w.InfoPids)}
+	if r.probe != nil {
+		r.probe.trees, r.probe.clientCPUs, r.probe.localCPUs = w.Trees, w.ClientCPUs, w.LocalCPUs
+		r.probe.replicas, r.probe.sentinels = w.Replicas, w.Sentinels
+	}
+	if w.Proxied {
+		r.proxy = &proxyProfile{}
+	}
+	return r
+}
+
+// ServiceWindow is a lock service's window: its local servers' processes
+// (their trees, where a server's work is done by its children) are the
+// servers' CPU.
+func ServiceWindow(m *Masters) Window {
 	v := m.Service
-	w := &WindowReadings{ctx: ctx, addrs: v.Display(), probe: newMachineProbe(v.Display(), v.Pids(), nil)}
-	if w.probe != nil {
-		w.probe.trees = v.Trees()
-	}
-	return w
+	return Window{Addrs: v.Display(), ProbeAddrs: v.Display(), LocalPids: v.Pids(), Trees: v.Trees()}
 }
 
-// commandStats are the masters' command counters (nil: not Redis).
+// commandStats are the servers' command counters (nil: none).
 func (w *WindowReadings) commandStats(ctx context.Context) []map[string]engine.CommandStat {
-	if w.eng == nil {
+	if w.counters == nil {
 		return nil
 	}
-	return w.eng.CommandStats(ctx)
+	return w.counters(ctx)
 }
 
 // Mark is the worker loop's OnWindow: readings as the window opens and closes.
@@ -90,11 +93,11 @@ func (w *WindowReadings) Mark(opened bool) {
 	w.after = w.commandStats(context.Background())
 }
 
-// Finish puts the machine split, the Redis cost and the limit verdict into
-// the result.
+// Finish puts the machine split, the servers' command cost and the limit
+// verdict into the result.
 func (w *WindowReadings) Finish(res *results.Run, st *workloads.Stats) {
 	addrs := w.addrs
-	if w.probe != nil && (w.before != nil || w.eng == nil) {
+	if w.probe != nil && (w.before != nil || w.counters == nil) {
 		w.probe.fallback = st.ServerCPU
 		res.Machine = w.probe.split(addrs)
 	}

@@ -38,7 +38,7 @@ func openServiceCell(ctx context.Context, env cellEnv, cl service.Client) (_ ben
 	if v.base, err = v.baseline(ctx, env.prefix+"rtt"); err != nil {
 		return nil, err
 	}
-	v.win = bench.NewServiceWindowReadings(ctx, m)
+	v.win = bench.NewWindowReadings(ctx, bench.ServiceWindow(m))
 	return v, nil
 }
 
