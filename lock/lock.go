@@ -115,10 +115,15 @@ func Quorum(n int) int { return n/2 + 1 }
 // over them (a Counter's): what waiting and locking cost the servers. A
 // release's PUBLISH (notify) runs inside its script but is one more
 // command the server executes; WAITs follow batches of SETs (replicated).
+// A result records a window's counts as they are (results.Commands).
 type Commands struct {
-	Sets, Releases, Extends             int64
-	Publishes, Subscribes, Unsubscribes int64
-	Waits                               int64
+	Sets         int64 `json:"sets"`
+	Releases     int64 `json:"releases"`
+	Extends      int64 `json:"extends,omitempty"`
+	Publishes    int64 `json:"publishes,omitempty"`
+	Subscribes   int64 `json:"subscribes,omitempty"`
+	Unsubscribes int64 `json:"unsubscribes,omitempty"`
+	Waits        int64 `json:"waits,omitempty"`
 }
 
 // Sub is c − o: the commands of a window between two readings.
@@ -126,6 +131,17 @@ func (c Commands) Sub(o Commands) Commands {
 	return Commands{Sets: c.Sets - o.Sets, Releases: c.Releases - o.Releases, Extends: c.Extends - o.Extends,
 		Publishes: c.Publishes - o.Publishes, Subscribes: c.Subscribes - o.Subscribes, Unsubscribes: c.Unsubscribes - o.Unsubscribes,
 		Waits: c.Waits - o.Waits}
+}
+
+// Add adds o's commands to c.
+func (c *Commands) Add(o Commands) {
+	c.Sets += o.Sets
+	c.Releases += o.Releases
+	c.Extends += o.Extends
+	c.Publishes += o.Publishes
+	c.Subscribes += o.Subscribes
+	c.Unsubscribes += o.Unsubscribes
+	c.Waits += o.Waits
 }
 
 // Total is every command counted.
@@ -139,8 +155,17 @@ type Counter interface {
 }
 
 // Wakeups are a waiting Locker's wake-ups: by a release's message, or by
-// its own timeout.
-type Wakeups struct{ ByMessage, ByTimeout int64 }
+// its own timeout (a lost notification shows here).
+type Wakeups struct {
+	ByMessage int64 `json:"by_message"`
+	ByTimeout int64 `json:"by_timeout"`
+}
+
+// Add adds o's wake-ups to w.
+func (w *Wakeups) Add(o Wakeups) {
+	w.ByMessage += o.ByMessage
+	w.ByTimeout += o.ByTimeout
+}
 
 // Waker is a Locker whose waits are woken by messages (notify); false:
 // it does not wait so.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"lockbench/lock"
 )
 
 // Contention is what waiting callers saw and what their waiting cost: the
@@ -46,45 +48,13 @@ type Contention struct {
 	Wakeups *Wakeups `json:"wakeups,omitempty"`
 }
 
-// Commands are Redis commands by kind, summed over the servers.
-type Commands struct {
-	Sets         int64 `json:"sets"`
-	Releases     int64 `json:"releases"`
-	Extends      int64 `json:"extends,omitempty"`
-	Publishes    int64 `json:"publishes,omitempty"`
-	Subscribes   int64 `json:"subscribes,omitempty"`
-	Unsubscribes int64 `json:"unsubscribes,omitempty"`
-	Waits        int64 `json:"waits,omitempty"`
-}
-
-// Total is every command counted (a release's PUBLISH runs inside its
-// script, but is one more command the server executes).
-func (c Commands) Total() int64 {
-	return c.Sets + c.Releases + c.Extends + c.Publishes + c.Subscribes + c.Unsubscribes + c.Waits
-}
-
-// Add adds o's commands to c.
-func (c *Commands) Add(o Commands) {
-	c.Sets += o.Sets
-	c.Releases += o.Releases
-	c.Extends += o.Extends
-	c.Publishes += o.Publishes
-	c.Subscribes += o.Subscribes
-	c.Unsubscribes += o.Unsubscribes
-	c.Waits += o.Waits
-}
-
-// Add adds o's wake-ups to w.
-func (w *Wakeups) Add(o Wakeups) {
-	w.ByMessage += o.ByMessage
-	w.ByTimeout += o.ByTimeout
-}
-
-// Wakeups count a notify waiter's wake-ups by cause.
-type Wakeups struct {
-	ByMessage int64 `json:"by_message"`
-	ByTimeout int64 `json:"by_timeout"`
-}
+// Commands are a lock client's commands by kind, summed over its
+// servers, and Wakeups a notify waiter's wake-ups by cause: the lock
+// seam's own types, recorded as read.
+type (
+	Commands = lock.Commands
+	Wakeups  = lock.Wakeups
+)
 
 // KeyUse is one key's use in the window.
 type KeyUse struct {

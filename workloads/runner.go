@@ -402,8 +402,7 @@ func (win *window) fill(st *Stats, stop time.Time) {
 	st.RSSStart, st.RSSEnd = win.rssStart, win.rssEnd
 	if win.counted {
 		c := win.cmdEnd.Sub(win.cmdStart)
-		st.Commands = &results.Commands{Sets: c.Sets, Releases: c.Releases, Extends: c.Extends, Publishes: c.Publishes,
-			Subscribes: c.Subscribes, Unsubscribes: c.Unsubscribes, Waits: c.Waits}
+		st.Commands = &c
 	}
 	if win.wokeStart != nil && win.wokeEnd != nil {
 		st.Wakeups = &results.Wakeups{ByMessage: win.wokeEnd.ByMessage - win.wokeStart.ByMessage,

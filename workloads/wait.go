@@ -204,7 +204,7 @@ func (w *Worker) waited() results.WorkerWait {
 func wakeupsOf(lk lock.Locker) *results.Wakeups {
 	if w, ok := lk.(lock.Waker); ok {
 		if n, notifying := w.Wakeups(); notifying {
-			return &results.Wakeups{ByMessage: n.ByMessage, ByTimeout: n.ByTimeout}
+			return &n
 		}
 	}
 	return nil
