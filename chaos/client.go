@@ -91,25 +91,18 @@ func closer(lk interface{ Close() }, err error) func() {
 type ClientResult struct {
 	Index int `json:"index"`
 	Pid   int `json:"pid"` // the process it ran in (goroutine clients share one)
-	// Counts: HoldOverruns are writes skipped because the validity ran out
-	// (check_validity), UseErrors the resource's reads and writes that
-	// failed.
-	workloads.Counts
+	// Folded is the loop's, as it folded them: its counts (HoldOverruns
+	// are writes skipped because the validity ran out, UseErrors the
+	// resource's reads and writes that failed), its window, each worker's
+	// acquisitions and time to lock (the cell's fairness), the commands
+	// the client sent.
+	workloads.Folded
 	Late            [][engine.NumOutcomes]int64 `json:"late"`
 	ProbeViolations int64                       `json:"probe_violations"`
 	ProbeMax        int64                       `json:"probe_max"`
-	CPUSeconds      float64                     `json:"cpu_seconds"`
-	Start           time.Time                   `json:"start"`
-	End             time.Time                   `json:"end"`
 	Interrupted     bool                        `json:"interrupted"`
 	Err             string                      `json:"error,omitempty"`
 	LogFiles        map[string]string           `json:"log_files"` // metric → .hlog path
-	// PerWorker and Waits are each worker's acquisitions and time to lock
-	// (the cell's fairness); Commands what the client sent its masters.
-	PerWorker   []int64              `json:"per_worker"`
-	WorkerWaits []results.WorkerWait `json:"worker_waits"`
-	Commands    *results.Commands    `json:"commands,omitempty"`
-	Wakeups     *results.Wakeups     `json:"wakeups,omitempty"`
 	// Failures are the failed acquires by FailureBin since t0 and by why
 	// (results.AcquireFailure), with FailureTimes.
 	Failures map[int64][3]int64 `json:"failures,omitempty"`
@@ -355,10 +348,7 @@ func (c *client) run(t0 time.Time) ClientResult {
 
 // fill puts the loop's stats and the lock's own findings into out.
 func (c *client) fill(out *ClientResult, st *workloads.Stats, t0 time.Time) {
-	out.Stats = st
-	out.Counts, out.CPUSeconds = st.Counts, st.CPU.Seconds()
-	out.PerWorker, out.WorkerWaits, out.Commands, out.Wakeups = st.PerWorker, st.WorkerWaits, st.Commands, st.Wakeups
-	out.Start, out.End = st.WindowStart, st.WindowStart.Add(st.Measured)
+	out.Stats, out.Folded = st, st.Folded
 	if ps, ok := c.lk.(lock.PerServer); ok {
 		out.Late = ps.LateOutcomes()
 	}
@@ -368,7 +358,7 @@ func (c *client) fill(out *ClientResult, st *workloads.Stats, t0 time.Time) {
 	out.ProbeViolations = c.probe.Violations()
 	out.ProbeMax = c.probe.MaxConcurrent()
 	end := t0.Add(c.rc.Warmup + c.rc.Duration)
-	out.Interrupted = st.Interrupted && out.End.Before(end) && (c.rc.Quota == 0 || st.Acquired < c.rc.Quota)
+	out.Interrupted = st.Interrupted && st.WindowStart.Add(st.Measured).Before(end) && (c.rc.Quota == 0 || st.Acquired < c.rc.Quota)
 	if c.fails != nil {
 		out.Failures = c.fails.snapshot()
 	}

@@ -91,6 +91,15 @@ var plainMetrics = []Metric{
 	{Name: "errors", Read: func(r *Run) float64 { return float64(r.Outcomes.Errors) }},
 	{Name: "acquisitions", Read: func(r *Run) float64 { return float64(r.Outcomes.Acquired) }},
 	{Name: "violations", Probe: true, Read: func(r *Run) float64 { return float64(r.Safety.Violations) }},
+	// violations_in_promise: exclusion broken within what the locks
+	// promised (Redis: their validity windows); a fault cell's (NaN
+	// elsewhere, and in older results).
+	{Name: "violations_in_promise", Probe: true, Read: func(r *Run) float64 {
+		if p := r.Safety.ViolationsInPromise; p != nil {
+			return float64(*p)
+		}
+		return math.NaN()
+	}},
 	{Name: "max_concurrent_holders", Probe: true, Read: func(r *Run) float64 { return float64(r.Safety.MaxConcurrentHolder) }},
 	{Name: "lost_updates", Read: resource(func(s Safety) float64 { return float64(s.LostUpdates) })},
 	{Name: "stale_writes_rejected", Read: resource(func(s Safety) float64 { return float64(s.StaleWritesRejected) })},

@@ -83,9 +83,7 @@ func clientStats(cr chaos.ClientResult) (*workloads.Stats, error) {
 	if cr.Stats != nil {
 		return cr.Stats, nil
 	}
-	st := &workloads.Stats{Counts: cr.Counts, WindowStart: cr.Start, Measured: cr.End.Sub(cr.Start),
-		CPU: time.Duration(cr.CPUSeconds * float64(time.Second)), PerWorker: cr.PerWorker, WorkerWaits: cr.WorkerWaits,
-		Commands: cr.Commands, Wakeups: cr.Wakeups}
+	st := &workloads.Stats{Folded: cr.Folded}
 	for _, h := range []struct {
 		metric string
 		to     **hdrhistogram.Histogram

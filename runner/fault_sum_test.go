@@ -17,8 +17,8 @@ import (
 func TestSumClientsCountsSharedFiguresOncePerProcess(t *testing.T) {
 	t0 := time.Now()
 	stats := func(acq int64, cpu float64, d time.Duration) *workloads.Stats {
-		return &workloads.Stats{Counts: workloads.Counts{Tally: results.Tally{Acquired: acq, NotAcquired: 1, Errors: 2}, PerMaster: [][engine.NumOutcomes]int64{{engine.OK: acq}}},
-			CPU: time.Duration(cpu * float64(time.Second)), WindowStart: t0, Measured: d, PerWorker: []int64{acq}}
+		return &workloads.Stats{Folded: workloads.Folded{Counts: workloads.Counts{Tally: results.Tally{Acquired: acq, NotAcquired: 1, Errors: 2}, PerMaster: [][engine.NumOutcomes]int64{{engine.OK: acq}}},
+			CPU: time.Duration(cpu * float64(time.Second)), WindowStart: t0, Measured: d, PerWorker: []int64{acq}}}
 	}
 	clients := []chaos.ClientResult{
 		{Index: 0, Pid: 100, Stats: stats(10, 2, time.Second), ProbeViolations: 3},

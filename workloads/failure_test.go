@@ -38,7 +38,7 @@ func TestFailureOf(t *testing.T) {
 	if c.FewAcks != 1 || c.NotAcquired != 1 || c.Errors != 1 || c.Attempts() != 3 || c.PerMaster[0][engine.FewAcks] != 1 {
 		t.Errorf("counts %+v", c)
 	}
-	st := &Stats{Counts: c, Acquire: results.NewHistogram(), AcquireFailed: results.NewHistogram(), Release: results.NewHistogram()}
+	st := &Stats{Folded: Folded{Counts: c}, Acquire: results.NewHistogram(), AcquireFailed: results.NewHistogram(), Release: results.NewHistogram()}
 	r := st.Result(Replies{Addrs: []string{"m"}}, nil, time.Time{})
 	if r.Outcomes.FewAcks != 1 || r.Outcomes.PerMaster["m"].FewAcks != 1 || r.Outcomes.PerMaster["m"].Sent() != 3 || results.SuccessRatio(r.Outcomes) != 0 {
 		t.Errorf("result outcomes %+v", r.Outcomes)

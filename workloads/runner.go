@@ -130,7 +130,7 @@ func (c RunConfig) Validate() error {
 
 // Stats is what a run recorded in its measured window.
 type Stats struct {
-	Counts
+	Folded
 	Acquire            *hdrhistogram.Histogram // successful acquires, µs (from the intended start in open loop)
 	AcquireUncorrected *hdrhistogram.Histogram // open loop: from the actual start
 	AcquireFailed      *hdrhistogram.Histogram
@@ -143,23 +143,32 @@ type Stats struct {
 	JudgedHolds        int64                   // holds the probe judged on a validity window
 	HoldsNotJudged     int64                   // holds whose validity ran out before their use began
 	MaxConcurrent      int64
-	Measured           time.Duration
-	WindowStart        time.Time
-	CPU                time.Duration // process CPU (user+system) in the window
-	RSSStart           int64         // resident bytes when the window opened
-	RSSEnd             int64         // resident bytes when it closed
+	RSSStart           int64 // resident bytes when the window opened
+	RSSEnd             int64 // resident bytes when it closed
 	ServerCPU          []time.Duration
 	Interrupted        bool
-	PerWorker          []int64 // measured acquisitions of each worker
 	// What waiting callers saw: times to lock (µs), what callers that
 	// gave up had waited, keys' handoff gaps, each worker's waits, the
 	// hottest keys, and the commands the window sent (nil: not counted).
 	TimeToLock, GaveUpWait, HandoffGap *hdrhistogram.Histogram
-	WorkerWaits                        []results.WorkerWait
 	HotKeys                            []results.KeyUse
 	KeysFollowed                       string
-	Commands                           *results.Commands
-	Wakeups                            *results.Wakeups // strategy notify
+}
+
+// Folded is what a run's loop folded in its process that crosses a
+// process boundary as it is: a client process sends it, its histograms as
+// interval logs (records never cross: the 2 cores have no CPU for them).
+type Folded struct {
+	Counts
+	WindowStart time.Time     `json:"start"`
+	Measured    time.Duration `json:"measured"`
+	CPU         time.Duration `json:"cpu"`        // process CPU (user+system) in the window
+	PerWorker   []int64       `json:"per_worker"` // measured acquisitions of each worker
+	// Each worker's waits, and the commands the window sent (nil: not
+	// counted) and their wake-ups (strategy notify).
+	WorkerWaits []results.WorkerWait `json:"worker_waits"`
+	Commands    *results.Commands    `json:"commands,omitempty"`
+	Wakeups     *results.Wakeups     `json:"wakeups,omitempty"`
 }
 
 // Run drives the locker until the cell's time is up, its quota is met or
@@ -421,7 +430,7 @@ func (win *window) fill(st *Stats, stop time.Time) {
 // the window's marks saw.
 func (l *loop) stats(interrupted bool, workers []*Worker, stop time.Time, win *window) *Stats {
 	st := &Stats{
-		Counts:             Counts{PerMaster: make([][lock.NumOutcomes]int64, serversOf(l.lk))},
+		Folded:             Folded{Counts: Counts{PerMaster: make([][lock.NumOutcomes]int64, serversOf(l.lk))}, WindowStart: l.measureFrom},
 		Acquire:            l.rec.Total(results.Acquire),
 		AcquireUncorrected: l.rec.Total(results.AcquireUncorrected),
 		AcquireFailed:      l.rec.Total(results.Failed),
@@ -431,7 +440,6 @@ func (l *loop) stats(interrupted bool, workers []*Worker, stop time.Time, win *w
 		HandoffGap:         l.rec.Total(results.HandoffGap),
 		MaxConcurrent:      l.probe.MaxConcurrent(),
 		Interrupted:        interrupted,
-		WindowStart:        l.measureFrom,
 		JudgedHolds:        l.probe.Judged(),
 		HoldsNotJudged:     l.probe.NotJudged(),
 		Rate:               l.cfg.Rate,

@@ -43,8 +43,8 @@ func TestSumAddsClients(t *testing.T) {
 		for range acq {
 			_ = h.RecordValue(100)
 		}
-		return &Stats{Counts: Counts{Tally: results.Tally{Acquired: acq}, Violations: 1}, Acquire: h, TimeToLock: h, HandoffGap: h, WindowStart: t0.Add(start), Measured: d,
-			PerWorker: []int64{acq}, WorkerWaits: []results.WorkerWait{{Worker: worker}}, Commands: &results.Commands{}}
+		return &Stats{Folded: Folded{Counts: Counts{Tally: results.Tally{Acquired: acq}, Violations: 1}, WindowStart: t0.Add(start), Measured: d,
+			PerWorker: []int64{acq}, WorkerWaits: []results.WorkerWait{{Worker: worker}}, Commands: &results.Commands{}}, Acquire: h, TimeToLock: h, HandoffGap: h}
 	}
 	a, b := part(3, 0, time.Second, 0), part(5, 500*time.Millisecond, time.Second, 0)
 	if one := Sum([]*Stats{a}); one != a {

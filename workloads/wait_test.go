@@ -134,8 +134,8 @@ func TestStarvedCountsLongWaitsAndGiveUps(t *testing.T) {
 	}
 	_ = h.RecordValue(50_000)
 	_ = h.RecordValue(200_000)
-	st := &Stats{TimeToLock: h, GaveUpWait: hdrhistogram.New(1, 10, 1), WorkerWaits: []results.WorkerWait{
-		{Worker: 0, P99: 1000, Max: 1000}, {Worker: 1, P99: 50_000, Max: 200_000}, {Worker: 2, P99: 1000, Max: 1000, GaveUp: 1}}}
+	st := &Stats{TimeToLock: h, GaveUpWait: hdrhistogram.New(1, 10, 1), Folded: Folded{WorkerWaits: []results.WorkerWait{
+		{Worker: 0, P99: 1000, Max: 1000}, {Worker: 1, P99: 50_000, Max: 200_000}, {Worker: 2, P99: 1000, Max: 1000, GaveUp: 1}}}}
 	workers, waits, slowest := st.starved(10_000)
 	if workers != 2 || waits != 2 || slowest[0].Worker != 1 {
 		t.Fatalf("starved workers %d, waits %d, slowest %+v; want 2, 2, worker 1 first", workers, waits, slowest)
