@@ -39,7 +39,7 @@ type CellOpener interface {
 // CellEnv is what a client opening its own cell is given.
 type CellEnv struct {
 	Cell    plan.Cell
-	Masters *Masters
+	Servers *CellServers
 	Prefix  string // the cell's keys
 	// Watch, when set, reads the masters' CPU and counters live (live
 	// metrics), through info.
@@ -49,7 +49,7 @@ type CellEnv struct {
 // OpenCell: the engine on the cell's masters, its baselines and readings
 // (the workers' lock is the engine, or redsync on the same masters).
 func (c RedisClient) OpenCell(ctx context.Context, env CellEnv) (_ Cell, err error) {
-	s, m := env.Cell.Settings, env.Masters
+	s, m := env.Cell.Settings, env.Servers
 	r := &redisCell{env: env, eng: c.Engine}
 	defer func() {
 		if err != nil {
@@ -116,7 +116,7 @@ func (r *redisCell) Finish(res *results.Run, st *workloads.Stats) {
 	res.Config.Redsync = r.lk.redsync
 	r.base.fill(res, r.eng.Addrs())
 	r.win.Finish(res, st)
-	if r.env.Masters.Service.(*RedisServers).Embedded {
+	if r.env.Servers.Service.(*RedisServers).Embedded {
 		res.Warnings = append(res.Warnings, "embedded in-process masters (redis-server not found): these are not Redis figures")
 	}
 }

@@ -19,7 +19,7 @@ type MissingTool = service.MissingTool
 
 // startService starts the cell's lock service's servers (each service
 // bounds its own start).
-func (p *Pool) startService(ctx context.Context, c plan.Cell, m *Masters) error {
+func (p *Pool) startService(ctx context.Context, c plan.Cell, m *CellServers) error {
 	v, err := service.Of(c.Settings).Start(ctx, c, p.Log)
 	if err != nil {
 		return err
@@ -45,7 +45,7 @@ func CanServe(c plan.Cell) error {
 
 // startFaultServers starts a fault cell's servers and the protected
 // resource's server, with a temp dir for the clients' logs.
-func (p *Pool) startFaultServers(ctx context.Context, c plan.Cell, m *Masters) error {
+func (p *Pool) startFaultServers(ctx context.Context, c plan.Cell, m *CellServers) error {
 	var err error
 	if m.TempDir, err = os.MkdirTemp("", "lockbench-chaos-*"); err != nil {
 		return err
@@ -59,7 +59,7 @@ func (p *Pool) startFaultServers(ctx context.Context, c plan.Cell, m *Masters) e
 }
 
 // startResource starts the protected resource's redis-server.
-func (m *Masters) startResource(ctx context.Context) error {
+func (m *CellServers) startResource(ctx context.Context) error {
 	rset, err := localmasters.Start(ctx, localmasters.Options{N: 1, Persistence: localmasters.PersistNone, Embedded: "never"})
 	if err != nil {
 		return fmt.Errorf("resource server: %w", err)
@@ -73,7 +73,7 @@ func (m *Masters) startResource(ctx context.Context) error {
 // one per master, delaying every reply (the baselines go through it too,
 // so ratios stay like for like). Its goroutines are labelled so its CPU
 // can be told apart.
-func (p *Pool) network(c plan.Cell, m *Masters) error {
+func (p *Pool) network(c plan.Cell, m *CellServers) error {
 	if m.Net != nil {
 		m.Net.Close()
 		m.Net = nil

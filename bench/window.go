@@ -59,7 +59,7 @@ func NewWindowReadings(ctx context.Context, w Window) *WindowReadings {
 // ServiceWindow is a lock service's window: its local servers' processes
 // (their trees, where a server's work is done by its children) are the
 // servers' CPU.
-func ServiceWindow(m *Masters) Window {
+func ServiceWindow(m *CellServers) Window {
 	v := m.Service
 	return Window{Addrs: v.Display(), ProbeAddrs: v.Display(), LocalPids: v.Pids(), Trees: v.Trees()}
 }

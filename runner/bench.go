@@ -14,7 +14,7 @@ import (
 // engine: per-master baselines, its masters' readings), or is measured by
 // its plain writes.
 func openService(ctx context.Context, env cellEnv) (bench.Cell, error) {
-	raw, err := env.masters.ServiceConfig(env.cell, 0)
+	raw, err := env.servers.ServiceConfig(env.cell, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +23,7 @@ func openService(ctx context.Context, env cellEnv) (bench.Cell, error) {
 		return nil, err
 	}
 	if o, ok := cl.(bench.CellOpener); ok {
-		return o.OpenCell(ctx, bench.CellEnv{Cell: env.cell, Masters: env.masters, Prefix: env.prefix, Watch: env.watchMasters()})
+		return o.OpenCell(ctx, bench.CellEnv{Cell: env.cell, Servers: env.servers, Prefix: env.prefix, Watch: env.watchMasters()})
 	}
 	return openServiceCell(ctx, env, cl)
 }

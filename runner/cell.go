@@ -101,7 +101,7 @@ func newCellRun(env cellEnv) *cellRun {
 
 // checksResource says the cell's clients read and write a protected
 // resource (a fault cell's), which its checkers judge.
-func (r *cellRun) checksResource() bool { return r.masters.Resource != "" }
+func (r *cellRun) checksResource() bool { return r.servers.Resource != "" }
 
 // openService opens the cell's lock service for its one client, unless
 // the clients bring their own (each through its own links).
@@ -152,8 +152,8 @@ func (r *cellRun) clientConfigs() ([]chaos.ClientConfig, error) {
 		cfgs[c] = chaos.ClientConfig{Index: c, Engine: r.cell.Engine, Load: r.cell.Spec.Share(n), Prefix: r.prefix,
 			Seed: r.seed + uint64(c)*7919}
 		if r.checksResource() {
-			cfgs[c].Resource, cfgs[c].Fencing, cfgs[c].CheckValidity, cfgs[c].GuardedWrite = r.masters.Resource, s.Fencing, s.CheckValidity, s.GuardedWrite
-			cfgs[c].LogDir, cfgs[c].FailureTimes = r.masters.TempDir, r.hasFailover()
+			cfgs[c].Resource, cfgs[c].Fencing, cfgs[c].CheckValidity, cfgs[c].GuardedWrite = r.servers.Resource, s.Fencing, s.CheckValidity, s.GuardedWrite
+			cfgs[c].LogDir, cfgs[c].FailureTimes = r.servers.TempDir, r.hasFailover()
 		}
 		if err := r.serviceConfig(&cfgs[c]); err != nil {
 			return nil, err
@@ -166,7 +166,7 @@ func (r *cellRun) clientConfigs() ([]chaos.ClientConfig, error) {
 // for every client (its addresses).
 func (r *cellRun) serviceConfig(cfg *chaos.ClientConfig) (err error) {
 	cfg.Service = string(r.cell.Settings.TopologyOf())
-	cfg.ServiceConfig, err = r.masters.ServiceConfig(r.cell, cfg.Index)
+	cfg.ServiceConfig, err = r.servers.ServiceConfig(r.cell, cfg.Index)
 	return err
 }
 

@@ -37,7 +37,7 @@ func measureCell(t *testing.T, doc string, faulty bool) *CellResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := cellEnv{cell: c, masters: m, prefix: keyPrefix(c.Settings, newRunID(), c.Index), seed: 7, opt: &Options{Scenario: "test", Log: t.Output()}}
+	env := cellEnv{cell: c, servers: m, prefix: keyPrefix(c.Settings, newRunID(), c.Index), seed: 7, opt: &Options{Scenario: "test", Log: t.Output()}}
 	res, err := runCell(context.Background(), env)
 	if err != nil {
 		t.Fatal(err)

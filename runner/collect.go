@@ -124,7 +124,7 @@ func (r *cellRun) replies(crs []chaos.ClientResult) workloads.Replies {
 	for _, cr := range crs {
 		n = max(n, len(cr.Late))
 	}
-	addrs := r.masters.Display[:min(n, len(r.masters.Display))]
+	addrs := r.servers.Display[:min(n, len(r.servers.Display))]
 	late := make([][lock.NumOutcomes]int64, len(addrs))
 	for _, cr := range crs {
 		for m := range min(len(cr.Late), len(addrs)) {
@@ -151,7 +151,7 @@ func (r *cellRun) checkResource(t0 time.Time, run clientsRun) (*resourceCheck, e
 	// Check the resource with a fresh context: an interrupted cell still
 	// gets its partial result checked.
 	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	ck, err := check.Judge(cctx, r.masters.Resource, r.prefix, r.s.Keys)
+	ck, err := check.Judge(cctx, r.servers.Resource, r.prefix, r.s.Keys)
 	cancel()
 	if err != nil {
 		return nil, err
@@ -250,8 +250,8 @@ func (r *cellRun) addFindings(t0 time.Time, run clientsRun, chk *resourceCheck) 
 	res.Run.Warnings = append(res.Run.Warnings, run.errs...)
 	res.Run.Warnings = append(res.Run.Warnings, r.cell.Warnings()...)
 	res.judge(r.cell, run.interrupted, notJudged(r.cell, res, ck, r.sched.Missed(), events))
-	r.cpu.finish(&res.Run, r.masters.Pids())
-	for _, pid := range r.masters.Pids() { // a server restarted after a crash has a new pid
+	r.cpu.finish(&res.Run, r.servers.Pids())
+	for _, pid := range r.servers.Pids() { // a server restarted after a crash has a new pid
 		if pid != 0 && !slices.Contains(res.Pids, pid) {
 			res.Pids = append(res.Pids, pid)
 		}

@@ -19,7 +19,7 @@ import (
 // findTargets lists what the cell's faults may act on (its servers, their
 // links, its clients once started) and every address the cell listens on.
 func (r *cellRun) findTargets() {
-	m := r.masters
+	m := r.servers
 	r.targets = faults.Targets{Net: m.Net}
 	r.res.Addrs = append(slices.Clone(m.Service.Targets(r.cell, &r.targets)), m.Resource)
 	for c := range r.s.Clients {
@@ -38,7 +38,7 @@ func (r *cellRun) hasFailover() bool {
 
 // logStarted records the servers' pids and says what runs where.
 func (r *cellRun) logStarted() {
-	m := r.masters
+	m := r.servers
 	r.res.Pids = append(r.res.Pids, m.Pids()...)
 	logf(r.opt.Log, "chaos: cell %s: %s, resource %s (pid %d), %d %s clients%s",
 		r.cell.Name, m.Describe(), m.Resource, m.ResourcePid(), r.s.Clients, r.s.ClientMode, clientPids(r.clients))

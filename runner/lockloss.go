@@ -11,7 +11,7 @@ import (
 // watchSessionEnds starts watching the cell's servers for session ends
 // (none: a service without sessions, or not local).
 func (r *cellRun) watchSessionEnds() {
-	stop, err := r.masters.Service.WatchSessionEnds()
+	stop, err := r.servers.Service.WatchSessionEnds()
 	switch {
 	case err != nil:
 		r.ends = unwatched(err.Error()) // said, not dropped

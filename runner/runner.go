@@ -71,7 +71,7 @@ type CellResult struct {
 // servers, its keys and seed, its interval logs and the scenario's options.
 type cellEnv struct {
 	cell    plan.Cell
-	masters *bench.Masters
+	servers *bench.CellServers
 	prefix  string // the cell's keys
 	seed    uint64
 	logs    *cellLogs
@@ -86,7 +86,7 @@ type cellEnv struct {
 // resolved them, with what only the run knows (masters, seed, keys).
 func (e cellEnv) cellConfig() *results.CellConfig {
 	shown := e.cell.Recorded
-	m := e.masters
+	m := e.servers
 	shown.Masters = m.Display
 	shown.Seed, shown.KeyPrefix = e.seed, e.prefix
 	cc := &results.CellConfig{Settings: shown, Version: Version}
@@ -113,7 +113,7 @@ func (e cellEnv) metricsCell() *metrics.Cell {
 		p = "server"
 	}
 	l := metrics.Labels{Scenario: e.opt.Scenario, Cell: kindOf(e.cell).metricsCell(e.cell), Segment: s.Segment, Mode: s.Mode, Wait: s.Wait, Persistence: p, Driver: s.Driver}
-	return e.opt.Metrics.Cell(l, e.masters.Display)
+	return e.opt.Metrics.Cell(l, e.servers.Display)
 }
 
 // newRunID is a short random id for key prefixes.

@@ -19,7 +19,7 @@ type serverCPU struct {
 }
 
 func (r *cellRun) startServerCPU() *serverCPU {
-	m := r.masters
+	m := r.servers
 	pids := slices.DeleteFunc(m.Pids(), func(p int) bool { return p == 0 || p == m.ResourcePid() })
 	w := &serverCPU{pids: pids, trees: m.Service.Trees()}
 	w.start = bench.ProcessCPU(pids, w.trees)

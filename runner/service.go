@@ -25,7 +25,7 @@ type serviceCell struct {
 }
 
 func openServiceCell(ctx context.Context, env cellEnv, cl service.Client) (_ bench.Cell, err error) {
-	m := env.masters
+	m := env.servers
 	v := &serviceCell{env: env, cl: cl, rpcs: callWindow{calls: cl.RPCs}}
 	defer func() {
 		if err != nil {
@@ -73,7 +73,7 @@ func (v *serviceCell) baseline(ctx context.Context, key string) ([]time.Duration
 func (v *serviceCell) Locker() lock.Locker { return v.cl }
 
 func (v *serviceCell) Window(rc *workloads.RunConfig) {
-	if srv := v.env.masters.Service; len(srv.Pids()) > 0 {
+	if srv := v.env.servers.Service; len(srv.Pids()) > 0 {
 		rc.ServerCPU = func() []time.Duration { return bench.ProcessCPU(srv.Pids(), srv.Trees()) }
 	}
 	rc.OnWindow = v.rpcs.mark(v.win.Mark)
@@ -81,7 +81,7 @@ func (v *serviceCell) Window(rc *workloads.RunConfig) {
 
 // Finish records the servers, what the service ran on and the baseline.
 func (v *serviceCell) Finish(res *results.Run, st *workloads.Stats) {
-	srv := v.env.masters.Service
+	srv := v.env.servers.Service
 	if res.Config.Service == nil { // a Redis topology measured through another client (rueidislock)
 		res.Config.Service = &results.ServiceSettings{}
 	}

@@ -23,11 +23,11 @@ import (
 	"lockbench/service"
 )
 
-// Masters are the lock servers of a cell, ready: its topology's servers
+// CellServers are the lock servers of a cell, ready: its topology's servers
 // (Redis masters or a lock service's), and for a fault cell also the
 // protected resource's server and a temp dir; the cell's proxies between
 // clients and servers, if it has any.
-type Masters struct {
+type CellServers struct {
 	key     string
 	Display []string        // the servers, without secrets
 	served  map[string]bool // cell IDs measured on these servers
@@ -46,7 +46,7 @@ type Masters struct {
 }
 
 // Pids are the servers' and the resource's processes (0: none).
-func (m *Masters) Pids() []int {
+func (m *CellServers) Pids() []int {
 	out := m.Service.Pids()
 	if m.resource != nil {
 		out = append(out, pidsOf(m.resource.Masters())...)
@@ -55,7 +55,7 @@ func (m *Masters) Pids() []int {
 }
 
 // Describe is a fault cell's servers as its log line says them.
-func (m *Masters) Describe() string {
+func (m *CellServers) Describe() string {
 	if d := m.Service.Describe(); d != "" {
 		return d
 	}
@@ -66,7 +66,7 @@ func (m *Masters) Describe() string {
 func SplitCPUs(list string) (local, client []int, err error) { return localmasters.SplitCPUs(list) }
 
 // ResourcePid is a fault cell's protected resource's process (0: none).
-func (m *Masters) ResourcePid() int {
+func (m *CellServers) ResourcePid() int {
 	if m.resource == nil {
 		return 0
 	}
@@ -79,7 +79,7 @@ func (m *Masters) ResourcePid() int {
 // fault cell always gets servers of its own (it crashes them).
 type Pool struct {
 	Log io.Writer
-	cur *Masters
+	cur *CellServers
 }
 
 // ownServers is plan's: the cell gets servers of its own.
@@ -99,7 +99,7 @@ func (p *Pool) Release(c plan.Cell) error {
 // not for a repeat of a cell whose persistence keeps state (an AOF file
 // that grows with every write), so that every repeat starts alike. The
 // cell's proxies are made anew.
-func (p *Pool) Prepare(ctx context.Context, c plan.Cell) (*Masters, error) {
+func (p *Pool) Prepare(ctx context.Context, c plan.Cell) (*CellServers, error) {
 	key := c.MastersKey()
 	if m := p.cur; m != nil && m.key == key && !ownServers(c) && !(m.served[c.ID] && plan.RepeatsNeedFreshMasters(c.Settings)) {
 		m.served[c.ID] = true
@@ -116,8 +116,8 @@ func (p *Pool) Prepare(ctx context.Context, c plan.Cell) (*Masters, error) {
 	return m, p.network(c, m)
 }
 
-func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*Masters, error) {
-	m := &Masters{key: key, served: map[string]bool{}}
+func (p *Pool) start(ctx context.Context, c plan.Cell, key string) (*CellServers, error) {
+	m := &CellServers{key: key, served: map[string]bool{}}
 	p.cur = m
 	if ownServers(c) { // its own servers of any topology, and the resource's
 		return m, p.startFaultServers(ctx, c, m)
