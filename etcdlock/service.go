@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"lockbench/bench"
 	"lockbench/faults"
 	"lockbench/plan"
+	"lockbench/pool"
 	"lockbench/results"
 	"lockbench/service"
 )
@@ -97,7 +97,7 @@ func (etcd) Start(ctx context.Context, c plan.Cell, log io.Writer) (service.Serv
 // other through them (one hop a message).
 func (v *servers) peerProxies(peers []string, lat time.Duration) ([]string, error) {
 	var err error
-	bench.WithProxyLabel(func() {
+	pool.WithProxyLabel(func() {
 		if v.peerNet, err = faults.NewNetwork(peers, 1); err == nil && lat > 0 {
 			err = v.peerNet.Latency(nil, nil, lat, 0)
 		}

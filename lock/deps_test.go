@@ -30,7 +30,7 @@ func TestServicesReachOnlyTheSeam(t *testing.T) {
 	deps := func(pkg string) []string { return list("{{join .Deps \" \"}}", pkg) }
 	imports := func(pkg string) []string { return list("{{join .Imports \" \"}}", pkg) }
 	services := []string{"lockbench/etcdlock", "lockbench/zklock", "lockbench/pglock"}
-	for _, pkg := range []string{"lockbench/runner", "lockbench/plan", "lockbench/bench", "lockbench/chaos", "lockbench/workloads",
+	for _, pkg := range []string{"lockbench/runner", "lockbench/plan", "lockbench/pool", "lockbench/chaos", "lockbench/workloads",
 		"lockbench/results", "lockbench/report", "lockbench/service", "lockbench/faults", "lockbench/metrics"} {
 		for _, d := range deps(pkg) {
 			if slices.Contains(services, d) {
@@ -46,11 +46,11 @@ func TestServicesReachOnlyTheSeam(t *testing.T) {
 			}
 		}
 	}
-	// The runner drives every cell through the registry and bench.Cell:
+	// The runner drives every cell through the registry and pool.Cell:
 	// Redis' client is no exception it names.
 	for _, d := range imports("lockbench/runner") {
 		if d == "lockbench/engine" || strings.HasPrefix(d, "lockbench/drivers/") {
-			t.Errorf("runner imports %s: a cell's lock is its service's (bench.CellOpener)", d)
+			t.Errorf("runner imports %s: a cell's lock is its service's (pool.CellOpener)", d)
 		}
 	}
 	for _, d := range deps("lockbench/lock") {

@@ -27,7 +27,7 @@ func TestLoadPathDrawsNothing(t *testing.T) {
 		return strings.Fields(string(out))
 	}
 	drawing := func(p string) bool { return strings.HasPrefix(p, "gonum.org/") || p == "lockbench/report" }
-	for _, p := range deps("lockbench/engine", "lockbench/workloads", "lockbench/bench", "lockbench/chaos", "lockbench/plan", "lockbench/results", "lockbench/runner", "lockbench/check") {
+	for _, p := range deps("lockbench/engine", "lockbench/workloads", "lockbench/pool", "lockbench/chaos", "lockbench/plan", "lockbench/results", "lockbench/runner", "lockbench/check") {
 		if drawing(p) {
 			t.Errorf("the load path imports %s", p)
 		}
@@ -41,7 +41,7 @@ func TestLoadPathDrawsNothing(t *testing.T) {
 	// Settings are checked from settings, not from the machine: plan
 	// reaches neither the servers' packages nor the runner.
 	for _, p := range deps("lockbench/plan") {
-		if p == "lockbench/localmasters" || p == "lockbench/bench" || p == "lockbench/faults" || p == "lockbench/runner" {
+		if p == "lockbench/localmasters" || p == "lockbench/pool" || p == "lockbench/faults" || p == "lockbench/runner" {
 			t.Errorf("plan imports %s", p)
 		}
 	}

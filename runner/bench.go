@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"lockbench/bench"
 	"lockbench/plan"
+	"lockbench/pool"
 	"lockbench/service"
 )
 
@@ -13,7 +13,7 @@ import (
 // client 0's config, which measures its own cell when it can (Redis'
 // engine: per-master baselines, its masters' readings), or is measured by
 // its plain writes.
-func openService(ctx context.Context, env cellEnv) (bench.Cell, error) {
+func openService(ctx context.Context, env cellEnv) (pool.Cell, error) {
 	raw, err := env.servers.ServiceConfig(env.cell, 0)
 	if err != nil {
 		return nil, err
@@ -22,8 +22,8 @@ func openService(ctx context.Context, env cellEnv) (bench.Cell, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o, ok := cl.(bench.CellOpener); ok {
-		return o.OpenCell(ctx, bench.CellEnv{Cell: env.cell, Servers: env.servers, Prefix: env.prefix, Watch: env.watchMasters()})
+	if o, ok := cl.(pool.CellOpener); ok {
+		return o.OpenCell(ctx, pool.CellEnv{Cell: env.cell, Servers: env.servers, Prefix: env.prefix, Watch: env.watchMasters()})
 	}
 	return openServiceCell(ctx, env, cl)
 }

@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"lockbench/bench"
 	"lockbench/chaos"
 	"lockbench/faults"
 	"lockbench/plan"
+	"lockbench/pool"
 	"lockbench/service"
 	"lockbench/workloads"
 )
@@ -64,7 +64,7 @@ type cellRun struct {
 	// svc is the cell's lock service when its one client uses it (a
 	// benchmark cell: baselines, readings, clean-up); nil: every client
 	// opens its own lock (a fault cell's, through its own links).
-	svc     bench.Cell
+	svc     pool.Cell
 	probe   *workloads.Probe // shared by the clients in this process
 	obs     chaos.Observer
 	clients []chaos.Client

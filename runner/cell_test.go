@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"lockbench/bench"
 	"lockbench/internal/redistest"
 	"lockbench/plan"
+	"lockbench/pool"
 	"lockbench/results"
 )
 
@@ -27,13 +27,13 @@ func measureCell(t *testing.T, doc string, faulty bool) *CellResult {
 		t.Fatalf("%d cells, %v; want 1", len(cells), err)
 	}
 	c := cells[0]
-	pool := &bench.Pool{Log: t.Output()}
+	p := &pool.Pool{Log: t.Output()}
 	defer func() {
-		if err := pool.Close(); err != nil {
+		if err := p.Close(); err != nil {
 			t.Error(err)
 		}
 	}()
-	m, err := pool.Prepare(context.Background(), c)
+	m, err := p.Prepare(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"lockbench/bench"
 	"lockbench/plan"
+	"lockbench/pool"
 	"lockbench/results"
 )
 
@@ -137,7 +137,7 @@ func machine(localCPUs string) results.Machine {
 	host, _ := os.Hostname()
 	m := results.Machine{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU()}
 	if localCPUs != "" {
-		m.LocalCPUs, m.ClientCPUs, _ = bench.SplitCPUs(localCPUs)
+		m.LocalCPUs, m.ClientCPUs, _ = pool.SplitCPUs(localCPUs)
 	}
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {

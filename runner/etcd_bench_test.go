@@ -14,8 +14,8 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
 
-	"lockbench/bench"
 	"lockbench/etcdlock"
+	"lockbench/pool"
 )
 
 // BenchmarkEtcdVsBare: lockbench's etcd cell against a bare loop of
@@ -35,7 +35,7 @@ func BenchmarkEtcdVsBare(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cl.Stop()
-	members := func() []time.Duration { return bench.ProcessCPU(cl.Pids(), false) }
+	members := func() []time.Duration { return pool.ProcessCPU(cl.Pids(), false) }
 	pairsOf(b, func() side { return bareEtcdLoop(b, cl.Endpoints(), members, contenders, keys, window) },
 		func() side { return lockbenchEtcdCell(b, cl.Endpoints(), members, contenders, keys, window) })
 }

@@ -12,10 +12,10 @@ import (
 	"fmt"
 	"io"
 
-	"lockbench/bench"
 	"lockbench/chaos"
 	"lockbench/metrics"
 	"lockbench/plan"
+	"lockbench/pool"
 	"lockbench/results"
 )
 
@@ -71,7 +71,7 @@ type CellResult struct {
 // servers, its keys and seed, its interval logs and the scenario's options.
 type cellEnv struct {
 	cell    plan.Cell
-	servers *bench.CellServers
+	servers *pool.CellServers
 	prefix  string // the cell's keys
 	seed    uint64
 	logs    *cellLogs

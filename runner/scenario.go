@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"lockbench/bench"
 	"lockbench/plan"
+	"lockbench/pool"
 	"lockbench/results"
 )
 
@@ -38,14 +38,14 @@ type CellOutcome struct {
 }
 
 // MissingTool is a program this machine lacks for a cell (not bad input).
-type MissingTool = bench.MissingTool
+type MissingTool = pool.MissingTool
 
 // Check says whether this machine can serve every cell, before anything
 // starts: a cell it cannot serve is bad input, unless a program is missing
 // (MissingTool).
 func Check(cells []plan.Cell) error {
 	for _, c := range cells {
-		if err := bench.CanServe(c); err != nil {
+		if err := pool.CanServe(c); err != nil {
 			if len(cells) > 1 {
 				return fmt.Errorf("cell %s: %w", c.Label, err)
 			}
@@ -59,7 +59,7 @@ func Check(cells []plan.Cell) error {
 func Unserved(cells []plan.Cell) []plan.Cell {
 	var out []plan.Cell
 	for _, c := range cells {
-		if bench.CanServe(c) != nil {
+		if pool.CanServe(c) != nil {
 			out = append(out, c)
 		}
 	}
@@ -119,7 +119,7 @@ type scenarioRun struct {
 	cells []plan.Cell
 	opt   *Options
 	runID string
-	pool  *bench.Pool
+	pool  *pool.Pool
 	dir   *resultsDir // nil: no directory
 	out   *Outcome
 	byPos []*CellOutcome
@@ -131,7 +131,7 @@ func newScenarioRun(sc *plan.Scenario, cells []plan.Cell, opt *Options) (*scenar
 	if opt.Progress != nil {
 		opt.Log = opt.Progress.Log()
 	}
-	st.pool = &bench.Pool{Log: opt.Log}
+	st.pool = &pool.Pool{Log: opt.Log}
 	if opt.Dir != "" {
 		var err error
 		if st.dir, err = createResultsDir(opt.Dir, newManifest(sc, cells, opt)); err != nil {

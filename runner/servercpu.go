@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"lockbench/bench"
+	"lockbench/pool"
 	"lockbench/results"
 )
 
@@ -22,7 +22,7 @@ func (r *cellRun) startServerCPU() *serverCPU {
 	m := r.servers
 	pids := slices.DeleteFunc(m.Pids(), func(p int) bool { return p == 0 || p == m.ResourcePid() })
 	w := &serverCPU{pids: pids, trees: m.Service.Trees()}
-	w.start = bench.ProcessCPU(pids, w.trees)
+	w.start = pool.ProcessCPU(pids, w.trees)
 	return w
 }
 
@@ -38,7 +38,7 @@ func (w *serverCPU) finish(res *results.Run, pidsNow []int) {
 		}
 	}
 	var total time.Duration
-	for i, d := range bench.ProcessCPU(w.pids, w.trees) {
+	for i, d := range pool.ProcessCPU(w.pids, w.trees) {
 		if d < 0 || w.start[i] < 0 {
 			return
 		}

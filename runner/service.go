@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"lockbench/bench"
 	"lockbench/lock"
+	"lockbench/pool"
 	"lockbench/results"
 	"lockbench/service"
 	"lockbench/workloads"
@@ -20,11 +20,11 @@ type serviceCell struct {
 	env  cellEnv
 	cl   service.Client
 	base []time.Duration
-	win  *bench.WindowReadings
+	win  *pool.WindowReadings
 	rpcs callWindow
 }
 
-func openServiceCell(ctx context.Context, env cellEnv, cl service.Client) (_ bench.Cell, err error) {
+func openServiceCell(ctx context.Context, env cellEnv, cl service.Client) (_ pool.Cell, err error) {
 	m := env.servers
 	v := &serviceCell{env: env, cl: cl, rpcs: callWindow{calls: cl.RPCs}}
 	defer func() {
@@ -38,7 +38,7 @@ func openServiceCell(ctx context.Context, env cellEnv, cl service.Client) (_ ben
 	if v.base, err = v.baseline(ctx, env.prefix+"rtt"); err != nil {
 		return nil, err
 	}
-	v.win = bench.NewWindowReadings(ctx, bench.ServiceWindow(m))
+	v.win = pool.NewWindowReadings(ctx, pool.ServiceWindow(m))
 	return v, nil
 }
 
@@ -74,7 +74,7 @@ func (v *serviceCell) Locker() lock.Locker { return v.cl }
 
 func (v *serviceCell) Window(rc *workloads.RunConfig) {
 	if srv := v.env.servers.Service; len(srv.Pids()) > 0 {
-		rc.ServerCPU = func() []time.Duration { return bench.ProcessCPU(srv.Pids(), srv.Trees()) }
+		rc.ServerCPU = func() []time.Duration { return pool.ProcessCPU(srv.Pids(), srv.Trees()) }
 	}
 	rc.OnWindow = v.rpcs.mark(v.win.Mark)
 }
@@ -100,15 +100,15 @@ func (v *serviceCell) Finish(res *results.Run, st *workloads.Stats) {
 // Close ends every session: the service drops what they held with them.
 func (v *serviceCell) Close() { v.cl.Close() }
 
-// roundTrips times bench.BaselineSamples calls of one: a lock service's floor
+// roundTrips times pool.BaselineSamples calls of one: a lock service's floor
 // to compare acquires with, measured in this run. A slow service (an fsync
 // per write, a delay on its links: 8 ms a Put) stops at baselineBudget once
 // it has minBaselineSamples: 500 of them would cost the cell 4 s before its
 // load starts, and a median needs far fewer.
 func roundTrips(ctx context.Context, one func(context.Context) error) ([]time.Duration, error) {
-	out := make([]time.Duration, 0, bench.BaselineSamples)
+	out := make([]time.Duration, 0, pool.BaselineSamples)
 	start := time.Now()
-	for len(out) < bench.BaselineSamples && (len(out) < minBaselineSamples || time.Since(start) < baselineBudget) {
+	for len(out) < pool.BaselineSamples && (len(out) < minBaselineSamples || time.Since(start) < baselineBudget) {
 		t := time.Now()
 		if err := one(ctx); err != nil {
 			return nil, err

@@ -17,9 +17,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/procfs"
 
-	"lockbench/bench"
 	"lockbench/pglock"
 	"lockbench/plan"
+	"lockbench/pool"
 	"lockbench/results"
 	"lockbench/zklock"
 )
@@ -44,7 +44,7 @@ func BenchmarkZookeeperVsBare(b *testing.B) {
 	defer cl.Stop()
 	doc := fmt.Sprintf(`settings: {topology: zookeeper, zookeeper_servers: [%s], workers: %d, keys: %d, hold: 0s, ttl: 10s, duration: %s, warmup: 500ms, wait_strategy: queue}`,
 		strings.Join(cl.Servers(), ", "), contenders, keys, window)
-	jvms := func() []time.Duration { return bench.ProcessCPU(cl.Pids(), false) }
+	jvms := func() []time.Duration { return pool.ProcessCPU(cl.Pids(), false) }
 	pairsOf(b, func() side { return bareZookeeperLoop(b, cl.Servers(), jvms, contenders, keys, window) },
 		func() side { return lockbenchCell(b, doc, jvms) })
 }
@@ -189,7 +189,7 @@ func loopFor(b *testing.B, servers func() []time.Duration, contenders int, windo
 // ended backends' it reaped (a cell's connections end inside the span
 // its other share is read over).
 func postmasterCPU(pid int) []time.Duration {
-	out := bench.ProcessCPU([]int{pid}, true)
+	out := pool.ProcessCPU([]int{pid}, true)
 	if fs, err := procfs.NewDefaultFS(); err == nil {
 		if p, err := fs.Proc(pid); err == nil {
 			if st, err := p.Stat(); err == nil {

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"lockbench/bench"
 	"lockbench/faults"
 	"lockbench/plan"
+	"lockbench/pool"
 	"lockbench/results"
 	"lockbench/service"
 )
@@ -96,7 +96,7 @@ func (v *servers) peers(lat time.Duration) func(listen [][]string, hello Hello) 
 	return func(listen [][]string, hello Hello) (PeerNet, error) {
 		var n *faults.MemberNet
 		var err error
-		bench.WithProxyLabel(func() { n, err = newMemberNet(listen, hello, lat) })
+		pool.WithProxyLabel(func() { n, err = newMemberNet(listen, hello, lat) })
 		if err != nil {
 			return nil, err // no typed nil in the interface
 		}

@@ -1,8 +1,9 @@
-// Package bench is a cell's topology: it gets the lock servers ready for
-// a cell (local or external masters; a fault cell's own masters, clocks,
-// resource server and proxies), says whether this machine can serve a
-// cell, and reads the machine and the masters around a measured window.
-package bench
+// Package pool is the server pool: it gets a cell's lock servers ready
+// (any service's, kept for the next cell while they fit; a fault cell's
+// own, with clocks, the protected resource's server and proxies), says
+// whether this machine can serve a cell, and reads the machine and the
+// servers around a measured window.
+package pool
 
 import (
 	"context"
