@@ -29,7 +29,7 @@ func TestServicesReachOnlyTheSeam(t *testing.T) {
 	}
 	deps := func(pkg string) []string { return list("{{join .Deps \" \"}}", pkg) }
 	imports := func(pkg string) []string { return list("{{join .Imports \" \"}}", pkg) }
-	services := []string{"lockbench/etcdlock", "lockbench/zklock", "lockbench/pglock"}
+	services := []string{"lockbench/etcdlock", "lockbench/zklock", "lockbench/pglock", "lockbench/redislock"}
 	for _, pkg := range []string{"lockbench/runner", "lockbench/plan", "lockbench/pool", "lockbench/chaos", "lockbench/workloads",
 		"lockbench/results", "lockbench/report", "lockbench/service", "lockbench/faults", "lockbench/metrics"} {
 		for _, d := range deps(pkg) {
@@ -39,9 +39,13 @@ func TestServicesReachOnlyTheSeam(t *testing.T) {
 		}
 	}
 	above := map[string]bool{"lockbench/workloads": true, "lockbench/runner": true, "lockbench/chaos": true}
+	// Redis' client measures its own cell (pool.CellOpener), whose
+	// methods take the worker loop's RunConfig and Stats: that import is
+	// the one allowed.
+	opensCell := map[string]string{"lockbench/redislock": "lockbench/workloads"}
 	for _, svc := range append(services, "lockbench/drivers/redsyncdriver") {
 		for _, d := range imports(svc) {
-			if above[d] {
+			if above[d] && opensCell[svc] != d {
 				t.Errorf("%s imports %s", svc, d)
 			}
 		}

@@ -34,7 +34,11 @@ func (p *Pool) startService(ctx context.Context, c plan.Cell, m *CellServers) er
 // The messages name the setting where one is to blame, as settings errors
 // do.
 func CanServe(c plan.Cell) error {
-	if err := service.Of(c.Settings).CanServe(c); err != nil {
+	svc := service.Of(c.Settings)
+	if svc == nil { // plan knows the topology; no package registered its servers
+		return fmt.Errorf("topology %s: no lock service registered for it (the program imports none)", c.Settings.TopologyOf())
+	}
+	if err := svc.CanServe(c); err != nil {
 		return err
 	}
 	if _, found := localmasters.RedisServerPath(); ownServers(c) && !found {

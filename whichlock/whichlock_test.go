@@ -8,6 +8,7 @@ import (
 	// The lock services register themselves, as package main has them.
 	_ "lockbench/etcdlock"
 	_ "lockbench/pglock"
+	_ "lockbench/redislock"
 	_ "lockbench/zklock"
 )
 

@@ -1,4 +1,4 @@
-package pool
+package redislock_test
 
 import (
 	"strings"
@@ -8,6 +8,8 @@ import (
 	"lockbench/faults"
 	"lockbench/internal/redistest"
 	"lockbench/plan"
+	"lockbench/pool"
+	_ "lockbench/redislock" // the topologies CanServe asks about
 	"lockbench/results"
 )
 
@@ -41,7 +43,7 @@ func TestCanServe(t *testing.T) {
 			"local-cpus: needs real redis-server masters"},
 		{"a fault cell", plan.Cell{Faulty: true, Settings: plan.FaultDefaults()}, ""},
 	} {
-		err := CanServe(c.cell)
+		err := pool.CanServe(c.cell)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: %v", c.name, err)
@@ -55,18 +57,18 @@ func TestCanServe(t *testing.T) {
 // cannot persist, and a fault cell cannot run at all.
 func TestCanServeWithoutRedisServer(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	if err := CanServe(benchCell(func(s *plan.Settings) { s.Persistence = "aof-everysec" })); err == nil ||
+	if err := pool.CanServe(benchCell(func(s *plan.Settings) { s.Persistence = "aof-everysec" })); err == nil ||
 		!strings.Contains(err.Error(), `persistence: "aof-everysec" needs real redis-server masters`) {
 		t.Errorf("persistence without redis-server: %v", err)
 	}
-	if err := CanServe(benchCell(func(s *plan.Settings) { s.LocalCPUs = "0" })); err == nil ||
+	if err := pool.CanServe(benchCell(func(s *plan.Settings) { s.LocalCPUs = "0" })); err == nil ||
 		!strings.Contains(err.Error(), "local-cpus: needs real redis-server masters") {
 		t.Errorf("pinning without redis-server: %v", err)
 	}
-	if err := CanServe(benchCell(func(*plan.Settings) {})); err != nil {
+	if err := pool.CanServe(benchCell(func(*plan.Settings) {})); err != nil {
 		t.Errorf("embedded masters serve the defaults: %v", err)
 	}
-	if err := CanServe(plan.Cell{Faulty: true, Settings: plan.FaultDefaults()}); err == nil ||
+	if err := pool.CanServe(plan.Cell{Faulty: true, Settings: plan.FaultDefaults()}); err == nil ||
 		!strings.Contains(err.Error(), "redis-server not found") {
 		t.Errorf("a fault cell without redis-server: %v", err)
 	}
@@ -78,7 +80,7 @@ func TestCanServeClockJump(t *testing.T) {
 	redistest.RequireTool(t, faults.FaketimeAvailable())
 	c := plan.Cell{Faulty: true, Settings: plan.FaultDefaults(),
 		Faults: []plan.Fault{{Kind: results.FaultClockJump, Masters: []int{1}, By: 5 * time.Second}}}
-	if err := CanServe(c); err != nil {
+	if err := pool.CanServe(c); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package pool
+package redislock
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"lockbench/faults"
 	"lockbench/localmasters"
 	"lockbench/plan"
+	"lockbench/pool"
 	"lockbench/results"
 	"lockbench/service"
 )
@@ -34,22 +35,22 @@ func init() {
 // CanServe: a persistence mode and pinning need real redis-server
 // masters, which embedded masters (used when redis-server is missing) are
 // not; a fault cell needs real masters it can kill, a local replicated set
-// real replicas and Sentinels, and a clock jump libfaketime (MissingTool).
+// real replicas and Sentinels, and a clock jump libfaketime (pool.MissingTool).
 // The messages name the setting where one is to blame.
 func (redisService) CanServe(c plan.Cell) error {
 	s := c.Settings
 	_, found := localmasters.RedisServerPath()
 	embedded := s.Embedded == "always" || (s.Embedded == "auto" && !found)
 	switch {
-	case ownServers(c) && !found:
-		return MissingTool{Err: fmt.Errorf("redis-server not found in PATH; chaos needs real masters it can kill (apt-get install redis-server)")}
+	case c.OwnServers() && !found:
+		return pool.MissingTool{Err: fmt.Errorf("redis-server not found in PATH; chaos needs real masters it can kill (apt-get install redis-server)")}
 	case len(c.ClockMasters()) > 0:
 		if err := faults.FaketimeAvailable(); err != nil {
-			return MissingTool{Err: fmt.Errorf("clock_jump: %w", err)}
+			return pool.MissingTool{Err: fmt.Errorf("clock_jump: %w", err)}
 		}
 	case s.ExternalSentinels(), len(s.Masters) > 0:
 	case s.Replicated() && !found:
-		return MissingTool{Err: fmt.Errorf("redis-server not found in PATH; topology replicated runs real redis-server replicas and Sentinels (apt-get install redis-server)")}
+		return pool.MissingTool{Err: fmt.Errorf("redis-server not found in PATH; topology replicated runs real redis-server replicas and Sentinels (apt-get install redis-server)")}
 	case s.Persistence != "" && s.Persistence != "none" && embedded:
 		return fmt.Errorf("persistence: %q needs real redis-server masters; embedded masters (used when redis-server is missing) support only none", s.Persistence)
 	case s.LocalCPUs != "" && embedded:
@@ -75,7 +76,7 @@ func (redisService) Start(ctx context.Context, c plan.Cell, log io.Writer) (_ se
 		}
 	}()
 	switch {
-	case ownServers(c):
+	case c.OwnServers():
 		mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		err = r.startFaultMasters(mctx, c)

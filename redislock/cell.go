@@ -1,4 +1,4 @@
-package pool
+package redislock
 
 import (
 	"context"
@@ -10,45 +10,14 @@ import (
 	"lockbench/engine"
 	"lockbench/lock"
 	"lockbench/plan"
+	"lockbench/pool"
 	"lockbench/results"
 	"lockbench/workloads"
 )
 
-// BaselineSamples plain round trips before the load starts: a cell's
-// floor to compare acquires with.
-const BaselineSamples = 500
-
-// Cell is a benchmark cell's lock as the runner drives it: the Locker its
-// workers use, the readings around the measured window, what it adds to
-// the result, and its clean-up.
-type Cell interface {
-	Locker() lock.Locker
-	Window(rc *workloads.RunConfig)
-	Finish(res *results.Run, st *workloads.Stats)
-	Close()
-}
-
-// CellOpener is a client that measures its own benchmark cell (Redis':
-// per-master baselines, its masters' INFO readings, redsync as the
-// workers' lock); a client that is not one is measured by its plain
-// writes (service.Client).
-type CellOpener interface {
-	OpenCell(ctx context.Context, env CellEnv) (Cell, error)
-}
-
-// CellEnv is what a client opening its own cell is given.
-type CellEnv struct {
-	Cell    plan.Cell
-	Servers *CellServers
-	Prefix  string // the cell's keys
-	// Watch, when set, reads the masters' CPU and counters live (live
-	// metrics), through info.
-	Watch func(addrs []string, info func(ctx context.Context, addr string) (string, error))
-}
-
 // OpenCell: the engine on the cell's masters, its baselines and readings
 // (the workers' lock is the engine, or redsync on the same masters).
-func (c RedisClient) OpenCell(ctx context.Context, env CellEnv) (_ Cell, err error) {
+func (c RedisClient) OpenCell(ctx context.Context, env pool.CellEnv) (_ pool.Cell, err error) {
 	s, m := env.Cell.Settings, env.Servers
 	r := &redisCell{env: env, eng: c.Engine}
 	defer func() {
@@ -63,7 +32,7 @@ func (c RedisClient) OpenCell(ctx context.Context, env CellEnv) (_ Cell, err err
 		return nil, err
 	}
 	rs := m.Service.(*RedisServers)
-	r.win = NewWindowReadings(ctx, rs.window(ctx, r.eng, m.Net != nil))
+	r.win = pool.NewWindowReadings(ctx, rs.window(ctx, r.eng, m.Net != nil))
 	if env.Watch != nil {
 		env.Watch(r.eng.Addrs(), r.eng.InfoAt)
 	}
@@ -78,8 +47,8 @@ func (c RedisClient) OpenCell(ctx context.Context, env CellEnv) (_ Cell, err err
 // window is what the masters give a cell's window readings, read through
 // eng: their command counters, and the processes the machine's CPU split
 // reads.
-func (rs *RedisServers) window(ctx context.Context, eng *engine.Engine, proxied bool) Window {
-	w := Window{Addrs: eng.Addrs(), ProbeAddrs: rs.Upstreams(), InfoPids: eng.ServerPIDs(ctx), ClientCPUs: rs.ClientCPUs, LocalCPUs: rs.LocalCPUs,
+func (rs *RedisServers) window(ctx context.Context, eng *engine.Engine, proxied bool) pool.Window {
+	w := pool.Window{Addrs: eng.Addrs(), ProbeAddrs: rs.Upstreams(), InfoPids: eng.ServerPIDs(ctx), ClientCPUs: rs.ClientCPUs, LocalCPUs: rs.LocalCPUs,
 		Counters: eng.CommandStats, Proxied: proxied}
 	if rs.Local != nil {
 		w.LocalPids = pidsOf(rs.Local.Masters())
@@ -98,11 +67,11 @@ func (rs *RedisServers) window(ctx context.Context, eng *engine.Engine, proxied 
 // baselines, counters and clean-up) and the lock the workers use, the
 // engine or redsync on the same masters.
 type redisCell struct {
-	env  CellEnv
+	env  pool.CellEnv
 	eng  *engine.Engine
 	lk   cellLocker
 	base baselines
-	win  *WindowReadings
+	win  *pool.WindowReadings
 }
 
 func (r *redisCell) Locker() lock.Locker { return r.lk.Locker }
@@ -143,10 +112,10 @@ type baselines struct {
 }
 
 func measureBaselines(ctx context.Context, eng *engine.Engine, key string) (b baselines, err error) {
-	if b.perMaster, err = eng.BaselineRTT(ctx, key, BaselineSamples); err != nil {
+	if b.perMaster, err = eng.BaselineRTT(ctx, key, pool.BaselineSamples); err != nil {
 		return b, err
 	}
-	b.parallel, err = eng.BaselineParallel(ctx, key, BaselineSamples)
+	b.parallel, err = eng.BaselineParallel(ctx, key, pool.BaselineSamples)
 	return b, err
 }
 
