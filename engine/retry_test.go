@@ -22,6 +22,7 @@ func TestRetryWaitEndsWithTheContext(t *testing.T) {
 	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	start := time.Now()
+	// 1 s: a wait that ignored its context would take the hour's delay.
 	if p.Wait(ctx) || time.Since(start) > time.Second {
 		t.Fatalf("Wait went on %v past its context's end", time.Since(start))
 	}

@@ -33,7 +33,8 @@ func parseCells(t *testing.T, doc string) (*plan.Scenario, []plan.Cell) {
 // interruptCell runs doc's cell and interrupts it at the first interval
 // that counted locks (cold JVMs take what they take: not a fixed time
 // after the servers' start-up line); the run must wind down within 20 s
-// of the interrupt, say so, and keep what it measured.
+// of the interrupt (below the 30 s cell a wind-down that ignored it would
+// run out), say so, and keep what it measured.
 func interruptCell(t *testing.T, doc string) string {
 	t.Helper()
 	sc, cells := parseCells(t, doc)

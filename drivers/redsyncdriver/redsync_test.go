@@ -164,6 +164,8 @@ func TestAcquireStopsWhenTheContextEndsInTheRetryDelay(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	lock, res := d.Acquire(ctx, "rs:held")
+	// 2 s: an acquire that slept through its context's end would take the
+	// hour's retry delay.
 	if lock != nil || time.Since(start) > 2*time.Second {
 		t.Fatalf("lock %v after %v", lock != nil, time.Since(start))
 	}
