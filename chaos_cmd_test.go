@@ -138,6 +138,8 @@ cells: [{name: a}, {name: b}]
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Fatalf("want exit 130 after SIGINT, got %v; stderr %s", err, e.String())
 	}
+	// 15 s: below what a wind-down that waited out the cell (30 s) or the
+	// paused client (60 s) would take; an upper bound, not a timing.
 	if d := time.Since(start); !bound.Max(t, "chaos.interrupt_wind_down", d, 15*time.Second) {
 		t.Errorf("took %v to stop after SIGINT", d)
 	}

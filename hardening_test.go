@@ -379,7 +379,10 @@ func TestSegmentsMerge(t *testing.T) {
 	if want := float64(all.ValueAtQuantile(99)); mc.Acquire.P99 != want {
 		t.Fatalf("merged p99 %v, want %v from the added histograms", mc.Acquire.P99, want)
 	}
-	// Same total load in one process: same order of throughput.
+	// Same total load in one process: same order of throughput. The two
+	// ran one after the other, so only a wide band is robust to a load that
+	// changed between them: it catches units or a window counted wrongly,
+	// the merge itself is checked exactly above.
 	if r := mc.Throughput.Cycles / whole.Throughput.Cycles; r < 0.33 || r > 3 {
 		t.Fatalf("segments merged %.0f cycles/s vs one process %.0f: ratio %.2f", mc.Throughput.Cycles, whole.Throughput.Cycles, r)
 	}

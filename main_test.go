@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -146,13 +150,17 @@ func TestRunBadInputExits2(t *testing.T) {
 func TestRunInterruptKeepsPartialResult(t *testing.T) {
 	redistest.Require(t)
 	out := filepath.Join(t.TempDir(), "r.json")
-	cmd := exec.Command(binary, "run", "--local", "3", "--duration", "30s", "--warmup", "0s", "--workers", "4", "--json", "--json-out", out)
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cmd := exec.Command(binary, "run", "--local", "3", "--duration", "30s", "--warmup", "0s", "--workers", "4", "--json", "--json-out", out,
+		"--metrics-addr", metricsAddr)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	// Once a measured cycle is counted (the masters' start-up and the
+	// baseline take what they take), not 1.5 s after the process started.
+	waitFirstCycle(t, metricsAddr, 30*time.Second)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	var ee *exec.ExitError
@@ -160,7 +168,12 @@ func TestRunInterruptKeepsPartialResult(t *testing.T) {
 		t.Fatalf("want exit 130 after SIGINT, got %v; stderr %s", err, e.String())
 	}
 	// The masters it started must be gone: their ports no longer answer.
-	addrs := regexp.MustCompile(`127\.0\.0\.1:\d+`).FindAllString(e.String(), -1)
+	var addrs []string
+	for _, a := range regexp.MustCompile(`127\.0\.0\.1:\d+`).FindAllString(e.String(), -1) {
+		if a != metricsAddr { // the live metrics' line names it too
+			addrs = append(addrs, a)
+		}
+	}
 	if len(addrs) != 3 {
 		t.Fatalf("want the 3 master addresses announced on stderr, got %q", e.String())
 	}
@@ -182,6 +195,29 @@ func TestRunInterruptKeepsPartialResult(t *testing.T) {
 			t.Fatal("partial result has no acquires")
 		}
 	}
+}
+
+// waitFirstCycle polls the live metrics a run serves on addr until its
+// lock cycles counter, which counts the measured window only, is above 0:
+// the run is inside its window. It fails the test after limit.
+func waitFirstCycle(t *testing.T, addr string, limit time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, line := range strings.Split(string(body), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && strings.HasPrefix(f[0], "lockbench_cycles_total{") {
+				if v, err := strconv.ParseFloat(f[1], 64); err == nil && v > 0 {
+					return
+				}
+			}
+		}
+	}
+	t.Fatalf("no measured lock cycle counted on %s within %v", addr, limit)
 }
 
 func mustRead(t *testing.T, p string) string {

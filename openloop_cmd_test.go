@@ -24,6 +24,8 @@ func TestRunOpenLoopOverloadedSaysSo(t *testing.T) {
 	}
 	r := readRun(t, out)
 	ol := r.OpenLoop
+	// 50 served: a sample, a sixteenth of what 4 workers holding 5 ms
+	// can serve; load only deepens the overload.
 	if ol == nil || ol.Offered != 5000 || ol.Served < 50 || ol.Unserved != ol.Offered-ol.Served || !ol.Overloaded {
 		t.Fatalf("open_loop %+v; want 5000 offered, some served, unserved = offered − served, overloaded", ol)
 	}

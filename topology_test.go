@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -58,10 +59,15 @@ func assertGone(t *testing.T, stderr string, pids int) {
 // A replicated run locks through Sentinel end to end: the result records
 // its topology, every acquire's lock is released, and the master, its
 // replica and the Sentinels are gone afterwards.
+//
+// The per-master timeout is 1 s, not 50 ms, so that an error is
+// Sentinel's or the engine's, not the load's (a loaded machine once had 2
+// of 50 ms), and the window 2 s; what is judged (each lock released, none
+// an error) needs one lock, not a rate (100 in 1 s once failed under load).
 func TestRunReplicatedThroughSentinel(t *testing.T) {
 	redistest.Require(t)
 	stdout, stderr, code := lockbench(t, "run", "--topology", "replicated", "--replicas", "1", "--sentinels", "2",
-		"--duration", "1s", "--warmup", "0s", "--workers", "4", "--keys", "1000", "--json")
+		"--duration", "2s", "--timeout", "1s", "--warmup", "0s", "--workers", "4", "--keys", "1000", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -91,7 +97,7 @@ func TestRunReplicatedThroughSentinel(t *testing.T) {
 		c.WaitReplicas == nil || *c.WaitReplicas != 0 || len(c.Masters) != 1 || c.Quorum != 1 {
 		t.Errorf("config does not record the replicated topology: %+v", c)
 	}
-	if r.Outcomes.Acquired < 100 || r.Outcomes.Errors != 0 || r.Release.Count != r.Outcomes.Acquired {
+	if !bound.Min(t, "sentinel.acquired", r.Outcomes.Acquired, 1) || r.Outcomes.Errors != 0 || r.Release.Count != r.Outcomes.Acquired {
 		t.Errorf("%d acquired, %d errors, %d released: want every acquire through Sentinel released", r.Outcomes.Acquired, r.Outcomes.Errors, r.Release.Count)
 	}
 	if r.Servers.Replica <= 0 || r.Servers.Topology <= 0 {
@@ -104,17 +110,17 @@ func TestRunReplicatedThroughSentinel(t *testing.T) {
 // set (master, replicas, Sentinels) left.
 func TestRunReplicatedInterruptStopsTheSet(t *testing.T) {
 	redistest.Require(t)
-	cmd := exec.Command(binary, "run", "--topology", "replicated", "--duration", "60s", "--warmup", "0s", "--workers", "4", "--json")
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cmd := exec.Command(binary, "run", "--topology", "replicated", "--duration", "60s", "--warmup", "0s", "--workers", "4", "--json",
+		"--metrics-addr", metricsAddr)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(e.String(), "started master set") && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(1500 * time.Millisecond) // into the measured window
+	// Into the measured window: once a cycle in it is counted, not a fixed
+	// 1.5 s after the set started (the baseline may take longer).
+	waitFirstCycle(t, metricsAddr, 30*time.Second)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	var ee *exec.ExitError

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"lockbench/faults"
+	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
 )
@@ -30,8 +31,8 @@ func TestNetworkPartitionLatencyReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Close()
-	reach := func(c, m int) error {
-		_, err := do(n.Addrs(c)[m], 300*time.Millisecond, "PING")
+	reach := func(c, m int) error { // 1 s: only a black hole, not load, reaches it
+		_, err := do(n.Addrs(c)[m], time.Second, "PING")
 		return err
 	}
 	for c := range 2 {
@@ -80,15 +81,24 @@ func TestNetworkPartitionLatencyReset(t *testing.T) {
 	if err := reach(1, 0); err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d < 60*time.Millisecond {
+	if d := time.Since(start); !bound.Min(t, "faults.ping_with_latency", d, 60*time.Millisecond) {
 		t.Fatalf("PING with 60ms latency took %v", d)
 	}
 	if err := n.ClearLatency([]int{1}, []int{0}); err != nil {
 		t.Fatal(err)
 	}
-	start = time.Now()
-	if err := reach(1, 0); err != nil || time.Since(start) > 50*time.Millisecond {
-		t.Fatalf("after latency removed: %v in %v", err, time.Since(start))
+	// The fastest of 3 PINGs (was one): a latency left in place delays
+	// every one by 60 ms, a load spike only some.
+	fastest := time.Hour
+	for range 3 {
+		start = time.Now()
+		if err := reach(1, 0); err != nil {
+			t.Fatalf("after latency removed: %v", err)
+		}
+		fastest = min(fastest, time.Since(start))
+	}
+	if !bound.Max(t, "faults.ping_after_latency_removed", fastest, 50*time.Millisecond) {
+		t.Fatalf("after latency removed: the fastest of 3 PINGs took %v", fastest)
 	}
 
 	conn, err := net.Dial("tcp", n.Addrs(1)[1])
@@ -249,7 +259,9 @@ func TestSchedulerAppliesAndUndoes(t *testing.T) {
 		t.Fatalf("events %s", got)
 	}
 	ev := s.Events()
-	if d := ev[3].At.Sub(ev[2].At); d < 200*time.Millisecond || d > 1500*time.Millisecond { // the upper bound loose: a loaded CI machine took 490 ms
+	// The lower bound is the spec's; the upper loose (a master's start-up
+	// under load: a loaded CI machine took 490 ms).
+	if d := ev[3].At.Sub(ev[2].At); !bound.Min(t, "faults.restart_after_crash", d, 200*time.Millisecond) || !bound.Max(t, "faults.restart_after_crash", d, 1500*time.Millisecond) {
 		t.Fatalf("restart %v after the crash, want about 200ms", d)
 	}
 	if cl.paused.Load() != 1 || cl.resumed.Load() != 1 {

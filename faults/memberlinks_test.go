@@ -67,7 +67,11 @@ func TestSchedulerMemberLinks(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Start(time.Now(), specs)
-		time.Sleep(700 * time.Millisecond)
+		// Until the schedule's last call (due at 500 ms) is made, not a
+		// fixed 700 ms after Start: a loaded machine runs it late.
+		for deadline := time.Now().Add(10 * time.Second); !strings.HasSuffix(links.got(), "clear") && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
 		s.Stop()
 		if got := links.got(); got != "isolate 1, proof, rejoin 1, delay 50ms, clear" {
 			t.Fatalf("cut=%v: calls %q", cut, got)

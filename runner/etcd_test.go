@@ -155,6 +155,8 @@ settings: {topology: etcd, local: 3, persistence: no-fsync, workers: 4, keys: 10
 	if !out.Interrupted || p.at.Load() == 0 {
 		t.Fatalf("interrupt: interrupted %v, cancelled at %d", out.Interrupted, p.at.Load())
 	}
+	// 20 s: below the 30 s cell a wind-down that ignored the interrupt
+	// would run out.
 	if d := time.Since(time.Unix(0, p.at.Load())); !bound.Max(t, "etcd.interrupt_wind_down", d, 20*time.Second) {
 		t.Fatalf("interrupt: took %v to wind down", d)
 	}

@@ -56,6 +56,10 @@ cells:
 	if cc.Topology != "postgres" || cc.Persistence != "not applicable" || !strings.HasPrefix(cc.ServerVersion, "PostgreSQL ") || cc.Service == nil || cc.TTL != 0 {
 		t.Fatalf("config: topology %q persistence %q server %q postgres %+v ttl %v", cc.Topology, cc.Persistence, cc.ServerVersion, cc.Service, cc.TTL)
 	}
+	// The counts are samples, not rates: enough locks for the errors, the
+	// checks and the Jain index to judge something. The hot key took
+	// 1,300-1,530 locks in its 2 s idle (scripts/stress), the floor of
+	// 100 a thirteenth of the fewest.
 	if calm.Outcomes.Acquired < 100 || calm.Outcomes.Errors > 0 || calm.Safety.Violations > 0 || calm.Servers == nil {
 		t.Fatalf("calm: %d acquired, %d errors, %d violations, servers %v", calm.Outcomes.Acquired, calm.Outcomes.Errors, calm.Safety.Violations, calm.Servers)
 	}

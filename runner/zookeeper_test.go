@@ -59,6 +59,10 @@ cells:
 		time.Duration(cc.Service.LeaseTTL) != 2*time.Second || cc.Service.FenceSource != zklock.FenceSource {
 		t.Fatalf("config: topology %q persistence %q server %q zookeeper %+v", cc.Topology, cc.Persistence, cc.ServerVersion, cc.Service)
 	}
+	// The counts are samples, not rates: enough locks for the errors, the
+	// checks and the Jain index to judge something. The hot key took
+	// 270-495 locks in its 2 s idle (scripts/stress), the floor of 50
+	// a fifth of the fewest.
 	if calm.Outcomes.Acquired < 50 || calm.Outcomes.Errors > 0 || calm.Safety.Violations > 0 || calm.Servers == nil {
 		t.Fatalf("calm: %d acquired, %d errors, %d violations, servers %v", calm.Outcomes.Acquired, calm.Outcomes.Errors, calm.Safety.Violations, calm.Servers)
 	}

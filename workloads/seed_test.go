@@ -152,6 +152,8 @@ func TestRunCountsAndReleases(t *testing.T) {
 	if st.Acquire.TotalCount() != st.Acquired || st.Release.TotalCount() != st.Acquired {
 		t.Fatalf("histogram counts %d/%d differ from acquired %d", st.Acquire.TotalCount(), st.Release.TotalCount(), st.Acquired)
 	}
+	// The window is the configured 700 ms the run enforces (its end is
+	// scheduled, not timed by the workers), so ±100 ms bounds no timing.
 	if !bound.Min(t, "run.measured", st.Measured, 600*time.Millisecond) || !bound.Max(t, "run.measured", st.Measured, 800*time.Millisecond) {
 		t.Fatalf("measured %v, want about 700ms", st.Measured)
 	}

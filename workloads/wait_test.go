@@ -9,6 +9,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"lockbench/engine"
+	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
 	"lockbench/results"
@@ -99,8 +100,16 @@ func TestGaveUpAfterWaitTime(t *testing.T) {
 	if c.GaveUp == 0 || c.GaveUpWait == nil || st.GaveUpWait.Min() < 9_900 || c.Starved == 0 {
 		t.Fatalf("gave up %d after %+v, starved %d: want some, each after ≥ 10 ms (min %d µs)", c.GaveUp, c.GaveUpWait, c.Starved, st.GaveUpWait.Min())
 	}
-	if c.TimeToLock.Max >= 60_000 {
-		t.Fatalf("time to lock max %.0f µs: a caller that waited a whole hold should have given up", c.TimeToLock.Max)
+	// A winner's last attempt starts within the wait time, as a giving-up
+	// caller's does (its wait, the wait time and its timers' lateness,
+	// measured here by the longest give-up), plus a delay of at most 2 ms;
+	// it takes at most the slowest winning attempt. Both are measured in
+	// this run, so load stretches the bound with the figure (was a flat
+	// 60 ms, the hold).
+	limit := float64(st.GaveUpWait.Max() + 2_000 + st.Acquire.Max())
+	if !bound.Max(t, "wait.gave_up_time_to_lock_max_us", c.TimeToLock.Max, limit) {
+		t.Fatalf("time to lock max %.0f µs, past the longest give-up %d µs plus 2 ms plus the slowest winning attempt %d µs: a caller waited past its wait time",
+			c.TimeToLock.Max, st.GaveUpWait.Max(), st.Acquire.Max())
 	}
 }
 
