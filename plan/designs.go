@@ -15,7 +15,7 @@ type Design struct {
 // background while the holder lives (Redisson's lockWatchdogTimeout, here
 // the cells' TTL, renewed every third of it). single-fixed-ttl is the one
 // lock of fixed TTL kept, to show what the watchdog changes. rueidislock is
-// rueidis' own lock on one master (drivers/rueidislockdriver: 3 keys, a
+// rueidis' own lock on one master (redislock/rueidislockdriver: 3 keys, a
 // majority of them; extended every ttl/2 by itself).
 var redisDesigns = []Design{
 	{"redlock-5-mux", "topology: redlock, local: 5, persistence: none, mode: multiplexed, watchdog: true", false},

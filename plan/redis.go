@@ -211,7 +211,7 @@ func (r redisTopology) Describe(s Settings) string {
 	return fmt.Sprintf("%s: %d local", r.t, s.Local)
 }
 
-// rueidislockDriver is rueidis' own lock (drivers/rueidislockdriver).
+// rueidislockDriver is rueidis' own lock (redislock/rueidislockdriver).
 const rueidislockDriver = "rueidislock"
 
 // checkRueidislock: rueidislock sets its keys on one deployment and keeps

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"lockbench/drivers/redsyncdriver"
-	"lockbench/drivers/rueidislockdriver"
+	"lockbench/redislock/rueidislockdriver"
 	"lockbench/engine"
 	"lockbench/lock"
 	"lockbench/plan"

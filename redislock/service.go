@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"lockbench/drivers/rueidislockdriver"
+	"lockbench/redislock/rueidislockdriver"
 	"lockbench/engine"
 	"lockbench/faults"
 	"lockbench/localmasters"

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"lockbench/drivers/rueidislockdriver"
+	"lockbench/redislock/rueidislockdriver"
 	"lockbench/engine"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
