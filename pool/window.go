@@ -112,7 +112,7 @@ func (w *WindowReadings) Finish(res *results.Run, st *workloads.Stats) {
 				masters[i].CPUSeconds = st.ServerCPU[i].Seconds()
 			}
 		}
-		res.RedisCost = results.NewRedisCost(masters, st.Acquired, st.Measured.Seconds())
+		res.CommandCost = results.NewCommandCost(masters, st.Acquired, st.Measured.Seconds())
 	}
 	l := results.LimitOf(res)
 	res.Limit = &l

@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"lockbench/drivers/redsyncdriver"
-	"lockbench/redislock/rueidislockdriver"
 	"lockbench/engine"
 	"lockbench/lock"
 	"lockbench/plan"
 	"lockbench/pool"
+	"lockbench/redislock/rueidislockdriver"
 	"lockbench/results"
 	"lockbench/workloads"
 )

@@ -11,12 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"lockbench/redislock/rueidislockdriver"
 	"lockbench/engine"
 	"lockbench/faults"
 	"lockbench/localmasters"
 	"lockbench/plan"
 	"lockbench/pool"
+	"lockbench/redislock/rueidislockdriver"
 	"lockbench/results"
 	"lockbench/service"
 )

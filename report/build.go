@@ -179,12 +179,12 @@ type CellSummary struct {
 
 	// Limit is what limited the cell (the result's verdict, or worked out
 	// from it for results written before verdicts were); Machine and
-	// RedisCost are the result's; FsyncShareP50 is the share of the acquire
+	// CommandCost are the result's; FsyncShareP50 is the share of the acquire
 	// p50 that the same cell without persistence did not have.
-	Limit         *results.Limit     `json:"limit,omitempty"`
-	Machine       *results.CPUSplit  `json:"machine,omitempty"`
-	RedisCost     *results.RedisCost `json:"redis_cost,omitempty"`
-	FsyncShareP50 *float64           `json:"fsync_share_p50,omitempty"`
+	Limit         *results.Limit       `json:"limit,omitempty"`
+	Machine       *results.CPUSplit    `json:"machine,omitempty"`
+	CommandCost   *results.CommandCost `json:"redis_cost,omitempty"`
+	FsyncShareP50 *float64             `json:"fsync_share_p50,omitempty"`
 }
 
 func (o *Options) normalize(dirs []string) error {
@@ -458,7 +458,7 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 	if r.Servers != nil {
 		cs.ServerBusiestShare = results.FiniteOr0(r.Servers.BusiestShare)
 	}
-	cs.Limit, cs.Machine, cs.RedisCost = r.Limit, r.Machine, r.RedisCost
+	cs.Limit, cs.Machine, cs.CommandCost = r.Limit, r.Machine, r.CommandCost
 	if cs.Limit == nil {
 		l := results.LimitOf(&r)
 		cs.Limit = &l

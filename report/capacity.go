@@ -31,12 +31,12 @@ type Capacity struct {
 
 	// Limit is what limited the knee: the verdict of the first heavier
 	// step that broke the SLO, or of the knee cell when none did.
-	// RedisCapacity: the knee is the masters' capacity (limit server or
+	// ServerCapacity: the knee is the masters' capacity (limit server or
 	// latency); LowerBound: the masters may sustain more (limit generator,
 	// machine, or no step broke the SLO).
-	Limit         *results.Limit `json:"limit,omitempty"`
-	RedisCapacity bool           `json:"redis_capacity"`
-	LowerBound    bool           `json:"lower_bound"`
+	Limit          *results.Limit `json:"limit,omitempty"`
+	ServerCapacity bool           `json:"redis_capacity"`
+	LowerBound     bool           `json:"lower_bound"`
 	// ProjectedRate is the Redis-cost projection: the rate one core per
 	// master sustains at the costliest master's CPU per cycle (ProjectionBasis
 	// "cpu"), or at its command time alone ("commands"), in the step with
@@ -70,7 +70,7 @@ func capacity(cells []*cell, sums []CellSummary, slo SLO, target float64) []Capa
 // first) and what limited it, and plans lock groups for target.
 func planCapacity(config string, steps []CellSummary, slo SLO, target float64) Capacity {
 	cp := Capacity{Config: config, Load: steps[0].Load, Cells: len(steps), TargetRate: target}
-	cp.ProjectedRate, cp.ProjectionBasis = projection(busiestStep(steps).RedisCost)
+	cp.ProjectedRate, cp.ProjectionBasis = projection(busiestStep(steps).CommandCost)
 	knee := kneeStep(steps)
 	if knee == nil {
 		cp.Limit = steps[0].Limit
@@ -86,7 +86,7 @@ func planCapacity(config string, steps []CellSummary, slo SLO, target float64) C
 	cp.KneeFound = next != nil
 	cp.ClientBound = knee.ClientBound
 	cp.Limit = kneeLimit(knee, next)
-	cp.RedisCapacity = next != nil && cp.Limit != nil && (cp.Limit.By == results.LimitServer || cp.Limit.By == results.LimitLatency)
+	cp.ServerCapacity = next != nil && cp.Limit != nil && (cp.Limit.By == results.LimitServer || cp.Limit.By == results.LimitLatency)
 	cp.LowerBound = next == nil || (cp.Limit != nil && (cp.Limit.By == results.LimitGenerator || cp.Limit.By == results.LimitMachine))
 	cp.Note = capacityNote(cp, steps, next, slo)
 	planGroups(&cp, target)
@@ -145,7 +145,7 @@ func capacityNote(cp Capacity, steps []CellSummary, next *CellSummary, slo SLO) 
 		return fmt.Sprintf("lower bound: every step met the SLO, the knee lies beyond the loads tried (heaviest step limited by %s: %s)%s", by, ev, proj)
 	case next == nil:
 		return fmt.Sprintf("lower bound: a single load step, not a knee; it was limited by %s (%s)%s", limitPhrase(by), ev, proj)
-	case cp.RedisCapacity:
+	case cp.ServerCapacity:
 		return fmt.Sprintf("Redis capacity: at %s acquire p99 was %s (SLO %s), limited by %s (%s)", loadText(*next), results.FormatMicros(next.Acquire.P99), results.FormatMicros(slo.AcquireP99Micros), by, ev)
 	case cp.LowerBound:
 		return fmt.Sprintf("lower bound: limited by %s at %s (%s)%s", limitPhrase(by), loadText(*next), ev, proj)
@@ -176,7 +176,7 @@ func limitPhrase(by string) string {
 func busiestStep(steps []CellSummary) CellSummary {
 	b := steps[0]
 	for _, s := range steps[1:] {
-		if s.RedisCost != nil && (b.RedisCost == nil || s.CyclesPerSec > b.CyclesPerSec) {
+		if s.CommandCost != nil && (b.CommandCost == nil || s.CyclesPerSec > b.CyclesPerSec) {
 			b = s
 		}
 	}
@@ -185,7 +185,7 @@ func busiestStep(steps []CellSummary) CellSummary {
 
 // projection is the Redis-cost projection of a cell: from the masters'
 // whole CPU per cycle when known, else from command time alone.
-func projection(rc *results.RedisCost) (float64, string) {
+func projection(rc *results.CommandCost) (float64, string) {
 	switch {
 	case rc == nil:
 		return 0, ""
@@ -203,7 +203,7 @@ func projection(rc *results.RedisCost) (float64, string) {
 func planGroups(cp *Capacity, target float64) {
 	base := 0.0
 	switch {
-	case cp.RedisCapacity:
+	case cp.ServerCapacity:
 		base, cp.GroupsFrom = cp.MaxRate, "knee"
 	case cp.ProjectedRate > 0:
 		base, cp.GroupsFrom = cp.ProjectedRate, "projection"

@@ -113,7 +113,7 @@ func makeCostView(c CellSummary) costView {
 			v.Busiest = results.Pct0(b)
 		}
 	}
-	if rc := c.RedisCost; rc != nil {
+	if rc := c.CommandCost; rc != nil {
 		v.CmdUs = results.Sig3(rc.CommandMicrosCycle)
 		if rc.CPUMicrosCycle > 0 {
 			v.CPUUs = results.Sig3(rc.CPUMicrosCycle)

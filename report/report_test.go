@@ -484,7 +484,7 @@ func TestCapacity(t *testing.T) {
 		c := synthCell{Index: 4 + i, Axes: map[string]string{"driver": "redsync", "rate": fmt.Sprint(r)},
 			Config: cfg("none", "multiplexed", 256, "open", r, 100000), MedianUs: 900, Sigma: 0.4,
 			PerSec: int(r / 10), Seconds: 3, ClientShare: 0.5, Seed: 9, SlowFrom: -1, SlowTo: -1,
-			RedisCost: &results.RedisCost{CommandMicrosCycle: 100, ProjectedRate: 10_000, CPUMicrosCycle: 400, ProjectedRateCPU: 2500}}
+			CommandCost: &results.CommandCost{CommandMicrosCycle: 100, ProjectedRate: 10_000, CPUMicrosCycle: 400, ProjectedRateCPU: 2500}}
 		switch r {
 		case 10000:
 			c.ClientShare = 0.92 // the load generator ran out of CPU
@@ -514,7 +514,7 @@ func TestCapacity(t *testing.T) {
 		t.Fatalf("SLO: 20000/s met=%v (p99 %v µs), 40000/s met=%v (p99 %v µs)", knee.MeetsSLO, knee.Acquire.P99, s.Cells[3].MeetsSLO, s.Cells[3].Acquire.P99)
 	}
 	if lb.KneeLoad != 20000 || lb.MaxRate != knee.CyclesPerSec || !lb.KneeFound || lb.ClientBound || !strings.Contains(lb.Note, "Redis capacity") ||
-		!lb.RedisCapacity || lb.LowerBound || lb.Limit == nil || lb.Limit.By != results.LimitLatency || lb.GroupsFrom != "knee" {
+		!lb.ServerCapacity || lb.LowerBound || lb.Limit == nil || lb.Limit.By != results.LimitLatency || lb.GroupsFrom != "knee" {
 		t.Errorf("lockbench capacity %+v, want knee at 20000 offered/s, %v cycles/s, a Redis capacity set by latency", lb, knee.CyclesPerSec)
 	}
 	wantHead := (knee.CyclesPerSec/3000 - 1) * 100
@@ -524,7 +524,7 @@ func TestCapacity(t *testing.T) {
 	if lb.Groups == nil || *lb.Groups != int(math.Ceil(3000/knee.CyclesPerSec)) {
 		t.Errorf("lock groups %v, want ceil(3000/%v)", lb.Groups, knee.CyclesPerSec)
 	}
-	if !rs.ClientBound || rs.KneeLoad != 10000 || !rs.KneeFound || rs.Limit == nil || rs.Limit.By != results.LimitMachine || !rs.LowerBound || rs.RedisCapacity ||
+	if !rs.ClientBound || rs.KneeLoad != 10000 || !rs.KneeFound || rs.Limit == nil || rs.Limit.By != results.LimitMachine || !rs.LowerBound || rs.ServerCapacity ||
 		!strings.Contains(rs.Note, "lower bound: limited by the shared machine at 20,000 offered/s") || !strings.Contains(rs.Note, "projects 2,500 cycles/s") {
 		t.Errorf("redsync capacity %+v: want a lower bound at 10000/s, limited by the machine, with the projection beside", rs)
 	}

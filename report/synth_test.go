@@ -40,9 +40,9 @@ type synthCell struct {
 	// measured figures times a log-normal noise of sd RepeatNoise.
 	Repeats     int
 	RepeatNoise float64
-	// Machine and RedisCost go into the result as written.
-	Machine   *results.CPUSplit
-	RedisCost *results.RedisCost
+	// Machine and CommandCost go into the result as written.
+	Machine     *results.CPUSplit
+	CommandCost *results.CommandCost
 }
 
 func (c synthCell) id() string {
@@ -176,7 +176,7 @@ func writeSynthDir(t testing.TB, dir string, name string, cells []synthCell) map
 			Cell:            &info,
 			Events:          c.Events,
 			Machine:         c.Machine,
-			RedisCost:       c.RedisCost,
+			CommandCost:     c.CommandCost,
 		}
 		if open {
 			u := results.Summarize(totals[results.MetricAcquireUncorrected])

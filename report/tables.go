@@ -79,7 +79,7 @@ func costColumns(c CellSummary, f func(float64, int) string) []string {
 	if b, ok := results.BusiestMaster(&results.Run{Machine: c.Machine, Servers: &results.Servers{BusiestShare: c.ServerBusiestShare}}); ok {
 		out[4] = f(b, 3)
 	}
-	if rc := c.RedisCost; rc != nil {
+	if rc := c.CommandCost; rc != nil {
 		out[5], out[6] = f(rc.CommandMicrosCycle, 2), f(rc.CPUMicrosCycle, 2)
 		p, _ := projection(rc)
 		out[7] = f(p, 0)

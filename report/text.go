@@ -42,7 +42,7 @@ func (s *Summary) WriteText(w io.Writer) {
 			switch {
 			case c.LowerBound && c.Limit != nil:
 				line = fmt.Sprintf("  %s: ≥ %.0f cycles/s, a lower bound (limited by %s)", c.Config, c.MaxRate, c.Limit.By)
-			case c.RedisCapacity:
+			case c.ServerCapacity:
 				line += fmt.Sprintf(" (Redis capacity, limited by %s)", c.Limit.By)
 			case c.Limit != nil:
 				line += fmt.Sprintf(" (limited by %s)", c.Limit.By)

@@ -269,20 +269,20 @@ func sameMasterNames(runs []Run) []Run {
 func combineReadings(m *Run, runs []Run) {
 	var splits []*CPUSplit
 	var weights []float64
-	var costs []*RedisCost
+	var costs []*CommandCost
 	for _, r := range runs {
 		if r.Machine != nil {
 			splits, weights = append(splits, r.Machine), append(weights, r.MeasuredSeconds)
 		}
-		if r.RedisCost != nil {
-			costs = append(costs, r.RedisCost)
+		if r.CommandCost != nil {
+			costs = append(costs, r.CommandCost)
 		}
 	}
 	m.Machine = meanSplit(splits, weights)
-	m.RedisCost = nil
+	m.CommandCost = nil
 	if len(costs) > 0 {
-		slices.SortFunc(costs, func(a, b *RedisCost) int { return cmp.Compare(a.CPUMicrosCycle, b.CPUMicrosCycle) })
-		m.RedisCost = costs[len(costs)/2]
+		slices.SortFunc(costs, func(a, b *CommandCost) int { return cmp.Compare(a.CPUMicrosCycle, b.CPUMicrosCycle) })
+		m.CommandCost = costs[len(costs)/2]
 	}
 	l := LimitOf(m)
 	m.Limit = &l

@@ -11,14 +11,14 @@ func TestCombinedRepeatsKeepReadings(t *testing.T) {
 	a := *limitRun(0.95, 0.5, 0.4, 0.2, 0.1)
 	b := *limitRun(0.85, 0.4, 0.3, 0.4, 0.1)
 	a.MeasuredSeconds, b.MeasuredSeconds = 1, 3
-	a.RedisCost = &RedisCost{CPUMicrosCycle: 10}
-	b.RedisCost = &RedisCost{CPUMicrosCycle: 30}
+	a.CommandCost = &CommandCost{CPUMicrosCycle: 10}
+	b.CommandCost = &CommandCost{CPUMicrosCycle: 30}
 	m := CombineRepeats([]Run{a, b})
 	if m.Machine == nil || math.Abs(m.Machine.BusyShare-0.875) > 1e-9 || math.Abs(m.Machine.MasterCoreShare["a"]-0.35) > 1e-9 {
 		t.Fatalf("combined machine %+v, want busy 0.875 and master a 0.35 (time-weighted)", m.Machine)
 	}
-	if m.Limit == nil || m.Limit.By != LimitLatency || m.RedisCost == nil || m.RedisCost.CPUMicrosCycle != 30 {
-		t.Errorf("combined limit %+v cost %+v, want latency (87.5%% busy is not saturated) and the median cost", m.Limit, m.RedisCost)
+	if m.Limit == nil || m.Limit.By != LimitLatency || m.CommandCost == nil || m.CommandCost.CPUMicrosCycle != 30 {
+		t.Errorf("combined limit %+v cost %+v, want latency (87.5%% busy is not saturated) and the median cost", m.Limit, m.CommandCost)
 	}
 	// Fresh masters per repeat: different addresses are not averaged.
 	b.Machine.MasterCoreShare = map[string]float64{"x": 0.6}

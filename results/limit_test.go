@@ -117,7 +117,7 @@ func TestRedisCostArithmetic(t *testing.T) {
 			"set": {Calls: 10_100, Usec: 10_150}, "evalsha": {Calls: 10_050, Usec: 10_200}}},
 		{Addr: "down", Before: nil, After: before, CPUSeconds: -1},
 	}
-	rc := NewRedisCost(masters, 10_000, 2)
+	rc := NewCommandCost(masters, 10_000, 2)
 	if rc == nil || len(rc.PerMaster) != 2 {
 		t.Fatalf("cost %+v, want two masters (one had no counters)", rc)
 	}
@@ -135,12 +135,12 @@ func TestRedisCostArithmetic(t *testing.T) {
 		t.Errorf("group cost %+v: the costliest master sets the pace", rc)
 	}
 	// A reset counter (restart) counts from zero.
-	reset := NewRedisCost([]MasterWindow{{Addr: "r", Before: map[string]CommandCount{"set": {Calls: 900, Usec: 900}},
+	reset := NewCommandCost([]MasterWindow{{Addr: "r", Before: map[string]CommandCount{"set": {Calls: 900, Usec: 900}},
 		After: map[string]CommandCount{"set": {Calls: 100, Usec: 300}}, CPUSeconds: -1}}, 100, 1)
 	if reset.PerMaster["r"].Usec != 300 {
 		t.Errorf("reset counter: %+v, want 300 µs since the reset", reset.PerMaster["r"])
 	}
-	if NewRedisCost(masters, 0, 2) != nil {
+	if NewCommandCost(masters, 0, 2) != nil {
 		t.Error("no cycles: want no cost, not a division by zero")
 	}
 }

@@ -445,8 +445,8 @@ type Run struct {
 	Repeats *Repeats `json:"repeats,omitempty"`
 
 	// Machine is where the machine's CPU went; Limit what limited the
-	// cell; RedisCost the masters' own cost per lock cycle.
-	Machine   *CPUSplit  `json:"machine,omitempty"`
-	Limit     *Limit     `json:"limit,omitempty"`
-	RedisCost *RedisCost `json:"redis_cost,omitempty"`
+	// cell; CommandCost the masters' own cost per lock cycle.
+	Machine     *CPUSplit    `json:"machine,omitempty"`
+	Limit       *Limit       `json:"limit,omitempty"`
+	CommandCost *CommandCost `json:"redis_cost,omitempty"`
 }

@@ -193,7 +193,7 @@ func printCosts(w io.Writer, r *Run) {
 		fmt.Fprintf(w, "machine: %d cores %.0f%% busy: lockbench %.0f%%, servers %.0f%%, other %.0f%%, steal %.0f%%\n",
 			m.Cores, 100*(m.BusyShare+m.StealShare), 100*m.ClientShare, 100*m.ServersShare, 100*m.OtherShare, 100*m.StealShare)
 	}
-	if c := r.RedisCost; c != nil {
+	if c := r.CommandCost; c != nil {
 		fmt.Fprintf(w, "redis cost: %.1f µs of commands per cycle on the costliest master (one core: %.0f cycles/s)", c.CommandMicrosCycle, c.ProjectedRate)
 		if c.CPUMicrosCycle > 0 {
 			fmt.Fprintf(w, ", %.1f µs of its CPU (one core: %.0f cycles/s)", c.CPUMicrosCycle, c.ProjectedRateCPU)

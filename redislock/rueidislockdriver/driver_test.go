@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"lockbench/redislock/rueidislockdriver"
 	"lockbench/engine"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
+	"lockbench/redislock/rueidislockdriver"
 )
 
 func newDriver(t *testing.T, ttl, wait time.Duration) (*rueidislockdriver.Driver, string) {

@@ -8,10 +8,10 @@ import "math"
 // by Redis under their own names too, so they are left out here.
 var LockCommands = []string{"set", "evalsha", "eval"}
 
-// RedisCost is what the masters themselves spent per lock cycle in a
+// CommandCost is what the masters themselves spent per lock cycle in a
 // cell's window, and the rate that cost allows. Every master of a Redlock
 // set sees every lock, so the costliest master sets the group's pace.
-type RedisCost struct {
+type CommandCost struct {
 	PerMaster map[string]MasterCost `json:"per_master"`
 	// CommandMicrosCycle is the costliest master's command execution time
 	// per cycle (INFO commandstats usec: excludes socket reads and writes).
@@ -27,7 +27,7 @@ type RedisCost struct {
 	MeasuredRate     float64 `json:"measured_rate"` // cycles/s
 }
 
-// MasterCost is one master's share of RedisCost.
+// MasterCost is one master's share of CommandCost.
 type MasterCost struct {
 	Calls              map[string]int64 `json:"calls"` // lock commands run in the window
 	Usec               int64            `json:"usec"`
@@ -48,14 +48,14 @@ type MasterWindow struct {
 	CPUSeconds float64
 }
 
-// NewRedisCost works out the cost of cycles lock cycles over seconds of
+// NewCommandCost works out the cost of cycles lock cycles over seconds of
 // window. Masters whose counters are missing are left out; nil when none
 // is left or no cycle completed.
-func NewRedisCost(masters []MasterWindow, cycles int64, seconds float64) *RedisCost {
+func NewCommandCost(masters []MasterWindow, cycles int64, seconds float64) *CommandCost {
 	if cycles <= 0 || seconds <= 0 {
 		return nil
 	}
-	rc := &RedisCost{PerMaster: map[string]MasterCost{}, MeasuredRate: float64(cycles) / seconds}
+	rc := &CommandCost{PerMaster: map[string]MasterCost{}, MeasuredRate: float64(cycles) / seconds}
 	for _, m := range masters {
 		if m.Before == nil || m.After == nil {
 			continue
