@@ -71,8 +71,6 @@ func (a mastersArgs) serve(p localmasters.Persistence) error {
 	defer exp.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, a.keep)
-	defer cancel()
 	set, err := localmasters.Start(ctx, localmasters.Options{N: a.n, Persistence: p, Embedded: "never", Log: os.Stderr})
 	if err != nil {
 		return err
@@ -88,6 +86,8 @@ func (a mastersArgs) serve(p localmasters.Persistence) error {
 		}
 	}
 	fmt.Println(addrs)
+	ctx, cancel := context.WithTimeout(ctx, a.keep) // --for counts once they are up
+	defer cancel()
 	<-ctx.Done()
 	return nil
 }

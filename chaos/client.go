@@ -45,7 +45,7 @@ type ClientConfig struct {
 	// for a failover's unavailability window.
 	FailureTimes bool `json:"failure_times,omitempty"`
 	// Service is the registered lock service the cell locks on, and
-	// ServiceConfig its client config as bench builds it for every client
+	// ServiceConfig its client config as the server pool builds it for every client
 	// of every cell (this client's addresses). Engine is the cell's
 	// resolved engine configuration, its retry and TTL terms.
 	Service       string          `json:"service,omitempty"`
@@ -69,7 +69,7 @@ type Local struct {
 }
 
 // newLocker is the client's own lock: the service's Locker on the config
-// bench built.
+// the server pool built.
 func newLocker(ctx context.Context, cfg ClientConfig) (lock.Locker, func(), error) {
 	svc := service.Lookup(cfg.Service)
 	if svc == nil {

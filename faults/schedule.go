@@ -857,15 +857,20 @@ func keyCount(n int) string {
 // stopped go on: they wake to a dead primary, as lagging replicas do, and
 // the one promoted has what it had.
 func (s *Scheduler) failover(i int, at time.Time) {
-	if at.IsZero() {
-		at = time.Now() // before the kill: a FailoverLog's kill is found from here
-	}
 	target, detail, keys, err := s.t.Failover.Failover(s.ctx)
 	if err != nil {
 		s.fail(err)
 		return
 	}
 	s.took(i)
+	if at.IsZero() { // now: the kill's own time where the servers logged it
+		at = time.Now()
+		if log, ok := s.t.Failover.(FailoverLog); ok {
+			if ks := log.PrimaryKills(); len(ks) > 0 {
+				at = ks[len(ks)-1].At
+			}
+		}
+	}
 	s.eventKeys(at, "failover", target, detail, keys)
 	s.endLags("the master was killed")
 }

@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// A lock service is its package: etcdlock, zklock and pglock register
-// themselves (package service) and no other package reaches them, so the
-// runner, plan, bench, chaos, the worker loop, results and report run
+// A lock service is its package: redislock, etcdlock, zklock and pglock
+// register themselves (package service) and no other package reaches
+// them, so the runner, plan, pool, chaos, the worker loop, results and report run
 // every service through the registry; a program names them once, in a
 // blank import. A service reaches neither the worker loop, nor the
 // runner, nor chaos; the seam itself imports no lockbench package. The

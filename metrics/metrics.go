@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"lockbench/internal/ports"
 	"lockbench/workloads"
 )
 
@@ -170,14 +171,9 @@ func Serve(addr string, opt Options) (*Exporter, error) {
 	return e, nil
 }
 
-// CheckAddr says whether addr is HOST:PORT, naming the field.
-func CheckAddr(addr string) error {
-	_, port, err := net.SplitHostPort(addr)
-	if p, perr := strconv.Atoi(port); err != nil || perr != nil || p < 0 || p > 65535 {
-		return fmt.Errorf("metrics-addr: %q is not accepted; use HOST:PORT such as 127.0.0.1:9464 or :9464", addr)
-	}
-	return nil
-}
+// CheckAddr says whether addr is HOST:PORT, naming the field
+// (ports.CheckMetricsAddr, which plan checks a scenario's with).
+func CheckAddr(addr string) error { return ports.CheckMetricsAddr(addr) }
 
 // Addr is where the endpoint listens (the port chosen for ":0").
 func (e *Exporter) Addr() string {

@@ -6,7 +6,7 @@ import (
 )
 
 // The settings' own checks of local-cpus (pure); whether this machine has
-// the CPUs is bench.CanServe's (bench/servers_test.go).
+// the CPUs is pool.CanServe's (redislock/canserve_test.go).
 func TestLocalCPUsValidation(t *testing.T) {
 	for _, c := range []struct {
 		mod  func(*Settings)

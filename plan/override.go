@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"lockbench/metrics"
+	"lockbench/internal/ports"
 	"lockbench/results"
 )
 
@@ -184,5 +184,5 @@ func (sc *Scenario) OverrideRun(o Overrides) error {
 	if sc.MetricsAddr == "" {
 		return nil
 	}
-	return metrics.CheckAddr(sc.MetricsAddr)
+	return ports.CheckMetricsAddr(sc.MetricsAddr)
 }

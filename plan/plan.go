@@ -73,7 +73,7 @@ var ClientModes = []string{"goroutines", "processes"}
 // Validate returns one error naming the first bad field, its value and
 // what is accepted; warnings are settings that work but are probably a
 // mistake. It judges the settings alone: what this machine must have for
-// them is checked where the servers start (bench.CanServe). The checks run
+// them is checked where the servers start (pool.CanServe). The checks run
 // in order; the first error stands.
 func (s Settings) Validate() (warnings []string, err error) { return s.validate(false) }
 

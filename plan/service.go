@@ -135,7 +135,7 @@ func (s Settings) Roles() bool {
 type ServiceBase struct{}
 
 // Members: local: as given, else one server.
-func (ServiceBase) Members(s Settings) int { return max(s.Local, 1) }
+func (ServiceBase) Members(s Settings) int { return s.LocalMembers(1) }
 
 // Record: nothing of its own to keep in a result's settings.
 func (ServiceBase) Record(Settings, *results.Settings) {}

@@ -68,10 +68,11 @@ func (m *CellServers) ResourcePid() int {
 	return m.resource.Masters()[0].Pid()
 }
 
-// Pool keeps the masters of consecutive cells: local masters are restarted
-// only when N or the persistence mode changes; external masters get the
-// cell's persistence by CONFIG SET, restored to the original when done. A
-// fault cell always gets servers of its own (it crashes them).
+// Pool keeps the servers of consecutive cells while their service says
+// the cells can share them (plan.Cell.MastersKey: Redis' local masters
+// until N or the persistence mode changes); a repeat whose persistence
+// keeps state, and a fault cell (it crashes them), get servers of their
+// own.
 type Pool struct {
 	Log io.Writer
 	cur *CellServers

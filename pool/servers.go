@@ -20,7 +20,11 @@ type MissingTool = service.MissingTool
 // startService starts the cell's lock service's servers (each service
 // bounds its own start).
 func (p *Pool) startService(ctx context.Context, c plan.Cell, m *CellServers) error {
-	v, err := service.Of(c.Settings).Start(ctx, c, p.Log)
+	svc, err := registered(c)
+	if err != nil {
+		return err
+	}
+	v, err := svc.Start(ctx, c, p.Log)
 	if err != nil {
 		return err
 	}
@@ -34,9 +38,9 @@ func (p *Pool) startService(ctx context.Context, c plan.Cell, m *CellServers) er
 // The messages name the setting where one is to blame, as settings errors
 // do.
 func CanServe(c plan.Cell) error {
-	svc := service.Of(c.Settings)
-	if svc == nil { // plan knows the topology; no package registered its servers
-		return fmt.Errorf("topology %s: no lock service registered for it (the program imports none)", c.Settings.TopologyOf())
+	svc, err := registered(c)
+	if err != nil {
+		return err
 	}
 	if err := svc.CanServe(c); err != nil {
 		return err
@@ -95,4 +99,13 @@ func (p *Pool) network(c plan.Cell, m *CellServers) error {
 		})
 	}
 	return err
+}
+
+// registered is the service cell c locks on; plan knows every topology,
+// but one no package registered (the program imports none) has no servers.
+func registered(c plan.Cell) (service.Service, error) {
+	if svc := service.Of(c.Settings); svc != nil {
+		return svc, nil
+	}
+	return nil, fmt.Errorf("topology %s: no lock service registered for it (the program imports none)", c.Settings.TopologyOf())
 }

@@ -90,7 +90,6 @@ var persistenceClasses = map[string]struct {
 	"aof-always": {"fsync per write", true}, "fsync": {"fsync per write", false},
 	"none": {"no fsync per write", true}, "aof-no": {"no fsync per write", true}, "aof-everysec": {"no fsync per write", true},
 	"no-fsync": {"no fsync per write", false}, "not applicable": {"no fsync per write", false}, // an advisory lock writes no WAL
-	"": {"", true}, // external masters, as they run
 }
 
 // FsyncClass is persistence mode p's class (persistenceClasses; an

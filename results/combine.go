@@ -70,6 +70,18 @@ func repeatSafety(runs []Run, rep *Repeats) Safety {
 		return Median(xs)
 	}
 	out.Violations = int64(math.Round(med(func(s Safety) float64 { return float64(s.Violations) })))
+	if out.ViolationsInPromise != nil { // a fault cell's: the median of the repeats that judged it
+		var xs []float64
+		for _, r := range judged {
+			if p := r.Safety.ViolationsInPromise; p != nil {
+				xs = append(xs, float64(*p))
+			}
+		}
+		if len(xs) > 0 {
+			v := int64(math.Round(Median(xs)))
+			out.ViolationsInPromise = &v
+		}
+	}
 	out.LostUpdates = int64(math.Round(med(func(s Safety) float64 { return float64(s.LostUpdates) })))
 	out.StaleWritesRejected = int64(math.Round(med(func(s Safety) float64 { return float64(s.StaleWritesRejected) })))
 	out.AcknowledgedWrites = int64(math.Round(med(func(s Safety) float64 { return float64(s.AcknowledgedWrites) })))

@@ -54,7 +54,7 @@ type ServiceSettings struct {
 	Sessions string `json:"sessions"`
 	// CallsPerCycle are the lock calls in the measured window per lock
 	// cycle; Calls names them ("lock calls", "lock requests").
-	CallsPerCycle float64 `json:"calls_per_cycle"`
+	CallsPerCycle float64 `json:"calls_per_cycle,omitempty"` // absent: not counted
 	Calls         string  `json:"calls"`
 	// Baseline names the plain round trip acquires are compared with
 	// ("etcd's Put round trip").

@@ -162,7 +162,7 @@ func (r *cellRun) clientConfigs() ([]chaos.ClientConfig, error) {
 	return cfgs, nil
 }
 
-// serviceConfig is a client's lock service's config, as bench builds it
+// serviceConfig is a client's lock service's config, as the server pool builds it
 // for every client (its addresses).
 func (r *cellRun) serviceConfig(cfg *chaos.ClientConfig) (err error) {
 	cfg.Service = string(r.cell.Settings.TopologyOf())

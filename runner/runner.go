@@ -1,5 +1,5 @@
 // Package runner runs scenarios: the one cell path (runCell: a cell's
-// clients on the lock servers from bench's pool, each running the worker
+// clients on the lock servers from the server pool (package pool), each running the worker
 // loop of workloads, with the parts a cell plugs in: its lock service's
 // readings, or a fault cell's schedule and checkers), and the scenario
 // loop around it (cells × repeats, interleaved, Ctrl-C, the results

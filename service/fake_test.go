@@ -19,9 +19,10 @@ import (
 )
 
 // A new lock service is its package and nothing else: this one, an
-// in-process lock table, is registered here only, and a benchmark cell
-// and a fault cell (a crash of its server, two clients, the resource
-// checked) run on it end to end through plan, bench, runner and chaos.
+// in-process lock table that writes only the contract's required
+// methods, is registered here only, and a benchmark cell and a fault cell
+// (a pause of one of its two clients, the resource checked) run on it end
+// to end through plan, pool, runner and chaos.
 func TestFakeServiceRunsBothCells(t *testing.T) {
 	service.Register(fake{})
 	t.Run("benchmark", func(t *testing.T) {

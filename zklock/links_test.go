@@ -212,7 +212,7 @@ func TestLinksStandaloneRefused(t *testing.T) {
 	}
 }
 
-// testPeers is bench's PeerVia for these tests: faults' proxies on every
+// testPeers is the server pool's PeerVia for these tests: faults' proxies on every
 // link, the election's first message rewritten.
 func testPeers(listen [][]string, hello Hello) (PeerNet, error) {
 	n, err := faults.NewMemberNet(listen)

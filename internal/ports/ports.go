@@ -74,3 +74,14 @@ func ephemeral() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// CheckMetricsAddr says whether addr (--metrics-addr, metrics_addr:) is
+// HOST:PORT, naming the field; here so that plan checks it without
+// importing the metrics server.
+func CheckMetricsAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if p, perr := strconv.Atoi(port); err != nil || perr != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("metrics-addr: %q is not accepted; use HOST:PORT such as 127.0.0.1:9464 or :9464", addr)
+	}
+	return nil
+}

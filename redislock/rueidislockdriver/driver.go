@@ -171,6 +171,6 @@ func (d *Driver) RPCs() int64 { return d.acquires.Load() }
 // Record: what the locks ran on.
 func (d *Driver) Record(v *results.ServiceSettings) {
 	if v != nil { // a Redis topology's result keeps no service section
-		v.LeaseTTL = results.Duration(d.cfg.TTL)
+		v.LeaseTTL, v.Calls = results.Duration(d.cfg.TTL), "lock calls (acquires)"
 	}
 }
