@@ -516,7 +516,7 @@ func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held, hold *ch
 // session's lease), as far as the client has learnt.
 func isLost(l *lock.Lock) bool {
 	select {
-	case <-l.Lost: // a nil channel (Redis) never is
+	case <-l.Lost: // a nil channel (a lock without sessions) never is
 		return true
 	default:
 		return false

@@ -44,7 +44,7 @@ func (r *cellRun) addFailovers(run *results.Run, t0 time.Time, events []faults.E
 func (r *cellRun) addElections(run *results.Run, t0 time.Time, events []faults.Event, ck check.Findings, clients []chaos.ClientResult) {
 	window := r.s.Service().KillWindow(r.s)
 	if window == "" {
-		return // a kill opens no window timed here (Redis' masters)
+		return // a kill opens no window timed here (independent masters)
 	}
 	for _, e := range events {
 		kind := window

@@ -82,7 +82,7 @@ func (v *serviceCell) Window(rc *workloads.RunConfig) {
 // Finish records the servers, what the service ran on and the baseline.
 func (v *serviceCell) Finish(res *results.Run, st *workloads.Stats) {
 	srv := v.env.servers.Service
-	if res.Config.Service == nil { // a Redis topology measured through another client (rueidislock)
+	if res.Config.Service == nil { // a service that keeps no section of its own (rueidislock on a Redis topology)
 		res.Config.Service = &results.ServiceSettings{}
 	}
 	v.cl.Record(res.Config.Service) // cellConfig made it, with the servers' part

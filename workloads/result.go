@@ -167,7 +167,7 @@ func (s *Stats) warnings(c results.Client) []string {
 	var w []string
 	if c.ClientBound {
 		w = append(w, fmt.Sprintf(
-			"client-bound: lockbench used %.0f%% of %d cores; the figures measure this client as much as Redis",
+			"client-bound: lockbench used %.0f%% of %d cores; the figures measure this client as much as the servers",
 			100*c.CPUShare, c.Cores))
 	}
 	if s.Violations > 0 {
