@@ -167,15 +167,11 @@ type Client interface {
 	Close()
 }
 
-// Observer sees a chaos client's events as they happen (live metrics):
-// the runner's events plus the protected resource's.
+// Observer sees a chaos client's records as they happen (live metrics),
+// a use's findings among them.
 type Observer interface {
 	workloads.Observer
 	SetWorkers(n int)
-	// LostUpdates: a write found n acknowledged writes made since its read
-	// (an overlapping holder's), which it now overwrites.
-	LostUpdates(n int64)
-	StaleWriteRejected()
 	// AddCounts: what a client process counted since its last report.
 	AddCounts(d workloads.Counts)
 }
@@ -385,7 +381,7 @@ func (c *client) runConfig(t0 time.Time, logs map[int]io.Writer) workloads.RunCo
 		rc.Observer = c.obs
 	}
 	if c.fails != nil {
-		rc.Observer = failureTap{inner: rc.Observer, times: c.fails}
+		rc.Reducers = append(rc.Reducers, c.fails)
 	}
 	if c.local.Hooks != nil {
 		c.local.Hooks(&rc)
@@ -433,8 +429,8 @@ func (c *client) Lost(w *workloads.Worker) {
 }
 
 // Use is one protected read-modify-write under the lock the worker won,
-// logged for the checkers.
-func (c *client) Use(w *workloads.Worker, h workloads.Held) {
+// logged for the checkers and recorded.
+func (c *client) Use(w *workloads.Worker, h workloads.Held) time.Time {
 	// The checkers judge the hold on the window the client measured itself:
 	// a Redlock's TTL − drift; a keep-alive lock (etcd's session) has no
 	// such validity, so its window runs from the acquire to the end of its
@@ -447,12 +443,8 @@ func (c *client) Use(w *workloads.Worker, h workloads.Held) {
 	hold := check.Hold{Key: h.Key, T1: h.Start.UnixNano(), Elapsed: int64(h.Acquired.Sub(h.Start)), TTL: ttl,
 		DriftFactor: factor, Worker: w.ID}
 	ph := c.probe.Enter(h.Key, h.Start.Add(time.Duration(hold.ValidEnd()-hold.T1)))
-	if ph.Judged && !ph.Clear && c.obs != nil {
-		c.obs.Violation()
-	}
-	if err := c.readModifyWrite(w, h, &hold); err != nil {
-		w.Counts.UseErrors++
-	}
+	var found finding
+	err := c.readModifyWrite(w, h, &hold, &found)
 	used := time.Now()
 	c.probe.Exit(ph)
 	hold.Used = used.UnixNano()
@@ -460,15 +452,28 @@ func (c *client) Use(w *workloads.Worker, h workloads.Held) {
 		hold.TTL, hold.DriftFactor = int64(h.Lock.Until().Sub(h.Start)), 0
 	}
 	c.holds.Add(hold)
+	r := w.Record(workloads.OpUse)
+	r.Key, r.Measured, r.Start, r.End = h.Key, h.Measured, h.Acquired, used
+	r.Judged, r.Clear, r.UseFailed = ph.Judged, ph.Clear, err != nil
+	r.Overran, r.Lost, r.Rejected = hold.Outcome == check.Skipped, found.lost, found.rejected
+	w.Fold(r)
+	return used
+}
+
+// finding is what the resource said of a use's write: the acknowledged
+// writes it overwrote, and whether it refused a fenced one.
+type finding struct {
+	lost     int64
+	rejected bool
 }
 
 // readModifyWrite takes a fencing token (with fencing), reads the key's
 // counter, keeps the lock for the hold time and writes the counter + 1;
 // hold gets the critical section as the resource saw it.
-func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held, hold *check.Hold) error {
+func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held, hold *check.Hold, found *finding) error {
 	ctx := context.Background() // per-command timeouts bound everything; a stop lets the cycle finish
 	if c.guard != nil {
-		return c.guardedRMW(ctx, w, h, hold)
+		return c.guardedRMW(ctx, w, h, hold, found)
 	}
 	var token int64
 	switch {
@@ -494,14 +499,13 @@ func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held, hold *ch
 	// A careful client trusts its lock library's ValidUntil, as a real
 	// one would; only the checkers do not.
 	if c.cfg.CheckValidity && (!time.Now().Before(h.Lock.ValidUntil) || isLost(h.Lock)) {
-		w.Counts.HoldOverruns++
 		hold.Outcome, hold.End = check.Skipped, time.Now().UnixNano()
 		return nil
 	}
 	// The pause hook lands here: after any check, before the write, as in
 	// the GC-pause story.
 	c.gate.wait()
-	applied, err := c.write(ctx, h.Key, v+1, token)
+	applied, err := c.write(ctx, h.Key, v+1, token, found)
 	hold.Outcome, hold.End = check.Written, time.Now().UnixNano()
 	switch {
 	case err != nil: // it may have landed, at any time from now on
@@ -524,19 +528,12 @@ func isLost(l *lock.Lock) bool {
 }
 
 // write stores v on the resource, filed under the second of the cell it
-// lands in, and tells the observer what the resource said; applied is
-// false when a fenced write was refused.
-func (c *client) write(ctx context.Context, idx uint64, v, token int64) (applied bool, err error) {
+// lands in; applied is false when a fenced write was refused.
+func (c *client) write(ctx context.Context, idx uint64, v, token int64, found *finding) (applied bool, err error) {
 	slot := int64(time.Since(c.t0) / time.Second)
-	applied, lost, err := c.res.Write(ctx, idx, v, token, slot)
-	if c.obs == nil || err != nil {
-		return applied, err
-	}
-	if !applied {
-		c.obs.StaleWriteRejected()
-	}
-	c.obs.LostUpdates(lost)
-	return applied, nil
+	applied, found.lost, err = c.res.Write(ctx, idx, v, token, slot)
+	found.rejected = err == nil && !applied
+	return applied, err
 }
 
 // NewClient connects a client that runs on goroutines of this process,

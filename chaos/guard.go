@@ -34,7 +34,7 @@ func (c *client) guardKey(idx uint64) string {
 // guardedRMW is readModifyWrite with the counter in the lock service: the
 // read, the hold, and the guarded write, filed in the resource's ledger
 // for the checkers as its own writes are.
-func (c *client) guardedRMW(ctx context.Context, w *workloads.Worker, h workloads.Held, hold *check.Hold) error {
+func (c *client) guardedRMW(ctx context.Context, w *workloads.Worker, h workloads.Held, hold *check.Hold, found *finding) error {
 	c.gate.wait()
 	hold.Begin = time.Now().UnixNano()
 	v, err := c.guard.GuardedRead(ctx, h.Lock, c.guardKey(h.Key))
@@ -54,19 +54,13 @@ func (c *client) guardedRMW(ctx context.Context, w *workloads.Worker, h workload
 	if !applied {
 		hold.Outcome = check.Refused
 	}
-	return c.record(ctx, h.Key, v+1, prev, applied)
+	return c.record(ctx, h.Key, v+1, prev, applied, found)
 }
 
-// record files a guarded write in the ledger and tells the observer.
-func (c *client) record(ctx context.Context, idx uint64, v, prev int64, applied bool) error {
+// record files a guarded write in the ledger, and what it found.
+func (c *client) record(ctx context.Context, idx uint64, v, prev int64, applied bool, found *finding) (err error) {
 	slot := int64(time.Since(c.t0) / time.Second)
-	lost, err := c.res.Record(ctx, idx, v, prev, slot, applied)
-	if c.obs == nil || err != nil {
-		return err
-	}
-	if !applied {
-		c.obs.StaleWriteRejected()
-	}
-	c.obs.LostUpdates(lost)
-	return nil
+	found.lost, err = c.res.Record(ctx, idx, v, prev, slot, applied)
+	found.rejected = err == nil && !applied
+	return err
 }

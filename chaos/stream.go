@@ -12,7 +12,6 @@ import (
 
 	"lockbench/engine"
 	"lockbench/lock"
-	"lockbench/results"
 	"lockbench/workloads"
 )
 
@@ -44,50 +43,21 @@ func newTally(masters int) *tally {
 	return &tally{c: workloads.Counts{PerMaster: make([][engine.NumOutcomes]int64, masters)}}
 }
 
-func (t *tally) AcquireStarted()       {}
-func (t *tally) AcquireEnded()         {}
-func (t *tally) Extended(bool)         {}
-func (t *tally) Started(time.Duration) {}
-func (t *tally) Scheduled(_, _ int64)  {}
-
-// Waited: a fault cell's times to lock reach the parent in the clients'
-// interval logs, not live.
-func (t *tally) Waited(time.Duration, bool) {}
-func (t *tally) SetWorkers(int)             {}
-func (t *tally) Violation()                 { t.add(func(c *workloads.Counts) { c.Violations++ }) }
-func (t *tally) LostUpdates(n int64)        { t.add(func(c *workloads.Counts) { c.LostUpdates += n }) }
-func (t *tally) StaleWriteRejected()        { t.add(func(c *workloads.Counts) { c.StaleWritesRejected++ }) }
-func (t *tally) AddCounts(workloads.Counts) {}
-
-func (t *tally) Cycle(_, _, _ time.Duration, perMaster []engine.Outcome) {
-	t.add(func(c *workloads.Counts) {
-		c.Acquired++
-		replied(c, perMaster)
-	})
-}
-
-func (t *tally) Failed(_ time.Duration, perMaster []engine.Outcome, why results.AcquireFailure) {
-	t.add(func(c *workloads.Counts) {
-		c.Tally.Failed(why)
-		replied(c, perMaster)
-	})
-}
-
-func (t *tally) add(f func(*workloads.Counts)) {
+// Fold counts a record as the worker loop does (workloads.Counts.Fold).
+// A fault cell's latencies and times to lock reach the parent in the
+// clients' interval logs, not live.
+func (t *tally) Fold(r *workloads.Record) {
 	t.mu.Lock()
-	f(&t.c)
+	t.c.Fold(r)
 	t.mu.Unlock()
 }
 
-// replied counts one acquire's per-server outcomes, for the servers the
-// tally has rows for.
-func replied(c *workloads.Counts, perMaster []engine.Outcome) {
-	for m, o := range perMaster {
-		if m < len(c.PerMaster) && o < engine.NumOutcomes {
-			c.PerMaster[m][o]++
-		}
-	}
-}
+func (t *tally) AcquireStarted()            {}
+func (t *tally) AcquireEnded()              {}
+func (t *tally) Started(time.Duration)      {}
+func (t *tally) Scheduled(_, _ int64)       {}
+func (t *tally) SetWorkers(int)             {}
+func (t *tally) AddCounts(workloads.Counts) {}
 
 // counts is a copy of the tally's counts.
 func (t *tally) counts() workloads.Counts {

@@ -94,24 +94,48 @@ func (c *Cell) AcquireStarted() { c.inFlight.Inc() }
 // AcquireEnded: see AcquireStarted.
 func (c *Cell) AcquireEnded() { c.inFlight.Dec() }
 
-// Cycle counts a successful acquire and its release; uncorrected < 0 means
-// closed loop (no separate uncorrected latency).
-func (c *Cell) Cycle(acquire, uncorrected, release time.Duration, perMaster []engine.Outcome) {
-	c.cycles.Inc()
-	c.acquired.Inc()
-	c.acquire.Observe(acquire.Seconds())
-	if uncorrected >= 0 {
-		c.uncorrected.Observe(uncorrected.Seconds())
+// Fold counts a record and observes its latencies, as the run counts it
+// (workloads.Counts.Fold): outcomes of the measured window, a use's
+// findings whenever they happened. A cycle counts at its release.
+func (c *Cell) Fold(r *workloads.Record) {
+	if r.Op == workloads.OpUse {
+		c.foundInUse(r)
+		return
 	}
-	c.release.Observe(release.Seconds())
-	c.replied(perMaster)
+	if !r.Measured {
+		return
+	}
+	switch r.Op {
+	case workloads.OpAcquire:
+		c.acquireEnded(r)
+	case workloads.OpRelease:
+		c.cycles.Inc()
+		c.release.Observe(r.Latency().Seconds())
+	case workloads.OpExtend:
+		if r.Reply.OK {
+			c.extendOK.Inc()
+		} else {
+			c.extendFailed.Inc()
+		}
+	}
 }
 
-// Failed counts a failed acquire: contention (taken, or a quorum too slow),
-// error (masters timed out or failed) or few acks (WAIT saw too few
-// replicas).
-func (c *Cell) Failed(latency time.Duration, perMaster []engine.Outcome, why results.AcquireFailure) {
-	switch why {
+// acquireEnded counts an acquire: won, or lost to contention (taken, or a
+// quorum too slow), to errors (servers timed out or failed) or to few
+// acks (WAIT saw too few replicas); and a caller's time to lock, or its
+// giving up.
+func (c *Cell) acquireEnded(r *workloads.Record) {
+	c.replied(r.Result.PerMaster)
+	if r.Won() {
+		c.acquired.Inc()
+		c.acquire.Observe(r.Latency().Seconds())
+		if r.Intended != r.Start {
+			c.uncorrected.Observe(r.Uncorrected().Seconds())
+		}
+		c.timeToLock.Observe(r.Waited().Seconds())
+		return
+	}
+	switch r.Failure() {
 	case results.LostToContention:
 		c.notAcquired.Inc()
 	case results.LostToFewAcks:
@@ -119,16 +143,21 @@ func (c *Cell) Failed(latency time.Duration, perMaster []engine.Outcome, why res
 	default:
 		c.errored.Inc()
 	}
-	c.failed.Observe(latency.Seconds())
-	c.replied(perMaster)
+	c.failed.Observe(r.Latency().Seconds())
+	if r.GaveUp {
+		c.gaveUp.Inc()
+	}
 }
 
-// Waited observes a caller's time to lock, or counts it as given up.
-func (c *Cell) Waited(d time.Duration, locked bool) {
-	if locked {
-		c.timeToLock.Observe(d.Seconds())
-	} else {
-		c.gaveUp.Inc()
+// foundInUse counts what a use found: an overlapping hold the probe saw,
+// acknowledged writes it overwrote, a fenced write refused (chaos).
+func (c *Cell) foundInUse(r *workloads.Record) {
+	if r.Judged && !r.Clear {
+		c.violations.Inc()
+	}
+	c.LostUpdates(r.Lost)
+	if r.Rejected {
+		c.rejected.Inc()
 	}
 }
 
@@ -139,18 +168,6 @@ func (c *Cell) replied(perMaster []engine.Outcome) {
 		}
 	}
 }
-
-// Extended counts an auto-extension.
-func (c *Cell) Extended(ok bool) {
-	if ok {
-		c.extendOK.Inc()
-	} else {
-		c.extendFailed.Inc()
-	}
-}
-
-// Violation counts an overlapping hold seen by the live probe.
-func (c *Cell) Violation() { c.violations.Inc() }
 
 // SetRate shows the open-loop rate offered (0 in closed loop): live, the
 // unserved rate is this minus rate(lockbench_open_loop_started_total).
@@ -197,6 +214,3 @@ func (c *Cell) AddCounts(t workloads.Counts) {
 		}
 	}
 }
-
-// StaleWriteRejected counts a write the fenced resource refused (chaos).
-func (c *Cell) StaleWriteRejected() { c.rejected.Inc() }

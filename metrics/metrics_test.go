@@ -16,6 +16,7 @@ import (
 
 	"lockbench/engine"
 	"lockbench/internal/redistest"
+	"lockbench/lock"
 	"lockbench/results"
 	"lockbench/workloads"
 )
@@ -28,20 +29,47 @@ func exercise(c *Cell) {
 	c.SetWorkers(4)
 	c.AcquireStarted()
 	c.AcquireEnded()
-	c.Cycle(800*time.Microsecond, 700*time.Microsecond, 300*time.Microsecond, ok)
-	c.Cycle(2*time.Millisecond, -1, 400*time.Microsecond, ok)
-	c.Failed(5*time.Millisecond, []engine.Outcome{engine.Timeout, engine.Error, engine.Pending}, results.LostToError)
-	c.Failed(time.Millisecond, []engine.Outcome{engine.Taken, engine.Taken, engine.OK}, results.LostToContention)
-	c.Extended(true)
-	c.Extended(false)
-	c.Violation()
+	cycle(c, 800*time.Microsecond, 700*time.Microsecond, 300*time.Microsecond, ok)
+	cycle(c, 2*time.Millisecond, -1, 400*time.Microsecond, ok)
+	c.Fold(failedAcquire(5*time.Millisecond, []engine.Outcome{engine.Timeout, engine.Error, engine.Pending}))
+	c.Fold(failedAcquire(time.Millisecond, []engine.Outcome{engine.Taken, engine.Taken, engine.OK}))
+	c.Fold(&workloads.Record{Op: workloads.OpExtend, Measured: true, Reply: lock.OpResult{OK: true}})
+	c.Fold(&workloads.Record{Op: workloads.OpExtend, Measured: true})
+	c.Fold(&workloads.Record{Op: workloads.OpUse, Judged: true}) // an overlap the probe saw
 	c.SetRate(500)
 	c.Started(30 * time.Microsecond)
 	c.Scheduled(10, 2)
 	c.LostUpdates(3)
 	c.LostUpdates(-1) // a negative deficit is not a counter decrease
-	c.StaleWriteRejected()
+	c.Fold(&workloads.Record{Op: workloads.OpUse, Clear: true, Rejected: true})
 	c.SetLinearizable("not linearizable")
+}
+
+// cycle folds a won acquire of latency acquire (open loop when
+// uncorrected ≥ 0) and its release.
+func cycle(c *Cell, acquire, uncorrected, release time.Duration, outs []engine.Outcome) {
+	won, rel := cycleRecords(acquire, uncorrected, release, outs)
+	c.Fold(won)
+	c.Fold(rel)
+}
+
+func cycleRecords(acquire, uncorrected, release time.Duration, outs []engine.Outcome) (won, rel *workloads.Record) {
+	t := time.Unix(1000, 0)
+	start := t
+	if uncorrected >= 0 {
+		start = t.Add(acquire - uncorrected)
+	}
+	return &workloads.Record{Op: workloads.OpAcquire, Measured: true, Intended: t, Start: start, End: t.Add(acquire),
+			Lock: &lock.Lock{}, Result: lock.Result{Acquired: true, PerMaster: outs}},
+		&workloads.Record{Op: workloads.OpRelease, Measured: true, Reply: lock.OpResult{OK: true, Elapsed: release}}
+}
+
+// failedAcquire is a measured acquire that failed after latency, its
+// servers' outcomes saying why.
+func failedAcquire(latency time.Duration, outs []engine.Outcome) *workloads.Record {
+	t := time.Unix(1000, 0)
+	return &workloads.Record{Op: workloads.OpAcquire, Measured: true, Intended: t, Start: t, End: t.Add(latency),
+		Result: lock.Result{Successes: 1, PerMaster: outs}}
 }
 
 func exposition(t *testing.T, e *Exporter) []byte {
@@ -172,12 +200,12 @@ func TestCellCounts(t *testing.T) {
 func TestCountersMonotonicAcrossCells(t *testing.T) {
 	e := New(Options{})
 	a := e.Cell(labels, []string{"m1"})
-	a.Cycle(time.Millisecond, -1, time.Millisecond, []engine.Outcome{engine.OK})
+	cycle(a, time.Millisecond, -1, time.Millisecond, []engine.Outcome{engine.OK})
 	second := labels
 	second.Cell = "001-mode=sequential"
 	b := e.Cell(second, []string{"m1"})
-	b.Cycle(time.Millisecond, -1, time.Millisecond, []engine.Outcome{engine.OK})
-	b.Cycle(time.Millisecond, -1, time.Millisecond, []engine.Outcome{engine.OK})
+	cycle(b, time.Millisecond, -1, time.Millisecond, []engine.Outcome{engine.OK})
+	cycle(b, time.Millisecond, -1, time.Millisecond, []engine.Outcome{engine.OK})
 	if got := testutil.ToFloat64(e.vec.cycles.WithLabelValues(labels.values()...)); got != 1 {
 		t.Errorf("first cell's cycles = %v after the second ran, want 1", got)
 	}
@@ -185,7 +213,7 @@ func TestCountersMonotonicAcrossCells(t *testing.T) {
 		t.Errorf("second cell's cycles = %v, want 2", got)
 	}
 	again := e.Cell(labels, []string{"m1"}) // a repeated cell id continues its series
-	again.Cycle(time.Millisecond, -1, time.Millisecond, []engine.Outcome{engine.OK})
+	cycle(again, time.Millisecond, -1, time.Millisecond, []engine.Outcome{engine.OK})
 	if got := testutil.ToFloat64(e.vec.cycles.WithLabelValues(labels.values()...)); got != 2 {
 		t.Errorf("repeated cell's cycles = %v, want 2 (never reset)", got)
 	}
@@ -207,11 +235,14 @@ func TestLatencyBucketsResolve100usTo10s(t *testing.T) {
 func TestCellHotPathDoesNotAllocate(t *testing.T) {
 	c := New(Options{}).Cell(labels, []string{"m1", "m2", "m3"})
 	outs := []engine.Outcome{engine.OK, engine.OK, engine.Taken}
+	won, rel := cycleRecords(time.Millisecond, time.Millisecond, time.Millisecond, outs)
+	failed := failedAcquire(time.Millisecond, outs)
 	n := testing.AllocsPerRun(1000, func() {
 		c.AcquireStarted()
 		c.AcquireEnded()
-		c.Cycle(time.Millisecond, time.Millisecond, time.Millisecond, outs)
-		c.Failed(time.Millisecond, outs, results.LostToContention)
+		c.Fold(won)
+		c.Fold(rel)
+		c.Fold(failed)
 	})
 	if n != 0 {
 		t.Fatalf("%v allocations per cycle, want 0", n)
@@ -270,16 +301,19 @@ func TestBusyAddrIsAnError(t *testing.T) {
 }
 
 // BenchmarkCellCycle is a cycle's cost to the workers with metrics on: the
-// in-flight bracket and one Cycle on 5 masters, from many goroutines.
+// in-flight bracket and a won acquire's and its release's records on 5
+// masters, from many goroutines.
 func BenchmarkCellCycle(b *testing.B) {
 	c := New(Options{}).Cell(labels, []string{"m1", "m2", "m3", "m4", "m5"})
 	outs := []engine.Outcome{engine.OK, engine.OK, engine.OK, engine.OK, engine.OK}
+	won, rel := cycleRecords(800*time.Microsecond, -1, 300*time.Microsecond, outs)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			c.AcquireStarted()
 			c.AcquireEnded()
-			c.Cycle(800*time.Microsecond, -1, 300*time.Microsecond, outs)
+			c.Fold(won)
+			c.Fold(rel)
 		}
 	})
 }

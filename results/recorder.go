@@ -105,6 +105,23 @@ func (r *Recorder) Record(shard, metric int, d time.Duration) {
 	s.mu.Unlock()
 }
 
+// Sample is one latency of a metric.
+type Sample struct {
+	Metric int
+	D      time.Duration
+}
+
+// RecordAll adds one operation's latencies from a worker under one lock
+// of its shard.
+func (r *Recorder) RecordAll(shard int, samples []Sample) {
+	s := &r.shards[shard%len(r.shards)]
+	s.mu.Lock()
+	for _, x := range samples {
+		RecordDuration(s.h[x.Metric], x.D)
+	}
+	s.mu.Unlock()
+}
+
 // Flush closes the interval ending at now.
 func (r *Recorder) Flush(now time.Time) Interval {
 	r.mu.Lock()

@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"lockbench/chaos"
-	"lockbench/engine"
 	"lockbench/plan"
-	"lockbench/results"
 	"lockbench/workloads"
 )
 
@@ -17,20 +15,31 @@ type countingObserver struct {
 	inFlight, cycles, failed, violations, lost, rejected, workers atomic.Int64
 }
 
-func (o *countingObserver) AcquireStarted()                                 { o.inFlight.Add(1) }
-func (o *countingObserver) AcquireEnded()                                   { o.inFlight.Add(-1) }
-func (o *countingObserver) Cycle(_, _, _ time.Duration, _ []engine.Outcome) { o.cycles.Add(1) }
-func (o *countingObserver) Failed(time.Duration, []engine.Outcome, results.AcquireFailure) {
-	o.failed.Add(1)
+func (o *countingObserver) AcquireStarted() { o.inFlight.Add(1) }
+func (o *countingObserver) AcquireEnded()   { o.inFlight.Add(-1) }
+
+// Fold counts the records itself, apart from workloads.Counts.Fold, which
+// makes the result's counts.
+func (o *countingObserver) Fold(r *workloads.Record) {
+	switch {
+	case r.Op == workloads.OpUse:
+		if r.Judged && !r.Clear {
+			o.violations.Add(1)
+		}
+		o.lost.Add(r.Lost)
+		if r.Rejected {
+			o.rejected.Add(1)
+		}
+	case !r.Measured || r.Op != workloads.OpAcquire:
+	case r.Won():
+		o.cycles.Add(1)
+	default:
+		o.failed.Add(1)
+	}
 }
-func (o *countingObserver) Extended(bool)              {}
-func (o *countingObserver) Violation()                 { o.violations.Add(1) }
-func (o *countingObserver) Started(time.Duration)      {}
-func (o *countingObserver) Scheduled(int64, int64)     {}
-func (o *countingObserver) Waited(time.Duration, bool) {}
-func (o *countingObserver) SetWorkers(n int)           { o.workers.Store(int64(n)) }
-func (o *countingObserver) LostUpdates(n int64)        { o.lost.Add(n) }
-func (o *countingObserver) StaleWriteRejected()        { o.rejected.Add(1) }
+func (o *countingObserver) Started(time.Duration)  {}
+func (o *countingObserver) Scheduled(int64, int64) {}
+func (o *countingObserver) SetWorkers(n int)       { o.workers.Store(int64(n)) }
 
 // AddCounts: client processes report in bulk.
 func (o *countingObserver) AddCounts(d workloads.Counts) {

@@ -18,7 +18,7 @@ func (c *countingCycle) Ready() { c.ready.Add(1) }
 func (c *countingCycle) Lost(*workloads.Worker) {
 	c.lost.Add(1)
 }
-func (c *countingCycle) Use(w *workloads.Worker, h workloads.Held) {
+func (c *countingCycle) Use(w *workloads.Worker, h workloads.Held) time.Time {
 	c.uses.Add(1)
 	if !h.Measured {
 		c.unmeasured.Add(1)
@@ -26,7 +26,11 @@ func (c *countingCycle) Use(w *workloads.Worker, h workloads.Held) {
 	if h.Lock == nil || h.Acquired.Before(h.Start) {
 		panic("held: no lock or acquired before it started")
 	}
-	w.Counts.UseErrors++ // the cycle's own counts fold with the loop's
+	// The cycle's own record folds with the loop's.
+	r := w.Record(workloads.OpUse)
+	r.Key, r.Measured, r.UseFailed = h.Key, h.Measured, true
+	w.Fold(r)
+	return time.Now()
 }
 
 // flakyLocker grants every other acquire and loses the rest to contention.

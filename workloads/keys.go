@@ -20,6 +20,35 @@ func (k Keys) Name(i uint64) string {
 	return k.Prefix + strconv.FormatUint(i+k.Offset, 10)
 }
 
+// keyNames are a run's key names: made once for a keyspace small enough
+// to keep (a name per acquire would cost an allocation each), else as
+// asked.
+type keyNames struct {
+	keys  Keys
+	names []string
+}
+
+// keptNames is the largest keyspace whose names are made up front.
+const keptNames = 1 << 16
+
+func newKeyNames(k Keys) keyNames {
+	n := keyNames{keys: k}
+	if k.Count > 0 && k.Count <= keptNames {
+		n.names = make([]string, k.Count)
+		for i := range n.names {
+			n.names[i] = k.Name(uint64(i))
+		}
+	}
+	return n
+}
+
+func (n keyNames) name(i uint64) string {
+	if i < uint64(len(n.names)) {
+		return n.names[i]
+	}
+	return n.keys.Name(i)
+}
+
 // KeyChooser picks the next key index in [0, K) for a worker. Choosers are
 // read-only after construction and shared by all workers.
 type KeyChooser interface {

@@ -20,22 +20,25 @@ type Cycle interface {
 	// Ready returns when the worker may start an acquire (chaos: its
 	// client is not paused).
 	Ready()
-	// Use uses the lock the worker won; the loop releases it afterwards,
-	// also when the run ended meanwhile.
-	Use(w *Worker, h Held)
+	// Use uses the lock the worker won and returns when the use ended
+	// (zero: it did not use it); the loop releases it afterwards, also
+	// when the run ended meanwhile.
+	Use(w *Worker, h Held) time.Time
 	// Lost follows a failed acquire (chaos: the retry delay).
 	Lost(w *Worker)
 }
 
 // Worker is one worker's own state, handed to its cycle.
 type Worker struct {
-	ID     int
-	Rand   *rand.Rand
-	Counts Counts
-	ctx    context.Context // ends when the run does
-	opCtx  context.Context // its acquires run under: the loop's, its own child
-	waits  workerWaits
-	calls  int // acquires ended, with the lock or without
+	ID      int
+	Rand    *rand.Rand
+	Counts  Counts
+	ctx     context.Context // ends when the run does
+	opCtx   context.Context // its acquires run under: the loop's, its own child
+	waits   workerWaits
+	calls   int // acquires ended, with the lock or without
+	loop    *loop
+	scratch Record // the record being made (see record)
 }
 
 // ownOpCtx gives the worker its own child of the loop's op context: a
@@ -121,10 +124,16 @@ func (c *Counts) fold(o *Counts, sign int64) {
 	}
 }
 
-// replied files one acquire's per-master outcomes.
+// replied files one acquire's per-master outcomes (rows added for
+// servers the counts had none for).
 func (c *Counts) replied(res lock.Result) {
+	for len(c.PerMaster) < len(res.PerMaster) {
+		c.PerMaster = append(c.PerMaster, [lock.NumOutcomes]int64{})
+	}
 	for m, o := range res.PerMaster {
-		c.PerMaster[m][o]++
+		if o < lock.NumOutcomes {
+			c.PerMaster[m][o]++
+		}
 	}
 }
 
@@ -144,6 +153,9 @@ type loop struct {
 	cycle       Cycle
 	pace        *pacer // nil in closed loop
 	rec         *results.Recorder
+	hist        histograms // folds into rec
+	obs         Observer   // cfg.Observer; nil: none
+	names       keyNames
 	probe       *Probe
 	handoffs    handoffs
 	use         keyUse
@@ -178,108 +190,68 @@ func (l *loop) next(w *Worker) (intended time.Time, measured, ok bool) {
 	if measured = n >= l.pace.first; measured {
 		w.Counts.Started++
 		l.pace.lag.record(w.ID, lag)
-		if obs := l.cfg.Observer; obs != nil {
-			obs.Started(lag)
+		if l.obs != nil {
+			l.obs.Started(lag)
 		}
 	}
 	return t, measured, true
 }
 
-// attempt is one acquire and, when it wins, the cycle's use and the
-// release. Latency counts from the intended start; time to lock is the
-// whole acquire, the locker's retries and waits included. False: the run
-// ended mid-acquire (not an outcome).
+// attempt is one acquire, its record, and when it wins the cycle's use
+// and the release. False: the run ended mid-acquire (not an outcome).
 func (l *loop) attempt(w *Worker, intended time.Time, measured bool) bool {
-	idx := l.cfg.Chooser.Next(w.Rand)
-	key := l.cfg.Keys.Name(idx)
-	obs := l.cfg.Observer
-	t0 := time.Now()
+	r := w.record(OpAcquire)
+	r.Key = l.cfg.Chooser.Next(w.Rand)
+	r.Start = time.Now()
+	r.Intended, r.Measured = intended, measured
 	if l.pace == nil {
-		intended, measured = t0, !t0.Before(l.measureFrom)
+		r.Intended, r.Measured = r.Start, !r.Start.Before(l.measureFrom)
 	}
-	l.handoffs.join(idx)
-	if obs != nil {
-		obs.AcquireStarted()
+	l.handoffs.join(r.Key)
+	if l.obs != nil {
+		l.obs.AcquireStarted()
 	}
-	lock, res := l.lk.Acquire(w.opCtx, key)
-	done := time.Now()
-	if obs != nil {
-		obs.AcquireEnded()
+	r.Lock, r.Result = l.lk.Acquire(w.opCtx, l.names.name(r.Key))
+	r.End = time.Now()
+	if l.obs != nil {
+		l.obs.AcquireEnded()
 	}
-	if lock == nil {
-		l.handoffs.leave(idx)
-		if res.Err != nil {
+	if !r.Won() {
+		l.handoffs.leave(r.Key)
+		if r.Result.Err != nil {
 			return false
 		}
 		w.calls++
-		if measured {
-			l.failed(w, res, done.Sub(intended))
-		}
+		r.GaveUp = l.cfg.CallersWait && l.ctx.Err() == nil
+		l.fold(w, r)
 		l.cycle.Lost(w)
 		return true
 	}
-	l.held(w, res, Held{Lock: lock, Key: idx, Start: t0, Acquired: done, Measured: measured}, intended)
+	w.calls++
+	r.Gap, r.Handed = l.handoffs.taken(r.Key, r.End)
+	h := Held{Lock: r.Lock, Key: r.Key, Start: r.Start, Acquired: r.End, Measured: r.Measured}
+	// Folded as it returns, so its latency lands in the second it
+	// happened, however long the use.
+	l.fold(w, r)
+	if q := l.cfg.Quota; q > 0 && h.Measured && l.acquired.Add(1) >= q {
+		l.stop()
+	}
+	l.useAndRelease(w, h)
 	return true
 }
 
-// held counts a won acquire, runs the cycle's use and releases the lock.
-// The winning attempt's latency leaves out the earlier attempts and waits,
-// which time to lock keeps.
-func (l *loop) held(w *Worker, res lock.Result, h Held, intended time.Time) {
-	w.calls++
-	won := h.Acquired.Sub(h.Start) - res.LastStart
-	gap, handed := l.handoffs.taken(h.Key, h.Acquired)
-	if h.Measured {
-		l.won(w, res, h.Start.Sub(intended)+won, won)
-		l.locked(w, h.Acquired.Sub(intended), gap, handed)
+// useAndRelease runs the cycle's use of a won lock and releases it.
+func (l *loop) useAndRelease(w *Worker, h Held) {
+	used := l.cycle.Use(w, h)
+	if used.IsZero() {
+		used = h.Acquired
 	}
-	l.cycle.Use(w, h)
-	freed := time.Now()
-	l.handoffs.freed(h.Key, freed)
+	l.handoffs.freed(h.Key, used)
 	// Released even when the run ended meanwhile: never leave a lock behind.
 	rel := l.lk.Release(context.Background(), h.Lock)
-	if h.Measured {
-		w.Counts.CommandsSent += int64(rel.Sent)
-		l.use.held(h.Key, freed.Sub(h.Acquired))
-		l.released(w, res, h.Start.Sub(intended)+won, won, rel.Elapsed)
-	}
-}
-
-func (l *loop) failed(w *Worker, res lock.Result, latency time.Duration) {
-	w.Counts.AttemptsMade += int64(max(res.Attempts, 1))
-	w.Counts.CommandsSent += int64(res.Sent)
-	l.rec.Record(w.ID, results.Failed, latency)
-	l.gaveUp(w, latency)
-	w.Counts.failed(res)
-	if obs := l.cfg.Observer; obs != nil {
-		obs.Failed(latency, res.PerMaster, FailureOf(res))
-	}
-}
-
-// won counts a measured acquire as it returns, so its latency lands in
-// the second it happened, however long the use.
-func (l *loop) won(w *Worker, res lock.Result, latency, uncorrected time.Duration) {
-	w.Counts.Acquired++
-	w.Counts.AttemptsMade += int64(max(res.Attempts, 1))
-	w.Counts.CommandsSent += int64(res.Sent)
-	w.Counts.replied(res)
-	l.rec.Record(w.ID, results.Acquire, latency)
-	if l.pace != nil {
-		l.rec.Record(w.ID, results.AcquireUncorrected, uncorrected)
-	}
-	if q := l.cfg.Quota; q > 0 && l.acquired.Add(1) >= q {
-		l.stop()
-	}
-}
-
-func (l *loop) released(w *Worker, res lock.Result, latency, uncorrected, release time.Duration) {
-	l.rec.Record(w.ID, results.Release, release)
-	if obs := l.cfg.Observer; obs != nil {
-		if l.pace == nil {
-			uncorrected = -1
-		}
-		obs.Cycle(latency, uncorrected, release, res.PerMaster)
-	}
+	r := w.record(OpRelease)
+	r.Key, r.Measured, r.Start, r.Reply, r.Held = h.Key, h.Measured, used, rel, used.Sub(h.Acquired)
+	l.fold(w, r)
 }
 
 // holdCycle is the plain cycle of run and sweep: hold the lock for a drawn
@@ -297,44 +269,44 @@ func (holdCycle) Lost(*Worker) {}
 // judged on the lock's validity window: it ends when the hold does or when
 // the validity runs out, whichever is first, unless auto-extension keeps the
 // lock alive. A hold of 0 is no use of the lock, so the probe has nothing
-// to judge.
-func (c holdCycle) Use(w *Worker, h Held) {
+// to judge (and no use is recorded).
+func (c holdCycle) Use(w *Worker, h Held) time.Time {
 	d := c.cfg.Hold.Next(w.Rand)
 	if d <= 0 {
-		return
+		return time.Time{}
 	}
 	ph := c.probe.Enter(h.Key, h.Lock.ValidUntil)
-	defer c.probe.Exit(ph)
-	if ph.Judged && !ph.Clear && c.cfg.Observer != nil {
-		c.cfg.Observer.Violation()
-	}
 	ext, canExtend := c.lk.(lock.Extender)
 	if !c.cfg.AutoExtend || !canExtend {
 		ext = nil
 	}
-	c.hold(w, h, ph, time.Now().Add(d), ext)
+	overran := c.hold(w, h, ph, time.Now().Add(d), ext)
+	c.probe.Exit(ph)
+	r := w.record(OpUse)
+	r.Key, r.Measured, r.Start, r.End = h.Key, h.Measured, h.Acquired, time.Now()
+	r.Judged, r.Clear, r.Overran = ph.Judged, ph.Clear, overran
+	w.Fold(r)
+	return r.End
 }
 
 // hold sleeps until the hold ends or the validity runs out, extending the
-// lock (ext non-nil) once a third of the TTL is left.
-func (c holdCycle) hold(w *Worker, h Held, ph Hold, until time.Time, ext lock.Extender) {
+// lock (ext non-nil) once a third of the TTL is left; overran: the
+// validity ran out first.
+func (c holdCycle) hold(w *Worker, h Held, ph Hold, until time.Time, ext lock.Extender) (overran bool) {
 	cfg, lock := c.cfg, h.Lock
 	for {
 		now := time.Now()
 		if !now.Before(until) {
-			return
+			return false
 		}
 		if until.Before(lock.ValidUntil) && !(ext != nil && lock.ValidUntil.Sub(now) < cfg.TTL/3) {
 			time.Sleep(until.Sub(now))
-			return
+			return false
 		}
 		if ext == nil {
 			// The lock runs out before the hold ends: stop using it then.
 			time.Sleep(lock.ValidUntil.Sub(now))
-			if h.Measured {
-				w.Counts.HoldOverruns++
-			}
-			return
+			return true
 		}
 		wake := lock.ValidUntil.Add(-cfg.TTL / 3)
 		if wake.After(until) {
@@ -342,27 +314,29 @@ func (c holdCycle) hold(w *Worker, h Held, ph Hold, until time.Time, ext lock.Ex
 		}
 		time.Sleep(time.Until(wake))
 		if !time.Now().Before(until) || !c.extend(w, h, ph, ext) {
-			return
+			return false
 		}
 	}
 }
 
-// extend extends the held lock by the TTL; false: it was lost.
+// extend extends the held lock by the TTL; false: it was lost, or the run
+// ended (then the use ends with it: an extension the run's end cut short
+// is not an outcome, as an acquire it cut short is not).
 func (c holdCycle) extend(w *Worker, h Held, ph Hold, ext lock.Extender) bool {
-	r := ext.Extend(w.ctx, h.Lock, c.cfg.TTL)
-	if h.Measured && c.cfg.Observer != nil {
-		c.cfg.Observer.Extended(r.OK)
+	if w.ctx.Err() != nil {
+		return false
 	}
-	if !r.OK {
-		if h.Measured {
-			w.Counts.ExtendFailures++
-		}
+	rep := ext.Extend(w.ctx, h.Lock, c.cfg.TTL)
+	if !rep.OK && w.ctx.Err() != nil {
+		return false
+	}
+	r := w.record(OpExtend)
+	r.Key, r.Measured, r.Reply = h.Key, h.Measured, rep
+	w.Fold(r)
+	if !rep.OK {
 		return false
 	}
 	c.probe.Extend(ph, h.Lock.ValidUntil)
-	if h.Measured {
-		w.Counts.Extends++
-	}
 	return true
 }
 

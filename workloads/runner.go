@@ -28,22 +28,17 @@ func serversOf(lk lock.Locker) int {
 	return 0
 }
 
-// Observer sees the runner's events as they happen, for live metrics
-// (package metrics implements it). Its methods run on the workers: they must
-// be cheap and safe for concurrent use. Counts are of the measured window,
-// like the result's; the in-flight bracket and the probe are not.
+// Observer sees the run as it happens, for live metrics (package metrics
+// implements it): every record as it is made (Fold; those outside the
+// measured window too, which it counts as Counts.Fold does), and what is
+// not an operation's outcome. Its methods run on the workers: they must be
+// cheap and safe for concurrent use.
 type Observer interface {
+	Reducer
+	// AcquireStarted and AcquireEnded bracket every acquire (in flight),
+	// those the run's end cut short too.
 	AcquireStarted()
 	AcquireEnded()
-	// Cycle: a successful acquire and its release; uncorrected < 0 in
-	// closed loop.
-	Cycle(acquire, uncorrected, release time.Duration, perMaster []lock.Outcome)
-	Failed(latency time.Duration, perMaster []lock.Outcome, why results.AcquireFailure)
-	// Waited: a caller's wait for a key ended, with the lock after d (its
-	// time to lock) or without it, given up after d.
-	Waited(d time.Duration, locked bool)
-	Extended(ok bool)
-	Violation()
 	// Started: an open-loop start in the window, lag late (the pacer lag).
 	Started(lag time.Duration)
 	// Scheduled: when the cell ends, its open-loop starts offered and the
@@ -79,8 +74,11 @@ type RunConfig struct {
 	Logs map[int]io.Writer
 	// OnInterval is called after every one-second flush (progress lines).
 	OnInterval func(results.Interval)
-	// Observer, when set, is told of every outcome as it happens.
+	// Observer, when set, is told of every record as it is made.
 	Observer Observer
+	// Reducers fold every record too, beside the run's own (a fault
+	// cell's failure times).
+	Reducers []Reducer
 
 	// Cycle is what a worker does with a lock it won (nil: hold it for
 	// Hold, extending it when AutoExtend is set).
@@ -221,8 +219,9 @@ func newLoop(ctx context.Context, lk lock.Locker, cfg *RunConfig) (*loop, error)
 	if probe == nil {
 		probe = &Probe{}
 	}
-	l := &loop{lk: lk, cfg: cfg, cycle: cfg.Cycle, probe: probe, measureFrom: begin.Add(cfg.Warmup)}
-	l.use.names = cfg.Keys.Name
+	l := &loop{lk: lk, cfg: cfg, cycle: cfg.Cycle, probe: probe, obs: cfg.Observer, measureFrom: begin.Add(cfg.Warmup),
+		names: newKeyNames(cfg.Keys)}
+	l.use.names = l.names.name
 	l.end = l.measureFrom.Add(cfg.Duration)
 	stopAt := l.end
 	if cfg.Rate > 0 {
@@ -244,6 +243,7 @@ func newLoop(ctx context.Context, lk lock.Locker, cfg *RunConfig) (*loop, error)
 		shards = min(cfg.Workers, 16)
 	}
 	l.rec = results.NewRecorder(shards, l.measureFrom)
+	l.hist = histograms{rec: l.rec, openLoop: l.pace != nil}
 	for m, w := range cfg.Logs {
 		if err := l.rec.LogTo(m, w, l.measureFrom); err != nil {
 			l.stop()
@@ -295,7 +295,7 @@ func (l *loop) runWorkers() []*Worker {
 	workers := make([]*Worker, l.cfg.Workers)
 	var wg sync.WaitGroup
 	for i := range workers {
-		w := &Worker{ID: i, Rand: rand.New(rand.NewPCG(l.cfg.Seed, uint64(i)+1)), ctx: l.ctx,
+		w := &Worker{ID: i, Rand: rand.New(rand.NewPCG(l.cfg.Seed, uint64(i)+1)), ctx: l.ctx, loop: l,
 			Counts: Counts{PerMaster: make([][lock.NumOutcomes]int64, n)}}
 		workers[i] = w
 		wg.Add(1)
@@ -444,7 +444,6 @@ func (l *loop) stats(interrupted bool, workers []*Worker, stop time.Time, win *w
 		HoldsNotJudged:     l.probe.NotJudged(),
 		Rate:               l.cfg.Rate,
 	}
-	st.Violations = l.probe.Violations()
 	if l.pace == nil {
 		st.AcquireUncorrected = nil
 	} else {
@@ -458,13 +457,16 @@ func (l *loop) stats(interrupted bool, workers []*Worker, stop time.Time, win *w
 		st.PerWorker = append(st.PerWorker, w.Counts.Acquired)
 		st.WorkerWaits = append(st.WorkerWaits, w.waited())
 	}
+	// The probe's, which judged every hold: the workers counted only the
+	// holds a use recorded.
+	st.Violations = l.probe.Violations()
 	st.HotKeys = l.use.hottest(5, st.Measured)
 	if l.use.full.Load() {
 		st.KeysFollowed = fmt.Sprintf("the first %d keys held", maxKeyUse)
 	}
 	st.Unserved = st.Offered - st.Started // 0 - 0 in closed loop
-	if l.pace != nil && l.cfg.Observer != nil {
-		l.cfg.Observer.Scheduled(st.Offered, st.Unserved)
+	if l.pace != nil && l.obs != nil {
+		l.obs.Scheduled(st.Offered, st.Unserved)
 	}
 	return st
 }

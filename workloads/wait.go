@@ -28,33 +28,6 @@ func (ww *workerWaits) record(d time.Duration) {
 	_ = ww.h.RecordValue(max(d.Microseconds(), 1))
 }
 
-// gaveUp counts a failed acquire as a caller that gave up, with what it
-// waited, when callers wait (a wait time or retries) and the run did not
-// cut it short.
-func (l *loop) gaveUp(w *Worker, waited time.Duration) {
-	if !l.cfg.CallersWait || l.ctx.Err() != nil {
-		return
-	}
-	l.rec.Record(w.ID, results.GaveUp, waited)
-	w.waits.gaveUp++
-	if obs := l.cfg.Observer; obs != nil {
-		obs.Waited(waited, false)
-	}
-}
-
-// locked counts a caller's time to lock, and the key's handoff gap when
-// it was handed over while callers waited.
-func (l *loop) locked(w *Worker, d, gap time.Duration, handed bool) {
-	l.rec.Record(w.ID, results.TimeToLock, d)
-	w.waits.record(d)
-	if handed {
-		l.rec.Record(w.ID, results.HandoffGap, gap)
-	}
-	if obs := l.cfg.Observer; obs != nil {
-		obs.Waited(d, true)
-	}
-}
-
 // handoffs follow the keys callers are acquiring (from the start of an
 // acquire to its end, its retries and waits included), so a release of
 // such a key can be timed to its next holder's acquire: the lock's idle
