@@ -26,6 +26,7 @@ type Probe struct {
 type probeShard struct {
 	mu      sync.Mutex
 	holders map[uint64][]probeHolder
+	_       [48]byte // a cache line each: workers on different shards share no line
 }
 
 type probeHolder struct {

@@ -39,6 +39,7 @@ type handoffs struct {
 type handoffShard struct {
 	mu   sync.Mutex
 	keys map[uint64]keyWaiters
+	_    [48]byte // a cache line each: workers on different shards share no line
 }
 
 type keyWaiters struct {
@@ -123,6 +124,7 @@ type keyUse struct {
 type keyUseShard struct {
 	mu   sync.Mutex
 	keys map[uint64]*results.KeyUse
+	_    [48]byte // a cache line each: workers on different shards share no line
 }
 
 const maxKeyUse = 4096
