@@ -95,7 +95,10 @@ func TestGaveUpAfterWaitTime(t *testing.T) {
 	short := func(c *engine.Config) {
 		c.WaitTime, c.RetryMin, c.RetryMax = 10*time.Millisecond, time.Millisecond, 2*time.Millisecond
 	}
-	st := contendedRun(t, 4, 1, 60*time.Millisecond, short)
+	// A 30 ms hold, three wait times: callers give up, and the 0.8 s
+	// window holds about 26 cycles, well above contendedRun's floor of 10
+	// under load (a 60 ms hold left 13 at best, and 9 on a loaded machine).
+	st := contendedRun(t, 4, 1, 30*time.Millisecond, short)
 	c := st.contention()
 	if c.GaveUp == 0 || c.GaveUpWait == nil || st.GaveUpWait.Min() < 9_900 || c.Starved == 0 {
 		t.Fatalf("gave up %d after %+v, starved %d: want some, each after ≥ 10 ms (min %d µs)", c.GaveUp, c.GaveUpWait, c.Starved, st.GaveUpWait.Min())
