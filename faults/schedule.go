@@ -178,24 +178,13 @@ func (t Targets) Check(specs []Spec) error {
 		if s.Role != "" && t.Leader == nil {
 			return fmt.Errorf("faults[%d]: role %s needs a cluster whose members have roles (a consensus service)", i, s.Role)
 		}
+		k, ok := kinds[s.Kind]
 		switch {
-		case s.MemberLinks() && s.Kind == Latency:
-			if t.MemberDelay == nil {
-				return fmt.Errorf("faults[%d]: latency with link: members needs a local consensus cluster's member links", i)
-			}
-		case s.MemberLinks():
-			if t.Links == nil {
-				return fmt.Errorf("faults[%d]: partition with link: members needs a local consensus cluster's member links", i)
-			}
-		case s.Kind == Partition || s.Kind == Latency || s.Kind == Reset:
-			if t.Net == nil {
-				return fmt.Errorf("faults[%d]: %s needs the proxied network", i, s.Kind)
-			}
-		case s.Kind == ClockJump:
-			for _, m := range orAll(s.Masters, len(t.Masters)) {
-				if t.Clocks[m] == nil {
-					return fmt.Errorf("faults[%d]: clock_jump: master %d does not run under a fake clock", i, m)
-				}
+		case !ok:
+			return fmt.Errorf("faults[%d]: kind %q is not known", i, s.Kind)
+		case k.needs != nil:
+			if err := k.needs(t, i, s); err != nil {
+				return err
 			}
 		}
 	}
@@ -205,9 +194,7 @@ func (t Targets) Check(specs []Spec) error {
 // checkRoles: a replicated set for its faults, and its replicas and
 // Sentinels named by index.
 func (t Targets) checkRoles(i int, s Spec) error {
-	switch {
-	case s.Kind == Failover && t.Failover == nil, s.Kind == ReplicationLag && t.Replication == nil,
-		s.ByRole() && len(t.Replicas)+len(t.Sentinels) == 0:
+	if s.ByRole() && len(t.Replicas)+len(t.Sentinels) == 0 {
 		return fmt.Errorf("faults[%d]: %s needs a replicated set", i, s.Kind)
 	}
 	for _, r := range s.Replicas {
@@ -333,11 +320,8 @@ func (s *Scheduler) Missed() []Spec {
 	var out []Spec
 	for i, sp := range s.specs {
 		want := 1
-		switch sp.Kind {
-		case Crash:
-			want = s.crashCount(sp) // one action per process, by role
-		case ClockJump:
-			want = len(orAll(sp.Masters, len(s.t.Masters))) // one action per master
+		if n := kinds[sp.Kind].actions; n != nil {
+			want = n(s, sp)
 		}
 		if s.applied[i] < want {
 			out = append(out, sp)
@@ -430,28 +414,12 @@ func (s *Scheduler) apply(i int, sp Spec, at time.Time) {
 	if stopped {
 		return
 	}
-	switch sp.Kind {
-	case Crash:
-		s.crash(i, sp, at)
-	case Partition:
-		s.partition(i, sp, at)
-	case Latency:
-		s.latency(i, sp, at)
-	case Reset:
-		s.reset(i, sp, at)
-	case Pause:
-		s.pause(i, sp, at)
-	case ClockJump:
-		s.clockJump(i, sp, at)
-	case Failover:
-		s.failover(i, at)
-	case ReplicationLag:
-		s.replicationLag(i, sp, at)
-	case KillBackend:
-		s.killBackends(i, sp, at)
-	default:
+	k, ok := kinds[sp.Kind]
+	if !ok {
 		s.fail(fmt.Errorf("faults: kind %q is not known", sp.Kind))
+		return
 	}
+	k.apply(s, i, sp, at)
 }
 
 // partition black-holes the pair and heals it after sp.For.
