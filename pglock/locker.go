@@ -106,6 +106,10 @@ func (l *Locker) connect(ctx context.Context) (*pgx.Conn, error) {
 			return nil, fmt.Errorf("postgres: set lock_timeout: %w", err)
 		}
 	}
+	if err := prepare(ctx, c); err != nil {
+		c.Close(context.Background())
+		return nil, fmt.Errorf("postgres: prepare the lock calls: %w", err)
+	}
 	return c, nil
 }
 
@@ -174,7 +178,7 @@ func (l *Locker) Acquire(ctx context.Context, key string) (*lock.Lock, lock.Resu
 // (55P03: gave up, the key taken all along). A cancelled call tears the
 // connection down, and its locks with it.
 func (l *Locker) queue(ctx context.Context, c *pgx.Conn, id int64) lock.Result {
-	_, err := c.Exec(ctx, "SELECT pg_advisory_lock($1)", id)
+	_, err := call(ctx, c, stmtLock, id)
 	l.rpcs.Add(1)
 	res := lock.Result{Attempts: 1, Sent: 1}
 	var pe *pgconn.PgError
@@ -191,8 +195,7 @@ func (l *Locker) queue(ctx context.Context, c *pgx.Conn, id int64) lock.Result {
 
 // try is one pg_try_advisory_lock.
 func (l *Locker) try(ctx context.Context, c *pgx.Conn, id int64) (*lock.Lock, lock.Result) {
-	var ok bool
-	err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", id).Scan(&ok)
+	ok, err := call(ctx, c, stmtTryLock, id)
 	l.rpcs.Add(1)
 	switch {
 	case err != nil:
@@ -208,8 +211,9 @@ func (l *Locker) Release(ctx context.Context, lk *lock.Lock) lock.OpResult {
 	start := time.Now()
 	h := lk.Handle.(held)
 	var ok bool
-	err := bounded(h.conn, func() error {
-		return h.conn.QueryRow(context.Background(), "SELECT pg_advisory_unlock($1)", h.id).Scan(&ok)
+	err := bounded(h.conn, func() (err error) {
+		ok, err = call(context.Background(), h.conn, stmtUnlock, h.id)
+		return err
 	})
 	l.rpcs.Add(1)
 	if err != nil {
