@@ -93,7 +93,8 @@ type ClientResult struct {
 	Pid   int `json:"pid"` // the process it ran in (goroutine clients share one)
 	// Folded is the loop's, as it folded them: its counts (HoldOverruns
 	// are writes skipped because the validity ran out, UseErrors the
-	// resource's reads and writes that failed), its window, each worker's
+	// resource's reads and writes that failed, both of the measured
+	// window; a fault cell has no warm-up), its window, each worker's
 	// acquisitions and time to lock (the cell's fairness), the commands
 	// the client sent.
 	workloads.Folded
@@ -430,7 +431,7 @@ func (c *client) Lost(w *workloads.Worker) {
 
 // Use is one protected read-modify-write under the lock the worker won,
 // logged for the checkers and recorded.
-func (c *client) Use(w *workloads.Worker, h workloads.Held) time.Time {
+func (c *client) Use(w *workloads.Worker, h workloads.Held) {
 	// The checkers judge the hold on the window the client measured itself:
 	// a Redlock's TTL − drift; a keep-alive lock (etcd's session) has no
 	// such validity, so its window runs from the acquire to the end of its
@@ -457,7 +458,6 @@ func (c *client) Use(w *workloads.Worker, h workloads.Held) time.Time {
 	r.Judged, r.Clear, r.UseFailed = ph.Judged, ph.Clear, err != nil
 	r.Overran, r.Lost, r.Rejected = hold.Outcome == check.Skipped, found.lost, found.rejected
 	w.Fold(r)
-	return used
 }
 
 // finding is what the resource said of a use's write: the acknowledged

@@ -20,7 +20,7 @@ var kinds = map[Kind]kind{
 	Crash:          {apply: (*Scheduler).crash, actions: (*Scheduler).crashCount},
 	Partition:      {needs: needsLinks, apply: (*Scheduler).partition},
 	Latency:        {needs: needsLinks, apply: (*Scheduler).latency},
-	Reset:          {needs: needsLinks, apply: (*Scheduler).reset},
+	Reset:          {needs: needsNet, apply: (*Scheduler).reset},
 	Pause:          {apply: (*Scheduler).pause},
 	ClockJump:      {needs: needsClocks, apply: (*Scheduler).clockJump, actions: clockActions},
 	Failover:       {needs: needsFailoverer, apply: func(s *Scheduler, i int, _ Spec, at time.Time) { s.failover(i, at) }},
@@ -37,6 +37,15 @@ func needsLinks(t Targets, i int, s Spec) error {
 	case s.MemberLinks() && s.Kind != Latency && t.Links == nil:
 		return fmt.Errorf("faults[%d]: %s with link: members needs a local consensus cluster's member links", i, s.Kind)
 	case !s.MemberLinks() && t.Net == nil:
+		return fmt.Errorf("faults[%d]: %s needs the proxied network", i, s.Kind)
+	}
+	return nil
+}
+
+// needsNet: the proxied network between clients and servers (a reset
+// drops its connections; plan refuses link: members on it).
+func needsNet(t Targets, i int, s Spec) error {
+	if t.Net == nil {
 		return fmt.Errorf("faults[%d]: %s needs the proxied network", i, s.Kind)
 	}
 	return nil

@@ -34,6 +34,7 @@ func TestCheckAsksEachKindForWhatItNeeds(t *testing.T) {
 		{Spec{Kind: KillBackend}, "faults[0]: kill_backend: server 0 is not a database server"},
 		{Spec{Kind: ClockJump, By: 1}, "faults[0]: clock_jump: master 0 does not run under a fake clock"},
 		{Spec{Kind: Partition}, "faults[0]: partition needs the proxied network"},
+		{Spec{Kind: Reset, Link: results.LinkMembers}, "faults[0]: reset needs the proxied network"},
 		{Spec{Kind: Failover}, "faults[0]: failover needs a replicated set"},
 		{Spec{Kind: "flood"}, `faults[0]: kind "flood" is not known`},
 	} {

@@ -96,7 +96,8 @@ func (c *Cell) AcquireEnded() { c.inFlight.Dec() }
 
 // Fold counts a record and observes its latencies, as the run counts it
 // (workloads.Counts.Fold): outcomes of the measured window, a use's
-// findings whenever they happened. A cycle counts at its release.
+// findings whenever they happened. A cycle counts at its release here; a
+// client process's reach AddCounts counted with their acquires.
 func (c *Cell) Fold(r *workloads.Record) {
 	if r.Op == workloads.OpUse {
 		c.foundInUse(r)
@@ -129,7 +130,7 @@ func (c *Cell) acquireEnded(r *workloads.Record) {
 	if r.Won() {
 		c.acquired.Inc()
 		c.acquire.Observe(r.Latency().Seconds())
-		if r.Intended != r.Start {
+		if r.OpenLoop {
 			c.uncorrected.Observe(r.Uncorrected().Seconds())
 		}
 		c.timeToLock.Observe(r.Waited().Seconds())

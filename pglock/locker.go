@@ -65,6 +65,7 @@ type Locker struct {
 	losses    sessionloss.Log // holding sessions found dead, by backend pid
 	mu        sync.Mutex
 	dropped   []<-chan struct{} // connections pgx was closing when dropped (Close waits)
+	stmts     statements        // the cycle's calls, prepared on each connection
 }
 
 // held is a lock's server side: the connection (session) that holds it.
@@ -106,7 +107,7 @@ func (l *Locker) connect(ctx context.Context) (*pgx.Conn, error) {
 			return nil, fmt.Errorf("postgres: set lock_timeout: %w", err)
 		}
 	}
-	if err := prepare(ctx, c); err != nil {
+	if err := l.stmts.prepare(ctx, c); err != nil {
 		c.Close(context.Background())
 		return nil, fmt.Errorf("postgres: prepare the lock calls: %w", err)
 	}
@@ -178,7 +179,7 @@ func (l *Locker) Acquire(ctx context.Context, key string) (*lock.Lock, lock.Resu
 // (55P03: gave up, the key taken all along). A cancelled call tears the
 // connection down, and its locks with it.
 func (l *Locker) queue(ctx context.Context, c *pgx.Conn, id int64) lock.Result {
-	_, err := call(ctx, c, stmtLock, id)
+	_, err := l.stmts.call(ctx, c, callLock, id)
 	l.rpcs.Add(1)
 	res := lock.Result{Attempts: 1, Sent: 1}
 	var pe *pgconn.PgError
@@ -195,7 +196,7 @@ func (l *Locker) queue(ctx context.Context, c *pgx.Conn, id int64) lock.Result {
 
 // try is one pg_try_advisory_lock.
 func (l *Locker) try(ctx context.Context, c *pgx.Conn, id int64) (*lock.Lock, lock.Result) {
-	ok, err := call(ctx, c, stmtTryLock, id)
+	ok, err := l.stmts.call(ctx, c, callTryLock, id)
 	l.rpcs.Add(1)
 	switch {
 	case err != nil:
@@ -212,7 +213,7 @@ func (l *Locker) Release(ctx context.Context, lk *lock.Lock) lock.OpResult {
 	h := lk.Handle.(held)
 	var ok bool
 	err := bounded(h.conn, func() (err error) {
-		ok, err = call(context.Background(), h.conn, stmtUnlock, h.id)
+		ok, err = l.stmts.call(context.Background(), h.conn, callUnlock, h.id)
 		return err
 	})
 	l.rpcs.Add(1)

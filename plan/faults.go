@@ -189,6 +189,8 @@ func checkFault(s Fault) error {
 		return fmt.Errorf("client_index: pause stops clients or servers (master_index, role), not both in one fault")
 	case s.Link != "" && s.Link != results.LinkClient && s.Link != results.LinkMembers:
 		return fmt.Errorf("link: %q is not accepted; use client (clients from servers, the default) or members (a consensus member from the other members)", s.Link)
+	case s.Link != "" && s.Kind != results.FaultPartition && s.Kind != results.FaultLatency:
+		return fmt.Errorf("link: only partition and latency act on links; leave it out of %s", s.Kind)
 	case s.MemberLinks() && len(s.Clients) > 0:
 		return fmt.Errorf("client_index: not used with link: members (it acts on the links between members); leave it out, or use link: client")
 	case s.MemberLinks() && s.Kind == results.FaultLatency && len(s.Masters) > 0:

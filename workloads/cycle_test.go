@@ -18,7 +18,7 @@ func (c *countingCycle) Ready() { c.ready.Add(1) }
 func (c *countingCycle) Lost(*workloads.Worker) {
 	c.lost.Add(1)
 }
-func (c *countingCycle) Use(w *workloads.Worker, h workloads.Held) time.Time {
+func (c *countingCycle) Use(w *workloads.Worker, h workloads.Held) {
 	c.uses.Add(1)
 	if !h.Measured {
 		c.unmeasured.Add(1)
@@ -30,7 +30,6 @@ func (c *countingCycle) Use(w *workloads.Worker, h workloads.Held) time.Time {
 	r := w.Record(workloads.OpUse)
 	r.Key, r.Measured, r.UseFailed = h.Key, h.Measured, true
 	w.Fold(r)
-	return time.Now()
 }
 
 // flakyLocker grants every other acquire and loses the rest to contention.

@@ -20,10 +20,9 @@ type Cycle interface {
 	// Ready returns when the worker may start an acquire (chaos: its
 	// client is not paused).
 	Ready()
-	// Use uses the lock the worker won and returns when the use ended
-	// (zero: it did not use it); the loop releases it afterwards, also
-	// when the run ended meanwhile.
-	Use(w *Worker, h Held) time.Time
+	// Use uses the lock the worker won; the loop releases it afterwards,
+	// also when the run ended meanwhile.
+	Use(w *Worker, h Held)
 	// Lost follows a failed acquire (chaos: the retry delay).
 	Lost(w *Worker)
 }
@@ -67,11 +66,13 @@ type Held struct {
 	Key      uint64    // the key's index
 	Start    time.Time // when the acquire was sent (not the intended start)
 	Acquired time.Time // when it returned
-	Measured bool      // inside the measured window: what the use does counts
+	Measured bool      // inside the measured window: the use's outcomes count (its findings always)
 }
 
-// Counts are what workers counted in the measured window. Each worker has
-// its own; Add folds them (and a chaos cell folds its clients' the same way).
+// Counts are what workers counted: outcomes in the measured window, and
+// what uses found (overlaps, lost updates, refused writes) whenever they
+// happened (see Counts.Fold). Each worker has its own; Add folds them (and
+// a chaos cell folds its clients' the same way).
 type Counts struct {
 	Started int64 `json:"started,omitempty"` // open loop: intended starts begun
 	results.Tally
@@ -203,7 +204,7 @@ func (l *loop) attempt(w *Worker, intended time.Time, measured bool) bool {
 	r := w.record(OpAcquire)
 	r.Key = l.cfg.Chooser.Next(w.Rand)
 	r.Start = time.Now()
-	r.Intended, r.Measured = intended, measured
+	r.Intended, r.Measured, r.OpenLoop = intended, measured, l.pace != nil
 	if l.pace == nil {
 		r.Intended, r.Measured = r.Start, !r.Start.Before(l.measureFrom)
 	}
@@ -242,15 +243,13 @@ func (l *loop) attempt(w *Worker, intended time.Time, measured bool) bool {
 
 // useAndRelease runs the cycle's use of a won lock and releases it.
 func (l *loop) useAndRelease(w *Worker, h Held) {
-	used := l.cycle.Use(w, h)
-	if used.IsZero() {
-		used = h.Acquired
-	}
-	l.handoffs.freed(h.Key, used)
+	l.cycle.Use(w, h)
+	freed := time.Now() // the release's start: a handoff's gap counts from it
+	l.handoffs.freed(h.Key, freed)
 	// Released even when the run ended meanwhile: never leave a lock behind.
 	rel := l.lk.Release(context.Background(), h.Lock)
 	r := w.record(OpRelease)
-	r.Key, r.Measured, r.Start, r.Reply, r.Held = h.Key, h.Measured, used, rel, used.Sub(h.Acquired)
+	r.Key, r.Measured, r.Start, r.Reply, r.Held = h.Key, h.Measured, freed, rel, freed.Sub(h.Acquired)
 	l.fold(w, r)
 }
 
@@ -270,10 +269,10 @@ func (holdCycle) Lost(*Worker) {}
 // the validity runs out, whichever is first, unless auto-extension keeps the
 // lock alive. A hold of 0 is no use of the lock, so the probe has nothing
 // to judge (and no use is recorded).
-func (c holdCycle) Use(w *Worker, h Held) time.Time {
+func (c holdCycle) Use(w *Worker, h Held) {
 	d := c.cfg.Hold.Next(w.Rand)
 	if d <= 0 {
-		return time.Time{}
+		return
 	}
 	ph := c.probe.Enter(h.Key, h.Lock.ValidUntil)
 	ext, canExtend := c.lk.(lock.Extender)
@@ -286,7 +285,6 @@ func (c holdCycle) Use(w *Worker, h Held) time.Time {
 	r.Key, r.Measured, r.Start, r.End = h.Key, h.Measured, h.Acquired, time.Now()
 	r.Judged, r.Clear, r.Overran = ph.Judged, ph.Clear, overran
 	w.Fold(r)
-	return r.End
 }
 
 // hold sleeps until the hold ends or the validity runs out, extending the

@@ -26,7 +26,7 @@ type Probe struct {
 type probeShard struct {
 	mu      sync.Mutex
 	holders map[uint64][]probeHolder
-	_       [48]byte // a cache line each: workers on different shards share no line
+	_       [48]byte // 64 bytes each: no two shards' mutexes share a cache line
 }
 
 type probeHolder struct {

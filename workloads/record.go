@@ -39,6 +39,9 @@ type Record struct {
 	// start in closed loop): latency and time to lock count from it.
 	Intended   time.Time
 	Start, End time.Time
+	// OpenLoop: an open loop's acquire, whose latency from its actual
+	// start (Uncorrected) is kept apart.
+	OpenLoop bool
 
 	// Acquire: what the lock client said (attempts, commands sent, the
 	// servers' outcomes; the token and validity are the Lock's), and the
@@ -155,8 +158,7 @@ func (c *Counts) foldUse(r *Record) {
 // histograms folds measured records into the run's latency histograms,
 // each record's samples under one shard lock.
 type histograms struct {
-	rec      *results.Recorder
-	openLoop bool // the uncorrected acquire latency is kept apart
+	rec *results.Recorder
 }
 
 func (h histograms) Fold(r *Record) {
@@ -177,7 +179,7 @@ func (h histograms) Fold(r *Record) {
 	case r.Won():
 		add(results.Acquire, r.Latency())
 		add(results.TimeToLock, r.Waited())
-		if h.openLoop {
+		if r.OpenLoop {
 			add(results.AcquireUncorrected, r.Uncorrected())
 		}
 		if r.Handed {

@@ -177,8 +177,9 @@ func Run(ctx context.Context, lk lock.Locker, cfg RunConfig) (*Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	names := newKeyNames(cfg.Keys) // before the start: a large keyspace's names take a while
 	waitUntil(ctx, cfg.Start)
-	l, err := newLoop(ctx, lk, &cfg)
+	l, err := newLoop(ctx, lk, &cfg, names)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +208,7 @@ func waitUntil(ctx context.Context, t time.Time) {
 
 // newLoop sets a run up: its times, context, cycle, recorder, logs and,
 // in open loop, its pacer.
-func newLoop(ctx context.Context, lk lock.Locker, cfg *RunConfig) (*loop, error) {
+func newLoop(ctx context.Context, lk lock.Locker, cfg *RunConfig, names keyNames) (*loop, error) {
 	if cfg.Hold == nil {
 		cfg.Hold = FixedHold{}
 	}
@@ -220,7 +221,7 @@ func newLoop(ctx context.Context, lk lock.Locker, cfg *RunConfig) (*loop, error)
 		probe = &Probe{}
 	}
 	l := &loop{lk: lk, cfg: cfg, cycle: cfg.Cycle, probe: probe, obs: cfg.Observer, measureFrom: begin.Add(cfg.Warmup),
-		names: newKeyNames(cfg.Keys)}
+		names: names}
 	l.use.names = l.names.name
 	l.end = l.measureFrom.Add(cfg.Duration)
 	stopAt := l.end
@@ -243,7 +244,7 @@ func newLoop(ctx context.Context, lk lock.Locker, cfg *RunConfig) (*loop, error)
 		shards = min(cfg.Workers, 16)
 	}
 	l.rec = results.NewRecorder(shards, l.measureFrom)
-	l.hist = histograms{rec: l.rec, openLoop: l.pace != nil}
+	l.hist = histograms{rec: l.rec}
 	for m, w := range cfg.Logs {
 		if err := l.rec.LogTo(m, w, l.measureFrom); err != nil {
 			l.stop()

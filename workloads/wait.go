@@ -39,7 +39,7 @@ type handoffs struct {
 type handoffShard struct {
 	mu   sync.Mutex
 	keys map[uint64]keyWaiters
-	_    [48]byte // a cache line each: workers on different shards share no line
+	_    [48]byte // 64 bytes each: no two shards' mutexes share a cache line
 }
 
 type keyWaiters struct {
@@ -124,7 +124,7 @@ type keyUse struct {
 type keyUseShard struct {
 	mu   sync.Mutex
 	keys map[uint64]*results.KeyUse
-	_    [48]byte // a cache line each: workers on different shards share no line
+	_    [48]byte // 64 bytes each: no two shards' mutexes share a cache line
 }
 
 const maxKeyUse = 4096
