@@ -57,7 +57,7 @@ func observeWith(opt *Options, obs chaos.Observer) {
 
 func (o *countingObserver) check(t *testing.T, r *CellResult) {
 	t.Helper()
-	out, s := r.Run.Outcomes, r.Run.Safety
+	out := r.Run.Outcomes
 	for _, c := range []struct {
 		name      string
 		got, want int64
@@ -66,13 +66,33 @@ func (o *countingObserver) check(t *testing.T, r *CellResult) {
 		{"failed acquires", o.failed.Load(), out.NotAcquired + out.Errors + out.FewAcks},
 		{"in flight at the end", o.inFlight.Load(), 0},
 		{"violations (live probe)", o.violations.Load(), int64(r.Value("probe_violations"))},
-		{"lost updates (seen by the writes)", o.lost.Load(), s.LostUpdates},
-		{"stale writes rejected", o.rejected.Load(), s.StaleWritesRejected},
 		{"workers after the cell", o.workers.Load(), 0},
 	} {
 		if c.got != c.want {
 			t.Errorf("live %s: %d, the result says %d", c.name, c.got, c.want)
 		}
+	}
+	o.checkWrites(t, r)
+}
+
+// checkWrites: what the writes saw live against the resource's ledger. A
+// write whose reply was lost (a resource error: its command timed out on a
+// loaded machine) may have landed, refused or overwriting: the ledger
+// counts it, its client could not. So live ≤ the result, equal when no
+// reply was lost, and the refused writes differ by at most one per lost
+// reply (an idle stress run saw 7 live against 9 once).
+func (o *countingObserver) checkWrites(t *testing.T, r *CellResult) {
+	t.Helper()
+	s, doubt := r.Run.Safety, int64(0)
+	if cc := r.Run.Config; cc != nil && cc.ChaosConfig != nil {
+		doubt = cc.Checks.ResourceErrors
+	}
+	lost, rejected := o.lost.Load(), o.rejected.Load()
+	if lost > s.LostUpdates || (doubt == 0 && lost != s.LostUpdates) {
+		t.Errorf("live lost updates (seen by the writes): %d, the result says %d (%d writes' replies lost)", lost, s.LostUpdates, doubt)
+	}
+	if rejected > s.StaleWritesRejected || s.StaleWritesRejected-rejected > doubt {
+		t.Errorf("live stale writes rejected: %d, the result says %d (%d writes' replies lost)", rejected, s.StaleWritesRejected, doubt)
 	}
 }
 
