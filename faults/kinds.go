@@ -36,20 +36,30 @@ func needsLinks(t Targets, i int, s Spec) error {
 		return fmt.Errorf("faults[%d]: latency with link: members needs a local consensus cluster's member links", i)
 	case s.MemberLinks() && s.Kind != Latency && t.Links == nil:
 		return fmt.Errorf("faults[%d]: %s with link: members needs a local consensus cluster's member links", i, s.Kind)
-	case !s.MemberLinks() && t.Net == nil:
-		return fmt.Errorf("faults[%d]: %s needs the proxied network", i, s.Kind)
+	case !s.MemberLinks():
+		return needsNet(t, i, s)
 	}
 	return nil
 }
 
-// needsNet: the proxied network between clients and servers (a reset
-// drops its connections; plan refuses link: members on it).
-func needsNet(t Targets, i int, s Spec) error {
-	if t.Net == nil {
-		return fmt.Errorf("faults[%d]: %s needs the proxied network", i, s.Kind)
+// needs is a kind's need of one capability of the targets, named by what
+// it is (e.g. "the proxied network").
+func needs(has func(Targets) bool, what string) func(Targets, int, Spec) error {
+	return func(t Targets, i int, s Spec) error {
+		if !has(t) {
+			return fmt.Errorf("faults[%d]: %s needs %s", i, s.Kind, what)
+		}
+		return nil
 	}
-	return nil
 }
+
+// A reset drops the proxied network's connections (plan refuses link:
+// members on it); failover and replication_lag act on a replicated set.
+var (
+	needsNet         = needs(func(t Targets) bool { return t.Net != nil }, "the proxied network")
+	needsFailoverer  = needs(func(t Targets) bool { return t.Failover != nil }, "a replicated set")
+	needsReplication = needs(func(t Targets) bool { return t.Replication != nil }, "a replicated set")
+)
 
 func needsClocks(t Targets, i int, s Spec) error {
 	for _, m := range orAll(s.Masters, len(t.Masters)) {
@@ -61,20 +71,6 @@ func needsClocks(t Targets, i int, s Spec) error {
 }
 
 func clockActions(s *Scheduler, sp Spec) int { return len(orAll(sp.Masters, len(s.t.Masters))) } // one per master
-
-func needsFailoverer(t Targets, i int, s Spec) error {
-	if t.Failover == nil {
-		return fmt.Errorf("faults[%d]: %s needs a replicated set", i, s.Kind)
-	}
-	return nil
-}
-
-func needsReplication(t Targets, i int, s Spec) error {
-	if t.Replication == nil {
-		return fmt.Errorf("faults[%d]: %s needs a replicated set", i, s.Kind)
-	}
-	return nil
-}
 
 func needsBackendKillers(t Targets, i int, s Spec) error {
 	for _, m := range orAll(s.Masters, len(t.Masters)) {
