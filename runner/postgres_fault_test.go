@@ -2,8 +2,10 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"lockbench/check"
 	"lockbench/internal/redistest"
@@ -60,9 +62,21 @@ func TestPostgresKilledBackend(t *testing.T) {
 // freed, nothing is lost, the clients come back; the result gives the
 // recovery window. Restarted at once, the server can grant a lock whose
 // holder, never told, still uses it: lockbench choose's postgres × crash.
+//
+// The restart's own length is the machine's: 0.4 s idle here, 5.4 s in a
+// CI run whose server came back after the cell's 8 s had ended, so the
+// run judged no recovery. A run whose restart left the clients less than
+// reconnectRoom earns one more (a bounded retry); a second such run fails.
 func TestPostgresServerCrash(t *testing.T) {
 	requirePostgres(t)
-	r := runFaultDoc(t, strings.Replace(pgFaultBase, "%FAULT%", "{at: 2s, kind: crash, master_index: [0], restart: 1s}", 1))
+	doc := strings.Replace(pgFaultBase, "%FAULT%", "{at: 2s, kind: crash, master_index: [0], restart: 1s}", 1)
+	r := runFaultDoc(t, doc)
+	if !backInTime(r) {
+		t.Logf("the server came back too late for the run to judge a recovery (%s); running the cell once more", restartAt(r))
+		if r = runFaultDoc(t, doc); !backInTime(r) {
+			t.Fatalf("twice the server came back too late to judge a recovery (%s), want ≥ %v before the cell's 8 s end", restartAt(r), reconnectRoom)
+		}
+	}
 	if s := r.Run.Safety; s.LostUpdates != 0 || s.Violations != 0 || s.JudgedHolds == 0 {
 		t.Fatalf("server crash: %d holds judged, %d lost updates, %d violations", s.JudgedHolds, s.LostUpdates, s.Violations)
 	}
@@ -73,6 +87,28 @@ func TestPostgresServerCrash(t *testing.T) {
 		t.Fatalf("topology %q", r.Run.Config.Topology)
 	}
 	t.Logf("%s", r.Run.Failovers[0].Text())
+}
+
+// reconnectRoom is how long before the cell's end the restarted server
+// must be back for its clients to be judged on coming back: an acquire
+// that found the server gone returns at once and its worker tries again,
+// so they reconnect within milliseconds of the server (idle here, the
+// first acquire came before the restart event was logged); 2 s is margin
+// for a loaded machine.
+const reconnectRoom = 2 * time.Second
+
+// backInTime: TestPostgresServerCrash's restart event came at least
+// reconnectRoom before its cell's 8 s end.
+func backInTime(r *CellResult) bool {
+	at, _, ok := faultEvent(r, "restart")
+	return ok && 8-at >= reconnectRoom.Seconds()
+}
+
+func restartAt(r *CellResult) string {
+	if at, _, ok := faultEvent(r, "restart"); ok {
+		return fmt.Sprintf("back at %.2f s", at)
+	}
+	return "no restart event"
 }
 
 // The database's own guarded write: the counter in a table, updated on the
