@@ -69,7 +69,7 @@ func (postgres) Start(ctx context.Context, c plan.Cell, log io.Writer) (service.
 	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	srv, err := StartLocal(ctx, Options{MaxConnections: maxConnections(s), Log: log})
+	srv, err := StartLocal(ctx, Options{MaxConnections: maxConnections(s), Log: log, Synced: crashes(c)})
 	if err != nil {
 		return nil, err
 	}
@@ -81,6 +81,17 @@ func (postgres) Start(ctx context.Context, c plan.Cell, log io.Writer) (service.
 		v.url = multiHostURL(v.Upstreams())
 	}
 	return v, nil
+}
+
+// crashes: the cell kills its server (and may restart it), whose recovery
+// must not pay for initdb's writes (Options.Synced).
+func crashes(c plan.Cell) bool {
+	for _, f := range c.Faults {
+		if f.Kind == results.FaultCrash {
+			return true
+		}
+	}
+	return false
 }
 
 // multiHostURL connects to whichever of hosts takes writes: the primary,
