@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"lockbench/check"
+	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/pglock"
 	"lockbench/results"
@@ -65,15 +66,16 @@ func TestPostgresKilledBackend(t *testing.T) {
 //
 // The restart's own length is the machine's: 0.4 s idle here, 5.4 s in a
 // CI run whose server came back after the cell's 8 s had ended, so the
-// run judged no recovery. A run whose restart left the clients less than
+// run judged no recovery (its data directory unsynced then: see
+// pglock.Options.Synced). A run whose restart left the clients less than
 // reconnectRoom earns one more (a bounded retry); a second such run fails.
 func TestPostgresServerCrash(t *testing.T) {
 	requirePostgres(t)
 	doc := strings.Replace(pgFaultBase, "%FAULT%", "{at: 2s, kind: crash, master_index: [0], restart: 1s}", 1)
 	r := runFaultDoc(t, doc)
-	if !backInTime(r) {
+	if !backInTime(t, r) {
 		t.Logf("the server came back too late for the run to judge a recovery (%s); running the cell once more", restartAt(r))
-		if r = runFaultDoc(t, doc); !backInTime(r) {
+		if r = runFaultDoc(t, doc); !backInTime(t, r) {
 			t.Fatalf("twice the server came back too late to judge a recovery (%s), want ≥ %v before the cell's 8 s end", restartAt(r), reconnectRoom)
 		}
 	}
@@ -90,18 +92,19 @@ func TestPostgresServerCrash(t *testing.T) {
 }
 
 // reconnectRoom is how long before the cell's end the restarted server
-// must be back for its clients to be judged on coming back: an acquire
-// that found the server gone returns at once and its worker tries again,
-// so they reconnect within milliseconds of the server (idle here, the
-// first acquire came before the restart event was logged); 2 s is margin
-// for a loaded machine.
-const reconnectRoom = 2 * time.Second
+// must be back for its clients to be judged on coming back: a client
+// whose connection failed tries again within internal/slots' reopen cap
+// (250 ms), and the restart event is logged once the server answers; four
+// caps of margin for a loaded machine. The restart itself took 1.9–4.8 s
+// beside scripts/stress's runs here (PostgreSQL's crash recovery fsyncs
+// its data directory first), 0.4 s idle.
+const reconnectRoom = time.Second
 
 // backInTime: TestPostgresServerCrash's restart event came at least
 // reconnectRoom before its cell's 8 s end.
-func backInTime(r *CellResult) bool {
+func backInTime(t *testing.T, r *CellResult) bool {
 	at, _, ok := faultEvent(r, "restart")
-	return ok && 8-at >= reconnectRoom.Seconds()
+	return ok && bound.Min(t, "postgres.crash_back_before_end", time.Duration((8-at)*float64(time.Second)), reconnectRoom)
 }
 
 func restartAt(r *CellResult) string {
