@@ -12,8 +12,9 @@ import (
 )
 
 // stockCells runs the shipped stock scenario with extra flags and returns
-// its exit code and each cell's strategy, stock left and callers that gave up.
-func stockCells(t *testing.T, extra ...string) (int, map[string][2]float64) {
+// its exit code, each cell's strategy, stock left and callers that gave
+// up, and the end of what it printed (for a failure's message).
+func stockCells(t *testing.T, extra ...string) (int, map[string][2]float64, string) {
 	t.Helper()
 	redistest.Require(t)
 	out := filepath.Join(t.TempDir(), "res")
@@ -43,15 +44,21 @@ func stockCells(t *testing.T, extra ...string) (int, map[string][2]float64) {
 	if !strings.Contains(stderr, "stock left") {
 		t.Errorf("the terminal does not say what stock is left:\n%s", stderr)
 	}
-	return code, cells
+	return code, cells, tail(stderr, 20)
+}
+
+// tail is s's last n lines.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // Seed 003's test: 50 callers, each one call with tryLock(2s, 5s), a stock
 // of 100: exactly 50 left, for every wait strategy.
 func TestStockEndsAt50ForEveryStrategy(t *testing.T) {
-	code, cells := stockCells(t)
+	code, cells, out := stockCells(t)
 	if code != 0 {
-		t.Fatalf("exit %d, want 0", code)
+		t.Fatalf("exit %d, want 0; cells (stock left, gave up) %v; it printed:\n%s", code, cells, out)
 	}
 	for _, s := range engine.WaitStrategies {
 		c, ok := cells[s]
@@ -68,9 +75,9 @@ func TestStockEndsAt50ForEveryStrategy(t *testing.T) {
 // The check can fail: with a wait shorter than a hold, callers give up,
 // the stock stays above 50, and the cell says so (exit 3).
 func TestStockFailsWhenCallersGiveUp(t *testing.T) {
-	code, cells := stockCells(t, "--wait-time", "1ms", "--hold", "20ms", "--min-acquisitions", "1")
+	code, cells, out := stockCells(t, "--wait-time", "1ms", "--hold", "20ms", "--min-acquisitions", "1")
 	if code != 3 {
-		t.Fatalf("exit %d, want 3 (expectations not met)", code)
+		t.Fatalf("exit %d, want 3 (expectations not met); it printed:\n%s", code, out)
 	}
 	for s, c := range cells {
 		if c[0] <= 50 || c[1] == 0 || !slices.Contains(engine.WaitStrategies, s) {
