@@ -87,7 +87,7 @@ func unknownFlags(text string) (names int, unknown []string) {
 	others := map[string]bool{"sentinel": true, "replicaof": true, "appendonly": true, "appendfsync": true, "save": true, "dir": true,
 		"headless": true, "no-sandbox": true, "unsafe-no-fsync": true, "update-readme": true, "update-docs": true, "race": true,
 		"name": true, "data-dir": true, "listen-client-urls": true, "initial-cluster": true, "buildvcs": true, "port": true, "history": true, "which-lock": true,
-		"load-n": true, "run": true}
+		"load-n": true, "run": true, "no-sync": true, "sync-only": true} // initdb's last two
 	for _, m := range flagRef.FindAllStringSubmatch(text, -1) {
 		names++
 		if !known[m[1]] && !others[m[1]] {
