@@ -402,13 +402,24 @@ func TestExternalPersistenceIsRestored(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// While the first cell runs, the master is in aof-always.
-	seen := ""
-	for i := 0; i < 50 && seen != "always"; i++ {
-		time.Sleep(50 * time.Millisecond)
-		seen = configValue(t, set.Addrs()[0], "appendfsync")
+	// While the first cell runs, the master is in aof-always: polled until
+	// seen or the sweep ends (not for a fixed 2.5 s, which a slow start
+	// could outlast), for at most 60 s.
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	seen, err, done := "", error(nil), false
+	for deadline := time.Now().Add(time.Minute); !done && seen != "always" && time.Now().Before(deadline); {
+		select {
+		case err = <-exited:
+			done = true
+		case <-time.After(50 * time.Millisecond):
+			seen = configValue(t, set.Addrs()[0], "appendfsync")
+		}
 	}
-	if err := cmd.Wait(); err != nil {
+	if !done {
+		err = <-exited
+	}
+	if err != nil {
 		t.Fatalf("sweep: %v\n%s", err, e.String())
 	}
 	if seen != "always" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"lockbench/engine"
+	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
 )
@@ -80,17 +81,16 @@ func TestReleaseNeverOvertakesItsSet(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	slow.Wait()
-	time.Sleep(300 * time.Millisecond) // the slow master's last replies
 	if cycles < 100 {
 		t.Fatalf("only %d cycles: the test judged too little", cycles)
 	}
-	left := 0
-	for i := range set.Masters() {
-		n, err := e.CountKeys(context.Background(), i, "order:")
-		if err != nil {
-			t.Fatal(err)
-		}
-		left += n
+	// The slow master's last releases land when they land: wait for the
+	// keys to go, for at most 5 s. A SET that overtook its release keeps
+	// its key for the whole 10 s TTL, so the wait cannot hide one.
+	left := countOrderKeys(t, e, len(set.Masters()))
+	for deadline := time.Now().Add(5 * time.Second); left != 0 && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		left = countOrderKeys(t, e, len(set.Masters()))
 	}
 	t.Logf("%d cycles, %d taken, %d keys left, %d releases a master did not answer", cycles, taken, left, unreleased)
 	// A key left where every release was answered can only be a SET that
@@ -100,11 +100,28 @@ func TestReleaseNeverOvertakesItsSet(t *testing.T) {
 	}
 }
 
+// countOrderKeys: the keys TestReleaseNeverOvertakesItsSet left on its
+// masters, summed.
+func countOrderKeys(t *testing.T, e *engine.Engine, masters int) int {
+	t.Helper()
+	left := 0
+	for i := range masters {
+		n, err := e.CountKeys(context.Background(), i, "order:")
+		if err != nil {
+			t.Fatal(err)
+		}
+		left += n
+	}
+	return left
+}
+
 // Issue 10.2: a SET that answers OK after its acquire was decided as failed
 // is released on that master and counted.
 func TestLateOKOfFailedAcquireIsReleased(t *testing.T) {
 	set := redistest.StartMasters(t, 5, localmasters.PersistNone)
-	e := newEngine(t, set, func(c *engine.Config) { c.Wait, c.Timeout = engine.WaitQuorum, 500*time.Millisecond })
+	// The late SETs must answer within their per-master timeout to count
+	// as late OKs: 2 s, a second past the resume below.
+	e := newEngine(t, set, func(c *engine.Config) { c.Wait, c.Timeout = engine.WaitQuorum, 2*time.Second })
 	e.MarkMeasured()
 	ms := set.Masters()
 	for _, m := range ms[:3] { // three masters already hold the key for someone else
@@ -117,17 +134,25 @@ func TestLateOKOfFailedAcquireIsReleased(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	go func() {
-		time.Sleep(100 * time.Millisecond)
+	// The paused masters resume 1 s after the acquire starts (was 100 ms):
+	// its decision, three local round trips, must come first, so that
+	// their SETs are still pending then and answer OK after it; the
+	// failure's own release waits for them meanwhile. The decision's time
+	// is measured against it.
+	const resumeAfter = time.Second
+	time.AfterFunc(resumeAfter, func() {
 		for _, m := range ms[3:] {
 			_ = m.Resume()
 		}
-	}()
-	lock, res := e.Acquire(context.Background(), "late")
+	})
+	lock, res := e.TryAcquire(context.Background(), "late") // Elapsed: its decision
+	if !bound.Max(t, "late.decided_before_resume", res.Elapsed, resumeAfter) {
+		t.Fatalf("the acquire was decided %v after its start, after the paused masters resumed: nothing judged", res.Elapsed)
+	}
 	if lock != nil || count(res.PerMaster, engine.Taken) != 3 || count(res.PerMaster, engine.Pending) != 2 {
 		t.Fatalf("want a failure decided by 3 taken with 2 pending, got %v", res.PerMaster)
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for sum(e.LateReleased()) < 2 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -137,9 +162,14 @@ func TestLateOKOfFailedAcquireIsReleased(t *testing.T) {
 	if late := e.LateOutcomes(); late[3][engine.OK] != 1 || late[4][engine.OK] != 1 {
 		t.Fatalf("late OKs per master = %v", late)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// LateReleased counts a release as it is sent: wait for it to land,
+	// for at most 5 s, well below the 10 s TTL a key not released keeps.
 	for _, m := range ms[3:] {
-		if v := get(t, m.Addr(), "late"); v != "" {
+		v := get(t, m.Addr(), "late")
+		for end := time.Now().Add(5 * time.Second); v != "" && time.Now().Before(end); v = get(t, m.Addr(), "late") {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if v != "" {
 			t.Fatalf("%s still holds the failed acquire's token %q", m.Addr(), v)
 		}
 	}

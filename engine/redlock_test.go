@@ -56,9 +56,12 @@ func TestQuorumSurvivesTwoOfFiveDown(t *testing.T) {
 	modes := []engine.Mode{engine.Multiplexed, engine.Sequential}
 	// Engines connect while every master is up (New refuses unreachable
 	// masters); the masters die under them, as in production.
+	// A 1 s per-master timeout: the test counts which masters answered,
+	// and a loaded -race machine can stall a live master's reply past the
+	// default 50 ms (a stopped master refuses at once either way).
 	engines := map[engine.Mode]*engine.Engine{}
 	for _, mode := range modes {
-		engines[mode] = newEngine(t, set, func(c *engine.Config) { c.Mode = mode })
+		engines[mode] = newEngine(t, set, func(c *engine.Config) { c.Mode, c.Timeout = mode, time.Second })
 		lock, res := engines[mode].Acquire(context.Background(), "q1:"+string(mode))
 		if lock == nil || res.Successes != 5 {
 			t.Fatalf("%s, all masters up: acquired=%v outs=%v", mode, lock != nil, res.PerMaster)
@@ -184,7 +187,9 @@ func TestValidityShrinksAndSlowAcquireFails(t *testing.T) {
 		t.Fatal("an acquire as slow as the TTL must have no validity")
 	}
 	set := redistest.StartMasters(t, 5, localmasters.PersistNone)
-	e := newEngine(t, set, nil)
+	// Every master must answer: 1 s each, not the default 50 ms a loaded
+	// -race machine can miss.
+	e := newEngine(t, set, func(c *engine.Config) { c.Timeout = time.Second })
 	lock, res := e.Acquire(context.Background(), "validity")
 	if lock == nil {
 		t.Fatalf("acquire: %v", res.PerMaster)
@@ -199,10 +204,11 @@ func TestValidityShrinksAndSlowAcquireFails(t *testing.T) {
 	}
 	e.Release(context.Background(), lock)
 
-	// Sequential, two silent masters tried first: 2×60 ms > 100 ms TTL. The
-	// three others accept, but the lock expired before the quorum was had.
+	// Sequential, two silent masters tried first: 2×300 ms > 500 ms TTL.
+	// The three others accept (each has 300 ms to, which load does not
+	// reach), but the lock expired before the quorum was had.
 	slow := newEngine(t, set, func(c *engine.Config) {
-		c.Mode, c.TTL, c.Timeout = engine.Sequential, 100*time.Millisecond, 60*time.Millisecond
+		c.Mode, c.TTL, c.Timeout = engine.Sequential, 500*time.Millisecond, 300*time.Millisecond
 	})
 	ms := set.Masters()
 	for _, m := range ms[:2] {
@@ -224,7 +230,11 @@ func TestValidityShrinksAndSlowAcquireFails(t *testing.T) {
 
 func TestReleaseAndExtendRespectOtherHolders(t *testing.T) {
 	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
-	short := func(c *engine.Config) { c.TTL, c.Timeout = 200*time.Millisecond, 50*time.Millisecond }
+	// A TTL short enough to wait out, with room for an extend within it
+	// and per-master timeouts a loaded -race machine does not reach: the
+	// test counts which masters answered.
+	const ttl = time.Second
+	short := func(c *engine.Config) { c.TTL, c.Timeout = ttl, 300*time.Millisecond }
 	a, b := newEngine(t, set, short), newEngine(t, set, short)
 	ctx := context.Background()
 	lockA, _ := a.Acquire(ctx, "holder")
@@ -234,11 +244,11 @@ func TestReleaseAndExtendRespectOtherHolders(t *testing.T) {
 	if l, _ := b.Acquire(ctx, "holder"); l != nil {
 		t.Fatal("b acquired a key a holds")
 	}
-	if ext := a.Extend(ctx, lockA, 200*time.Millisecond); !ext.OK || ext.Count != 3 {
+	if ext := a.Extend(ctx, lockA, ttl); !ext.OK || ext.Count != 3 {
 		t.Fatalf("a's extend within validity: %+v", ext)
 	}
-	time.Sleep(300 * time.Millisecond) // a's lock expires
-	if ext := a.Extend(ctx, lockA, 200*time.Millisecond); ext.OK {
+	time.Sleep(ttl + 100*time.Millisecond) // a's lock expires
+	if ext := a.Extend(ctx, lockA, ttl); ext.OK {
 		t.Fatal("extend after expiry succeeded")
 	}
 	lockB, res := b.Acquire(ctx, "holder")
@@ -267,7 +277,8 @@ func TestReleaseAndExtendRespectOtherHolders(t *testing.T) {
 
 func TestReleaseFallsBackToEvalAfterScriptFlush(t *testing.T) {
 	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
-	e := newEngine(t, set, nil)
+	// The release must reach all 3: 1 s each, not the default 50 ms.
+	e := newEngine(t, set, func(c *engine.Config) { c.Timeout = time.Second })
 	lock, _ := e.Acquire(context.Background(), "noscript")
 	if lock == nil {
 		t.Fatal("acquire failed")

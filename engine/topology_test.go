@@ -194,12 +194,20 @@ func TestReplicatedWaitCost(t *testing.T) {
 func TestReplicatedFewAcks(t *testing.T) {
 	t.Parallel()
 	r := redistest.StartReplicated(t, localmasters.ReplicatedOptions{Replicas: 2, Sentinels: 1, DownAfter: 30 * time.Second})
-	e := newReplicatedEngine(t, r, func(c *engine.Config) { c.WaitReplicas, c.WaitTimeout = 2, 50*time.Millisecond })
-	lock, res := e.TryAcquire(context.Background(), "few:up")
+	// Both replicas up, WAIT 2 must be met: given 1 s, since a loaded
+	// machine (these tests run in parallel, under -race) can stall an ack
+	// past 50 ms. The paused replica's case keeps 50 ms: it must cost the
+	// whole WAIT timeout, which only a lower bound checks.
+	up := newReplicatedEngine(t, r, func(c *engine.Config) { c.WaitReplicas, c.WaitTimeout = 2, time.Second })
+	lock, res := up.TryAcquire(context.Background(), "few:up")
 	if lock == nil {
 		t.Fatalf("both replicas up: %+v", res)
 	}
-	e.Release(context.Background(), lock)
+	up.Release(context.Background(), lock)
+	if w := up.WaitCounts(); w.Sent != 1 || w.Short != 0 || w.Acks != 2 {
+		t.Errorf("WaitCounts %+v with both replicas up: want 1 WAIT, 2 acks", w)
+	}
+	e := newReplicatedEngine(t, r, func(c *engine.Config) { c.WaitReplicas, c.WaitTimeout = 2, 50*time.Millisecond })
 
 	paused := r.Replicas()[1]
 	if err := paused.Pause(); err != nil {
@@ -216,8 +224,8 @@ func TestReplicatedFewAcks(t *testing.T) {
 	if v := get(t, r.MasterAddr(), "few:k"); v != "" {
 		t.Errorf("the failed acquire's key is still %q on the master: not released", v)
 	}
-	if w := e.WaitCounts(); w.Sent != 2 || w.Short != 1 || w.Acks != 3 {
-		t.Errorf("WaitCounts %+v: want 2 WAITs, 1 short, 2+1 acks", w)
+	if w := e.WaitCounts(); w.Sent != 1 || w.Short != 1 || w.Acks != 1 {
+		t.Errorf("WaitCounts %+v with a replica paused: want 1 WAIT, short, 1 ack", w)
 	}
 	if engine.FewAcks.String() != "few_acks" {
 		t.Errorf("FewAcks.String() = %q", engine.FewAcks.String())
@@ -259,8 +267,12 @@ func TestReplicatedFollowsFailover(t *testing.T) {
 	}
 	t.Logf("kill -9 of %s: +switch-master to %s after %v, first acquire after %v; failed attempts by outcome %v",
 		k.Addr, sw.To, sw.At.Sub(k.At), window, failed)
-	if bound := downAfter + 10*time.Second; window > bound {
-		t.Errorf("acquires resumed %v after the kill, want below %v", window, bound)
+	// Bounded from the switch Sentinel made, measured here (was the kill
+	// plus down-after plus a flat 10 s): the engine follows within 5 s of
+	// it: rueidis hears the +switch-master at once, and 5 s is five of the
+	// acquires' 1 s per-master timeouts on a loaded machine.
+	if since := window - sw.At.Sub(k.At); !bound.Max(t, "failover.acquire_after_switch", since, 5*time.Second) {
+		t.Errorf("acquires resumed %v after the kill, %v after the switch; want within 5 s of the switch", window, since)
 	}
 	if v := get(t, sw.To, lock.Key); v != lock.Token {
 		t.Errorf("new master %s holds %q for %s, want the token", sw.To, v, lock.Key)

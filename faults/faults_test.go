@@ -245,7 +245,12 @@ func TestSchedulerAppliesAndUndoes(t *testing.T) {
 	if _, err := do(n.Addrs(0)[1], 200*time.Millisecond, "PING"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("the fault due at 0 is not in place when Start returns: %v", err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// Stop once the delayed restart happened (its timer is armed after the
+	// crash's kill, so a fixed 500 ms could come first on a loaded
+	// machine), for at most 10 s.
+	for deadline := time.Now().Add(10 * time.Second); !hasEvent(s.Events(), "restart") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	pid1 := set.Masters()[1].Pid()
 	s.Stop()
 	if err := s.Err(); err != nil {
@@ -295,4 +300,14 @@ func TestSpecStringAndRestart(t *testing.T) {
 	if _, err := (faults.Spec{Restart: "soon"}).RestartDelay(); err == nil || !strings.Contains(err.Error(), "restart") {
 		t.Errorf("restart soon: %v", err)
 	}
+}
+
+// hasEvent: whether events hold one of kind.
+func hasEvent(events []faults.Event, kind string) bool {
+	for _, e := range events {
+		if e.Kind == kind {
+			return true
+		}
+	}
+	return false
 }

@@ -74,12 +74,14 @@ func TestOneCellPathBenchmark(t *testing.T) {
 
 // A fault cell is N clients × the same worker loop: two clients on this
 // process's goroutines, each with its share of the quota, added up into
-// one result that the resource's checker and the schedule fill in.
+// one result that the resource's checker and the schedule fill in. The
+// pause is due at 50 ms: the quota ends the cell, and a fast machine could
+// reach it before a later pause was due (no pause event).
 func TestOneCellPathFaultTwoClients(t *testing.T) {
 	res := measureCell(t, `
 settings: {masters: 3, clients: 2, workers: 4, keys: 4, hold: 5ms, duration: 2s, acquisitions: 200, min_acquisitions: 10}
 faults:
-  - {at: 300ms, kind: pause, clients: [0], for: 200ms}
+  - {at: 50ms, kind: pause, clients: [0], for: 200ms}
 expect:
   violations: 0
   acquisitions: ">=200"

@@ -249,6 +249,7 @@ func TestMasterDiesMidRun(t *testing.T) {
 		t.Fatalf("dead master: %d errors/timeouts on it, %d failed acquires with %d errors/timeouts on the live masters; want the first > 0 and every failed acquire explained by two live masters failing",
 			dead, st.Errors, others)
 	}
+	// A sample floor, not a speed: the run went on after the kill.
 	if after := st.Acquired - (firstSecond.Load() - 1); after < 100 {
 		t.Fatalf("only %d acquires after the first second; the run must go on after the kill", after)
 	}
@@ -295,8 +296,12 @@ func TestOpenLoopCorrectsCoordinatedOmission(t *testing.T) {
 	}
 	// One worker holding each lock 10 ms cannot serve 200/s: starts queue up.
 	st = run(1, 200, 10*time.Millisecond)
+	// The corrected p50 holds the queue's wait (at most 100/s served of
+	// 200/s offered: half a second's backlog by the end), a floor load
+	// only raises; the uncorrected p50 is one acquire, told from the
+	// queueing as at most a fifth of the corrected, measured in the run.
 	corrected, uncorrected := st.Acquire.ValueAtQuantile(50), st.AcquireUncorrected.ValueAtQuantile(50)
-	if corrected < 100_000 || uncorrected > 20_000 || st.Unserved == 0 {
+	if corrected < 100_000 || !bound.Max(t, "pacer.overloaded_uncorrected_p50_us", uncorrected, corrected/5) || st.Unserved == 0 {
 		t.Fatalf("overloaded: corrected p50 %dµs, uncorrected p50 %dµs, unserved %d; want queueing in the corrected figure only",
 			corrected, uncorrected, st.Unserved)
 	}

@@ -66,7 +66,9 @@ func TestRedsyncOnEqualTerms(t *testing.T) {
 	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
 	cfg := engine.DefaultConfig()
 	cfg.Masters = set.Addrs()
-	cfg.TTL = 2 * time.Second
+	// Every master must answer (the test counts them): 500 ms each, not
+	// the default 50 ms a loaded machine can miss.
+	cfg.TTL, cfg.Timeout = 2*time.Second, 500*time.Millisecond
 	d := newDriver(t, cfg, 300)
 	if st := d.Settings(); st.PoolSize < 300 || d.clients[0].Options().PoolSize != st.PoolSize {
 		t.Fatalf("pool %d (client %d) for 300 workers", st.PoolSize, d.clients[0].Options().PoolSize)
@@ -106,8 +108,12 @@ func TestRedsyncOnEqualTerms(t *testing.T) {
 		}
 	}
 
+	// Too slow by construction: the TTL is 2 ms above the per-master
+	// timeout, which the stuck master costs whole, less than the drift,
+	// while the two healthy masters have all of it (200 ms; was 5 ms, one
+	// scheduler slice on a busy machine).
 	slow := cfg
-	slow.TTL, slow.Timeout = 7*time.Millisecond, 5*time.Millisecond
+	slow.TTL, slow.Timeout = 202*time.Millisecond, 200*time.Millisecond
 	ds := newDriver(t, slow, 4) // connects (PING) before the master is stuck
 
 	// One master stuck: its SET times out, the other two are counted OK,
@@ -132,8 +138,9 @@ func TestRedsyncOnEqualTerms(t *testing.T) {
 		t.Fatal("release waited on the stuck master (no per-master timeout)")
 	}
 
-	// Quorum but too slow: TTL 7 ms, per-master timeout 5 ms, wait=all: the
-	// stuck master costs the whole timeout, so validity = 7 − ≥5 − 2.07 < 0.
+	// Quorum but too slow: TTL 202 ms, per-master timeout 200 ms,
+	// wait=all: the stuck master costs the whole timeout, so validity =
+	// 202 − ≥200 − 4.02 (the drift) < 0.
 	l3, r3 := ds.Acquire(ctx, "eq:c")
 	if l3 != nil || r3.Successes != 2 || r3.Validity > 0 {
 		t.Fatalf("too slow: acquired %v, successes %d, validity %v", l3 != nil, r3.Successes, r3.Validity)

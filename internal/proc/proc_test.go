@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"lockbench/internal/bound"
 )
 
 // procTestShell is a Process running script in sh (a real child).
@@ -25,6 +27,17 @@ func procTestShell(t *testing.T, opt Options, script string) *Process {
 	p := New(opt)
 	t.Cleanup(func() { _ = p.Kill() })
 	return p
+}
+
+// procTestTrapped starts a shell that sets traps, says so in a file, then
+// loops in 10 ms sleeps; it returns once the traps are set (waiting on the
+// file, not a fixed sleep a slow shell start could outlast).
+func procTestTrapped(t *testing.T, opt Options, traps string) (*Process, int) {
+	t.Helper()
+	ready := filepath.Join(t.TempDir(), "ready")
+	p := procTestShell(t, opt, traps+`; echo $$ > '`+ready+`'; while :; do sleep 0.01; done`)
+	procTestStart(t, p)
+	return p, procTestReadPid(t, ready)
 }
 
 func procTestStart(t *testing.T, p *Process) int {
@@ -263,15 +276,13 @@ func TestStop(t *testing.T) {
 		want         string
 		least        time.Duration // Stop takes at least this long
 	}{
-		{"term", `trap "exit 3" TERM; while :; do sleep 0.01; done`, nil, false, "exit status 3", 0},
-		{"paused", `trap "exit 3" TERM; while :; do sleep 0.01; done`, nil, true, "exit status 3", 0},
-		{"second signal", `trap "" INT; trap "exit 4" QUIT; while :; do sleep 0.01; done`, []syscall.Signal{syscall.SIGINT, syscall.SIGQUIT}, false, "exit status 4", grace},
-		{"killed after grace", `trap "" TERM; while :; do sleep 0.01; done`, nil, false, "signal: killed", grace},
+		{"term", `trap "exit 3" TERM`, nil, false, "exit status 3", 0},
+		{"paused", `trap "exit 3" TERM`, nil, true, "exit status 3", 0},
+		{"second signal", `trap "" INT; trap "exit 4" QUIT`, []syscall.Signal{syscall.SIGINT, syscall.SIGQUIT}, false, "exit status 4", grace},
+		{"killed after grace", `trap "" TERM`, nil, false, "signal: killed", grace},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := procTestShell(t, Options{StopSignals: c.signals, Grace: grace}, c.script)
-			pid := procTestStart(t, p)
-			time.Sleep(50 * time.Millisecond) // the traps are set
+			p, pid := procTestTrapped(t, Options{StopSignals: c.signals, Grace: grace}, c.script)
 			if c.pause {
 				if err := p.Pause(); err != nil {
 					t.Fatal(err)
@@ -285,7 +296,9 @@ func TestStop(t *testing.T) {
 			if got := p.ExitState(); got != c.want || p.Running() || !procTestGone(pid) {
 				t.Errorf("after Stop: ExitState %q (want %q), Running %v", got, c.want, p.Running())
 			}
-			if took < c.least || took > c.least+grace {
+			// At least the graces it must wait out; at most one grace more,
+			// for the shell to act on a signal between its 10 ms sleeps.
+			if !bound.Min(t, "proc.stop_took", took, c.least) || !bound.Max(t, "proc.stop_took", took, c.least+grace) {
 				t.Errorf("Stop took %v, want %v to %v", took, c.least, c.least+grace)
 			}
 			if err := p.Stop(); err != nil {
@@ -302,21 +315,21 @@ func TestStopAll(t *testing.T) {
 	var ps []*Process
 	var pids []int
 	for range 3 {
-		p := procTestShell(t, Options{Grace: grace}, `trap "" TERM; while :; do sleep 0.01; done`)
-		pids = append(pids, procTestStart(t, p))
+		p, pid := procTestTrapped(t, Options{Grace: grace}, `trap "" TERM`)
+		pids = append(pids, pid)
 		ps = append(ps, p)
 	}
 	if got := Pids(ps); !slices.Equal(got, pids) {
 		t.Errorf("Pids %v, want %v", got, pids)
 	}
-	time.Sleep(50 * time.Millisecond) // the traps are set
 	start := time.Now()
 	for i, err := range StopAll(ps) {
 		if err != nil {
 			t.Errorf("process %d: %v", i, err)
 		}
 	}
-	if took := time.Since(start); took > 2*grace {
+	// One grace and the kills, below the three graces of one at a time.
+	if took := time.Since(start); !bound.Max(t, "proc.stop_all_took", took, 2*grace) {
 		t.Errorf("StopAll took %v, more than one grace (%v) each", took, grace)
 	}
 	if left := Pids(ps); left != nil {
