@@ -18,7 +18,9 @@ func openEngine(t *testing.T, masters int) *engine.Engine {
 	t.Helper()
 	set := redistest.StartMasters(t, masters, localmasters.PersistNone)
 	cfg := engine.DefaultConfig()
-	cfg.Masters = set.Addrs()
+	// These tests count starts and acquires: a loaded -race machine can
+	// stall a reply past the default 50 ms and fail an acquire.
+	cfg.Masters, cfg.Timeout = set.Addrs(), time.Second
 	e, err := engine.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -178,7 +178,9 @@ func TestAutoExtend(t *testing.T) {
 	set := redistest.StartMasters(t, 3, localmasters.PersistNone)
 	cfg := engine.DefaultConfig()
 	cfg.Masters = set.Addrs()
-	cfg.TTL, cfg.Timeout = 300*time.Millisecond, 50*time.Millisecond
+	// No extend may fail: 100 ms per master (was 50, which a loaded -race
+	// machine can reach), well inside the 300 ms TTL.
+	cfg.TTL, cfg.Timeout = 300*time.Millisecond, 100*time.Millisecond
 	e, err := engine.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
