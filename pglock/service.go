@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"lockbench/engine"
@@ -58,6 +60,10 @@ type servers struct {
 	replica  *Server // a streaming replica of local (replicas: 1); nil without
 	url      string
 	promoted bool // the replica is the primary now: one failover a cell
+
+	mu   sync.Mutex // guards log, written by the schedule, read by the cell
+	kill faults.PrimaryKill
+	log  []faults.Promotion
 }
 
 // Start starts the cell's local server, or takes an external one's URL
@@ -180,22 +186,50 @@ func (v *servers) Targets(_ plan.Cell, t *faults.Targets) []string {
 }
 
 // Failover kills the primary's process group (its advisory locks go with
-// it) and promotes the replica, which has none of them.
+// it) and promotes the replica, which has none of them. The kill and the
+// promotion are logged (faults.FailoverLog): the failover is dated at the
+// kill, not when the promotion returned, which left the promotion (up to
+// 5 s here) out of the unavailability measured from it.
 func (v *servers) Failover(ctx context.Context) (string, string, int, error) {
 	if v.promoted {
 		return "", "", 0, errors.New("postgres: a second failover: the replica is the primary already (one failover a cell)")
 	}
 	v.promoted = true
 	held, pid := len(v.local.holders()), v.local.Pid()
+	killed := time.Now()
 	if err := v.local.Kill(); err != nil {
 		return "", "", 0, err
 	}
-	start := time.Now()
+	reaped := time.Now()
+	v.mu.Lock()
+	v.kill = faults.PrimaryKill{At: killed, Reaped: reaped}
+	v.mu.Unlock()
 	if err := v.replica.Promote(ctx); err != nil {
 		return "", "", 0, err
 	}
+	promoted := time.Now()
+	v.mu.Lock()
+	v.log = append(v.log, faults.Promotion{At: promoted, From: v.local.Addr(), To: v.replica.Addr(), Detail: "pg_promote returned"})
+	v.mu.Unlock()
 	return "primary " + v.local.Addr(), fmt.Sprintf("kill -9 of the primary's process group (pid %d) holding %d advisory locks; replica %s promoted in %v (its locks: none)",
-		pid, held, v.replica.Addr(), time.Since(start).Round(time.Millisecond)), held, nil
+		pid, held, v.replica.Addr(), promoted.Sub(reaped).Round(time.Millisecond)), held, nil
+}
+
+// PrimaryKills is the failover's kill, if it came.
+func (v *servers) PrimaryKills() []faults.PrimaryKill {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.kill.At.IsZero() {
+		return nil
+	}
+	return []faults.PrimaryKill{v.kill}
+}
+
+// Promotions is the replica's promotion, once it returned.
+func (v *servers) Promotions() []faults.Promotion {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Clone(v.log)
 }
 
 func (v *servers) Record(cc *results.CellConfig, _ results.Settings) {

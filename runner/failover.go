@@ -29,6 +29,9 @@ func (r *cellRun) addFailovers(run *results.Run, t0 time.Time, events []faults.E
 			Target: sw.From + " → " + sw.To, Detail: sw.Detail})
 	}
 	sort.SliceStable(run.Events, func(i, j int) bool { return run.Events[i].AtSeconds < run.Events[j].AtSeconds })
+	if r.s.Service().KillWindow(r.s) != "" {
+		return // a service's own failover: its window is addElections'
+	}
 	for _, e := range events {
 		if e.Kind == "failover" {
 			run.Failovers = append(run.Failovers, failoverOf(log, t0, e, ck, clients))

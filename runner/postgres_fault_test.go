@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -119,16 +120,20 @@ func TestPostgresGuardedWrite(t *testing.T) {
 // quicker than their holds (Redis failover's race); and a write the old
 // primary acknowledged but had not streamed yet is gone (asynchronous
 // replication), guarded or not.
-// The failover event is logged once the replica's promotion returned
-// (0.3–0.8 s after the kill here, but 5.2 s in 3 of 7 runs): the cell
-// runs 10 s, not 8, and a run in which the promotion left the clients
-// less than reconnectRoom before the load's end earns one more
-// (untilRoom); a second such run fails.
+// The failover is dated at the kill, its switch_master event once the
+// promotion returned (0.3–0.8 s after the kill here, but 5.2 s in 3 of 7
+// runs), and the window runs from the kill: no lock is won before the
+// promoted server serves (dated at the promotion's end, the window left
+// the promotion out). The cell runs 10 s, not 8, and a run in which the
+// promotion left the clients less than reconnectRoom before the load's
+// end earns one more (untilRoom); a second such run fails.
 func TestPostgresReplicaPromoted(t *testing.T) {
 	requirePostgres(t)
 	doc := strings.Replace(strings.Replace(pgFaultBase, "%FAULT%", "{at: 2s, kind: failover}", 1), "topology: postgres,", "topology: postgres, replicas: 1,", 1)
 	doc = strings.Replace(doc, "duration: 8s}", "duration: 10s}", 1)
-	r := untilRoom(t, doc, "postgres.promoted_before_end", "failover", reconnectRoom)
+	r := untilRoom(t, doc, "postgres.promoted_before_end", "switch_master", reconnectRoom)
+	killed, _, _ := faultEvent(r, "failover")
+	promoted, _, _ := faultEvent(r, "switch_master")
 	s := r.Run.Safety
 	var f *results.Failover
 	for i := range r.Run.Failovers {
@@ -139,10 +144,12 @@ func TestPostgresReplicaPromoted(t *testing.T) {
 		t.Fatalf("failovers %+v: want the primary's", r.Run.Failovers)
 	case f.FirstAcquireAt == nil:
 		t.Fatalf("no acquire won after the promotion: the clients did not find the new primary")
+	case math.Abs(f.KilledAt-killed) > 0.001 || promoted <= killed:
+		t.Fatalf("failover %s: want its window from the kill (failover event at %.3f s), before the promotion returned (switch_master at %.3f s)", f.Text(), killed, promoted)
 	case s.JudgedHolds == 0 || r.Run.Outcomes.Acquired < 50:
 		t.Fatalf("%d acquired, %d holds judged: the cell judged too little", r.Run.Outcomes.Acquired, s.JudgedHolds)
 	case r.Run.Config.Replicas != 1 || !strings.Contains(r.Run.Config.Service.Servers, "streaming replica"):
 		t.Errorf("config: %d replicas, servers %q; want the replica recorded", r.Run.Config.Replicas, r.Run.Config.Service.Servers)
 	}
-	t.Logf("promoted replica: %d violations, %d lost updates; unavailable %.3f s", s.Violations, s.LostUpdates, *f.Unavailable)
+	t.Logf("promoted replica: %d violations, %d lost updates; promoted %.3f s after the kill, unavailable %.3f s", s.Violations, s.LostUpdates, promoted-killed, *f.Unavailable)
 }
