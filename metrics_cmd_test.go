@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -22,18 +21,22 @@ import (
 
 	"lockbench/internal/bound"
 	"lockbench/internal/cli"
+	"lockbench/internal/ports"
 	"lockbench/internal/redistest"
 	"lockbench/results"
 )
 
+// freePort is a loopback port for a server a test starts: internal/ports'
+// (never the same one twice, below the ephemeral range). Two ports of the
+// kernel's :0 pick came back equal once, Prometheus' and its target's,
+// and the test read Prometheus' own metrics as lockbench's.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := ports.Free()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // startPrometheus runs the real prometheus server scraping target every
