@@ -13,7 +13,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"lockbench/check"
@@ -126,22 +128,23 @@ const FailureBin = 10 * time.Millisecond
 // client is one lock client: its own engine (connections), resource
 // connection, workers and pause gate.
 type client struct {
-	cfg   ClientConfig
-	rc    workloads.RunConfig // the loop cfg.Load describes
-	local Local
-	lk    lock.Locker
-	close func()          // the locker's
-	res   *check.Resource // nil: no resource (the plain hold)
-	guard GuardedStore    // guarded_write: the counter in the lock service (nil: in res)
-	probe *workloads.Probe
-	gate  gate
-	hold  workloads.HoldTime
-	ctx   context.Context // ends the run early (interrupt)
-	stop  context.CancelFunc
-	obs   Observer       // live metrics; nil: none
-	holds *check.HoldLog // the hold log the checkers judge (set when the run starts)
-	t0    time.Time      // the cell's start: writes are filed by second since it
-	fails *failureTimes  // with FailureTimes: failed acquires by when
+	cfg    ClientConfig
+	rc     workloads.RunConfig // the loop cfg.Load describes
+	local  Local
+	lk     lock.Locker
+	close  func()          // the locker's
+	res    *check.Resource // nil: no resource (the plain hold)
+	guard  GuardedStore    // guarded_write: the counter in the lock service (nil: in res)
+	probe  *workloads.Probe
+	gate   gate
+	hold   workloads.HoldTime
+	ctx    context.Context // ends the run early (interrupt)
+	stop   context.CancelFunc
+	obs    Observer       // live metrics; nil: none
+	holds  *check.HoldLog // the hold log the checkers judge (set when the run starts)
+	t0     time.Time      // the cell's start: writes are filed by second since it
+	fails  *failureTimes  // with FailureTimes: failed acquires by when
+	writes atomic.Int64   // the protected writes sent, for their ids
 
 	// As a cellClient (client_mode goroutines):
 	finished  chan struct{} // closed when run returned
@@ -460,8 +463,9 @@ func (c *client) Use(w *workloads.Worker, h workloads.Held) {
 	w.Fold(r)
 }
 
-// finding is what the resource said of a use's write: the acknowledged
-// writes it overwrote, and whether it refused a fenced one.
+// finding is what the resource said of a use's write: the entries of the
+// history it cut (a live figure: acknowledged or not, the final read
+// judges them), and whether it refused a fenced one.
 type finding struct {
 	lost     int64
 	rejected bool
@@ -490,11 +494,11 @@ func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held, hold *ch
 	}
 	c.gate.wait()
 	hold.Begin = time.Now().UnixNano()
-	v, ok, err := c.res.Read(ctx, h.Key, token)
+	n, last, ok, err := c.res.Read(ctx, h.Key, token)
 	if !ok {
 		return err // no section: nothing read, nothing written
 	}
-	hold.Read = v
+	hold.Read, hold.ReadLast = n, last
 	time.Sleep(c.hold.Next(w.Rand))
 	// A careful client trusts its lock library's ValidUntil, as a real
 	// one would; only the checkers do not.
@@ -505,7 +509,8 @@ func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held, hold *ch
 	// The pause hook lands here: after any check, before the write, as in
 	// the GC-pause story.
 	c.gate.wait()
-	applied, err := c.write(ctx, h.Key, v+1, token, found)
+	hold.ID = c.writeID()
+	applied, err := c.write(ctx, h.Key, hold.ID, n, token, found)
 	hold.Outcome, hold.End = check.Written, time.Now().UnixNano()
 	switch {
 	case err != nil: // it may have landed, at any time from now on
@@ -527,13 +532,18 @@ func isLost(l *lock.Lock) bool {
 	}
 }
 
-// write stores v on the resource, filed under the second of the cell it
-// lands in; applied is false when a fenced write was refused.
-func (c *client) write(ctx context.Context, idx uint64, v, token int64, found *finding) (applied bool, err error) {
-	slot := int64(time.Since(c.t0) / time.Second)
-	applied, found.lost, err = c.res.Write(ctx, idx, v, token, slot)
+// write puts id after the n entries of key idx's history its writer
+// read; applied is false when a fenced write was refused.
+func (c *client) write(ctx context.Context, idx uint64, id string, n, token int64, found *finding) (applied bool, err error) {
+	applied, found.lost, err = c.res.Write(ctx, idx, id, n, token)
 	found.rejected = err == nil && !applied
 	return applied, err
+}
+
+// writeID is a write id unique in the cell: the client's index and its
+// writes so far.
+func (c *client) writeID() string {
+	return strconv.Itoa(c.cfg.Index) + "." + strconv.FormatInt(c.writes.Add(1), 10)
 }
 
 // NewClient connects a client that runs on goroutines of this process,

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"hash/fnv"
 	"io"
 	"maps"
 	"math"
@@ -21,16 +22,19 @@ import (
 // own [Begin, End], explains every value read. It does not look at the
 // lock, the checker's counters or the engine.
 
-// Op is one critical section on one key, as the resource saw it: the value
-// read, and what became of the write of that value + 1.
+// Op is one critical section on one key, as the resource saw it: the
+// history read (its length and last id), and what became of the write of
+// ID after it.
 type Op struct {
-	Key     uint64
-	Client  int // the client, and its worker that held the lock
-	Worker  int
-	Begin   int64 // Unix ns just before the read was sent
-	End     int64 // Unix ns when the write (or the decision not to write) returned; MaxInt64: never known
-	Read    int64
-	Outcome Outcome
+	Key      uint64
+	Client   int // the client, and its worker that held the lock
+	Worker   int
+	Begin    int64 // Unix ns just before the read was sent
+	End      int64 // Unix ns when the write (or the decision not to write) returned; MaxInt64: never known
+	Read     int64
+	ReadLast string
+	ID       string
+	Outcome  Outcome
 }
 
 // Outcome is what became of a critical section's write.
@@ -50,15 +54,25 @@ const (
 	// resource counts and the model explains away (Unanswered says how
 	// many there were).
 	Unknown Outcome = 'u'
+	// Final: the checker's final read of the key after the cell, no write.
+	Final Outcome = 'f'
 )
 
 // outcomes are the logged outcomes, by their byte.
 var outcomes = map[byte]Outcome{'w': Written, 'r': Refused, 's': Skipped, 'u': Unknown}
 
-// model is the resource of one key, a counter: a critical section reads
-// the counter and, if it writes, sets it to what it read plus one. A
-// section whose read is not the counter's value at its instant is not
-// explained: two holders that both read 5 and wrote 6 cannot be ordered.
+// state is the history of one key as far as a section sees it: its
+// length and last id.
+type state struct {
+	n    int64
+	last string
+}
+
+// model is the resource of one key, a history: a critical section reads
+// it and, if it writes, appends its id. A section whose read is not the
+// history at its instant is not explained: two holders that both read
+// (5, x) cannot be ordered, nor can the final read of a history that lost
+// an acknowledged write.
 var model = porcupine.NondeterministicModel{
 	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
 		byKey := map[uint64][]porcupine.Operation{}
@@ -72,16 +86,17 @@ var model = porcupine.NondeterministicModel{
 		}
 		return out
 	},
-	Init: func() []any { return []any{int64(0)} },
-	Step: func(state, input, _ any) []any {
-		op, v := input.(Op), state.(int64)
+	Init: func() []any { return []any{state{}} },
+	Step: func(st, input, _ any) []any {
+		op, v := input.(Op), st.(state)
+		next := state{v.n + 1, op.ID}
 		switch {
-		case v != op.Read:
+		case v != state{op.Read, op.ReadLast}:
 			return nil
 		case op.Outcome == Written:
-			return []any{v + 1}
+			return []any{next}
 		case op.Outcome == Unknown:
-			return []any{v, v + 1}
+			return []any{v, next}
 		}
 		return []any{v}
 	},
@@ -94,11 +109,21 @@ var model = porcupine.NondeterministicModel{
 			return fmt.Sprintf("read %d, write %d refused (stale token)", op.Read, op.Read+1)
 		case Skipped:
 			return fmt.Sprintf("read %d, no write (validity ran out)", op.Read)
+		case Final:
+			return fmt.Sprintf("final read %d", op.Read)
 		}
 		return fmt.Sprintf("read %d, write %d unanswered", op.Read, op.Read+1)
 	},
-	DescribeState: func(state any) string { return strconv.FormatInt(state.(int64), 10) },
-	Hash:          func(state any) uint64 { return uint64(state.(int64)) },
+	DescribeState: func(st any) string {
+		v := st.(state)
+		return strconv.FormatInt(v.n, 10) + " (last " + orNoID(v.last) + ")"
+	},
+	Hash: func(st any) uint64 {
+		v := st.(state)
+		h := fnv.New64a()
+		h.Write([]byte(v.last))
+		return h.Sum64() ^ uint64(v.n)
+	},
 }
 
 // Judgement is the judge's verdict on a cell's history, with the failing
@@ -199,3 +224,20 @@ func (l *Judgement) Visualize(w io.Writer) (bool, error) {
 
 // OpenEnd is the End of a section whose end was never known.
 const OpenEnd = math.MaxInt64
+
+// FinalOps are the final read of every key a section touched, as sections
+// of their own at time at (after every other): porcupine then judges the
+// history against where it ended, as Jepsen's final read.
+func FinalOps(ops []Op, final map[uint64][]string, at int64) []Op {
+	var out []Op
+	done := map[uint64]bool{}
+	for _, op := range ops {
+		if done[op.Key] {
+			continue
+		}
+		done[op.Key] = true
+		h := final[op.Key]
+		out = append(out, Op{Key: op.Key, Client: -1, Worker: -1, Begin: at, End: at, Read: int64(len(h)), ReadLast: LastID(h), Outcome: Final})
+	}
+	return out
+}

@@ -122,12 +122,15 @@ func TestNothingToJudgeAndUnanswered(t *testing.T) {
 func TestHoldOutcomeParsed(t *testing.T) {
 	const base = "3 100 5 200 1000000000 0.01 1 4 110 190 7 "
 	for in, want := range map[string]Outcome{"w": Written, "r": Refused, "s": Skipped, "u": Unknown, "-": 0} {
-		h, err := parseHold(base + in)
-		if err != nil || h.Outcome != want || h.Read != 7 || h.Worker != 4 || h.Begin != 110 || h.End != 190 {
+		h, err := parseHold(base + in + " 0.6 1.9")
+		if err != nil || h.Outcome != want || h.Read != 7 || h.Worker != 4 || h.Begin != 110 || h.End != 190 || h.ReadLast != "0.6" || h.ID != "1.9" {
 			t.Errorf("%q: %+v, %v", in, h, err)
 		}
 	}
-	for _, bad := range []string{"x", "wr"} {
+	if h, err := parseHold(base + "s - -"); err != nil || h.ReadLast != "" || h.ID != "" {
+		t.Errorf("empty ids: %+v, %v", h, err)
+	}
+	for _, bad := range []string{"x - -", "wr - -", "w"} {
 		if _, err := parseHold(base + bad); err == nil {
 			t.Errorf("outcome %q accepted", bad)
 		}

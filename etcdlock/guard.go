@@ -2,7 +2,6 @@ package etcdlock
 
 import (
 	"context"
-	"strconv"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -14,39 +13,34 @@ import (
 // writer's lock key still stands at its revision (mutex.IsOwner()), so a
 // holder whose lease ended cannot write.
 
-// GuardedRead reads key's counter (0 when unset).
-func (l *Locker) GuardedRead(ctx context.Context, _ *lock.Lock, key string) (int64, error) {
+// GuardedRead reads key's history ("" when unset).
+func (l *Locker) GuardedRead(ctx context.Context, _ *lock.Lock, key string) (string, error) {
+	return l.FinalRead(ctx, key)
+}
+
+// FinalRead reads key's history, without a lock (a linearizable read: the
+// leader's as it stands).
+func (l *Locker) FinalRead(ctx context.Context, key string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	l.rpcs.Add(1)
 	r, err := l.cli.Get(ctx, key)
-	if err != nil {
-		return 0, err
+	if err != nil || len(r.Kvs) == 0 {
+		return "", err
 	}
-	return counterOf(r.Kvs), nil
+	return string(r.Kvs[0].Value), nil
 }
 
-// GuardedWrite puts v in one txn If(IsOwner()) Then(Get, Put): refused
-// (not written) when the lock's key is gone; prev is what the Get saw.
-func (l *Locker) GuardedWrite(ctx context.Context, lk *lock.Lock, key string, v int64) (bool, int64, error) {
+// GuardedWrite puts v in one txn If(IsOwner()) Then(Put): refused (not
+// written) when the lock's key is gone.
+func (l *Locker) GuardedWrite(ctx context.Context, lk *lock.Lock, key, v string) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	h := lk.Handle.(held)
 	l.rpcs.Add(1)
-	r, err := l.cli.Txn(ctx).If(h.m.IsOwner()).Then(clientv3.OpGet(key), clientv3.OpPut(key, strconv.FormatInt(v, 10))).Commit()
+	r, err := l.cli.Txn(ctx).If(h.m.IsOwner()).Then(clientv3.OpPut(key, v)).Commit()
 	if err != nil {
-		return false, 0, err
+		return false, err
 	}
-	if !r.Succeeded {
-		return false, 0, nil
-	}
-	return true, counterOf(r.Responses[0].GetResponseRange().Kvs), nil
-}
-
-func counterOf[KV interface{ GetValue() []byte }](kvs []KV) int64 {
-	if len(kvs) == 0 {
-		return 0
-	}
-	n, _ := strconv.ParseInt(string(kvs[0].GetValue()), 10, 64)
-	return n
+	return r.Succeeded, nil
 }

@@ -391,7 +391,7 @@ func makeSafetyRow(c CellSummary) safetyRow {
 	sf := c.Safety
 	row := safetyRow{Index: c.Index, Label: c.Label, Faults: strings.Join(faults, ", "), Acquired: results.Count(c.Acquired),
 		Violations: results.Count(sf.Violations), Lost: "—", Rejected: "—", AvailOps: "—", AvailTime: "—", Fencing: "no",
-		Bad: sf.Violations > 0 || sf.LostUpdates > 0}
+		Bad: sf.Violations > 0 || sf.DataLost() > 0}
 	if sf.ResourceChecked {
 		row.Lost = spreadCount(c.Repeats, "lost_updates", sf.LostUpdates)
 		row.AvailOps, row.AvailTime = results.Pct(sf.AvailabilityOps), results.Pct(sf.AvailabilityTime)

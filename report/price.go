@@ -158,7 +158,7 @@ func priceRow(c *cell, cs CellSummary) PriceRow {
 		r.ServerCPUPerCycle = results.FiniteOr0(sv.TopologyMicrosCycle())
 	}
 	if cs.Safety.ResourceChecked {
-		lost := cs.Safety.LostUpdates
+		lost := cs.Safety.DataLost()
 		r.LostUpdates = &lost
 	}
 	return r

@@ -83,6 +83,10 @@ func repeatSafety(runs []Run, rep *Repeats) Safety {
 		}
 	}
 	out.LostUpdates = int64(math.Round(med(func(s Safety) float64 { return float64(s.LostUpdates) })))
+	out.StaleWritesAccepted = int64(math.Round(med(func(s Safety) float64 { return float64(s.StaleWritesAccepted) })))
+	out.WritesInDoubt = int64(math.Round(med(func(s Safety) float64 { return float64(s.WritesInDoubt) })))
+	out.History = !slices.ContainsFunc(runs, func(r Run) bool { return !r.Safety.History })
+	out.LostWrites, out.StaleWrites = nil, nil // each repeat's own
 	out.StaleWritesRejected = int64(math.Round(med(func(s Safety) float64 { return float64(s.StaleWritesRejected) })))
 	out.AcknowledgedWrites = int64(math.Round(med(func(s Safety) float64 { return float64(s.AcknowledgedWrites) })))
 	out.AvailabilityOps = med(func(s Safety) float64 { return s.AvailabilityOps })
@@ -101,7 +105,7 @@ func repeatSafety(runs []Run, rep *Repeats) Safety {
 			continue
 		}
 		rep.Judged++
-		if s.Violations > 0 || s.LostUpdates > 0 {
+		if s.Violations > 0 || s.DataLost() > 0 {
 			rep.Unsafe++
 		}
 	}

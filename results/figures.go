@@ -86,7 +86,7 @@ func repeatRunOf(i int, r Run) RepeatRun {
 		rr.JainIndex = f.JainIndex
 	}
 	if r.Safety.ResourceChecked {
-		rr.LostUpdates, rr.StaleWritesRejected, rr.Verdict = r.Safety.LostUpdates, r.Safety.StaleWritesRejected, r.Safety.Verdict
+		rr.LostUpdates, rr.StaleWritesRejected, rr.Verdict = r.Safety.DataLost(), r.Safety.StaleWritesRejected, r.Safety.Verdict
 		if u := longestUnavailable(&r); !math.IsNaN(u) {
 			rr.UnavailableSeconds = u
 		}

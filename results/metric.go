@@ -102,6 +102,8 @@ var plainMetrics = []Metric{
 	}},
 	{Name: "max_concurrent_holders", Probe: true, Read: func(r *Run) float64 { return float64(r.Safety.MaxConcurrentHolder) }},
 	{Name: "lost_updates", Read: resource(func(s Safety) float64 { return float64(s.LostUpdates) })},
+	{Name: "stale_writes_accepted", Read: resource(func(s Safety) float64 { return float64(s.StaleWritesAccepted) })},
+	{Name: "writes_in_doubt", Read: resource(func(s Safety) float64 { return float64(s.WritesInDoubt) })},
 	{Name: "stale_writes_rejected", Read: resource(func(s Safety) float64 { return float64(s.StaleWritesRejected) })},
 	{Name: "availability_attempts", Unit: UnitRatio, Read: resource(func(s Safety) float64 { return s.AvailabilityOps })},
 	{Name: "availability_time", Unit: UnitRatio, Read: resource(func(s Safety) float64 { return s.AvailabilityTime })},

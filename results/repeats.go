@@ -55,7 +55,8 @@ type RepeatRun struct {
 	Interrupted bool  `json:"interrupted,omitempty"`
 	// A fault cell's: what its resource's checker found, its longest
 	// unavailability after a failover or election (0: none measured),
-	// and its own verdict.
+	// and its own verdict. LostUpdates are the data lost: acknowledged
+	// writes lost, and stale writes accepted (Safety.DataLost).
 	LostUpdates         int64   `json:"lost_updates,omitempty"`
 	StaleWritesRejected int64   `json:"stale_writes_rejected,omitempty"`
 	UnavailableSeconds  float64 `json:"unavailable_s,omitempty"`

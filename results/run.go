@@ -149,11 +149,23 @@ type Safety struct {
 	HoldsNotJudged int64  `json:"holds_not_judged"`
 	NotJudged      string `json:"not_judged,omitempty"`
 	// The protected resource (chaos scenarios): read-modify-writes under the
-	// lock on a shared counter; lost = acknowledged writes missing from the
-	// final value.
-	ResourceChecked    bool  `json:"resource_checked,omitempty"`
-	AcknowledgedWrites int64 `json:"acknowledged_writes,omitempty"`
-	LostUpdates        int64 `json:"lost_updates,omitempty"`
+	// lock on a history per key (each write appends its id to what it
+	// read); lost = acknowledged writes missing from the final histories,
+	// stale accepted = writes found there after a history other than the
+	// one they read. History says the figures come from that check (false:
+	// a result written before it, from a counter).
+	ResourceChecked     bool  `json:"resource_checked,omitempty"`
+	History             bool  `json:"history_checked,omitempty"`
+	AcknowledgedWrites  int64 `json:"acknowledged_writes,omitempty"`
+	LostUpdates         int64 `json:"lost_updates,omitempty"`
+	StaleWritesAccepted int64 `json:"stale_writes_accepted,omitempty"`
+	// WritesInDoubt got no answer (they may have landed or not: neither
+	// safe nor lost); InDoubtLanded of them are in the final histories.
+	WritesInDoubt int64 `json:"writes_in_doubt,omitempty"`
+	InDoubtLanded int64 `json:"in_doubt_landed,omitempty"`
+	// LostWrites and StaleWrites are the first ids of each, the evidence.
+	LostWrites  []string `json:"lost_write_ids,omitempty"`
+	StaleWrites []string `json:"stale_write_ids,omitempty"`
 	// StockLeft: with a stock, what the counters say is left of it (the
 	// stock less every update that landed).
 	StockLeft           *int64 `json:"stock_left,omitempty"`
@@ -163,9 +175,8 @@ type Safety struct {
 	// only under the lock; StaleWritesRejected then counts the guarded
 	// writes it refused.
 	GuardedWrite bool `json:"guarded_write,omitempty"`
-	// GuardedInDoubt are guarded writes whose answer was lost with the
-	// connection (they may have landed; lost updates are then counted
-	// write by write).
+	// GuardedInDoubt: results written before the history check (their
+	// guarded writes in doubt; WritesInDoubt now, for every store).
 	GuardedInDoubt int64 `json:"guarded_in_doubt,omitempty"`
 	// LockLoss is the lock-loss lag of the sessions the service ended
 	// under their clients (nil: none lost, or a service without sessions).
@@ -261,6 +272,10 @@ func (l *Linearizability) Summary() (string, bool) {
 	}
 	return "UNKNOWN: " + l.Reason, true
 }
+
+// DataLost is the outcome "data lost": acknowledged writes lost and stale
+// writes accepted.
+func (s Safety) DataLost() int64 { return s.LostUpdates + s.StaleWritesAccepted }
 
 // SafetySecond is one second of a chaos cell (counted from its start) in
 // which something unsafe happened or a stale write was refused.

@@ -151,7 +151,11 @@ func (r *cellRun) checkResource(t0 time.Time, run clientsRun) (*resourceCheck, e
 	// Check the resource with a fresh context: an interrupted cell still
 	// gets its partial result checked.
 	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	ck, err := check.Judge(cctx, r.servers.Resource, r.prefix, r.s.Keys)
+	var final check.FinalRead
+	if r.s.GuardedWrite {
+		final = r.finalHistories
+	}
+	ck, err := check.Judge(cctx, r.servers.Resource, r.prefix, r.s.Keys, final)
 	cancel()
 	if err != nil {
 		return nil, err
@@ -164,6 +168,17 @@ func (r *cellRun) checkResource(t0 time.Time, run clientsRun) (*resourceCheck, e
 		return nil, err
 	}
 	return &resourceCheck{ck: ck, iv: iv, probeViol: probeViolations(run.results)}, nil
+}
+
+// finalHistories is a guarded cell's final read: the histories kept in
+// the lock service, read after the cell through a lock client of its own
+// (on client 0's addresses) from the service as it stands then.
+func (r *cellRun) finalHistories(ctx context.Context, keys uint64) (map[uint64][]string, error) {
+	cfg := chaos.ClientConfig{Prefix: r.prefix}
+	if err := r.serviceConfig(&cfg); err != nil {
+		return nil, err
+	}
+	return chaos.FinalHistories(ctx, cfg, keys)
 }
 
 // probeViolations are the probes' overlaps: clients in one process share
@@ -222,8 +237,10 @@ func (c *resourceCheck) config(cc *results.CellConfig, r *cellRun, crs []chaos.C
 func (r *cellRun) addFindings(t0 time.Time, run clientsRun, chk *resourceCheck) {
 	res, s, ck := r.res, r.s, chk.ck
 	rs := &res.Run.Safety
-	rs.ResourceChecked, rs.AcknowledgedWrites, rs.LostUpdates = true, ck.Acks, ck.LostUpdates
-	rs.Fencing, rs.StaleWritesRejected, rs.GuardedWrite, rs.GuardedInDoubt = s.Fencing, ck.RejectedWrites, s.GuardedWrite, ck.InDoubt
+	rs.ResourceChecked, rs.History, rs.AcknowledgedWrites, rs.LostUpdates = true, true, ck.Acks, ck.LostUpdates
+	rs.StaleWritesAccepted, rs.WritesInDoubt, rs.InDoubtLanded = ck.StaleAccepted, ck.InDoubt, ck.Writes.InDoubtLanded
+	rs.LostWrites, rs.StaleWrites = ck.Writes.LostIDs, ck.Writes.StaleIDs
+	rs.Fencing, rs.StaleWritesRejected, rs.GuardedWrite = s.Fencing, ck.RejectedWrites, s.GuardedWrite
 	if s.Stock > 0 {
 		left := s.Stock - ck.FinalSum
 		rs.StockLeft = &left

@@ -51,8 +51,10 @@ func (r *cellRun) logStarted() {
 func (r *cellRun) judgeHistory(run *results.Run, ck check.Findings, interrupted bool) {
 	lin := &results.Linearizability{Verdict: check.UnknownVerdict, Operations: len(ck.History), Reason: "the cell was interrupted: its history is partial"}
 	if !interrupted {
-		// The budget: the cell's own length, 10 s at least.
-		j := check.CheckLinearizable(ck.History, max(10*time.Second, time.Duration(r.s.Duration)))
+		// The budget: the cell's own length, 10 s at least. The final read
+		// of every key closes the history, after every section.
+		ops := append(slices.Clip(ck.History), check.FinalOps(ck.History, ck.Final, lastEnd(ck.History)+1)...)
+		j := check.CheckLinearizable(ops, max(10*time.Second, time.Duration(r.s.Duration)))
 		if err := r.visualize(j); err != nil {
 			run.Warnings = append(run.Warnings, "linearizability: the failing key's history could not be drawn: "+err.Error())
 		}
@@ -68,7 +70,20 @@ func (r *cellRun) judgeHistory(run *results.Run, ck check.Findings, interrupted 
 	case lin.Verdict == check.UnknownVerdict && !interrupted:
 		run.Warnings = append(run.Warnings, "safety: linearizability unknown: "+lin.Reason)
 	}
-	run.Safety.Disagreement = disagreement(lin, ck.LostUpdates)
+	run.Safety.Disagreement = disagreement(lin, ck.LostUpdates+ck.StaleAccepted)
+}
+
+// lastEnd is when the last answered section ended (Unix ns).
+func lastEnd(ops []check.Op) int64 {
+	var end int64
+	for _, op := range ops {
+		if op.End != check.OpenEnd {
+			end = max(end, op.End, op.Begin)
+		} else {
+			end = max(end, op.Begin)
+		}
+	}
+	return end
 }
 
 // visualize writes porcupine's page of the failing key's history as
@@ -89,18 +104,19 @@ func (r *cellRun) visualize(j *check.Judgement) error {
 	return nil
 }
 
-// disagreement is how the resource's lost-update count and the history's
-// verdict contradict each other ("" : they agree, or the judge could not
-// say): a lost update is an increment no order of the sections explains.
-func disagreement(lin *results.Linearizability, lost int64) string {
+// disagreement is how the history check's lost and stale writes and
+// porcupine's verdict contradict each other ("" : they agree, or the judge
+// could not say): both judge the same sections and final reads, so a lost
+// or stale write is one no order of the sections explains.
+func disagreement(lin *results.Linearizability, bad int64) string {
 	switch {
-	case lin.Verdict == check.Linearizable && lost > 0 && lin.Unanswered > 0:
-		return fmt.Sprintf("the resource counted %d lost updates, but porcupine found its history linearizable: "+
-			"%d writes got no answer, and one the server ran late is a lost update the history cannot show", lost, lin.Unanswered)
-	case lin.Verdict == check.Linearizable && lost > 0:
-		return fmt.Sprintf("the resource counted %d lost updates, but porcupine found its history linearizable", lost)
-	case lin.Verdict == check.NotLinearizable && lost == 0:
-		return fmt.Sprintf("porcupine found key %d's history not linearizable, but the resource counted no lost update", *lin.Key)
+	case lin.Verdict == check.Linearizable && bad > 0 && lin.Unanswered > 0:
+		return fmt.Sprintf("the final histories show %d lost or stale writes, but porcupine found the history linearizable: "+
+			"%d writes got no answer, and porcupine may let one land anywhere after its read", bad, lin.Unanswered)
+	case lin.Verdict == check.Linearizable && bad > 0:
+		return fmt.Sprintf("the final histories show %d lost or stale writes, but porcupine found the history linearizable", bad)
+	case lin.Verdict == check.NotLinearizable && bad == 0:
+		return fmt.Sprintf("porcupine found key %d's history not linearizable, but the final histories show no lost or stale write", *lin.Key)
 	}
 	return ""
 }

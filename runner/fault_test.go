@@ -437,7 +437,7 @@ func untilShown(t *testing.T, doc, what string, shown func(results.Safety) bool)
 	r := runFaultDoc(t, doc)
 	if s := r.Run.Safety; !shown(s) {
 		t.Logf("%s did not show (%d violations, %d lost updates, %d stale writes rejected, %d guarded in doubt): the run judged nothing; running the cell once more",
-			what, s.Violations, s.LostUpdates, s.StaleWritesRejected, s.GuardedInDoubt)
+			what, s.Violations, s.LostUpdates, s.StaleWritesRejected, s.WritesInDoubt)
 		r = runFaultDoc(t, doc)
 	}
 	return r
@@ -506,5 +506,5 @@ func overlapAndRejected(s results.Safety) bool {
 // lateWriteRefused: a guarded late write refused or in doubt; or a loss,
 // which the guard must prevent.
 func lateWriteRefused(s results.Safety) bool {
-	return s.LostUpdates > 0 || s.StaleWritesRejected+s.GuardedInDoubt > 0
+	return s.LostUpdates > 0 || s.StaleWritesRejected+s.WritesInDoubt > 0
 }

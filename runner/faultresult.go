@@ -104,7 +104,13 @@ func takesServer(events []faults.Event, e faults.Event) bool {
 func safetyWarnings(ck check.Findings, resErrs int64) []string {
 	var w []string
 	if ck.LostUpdates > 0 {
-		w = append(w, fmt.Sprintf("safety: %d of %d acknowledged writes were lost (final counters sum to %d)", ck.LostUpdates, ck.Acks, ck.FinalSum))
+		w = append(w, fmt.Sprintf("safety: %d of %d acknowledged writes are missing from the final histories (lost: %s)", ck.LostUpdates, ck.Acks, idList(ck.Writes.LostIDs, ck.LostUpdates)))
+	}
+	if ck.StaleAccepted > 0 {
+		w = append(w, fmt.Sprintf("safety: %d writes were accepted after a history other than the one they read (stale: %s)", ck.StaleAccepted, idList(ck.Writes.StaleIDs, ck.StaleAccepted)))
+	}
+	if ck.InDoubt > 0 {
+		w = append(w, fmt.Sprintf("resource: %d writes got no answer (in doubt, neither safe nor lost); %d of them are in the final histories", ck.InDoubt, ck.Writes.InDoubtLanded))
 	}
 	if resErrs > 0 {
 		w = append(w, fmt.Sprintf("resource: %d reads or writes failed (timeouts or errors); they were not acknowledged", resErrs))
@@ -121,14 +127,15 @@ func safetyTimeline(ck check.Findings, t0 time.Time) []results.SafetySecond {
 		}
 		return by[sec]
 	}
+	second := func(ns int64) int64 { return max(0, (ns-t0.UnixNano())/int64(time.Second)) }
 	for _, ns := range ck.ViolationStarts {
-		at(max(0, (ns-t0.UnixNano())/int64(time.Second))).Violations++
+		at(second(ns)).Violations++
 	}
-	for sec, n := range ck.LostBySecond {
-		at(sec).LostUpdates += n
+	for _, ns := range ck.Writes.LostAt { // by when the lost write was acknowledged
+		at(second(ns)).LostUpdates++
 	}
-	for sec, n := range ck.RejectedBySecond {
-		at(sec).StaleWritesRejected += n
+	for _, ns := range ck.Writes.RefusedAt {
+		at(second(ns)).StaleWritesRejected++
 	}
 	out := make([]results.SafetySecond, 0, len(by))
 	for _, s := range by {
@@ -152,4 +159,13 @@ func perClient(clientResults []chaos.ClientResult) []results.ClientCounts {
 		out[i] = results.ClientCounts{Client: r.Index, Attempts: r.Attempts(), Tally: r.Tally, AvailabilityAttempts: a, Overruns: r.HoldOverruns}
 	}
 	return out
+}
+
+// idList names the ids kept as evidence, and how many more there were.
+func idList(ids []string, n int64) string {
+	s := strings.Join(ids, ", ")
+	if more := n - int64(len(ids)); more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
 }

@@ -105,8 +105,8 @@ func TestPostgresGuardedWrite(t *testing.T) {
 	doc := strings.Replace(pgFaultBase, "%FAULT%", "{at: 2s, kind: kill_backend}", 1)
 	doc = strings.Replace(doc, "duration: 8s}", "duration: 8s, guarded_write: true}", 1)
 	r := untilShown(t, doc, "a killed session's refused write", lateWriteRefused)
-	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected+s.GuardedInDoubt == 0 || !s.GuardedWrite || s.AcknowledgedWrites < 50 {
-		t.Fatalf("guarded write: %d lost updates (want 0), %d refused + %d in doubt (want > 0), guarded %v, %d acknowledged", s.LostUpdates, s.StaleWritesRejected, s.GuardedInDoubt, s.GuardedWrite, s.AcknowledgedWrites)
+	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected+s.WritesInDoubt == 0 || !s.GuardedWrite || s.AcknowledgedWrites < 50 {
+		t.Fatalf("guarded write: %d lost updates (want 0), %d refused + %d in doubt (want > 0), guarded %v, %d acknowledged", s.LostUpdates, s.StaleWritesRejected, s.WritesInDoubt, s.GuardedWrite, s.AcknowledgedWrites)
 	}
 	wantHistory(t, r, dirOf[r], check.Linearizable)
 }

@@ -96,8 +96,8 @@ func TestZookeeperGuardedWrite(t *testing.T) {
 	requireZookeeper(t)
 	doc := strings.Replace(zkFaultDoc("false", "{at: 1.5s, kind: pause, client_index: [0], for: 4s}"), "fencing: false}", "fencing: false, guarded_write: true}", 1)
 	r := untilShown(t, doc, "a late guarded write", lateWriteRefused)
-	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected+s.GuardedInDoubt == 0 || !s.GuardedWrite {
-		t.Fatalf("guarded write: %d lost updates (want 0), %d refused + %d in doubt (want > 0: the late writes did not land acknowledged), guarded %v", s.LostUpdates, s.StaleWritesRejected, s.GuardedInDoubt, s.GuardedWrite)
+	if s := r.Run.Safety; s.LostUpdates != 0 || s.StaleWritesRejected+s.WritesInDoubt == 0 || !s.GuardedWrite {
+		t.Fatalf("guarded write: %d lost updates (want 0), %d refused + %d in doubt (want > 0: the late writes did not land acknowledged), guarded %v", s.LostUpdates, s.StaleWritesRejected, s.WritesInDoubt, s.GuardedWrite)
 	}
 	wantHistory(t, r, dirOf[r], check.Linearizable)
 }

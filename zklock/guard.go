@@ -3,7 +3,6 @@ package zklock
 import (
 	"context"
 	"errors"
-	"strconv"
 
 	"github.com/go-zookeeper/zk"
 
@@ -16,54 +15,70 @@ import (
 // version the holder read. Counters live only on the servers a fault cell
 // starts for itself, which go with it.
 
-// GuardedRead reads key's counter znode (0 when it does not exist yet),
-// keeping its value and version on the session for the write.
-func (l *Locker) GuardedRead(_ context.Context, lk *lock.Lock, key string) (int64, error) {
+// GuardedRead reads key's history znode ("" when it does not exist yet),
+// keeping its version on the session for the write.
+func (l *Locker) GuardedRead(_ context.Context, lk *lock.Lock, key string) (string, error) {
 	s := lk.Handle.(held).s
 	l.rpcs.Add(1)
-	data, st, err := s.conn.Get(counterPath(key))
+	data, st, err := s.conn.Get(historyPath(key))
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
-		s.readVersion, s.readValue = noCounter, 0
-		return 0, nil
+		s.readVersion = noHistory
+		return "", nil
 	case err != nil:
-		return 0, err
+		return "", err
 	}
-	n, _ := strconv.ParseInt(string(data), 10, 64)
-	s.readVersion, s.readValue = st.Version, n
-	return n, nil
+	s.readVersion = st.Version
+	return string(data), nil
 }
 
-// noCounter is a read that found no counter znode: the write creates it.
-const noCounter = -2
+// FinalRead reads key's history on any session, without a lock (after a
+// sync, so that the server answering has every committed write).
+func (l *Locker) FinalRead(ctx context.Context, key string) (string, error) {
+	var v string
+	err := l.with(ctx, func(s *session) error {
+		if _, err := s.conn.Sync(historyPath(key)); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return err
+		}
+		data, _, err := s.conn.Get(historyPath(key))
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		v = string(data)
+		return err
+	})
+	return v, err
+}
 
-// counterPath is key's counter znode, beside lockbench's lock containers.
-func counterPath(key string) string { return dir("counter:" + key) }
+// noHistory is a read that found no history znode: the write creates it.
+const noHistory = -2
 
-// GuardedWrite sets the counter to v in one multi: check the holder znode,
-// then set (or create) the counter at the version read. Refused (nothing
-// written) when the lock znode is gone, the session ended, or the counter
-// moved since the read; prev is the value read.
-func (l *Locker) GuardedWrite(_ context.Context, lk *lock.Lock, key string, v int64) (bool, int64, error) {
+// historyPath is key's history znode, beside lockbench's lock containers.
+func historyPath(key string) string { return dir("history:" + key) }
+
+// GuardedWrite sets the history to v in one multi: check the holder
+// znode, then set (or create) the history at the version read. Refused
+// (nothing written) when the lock znode is gone, the session ended, or the
+// history moved since the read.
+func (l *Locker) GuardedWrite(_ context.Context, lk *lock.Lock, key, v string) (bool, error) {
 	h := lk.Handle.(held)
 	s := h.s
-	data := []byte(strconv.FormatInt(v, 10))
-	var set any = &zk.SetDataRequest{Path: counterPath(key), Data: data, Version: s.readVersion}
-	if s.readVersion == noCounter {
-		set = &zk.CreateRequest{Path: counterPath(key), Data: data, Acl: zk.WorldACL(zk.PermAll)}
+	var set any = &zk.SetDataRequest{Path: historyPath(key), Data: []byte(v), Version: s.readVersion}
+	if s.readVersion == noHistory {
+		set = &zk.CreateRequest{Path: historyPath(key), Data: []byte(v), Acl: zk.WorldACL(zk.PermAll)}
 	}
 	l.rpcs.Add(1)
 	res, err := s.conn.Multi(&zk.CheckVersionRequest{Path: h.path, Version: -1}, set)
 	if err == nil {
-		return true, s.readValue, nil
+		return true, nil
 	}
 	for _, r := range res {
 		err = errors.Join(err, r.Error)
 	}
 	for _, refused := range []error{zk.ErrNoNode, zk.ErrBadVersion, zk.ErrNodeExists, zk.ErrSessionExpired} {
 		if errors.Is(err, refused) {
-			return false, 0, nil
+			return false, nil
 		}
 	}
-	return false, 0, err
+	return false, err
 }

@@ -88,9 +88,8 @@ type session struct {
 	// dirty: a znode of this session's may still stand in a queue (a
 	// delete or a create failed); only its contender touches it.
 	dirty bool
-	// readVersion and readValue are the guarded read's, for its write.
+	// readVersion is the guarded read's, for its write.
 	readVersion int32
-	readValue   int64
 }
 
 // held is a lock's ZooKeeper side: its znode and the session holding it.
