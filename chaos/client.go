@@ -499,7 +499,7 @@ func (c *client) readModifyWrite(w *workloads.Worker, h workloads.Held, hold *ch
 		return err // no section: nothing read, nothing written
 	}
 	hold.Read, hold.ReadLast = n, last
-	time.Sleep(c.hold.Next(w.Rand))
+	time.Sleep(c.holdTime(w))
 	// A careful client trusts its lock library's ValidUntil, as a real
 	// one would; only the checkers do not.
 	if c.cfg.CheckValidity && (!time.Now().Before(h.Lock.ValidUntil) || isLost(h.Lock)) {
@@ -538,6 +538,16 @@ func (c *client) write(ctx context.Context, idx uint64, id string, n, token int6
 	applied, found.lost, err = c.res.Write(ctx, idx, id, n, token)
 	found.rejected = err == nil && !applied
 	return applied, err
+}
+
+// holdTime is how long worker w keeps the lock this time: the first
+// worker's long hold when the cell has one (a fault then meets a holder
+// inside its section), else the cell's hold.
+func (c *client) holdTime(w *workloads.Worker) time.Duration {
+	if lh := c.cfg.Load.LongHold; lh > 0 && w.ID == 0 {
+		return lh
+	}
+	return c.hold.Next(w.Rand)
 }
 
 // writeID is a write id unique in the cell: the client's index and its

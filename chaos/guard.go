@@ -50,7 +50,7 @@ func (c *client) guardedRMW(ctx context.Context, w *workloads.Worker, h workload
 	}
 	read := check.ParseHistory(v)
 	hold.Read, hold.ReadLast = int64(len(read)), check.LastID(read)
-	time.Sleep(c.hold.Next(w.Rand))
+	time.Sleep(c.holdTime(w))
 	// The pause hook lands here, before the write, as in the GC-pause story.
 	c.gate.wait()
 	hold.ID = c.writeID()

@@ -73,3 +73,43 @@ func TestFinalReadJudgedByPorcupine(t *testing.T) {
 		t.Errorf("final read with b: %+v", j.Linearizability)
 	}
 }
+
+// A fault meets a holder only when the holder was inside its section at
+// the fault and still there when the lock could be handed on: a crash
+// after which the service granted again only once the short holds had
+// ended exercised nothing; one long hold across the outage did.
+func TestExercisedHolds(t *testing.T) {
+	s := int64(time.Second)
+	short := []Acquire{
+		{Key: 1, Client: 0, Done: 1 * s, Used: s + s/5},   // held at the crash (1.1 s), ended at 1.2 s
+		{Key: 1, Client: 1, Done: 3 * s, Used: 3*s + s/5}, // the service granted again at 3 s
+	}
+	ck := Findings{Acquired: short}
+	if n := ck.ExercisedAtServer(s+s/10, 0); n != 0 {
+		t.Errorf("short holds: %d exercised, want 0", n)
+	}
+	long := append(slices.Clone(short), Acquire{Key: 2, Client: 0, Done: s, Used: 5 * s}, Acquire{Key: 2, Client: 1, Done: 6 * s, Used: 7 * s})
+	ck = Findings{Acquired: long}
+	if n := ck.ExercisedAtServer(s+s/10, 0); n != 1 {
+		t.Errorf("a long hold across the outage, its key granted again: %d exercised, want 1", n)
+	}
+	// Its key never granted again: it does not count.
+	ck = Findings{Acquired: long[:3]}
+	if n := ck.ExercisedAtServer(s+s/10, 0); n != 0 {
+		t.Errorf("key never granted again: %d exercised, want 0", n)
+	}
+	// A paused client 0 held key 2 from 1 s to 5 s; the fault lasted 1.1–4 s.
+	paused := []Acquire{{Key: 2, Client: 0, Done: s, Used: 5 * s}, {Key: 2, Client: 1, Done: 3 * s, Used: 4 * s}}
+	ck = Findings{Acquired: paused}
+	if n := ck.ExercisedAtClients(s+s/10, 4*s, []int{0}); n != 1 {
+		t.Errorf("paused holder's key handed on: %d exercised, want 1", n)
+	}
+	if n := ck.ExercisedAtClients(s+s/10, 4*s, []int{1}); n != 0 {
+		t.Errorf("a client that held nothing at the fault: %d exercised, want 0", n)
+	}
+	kept := []Acquire{{Key: 2, Client: 0, Done: s, Used: 5 * s}, {Key: 2, Client: 1, Done: 5*s + 1, Used: 6 * s}}
+	ck = Findings{Acquired: kept}
+	if n := ck.ExercisedAtClients(s+s/10, 4*s, []int{0}); n != 0 {
+		t.Errorf("the key waited for its holder's release: %d exercised, want 0", n)
+	}
+}

@@ -153,6 +153,7 @@ func bindFaultPart(fs *pflag.FlagSet, s *Settings) {
 	fs.Int64Var(&s.Acquisitions, "acquisitions", s.Acquisitions, "end a cell after this many acquisitions (0: run for duration)")
 	fs.BoolVar(&s.Fencing, "fencing", s.Fencing, "fencing tokens: the resource refuses stale reads and writes")
 	fs.BoolVar(&s.GuardedWrite, "guarded-write", s.GuardedWrite, dataTopologies()+": keep the protected counter in the lock service, written only while the lock is held")
+	fs.Var(durationFlag{&s.LongHold}, "long-hold", "each client's first worker holds this long instead, so that a fault meets a holder inside its section (0: as the others)")
 	fs.BoolVar(&s.CheckValidity, "check-validity", s.CheckValidity, "skip a write when the lock's validity ran out during the hold")
 	fs.IntVar(&s.Calls, "calls", s.Calls, "calls per worker (each waits until it holds the lock or gives up after wait-time), then the worker stops (0: until the cell ends)")
 	fs.Int64Var(&s.Stock, "stock", s.Stock, "the protected counters count down from this stock; expect stock_left (0: no stock)")

@@ -27,7 +27,7 @@ var keyKinds = map[string]string{
 	"replicas": "both", "sentinels": "both", "wait_replicas": "both", "wait_timeout": "both", "down_after": "both",
 	"failover_timeout": "both", "min_replicas_to_write": "both", "replica_priority": "both",
 	// fault scenarios only
-	"clients": "fault", "client_mode": "fault", "fencing": "fault", "check_validity": "fault", "guarded_write": "fault",
+	"clients": "fault", "client_mode": "fault", "fencing": "fault", "check_validity": "fault", "guarded_write": "fault", "long_hold": "fault",
 	"acquisitions": "fault", "min_acquisitions": "fault", "calls": "fault", "stock": "fault",
 	// benchmarks only
 	"masters": "bench", "embedded": "bench", "local_cpus": "bench", "net_latency": "bench", "net_jitter": "bench",

@@ -107,7 +107,7 @@ var settingScopes = func() map[string]scope {
 		"min_replicas_to_write", "replica_priority"} {
 		out[n] = bothKinds
 	}
-	for _, n := range []string{"clients", "client_mode", "fencing", "check_validity", "guarded_write",
+	for _, n := range []string{"clients", "client_mode", "fencing", "check_validity", "guarded_write", "long_hold",
 		"acquisitions", "min_acquisitions", "calls", "stock"} {
 		out[n] = faultOnly
 	}

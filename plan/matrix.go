@@ -3,6 +3,7 @@ package plan
 import (
 	"slices"
 	"strings"
+	"time"
 )
 
 // MatrixFault is one fault of the which-lock matrix that every design is
@@ -118,6 +119,28 @@ func MatrixFaultNamed(name string) (MatrixFault, bool) {
 // MatrixWork is what every matrix cell does: the same lease, holds,
 // clients, workers and keys.
 const MatrixWork = "clients: 2, client_mode: processes, workers: 4, keys: 8, ttl: 2s, hold: 200ms, wait_time: 3s, min_acquisitions: 10"
+
+// MatrixLongHold is a fault cell's long hold (each client's first worker,
+// 0: none), so that its fault (at 1–2 s) meets a holder inside its section
+// across the recovery: 6 s where the lock renews itself (a crash's restart,
+// an election, a promotion take 0.1–4 s here; a Sentinel failover's ~4.5 s
+// may outlast it, and the cell then says "not exercised"), below the TTL
+// where it cannot renew (it would break by construction). None for the
+// quiet cell and where the fault's own holds are long.
+func MatrixLongHold(d Design, f MatrixFault) time.Duration {
+	switch {
+	case f.Name == "none" || f.LongHold:
+		return 0
+	case d.FixedTTL:
+		return 1500 * time.Millisecond
+	}
+	return 6 * time.Second
+}
+
+// MatrixLongHoldRoom is how long a cell runs past its long hold, so that
+// the held key can be granted again before it ends (a hold whose key was
+// never granted again exercised nothing).
+const MatrixLongHoldRoom = 3 * time.Second
 
 // A design's price comes from benchmark cells of the lock alone (no
 // resource, no fault), which the fault cells' holds and 8 keys would hide

@@ -230,6 +230,9 @@ func (s Settings) checkKeysAndHold(chooserBuilt bool) error {
 	if s.Hold < 0 {
 		return fmt.Errorf("hold: %v is not accepted; use 0 or a positive duration", s.Hold)
 	}
+	if s.LongHold < 0 {
+		return fmt.Errorf("long_hold: %v is not accepted; use 0 or a positive duration", s.LongHold)
+	}
 	if _, err := workloads.NewHoldTime(s.HoldDist, time.Duration(s.Hold)); err != nil || chooserBuilt {
 		return err
 	}

@@ -65,7 +65,7 @@ func (s Settings) loadSpec(offset uint64) workloads.Spec {
 		Workers: s.Workers, Duration: time.Duration(s.Duration), Warmup: time.Duration(s.Warmup),
 		Keys: workloads.ChooserConfig{Distribution: s.Distribution, Keys: s.Keys, ZipfExponent: s.ZipfExponent,
 			HotspotOps: s.HotspotOps, HotspotKeys: s.HotspotKeys},
-		KeyOffset: offset, HoldDist: s.HoldDist, Hold: time.Duration(s.Hold),
+		KeyOffset: offset, HoldDist: s.HoldDist, Hold: time.Duration(s.Hold), LongHold: time.Duration(s.LongHold),
 		TTL: time.Duration(s.TTL), AutoExtend: s.AutoExtend,
 		CallersWait: s.WaitTime > 0 || s.Retries > 0, Quota: s.Acquisitions, Calls: s.Calls,
 	}

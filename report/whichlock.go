@@ -53,6 +53,7 @@ const PriceCell = "price"
 const (
 	stateMeasured      = "measured"
 	stateNotJudged     = "not judged"
+	stateNotExercised  = "not exercised"
 	stateNotApplicable = "not applicable"
 	stateUnsupported   = "not supported yet"
 	stateNotMeasured   = "not measured"
@@ -318,6 +319,8 @@ func matrixCell(p *WhichLockPlan, d, f string, byName map[string]int, cells []Ce
 		m.State, m.Why = stateNotJudged, "interrupted: its history is partial"
 	case m.Overlap == nil && m.Down != nil && m.Down.ToEnd > 0:
 		m.Why = c.Safety.NotJudged // measured: an outage to the end, nothing to judge safety on
+	case m.Overlap == nil && c.Safety.Verdict == results.NotExercised:
+		m.State, m.Why = stateNotExercised, c.Safety.NotJudged
 	case m.Overlap == nil:
 		m.State, m.Why = stateNotJudged, c.Safety.NotJudged
 	}
@@ -339,7 +342,7 @@ func outcomes(runs []results.RepeatRun) (overlap, lost, inPromise *Outcome, down
 				toEnd++
 			}
 		}
-		if r.Verdict == results.NotJudged {
+		if r.Verdict == results.NotJudged || r.Verdict == results.NotExercised {
 			continue
 		}
 		ov, lo = append(ov, float64(r.Violations)), append(lo, float64(r.LostUpdates))

@@ -41,6 +41,8 @@ func (c MatrixCell) Class() string {
 		return "na"
 	case c.State == stateUnsupported:
 		return "ns"
+	case c.State == stateNotExercised:
+		return "nx"
 	case c.State != stateMeasured:
 		return "nj"
 	case c.Overlap == nil || c.Lost == nil:
@@ -57,7 +59,7 @@ func (c MatrixCell) Class() string {
 // 2.18 s", "not applicable", "not judged: too few locks".
 func (c MatrixCell) Text() string {
 	switch c.State {
-	case stateNotJudged:
+	case stateNotJudged, stateNotExercised:
 		if s := shortWhy(c.Why, c.Repeats); s != "" {
 			return c.State + ": " + s
 		}
@@ -127,6 +129,7 @@ var shortWhys = []shortReason{
 	{"did not happen", "a fault did not happen"},
 	{"hit a master that held no lock key", "the crash hit no lock"},
 	{"interrupted", "interrupted"},
+	{"not exercised", "no fault met a holder"},
 }
 
 // shortWhy is what most of a cell's not-judged repeats lacked (each
@@ -163,6 +166,7 @@ var legend = []struct{ Class, Text string }{
 	{"warn", "exclusion broken in some run, no data lost (a fencing token or guarded write held)"},
 	{"bad", "data lost in some run"},
 	{"down", "nothing granted after the fault to the end of the cell: unavailable, safety not judged"},
+	{"nx", "not exercised: no fault met a holder inside its critical section when its lock could be handed on (never safe)"},
 	{"nj", "not judged (the cell showed too little to say) or not measured (no result)"},
 	{"na", "not applicable: the design has no such part"},
 	{"ns", "not supported by lockbench yet (why, below)"},
@@ -401,7 +405,7 @@ body{font-family:sans-serif;margin:1.5em;color:#222;max-width:110em}table{border
 td,th{border:1px solid #ccc;padding:.3em .5em;font-size:.85em;vertical-align:top}td.n{text-align:right;white-space:nowrap}
 td a{color:inherit}
 .ok{background:#dff0d8}.warn{background:#fcf8e3}.bad{background:#f2dede}.down{background:#fde3c8}
-.na{background:#eee;color:#777}.ns{background:#f6f6f6;color:#777;font-style:italic}.nj{background:#fff;color:#a60;font-style:italic}
+.na{background:#eee;color:#777}.ns{background:#f6f6f6;color:#777;font-style:italic}.nj{background:#fff;color:#a60;font-style:italic}.nx{background:#fff7d6;color:#865;font-style:italic}
 .meets{font-weight:bold}.legend span{display:inline-block;padding:.1em .5em;margin-right:.3em;border:1px solid #ccc}
 p,li{line-height:1.4}
 </style></head><body>

@@ -58,7 +58,9 @@ func repeatSafety(runs []Run, rep *Repeats) Safety {
 	out.Timeline, out.LockLoss, out.Disagreement = nil, nil, ""
 	// The medians are the repeats' that judged something, as Spread's
 	// range is (an interrupted repeat's zeros are no figure).
-	judged := slices.DeleteFunc(slices.Clone(runs), func(r Run) bool { return r.Interrupted || r.Safety.Verdict == NotJudged })
+	judged := slices.DeleteFunc(slices.Clone(runs), func(r Run) bool {
+		return r.Interrupted || r.Safety.Verdict == NotJudged || r.Safety.Verdict == NotExercised
+	})
 	if len(judged) == 0 {
 		judged = runs
 	}
@@ -101,7 +103,7 @@ func repeatSafety(runs []Run, rep *Repeats) Safety {
 		if s.NotJudged != "" {
 			notJudged = append(notJudged, fmt.Sprintf("repeat %d: %s", i+1, s.NotJudged))
 		}
-		if r.Interrupted || s.Verdict == NotJudged {
+		if r.Interrupted || s.Verdict == NotJudged || s.Verdict == NotExercised {
 			continue
 		}
 		rep.Judged++
@@ -118,7 +120,7 @@ func repeatSafety(runs []Run, rep *Repeats) Safety {
 // unchecked.
 func worseVerdict(a, b string) string {
 	rank := func(v string) int {
-		return map[string]int{NotMet: 6, "checkers disagree": 5, NotJudged: 4, "interrupted": 3, Met: 2, "unchecked": 1}[v]
+		return map[string]int{NotMet: 6, "checkers disagree": 5, NotJudged: 4, NotExercised: 4, "interrupted": 3, Met: 2, "unchecked": 1}[v]
 	}
 	if rank(b) > rank(a) {
 		return b

@@ -12,6 +12,9 @@ const (
 	Met       = "met"
 	NotMet    = "not met"
 	NotJudged = "not judged" // the figure was not measured: never a pass
+	// NotExercised: no fault of the cell met a holder inside its critical
+	// section when its lock could be handed on; never a pass.
+	NotExercised = "not exercised"
 )
 
 // Judged is one rule weighed on one result.

@@ -188,6 +188,13 @@ type Safety struct {
 	// window); Violations is the headline, exclusion broken as the holders
 	// used their locks (acquire's return to release call).
 	ViolationsInPromise *int64 `json:"violations_in_promise,omitempty"`
+	// ExercisedHolds are the holds the cell's faults met (a fault cell's
+	// whose faults can take a lock; nil otherwise, and in older results):
+	// held at a fault and still held when the lock could be handed on.
+	// ExercisedByFault splits them by the cell's faults (-1: a fault that
+	// takes no lock). 0: the cell judged nothing about exclusion.
+	ExercisedHolds   *int64 `json:"exercised_holds,omitempty"`
+	ExercisedByFault []int  `json:"exercised_by_fault,omitempty"`
 	// Unavailable is the longest outage after a fault that took a server,
 	// member or leader away (nil: no such fault).
 	Unavailable *Unavailability `json:"unavailable,omitempty"`

@@ -157,6 +157,10 @@ type Settings struct {
 	HotspotKeys  float64  `yaml:"hotspot_keys" json:"hotspot_keys"` // share of keys in the hot set
 	Hold         Duration `yaml:"hold" json:"hold"`
 	HoldDist     string   `yaml:"hold_distribution" json:"hold_distribution"` // fixed, uniform, exponential
+	// LongHold: a fault cell's first worker of each client holds this long
+	// instead (0: as the others), so that a fault meets a holder inside its
+	// section across the recovery.
+	LongHold Duration `yaml:"long_hold" json:"long_hold,omitempty"`
 	AutoExtend   bool     `yaml:"auto_extend" json:"auto_extend"`
 	// Watchdog: Redis' locks are renewed in the background every TTL/3
 	// while the holder's process lives (Redisson's watchdog); a failed

@@ -256,6 +256,13 @@ func (r *cellRun) addFindings(t0 time.Time, run clientsRun, chk *resourceCheck) 
 	for _, e := range events {
 		res.Run.Events = append(res.Run.Events, results.Event{AtSeconds: math.Round(e.At.Sub(t0).Seconds()*1000) / 1000, Kind: e.Kind, Target: e.Target, Detail: e.Detail})
 	}
+	per, total, counted := exercised(ck, r.cell.Faults, r.clientCount(), t0, t0.Add(time.Duration(s.Duration)), events)
+	if counted {
+		rs.ExercisedHolds, rs.ExercisedByFault = &total, per
+		if total == 0 {
+			res.NotExercised = notExercisedText(per)
+		}
+	}
 	rs.Timeline = safetyTimeline(ck, t0)
 	res.Run.Warnings = append(res.Run.Warnings, safetyWarnings(ck, res.Run.Config.Checks.ResourceErrors)...)
 	r.addFailovers(&res.Run, t0, events, ck, run.results)

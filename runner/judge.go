@@ -44,6 +44,11 @@ func (r *CellResult) judge(c plan.Cell, interrupted bool, notJudged []string) {
 	r.Verdict = verdict(interrupted, r.Disagree, r.NotJudged, r.Failed, len(c.Expect))
 	r.Run.Interrupted = interrupted
 	r.Run.Safety.Verdict, r.Run.Safety.NotJudged = r.Verdict, strings.Join(r.NotJudged, "; ")
+	if r.NotExercised != "" && r.Verdict != results.NotMet && r.Verdict != "interrupted" && r.Verdict != results.NotJudged {
+		// A broken expectation stays broken; anything else judged nothing.
+		r.Verdict, r.Run.Safety.Verdict, r.Run.Safety.NotJudged = results.NotExercised, results.NotExercised, r.NotExercised
+		r.Run.Warnings = append(r.Run.Warnings, r.NotExercised)
+	}
 	if cc := r.Run.Config; cc != nil {
 		cc.ExpectFailed = r.Failed
 	}

@@ -54,10 +54,14 @@ type CellResult struct {
 	// NotJudged lists why the cell showed nothing, whatever its figures
 	// say (a fault that did not happen, too few acquisitions, ...).
 	NotJudged []string
+	// NotExercised says why no fault of the cell met a holder ("": one
+	// did, or the cell has no such fault): then it judged nothing about
+	// exclusion, never safe.
+	NotExercised string
 	// Disagree says how the resource's counters and the history's judge
 	// disagree ("" : they agree).
 	Disagree string
-	// Verdict is met, not met, not judged, unchecked (no expectations),
+	// Verdict is met, not met, not judged, not exercised, unchecked (no expectations),
 	// checkers disagree or interrupted; "" for a benchmark cell (its
 	// thresholds judge it).
 	Verdict string

@@ -153,7 +153,11 @@ func matrixCell(d plan.Design, f plan.MatrixFault, duration time.Duration) (cell
 		absent, why, _ = plan.MatrixAbsence(d, f)
 		return "", absent, why, ""
 	}
-	settings := plan.Layered(plan.MatrixWork, "duration: "+duration.String(), d.Settings, f.Settings)
+	long := ""
+	if lh := plan.MatrixLongHold(d, f); lh > 0 {
+		long, duration = "long_hold: "+lh.String(), max(duration, lh+plan.MatrixLongHoldRoom)
+	}
+	settings := plan.Layered(plan.MatrixWork, "duration: "+duration.String(), long, d.Settings, f.Settings)
 	refused := ""
 	for _, faults := range f.Forms {
 		cell = fmt.Sprintf("  - name: %s\n    settings: %s\n    faults: %s\n", report.CellName(d.Name, f.Name), settings, faults)

@@ -22,6 +22,7 @@ type Spec struct {
 	KeyOffset   uint64        `json:"key_offset,omitempty"`
 	HoldDist    string        `json:"hold_distribution,omitempty"`
 	Hold        time.Duration `json:"hold"`
+	LongHold    time.Duration `json:"long_hold,omitempty"` // worker 0's hold in a fault cell's cycle (0: as the others)
 	TTL         time.Duration `json:"ttl"`
 	AutoExtend  bool          `json:"auto_extend,omitempty"`
 	CallersWait bool          `json:"callers_wait,omitempty"`
