@@ -156,6 +156,8 @@ func verdictText(r *CellResult) (string, bool) {
 		return fmt.Sprintf("NOT MET (%d)", len(r.Failed)), true
 	case "checkers disagree":
 		return "CHECKERS DISAGREE", true
+	case results.NotExercised:
+		return "NOT EXERCISED", true
 	case "":
 		return "unchecked", false
 	}
@@ -219,6 +221,9 @@ func (o *Outcome) Unshown() (unmet, unjudged, disagree []string) {
 		}
 		for _, f := range co.NotJudged {
 			unjudged = append(unjudged, co.Cell.Label+": "+f)
+		}
+		if co.Last.Verdict == results.NotExercised && len(co.NotJudged) == 0 {
+			unjudged = append(unjudged, co.Cell.Label+": "+co.Last.NotExercised)
 		}
 	}
 	return unmet, unjudged, disagree
