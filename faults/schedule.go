@@ -126,6 +126,15 @@ type PrimaryKill struct{ At, Reaped time.Time }
 type Promotion struct {
 	At               time.Time
 	From, To, Detail string
+	// WAL, where the servers say it (a PostgreSQL standby's promotion):
+	// the position the promoted node had received (its receive position at
+	// the promotion) and the old primary's last known write position
+	// before its kill, as pg_lsn text ("0/3000148"; "" when not known), and
+	// Lacked, the bytes of the primary's WAL the promoted node never had
+	// (0 when either is not known): the writes acknowledged past Received
+	// are lost.
+	ReceivedLSN, PrimaryLSN string
+	Lacked                  int64
 }
 
 // Process is a replicated set's replica or Sentinel: crashed by index,

@@ -58,6 +58,7 @@ type Server struct {
 	cred     *syscall.Credential
 	maxConns int
 	proc     *proc.Process
+	link     *link // a replica's connection to its primary (nil: a primary)
 	mu       sync.Mutex
 	ends     map[string]time.Time // backends a fault ended, by pid
 }
@@ -198,7 +199,12 @@ func (s *Server) Pid() int { return s.proc.Pid() }
 
 // Stop shuts the server down as the docs say, by its pid: SIGINT (fast
 // shutdown), then SIGQUIT (immediate) after stopGrace, then SIGKILL of the
-// group after another; then removes its directory.
+// group after another; then closes a replica's link and removes its
+// directory.
 func (s *Server) Stop() error {
-	return errors.Join(s.proc.Stop(), os.RemoveAll(s.dir))
+	err := s.proc.Stop()
+	if s.link != nil {
+		err = errors.Join(err, s.link.Close())
+	}
+	return errors.Join(err, os.RemoveAll(s.dir))
 }

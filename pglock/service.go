@@ -56,14 +56,14 @@ func (postgres) CanServe(c plan.Cell) error {
 // servers are a postgres cell's server: a local one (nil for an external
 // one) and the URL the lock client connects with.
 type servers struct {
-	local    *Server
-	replica  *Server // a streaming replica of local (replicas: 1); nil without
-	url      string
-	promoted bool // the replica is the primary now: one failover a cell
+	local   *Server
+	replica *Server // a streaming replica of local (replicas: 1); nil without
+	url     string
 
-	mu   sync.Mutex // guards log, written by the schedule, read by the cell
-	kill faults.PrimaryKill
-	log  []faults.Promotion
+	mu       sync.Mutex // guards promoted and the log, written by the schedule, read by the cell
+	promoted bool       // the replica is the primary now: one failover a cell
+	kill     faults.PrimaryKill
+	log      []faults.Promotion
 }
 
 // Start starts the cell's local server, or takes an external one's URL
@@ -171,7 +171,8 @@ func (v *servers) ClientConfig(c plan.Cell, via []string) (json.RawMessage, erro
 }
 
 // Targets: the server (a crash or pause of its process group, its
-// backends killed).
+// backends killed); with a replica, its promotion (failover) and its lag
+// (replication_lag: the replica stopped, its link to the primary cut).
 func (v *servers) Targets(_ plan.Cell, t *faults.Targets) []string {
 	if v.local == nil {
 		return nil
@@ -180,22 +181,68 @@ func (v *servers) Targets(_ plan.Cell, t *faults.Targets) []string {
 		t.Masters = append(t.Masters, srv)
 	}
 	if v.replica != nil {
-		t.Failover = v
+		t.Failover, t.Replication = v, v
+		t.Replicas = []faults.Process{standby{v.replica, v}}
 	}
 	return v.Upstreams()
+}
+
+// standby is the replica as replication_lag stops it: its process group
+// (postmaster, startup process, WAL receiver) paused, and resumed with its
+// link to the primary restored, so that it reconnects and catches up as a
+// resumed Redis replica does (the cut link would refuse it for ever).
+// Once promoted it has no primary to reach: its link stays as it is.
+type standby struct {
+	*Server
+	v *servers
+}
+
+func (standby) Name() string { return "standby" }
+
+func (s standby) Resume() error {
+	var err error
+	if !s.v.isPromoted() {
+		err = s.RestoreReplication()
+	}
+	return errors.Join(err, s.Server.Resume())
+}
+
+// CutReplicaLinks cuts the replica's link to the primary
+// (faults.Replication): it receives none of the primary's WAL from now on,
+// until it is resumed or promoted; its WAL receiver's attempts to
+// reconnect are refused.
+func (v *servers) CutReplicaLinks(context.Context) error {
+	if v.isPromoted() {
+		return errors.New("postgres: replication_lag after the failover: the replica is the primary now (one failover a cell)")
+	}
+	return v.replica.CutReplication()
+}
+
+func (v *servers) isPromoted() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.promoted
 }
 
 // Failover kills the primary's process group (its advisory locks go with
 // it) and promotes the replica, which has none of them. The kill and the
 // promotion are logged (faults.FailoverLog): the failover is dated at the
 // kill, not when the promotion returned, which left the promotion (up to
-// 5 s here) out of the unavailability measured from it.
+// 5 s here) out of the unavailability measured from it. A replica that
+// replication_lag stopped is continued first, its link still cut: it is
+// promoted with the WAL it had received. The promotion's log says how much
+// of the primary's WAL that lacked (faults.Promotion's LSNs): the primary's
+// write position just before the kill, the replica's receive position.
 func (v *servers) Failover(ctx context.Context) (string, string, int, error) {
+	v.mu.Lock()
 	if v.promoted {
+		v.mu.Unlock()
 		return "", "", 0, errors.New("postgres: a second failover: the replica is the primary already (one failover a cell)")
 	}
 	v.promoted = true
+	v.mu.Unlock()
 	held, pid := len(v.local.holders()), v.local.Pid()
+	sent := lsnWithin(ctx, 250*time.Millisecond, v.local.CurrentLSN) // a paused primary must not hold its kill back long
 	killed := time.Now()
 	if err := v.local.Kill(); err != nil {
 		return "", "", 0, err
@@ -204,15 +251,74 @@ func (v *servers) Failover(ctx context.Context) (string, string, int, error) {
 	v.mu.Lock()
 	v.kill = faults.PrimaryKill{At: killed, Reaped: reaped}
 	v.mu.Unlock()
+	stopped := v.replica.proc.Paused()
+	if stopped {
+		if err := v.replica.Resume(); err != nil {
+			return "", "", 0, err
+		}
+	}
 	if err := v.replica.Promote(ctx); err != nil {
 		return "", "", 0, err
 	}
 	promoted := time.Now()
+	// Read once promoted, not to delay the promotion: the receive
+	// position stays where the receiving stopped.
+	received := lsnWithin(ctx, time.Second, v.replica.ReceiveLSN)
+	p := faults.Promotion{At: promoted, From: v.local.Addr(), To: v.replica.Addr(), ReceivedLSN: received.text(), PrimaryLSN: sent.text()}
+	lag := "how much of the primary's WAL it lacked is not known"
+	switch {
+	case received.ok && sent.ok && sent.lsn > received.lsn:
+		p.Lacked = int64(sent.lsn - received.lsn)
+		lag = fmt.Sprintf("at least %d bytes of the primary's WAL it never received", p.Lacked)
+	case received.ok && sent.ok:
+		lag = "it had received the primary's WAL as far as read just before the kill"
+	}
+	cut, refused := v.replica.ReplicationCut()
+	how := ""
+	switch {
+	case cut && stopped:
+		how = fmt.Sprintf("; the replica, stopped by replication_lag, continued first, its link to the primary still cut (reconnections refused: %d)", refused)
+	case cut:
+		how = fmt.Sprintf("; its link to the primary cut (reconnections refused: %d)", refused)
+	case stopped:
+		how = "; the replica, paused, continued first"
+	}
+	p.Detail = fmt.Sprintf("pg_promote returned; the replica had received WAL to %s, the primary had written to %s when read just before its kill: %s%s",
+		orUnknown(received.text()), orUnknown(sent.text()), lag, how)
 	v.mu.Lock()
-	v.log = append(v.log, faults.Promotion{At: promoted, From: v.local.Addr(), To: v.replica.Addr(), Detail: "pg_promote returned"})
+	v.log = append(v.log, p)
 	v.mu.Unlock()
-	return "primary " + v.local.Addr(), fmt.Sprintf("kill -9 of the primary's process group (pid %d) holding %d advisory locks; replica %s promoted in %v (its locks: none)",
-		pid, held, v.replica.Addr(), promoted.Sub(reaped).Round(time.Millisecond)), held, nil
+	return "primary " + v.local.Addr(), fmt.Sprintf("kill -9 of the primary's process group (pid %d) holding %d advisory locks; replica %s promoted in %v (its locks: none; %s)",
+		pid, held, v.replica.Addr(), promoted.Sub(reaped).Round(time.Millisecond), lag), held, nil
+}
+
+// walPos is a WAL position read, or why not.
+type walPos struct {
+	lsn LSN
+	ok  bool
+}
+
+func (w walPos) text() string {
+	if !w.ok {
+		return ""
+	}
+	return w.lsn.String()
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
+}
+
+// lsnWithin reads a WAL position within d (not ok: the server did not
+// say).
+func lsnWithin(ctx context.Context, d time.Duration, read func(context.Context) (LSN, error)) walPos {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	l, err := read(ctx)
+	return walPos{l, err == nil}
 }
 
 // PrimaryKills is the failover's kill, if it came.

@@ -74,13 +74,17 @@ func (postgres) Check(s plan.Settings) error {
 }
 
 // CheckFault: crash and pause of the server, a killed backend, and the
-// clients' links.
+// clients' links; with a streaming replica, its promotion (failover) and
+// its lag (replication_lag: its link to the primary cut).
 func (postgres) CheckFault(where string, s plan.Settings, f plan.Fault) error {
-	if f.Kind == results.FaultFailover && s.ServiceReplicas() == 0 {
+	switch {
+	case f.Kind == results.FaultFailover && s.ServiceReplicas() == 0:
 		return fmt.Errorf("%s.kind: failover needs a streaming replica to promote (replicas: 1 with topology postgres)", where)
-	}
-	if f.Kind != results.FaultCrash && f.Kind != results.FaultFailover && f.Kind != results.FaultPause && f.Kind != results.FaultKillBackend && !plan.IsNetwork(f.Kind) {
-		return fmt.Errorf("%s.kind: %s is not available with topology postgres; use crash (master_index: [0], the server), pause (a client, or the server), kill_backend, failover (with replicas: 1), or partition, latency or reset of the clients' links", where, f.Kind)
+	case f.Kind == results.FaultReplicationLag && s.ServiceReplicas() == 0:
+		return fmt.Errorf("%s.kind: replication_lag needs a streaming replica whose link to the primary it cuts (replicas: 1 with topology postgres)", where)
+	case f.Kind != results.FaultCrash && f.Kind != results.FaultFailover && f.Kind != results.FaultReplicationLag && f.Kind != results.FaultPause &&
+		f.Kind != results.FaultKillBackend && !plan.IsNetwork(f.Kind):
+		return fmt.Errorf("%s.kind: %s is not available with topology postgres; use crash (master_index: [0], the server), pause (a client, or the server), kill_backend, failover or replication_lag (with replicas: 1), or partition, latency or reset of the clients' links", where, f.Kind)
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ var absences = map[string]map[string][2]string{
 		"redlock":     {NotApplicable, "no replication: Redlock's masters are independent"},
 		"single":      {NotApplicable, "no replication: one master"},
 		"rueidislock": {NotApplicable, "no replication: one master"},
-		"postgres":    {NotSupported, "stopping a standby's WAL replay before its promotion is not built (replication_lag is Redis' replicas' fault)"},
+		"postgres":    {NotApplicable, "one server, no standby: no replication to lag (the replica designs take it)"},
 		"etcd":        {NotSupported, "a lagging member needs delayed peer links, which lockbench cannot add without netem (it cuts them); Raft elects only a member holding every committed entry"},
 		"zookeeper":   {NotSupported, "a lagging server needs delayed peer links, which lockbench cannot add without netem (it cuts them); ZAB elects only a server holding every committed proposal"},
 	},
