@@ -160,8 +160,8 @@ type Settings struct {
 	// LongHold: a fault cell's first worker of each client holds this long
 	// instead (0: as the others), so that a fault meets a holder inside its
 	// section across the recovery.
-	LongHold Duration `yaml:"long_hold" json:"long_hold,omitempty"`
-	AutoExtend   bool     `yaml:"auto_extend" json:"auto_extend"`
+	LongHold   Duration `yaml:"long_hold" json:"long_hold,omitempty"`
+	AutoExtend bool     `yaml:"auto_extend" json:"auto_extend"`
 	// Watchdog: Redis' locks are renewed in the background every TTL/3
 	// while the holder's process lives (Redisson's watchdog); a failed
 	// renewal tells the holder.
