@@ -76,14 +76,17 @@ func TestOneCellPathBenchmark(t *testing.T) {
 // process's goroutines, each with its share of the quota, added up into
 // one result that the resource's checker and the schedule fill in. The
 // pause is due at 50 ms: the quota ends the cell, and a fast machine could
-// reach it before a later pause was due (no pause event).
+// reach it before a later pause was due (no pause event). It must meet a
+// holder, or the verdict is "not exercised": client 0's first worker holds
+// 800 ms, past its 150 ms TTL and across the pause, so the other client
+// takes the key meanwhile; fencing refuses the paused holder's late write.
 func TestOneCellPathFaultTwoClients(t *testing.T) {
 	res := measureCell(t, `
-settings: {masters: 3, clients: 2, workers: 4, keys: 4, hold: 5ms, duration: 2s, acquisitions: 200, min_acquisitions: 10}
+settings: {masters: 3, clients: 2, workers: 4, keys: 4, hold: 5ms, long_hold: 800ms, ttl: 150ms, fencing: true, duration: 3s, acquisitions: 200, min_acquisitions: 10}
 faults:
-  - {at: 50ms, kind: pause, clients: [0], for: 200ms}
+  - {at: 50ms, kind: pause, clients: [0], for: 300ms}
 expect:
-  violations: 0
+  lost_updates: 0
   acquisitions: ">=200"
 `, true)
 	r := res.Run
@@ -107,6 +110,8 @@ expect:
 		t.Errorf("checker: checked %v, %d+%d holds for %d acquisitions", r.Safety.ResourceChecked, r.Safety.JudgedHolds, r.Safety.HoldsNotJudged, r.Outcomes.Acquired)
 	case !slices.ContainsFunc(r.Events, func(e results.Event) bool { return e.Kind == "pause" }):
 		t.Errorf("events %+v; want the pause", r.Events)
+	case r.Safety.ExercisedHolds == nil || *r.Safety.ExercisedHolds == 0:
+		t.Errorf("the pause met no hold (%+v); want the long holder's", r.Safety)
 	case res.Verdict != "met":
 		t.Errorf("verdict %q (%v %v); want met", res.Verdict, res.Failed, res.NotJudged)
 	}
