@@ -54,7 +54,9 @@ func ParseExpectFlag(s string) (Expectation, error) {
 // faultYAML is one fault as written in a scenario or a --fault flag. Its
 // targets are indices into the cell's masters and clients (from 0).
 type faultYAML struct {
-	At          Duration `yaml:"at"`
+	At Duration `yaml:"at"`
+	// AtUntil: the moment is drawn per run in at..at_until.
+	AtUntil     Duration `yaml:"at_until"`
 	Kind        string   `yaml:"kind"`
 	MasterIndex []int    `yaml:"master_index"`
 	ClientIndex []int    `yaml:"client_index"`
@@ -160,11 +162,11 @@ func (f faultYAML) spec(set map[string]int) (Fault, error) {
 		return Fault{}, fmt.Errorf("kind: %q is not accepted; use %s", f.Kind, strings.Join(names, ", "))
 	}
 	for field := range set {
-		if field != "at" && field != "kind" && !slices.Contains(allowed, field) {
-			return Fault{}, fmt.Errorf("%s: not used by %s; it takes at, %s", field, kind, strings.Join(allowed, ", "))
+		if field != "at" && field != "at_until" && field != "kind" && !slices.Contains(allowed, field) {
+			return Fault{}, fmt.Errorf("%s: not used by %s; it takes at, at_until, %s", field, kind, strings.Join(allowed, ", "))
 		}
 	}
-	s := Fault{At: time.Duration(f.At), Kind: kind, Masters: f.MasterIndex, Clients: f.ClientIndex,
+	s := Fault{At: time.Duration(f.At), AtUntil: time.Duration(f.AtUntil), Kind: kind, Masters: f.MasterIndex, Clients: f.ClientIndex,
 		Replicas: f.ReplicaIndex, Sentinels: f.SentinelIndex, For: time.Duration(f.For),
 		Restart: f.Restart, Latency: time.Duration(f.Latency), Jitter: time.Duration(f.Jitter), By: time.Duration(f.By), Role: f.Role, Link: f.Link}
 	return s, checkFault(s)
@@ -175,6 +177,8 @@ func checkFault(s Fault) error {
 	switch {
 	case s.At < 0:
 		return fmt.Errorf("at: %v is not accepted; use 0 or a positive duration", s.At)
+	case s.AtUntil != 0 && s.AtUntil <= s.At:
+		return fmt.Errorf("at_until: %v is not accepted; use a moment after at (%v): the fault's moment is drawn in at..at_until per run", s.AtUntil, s.At)
 	case s.For < 0:
 		return fmt.Errorf("for: %v is not accepted; use a positive duration (or leave it out: until the end)", s.For)
 	case s.Kind == results.FaultLatency && s.Latency <= 0:

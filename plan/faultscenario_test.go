@@ -174,12 +174,16 @@ func TestFaultAndExpectFlags(t *testing.T) {
 	if s.Kind != results.FaultPartition || s.At != 500*time.Millisecond || len(s.Masters) != 2 || s.Masters[1] != 2 || s.For != 3*time.Second {
 		t.Fatalf("%+v", s)
 	}
+	if s, err := ParseFaultFlag("crash at=1.5s at_until=3s masters=0"); err != nil || s.AtUntil != 3*time.Second || s.String() != "crash at 1.5s..3s masters 0 restart immediate" {
+		t.Fatalf("%+v %q %v; want a moment drawn in 1.5s..3s", s, s.String(), err)
+	}
 	for in, want := range map[string]string{
-		"explode at=1s":               "kind",
-		"crash at=1s masters=1 by=2s": "by: not used by crash",
-		"crash at=soon masters=1":     "at",
-		"crash at=1s masters":         "field=value",
-		"":                            "empty",
+		"explode at=1s":                     "kind",
+		"crash at=1s masters=1 by=2s":       "by: not used by crash",
+		"crash at=soon masters=1":           "at",
+		"crash at=2s at_until=1s masters=1": "at_until: 1s is not accepted; use a moment after at (2s)",
+		"crash at=1s masters":               "field=value",
+		"":                                  "empty",
 	} {
 		if _, err := ParseFaultFlag(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("--fault %q: %v, want %q", in, err, want)

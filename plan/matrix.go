@@ -24,18 +24,18 @@ type MatrixFault struct {
 var MatrixFaults = []MatrixFault{
 	{"none", "", []string{"[]"}, false,
 		"no fault: the same work, undisturbed"},
-	{"crash", "", []string{"[{at: 2s, kind: crash, master_index: [0], restart: immediate}]"}, false,
-		"kill -9 of the first server (master, member or database server) at 2 s, restarted at once"},
-	{"leader-kill", "", []string{"[{at: 2s, kind: crash, role: leader, restart: immediate}]", "[{at: 2s, kind: failover}]"}, false,
-		"kill -9 of the leader or primary at 2 s: a consensus cluster elects another, Sentinel or the service promotes a replica"},
-	{"pause-holder", "", []string{"[{at: 1.5s, kind: pause, client_index: [0], for: 4s}]"}, false,
-		"SIGSTOP of one client process for 4 s at 1.5 s, past its TTL or lease, then SIGCONT: it writes what it read before (Kleppmann's GC pause)"},
+	{"crash", "", []string{"[{at: 1.5s, at_until: 3s, kind: crash, master_index: [0], restart: immediate}]"}, false,
+		"kill -9 of the first server (master, member or database server) at a moment drawn in 1.5–3 s each run, restarted at once"},
+	{"leader-kill", "", []string{"[{at: 1.5s, at_until: 3s, kind: crash, role: leader, restart: immediate}]", "[{at: 1.5s, at_until: 3s, kind: failover}]"}, false,
+		"kill -9 of the leader or primary at a moment drawn in 1.5–3 s each run: a consensus cluster elects another, Sentinel or the service promotes a replica"},
+	{"pause-holder", "", []string{"[{at: 1s, at_until: 2s, kind: pause, client_index: [0], for: 4s}]"}, false,
+		"SIGSTOP of one client process for 4 s at a moment drawn in 1–2 s each run, past its TTL or lease, then SIGCONT: it writes what it read before (Kleppmann's GC pause)"},
 	{"partition-holder", "hold: 3s", []string{"[{at: 1s, kind: partition, client_index: [0], for: 4s}]"}, true,
 		"one client process cut from every server for 4 s at 1 s, inside 3 s holds; its process lives on (so a lease watchdog would, but cannot reach the servers)"},
-	{"lag-failover", "", []string{"[{at: 1s, kind: replication_lag}, {at: 4s, kind: failover}]"}, false,
-		"the replicas stop receiving the master's writes at 1 s, then the master is killed at 4 s and a lagging replica promoted"},
-	{"clock-jump", "", []string{"[{at: 2s, kind: clock_jump, master_index: [0], by: 5s}]"}, false,
-		"the first server's wall clock jumps 5 s ahead at 2 s (libfaketime), so its TTLs end early"},
+	{"lag-failover", "", []string{"[{at: 1s, kind: replication_lag}, {at: 3s, at_until: 4.5s, kind: failover}]"}, false,
+		"the replicas stop receiving the master's writes at 1 s, then the master is killed at a moment drawn in 3–4.5 s each run and a lagging replica promoted"},
+	{"clock-jump", "", []string{"[{at: 1.5s, at_until: 3s, kind: clock_jump, master_index: [0], by: 5s}]"}, false,
+		"the first server's wall clock jumps 5 s ahead at a moment drawn in 1.5–3 s each run (libfaketime), so its TTLs end early"},
 }
 
 // MatrixFaultNames are MatrixFaults' names, in order.
@@ -121,7 +121,7 @@ func MatrixFaultNamed(name string) (MatrixFault, bool) {
 const MatrixWork = "clients: 2, client_mode: processes, workers: 4, keys: 8, ttl: 2s, hold: 200ms, wait_time: 3s, min_acquisitions: 10"
 
 // MatrixLongHold is a fault cell's long hold (each client's first worker,
-// 0: none), so that its fault (at 1–2 s) meets a holder inside its section
+// 0: none), so that its fault (drawn in 1–3 s, a failover in 3–4.5 s) meets a holder inside its section
 // across the recovery: 6 s where the lock renews itself (a crash's restart,
 // an election, a promotion take 0.1–4 s here; a Sentinel failover's ~4.5 s
 // may outlast it, and the cell then says "not exercised"), below the TTL

@@ -103,6 +103,9 @@ func (c Cell) checkFaultTargets() error {
 		if f.At >= d {
 			return fmt.Errorf("%s.at: %v is not accepted; use a time before the end of the cell (duration %v)", where, f.At, d)
 		}
+		if f.AtUntil >= d {
+			return fmt.Errorf("%s.at_until: %v is not accepted; use a time before the end of the cell (duration %v)", where, f.AtUntil, d)
+		}
 		if err := s.checkFaultTopology(where, f); err != nil {
 			return err
 		}

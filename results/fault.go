@@ -2,6 +2,8 @@ package results
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +45,14 @@ const (
 // role (crash, replication_lag: empty means all replicas); a crash of
 // only those leaves the master be.
 type Fault struct {
-	At        time.Duration // after the load starts
+	At time.Duration // after the load starts
+	// AtUntil, when set: the fault's moment is drawn per run, uniformly in
+	// At..AtUntil (DrawMoments), so that repeats meet the design at
+	// different phases of its work; Drawn says At is the drawn moment then,
+	// DrawnFrom the span's start.
+	AtUntil   time.Duration `json:",omitempty"`
+	Drawn     bool          `json:",omitempty"`
+	DrawnFrom time.Duration `json:",omitempty"`
 	Kind      FaultKind
 	Masters   []int
 	Clients   []int
@@ -97,6 +106,12 @@ func (s Fault) RestartDelay() (time.Duration, error) {
 func (s Fault) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s at %v", s.Kind, s.At)
+	switch {
+	case s.AtUntil > 0 && s.Drawn:
+		fmt.Fprintf(&b, " (drawn in %v..%v)", s.From(), s.AtUntil)
+	case s.AtUntil > 0:
+		fmt.Fprintf(&b, "..%v", s.AtUntil)
+	}
 	switch {
 	case s.Kind == FaultReplicationLag:
 		fmt.Fprintf(&b, " replicas %s", FaultTargets(s.Replicas))
@@ -164,4 +179,29 @@ func FaultTargets(v []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ",")
+}
+
+// From is the start of the span the fault's moment is drawn in (its At
+// before the draw).
+func (s Fault) From() time.Duration {
+	if s.Drawn {
+		return s.DrawnFrom
+	}
+	return s.At
+}
+
+// DrawMoments draws the moment of each fault with an AtUntil, uniformly in
+// its span, from the run's seed and its repeat (1 for a single run): the
+// same seed and repeat draw the same moments, another repeat others.
+func DrawMoments(fs []Fault, seed uint64, repeat int) []Fault {
+	rng := rand.New(rand.NewPCG(seed, uint64(repeat)))
+	out := slices.Clone(fs)
+	for i, f := range out {
+		if f.AtUntil <= f.At || f.Drawn {
+			continue
+		}
+		out[i].DrawnFrom, out[i].Drawn = f.At, true
+		out[i].At = f.At + time.Duration(rng.Int64N(int64(f.AtUntil-f.At)+1)).Round(time.Millisecond)
+	}
+	return out
 }

@@ -201,6 +201,7 @@ func (st *scenarioRun) env(ctx context.Context, c plan.Cell, r int) (cellEnv, er
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
+	c.Faults = results.DrawMoments(c.Faults, seed, r) // recorded: the cell's fault texts name the moment drawn
 	env := cellEnv{cell: c, servers: m, prefix: keyPrefix(c.Settings, runID, c.Index), seed: seed, opt: st.opt}
 	if p := st.opt.Progress; p != nil {
 		env.onInterval = p.Interval
