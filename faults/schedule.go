@@ -135,6 +135,11 @@ type Promotion struct {
 	// are lost.
 	ReceivedLSN, PrimaryLSN string
 	Lacked                  int64
+	// HadUntil is the commit time of the last of the old primary's
+	// transactions the promoted node had (zero when not known): a write
+	// begun after it and acknowledged before the kill was past what the
+	// promoted node had, and lost unless something else kept it.
+	HadUntil time.Time
 }
 
 // Process is a replicated set's replica or Sentinel: crashed by index,

@@ -95,6 +95,11 @@ func TestLostGuardedWriteBesideOneInDoubt(t *testing.T) {
 	if received, err := ParseLSN(p.ReceivedLSN); err != nil || received >= committed {
 		t.Fatalf("the standby received WAL to %s (%v); want it short of a.2's commit at %v", p.ReceivedLSN, err, committed)
 	}
+	// What the promoted standby had: a.1's commit, not a.2's (the runner
+	// counts the writes past it from this).
+	if had := p.HadUntil.UnixNano(); had < ops[0].Begin || had > ops[0].End || had >= ops[1].Begin {
+		t.Errorf("the promoted standby's last commit at %v; want a.1's (%v..%v), before a.2 began", p.HadUntil, time.Unix(0, ops[0].Begin), time.Unix(0, ops[0].End))
+	}
 
 	b := newClient(t, ctx, v, c)
 	ops = append(ops, write(b, acquire(t, ctx, b, key), "b.1"))

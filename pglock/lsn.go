@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -62,4 +63,18 @@ func (s *Server) ReceiveLSN(ctx context.Context) (LSN, error) {
 // ReplayLSN is a standby's WAL replay position (pg_last_wal_replay_lsn).
 func (s *Server) ReplayLSN(ctx context.Context) (LSN, error) {
 	return s.lsn(ctx, "SELECT pg_last_wal_replay_lsn()::text")
+}
+
+// LastReplayed is when the last transaction a standby replayed was
+// committed on its primary (pg_last_xact_replay_timestamp; after its
+// promotion, the last one it had from the old primary): a commit of the
+// old primary after it never reached this node. The servers share this
+// machine's clock. ok is false when it replayed none.
+func (s *Server) LastReplayed(ctx context.Context) (at time.Time, ok bool, err error) {
+	var ts *time.Time
+	err = s.query(ctx, func(c *pgx.Conn) error { return c.QueryRow(ctx, "SELECT pg_last_xact_replay_timestamp()").Scan(&ts) })
+	if err != nil || ts == nil {
+		return time.Time{}, false, err
+	}
+	return *ts, true, nil
 }

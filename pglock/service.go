@@ -265,6 +265,11 @@ func (v *servers) Failover(ctx context.Context) (string, string, int, error) {
 	// position stays where the receiving stopped.
 	received := lsnWithin(ctx, time.Second, v.replica.ReceiveLSN)
 	p := faults.Promotion{At: promoted, From: v.local.Addr(), To: v.replica.Addr(), ReceivedLSN: received.text(), PrimaryLSN: sent.text()}
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	if at, ok, err := v.replica.LastReplayed(rctx); err == nil && ok {
+		p.HadUntil = at
+	}
+	cancel()
 	lag := "how much of the primary's WAL it lacked is not known"
 	switch {
 	case received.ok && sent.ok && sent.lsn > received.lsn:

@@ -91,7 +91,10 @@ type MatrixCell struct {
 	Lost      *Outcome `json:"data_lost,omitempty"`
 	InPromise *Outcome `json:"exclusion_broken_in_promise,omitempty"`
 	Down      *Outage  `json:"unavailable,omitempty"`
-	Repeats   int      `json:"repeats,omitempty"`
+	// Past: guarded writes acknowledged after the last commit the promoted
+	// node had, in the runs that counted them (nil: none did).
+	Past    *Outcome `json:"writes_past_promoted,omitempty"`
+	Repeats int      `json:"repeats,omitempty"`
 	// Result is the cell's result file, relative to the results directory.
 	Result string `json:"result,omitempty"`
 	Cell   int    `json:"-"`
@@ -314,6 +317,7 @@ func matrixCell(p *WhichLockPlan, d, f string, byName map[string]int, cells []Ce
 	runs := loaded[i].Run.RepeatRuns()
 	m.Repeats = len(runs)
 	m.Overlap, m.Lost, m.InPromise, m.Down = outcomes(runs)
+	m.Past = pastOutcome(runs)
 	switch {
 	case c.Interrupted || c.Safety.Verdict == "interrupted":
 		m.State, m.Why = stateNotJudged, "interrupted: its history is partial"
@@ -355,6 +359,17 @@ func outcomes(runs []results.RepeatRun) (overlap, lost, inPromise *Outcome, down
 		down = &Outage{Median: results.Median(dn), Min: lo, Max: hi, ToEnd: toEnd, Runs: len(dn)}
 	}
 	return outcomeOf(ov), outcomeOf(lo), outcomeOf(ip), down
+}
+
+// pastOutcome folds the runs' writes past a promoted node.
+func pastOutcome(runs []results.RepeatRun) *Outcome {
+	var xs []float64
+	for _, r := range runs {
+		if r.WritesPast != nil && !r.Interrupted {
+			xs = append(xs, float64(*r.WritesPast))
+		}
+	}
+	return outcomeOf(xs)
 }
 
 func outcomeOf(xs []float64) *Outcome {

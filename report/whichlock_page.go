@@ -27,6 +27,8 @@ var outcomeWords = []OutcomeWords{
 	{"unavailable", UpIn + "D", "after a fault that takes a server, a member or a leader away (crash, leader kill, failover), the longest time in which no acquire on any key succeeded, " +
 		"measured on the acquires' own timestamps; \"≥ X s to the end\" when nothing was granted until the cell ended. " +
 		"Even without a fault, a few hundred ms can pass between two grants in these cells (8 keys held 200 ms each, waiters retrying): a span of that size is no outage."},
+	{"past the promoted", "", "where a failover promoted a node that took the guarded writes asynchronously: in how many runs writes were acknowledged after the last commit the promoted node had " +
+		"(its last replayed transaction), and how many; every lost write is among them. \"past the promoted 0/3\" beside \"lost 0/3\": no run put a write at risk, so the cell cannot show that none would be lost."},
 	{"in promise", "", "the second figure: exclusion broken only within what the lock promised its holder (Redis: its validity, TTL less elapsed and drift, as renewed; a session lock: to the end of its use). " +
 		"Shown where it differs from the first."},
 }
@@ -77,6 +79,9 @@ func (c MatrixCell) Text() string {
 	}
 	if c.Lost != nil {
 		parts = append(parts, c.Lost.text("lost"))
+	}
+	if c.Past != nil {
+		parts = append(parts, c.Past.text("past the promoted"))
 	}
 	if c.Overlap == nil {
 		parts = append(parts, "safety not judged")

@@ -91,6 +91,7 @@ func repeatRunOf(i int, r Run) RepeatRun {
 			rr.UnavailableSeconds = u
 		}
 		rr.ViolationsInPromise = r.Safety.ViolationsInPromise
+		rr.WritesPast = writesPast(r.Failovers)
 		if u := r.Safety.Unavailable; u != nil {
 			rr.UnavailableToEnd = u.ToEnd
 		}
@@ -128,4 +129,23 @@ func FiniteOr0(v float64) float64 {
 		return 0
 	}
 	return v
+}
+
+// writesPast sums the failovers' writes past the promoted node (nil: none
+// counted them).
+func writesPast(fs []Failover) *int64 {
+	var sum *int64
+	for _, f := range fs {
+		if f.WritesPast != nil {
+			sum = new(int64(*f.WritesPast + ptrOr0(sum)))
+		}
+	}
+	return sum
+}
+
+func ptrOr0(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

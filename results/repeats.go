@@ -64,6 +64,10 @@ type RepeatRun struct {
 	UnavailableToEnd    bool   `json:"unavailable_to_end,omitempty"`
 	ViolationsInPromise *int64 `json:"violations_in_promise,omitempty"`
 	Verdict             string `json:"verdict,omitempty"`
+	// WritesPast: the guarded writes acknowledged after the last commit
+	// a promoted node had (Failover.WritesPast, its failovers' sum); nil
+	// when no failover of the repeat counted them.
+	WritesPast *int64 `json:"writes_past_promoted,omitempty"`
 	// What waiting callers saw (0 when the repeat had no contention figures).
 	TimeToLockP50   float64 `json:"time_to_lock_p50_us,omitempty"`
 	TimeToLockP99   float64 `json:"time_to_lock_p99_us,omitempty"`

@@ -320,6 +320,14 @@ type Failover struct {
 	NotAcquired int64 `json:"not_acquired"`
 	Errors      int64 `json:"errors"`
 	FewAcks     int64 `json:"few_acks,omitempty"`
+	// What the promoted node lacked, where its servers say: LackedBytes of
+	// the old primary's log (PostgreSQL's WAL), and the guarded writes
+	// acknowledged after the last commit it had from the old primary
+	// (HadUntilS) and before the kill: the lost are among them. A failover
+	// with none cannot show that no acknowledged write would be lost.
+	LackedBytes int64    `json:"lacked_bytes,omitempty"`
+	HadUntilS   *float64 `json:"promoted_had_until_s,omitempty"`
+	WritesPast  *int64   `json:"writes_past_promoted,omitempty"`
 }
 
 // Text is the failover in one line.
@@ -344,6 +352,22 @@ func (f Failover) Text() string {
 	s += fmt.Sprintf("; in it %d acquires failed on errors, %d not acquired", f.Errors, f.NotAcquired)
 	if f.FewAcks > 0 {
 		s += fmt.Sprintf(", %d on few acks", f.FewAcks)
+	}
+	return s + f.pastText()
+}
+
+// pastText says what the promoted node lacked, when known.
+func (f Failover) pastText() string {
+	s := ""
+	if f.LackedBytes > 0 {
+		s = fmt.Sprintf("; the promoted node lacked %d bytes of the old primary's log", f.LackedBytes)
+	}
+	switch {
+	case f.WritesPast == nil:
+	case *f.WritesPast == 0:
+		s += fmt.Sprintf("; no write was acknowledged after the last commit it had from the old primary (at %.3f s): this failover cannot show that none would be lost", *f.HadUntilS)
+	default:
+		s += fmt.Sprintf("; %d writes acknowledged after the last commit it had from the old primary (at %.3f s)", *f.WritesPast, *f.HadUntilS)
 	}
 	return s
 }

@@ -29,14 +29,41 @@ func (r *cellRun) addFailovers(run *results.Run, t0 time.Time, events []faults.E
 			Target: sw.From + " → " + sw.To, Detail: sw.Detail})
 	}
 	sort.SliceStable(run.Events, func(i, j int) bool { return run.Events[i].AtSeconds < run.Events[j].AtSeconds })
-	if r.s.Service().KillWindow(r.s) != "" {
-		return // a service's own failover: its window is addElections'
-	}
-	for _, e := range events {
-		if e.Kind == "failover" {
-			run.Failovers = append(run.Failovers, failoverOf(log, t0, e, ck, clients))
+	if r.s.Service().KillWindow(r.s) == "" { // else a service's own failover: its window is addElections'
+		for _, e := range events {
+			if e.Kind == "failover" {
+				run.Failovers = append(run.Failovers, failoverOf(log, t0, e, ck, clients))
+			}
 		}
 	}
+	for i := range run.Failovers {
+		promotedLacked(&run.Failovers[i], log.Promotions(), t0, ck.History, r.s.GuardedWrite)
+	}
+}
+
+// promotedLacked fills in what the node promoted after failover f lacked:
+// its promotion's log, and, for guarded writes (kept in the service that
+// failed over), the writes acknowledged after the last commit it had and
+// before the kill: every lost one is among them (a commit ends before its
+// acknowledgement), and none means nothing this failover could lose.
+func promotedLacked(f *results.Failover, ps []faults.Promotion, t0 time.Time, ops []check.Op, guarded bool) {
+	killed := t0.Add(time.Duration(f.KilledAt * float64(time.Second)))
+	i := slices.IndexFunc(ps, func(p faults.Promotion) bool { return !p.At.Before(killed) })
+	if i < 0 {
+		return
+	}
+	p := ps[i]
+	f.LackedBytes = p.Lacked
+	if !guarded || p.HadUntil.IsZero() {
+		return
+	}
+	had, past := secondsFrom(t0, p.HadUntil), int64(0)
+	for _, op := range ops {
+		if op.Outcome == check.Written && op.End > p.HadUntil.UnixNano() && op.End <= killed.UnixNano() {
+			past++
+		}
+	}
+	f.HadUntilS, f.WritesPast = &had, &past
 }
 
 // addElections puts into the result each kill or isolation of a consensus

@@ -153,3 +153,29 @@ func TestPostgresReplicaPromoted(t *testing.T) {
 	}
 	t.Logf("promoted replica: %d violations, %d lost updates; promoted %.3f s after the kill, unavailable %.3f s", s.Violations, s.LostUpdates, promoted-killed, *f.Unavailable)
 }
+
+// A guarded write kept in PostgreSQL across a failover whose standby was
+// cut from its primary first (lag-failover): the writes acknowledged after
+// the cut are past what the promoted standby had, and the history check
+// finds them lost. The failover says how many were acknowledged after the
+// standby's last replayed commit, which bounds the lost from above.
+func TestPostgresGuardedLagFailoverLosesWrites(t *testing.T) {
+	requirePostgres(t)
+	doc := strings.Replace(pgFaultBase, "%FAULT%", "{at: 1s, kind: replication_lag}\n  - {at: 3s, kind: failover}", 1)
+	doc = strings.Replace(doc, "topology: postgres,", "topology: postgres, replicas: 1, guarded_write: true,", 1)
+	r := untilRoom(t, doc, "postgres.promoted_before_end", "switch_master", reconnectRoom)
+	s := r.Run.Safety
+	var f *results.Failover
+	for i := range r.Run.Failovers {
+		f = &r.Run.Failovers[i]
+	}
+	switch {
+	case f == nil || f.WritesPast == nil:
+		t.Fatalf("failovers %+v: want the writes past the promoted standby counted", r.Run.Failovers)
+	case !s.History || s.LostUpdates == 0:
+		t.Fatalf("safety %+v: want acknowledged guarded writes lost (the cut's)", s)
+	case *f.WritesPast < s.LostUpdates || f.LackedBytes <= 0:
+		t.Fatalf("failover %s: %d writes past what the standby had, %d lost; want lost ≤ past, and the WAL it lacked", f.Text(), *f.WritesPast, s.LostUpdates)
+	}
+	t.Logf("%s; %d lost of %d acknowledged, %d in doubt", f.Text(), s.LostUpdates, s.AcknowledgedWrites, s.WritesInDoubt)
+}
