@@ -323,7 +323,7 @@ type Failover struct {
 	// What the promoted node lacked, where its servers say: LackedBytes of
 	// the old primary's log (PostgreSQL's WAL), and the guarded writes
 	// acknowledged after the last commit it had from the old primary
-	// (HadUntilS) and before the kill: the lost are among them. A failover
+	// (HadUntilS), sent before the kill: the lost are among them. A failover
 	// with none cannot show that no acknowledged write would be lost.
 	LackedBytes int64    `json:"lacked_bytes,omitempty"`
 	HadUntilS   *float64 `json:"promoted_had_until_s,omitempty"`

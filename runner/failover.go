@@ -37,17 +37,24 @@ func (r *cellRun) addFailovers(run *results.Run, t0 time.Time, events []faults.E
 		}
 	}
 	for i := range run.Failovers {
-		promotedLacked(&run.Failovers[i], log.Promotions(), t0, ck.History, r.s.GuardedWrite)
+		promotedLacked(&run.Failovers[i], log, t0, ck.History, r.s.GuardedWrite)
 	}
 }
 
 // promotedLacked fills in what the node promoted after failover f lacked:
 // its promotion's log, and, for guarded writes (kept in the service that
 // failed over), the writes acknowledged after the last commit it had and
-// before the kill: every lost one is among them (a commit ends before its
-// acknowledgement), and none means nothing this failover could lose.
-func promotedLacked(f *results.Failover, ps []faults.Promotion, t0 time.Time, ops []check.Op, guarded bool) {
+// sent before the kill (so answered by the old primary: a write cut off by
+// the kill has no answer): every lost one is among them (a commit ends
+// before its acknowledgement), and none means nothing it could lose.
+func promotedLacked(f *results.Failover, log faults.FailoverLog, t0 time.Time, ops []check.Op, guarded bool) {
 	killed := t0.Add(time.Duration(f.KilledAt * float64(time.Second)))
+	for _, k := range log.PrimaryKills() { // the kill's own time: KilledAt is rounded to the ms
+		if d := k.At.Sub(killed); d > -time.Millisecond && d < time.Millisecond {
+			killed = k.At
+		}
+	}
+	ps := log.Promotions()
 	i := slices.IndexFunc(ps, func(p faults.Promotion) bool { return !p.At.Before(killed) })
 	if i < 0 {
 		return
@@ -59,7 +66,7 @@ func promotedLacked(f *results.Failover, ps []faults.Promotion, t0 time.Time, op
 	}
 	had, past := secondsFrom(t0, p.HadUntil), int64(0)
 	for _, op := range ops {
-		if op.Outcome == check.Written && op.End > p.HadUntil.UnixNano() && op.End <= killed.UnixNano() {
+		if op.Outcome == check.Written && op.End > p.HadUntil.UnixNano() && op.Begin < killed.UnixNano() {
 			past++
 		}
 	}
