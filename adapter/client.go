@@ -59,6 +59,7 @@ type Client struct {
 	exited  chan struct{}        // closed once the process was reaped
 	closing atomic.Bool
 	transMu sync.Mutex
+	t0      time.Time // the transcript's zero
 
 	lateGrants, indefinite, cancels atomic.Int64
 }
@@ -96,7 +97,7 @@ func Start(ctx context.Context, opt Options) (*Client, error) {
 		opt.ReplyBound = defaultReplyBound
 	}
 	c := &Client{opt: opt, tail: &stderrTail{w: opt.Stderr}, out: make(chan []byte, 1024), pending: map[int64]*request{},
-		held: map[string]*heldLock{}, gone: [2]map[string]bool{{}, {}}, failed: make(chan struct{}), exited: make(chan struct{})}
+		held: map[string]*heldLock{}, gone: [2]map[string]bool{{}, {}}, failed: make(chan struct{}), exited: make(chan struct{}), t0: time.Now()}
 	cmd, in, out, err := startProcess(opt.Argv, opt.Env, c.tail)
 	if err != nil {
 		return nil, err
@@ -283,7 +284,7 @@ func (c *Client) trace(dir string, line []byte) {
 	}
 	c.transMu.Lock()
 	defer c.transMu.Unlock()
-	fmt.Fprintf(c.opt.Transcript, "%s%s\n", dir, strings.TrimRight(string(line), "\n"))
+	fmt.Fprintf(c.opt.Transcript, "%8.1fms %s%s\n", float64(time.Since(c.t0).Microseconds())/1000, dir, strings.TrimRight(string(line), "\n"))
 }
 
 // read takes the adapter's lines until its stdout closes, then reaps it:

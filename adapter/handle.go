@@ -15,6 +15,15 @@ var replies = map[string]map[string]bool{
 	TypeExtend:  {TypeExtended: true, TypeRefused: true, TypeFailed: true, TypeError: true},
 }
 
+// accepts says reply answers a request of type typ; a request the
+// protocol does not know takes only error.
+func accepts(typ, reply string) bool {
+	if r, known := replies[typ]; known {
+		return r[reply]
+	}
+	return reply == TypeError
+}
+
 // handle is one line from the adapter, received at at. A line that breaks
 // the protocol breaks the client, named with its first bytes.
 func (c *Client) handle(line []byte, at time.Time) {
@@ -43,7 +52,7 @@ func (c *Client) deliver(m Msg, at time.Time) error {
 		return fmt.Errorf("%s without in_reply_to", m.Type)
 	case !ok:
 		return fmt.Errorf("reply to id %d, which no request is waiting for (unknown, or answered already)", m.InReplyTo)
-	case !replies[req.typ][m.Type]:
+	case !accepts(req.typ, m.Type):
 		return fmt.Errorf("%s is no answer to %s %d", m.Type, req.typ, req.id)
 	case m.Type == TypeGranted && m.Token == "":
 		return fmt.Errorf("granted without a token")

@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"lockbench/lock"
@@ -161,4 +162,24 @@ func (c *Client) call(ctx context.Context, typ string, m Msg) (reply, lock.OpRes
 	case <-c.failed:
 	}
 	return reply{}, lock.OpResult{Elapsed: time.Since(req.sent)}, false
+}
+
+// Request sends m as it is (a new id) and waits for its reply, bounded by
+// ctx: the conformance checks' way to send what the Locker never does.
+func (c *Client) Request(ctx context.Context, m Msg) (Msg, time.Duration, error) {
+	req := &request{typ: m.Type, key: m.Key, reply: make(chan reply, 1)}
+	if err := c.send(req, m); err != nil {
+		return Msg{}, 0, err
+	}
+	select {
+	case r := <-req.reply:
+		return r.m, r.at.Sub(req.sent), nil
+	case <-ctx.Done():
+		if r, ok := c.abandon(req); ok {
+			return r.m, r.at.Sub(req.sent), nil
+		}
+		return Msg{}, time.Since(req.sent), fmt.Errorf("no reply to %s %d within the check's bound", m.Type, req.id)
+	case <-c.failed:
+		return Msg{}, time.Since(req.sent), c.Err()
+	}
 }
