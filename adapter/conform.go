@@ -77,8 +77,8 @@ func Check(ctx context.Context, opt CheckOptions, out io.Writer) (results []Chec
 		v, detail := c.run(k, cctx)
 		cancel()
 		k.close()
-		if v == Pass && k.broken() != nil { // the session broke behind the check's back
-			v, detail = Fail, k.broken().Error()
+		if err := k.broken(); err != nil { // the session broke: that is what was seen
+			v, detail = Fail, err.Error()
 		}
 		r := CheckResult{Name: c.name, Verdict: v, Detail: detail}
 		results = append(results, r)
@@ -176,23 +176,15 @@ func (k *checker) acquireRelease(ctx context.Context) (string, string) {
 	}
 	r := c.Release(ctx, l)
 	if !r.OK {
-		return Fail, "release of the held lock not released" + errOf(c)
+		return Fail, "release of the held lock not released"
 	}
 	l2, _ := c.Acquire(ctx, k.prefix+"a")
 	if l2 == nil {
-		return Fail, "the key was not free after its release" + errOf(c)
+		return Fail, "the key was not free after its release"
 	}
 	c.Release(ctx, l2)
 	return Pass, fmt.Sprintf("granted in %v with %v left (token %q), released in %v, granted again after", res.Elapsed.Round(time.Microsecond),
 		res.Validity.Round(time.Millisecond), l.Token, r.Elapsed.Round(time.Microsecond))
-}
-
-// errOf is the session's break, when it broke.
-func errOf(c *Client) string {
-	if err := c.Err(); err != nil {
-		return ": " + err.Error()
-	}
-	return ""
 }
 
 // exclusion: two sessions, four acquires each at once on one free key:
@@ -228,7 +220,7 @@ func (k *checker) exclusion(ctx context.Context) (string, string) {
 		winners[i].Release(ctx, l)
 	}
 	if len(won) != 1 {
-		return Fail, fmt.Sprintf("%d of 8 acquires at once on one key (two sessions) were granted; want exactly 1%s", len(won), errOf(cs[0])+errOf(cs[1]))
+		return Fail, fmt.Sprintf("%d of 8 acquires at once on one key (two sessions) were granted; want exactly 1", len(won))
 	}
 	return Pass, "1 of 8 acquires at once on one key (two sessions) granted, 7 refused"
 }
@@ -247,7 +239,7 @@ func (k *checker) releaseNotHeld(ctx context.Context) (string, string) {
 	}
 	l, _ := c.Acquire(ctx, k.prefix+"r")
 	if l == nil {
-		return Fail, "acquire of a free key not granted" + errOf(c)
+		return Fail, "acquire of a free key not granted"
 	}
 	c.Release(ctx, l)
 	if r := c.Release(ctx, l); r.OK {
@@ -266,13 +258,13 @@ func (k *checker) extend(ctx context.Context) (string, string) {
 	}
 	l, _ := c.Acquire(ctx, k.prefix+"e")
 	if l == nil {
-		return Fail, "acquire of a free key not granted" + errOf(c)
+		return Fail, "acquire of a free key not granted"
 	}
 	defer c.Release(ctx, l)
 	time.Sleep(k.opt.TTL / 4)
 	r := c.Extend(ctx, l, k.opt.TTL)
 	if !r.OK || r.Validity <= 3*k.opt.TTL/4 {
-		return Fail, fmt.Sprintf("extend of a held lock by %v a quarter in: ok %v, %v left%s", k.opt.TTL, r.OK, r.Validity, errOf(c))
+		return Fail, fmt.Sprintf("extend of a held lock by %v a quarter in: ok %v, %v left", k.opt.TTL, r.OK, r.Validity)
 	}
 	bogus := *l
 	bogus.Token = "never-granted"
@@ -299,7 +291,7 @@ func (k *checker) lostNotice(ctx context.Context) (string, string) {
 	key := k.prefix + "l"
 	l, _ := c.Acquire(ctx, key)
 	if l == nil || l.Lost == nil {
-		return Fail, "acquire of a free key not granted" + errOf(c)
+		return Fail, "acquire of a free key not granted"
 	}
 	if err := k.opt.DropKey(ctx, key); err != nil {
 		return Fail, "deleting the key on the servers: " + err.Error()
@@ -311,7 +303,7 @@ func (k *checker) lostNotice(ctx context.Context) (string, string) {
 		return Pass, fmt.Sprintf("lost came %v after the key was deleted on the servers", time.Since(t).Round(time.Millisecond))
 	case <-time.After(2 * k.opt.TTL):
 		c.Release(ctx, l)
-		return Fail, fmt.Sprintf("no lost within %v of the key's deletion on the servers%s", 2*k.opt.TTL, errOf(c))
+		return Fail, fmt.Sprintf("no lost within %v of the key's deletion on the servers", 2*k.opt.TTL)
 	}
 }
 
@@ -329,7 +321,7 @@ func (k *checker) unknown(ctx context.Context) (string, string) {
 	}
 	l, _ := c.Acquire(ctx, k.prefix+"u")
 	if l == nil {
-		return Fail, "acquire after it not granted" + errOf(c)
+		return Fail, "acquire after it not granted"
 	}
 	c.Release(ctx, l)
 	return Pass, "answered error not_supported; the session went on"
@@ -361,7 +353,7 @@ func (k *checker) manyInFlight(ctx context.Context) (string, string) {
 		}
 	}
 	if granted != n {
-		return Fail, fmt.Sprintf("%d of %d acquires in flight at once on free keys granted%s", granted, n, errOf(c))
+		return Fail, fmt.Sprintf("%d of %d acquires in flight at once on free keys granted", granted, n)
 	}
 	return Pass, fmt.Sprintf("%d acquires in flight at once on %d keys: all granted, each reply to its own request", n, n)
 }
@@ -380,7 +372,7 @@ func (k *checker) lateGrant(ctx context.Context) (string, string) {
 	for range 3 {
 		l, res := c.Acquire(ctx, k.prefix+"rtt")
 		if l == nil {
-			return Fail, "acquire of a free key not granted" + errOf(c)
+			return Fail, "acquire of a free key not granted"
 		}
 		c.Release(ctx, l)
 		rtt = res.Elapsed
@@ -401,7 +393,7 @@ func (k *checker) lateGrant(ctx context.Context) (string, string) {
 			continue
 		}
 		if c.Err() != nil || time.Now().After(deadline) {
-			return Fail, fmt.Sprintf("key %d of %d not free %v after its acquire was given up (%d late grants released)%s", i, n, k.opt.ReplyBound, c.LateGrants(), errOf(c))
+			return Fail, fmt.Sprintf("key %d of %d not free %v after its acquire was given up (%d late grants released)", i, n, k.opt.ReplyBound, c.LateGrants())
 		}
 		time.Sleep(10 * time.Millisecond)
 		i--

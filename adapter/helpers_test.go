@@ -48,6 +48,10 @@ type buildError struct {
 func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeEnv); mode != "" {
+		fakeAdapter(mode)
+		os.Exit(0)
+	}
 	code := m.Run()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
@@ -72,4 +76,11 @@ func startRef(t *testing.T, addrs []string, ttl, wait time.Duration, settings ma
 	}
 	t.Cleanup(c.Close)
 	return c
+}
+
+// fake is the argv of a fake adapter broken as mode says (this test
+// binary run again); its env is set for the test.
+func fake(t *testing.T, mode string) []string {
+	t.Setenv(fakeEnv, mode)
+	return []string{os.Args[0]}
 }
