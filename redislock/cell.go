@@ -151,7 +151,7 @@ type cellLocker struct {
 	lock.Locker
 	redsync       *redsyncdriver.Settings
 	adapter       *adapter.Client // an external client (--client)
-	tokenPrefixes []string // besides the engine's
+	tokenPrefixes []string        // besides the engine's
 	close         func()
 }
 
