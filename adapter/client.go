@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -88,13 +89,24 @@ type heldLock struct {
 	until    atomic.Int64 // Unix ns: its validity as last renewed (auto_extend)
 }
 
+// BoundEnv, when set to a duration, replaces both defaults (hello's
+// bound and the reply bound): a test's adapters hang for less.
+const BoundEnv = "LOCKBENCH_ADAPTER_REPLY_BOUND"
+
+func boundFromEnv(def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(BoundEnv)); err == nil && d > 0 {
+		return d
+	}
+	return def
+}
+
 // Start runs the adapter, says hello and waits for hello_ok.
 func Start(ctx context.Context, opt Options) (*Client, error) {
 	if opt.HelloTimeout <= 0 {
-		opt.HelloTimeout = defaultHelloTimeout
+		opt.HelloTimeout = boundFromEnv(defaultHelloTimeout)
 	}
 	if opt.ReplyBound <= 0 {
-		opt.ReplyBound = defaultReplyBound
+		opt.ReplyBound = boundFromEnv(defaultReplyBound)
 	}
 	c := &Client{opt: opt, tail: &stderrTail{w: opt.Stderr}, out: make(chan []byte, 1024), pending: map[int64]*request{},
 		held: map[string]*heldLock{}, gone: [2]map[string]bool{{}, {}}, failed: make(chan struct{}), exited: make(chan struct{}), t0: time.Now()}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"lockbench/adapter"
+	"lockbench/internal/adaptertest"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
 )
@@ -48,8 +49,8 @@ type buildError struct {
 func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv(fakeEnv); mode != "" {
-		fakeAdapter(mode)
+	if mode := os.Getenv(adaptertest.Env); mode != "" {
+		adaptertest.Serve(mode)
 		os.Exit(0)
 	}
 	code := m.Run()
@@ -81,6 +82,6 @@ func startRef(t *testing.T, addrs []string, ttl, wait time.Duration, settings ma
 // fake is the argv of a fake adapter broken as mode says (this test
 // binary run again); its env is set for the test.
 func fake(t *testing.T, mode string) []string {
-	t.Setenv(fakeEnv, mode)
+	t.Setenv(adaptertest.Env, mode)
 	return []string{os.Args[0]}
 }

@@ -1,4 +1,7 @@
-package adapter_test
+// Package adaptertest is a fake lock-client adapter for tests: a tiny
+// in-memory lock behind the adapter protocol, broken as asked, run by a
+// test binary that re-executes itself (Env names the mode).
+package adaptertest
 
 import (
 	"bufio"
@@ -6,19 +9,23 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 
 	"lockbench/adapter"
 )
 
-// fakeEnv names the broken behaviour a fake adapter (this test binary,
-// run again) shows: honest, two-holders, wrong-id, hangs, no-hello,
-// prints, crash, lost-unknown.
-const fakeEnv = "LOCKBENCH_FAKE_ADAPTER"
+// Env names the broken behaviour a fake adapter (a test binary run
+// again) shows: honest, two-holders, wrong-id, hangs, no-hello, prints,
+// crash (at its third request), lost-unknown; or, after N requests
+// answered honestly, crash-after:N, hang-after:N, garbage-after:N,
+// unknown-id-after:N.
+const Env = "LOCKBENCH_FAKE_ADAPTER"
 
-// fakeAdapter is a tiny adapter of an in-memory lock, broken as mode
-// says; it runs in place of the tests when the test binary is its command.
-func fakeAdapter(mode string) {
+// Serve is the fake adapter on stdin and stdout, broken as mode says; a
+// test binary runs it in place of its tests when Env is set, then exits.
+func Serve(mode string) {
+	mode, after := splitAfter(mode)
 	out := bufio.NewWriter(os.Stdout)
 	var mu sync.Mutex
 	write := func(m adapter.Msg) {
@@ -37,10 +44,21 @@ func fakeAdapter(mode string) {
 			os.Exit(2)
 		}
 		n++
-		switch {
-		case mode == "no-hello", mode == "hangs" && m.Type != adapter.TypeHello:
+		if n <= after {
+			write(fakeAnswer("honest", m, held, n))
 			continue
-		case mode == "crash" && n == 3:
+		}
+		switch {
+		case mode == "no-hello", mode == "hangs" && m.Type != adapter.TypeHello, mode == "hang-after":
+			continue
+		case mode == "garbage-after":
+			fmt.Fprintln(out, "Traceback (most recent call last): a library printing on stdout")
+			out.Flush()
+			continue
+		case mode == "unknown-id-after":
+			write(adapter.Msg{Type: adapter.TypeRefused, InReplyTo: 999999})
+			continue
+		case mode == "crash" && n == 3, mode == "crash-after":
 			fmt.Fprintln(os.Stderr, "fake adapter: about to crash")
 			fmt.Fprintln(os.Stderr, "panic: boom")
 			os.Exit(3)
@@ -57,6 +75,17 @@ func fakeAdapter(mode string) {
 		}
 		write(r)
 	}
+}
+
+// splitAfter splits "mode-after:N" into its mode and N (0: from the
+// start).
+func splitAfter(mode string) (string, int) {
+	m, n, ok := strings.Cut(mode, ":")
+	if !ok {
+		return mode, 0
+	}
+	after, _ := strconv.Atoi(n)
+	return m, after
 }
 
 // fakeAnswer is the answer to m.
