@@ -30,6 +30,7 @@ var commands = cli.Commands{
 	"compare":    {Summary: "compare two results cell by cell: old, new, delta and whether the repeats show a real difference", Run: cmdCompare, Flags: func() *pflag.FlagSet { var a compareArgs; return compareFlags(&a) }},
 	"chaos":      {Summary: "run a chaos scenario (crash, partition, pause, clock jump) and check safety on a protected resource", Run: cmdChaos, Flags: func() *pflag.FlagSet { var a chaosArgs; f := plan.FaultDefaults(); return chaosFlags(&a, &f) }},
 	"choose":     {Summary: "which lock: every design (Redlock, one master, a replicated one, each lock service's) on the same work under the same faults, price beside safety", Run: cmdChoose, Flags: func() *pflag.FlagSet { var a chooseArgs; return chooseFlags(&a) }},
+	"adapter":    {Summary: "check a lock-client adapter (your library behind the JSON-lines protocol): adapter check CMD", Run: cmdAdapter, Flags: func() *pflag.FlagSet { var a adapterArgs; return adapterFlags(&a) }},
 	"version":    {Summary: "print the version: lockbench's commit, Go's, and the lock clients' (also --version)", Run: cmdVersion},
 }
 

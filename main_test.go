@@ -18,12 +18,17 @@ import (
 	"testing"
 	"time"
 
+	"lockbench/internal/adaptertest"
 	"lockbench/internal/redistest"
 )
 
 var binary string
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(adaptertest.Env); mode != "" { // this binary is a fake adapter (adapter_cmd_test.go)
+		adaptertest.Serve(mode)
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "lockbench-bin-*")
 	if err != nil {
 		panic(err)

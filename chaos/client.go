@@ -333,7 +333,7 @@ func (c *client) run(t0 time.Time) ClientResult {
 		c.fails = &failureTimes{t0: t0, bins: map[int64][3]int64{}}
 	}
 	st, err := workloads.Run(c.ctx, c.lk, c.runConfig(t0, logs))
-	errs := []error{err, c.closeHolds()}
+	errs := []error{err, brokenErr(c.lk), c.closeHolds()}
 	for _, f := range files {
 		errs = append(errs, f.Sync())
 	}
@@ -391,6 +391,14 @@ func (c *client) runConfig(t0 time.Time, logs map[int]io.Writer) workloads.RunCo
 		c.local.Hooks(&rc)
 	}
 	return rc
+}
+
+// brokenErr is why the lock broke mid-run, when it can break and did.
+func brokenErr(lk lock.Locker) error {
+	if b, ok := lk.(lock.Breaker); ok {
+		return b.Err()
+	}
+	return nil
 }
 
 func firstErr(errs ...error) error {

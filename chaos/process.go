@@ -199,9 +199,11 @@ func (p *procClient) Start(t0 time.Time) error {
 }
 
 // Pause stops the whole process (SIGSTOP), as a long GC pause or a VM
-// stall would, and waits until the kernel shows it stopped.
+// stall would, and waits until the kernel shows it stopped. The signal
+// goes to its process group (it leads its own, Setpgid): an external
+// client's adapter, its child, stops with it.
 func (p *procClient) Pause() error {
-	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := syscall.Kill(-p.Pid(), syscall.SIGSTOP); err != nil {
 		return fmt.Errorf("pause client %d (pid %d): %w", p.idx, p.Pid(), err)
 	}
 	localmasters.WaitProcState(p.Pid(), true, time.Second)
@@ -210,7 +212,7 @@ func (p *procClient) Pause() error {
 
 // Resume continues it (SIGCONT).
 func (p *procClient) Resume() error {
-	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	if err := syscall.Kill(-p.Pid(), syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("resume client %d (pid %d): %w", p.idx, p.Pid(), err)
 	}
 	return nil

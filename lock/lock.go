@@ -108,6 +108,13 @@ type Extender interface {
 	Extend(ctx context.Context, l *Lock, ttl time.Duration) OpResult
 }
 
+// Breaker is a Locker that can break for good mid-run (an adapter
+// process that exited, hung or broke its protocol): Err says why, nil
+// while it works. The client's run fails with it.
+type Breaker interface {
+	Err() error
+}
+
 // Quorum is the majority of n servers a per-server Locker needs.
 func Quorum(n int) int { return n/2 + 1 }
 

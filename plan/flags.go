@@ -107,6 +107,7 @@ func bindSettings(fs *pflag.FlagSet, s *Settings) {
 	fs.BoolVar(&s.TLSInsecure, "tls-insecure", s.TLSInsecure, "rediss:// masters and a lock service's https:// servers: skip server certificate verification (test setups only)")
 	bindTopologyFlags(fs, s)
 	fs.StringVar(&s.Driver, "driver", s.Driver, "lock client: lockbench (this engine) or redsync (go-redsync/redsync v4 on go-redis v9)")
+	fs.StringVar(&s.Client, "client", s.Client, "an external lock client: its adapter's command (docs/adapters.md), run in place of lockbench's client on the design's servers (topology redlock or single)")
 	fs.StringVar(&s.Mode, "mode", s.Mode, "acquisition: sequential (master after master) or multiplexed (all at once)")
 	fs.StringVar(&s.Wait, "wait", s.Wait, "wait for: all masters, or quorum (stop once the outcome is decided)")
 	dur(&s.TTL, "ttl", "lock time to live")

@@ -33,7 +33,7 @@ var keyKinds = map[string]string{
 	"masters": "bench", "embedded": "bench", "local_cpus": "bench", "net_latency": "bench", "net_jitter": "bench",
 	"tls_ca": "bench", "tls_cert": "bench", "tls_key": "bench", "tls_insecure": "bench", "sentinel_addrs": "bench",
 	"master_set": "bench", "servers": "bench", "etcd_endpoints": "bench", "member_latency": "bench", "postgres_url": "bench",
-	"zookeeper_servers": "bench", "driver": "both", "watchdog": "both", "retries": "bench", "batch": "bench", "dispatchers": "bench",
+	"zookeeper_servers": "bench", "driver": "both", "client": "both", "watchdog": "both", "retries": "bench", "batch": "bench", "dispatchers": "bench",
 	"flush_delay": "bench", "load": "bench", "rate": "bench", "warmup": "bench", "distribution": "bench",
 	"zipf_exponent": "bench", "hotspot_ops": "bench", "hotspot_keys": "bench", "auto_extend": "bench",
 	"key_prefix": "bench", "force": "bench", "segment": "bench", "start_at": "bench",

@@ -99,7 +99,7 @@ func (sc *Scenario) ReportsPartial() bool { return sc.kind().reportsPartial }
 // the lock (where an overlapping holder loses an update).
 var settingScopes = func() map[string]scope {
 	out := map[string]scope{}
-	for _, n := range []string{"local", "persistence", "workers", "keys", "ttl", "timeout", "drift_factor", "mode", "wait", "watchdog", "driver",
+	for _, n := range []string{"local", "persistence", "workers", "keys", "ttl", "timeout", "drift_factor", "mode", "wait", "watchdog", "driver", "client",
 		"hold", "hold_distribution", "retry_delay_min", "retry_delay_max", "duration", "seed",
 		"wait_strategy", "wait_time", "backoff_base", "backoff_cap", "notify_timeout",
 		// A replicated set the cell starts (and fails over) itself.

@@ -83,6 +83,9 @@ func (redisTopology) CheckClient(s Settings) error {
 	if err := s.checkRueidislock(); err != nil {
 		return err
 	}
+	if err := s.checkAdapter(); err != nil {
+		return err
+	}
 	if _, err := engine.ParseMode(s.Mode); err != nil {
 		return err
 	}
@@ -228,6 +231,24 @@ func (s Settings) checkRueidislock() error {
 		return fmt.Errorf("watchdog: rueidislock extends its own keys (every ttl/2); leave watchdog and auto_extend unset")
 	case s.WaitStrategy == engine.StrategyNotify:
 		return fmt.Errorf("wait-strategy: notify is the engine's; rueidislock waits on its keys' invalidations itself (give wait_time)")
+	}
+	return nil
+}
+
+// checkAdapter: an external client (an adapter) is the lock client on
+// Redlock's masters or one master, in place of lockbench's driver.
+func (s Settings) checkAdapter() error {
+	switch {
+	case s.Client == "" && !s.IsGiven("client"):
+		return nil
+	case strings.TrimSpace(s.Client) == "":
+		return fmt.Errorf("client: empty; give the adapter's command (docs/adapters.md)")
+	case s.Driver != "lockbench":
+		return fmt.Errorf("driver: %s is lockbench's client; with client the adapter is the lock client (leave driver unset)", s.Driver)
+	case s.TopologyOf() == engine.Replicated:
+		return fmt.Errorf("client: runs on topology redlock or single (the adapter gets the masters' addresses); topology is replicated")
+	case s.AutoExtend:
+		return fmt.Errorf("auto-extend: not with client yet; give watchdog (the adapter's library renews in the background) or neither")
 	}
 	return nil
 }

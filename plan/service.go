@@ -383,6 +383,8 @@ func (s Settings) checkServiceClient(t Topology) error {
 	switch {
 	case len(s.Masters) > 0:
 		return fmt.Errorf("masters: topology %s locks on its own servers; give its external servers (%s) or local: M, not Redis masters", name, FlagName(t.ServersSetting().Name))
+	case s.Client != "":
+		return fmt.Errorf("client: an adapter runs on Redis' servers (topology redlock or single); topology %s has its own client", name)
 	case s.Driver != d.Driver || s.IsGiven("driver"):
 		return fmt.Errorf("driver: %s is a Redis client; topology %s uses its own client (leave driver unset)", s.Driver, name)
 	case s.Mode != d.Mode || s.Wait != d.Wait || s.IsGiven("mode") || s.IsGiven("wait"):

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"lockbench/adapter"
 	"lockbench/drivers/redsyncdriver"
 	"lockbench/engine"
 	"lockbench/lock"
@@ -18,8 +19,17 @@ import (
 // OpenCell: the engine on the cell's masters, its baselines and readings
 // (the workers' lock is the engine, or redsync on the same masters).
 func (c RedisClient) OpenCell(ctx context.Context, env pool.CellEnv) (_ pool.Cell, err error) {
+	return openCell(ctx, env, c.Engine, nil)
+}
+
+// openCell is the cell on eng's masters; lk, when not nil, is the
+// workers' lock already open (an external client's adapter).
+func openCell(ctx context.Context, env pool.CellEnv, eng *engine.Engine, lk *cellLocker) (_ pool.Cell, err error) {
 	s, m := env.Cell.Settings, env.Servers
-	r := &redisCell{env: env, eng: c.Engine}
+	r := &redisCell{env: env, eng: eng}
+	if lk != nil {
+		r.lk = *lk
+	}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -40,7 +50,9 @@ func (c RedisClient) OpenCell(ctx context.Context, env pool.CellEnv) (_ pool.Cel
 	if m.Net != nil {
 		via = m.Net.Addrs(0)
 	}
-	r.lk, err = newLocker(ctx, s, rs.LockConfig(env.Cell.Engine, via), r.eng)
+	if lk == nil {
+		r.lk, err = newLocker(ctx, s, rs.LockConfig(env.Cell.Engine, via), r.eng)
+	}
 	return r, err
 }
 
@@ -83,6 +95,10 @@ func (r *redisCell) Window(rc *workloads.RunConfig) {
 
 func (r *redisCell) Finish(res *results.Run, st *workloads.Stats) {
 	res.Config.Redsync = r.lk.redsync
+	if a := r.lk.adapter; a != nil {
+		res.Config.Adapter = adapterSettings(a)
+		res.Servers = st.ServersOf(r.eng.Addrs()) // the adapter reports no masters: read them by the engine's
+	}
 	r.base.fill(res, r.eng.Addrs())
 	r.win.Finish(res, st)
 	if r.env.Servers.Service.(*RedisServers).Embedded {
@@ -134,7 +150,8 @@ func (b baselines) fill(res *results.Run, addrs []string) {
 type cellLocker struct {
 	lock.Locker
 	redsync       *redsyncdriver.Settings
-	tokenPrefixes []string // besides the engine's
+	adapter       *adapter.Client // an external client (--client)
+	tokenPrefixes []string        // besides the engine's
 	close         func()
 }
 

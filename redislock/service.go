@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"lockbench/adapter"
 	"lockbench/engine"
 	"lockbench/faults"
 	"lockbench/localmasters"
@@ -39,6 +40,11 @@ func init() {
 // The messages name the setting where one is to blame.
 func (redisService) CanServe(c plan.Cell) error {
 	s := c.Settings
+	if s.Client != "" {
+		if err := adapter.CheckCommand(adapter.SplitCommand(s.Client)); err != nil {
+			return err // bad input: the program is the user's, not one this machine lacks
+		}
+	}
 	_, found := localmasters.RedisServerPath()
 	embedded := s.Embedded == "always" || (s.Embedded == "auto" && !found)
 	switch {
@@ -96,9 +102,17 @@ func (redisService) Start(ctx context.Context, c plan.Cell, log io.Writer) (_ se
 
 // NewClient is the engine on the configuration ClientConfig made.
 func (redisService) NewClient(ctx context.Context, raw json.RawMessage) (service.Client, error) {
-	var cfg engine.Config
-	if err := json.Unmarshal(raw, &cfg); err != nil {
+	var cc clientConfig
+	if err := json.Unmarshal(raw, &cc); err != nil {
 		return nil, fmt.Errorf("redis client config: %w", err)
+	}
+	cfg := cc.Config
+	if cc.Client != "" {
+		a, err := startAdapter(ctx, cc.Client, cfg, cc.Workers)
+		if err != nil {
+			return nil, err
+		}
+		return adapterClient{Client: a, cfg: cfg}, nil
 	}
 	if cfg.Driver == rueidislockdriver.Name {
 		return rueidislockdriver.New(ctx, cfg)
@@ -208,7 +222,7 @@ func (r *RedisServers) Record(cc *results.CellConfig, _ results.Settings) {
 // ClientConfig is the cell's engine configuration pointed at these
 // masters as a client dials them: via its proxies, or the Sentinels.
 func (r *RedisServers) ClientConfig(c plan.Cell, via []string) (json.RawMessage, error) {
-	return json.Marshal(r.LockConfig(c.Engine, via))
+	return json.Marshal(clientConfig{Config: r.LockConfig(c.Engine, via), Client: c.Settings.Client, Workers: c.Settings.Workers})
 }
 
 // LockConfig is cfg pointed at the masters (via: through these proxies),

@@ -16,6 +16,9 @@ type CellConfig struct {
 	Service *ServiceSettings `json:"service,omitempty"`
 	Version string           `json:"lockbench_version"`
 	Redsync *RedsyncSettings `json:"redsync,omitempty"`
+	// Adapter is the external lock client a cell ran (--client): its
+	// library as its adapter named it, and what lockbench saw of it.
+	Adapter *AdapterSettings `json:"adapter,omitempty"`
 	// Expect are the cell's own rules (any cell's: a sweep may carry
 	// them), metric → condition, and ExpectFailed the ones it did not
 	// meet; in the JSON beside a fault cell's part, as they always were.
@@ -59,6 +62,23 @@ type ServiceSettings struct {
 	// Baseline names the plain round trip acquires are compared with
 	// ("etcd's Put round trip").
 	Baseline string `json:"baseline"`
+}
+
+// AdapterSettings are the external client a cell ran (--client).
+type AdapterSettings struct {
+	Library  string `json:"library"`
+	Version  string `json:"version"`
+	Language string `json:"language,omitempty"`
+	// Capabilities are the ones it claimed (extend, auto_extend, fence,
+	// lost_notice); Validity how it computes what is left of a lock.
+	Capabilities []string `json:"capabilities"`
+	Validity     string   `json:"validity"`
+	// LateGrants came after lockbench stopped waiting (released at once),
+	// Indefinite are failures that may have happened, Cancels requests
+	// lockbench gave up on.
+	LateGrants int64 `json:"late_grants"`
+	Indefinite int64 `json:"indefinite"`
+	Cancels    int64 `json:"cancels"`
 }
 
 // RedsyncSettings are the terms the redsync driver ran on.

@@ -116,7 +116,11 @@ type Settings struct {
 	MemberLatency Duration `yaml:"member_latency" json:"member_latency,omitempty"`
 
 	// Lock client
-	Driver      string   `yaml:"driver" json:"driver"`
+	Driver string `yaml:"driver" json:"driver"`
+	// Client is an external lock client: its adapter's command, a program
+	// and its plain arguments (docs/adapters.md), run in place of
+	// lockbench's own client on the design's servers.
+	Client      string   `yaml:"client" json:"client,omitempty"`
 	Mode        string   `yaml:"mode" json:"mode"`
 	Wait        string   `yaml:"wait" json:"wait"`
 	TTL         Duration `yaml:"ttl" json:"ttl"`

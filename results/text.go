@@ -33,6 +33,10 @@ func printRunHeader(w io.Writer, r *Run, s Settings) {
 	if service {
 		client = "wait-strategy=" + s.WaitStrategy
 	}
+	if r.Config != nil && r.Config.Adapter != nil { // an external client: its library, not lockbench's driver
+		a := r.Config.Adapter
+		client = fmt.Sprintf("client=%s %s", a.Library, a.Version)
+	}
 	ttl := "ttl=" + s.TTL.String()
 	if service && r.Config.Service.LeaseTTL == 0 {
 		ttl = "no lease"
@@ -52,7 +56,11 @@ func printRunHeader(w io.Writer, r *Run, s Settings) {
 // topologyText is what the lock ran on: "5 masters", "topology single: 1
 // master", "topology replicated: 1 master, 2 replicas, 3 sentinels, WAIT 1".
 func topologyText(r *Run, s Settings) string {
-	masters := fmt.Sprintf("%d masters", len(r.Outcomes.PerMaster))
+	n := len(r.Outcomes.PerMaster)
+	if n == 0 && r.Config != nil { // a client without per-master outcomes (an adapter's)
+		n = r.Config.N()
+	}
+	masters := fmt.Sprintf("%d masters", n)
 	rec := s
 	if r.Config != nil {
 		rec = r.Config.Settings // as it ran: counts filled in

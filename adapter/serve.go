@@ -1,0 +1,260 @@
+package adapter
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"lockbench/lock"
+)
+
+// Open makes the Go lock library a served adapter drives from hello: its
+// Locker (an Extender too when it extends) and what hello_ok says of it.
+type Open func(ctx context.Context, hello Msg) (lock.Locker, HelloOK, error)
+
+// Serve is the adapter side of the protocol for a Go Locker: hello, then
+// every request on its own goroutine, replies as they come. It returns
+// at EOF on in, once its held locks are released.
+func Serve(in io.Reader, out io.Writer, open Open) error {
+	s := &server{w: newLineWriter(out), inflight: map[int64]context.CancelFunc{}, held: map[string]*lock.Lock{}}
+	defer s.w.close()
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	if !sc.Scan() {
+		return errors.New("no hello on stdin")
+	}
+	if err := s.hello(sc.Bytes(), open); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	for sc.Scan() {
+		var m Msg
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			return fmt.Errorf("malformed request %s", firstBytes(sc.Bytes()))
+		}
+		s.serve(&wg, m)
+	}
+	s.cancelAll()
+	wg.Wait()
+	s.releaseAll()
+	return sc.Err()
+}
+
+// server is one served session.
+type server struct {
+	w        *lineWriter
+	lk       lock.Locker
+	caps     Capabilities
+	mu       sync.Mutex
+	inflight map[int64]context.CancelFunc
+	held     map[string]*lock.Lock // by token
+}
+
+func (s *server) hello(line []byte, open Open) error {
+	var m Msg
+	if err := json.Unmarshal(line, &m); err != nil || m.Type != TypeHello {
+		return fmt.Errorf("first line is not hello: %s", firstBytes(line))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lk, ok, err := open(ctx, m)
+	if err != nil {
+		s.w.send(Msg{Type: TypeError, InReplyTo: m.ID, Code: "hello_failed", Reason: err.Error()})
+		return err
+	}
+	s.lk, s.caps = lk, ok.Capabilities
+	s.w.send(Msg{Type: TypeHelloOK, InReplyTo: m.ID, Protocol: ProtocolVersion, Library: &ok.Library,
+		Capability: &ok.Capabilities, Validity: &ok.Validity})
+	return nil
+}
+
+// serve answers one request (cancel: none; it ends one in flight).
+func (s *server) serve(wg *sync.WaitGroup, m Msg) {
+	var do func(context.Context, Msg) Msg
+	switch m.Type {
+	case TypeAcquire:
+		do = s.acquire
+	case TypeRelease:
+		do = s.release
+	case TypeExtend:
+		do = s.extend
+	case TypeCancel:
+		s.mu.Lock()
+		if cancel := s.inflight[m.Cancels]; cancel != nil {
+			cancel()
+		}
+		s.mu.Unlock()
+		return
+	default:
+		s.w.send(Msg{Type: TypeError, InReplyTo: m.ID, Code: "not_supported", Reason: fmt.Sprintf("unknown request type %q", m.Type)})
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.mu.Lock()
+	s.inflight[m.ID] = cancel
+	s.mu.Unlock()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r := do(ctx, m)
+		s.mu.Lock()
+		delete(s.inflight, m.ID)
+		s.mu.Unlock()
+		cancel()
+		r.InReplyTo = m.ID
+		s.w.send(r)
+	}()
+}
+
+func (s *server) acquire(ctx context.Context, m Msg) Msg {
+	t := time.Now()
+	l, res := s.lk.Acquire(ctx, m.Key)
+	elapsed := ms(time.Since(t))
+	switch {
+	case l != nil && res.Acquired:
+		s.keep(l)
+		return Msg{Type: TypeGranted, Token: l.Token, ValidityMs: ms(validUntil(l).Sub(time.Now())), Fence: l.Fence,
+			Attempts: res.Attempts, ElapsedMs: elapsed}
+	case res.Err != nil:
+		return Msg{Type: TypeRefused, Reason: "cancelled", Attempts: res.Attempts, ElapsedMs: elapsed}
+	case res.Taken || slices.Contains(res.PerMaster, lock.Taken) || res.Successes >= lock.Quorum(len(res.PerMaster)):
+		return Msg{Type: TypeRefused, Reason: "held by another", Attempts: res.Attempts, ElapsedMs: elapsed}
+	}
+	// Not enough servers answered: the library released what it set.
+	return Msg{Type: TypeFailed, Definite: boolp(true), Reason: "no quorum of servers answered", Attempts: res.Attempts, ElapsedMs: elapsed}
+}
+
+// validUntil is a held lock's end as its library last knew it.
+func validUntil(l *lock.Lock) time.Time {
+	if l.Until != nil {
+		return l.Until()
+	}
+	return l.ValidUntil
+}
+
+// keep files a granted lock, and sends lost when its library ends it.
+func (s *server) keep(l *lock.Lock) {
+	s.mu.Lock()
+	s.held[l.Token] = l
+	s.mu.Unlock()
+	if l.Lost == nil {
+		return
+	}
+	go func() {
+		<-l.Lost
+		s.mu.Lock()
+		_, still := s.held[l.Token]
+		s.mu.Unlock()
+		if still {
+			s.w.send(Msg{Type: TypeLost, Key: l.Key, Token: l.Token, Reason: "renewal failed"})
+		}
+	}()
+}
+
+func (s *server) take(token string) *lock.Lock {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.held[token]
+	delete(s.held, token)
+	return l
+}
+
+func (s *server) release(ctx context.Context, m Msg) Msg {
+	l := s.take(m.Token)
+	if l == nil {
+		return Msg{Type: TypeRefused, Reason: "not held"}
+	}
+	t := time.Now()
+	if r := s.lk.Release(context.WithoutCancel(ctx), l); !r.OK {
+		return Msg{Type: TypeRefused, Reason: "not held on any server", ElapsedMs: ms(time.Since(t))}
+	}
+	return Msg{Type: TypeReleased, ElapsedMs: ms(time.Since(t))}
+}
+
+func (s *server) extend(ctx context.Context, m Msg) Msg {
+	ext, ok := s.lk.(lock.Extender)
+	s.mu.Lock()
+	l := s.held[m.Token]
+	s.mu.Unlock()
+	switch {
+	case !ok || !s.caps.Extend:
+		return Msg{Type: TypeError, Code: "not_supported", Reason: "this library does not extend"}
+	case l == nil:
+		return Msg{Type: TypeRefused, Reason: "not held"}
+	}
+	t := time.Now()
+	r := ext.Extend(ctx, l, time.Duration(m.TTLms)*time.Millisecond)
+	if !r.OK {
+		return Msg{Type: TypeRefused, Reason: "not extended within its validity", ElapsedMs: ms(time.Since(t))}
+	}
+	return Msg{Type: TypeExtended, ValidityMs: ms(time.Until(l.ValidUntil)), ElapsedMs: ms(time.Since(t))}
+}
+
+func (s *server) cancelAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, cancel := range s.inflight {
+		cancel()
+	}
+}
+
+// releaseAll releases what lockbench left held as it went away.
+func (s *server) releaseAll() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.mu.Lock()
+	held := s.held
+	s.held = map[string]*lock.Lock{}
+	s.mu.Unlock()
+	for _, l := range held {
+		s.lk.Release(ctx, l)
+	}
+}
+
+// lineWriter writes messages as lines from any goroutine, flushing when
+// no other waits: replies share writes under load.
+type lineWriter struct {
+	mu     sync.Mutex // closed and sends: a late lost notice must not write after close
+	closed bool
+	ch     chan []byte
+	done   chan struct{}
+}
+
+func newLineWriter(out io.Writer) *lineWriter {
+	lw := &lineWriter{ch: make(chan []byte, 1024), done: make(chan struct{})}
+	go func() {
+		defer close(lw.done)
+		w := bufio.NewWriterSize(out, 64<<10)
+		for line := range lw.ch {
+			_, _ = w.Write(line)
+			if len(lw.ch) == 0 {
+				_ = w.Flush()
+			}
+		}
+		_ = w.Flush()
+	}()
+	return lw
+}
+
+func (lw *lineWriter) send(m Msg) {
+	line, _ := json.Marshal(m)
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if !lw.closed {
+		lw.ch <- append(line, '\n')
+	}
+}
+
+func (lw *lineWriter) close() {
+	lw.mu.Lock()
+	lw.closed = true
+	close(lw.ch)
+	lw.mu.Unlock()
+	<-lw.done
+}

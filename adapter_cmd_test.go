@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"lockbench/internal/adaptertest"
+	"lockbench/internal/redistest"
+)
+
+var (
+	refOnce sync.Once
+	refPath string
+	refErr  error
+)
+
+// referenceAdapter builds cmd/lockbench-adapter-redlock once.
+func referenceAdapter(t *testing.T) string {
+	t.Helper()
+	refOnce.Do(func() {
+		refPath = filepath.Join(filepath.Dir(binary), "lockbench-adapter-redlock")
+		if out, err := exec.Command("go", "build", "-o", refPath, "./cmd/lockbench-adapter-redlock").CombinedOutput(); err != nil {
+			refErr = &exec.Error{Name: "go build: " + string(out), Err: err}
+		}
+	})
+	if refErr != nil {
+		t.Fatal(refErr)
+	}
+	return refPath
+}
+
+// fakeAdapter is this test binary as a fake adapter broken as mode says.
+func fakeAdapter(t *testing.T, mode string) string {
+	t.Setenv(adaptertest.Env, mode)
+	return os.Args[0]
+}
+
+// A client that is no program: one line naming the setting, exit 2,
+// nothing started (no masters).
+func TestRunClientNotExecutable(t *testing.T) {
+	for _, cmd := range []string{"/nonexistent/adapter", "README.md"} {
+		_, stderr, code := lockbench(t, "run", "--local", "3", "--duration", "1s", "--client", cmd)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(stderr, "client: \""+cmd+"\" is not an executable program") {
+			t.Errorf("--client %s: exit %d, stderr %q; want exit 2 and one line naming client", cmd, code, stderr)
+		}
+	}
+	_, stderr, code := lockbench(t, "run", "--topology", "replicated", "--client", os.Args[0])
+	if code != 2 || !strings.Contains(stderr, "client: runs on topology redlock or single") {
+		t.Errorf("--client on replicated: exit %d, %q", code, stderr)
+	}
+}
+
+// The reference adapter runs a benchmark cell: its library in the
+// result, locks acquired, exit 0.
+func TestRunClientReference(t *testing.T) {
+	redistest.Require(t)
+	ref := referenceAdapter(t)
+	stdout, stderr, code := lockbench(t, "run", "--local", "3", "--duration", "2s", "--warmup", "0s", "--workers", "4", "--json", "--client", ref)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	lib, _ := lookup(res, "config.adapter.library")
+	acq, _ := lookup(res, "outcomes.acquired")
+	if lib != "lockbench-engine" || acq.(float64) < 10 {
+		t.Fatalf("adapter %v, acquired %v: %s", lib, acq, stdout)
+	}
+}
+
+// A client that breaks mid-cell fails the run (exit 1) naming what it
+// did, with its exit status and last stderr lines when it exited; the
+// masters are stopped.
+func TestRunClientBreaksMidCell(t *testing.T) {
+	redistest.Require(t)
+	for _, tc := range []struct{ mode, seen string }{
+		{"crash-after:200", "exited (exit status 3); its last stderr lines: fake adapter: about to crash | panic: boom"},
+		{"garbage-after:200", `malformed line "Traceback (most recent call last)`},
+		{"unknown-id-after:200", "reply to id 999999, which no request is waiting for"},
+		{"hang-after:200", "stopped answering: no reply to "},
+		{"no-hello", "no hello_ok within 2s"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Setenv("LOCKBENCH_ADAPTER_REPLY_BOUND", "2s")
+			_, stderr, code := lockbench(t, "run", "--local", "3", "--duration", "20s", "--warmup", "0s", "--workers", "4", "--ttl", "1s",
+				"--client", fakeAdapter(t, tc.mode))
+			if code != 1 || !strings.Contains(stderr, tc.seen) {
+				t.Fatalf("exit %d, want 1 with %q; stderr:\n%s", code, tc.seen, stderr)
+			}
+			for _, addr := range startedMasters(stderr) {
+				if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+					c.Close()
+					t.Errorf("master %s still up after the run ended", addr)
+				}
+			}
+		})
+	}
+}
+
+// startedMasters are the masters' addresses the run's log names.
+func startedMasters(stderr string) []string {
+	_, after, ok := strings.Cut(stderr, "persistence none) on ")
+	if !ok {
+		return nil
+	}
+	line, _, _ := strings.Cut(after, "\n")
+	return strings.Fields(line)
+}

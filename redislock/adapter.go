@@ -1,0 +1,86 @@
+package redislock
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"lockbench/adapter"
+	"lockbench/engine"
+	"lockbench/pool"
+	"lockbench/results"
+	"lockbench/service"
+)
+
+// clientConfig is a Redis client's config: the engine's, and an external
+// client's adapter command when the cell runs one (--client), with the
+// most requests it will have in flight (its workers).
+type clientConfig struct {
+	engine.Config
+	Client  string `json:",omitempty"`
+	Workers int    `json:",omitempty"`
+}
+
+// adapterClient is an external client on Redis' masters, as a lock
+// service's client: no plain write of its own, its calls not counted.
+type adapterClient struct {
+	*adapter.Client
+	service.ClientBase
+	cfg engine.Config
+}
+
+// OpenCell: a benchmark cell on the masters, measured as the engine's
+// (per-master baselines, command counters), the adapter its workers' lock.
+func (c adapterClient) OpenCell(ctx context.Context, env pool.CellEnv) (pool.Cell, error) {
+	eng, err := engine.New(ctx, c.cfg)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return openCell(ctx, env, eng, &cellLocker{Locker: c.Client, adapter: c.Client, close: c.Close})
+}
+
+// startAdapter runs the cell's adapter on cfg's masters (a fault cell's
+// client: through its proxies), told the design's settings.
+func startAdapter(ctx context.Context, command string, cfg engine.Config, workers int) (*adapter.Client, error) {
+	return adapter.Start(ctx, adapter.Options{Argv: adapter.SplitCommand(command), Stderr: os.Stderr, Hello: adapterHello(cfg, workers)})
+}
+
+// adapterHello is what the adapter is told: the masters, the TTL, how
+// long an acquire may keep trying, and the engine's settings by name.
+func adapterHello(cfg engine.Config, workers int) adapter.Hello {
+	topology := cfg.Topology
+	if topology == "" {
+		topology = engine.Redlock
+	}
+	return adapter.Hello{Servers: cfg.Masters, TTL: cfg.TTL, Wait: waitBound(cfg), MaxFlight: max(workers, 1), Settings: map[string]any{
+		"topology": string(topology), "mode": string(cfg.Mode), "wait": string(cfg.Wait), "timeout_ms": cfg.Timeout.Milliseconds(),
+		"drift_factor": cfg.DriftFactor, "retries": cfg.Retries, "retry_delay_min_ms": cfg.RetryMin.Milliseconds(),
+		"retry_delay_max_ms": cfg.RetryMax.Milliseconds(), "wait_time_ms": cfg.WaitTime.Milliseconds(),
+		"wait_strategy": cfg.Strategy, "watchdog": cfg.Watchdog}}
+}
+
+// waitBound is the longest an acquire of these settings keeps trying:
+// its wait time, or its retries' delays and per-master timeouts.
+func waitBound(cfg engine.Config) time.Duration {
+	if cfg.WaitTime > 0 {
+		return cfg.WaitTime
+	}
+	return time.Duration(cfg.Retries)*(cfg.RetryMax+cfg.Timeout) + cfg.Timeout
+}
+
+// adapterSettings are what a result records of the adapter.
+func adapterSettings(a *adapter.Client) *results.AdapterSettings {
+	h := a.Hello()
+	out := &results.AdapterSettings{Library: h.Library.Name, Version: h.Library.Version, Language: h.Library.Language,
+		Capabilities: []string{}, Validity: h.Validity.Method, LateGrants: a.LateGrants(), Indefinite: a.Indefinite(), Cancels: a.Cancels()}
+	for _, c := range []struct {
+		name string
+		on   bool
+	}{{"extend", h.Capabilities.Extend}, {"auto_extend", h.Capabilities.AutoExtend}, {"fence", h.Capabilities.Fence}, {"lost_notice", h.Capabilities.LostNotice}} {
+		if c.on {
+			out.Capabilities = append(out.Capabilities, c.name)
+		}
+	}
+	return out
+}
