@@ -47,3 +47,13 @@ func DesignNames() []string {
 	}
 	return out
 }
+
+// DesignNamed finds a design by name.
+func DesignNamed(name string) (Design, bool) {
+	for _, d := range Designs() {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Design{}, false
+}

@@ -56,32 +56,40 @@ const (
 // absences say, for a topology under a fault, why no cell runs: the
 // design has no such part (not applicable), or lockbench cannot make the
 // fault there yet (not supported yet, and why). The page shows these
-// words, never the settings check's.
-var absences = map[string]map[string][2]string{
+// words, never the settings check's. A not-applicable pair is judged
+// (judgedOn): "immune" where the hazard cannot happen at all, else the
+// fault that stands for it on this design (a single server's crash is
+// what a leader kill or a failover would be there).
+type absence struct{ state, why, judgedOn string }
+
+var absences = map[string]map[string]absence{
 	"leader-kill": {
-		"redlock":     {NotApplicable, "Redlock has no leader: its masters are independent (crash is its server fault)"},
-		"single":      {NotApplicable, "one master, no replica: no leader to lose over (crash is its server fault)"},
-		"postgres":    {NotApplicable, "one server, no standby: no primary to fail over (crash is its server fault)"},
-		"rueidislock": {NotApplicable, "one master, no replica: no leader to lose over (crash is its server fault)"},
+		"redlock":     {NotApplicable, "Redlock has no leader: its masters are independent (crash is its server fault)", "crash"},
+		"single":      {NotApplicable, "one master, no replica: no leader to lose over (crash is its server fault)", "crash"},
+		"postgres":    {NotApplicable, "one server, no standby: no primary to fail over (crash is its server fault)", "crash"},
+		"rueidislock": {NotApplicable, "one master, no replica: no leader to lose over (crash is its server fault)", "crash"},
 	},
 	"lag-failover": {
-		"redlock":     {NotApplicable, "no replication: Redlock's masters are independent"},
-		"single":      {NotApplicable, "no replication: one master"},
-		"rueidislock": {NotApplicable, "no replication: one master"},
-		"postgres":    {NotApplicable, "one server, no standby: no replication to lag (the replica designs take it)"},
-		"etcd":        {NotSupported, "a lagging member needs delayed peer links, which lockbench cannot add without netem (it cuts them); Raft elects only a member holding every committed entry"},
-		"zookeeper":   {NotSupported, "a lagging server needs delayed peer links, which lockbench cannot add without netem (it cuts them); ZAB elects only a server holding every committed proposal"},
+		"redlock":     {NotApplicable, "no replication: Redlock's masters are independent (crash is its server fault)", "crash"},
+		"single":      {NotApplicable, "no replication: one master (crash is its server fault)", "crash"},
+		"rueidislock": {NotApplicable, "no replication: one master (crash is its server fault)", "crash"},
+		"postgres":    {NotApplicable, "one server, no standby: no replication to lag (the replica designs take it; crash is its server fault)", "crash"},
+		"etcd":        {NotSupported, "a lagging member needs delayed peer links, which lockbench cannot add without netem (it cuts them); Raft elects only a member holding every committed entry", ""},
+		"zookeeper":   {NotSupported, "a lagging server needs delayed peer links, which lockbench cannot add without netem (it cuts them); ZAB elects only a server holding every committed proposal", ""},
 	},
 	"partition-holder": {
-		"replicated": {NotSupported, "its clients reach the master Sentinel names directly, with no proxy to cut (a client process in a network namespace of its own, ip netns, would allow it: not built yet)"},
+		"replicated": {NotSupported, "its clients reach the master Sentinel names directly, with no proxy to cut (a client process in a network namespace of its own, ip netns, would allow it: not built yet)", ""},
 	},
 	"clock-jump": {
-		"replicated": {NotSupported, "the fake clock runs Redlock's and one master's servers; a replicated set's master and replicas start without it"},
-		"etcd":       {NotSupported, "libfaketime does not move a Go program's clock (etcd's or lockbench's)"},
-		"zookeeper":  {NotSupported, "libfaketime is not shown to move a JVM's clock"},
-		"postgres":   {NotApplicable, "an advisory lock has no expiry: it lives as long as its holder's session, whatever the server's clock"},
+		"replicated": {NotSupported, "the fake clock runs Redlock's and one master's servers; a replicated set's master and replicas start without it", ""},
+		"etcd":       {NotSupported, "libfaketime does not move a Go program's clock (etcd's or lockbench's)", ""},
+		"zookeeper":  {NotSupported, "libfaketime is not shown to move a JVM's clock", ""},
+		"postgres":   {NotApplicable, "an advisory lock has no expiry: it lives as long as its holder's session, whatever the server's clock", Immune},
 	},
 }
+
+// Immune is MatrixJudgedOn's word for a pair whose hazard cannot happen.
+const Immune = "immune"
 
 // fixedTTLAbsence is a fixed-TTL design under a fault whose holds outlast
 // its TTL.
@@ -94,7 +102,30 @@ func MatrixAbsence(d Design, f MatrixFault) (state, why string, ok bool) {
 		return NotApplicable, fixedTTLAbsence, true
 	}
 	a, ok := absences[f.Name][d.Topology()]
-	return a[0], a[1], ok
+	return a.state, a.why, ok
+}
+
+// MatrixJudgedOnNamed is MatrixJudgedOn by the design's and the fault's
+// names ("" for a name it does not know).
+func MatrixJudgedOnNamed(design, fault string) string {
+	d, ok1 := DesignNamed(design)
+	f, ok2 := MatrixFaultNamed(fault)
+	if !ok1 || !ok2 {
+		return ""
+	}
+	return MatrixJudgedOn(d, f)
+}
+
+// MatrixJudgedOn is how a need under fault f is judged on design d where
+// no cell runs: Immune (met: the hazard cannot happen), another fault's
+// name (judged on that fault's cell, which stands for it there), or ""
+// (not met: not supported yet, or a lock of fixed TTL under holds past
+// it).
+func MatrixJudgedOn(d Design, f MatrixFault) string {
+	if f.LongHold && d.FixedTTL {
+		return ""
+	}
+	return absences[f.Name][d.Topology()].judgedOn
 }
 
 // Topology is the design's topology, as its settings name it.

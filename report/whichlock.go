@@ -29,6 +29,10 @@ type WhichLockPlan struct {
 	// fault there yet.
 	NotApplicable map[string]map[string]string `json:"not_applicable,omitempty"`
 	Unsupported   map[string]map[string]string `json:"unsupported"`
+	// JudgedOn: design → fault → how a need under a not-applicable pair
+	// is judged: "immune" (met), or the fault whose cell stands for it.
+	// Plans written before it get today's words (JudgedOnOf).
+	JudgedOn map[string]map[string]string `json:"judged_on,omitempty"`
 	// NotMeasured: design → fault → the program this machine lacked.
 	NotMeasured map[string]map[string]string `json:"not_measured,omitempty"`
 	// PriceCells: which benchmark cells price each design (capacity, one
@@ -91,6 +95,9 @@ type MatrixCell struct {
 	Lost      *Outcome `json:"data_lost,omitempty"`
 	InPromise *Outcome `json:"exclusion_broken_in_promise,omitempty"`
 	Down      *Outage  `json:"unavailable,omitempty"`
+	// JudgedOn: a not-applicable cell's "immune" (it meets a need under
+	// its fault) or the fault whose cell stands for it.
+	JudgedOn string `json:"judged_on,omitempty"`
 	// Past: guarded writes acknowledged after the last commit the promoted
 	// node had, in the runs that counted them (nil: none did).
 	Past    *Outcome `json:"writes_past_promoted,omitempty"`
@@ -126,6 +133,9 @@ type MatrixRow struct {
 	Meets        bool         `json:"meets"`
 	// Reasons are every reason the row does not meet the needs.
 	Reasons []string `json:"reasons,omitempty"`
+	// MetBy: how a row that meets the needs met those no cell of its own
+	// judged (immune, or on the fault standing in).
+	MetBy []string `json:"met_by,omitempty"`
 	// Survived counts the faults measured with neither outcome broken in
 	// any run, of Judged faults measured (the quiet cell not counted).
 	Survived int `json:"faults_survived"`
@@ -173,7 +183,28 @@ func readWhichLockPlan(dir string) (*WhichLockPlan, error) {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, fmt.Errorf("%s: %w", WhichLockFile, err)
 	}
+	if p.JudgedOn == nil && JudgedOnOf != nil {
+		p.JudgedOn = map[string]map[string]string{}
+		for d, fs := range p.NotApplicable {
+			for f := range fs {
+				if on := JudgedOnOf(d, f); on != "" {
+					noteJudged(p.JudgedOn, d, f, on)
+				}
+			}
+		}
+	}
 	return &p, nil
+}
+
+// JudgedOnOf is how today's matrix judges a not-applicable pair (set by
+// the package that plans the matrix; nil: such pairs fail a need).
+var JudgedOnOf func(design, fault string) string
+
+func noteJudged(m map[string]map[string]string, d, f, on string) {
+	if m[d] == nil {
+		m[d] = map[string]string{}
+	}
+	m[d][f] = on
 }
 
 // NeedsFor reads needs for the which-lock run in dir, against the faults
@@ -240,6 +271,9 @@ func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells 
 		row.Reasons = p.Needs.judge(row, p.Faults)
 		row.Meets = p.Needs.Any() && len(row.Reasons) == 0
 		if row.Meets {
+			row.MetBy = p.Needs.metBy(row, p.Faults)
+		}
+		if row.Meets {
 			w.Recommend = append(w.Recommend, d)
 		}
 		w.Rows = append(w.Rows, row)
@@ -300,7 +334,7 @@ func (r MatrixRow) priceSource() string {
 // applicable or not supported (with why) or not measured.
 func matrixCell(p *WhichLockPlan, d, f string, byName map[string]int, cells []CellSummary, loaded []*cell) MatrixCell {
 	if why, ok := p.NotApplicable[d][f]; ok {
-		return MatrixCell{State: stateNotApplicable, Why: why, Cell: -1}
+		return MatrixCell{State: stateNotApplicable, Why: why, JudgedOn: p.JudgedOn[d][f], Cell: -1}
 	}
 	if why, ok := p.Unsupported[d][f]; ok {
 		return MatrixCell{State: stateUnsupported, Why: why, Cell: -1}
@@ -413,11 +447,54 @@ func (n Needs) judge(r MatrixRow, faults []string) []string {
 			why = append(why, fmt.Sprintf("%s: fault %s was not run", need.Words(), need.Fault))
 			continue
 		}
-		if w := need.unmet(r.Faults[i]); w != "" {
+		if w := need.unmetOn(r, faults, i); w != "" {
 			why = append(why, need.Words()+": "+w)
 		}
 	}
 	return why
+}
+
+// unmetOn is need.unmet on row r's cell under faults[i], or, where that
+// pair is not applicable, on what it is judged on: immune meets it, a
+// standing-in fault's cell judges it (and the reason says so).
+func (need Need) unmetOn(r MatrixRow, faults []string, i int) string {
+	c := r.Faults[i]
+	if c.State != stateNotApplicable || c.JudgedOn == "" {
+		return need.unmet(c)
+	}
+	if c.JudgedOn == immune {
+		return ""
+	}
+	j := slices.Index(faults, c.JudgedOn)
+	if j < 0 {
+		return fmt.Sprintf("%s, judged on %s, which was not run", c.State, c.JudgedOn)
+	}
+	if w := need.unmet(r.Faults[j]); w != "" {
+		return fmt.Sprintf("%s here (%s), judged on %s: %s", c.State, c.Why, c.JudgedOn, w)
+	}
+	return ""
+}
+
+// immune is a not-applicable pair whose hazard cannot happen (plan.Immune).
+const immune = "immune"
+
+// metBy says how row r meets its needs where a cell did not judge them
+// itself: immune, or judged on the fault standing in (none: "").
+func (n Needs) metBy(r MatrixRow, faults []string) []string {
+	var out []string
+	for _, need := range n.all() {
+		i := slices.Index(faults, need.Fault)
+		if i < 0 || r.Faults[i].State != stateNotApplicable || r.Faults[i].JudgedOn == "" {
+			continue
+		}
+		c := r.Faults[i]
+		if c.JudgedOn == immune {
+			out = append(out, fmt.Sprintf("%s: immune (%s)", need.Words(), c.Why))
+		} else {
+			out = append(out, fmt.Sprintf("%s: judged on %s (%s)", need.Words(), c.JudgedOn, c.Why))
+		}
+	}
+	return out
 }
 
 // unmet says how cell c falls short of the need ("": it meets it).

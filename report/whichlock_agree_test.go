@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func colourAgrees(class, text string) string {
 	_, judged := broken["lost"]
 	var want string
 	switch {
-	case text == stateNotApplicable:
+	case text == stateNotApplicable || strings.HasPrefix(text, stateNotApplicable+": "):
 		want = "na"
 	case text == stateUnsupported:
 		want = "ns"
@@ -82,6 +83,12 @@ func checkPage(t *testing.T, w *WhichLock, page string) {
 		}
 		for _, need := range w.Needs.all() {
 			c := r.Faults[indexOf(w.Faults, need.Fault)]
+			if c.State == stateNotApplicable && c.JudgedOn == immune {
+				continue // met: the hazard cannot happen (the page says why)
+			}
+			if c.State == stateNotApplicable && c.JudgedOn != "" {
+				c = r.Faults[indexOf(w.Faults, c.JudgedOn)] // judged on the fault standing in
+			}
 			if c.State != stateMeasured {
 				t.Errorf("%s recommended for %q, its cell %s", r.Design, need.Words(), c.State)
 				continue
@@ -180,5 +187,36 @@ func TestCommittedWhichLockAgrees(t *testing.T) {
 	other := Needs{Under: []Need{{NoOverlap, "pause-holder", 0}}}
 	if _, page := again(&other); page == string(committed) {
 		t.Error("other needs give the same page")
+	}
+}
+
+// Two kinds of "not applicable" on the committed run: immune meets a need
+// and says why (an advisory lock and a clock jump); no such part is judged
+// on the fault standing in, and the reason says so (one master's leader
+// kill is its crash).
+func TestNotApplicableImmuneOrStandIn(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(committedWhichLock)); err != nil {
+		t.Fatal(err)
+	}
+	judge := func(needs Needs) *WhichLock {
+		s, err := Build([]string{dir}, Options{OutDir: dir, Formats: []string{"json"}, Needs: &needs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.WhichLock
+	}
+	w := judge(Needs{SafeUnder: []string{"clock-jump"}})
+	for _, d := range []string{"postgres", "postgres-guarded", "postgres-replica", "postgres-replica-guarded"} {
+		i := slices.IndexFunc(w.Rows, func(r MatrixRow) bool { return r.Design == d })
+		if !slices.Contains(w.Recommend, d) || i < 0 || len(w.Rows[i].MetBy) != 1 || !strings.Contains(w.Rows[i].MetBy[0], "immune (an advisory lock has no expiry") {
+			t.Errorf("--need clock-jump: %s not recommended as immune (recommended %v)", d, w.Recommend)
+		}
+	}
+	w = judge(Needs{SafeUnder: []string{"leader-kill"}})
+	for _, r := range w.Rows {
+		if r.Design == "single" && (r.Meets || !strings.Contains(strings.Join(r.Reasons, ";"), "judged on crash: updates lost in 3 of 3 runs")) {
+			t.Errorf("single under leader-kill: meets %v, reasons %q; want its crash's lost updates", r.Meets, r.Reasons)
+		}
 	}
 }

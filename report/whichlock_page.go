@@ -67,6 +67,14 @@ func (c MatrixCell) Text() string {
 		}
 		return c.State
 	case stateMeasured:
+	case stateNotApplicable:
+		switch c.JudgedOn {
+		case "":
+			return c.State
+		case immune:
+			return c.State + ": immune"
+		}
+		return c.State + ": judged on " + c.JudgedOn
 	default:
 		return c.State
 	}
@@ -173,7 +181,7 @@ var legend = []struct{ Class, Text string }{
 	{"down", "nothing granted after the fault to the end of the cell: unavailable, safety not judged"},
 	{"nx", "not exercised: no fault met a holder inside its critical section when its lock could be handed on (never safe)"},
 	{"nj", "not judged (the cell showed too little to say) or not measured (no result)"},
-	{"na", "not applicable: the design has no such part"},
+	{"na", "not applicable: the design has no such part; \"immune\" where the hazard cannot happen (meets a need under it), \"judged on F\" where fault F's cell stands for it"},
 	{"ns", "not supported by lockbench yet (why, below)"},
 }
 
@@ -369,6 +377,15 @@ func (w *WhichLock) needsMarkdown() string {
 		meets = strings.Join(w.Recommend, ", ")
 	}
 	t := fmt.Sprintf("## Your needs: %s\n\nMeet them: %s.\n\n", w.Needs.String(), meets)
+	var met []string
+	for _, r := range w.Rows {
+		for _, m := range r.MetBy {
+			met = append(met, fmt.Sprintf("- %s: %s", r.Design, m))
+		}
+	}
+	if len(met) > 0 {
+		t += "Met without a cell of their own:\n\n" + strings.Join(met, "\n") + "\n\n"
+	}
 	var out []string
 	for _, r := range w.Rows {
 		if !r.Meets {
@@ -419,7 +436,8 @@ p,li{line-height:1.4}
 <p>Every design on the same work (the same TTL or lease, holds, workers and keys) under the same faults. {{.PriceText}}
 Each fault's cell: in how many runs each outcome happened (k/n), its median and range where it did; each links to its result.</p>
 {{if .Needs.Any}}<h2>Your needs: {{.Needs.String}}</h2>
-<p>Meet them: {{if .Recommend}}{{range $i, $d := .Recommend}}{{if $i}}, {{end}}<strong>{{$d}}</strong>{{end}}{{else}}none{{end}}.</p>{{end}}
+<p>Meet them: {{if .Recommend}}{{range $i, $d := .Recommend}}{{if $i}}, {{end}}<strong>{{$d}}</strong>{{end}}{{else}}none{{end}}.</p>
+{{if .MetBy}}<p>Met without a cell of their own:</p><ul>{{range .MetBy}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}
 <table><tr><th>design</th>{{range .PriceHeads}}<th>{{.}}</th>{{end}}{{range .Faults}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr><td{{if .Meets}} class="meets"{{end}}>{{.Design}}</td><td class="n">{{if .CapHref}}<a href="{{.CapHref}}" title="{{.Capacity.Note}}">{{.CyclesText}}</a>{{else}}{{.CyclesText}}{{end}}</td><td class="n">{{if .CommonHref}}<a href="{{.CommonHref}}">{{.P50Text}}</a>{{else}}{{.P50Text}}{{end}}</td><td class="n">{{if .CommonHref}}<a href="{{.CommonHref}}">{{.P99Text}}</a>{{else}}{{.P99Text}}{{end}}</td><td class="n">{{if .HotHref}}<a href="{{.HotHref}}">{{.TimeToLockText}}</a>{{else}}{{.TimeToLockText}}{{end}}</td><td class="n">{{.CPUText}}</td>
 {{range .Cells}}<td class="{{.Class}}" title="{{.Why}}">{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
@@ -459,6 +477,7 @@ func (w *WhichLock) writeHTML(wr io.Writer) error {
 	var rows []pageRow
 	var excluded []MatrixRow
 	var whys []pageWhy
+	var metBy []string
 	for _, r := range w.Rows {
 		pr := pageRow{MatrixRow: r}
 		if r.Capacity != nil && r.Capacity.Result != "" {
@@ -481,6 +500,9 @@ func (w *WhichLock) writeHTML(wr io.Writer) error {
 			}
 		}
 		rows = append(rows, pr)
+		for _, m := range r.MetBy {
+			metBy = append(metBy, r.Design+": "+m)
+		}
 		if w.Needs.Any() && !r.Meets {
 			excluded = append(excluded, r)
 		}
@@ -498,7 +520,8 @@ func (w *WhichLock) writeHTML(wr io.Writer) error {
 		Excluded   []MatrixRow
 		Whys       []pageWhy
 		PriceHeads []string
-	}{w, rows, w.priceText(), legend, defs, excluded, whys, w.priceHeads()})
+		MetBy      []string
+	}{w, rows, w.priceText(), legend, defs, excluded, whys, w.priceHeads(), metBy})
 }
 
 // href is a result file's link from the page.

@@ -33,7 +33,7 @@ type Ask struct {
 // Build crosses the designs and faults asked for into one fault
 // scenario; a pair plan refuses is unsupported, with plan's reason.
 func Build(a Ask) (*plan.Scenario, []plan.Cell, report.WhichLockPlan, error) {
-	wl := report.WhichLockPlan{Unsupported: map[string]map[string]string{}, NotApplicable: map[string]map[string]string{}, NotMeasured: map[string]map[string]string{}}
+	wl := report.WhichLockPlan{Unsupported: map[string]map[string]string{}, NotApplicable: map[string]map[string]string{}, NotMeasured: map[string]map[string]string{}, JudgedOn: map[string]map[string]string{}}
 	ds, fs, err := chosen(a)
 	if err != nil {
 		return nil, nil, wl, err
@@ -52,6 +52,9 @@ func Build(a Ask) (*plan.Scenario, []plan.Cell, report.WhichLockPlan, error) {
 			switch {
 			case absent == plan.NotApplicable:
 				note(wl.NotApplicable, d.Name, f.Name, why)
+				if on := plan.MatrixJudgedOn(d, f); on != "" {
+					note(wl.JudgedOn, d.Name, f.Name, on)
+				}
 			case absent != "":
 				note(wl.Unsupported, d.Name, f.Name, why)
 			case missing != "":
@@ -346,3 +349,7 @@ func unsupportedText(wl report.WhichLockPlan) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// The report judges a not-applicable pair of any run (older ones too) as
+// today's matrix does.
+func init() { report.JudgedOnOf = plan.MatrixJudgedOnNamed }
