@@ -126,6 +126,11 @@ class Session:
             raise ValueError("hello gives no ttl_ms")
         s = m.get("settings") or {}
         self.ttl_ms, self.wait_ms = int(m["ttl_ms"]), int(m.get("wait_ms") or 0)
+        # wait_ms bounds one acquire, retries included; a design that
+        # gives no retries and no wait time makes one attempt (the Lock's
+        # loop is bounded by time, not by a count of retries).
+        if s.get("retries") == 0 and not (s.get("wait_time_ms") or 0) > 0:
+            self.wait_ms = 0
         lo, hi = s.get("retry_delay_min_ms") or 0, s.get("retry_delay_max_ms") or 0
         if lo > 0 or hi > 0:
             self.sleep_s = (lo + hi) / 2000.0

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"lockbench/internal/adaptertest"
+	"lockbench/internal/redistest"
+)
+
+// Each shipped adapter runs a short contended benchmark cell through
+// lockbench run --client on its design's servers: its library and
+// capabilities in the result, locks granted and refused, one holder at a
+// time. Nothing is timed: the per-master timeout is long, so that a busy
+// machine slows the cell without failing its commands.
+func TestRunClientShipped(t *testing.T) {
+	redistest.Require(t)
+	for _, tc := range []struct {
+		name     string
+		argv     func(testing.TB) []string
+		servers  []string
+		version  string
+		validity string
+	}{
+		{"node-redlock", adaptertest.NodeRedlock, []string{"--topology", "redlock", "--local", "3"}, "4.2.0", "drift"},
+		{"redis-py", adaptertest.RedisPy, []string{"--topology", "single", "--local", "1"}, "4.3.4", "ttl"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"run"}, tc.servers...)
+			args = append(args, "--duration", "2s", "--warmup", "0s", "--workers", "4", "--keys", "2", "--hold", "2ms",
+				"--ttl", "2s", "--timeout", "500ms", "--json", "--client", strings.Join(tc.argv(t), " "))
+			stdout, stderr, code := lockbench(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var res map[string]any
+			if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+				t.Fatal(err)
+			}
+			wantRun(t, res, map[string]any{"config.adapter.library": tc.name, "config.adapter.version": tc.version,
+				"config.adapter.validity": tc.validity, "safety.violations": 0.0, "safety.max_concurrent_holders": 1.0})
+			if caps, _ := lookup(res, "config.adapter.capabilities"); len(caps.([]any)) != 1 || caps.([]any)[0] != "extend" {
+				t.Errorf("capabilities %v, want [extend]", caps)
+			}
+			acq, _ := lookup(res, "outcomes.acquired")
+			refused, _ := lookup(res, "outcomes.not_acquired")
+			if acq.(float64) < 10 || refused.(float64) < 1 {
+				t.Errorf("acquired %v, not acquired %v on 2 keys and 4 workers; want both", acq, refused)
+			}
+		})
+	}
+}
+
+func wantRun(t *testing.T, res map[string]any, want map[string]any) {
+	t.Helper()
+	for path, w := range want {
+		if got, _ := lookup(res, path); got != w {
+			t.Errorf("%s = %v, want %v", path, got, w)
+		}
+	}
+}
