@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"lockbench/adapter"
 	"lockbench/internal/cli"
 	"lockbench/plan"
 	"lockbench/report"
@@ -16,8 +18,9 @@ import (
 
 type chooseArgs struct {
 	scenarioArgs
-	ask   whichlock.Ask
-	quick bool
+	ask     whichlock.Ask
+	quick   bool
+	clients []string
 }
 
 // chooseFlags are choose's flags, bound to a.
@@ -31,6 +34,7 @@ func chooseFlags(a *chooseArgs) *pflag.FlagSet {
 		fs.PrintDefaults()
 	}
 	fs.StringArrayVar(&a.ask.Designs, "design", nil, "only this design (repeatable): "+strings.Join(plan.DesignNames(), ", "))
+	fs.StringArrayVar(&a.clients, "client", nil, "an external client's row (repeatable): NAME=CMD on Redlock's 5 masters, NAME@single=CMD on one; CMD its adapter (docs/adapters.md)")
 	fs.StringArrayVar(&a.ask.Faults, "fault", nil, "only this fault (repeatable): "+strings.Join(plan.MatrixFaultNames(), ", "))
 	fs.StringSliceVar(&a.ask.Needs, "need", nil, report.NeedHelp)
 	fs.DurationVar(&a.ask.P99, "p99", 0, "the acquire p99 you need: the capacity's SLO (10ms without it), and a need on each design's p99 at the common rate (0: none)")
@@ -51,7 +55,11 @@ func cmdChoose(args []string) error {
 	if fs.NArg() > 0 {
 		return cli.Usagef("unexpected argument %q", fs.Arg(0))
 	}
-	gaveUp, err := "", error(nil)
+	var err error
+	if a.ask.Clients, err = clientDesigns(a.clients); err != nil {
+		return cli.UsageErr(err)
+	}
+	gaveUp := ""
 	if a.quick {
 		if gaveUp, err = whichlock.Quick(&a.ask, fs.Changed("repeat"), fs.Changed("duration")); err != nil {
 			return cli.UsageErr(err)
@@ -67,4 +75,24 @@ func cmdChoose(args []string) error {
 	}
 	a.beforeReport = func(dir string) error { return whichlock.WritePlan(dir, wl) }
 	return runScenario("choose", sc, cells, a.scenarioArgs)
+}
+
+// clientDesigns are --client's designs, each named once and its adapter
+// a program this machine can run (checked before anything starts).
+func clientDesigns(specs []string) ([]plan.Design, error) {
+	var out []plan.Design
+	for _, spec := range specs {
+		d, err := plan.ClientDesign(spec)
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(out, func(o plan.Design) bool { return o.Name == d.Name }) {
+			return nil, fmt.Errorf("client: name %q is given twice; give each client its own", d.Name)
+		}
+		if err := adapter.CheckCommand(adapter.SplitCommand(d.Client())); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }

@@ -22,10 +22,12 @@ import (
 )
 
 // Ask is what a choose run was asked for: designs and faults by name (all
-// when empty), needs (report's grammar), the p99 SLO, each cell's time
-// and its repeats.
+// when empty), external clients' designs (plan.ClientDesign: each a row
+// beside the designs), needs (report's grammar), the p99 SLO, each cell's
+// time and its repeats.
 type Ask struct {
 	Designs, Faults, Needs []string
+	Clients                []plan.Design
 	P99, Duration          time.Duration
 	Repeat                 int
 }
@@ -206,12 +208,16 @@ func chosen(a Ask) ([]plan.Design, []plan.MatrixFault, error) {
 		ds = nil
 		for _, n := range a.Designs {
 			i := slices.IndexFunc(all, func(d plan.Design) bool { return d.Name == n })
-			if i < 0 {
+			switch {
+			case slices.ContainsFunc(a.Clients, func(d plan.Design) bool { return d.Name == n }):
+				continue // a client's design: its row comes with it below
+			case i < 0:
 				return nil, nil, fmt.Errorf("design: %q is not a design; use one of %s", n, strings.Join(plan.DesignNames(), ", "))
 			}
 			ds = append(ds, all[i])
 		}
 	}
+	ds = append(slices.Clone(ds), a.Clients...) // every client asked for has its row, --design or not
 	if len(a.Faults) > 0 {
 		fs = nil
 		for _, n := range a.Faults {

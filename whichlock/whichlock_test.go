@@ -1,9 +1,14 @@
 package whichlock
 
 import (
+	"maps"
+	"os"
 	"slices"
 	"testing"
 	"time"
+
+	"lockbench/internal/redistest"
+	"lockbench/plan"
 
 	// The lock services register themselves, as package main has them.
 	_ "lockbench/etcdlock"
@@ -40,5 +45,45 @@ func TestQuickDesignsCanMeetTheNeeds(t *testing.T) {
 	// page still says why they fall short.
 	if !slices.Contains(needy, "redlock-5-mux") || len(needy) != len(plain) {
 		t.Errorf("fencing,leader-kill: %v; want one design per service as without needs (%v)", needy, plain)
+	}
+}
+
+// An external client's design (choose --client) is a row beside the
+// designs: its cells run its adapter on the topology's servers, it has
+// the not-applicable cells of single-fixed-ttl (a lock of fixed TTL on
+// one master), and its own price cells.
+func TestClientDesignRow(t *testing.T) {
+	redistest.Require(t) // without redis-server every cell is "not measured here"
+	cmd, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	py, err := plan.ClientDesign("py@single=" + cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := Ask{Repeat: 1, Duration: QuickDuration, Designs: []string{"single-fixed-ttl"}, Clients: []plan.Design{py}}
+	_, cells, wl, err := Build(ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(wl.Designs, []string{"single-fixed-ttl", "py"}) {
+		t.Fatalf("designs %v; want single-fixed-ttl and the client's row", wl.Designs)
+	}
+	if !maps.Equal(wl.NotApplicable["py"], wl.NotApplicable["single-fixed-ttl"]) || len(wl.NotApplicable["py"]) == 0 {
+		t.Errorf("the client's not applicable %v; want single-fixed-ttl's %v", wl.NotApplicable["py"], wl.NotApplicable["single-fixed-ttl"])
+	}
+	for _, name := range []string{"py.none", "py.crash", "py.common", "py.hot"} {
+		i := slices.IndexFunc(cells, func(c plan.Cell) bool { return c.Label == name })
+		if i < 0 {
+			t.Errorf("no cell %s", name)
+			continue
+		}
+		if s := cells[i].Settings; s.Client != cmd || s.TopologyOf() != "single" || s.Watchdog {
+			t.Errorf("cell %s: client %q on %s (watchdog %v); want %q on single, no watchdog", name, s.Client, s.TopologyOf(), s.Watchdog, cmd)
+		}
+	}
+	if n := len(wl.PriceCells.Ladder["py"]); n != len(plan.LadderSteps) {
+		t.Errorf("the client's capacity sweep has %d cells; want %d", n, len(plan.LadderSteps))
 	}
 }
