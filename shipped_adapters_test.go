@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -22,11 +23,13 @@ func TestRunClientShipped(t *testing.T) {
 		servers  []string
 		version  string
 		validity string
+		caps     string
 	}{
-		{"node-redlock", adaptertest.NodeRedlock, []string{"--topology", "redlock", "--local", "3"}, "4.2.0", "drift"},
-		{"redis-py", adaptertest.RedisPy, []string{"--topology", "single", "--local", "1"}, "4.3.4", "ttl"},
+		{"node-redlock", adaptertest.NodeRedlock, []string{"--topology", "redlock", "--local", "3"}, "4.2.0", "drift", "extend"},
+		{"node-redlock", adaptertest.NodeRedlock5, []string{"--topology", "redlock", "--local", "3"}, "5.0.0-beta.2", "drift", "auto_extend lost_notice"},
+		{"redis-py", adaptertest.RedisPy, []string{"--topology", "single", "--local", "1"}, "4.3.4", "ttl", "extend"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name+"-"+tc.version, func(t *testing.T) {
 			args := append([]string{"run"}, tc.servers...)
 			args = append(args, "--duration", "2s", "--warmup", "0s", "--workers", "4", "--keys", "2", "--hold", "2ms",
 				"--ttl", "2s", "--timeout", "500ms", "--json", "--client", strings.Join(tc.argv(t), " "))
@@ -40,8 +43,8 @@ func TestRunClientShipped(t *testing.T) {
 			}
 			wantRun(t, res, map[string]any{"config.adapter.library": tc.name, "config.adapter.version": tc.version,
 				"config.adapter.validity": tc.validity, "safety.violations": 0.0, "safety.max_concurrent_holders": 1.0})
-			if caps, _ := lookup(res, "config.adapter.capabilities"); len(caps.([]any)) != 1 || caps.([]any)[0] != "extend" {
-				t.Errorf("capabilities %v, want [extend]", caps)
+			if caps, _ := lookup(res, "config.adapter.capabilities"); fmt.Sprint(caps) != "["+tc.caps+"]" {
+				t.Errorf("capabilities %v, want [%s]", caps, tc.caps)
 			}
 			acq, _ := lookup(res, "outcomes.acquired")
 			refused, _ := lookup(res, "outcomes.not_acquired")

@@ -61,6 +61,17 @@ func TestCheckNodeRedlock(t *testing.T) {
 	})
 }
 
+// TestCheckNodeRedlock5: node-redlock 5.0.0-beta.2's using() extends
+// its lock by itself and tells of a failed extension: it passes the lost
+// notice; it claims no extend of its own.
+func TestCheckNodeRedlock5(t *testing.T) {
+	rs, out := checkShipped(t, adaptertest.NodeRedlock5(t), 3, "redlock")
+	wantVerdicts(t, rs, out, "node-redlock 5.0.0-beta.2", map[string]string{
+		"acquire & release": adapter.Pass, "two holders on one key": adapter.Pass, "extend": adapter.NA,
+		"lost notice": adapter.Pass, "many in flight": adapter.Pass,
+	})
+}
+
 // TestCheckRedisPy: redis-py's Lock on one master passes every check
 // it claims (extend); many requests in flight are served at once.
 func TestCheckRedisPy(t *testing.T) {

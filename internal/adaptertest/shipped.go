@@ -15,7 +15,9 @@ import (
 // own #! lines choose node and Debian's /usr/bin/python3).
 const (
 	NodeRedlockScript = "adapters/node-redlock/adapter.js"
-	RedisPyScript     = "adapters/redis-py/adapter.py"
+	// NodeRedlock5Script is node-redlock 5.0.0-beta.2's auto-extending using().
+	NodeRedlock5Script = "adapters/node-redlock5/adapter.js"
+	RedisPyScript      = "adapters/redis-py/adapter.py"
 	// DebianPython is the redis-py adapter's interpreter: Debian's, whose
 	// python3-redis it imports (a python3 earlier on PATH may lack it).
 	DebianPython = "/usr/bin/python3"
@@ -26,20 +28,26 @@ const installHint = "scripts/adapters install"
 // NodeRedlock is the node-redlock adapter's argv. When node or its
 // packages are missing the test fails under LOCKBENCH_REQUIRE_REDIS=1
 // and is skipped otherwise.
-func NodeRedlock(t testing.TB) []string {
+func NodeRedlock(t testing.TB) []string { return nodeAdapter(t, NodeRedlockScript) }
+
+// NodeRedlock5 is the node-redlock 5.0.0-beta.2 adapter's argv, failed or
+// skipped as NodeRedlock's.
+func NodeRedlock5(t testing.TB) []string { return nodeAdapter(t, NodeRedlock5Script) }
+
+func nodeAdapter(t testing.TB, script string) []string {
 	t.Helper()
 	root := repoRoot(t)
-	redistest.RequireTool(t, nodeRedlockMissing(root))
-	return []string{filepath.Join(root, NodeRedlockScript)}
+	redistest.RequireTool(t, nodeRedlockMissing(root, script))
+	return []string{filepath.Join(root, script)}
 }
 
-func nodeRedlockMissing(root string) error {
+func nodeRedlockMissing(root, script string) error {
 	if _, err := exec.LookPath("node"); err != nil {
 		return fmt.Errorf("node not installed (%s installs it)", installHint)
 	}
-	pkg := filepath.Join(root, filepath.Dir(NodeRedlockScript), "node_modules", "redlock", "package.json")
+	pkg := filepath.Join(root, filepath.Dir(script), "node_modules", "redlock", "package.json")
 	if _, err := os.Stat(pkg); err != nil {
-		return fmt.Errorf("node-redlock's packages not installed in %s (%s runs npm ci)", filepath.Dir(NodeRedlockScript), installHint)
+		return fmt.Errorf("node-redlock's packages not installed in %s (%s runs npm ci)", filepath.Dir(script), installHint)
 	}
 	return nil
 }
