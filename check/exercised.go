@@ -68,3 +68,28 @@ func (ck *Findings) nextGrant(t, key int64, self *Acquire) (int64, bool) {
 	}
 	return first, found
 }
+
+// HeldAtServer counts the holds granted at or after since and before t
+// and still held at t by their holders' own account: what a server-side
+// fault at t met, handed on or not.
+func (ck *Findings) HeldAtServer(t, since int64) int {
+	n := 0
+	for _, a := range ck.Acquired {
+		if a.Done >= since && a.Done <= t && t < a.Used {
+			n++
+		}
+	}
+	return n
+}
+
+// HeldAtClients counts the holds of clients held at t: what a client-side
+// fault at t met, handed on or not.
+func (ck *Findings) HeldAtClients(t int64, clients []int) int {
+	n := 0
+	for _, a := range ck.Acquired {
+		if slices.Contains(clients, a.Client) && a.Done <= t && t < a.Used {
+			n++
+		}
+	}
+	return n
+}

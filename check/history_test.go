@@ -112,4 +112,19 @@ func TestExercisedHolds(t *testing.T) {
 	if n := ck.ExercisedAtClients(s+s/10, 4*s, []int{0}); n != 0 {
 		t.Errorf("the key waited for its holder's release: %d exercised, want 0", n)
 	}
+	// ...yet the fault met that holder: held, not handed on (a session
+	// lock under a paused holder).
+	if n := ck.HeldAtClients(s+s/10, []int{0}); n != 1 {
+		t.Errorf("held at the pause: %d, want the holder's 1", n)
+	}
+	if n := ck.HeldAtClients(s+s/10, []int{1}); n != 0 {
+		t.Errorf("held at the pause by client 1: %d, want 0", n)
+	}
+	ck = Findings{Acquired: short}
+	if n := ck.HeldAtServer(s+s/10, 0); n != 1 {
+		t.Errorf("short holds at the crash: %d held, want 1 (exercised 0)", n)
+	}
+	if n := ck.HeldAtServer(s+s/10, 2*s); n != 0 {
+		t.Errorf("held at the crash, granted before the lag: %d, want 0", n)
+	}
 }

@@ -75,5 +75,6 @@ const (
 	MetricRelease            = "release"
 	MetricTimeToLock         = "time_to_lock"
 	MetricGaveUp             = "gave_up"
+	MetricExercisedHolds     = "exercised_holds"
 	MetricHandoffGap         = "handoff_gap"
 )

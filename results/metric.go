@@ -114,6 +114,11 @@ var plainMetrics = []Metric{
 		return math.NaN()
 	}},
 	{Name: "linearizable", Unit: UnitBool, Read: linearizable},
+	// The holds the faults exercised (their lock could be handed on
+	// meanwhile) and the holds they met at all; NaN in a cell whose
+	// faults take no lock, and in older results.
+	{Name: MetricExercisedHolds, Read: func(r *Run) float64 { return ptrOrNaN(r.Safety.ExercisedHolds) }},
+	{Name: "held_at_faults", Read: func(r *Run) float64 { return ptrOrNaN(r.Safety.HeldAtFaults) }},
 	{Name: "probe_violations", Read: func(r *Run) float64 {
 		if c := r.Config; c != nil && c.ChaosConfig != nil {
 			return float64(c.ChaosConfig.Checks.ProbeViolations)
@@ -245,3 +250,10 @@ func metricsText() string {
 
 // isLatencyStat reports whether s is a latency statistic.
 func isLatencyStat(s string) bool { return slices.Contains(LatencyStats, s) }
+
+func ptrOrNaN(p *int64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return float64(*p)
+}

@@ -152,12 +152,13 @@ func TestNotMeasuredNotJudged(t *testing.T) {
 
 // Every metric the table names reads a figure from a full result.
 func TestMetricTable(t *testing.T) {
-	left, un, inPromise := int64(5), 1.5, int64(0)
+	left, un, inPromise, exercised, held := int64(5), 1.5, int64(0), int64(2), int64(3)
 	r := Run{AcquireLatency: Latency{P50: 1, P90: 2, P99: 3, P999: 4, Max: 5, Mean: 1, Count: 9},
 		AcquireFailedLatency: Latency{P99: 1, Count: 1}, ReleaseLatency: Latency{P99: 1, Count: 1},
 		Contention: &Contention{TimeToLock: Latency{P99: 7, Count: 3}, GaveUp: 1, GaveUpWait: &Latency{P99: 9, Count: 1}},
 		Outcomes:   Outcomes{Tally: Tally{Acquired: 9, NotAcquired: 1}}, Throughput: Throughput{CyclesPerSec: 10},
-		Safety:    Safety{ResourceChecked: true, StockLeft: &left, ViolationsInPromise: &inPromise, Linearizability: &Linearizability{Verdict: Linearizable}},
+		Safety: Safety{ResourceChecked: true, StockLeft: &left, ViolationsInPromise: &inPromise, Linearizability: &Linearizability{Verdict: Linearizable},
+			ExercisedHolds: &exercised, HeldAtFaults: &held},
 		Failovers: []Failover{{Unavailable: &un}}, Config: &CellConfig{ChaosConfig: &ChaosConfig{}}}
 	for _, m := range Metrics {
 		if v := m.Read(&r); math.IsNaN(v) {

@@ -195,6 +195,11 @@ type Safety struct {
 	// takes no lock). 0: the cell judged nothing about exclusion.
 	ExercisedHolds   *int64 `json:"exercised_holds,omitempty"`
 	ExercisedByFault []int  `json:"exercised_by_fault,omitempty"`
+	// HeldAtFaults are the holds inside their section at the faults that
+	// could take a lock (the faulted clients' for a client-side fault),
+	// handed on or not: a lock that no fault could hand on (a session
+	// lock under a paused holder) shows here, not among the exercised.
+	HeldAtFaults *int64 `json:"held_at_faults,omitempty"`
 	// Unavailable is the longest outage after a fault that took a server,
 	// member or leader away (nil: no such fault).
 	Unavailable *Unavailability `json:"unavailable,omitempty"`

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -164,5 +165,30 @@ expect:
 	js := results.JudgeRun(&res.Run, nil) // as report judges the recorded cell
 	if len(js) != 2 || js[0].Status == js[1].Status {
 		t.Errorf("report's judgement of the recorded rules: %+v; want one met, one not", js)
+	}
+}
+
+// A fault that met a holder but could not hand its lock on (a pause
+// shorter than the TTL) exercised nothing: the cell reads "not exercised",
+// never met. A cell that states what its fault should do to a holder
+// (exercised_holds: 0, held_at_faults: >0: a lock that outlives the
+// pause) is judged on that instead, and fails if the lock was handed on.
+func TestNotExercisedUnlessExpected(t *testing.T) {
+	const doc = `
+settings: {masters: 3, clients: 2, workers: 2, keys: 4, hold: 5ms, long_hold: 400ms, ttl: 5s, duration: 1s, min_acquisitions: 10}
+faults:
+  - {at: 50ms, kind: pause, clients: [0], for: 200ms}
+expect:
+  violations: 0
+%s`
+	res := measureCell(t, fmt.Sprintf(doc, ""), true)
+	s := res.Run.Safety
+	if res.Verdict != results.NotExercised || s.ExercisedHolds == nil || *s.ExercisedHolds != 0 {
+		t.Fatalf("verdict %q, exercised %v; want not exercised (the pause handed no lock on)", res.Verdict, s.ExercisedHolds)
+	}
+	res = measureCell(t, fmt.Sprintf(doc, "  exercised_holds: 0\n  held_at_faults: \">0\"\n"), true)
+	s = res.Run.Safety
+	if res.Verdict != "met" || s.HeldAtFaults == nil || *s.HeldAtFaults == 0 {
+		t.Fatalf("verdict %q (%v %v), held at the pause %v; want met: the long holder was met, its lock kept", res.Verdict, res.Failed, res.NotJudged, s.HeldAtFaults)
 	}
 }

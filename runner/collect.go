@@ -13,6 +13,7 @@ import (
 	"lockbench/chaos"
 	"lockbench/check"
 	"lockbench/lock"
+	"lockbench/plan"
 	"lockbench/results"
 	"lockbench/workloads"
 )
@@ -256,10 +257,10 @@ func (r *cellRun) addFindings(t0 time.Time, run clientsRun, chk *resourceCheck) 
 	for _, e := range events {
 		res.Run.Events = append(res.Run.Events, results.Event{AtSeconds: math.Round(e.At.Sub(t0).Seconds()*1000) / 1000, Kind: e.Kind, Target: e.Target, Detail: e.Detail})
 	}
-	per, total, counted := exercised(ck, r.cell.Faults, r.clientCount(), t0, t0.Add(time.Duration(s.Duration)), events)
+	per, total, held, counted := exercised(ck, r.cell.Faults, r.clientCount(), t0, t0.Add(time.Duration(s.Duration)), events)
 	if counted {
-		rs.ExercisedHolds, rs.ExercisedByFault = &total, per
-		if total == 0 {
+		rs.ExercisedHolds, rs.ExercisedByFault, rs.HeldAtFaults = &total, per, &held
+		if total == 0 && !expects(r.cell, results.MetricExercisedHolds) {
 			res.NotExercised = notExercisedText(per)
 		}
 	}
@@ -305,4 +306,11 @@ func (r *cellRun) logFindings(ck check.Findings, interrupted bool) {
 	if c := res.Run.Contention; c != nil {
 		logf(r.opt.Log, "chaos: cell %s: %s", r.cell.Label, c.Summary())
 	}
+}
+
+// expects says the cell states an expectation on metric: one on its
+// exercised holds says what its faults should do to a holder (hand its
+// lock on, or not), so that no other verdict stands in for it.
+func expects(c plan.Cell, metric string) bool {
+	return slices.ContainsFunc(c.Expect, func(e plan.Expectation) bool { return e.Metric == metric })
 }

@@ -10,12 +10,14 @@ import (
 )
 
 // exercised counts, for each fault of the cell that could take a lock
-// from its holder, the holds it met (check.ExercisedAtServer and
-// ExercisedAtClients define "met"), on the fault's own event time. It
-// returns the counts in the order of the cell's faults (-1: a fault that
-// takes no lock, such as latency or a replica's lag) and their total;
-// counted is false when no fault of the cell could take a lock.
-func exercised(ck check.Findings, faultSpecs []results.Fault, clients int, t0, end time.Time, events []faults.Event) (per []int, total int64, counted bool) {
+// from its holder, the holds it met (held: inside their section at the
+// fault) and of those the holds it exercised (check.ExercisedAtServer
+// and ExercisedAtClients define it: the lock could have been handed on
+// meanwhile), on the fault's own event time. per holds the exercised
+// counts in the order of the cell's faults (-1: a fault that takes no
+// lock, such as latency or a replica's lag); counted is false when no
+// fault of the cell could take a lock.
+func exercised(ck check.Findings, faultSpecs []results.Fault, clients int, t0, end time.Time, events []faults.Event) (per []int, total, held int64, counted bool) {
 	per = make([]int, len(faultSpecs))
 	since := int64(0) // a lagging replica lacks what came after the lag began
 	used := map[int]bool{}
@@ -27,19 +29,20 @@ func exercised(ck check.Findings, faultSpecs []results.Fault, clients int, t0, e
 			since = at.UnixNano()
 		case kind == "" || !ok:
 		case kind == "server":
-			per[i] = ck.ExercisedAtServer(at.UnixNano(), since)
+			per[i], held = ck.ExercisedAtServer(at.UnixNano(), since), held+int64(ck.HeldAtServer(at.UnixNano(), since))
 		default:
 			stop := end
 			if f.For > 0 {
 				stop = at.Add(f.For)
 			}
-			per[i] = ck.ExercisedAtClients(at.UnixNano(), stop.UnixNano(), orAllClients(f.Clients, clients))
+			who := orAllClients(f.Clients, clients)
+			per[i], held = ck.ExercisedAtClients(at.UnixNano(), stop.UnixNano(), who), held+int64(ck.HeldAtClients(at.UnixNano(), who))
 		}
 		if per[i] >= 0 {
 			total, counted = total+int64(per[i]), true
 		}
 	}
-	return per, total, counted
+	return per, total, held, counted
 }
 
 // faultSide says where a fault strikes a lock: "server" (a crash, a
