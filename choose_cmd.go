@@ -11,6 +11,7 @@ import (
 
 	"lockbench/adapter"
 	"lockbench/internal/cli"
+	"lockbench/internal/fsyncprobe"
 	"lockbench/plan"
 	"lockbench/report"
 	"lockbench/whichlock"
@@ -72,6 +73,8 @@ func cmdChoose(args []string) error {
 	wl.Quick = gaveUp
 	if a.dryRun {
 		whichlock.PrintUnsupported(os.Stdout, wl)
+	} else {
+		wl.Fsync = probeFsync()
 	}
 	a.beforeReport = func(dir string) error { return whichlock.WritePlan(dir, wl) }
 	return runScenario("choose", sc, cells, a.scenarioArgs)
@@ -95,4 +98,16 @@ func clientDesigns(specs []string) ([]plan.Design, error) {
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// probeFsync measures the disk's write+fsync latency where the servers
+// keep their data, for the page's facts (nil, said, when it cannot).
+func probeFsync() *fsyncprobe.Result {
+	r, err := fsyncprobe.Probe(os.TempDir(), 200)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "lockbench choose: %v (the page will say the disk was not probed)\n", err)
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "lockbench choose: disk: %s\n", r)
+	return &r
 }

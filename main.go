@@ -13,6 +13,7 @@ import (
 
 	"lockbench/internal/cli"
 	"lockbench/plan"
+	"lockbench/report"
 	"lockbench/runner"
 )
 
@@ -36,7 +37,7 @@ var commands = cli.Commands{
 
 func main() {
 	version = cli.BuildVersion(version)
-	runner.Version = version
+	runner.Version, report.Version = version, version
 	args := os.Args[1:]
 	if len(args) == 0 {
 		cli.Exit("quickstart", cmdQuickstart(nil))

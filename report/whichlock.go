@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"lockbench/internal/fsyncprobe"
 	"lockbench/results"
 )
 
@@ -47,6 +48,9 @@ type WhichLockPlan struct {
 	// Quick says what choose --quick gave up for speed ("": a full run).
 	Quick string `json:"quick,omitempty"`
 	Needs Needs  `json:"needs"`
+	// Fsync is the disk's write+fsync latency, probed where the servers
+	// keep their data as the run began (nil: not probed).
+	Fsync *fsyncprobe.Result `json:"fsync_probe,omitempty"`
 }
 
 // PriceCell is the name of a design's price cell after its own
@@ -136,6 +140,9 @@ type MatrixRow struct {
 	// MetBy: how a row that meets the needs met those no cell of its own
 	// judged (immune, or on the fault standing in).
 	MetBy []string `json:"met_by,omitempty"`
+	// Persistence is the design's, as its cells ran it ("none",
+	// "aof-always", "fsync", "not applicable" ...).
+	Persistence string `json:"persistence,omitempty"`
 	// Survived counts the faults measured with neither outcome broken in
 	// any run, of Judged faults measured (the quiet cell not counted).
 	Survived int `json:"faults_survived"`
@@ -162,13 +169,27 @@ type WhichLock struct {
 }
 
 // RunInfo is where and when the matrix was measured, from the run's own
-// manifest (never the binary that renders it).
+// manifest and cells (never the binary that renders it, which Rendered
+// names apart).
 type RunInfo struct {
 	Started, Finished string
 	Machine           string
 	Lockbench, Go     string
 	RedisServer       string
+	// Servers are every server version the cells ran on, each once
+	// ("redis-server 7.0.15", "etcd 3.4.23", "zookeeper 3.8.0 on openjdk
+	// 17.0.15", "PostgreSQL 15.18").
+	Servers []string `json:"servers,omitempty"`
+	// Fsync is the disk's write+fsync latency probed as the run began
+	// ("": not probed, an older run).
+	Fsync string `json:"fsync_probe,omitempty"`
+	// Rendered is the lockbench that made the page, when it is not the
+	// one that measured.
+	Rendered string `json:"rendered_by,omitempty"`
 }
+
+// Version is the lockbench that renders (set by main; "": not known).
+var Version = "dev"
 
 // readWhichLockPlan reads dir's plan; nil without one.
 func readWhichLockPlan(dir string) (*WhichLockPlan, error) {
@@ -238,6 +259,10 @@ func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells 
 	}
 	w := &WhichLock{Faults: p.Faults, Defined: p.Defined, Needs: p.Needs, Work: p.Work, PriceWork: p.PriceWork, Quick: p.Quick,
 		PriceCells: p.PriceCells, Run: runInfo(m), Outcomes: outcomeWords}
+	w.Run.Servers = serverVersions(loaded)
+	if p.Fsync != nil {
+		w.Run.Fsync = p.Fsync.String()
+	}
 	find := func(name string) (CellSummary, *cell, bool) {
 		i, ok := byName[name]
 		if !ok {
@@ -246,7 +271,7 @@ func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells 
 		return cells[i], loaded[i], true
 	}
 	for _, d := range p.Designs {
-		row := MatrixRow{Design: d, Fenced: Fenced(d)}
+		row := MatrixRow{Design: d, Fenced: Fenced(d), Persistence: persistenceOf(d, byName, p.Faults, loaded)}
 		if p.PriceCells != nil { // the price cells' alone: a figure they lack stays unknown
 			row.PriceCell = true
 			row.priceFromCells(p.PriceCells, find)
@@ -281,6 +306,37 @@ func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells 
 	return w
 }
 
+// serverVersions are the cells' server versions, each once, in order.
+func serverVersions(loaded []*cell) []string {
+	var out []string
+	for _, l := range loaded {
+		c := l.Run.Config
+		if c == nil {
+			continue
+		}
+		redis := ""
+		if c.RedisVersion != "" {
+			redis = "redis-server " + c.RedisVersion
+		}
+		for _, v := range []string{redis, c.ServerVersion} {
+			if v != "" && !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// persistenceOf is design d's persistence as its fault cells ran it.
+func persistenceOf(d string, byName map[string]int, faults []string, loaded []*cell) string {
+	for _, f := range faults {
+		if i, ok := byName[CellName(d, f)]; ok && loaded[i].Run.Config != nil {
+			return loaded[i].Run.Config.Persistence
+		}
+	}
+	return ""
+}
+
 func runInfo(m results.Manifest) RunInfo {
 	r := RunInfo{Lockbench: m.LockbenchVersion, Go: m.GoVersion, RedisServer: m.RedisServerVersion,
 		Machine: fmt.Sprintf("%d cores, %s/%s, %.0f GiB", m.Machine.Cores, m.Machine.OS, m.Machine.Arch, float64(m.Machine.MemoryBytes)/(1<<30))}
@@ -292,6 +348,9 @@ func runInfo(m results.Manifest) RunInfo {
 	}
 	if !m.FinishedAt.IsZero() {
 		r.Finished = m.FinishedAt.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	if Version != "" && Version != m.LockbenchVersion {
+		r.Rendered = Version
 	}
 	return r
 }

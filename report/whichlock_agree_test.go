@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"html"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"lockbench/internal/fsyncprobe"
 )
 
 // committedWhichLock is the committed lockbench choose run (README's
@@ -19,6 +22,7 @@ const committedWhichLock = "../docs/which-lock"
 var (
 	cellTD     = regexp.MustCompile(`<td class="(\w+)" title="[^"]*">(?:<a href="[^"]*">)?([^<]*)`)
 	brokenRuns = regexp.MustCompile(`(overlap|lost) (\d+)/(\d+)`)
+	renderedBy = regexp.MustCompile(`this page rendered by lockbench (\S+?)\.<`)
 )
 
 // colourAgrees says how a cell's colour disagrees with its text ("": it
@@ -163,6 +167,12 @@ func TestCommittedWhichLockAgrees(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(committedWhichLock)); err != nil {
 		t.Fatal(err)
 	}
+	// The page names the lockbench that rendered it: render as that one.
+	defer func(v string) { Version = v }(Version)
+	Version = "" // none named: the one that measured
+	if m := renderedBy.FindSubmatch(committed); m != nil {
+		Version = string(m[1])
+	}
 	again := func(needs *Needs) (*WhichLock, string) {
 		s, err := Build([]string{dir}, Options{OutDir: dir, Formats: []string{"json"}, Needs: needs})
 		if err != nil {
@@ -218,5 +228,44 @@ func TestNotApplicableImmuneOrStandIn(t *testing.T) {
 		if r.Design == "single" && (r.Meets || !strings.Contains(strings.Join(r.Reasons, ";"), "judged on crash: updates lost in 3 of 3 runs")) {
 			t.Errorf("single under leader-kill: meets %v, reasons %q; want its crash's lost updates", r.Meets, r.Reasons)
 		}
+	}
+}
+
+// The page states the run's facts: every server version its cells ran
+// on, each design's persistence, the disk's fsync latency when the run
+// probed it (and says when it did not), and the lockbench that rendered
+// it when another than the one that measured.
+func TestWhichLockFacts(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(committedWhichLock)); err != nil {
+		t.Fatal(err)
+	}
+	facts := func() string {
+		s, err := Build([]string{dir}, Options{OutDir: dir, Formats: []string{"json"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(s.WhichLock.Facts(), "\n")
+	}
+	defer func(v string) { Version = v }(Version)
+	Version = "abc123"
+	f := facts()
+	for _, want := range []string{"redis-server 7.0.15", "etcd 3.4.23", "zookeeper 3.8.0", "PostgreSQL 15", "single-aof-always aof-always", "etcd-no-fsync no-fsync",
+		"Disk: not probed in this run.", "rendered by lockbench abc123"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("facts lack %q:\n%s", want, f)
+		}
+	}
+	p, err := readWhichLockPlan(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Fsync = &fsyncprobe.Result{Dir: "/tmp", Writes: 200, Size: 4096, Median: 1500 * time.Microsecond, P99: 4 * time.Millisecond}
+	b, _ := json.Marshal(p)
+	if err := os.WriteFile(filepath.Join(dir, WhichLockFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f := facts(); !strings.Contains(f, "Disk: write+fsync of 4 KiB: median 1.5ms, p99 4ms (200 writes in /tmp).") {
+		t.Errorf("facts do not give the probe:\n%s", f)
 	}
 }

@@ -416,8 +416,43 @@ func (w *WhichLock) whyMarkdown() string {
 }
 
 func (w *WhichLock) runMarkdown() string {
+	t := "## The run's facts\n\n"
+	for _, f := range w.Facts() {
+		t += "- " + f + "\n"
+	}
+	return t
+}
+
+// Facts are what the run stood on, one line each: when and where, which
+// servers, each design's persistence, the disk's fsync latency, and the
+// lockbench that measured (and the one that rendered, when another).
+func (w *WhichLock) Facts() []string {
 	r := w.Run
-	return fmt.Sprintf("Measured %s to %s on %s; lockbench %s, %s, redis-server %s.\n", r.Started, r.Finished, r.Machine, r.Lockbench, r.Go, r.RedisServer)
+	made := "lockbench " + r.Lockbench + ", " + r.Go
+	if r.Rendered != "" {
+		made += "; this page rendered by lockbench " + r.Rendered
+	}
+	out := []string{fmt.Sprintf("Measured %s to %s on %s.", r.Started, r.Finished, r.Machine), made + "."}
+	servers := strings.Join(r.Servers, ", ")
+	if servers == "" && r.RedisServer != "" {
+		servers = "redis-server " + r.RedisServer
+	}
+	out = append(out, "Servers: "+orNot(servers, "not recorded")+".")
+	var pers []string
+	for _, row := range w.Rows {
+		if row.Persistence != "" {
+			pers = append(pers, row.Design+" "+row.Persistence)
+		}
+	}
+	out = append(out, "Persistence: "+orNot(strings.Join(pers, "; "), "not recorded")+".")
+	return append(out, "Disk: "+orNot(r.Fsync, "not probed in this run")+".")
+}
+
+func orNot(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
 }
 
 var whichLockPage = template.Must(template.New("which-lock").Parse(`<!doctype html>
@@ -452,8 +487,9 @@ Each fault's cell: in how many runs each outcome happened (k/n), its median and 
 <ul>{{range .Excluded}}<li><strong>{{.Design}}</strong><ul>{{range .Reasons}}<li>{{.}}</li>{{end}}</ul></li>{{end}}</ul>{{end}}
 {{if .Whys}}<h2>Why not measured, or not judged</h2>
 <ul>{{range .Whys}}<li>{{.Design}} × {{.Fault}} (<em>{{.State}}</em>): {{.Why}}</li>{{end}}</ul>{{end}}
-<p class="meta">Measured {{.Run.Started}} to {{.Run.Finished}} on {{.Run.Machine}}; lockbench {{.Run.Lockbench}}, {{.Run.Go}}, redis-server {{.Run.RedisServer}}.
-The matrix as data: <a href="which-lock-matrix.json">which-lock-matrix.json</a>.</p>
+<h2>The run's facts</h2>
+<ul class="meta">{{range .Facts}}<li>{{.}}</li>{{end}}</ul>
+<p>The matrix as data: <a href="which-lock-matrix.json">which-lock-matrix.json</a>.</p>
 </body></html>
 `))
 

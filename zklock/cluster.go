@@ -108,6 +108,7 @@ type Cluster struct {
 	dir     string
 	members []*Member
 	version string
+	jvm     string // the members' JVM, as java -version names it
 	opt     Options
 	tick    time.Duration
 	minSess time.Duration
@@ -231,8 +232,25 @@ func (c *Cluster) start(ctx context.Context, java, jar string) error {
 	if err != nil {
 		return err
 	}
-	c.version = v
+	c.version, c.jvm = v, jvmVersion(ctx, java)
 	return nil
+}
+
+// jvmVersion is the JVM that runs the members, from the first line of
+// java -version ("openjdk version "17.0.15" 2025-04-15" → "openjdk
+// 17.0.15"); "" when it cannot say. ZooKeeper's pauses and fsyncs are
+// the JVM's as much as its own.
+func jvmVersion(ctx context.Context, java string) string {
+	out, err := exec.CommandContext(ctx, java, "-version").CombinedOutput()
+	if err != nil {
+		return ""
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	f := strings.Fields(first)
+	if len(f) < 3 || f[1] != "version" {
+		return ""
+	}
+	return f[0] + " " + strings.Trim(f[2], `"`)
 }
 
 func (c *Cluster) newMember(id int, java, cp string) (*Member, error) {
@@ -510,8 +528,14 @@ func (c *Cluster) Servers() []string {
 // Members are the ensemble's members.
 func (c *Cluster) Members() []*Member { return c.members }
 
-// ServerVersion is the members' ZooKeeper version ("zookeeper 3.8.0").
-func (c *Cluster) ServerVersion() string { return "zookeeper " + c.version }
+// ServerVersion is the members' ZooKeeper version and their JVM
+// ("zookeeper 3.8.0 on openjdk 17.0.15").
+func (c *Cluster) ServerVersion() string {
+	if c.jvm == "" {
+		return "zookeeper " + c.version
+	}
+	return "zookeeper " + c.version + " on " + c.jvm
+}
 
 // TickTime is the members' tickTime.
 func (c *Cluster) TickTime() time.Duration { return c.tick }
