@@ -22,6 +22,7 @@ type chooseArgs struct {
 	ask     whichlock.Ask
 	quick   bool
 	clients []string
+	maxRate float64
 }
 
 // chooseFlags are choose's flags, bound to a.
@@ -39,6 +40,7 @@ func chooseFlags(a *chooseArgs) *pflag.FlagSet {
 	fs.StringArrayVar(&a.ask.Faults, "fault", nil, "only this fault (repeatable): "+strings.Join(plan.MatrixFaultNames(), ", "))
 	fs.StringSliceVar(&a.ask.Needs, "need", nil, report.NeedHelp)
 	fs.DurationVar(&a.ask.P99, "p99", 0, "the acquire p99 you need: the capacity's SLO (10ms without it), and a need on each design's p99 at the common rate (0: none)")
+	fs.Float64Var(&a.maxRate, "max-rate", report.DefaultMaxRate, "settle an outcome clean only when 0 of n runs bounds its rate (95%) at or below this (0.2: 14 runs; 0.1: 29); a need recommends only settled outcomes")
 	fs.BoolVar(&a.quick, "quick", false, "a first answer in minutes: one run of each cell, 5s cells, one design of each lock service, the first that can meet --need (the page says what it gave up)")
 	fs.DurationVar(&a.ask.Duration, "duration", 8*time.Second, "each cell's measured time")
 	fs.IntVar(&a.ask.Repeat, "repeat", 3, "measure every cell this many times (the fault cells' spread and how many runs were unsafe)")
@@ -71,6 +73,10 @@ func cmdChoose(args []string) error {
 		return cli.UsageErr(err)
 	}
 	wl.Quick = gaveUp
+	if a.maxRate <= 0 || a.maxRate >= 1 {
+		return cli.NotAccepted("--max-rate", fmt.Sprint(a.maxRate), report.MaxRateAccepted)
+	}
+	wl.MaxRate = a.maxRate
 	if a.dryRun {
 		whichlock.PrintUnsupported(os.Stdout, wl)
 	} else {

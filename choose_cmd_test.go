@@ -40,7 +40,7 @@ func TestChooseWritesTheMatrix(t *testing.T) {
 		t.Fatalf("no row for the design:\n%s", md)
 	case !strings.Contains(row, "not applicable"):
 		t.Errorf("single × leader-kill is not marked not applicable: %s", row)
-	case strings.Count(row, "/2") < 4:
+	case strings.Count(row, " of 2: ") < 4:
 		t.Errorf("the fault cells do not say in how many of their 2 runs each outcome broke: %s", row)
 	case !strings.Contains(string(md), "single × leader-kill (not applicable): one master, no replica"):
 		t.Errorf("no reason in words for the pair not applicable:\n%s", md)

@@ -30,6 +30,7 @@ func cmdReport(args []string) error {
 type reportArgs struct {
 	out, sloP99, sloSuccess, target, p99 string
 	thresholds, formats, needs           []string
+	maxRate                              float64
 }
 
 // reportFlags are report's flags, bound to a.
@@ -47,6 +48,7 @@ func reportFlags(a *reportArgs) *pflag.FlagSet {
 	_ = fs.MarkDeprecated("slo-p99", "use --p99 (the one spelling of the p99 you need, in sweep, report and choose)")
 	fs.StringVar(&a.p99, "p99", "", "the acquire p99 you need (default 10ms): the capacity plan's SLO, and with a which-lock run (lockbench choose) its needs' bound")
 	fs.StringSliceVar(&a.needs, "need", nil, "judge a which-lock run (lockbench choose) again for these needs, without measuring: "+report.NeedHelp)
+	fs.Float64Var(&a.maxRate, "max-rate", 0, "with a which-lock run: settle an outcome clean only when 0 of n runs bounds its rate (95%) at or below this (default the run's, 0.2)")
 	fs.StringVar(&a.sloSuccess, "slo-success", "0.99", "SLO for capacity planning: lowest acceptable acquire success ratio")
 	fs.StringVar(&a.target, "target-rate", "0", "lock rate to plan for (cycles/s): headroom and lock groups needed; 0 for none")
 	fs.StringArrayVar(&a.thresholds, "threshold", nil, "fail (exit 3) unless every cell meets this (a cell's own expect: on the metric replaces it), e.g. acquire.p99<10ms, success>=0.99 (repeatable)")
@@ -80,6 +82,12 @@ func (a *reportArgs) report(fs *pflag.FlagSet) error {
 			return cli.UsageErr(err)
 		}
 		opt.Needs = &n
+	}
+	if fs.Changed("max-rate") {
+		if a.maxRate <= 0 || a.maxRate >= 1 {
+			return cli.NotAccepted("--max-rate", fmt.Sprint(a.maxRate), report.MaxRateAccepted)
+		}
+		opt.MaxRate = a.maxRate
 	}
 	if opt.SLOSuccess, err = strconv.ParseFloat(a.sloSuccess, 64); err != nil || opt.SLOSuccess <= 0 || opt.SLOSuccess > 1 {
 		return cli.NotAccepted("--slo-success", a.sloSuccess, report.SLOSuccessAccepted)

@@ -36,6 +36,9 @@ type Options struct {
 	// Needs, when set, judge a which-lock matrix in place of the needs
 	// its choose run stated (lockbench report --need).
 	Needs *Needs
+	// MaxRate, when set, replaces a which-lock run's threshold for a
+	// clean verdict (lockbench report --max-rate).
+	MaxRate float64
 	// Formats to write; default all. md needs the PNG plots, so asking
 	// for md writes them too.
 	Formats []string
@@ -276,7 +279,7 @@ func Build(dirs []string, opt Options) (*Summary, error) {
 	if err := writeOutputs(s, figs, rendered, opt); err != nil {
 		return nil, err
 	}
-	if s.WhichLock, err = writeWhichLock(dir, opt.OutDir, res.Manifest, res.Cells, s.Cells, opt.Needs); err != nil {
+	if s.WhichLock, err = writeWhichLock(dir, opt.OutDir, res.Manifest, res.Cells, s.Cells, opt.Needs, opt.MaxRate); err != nil {
 		return nil, err
 	}
 	return s, nil

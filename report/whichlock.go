@@ -48,6 +48,10 @@ type WhichLockPlan struct {
 	// Quick says what choose --quick gave up for speed ("": a full run).
 	Quick string `json:"quick,omitempty"`
 	Needs Needs  `json:"needs"`
+	// MaxRate is the rate of broken runs a clean verdict must bound
+	// (0: DefaultMaxRate): 0 of n is settled clean only when its 95%
+	// upper bound is at or below it.
+	MaxRate float64 `json:"max_rate,omitempty"`
 	// Fsync is the disk's write+fsync latency, probed where the servers
 	// keep their data as the run began (nil: not probed).
 	Fsync *fsyncprobe.Result `json:"fsync_probe,omitempty"`
@@ -70,12 +74,47 @@ const (
 // Outcome is one outcome of a cell over its judged runs: the median count
 // and its range, and in how many of the runs it was broken (k of n).
 type Outcome struct {
-	Median   float64 `json:"median"`
-	Min      float64 `json:"min"`
-	Max      float64 `json:"max"`
-	Broken   int     `json:"broken_runs"`
-	Runs     int     `json:"runs"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	Broken int     `json:"broken_runs"`
+	Runs   int     `json:"runs"`
+	// Lower and Upper bound the rate of broken runs (95%, exact); Settled
+	// is "broken" (it happened), "clean" (none, Upper within the run's
+	// max rate) or "" (not settled: more runs would tell).
+	Lower    float64 `json:"rate_lower"`
+	Upper    float64 `json:"rate_upper"`
+	Settled  string  `json:"settled,omitempty"`
 	measured bool
+	maxRate  float64 // what Settled was judged at
+}
+
+// MaxRateAccepted is what --max-rate accepts.
+const MaxRateAccepted = "a rate in (0, 1) such as 0.2: the 95% upper bound on how often a clean outcome would break, at or below which 0 of n is settled"
+
+// notSettled begins the reason of a need no run broke but too few runs
+// judged.
+const notSettled = "not settled"
+
+// DefaultMaxRate is --max-rate's default: a clean verdict bounds the rate
+// of broken runs at 20% (0 of 14).
+const DefaultMaxRate = 0.2
+
+// settle bounds o's rate and says whether it is settled at maxRate.
+func (o *Outcome) settle(maxRate float64) {
+	if o == nil {
+		return
+	}
+	o.Lower, o.Upper = RateInterval(o.Broken, o.Runs)
+	o.Settled, o.maxRate = Settled(o.Broken, o.Runs, maxRate), maxRate
+}
+
+// rate is the plan's max rate, or the default.
+func (p *WhichLockPlan) rate() float64 {
+	if p.MaxRate > 0 {
+		return p.MaxRate
+	}
+	return DefaultMaxRate
 }
 
 // Outage is a cell's unavailability over the runs that measured one (s).
@@ -102,6 +141,9 @@ type MatrixCell struct {
 	// JudgedOn: a not-applicable cell's "immune" (it meets a need under
 	// its fault) or the fault whose cell stands for it.
 	JudgedOn string `json:"judged_on,omitempty"`
+	// Unsettled: nothing broke, but too few runs to bound how often it
+	// would (never coloured as safe).
+	Unsettled bool `json:"unsettled,omitempty"`
 	// Past: guarded writes acknowledged after the last commit the promoted
 	// node had, in the runs that counted them (nil: none did).
 	Past    *Outcome `json:"writes_past_promoted,omitempty"`
@@ -164,6 +206,7 @@ type WhichLock struct {
 	PriceCells      *PriceCells       `json:"price_cells,omitempty"`
 	Run             RunInfo           `json:"run"`
 	Recommend       []string          `json:"recommended"`
+	MaxRate         float64           `json:"max_rate"`
 	Outcomes        []OutcomeWords    `json:"outcome_definitions"`
 	resultsRelative string
 }
@@ -258,7 +301,7 @@ func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells 
 		byName[c.Label] = i
 	}
 	w := &WhichLock{Faults: p.Faults, Defined: p.Defined, Needs: p.Needs, Work: p.Work, PriceWork: p.PriceWork, Quick: p.Quick,
-		PriceCells: p.PriceCells, Run: runInfo(m), Outcomes: outcomeWords}
+		PriceCells: p.PriceCells, Run: runInfo(m), Outcomes: outcomeWords, MaxRate: p.rate()}
 	w.Run.Servers = serverVersions(loaded)
 	if p.Fsync != nil {
 		w.Run.Fsync = p.Fsync.String()
@@ -288,7 +331,7 @@ func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells 
 			row.Faults = append(row.Faults, c)
 			if f != "none" && c.judged() {
 				row.Judged++
-				if c.Class() == "ok" {
+				if c.Class() == "ok" || c.Class() == "us" { // nothing broke, settled or not
 					row.Survived++
 				}
 			}
@@ -411,6 +454,10 @@ func matrixCell(p *WhichLockPlan, d, f string, byName map[string]int, cells []Ce
 	m.Repeats = len(runs)
 	m.Overlap, m.Lost, m.InPromise, m.Down = outcomes(runs)
 	m.Past = pastOutcome(runs)
+	for _, o := range []*Outcome{m.Overlap, m.Lost, m.InPromise} {
+		o.settle(p.rate())
+	}
+	m.Unsettled = m.Overlap != nil && m.Lost != nil && m.Overlap.Broken+m.Lost.Broken == 0 && (m.Overlap.Settled == "" || m.Lost.Settled == "")
 	switch {
 	case c.Interrupted || c.Safety.Verdict == "interrupted":
 		m.State, m.Why = stateNotJudged, "interrupted: its history is partial"
@@ -575,6 +622,10 @@ func (need Need) unmet(c MatrixCell) string {
 			return "not judged: " + c.DownText() + ", so nothing to judge safety on"
 		case o.Broken > 0:
 			return fmt.Sprintf("%s in %d of %d runs (up to %.0f)", what, o.Broken, o.Runs, o.Max)
+		case o.Settled == "":
+			_, hi := RateInterval(0, o.Runs)
+			return fmt.Sprintf("%s: %s in 0 of %d runs, which bounds its rate only at %.0f%%, above the max rate %s (0 of %d would settle it)",
+				notSettled, what, o.Runs, hi*100, pctText(maxRateOf(o)), RunsToSettle(maxRateOf(o)))
 		}
 		return ""
 	}
@@ -597,3 +648,8 @@ func shortOr(why string, repeats int) string {
 	}
 	return why
 }
+
+// maxRateOf is the max rate o was settled at.
+func maxRateOf(o *Outcome) float64 { return o.maxRate }
+
+func pctText(x float64) string { return fmt.Sprintf("%.0f%%", x*100) }

@@ -21,21 +21,24 @@ const committedWhichLock = "../docs/which-lock"
 
 var (
 	cellTD     = regexp.MustCompile(`<td class="(\w+)" title="[^"]*">(?:<a href="[^"]*">)?([^<]*)`)
-	brokenRuns = regexp.MustCompile(`(overlap|lost) (\d+)/(\d+)`)
+	brokenRuns = regexp.MustCompile(`(overlap|lost) (\d+) of (\d+)`)
 	renderedBy = regexp.MustCompile(`this page rendered by lockbench (\S+?)\.<`)
 )
 
 // colourAgrees says how a cell's colour disagrees with its text ("": it
 // agrees): red only with data lost in some run, yellow only with exclusion
-// broken and no data lost, green only with neither in every run, orange
+// broken and no data lost, green only with neither in every run and
+// enough runs to settle it at the max rate (else pale: not settled), orange
 // only where safety was not judged for an outage to the end, grey and
 // white only for their states' words.
-func colourAgrees(class, text string) string {
-	broken := map[string]int{}
+func colourAgrees(class, text string, maxRate float64) string {
+	broken, settled := map[string]int{}, true
 	for _, m := range brokenRuns.FindAllStringSubmatch(text, -1) {
-		var k int
+		var k, n int
 		fmt.Sscan(m[2], &k)
+		fmt.Sscan(m[3], &n)
 		broken[m[1]] = k
+		settled = settled && Settled(k, n, maxRate) != ""
 	}
 	_, judged := broken["lost"]
 	var want string
@@ -54,6 +57,8 @@ func colourAgrees(class, text string) string {
 		want = "bad"
 	case broken["overlap"] > 0:
 		want = "warn"
+	case !settled:
+		want = "us"
 	default:
 		want = "ok"
 	}
@@ -74,7 +79,7 @@ func checkPage(t *testing.T, w *WhichLock, page string) {
 	}
 	for i, m := range cells {
 		text := html.UnescapeString(m[2])
-		if why := colourAgrees(m[1], text); why != "" {
+		if why := colourAgrees(m[1], text, w.MaxRate); why != "" {
 			t.Errorf("%s × %s: %q: %s", w.Rows[i/len(w.Faults)].Design, w.Faults[i%len(w.Faults)], text, why)
 		}
 	}

@@ -28,7 +28,7 @@ var outcomeWords = []OutcomeWords{
 		"measured on the acquires' own timestamps; \"≥ X s to the end\" when nothing was granted until the cell ended. " +
 		"Even without a fault, a few hundred ms can pass between two grants in these cells (8 keys held 200 ms each, waiters retrying): a span of that size is no outage."},
 	{"past the promoted", "", "where a failover promoted a node that took the guarded writes asynchronously: in how many runs writes were acknowledged after the last commit the promoted node had " +
-		"(its last replayed transaction), and how many; every lost write is among them. \"past the promoted 0/3\" beside \"lost 0/3\": no run put a write at risk, so the cell cannot show that none would be lost."},
+		"(its last replayed transaction), and how many; every lost write is among them. \"past the promoted 0 of 3\" beside \"lost 0 of 3\": no run put a write at risk, so the cell cannot show that none would be lost."},
 	{"in promise", "", "the second figure: exclusion broken only within what the lock promised its holder (Redis: its validity, TTL less elapsed and drift, as renewed; a session lock: to the end of its use). " +
 		"Shown where it differs from the first."},
 }
@@ -53,6 +53,8 @@ func (c MatrixCell) Class() string {
 		return "bad"
 	case c.Overlap.Broken > 0:
 		return "warn"
+	case c.Unsettled:
+		return "us"
 	}
 	return "ok"
 }
@@ -100,16 +102,18 @@ func (c MatrixCell) Text() string {
 	return strings.Join(parts, " · ")
 }
 
-// text is "overlap 0/3" or "overlap 3/3: 11 (9–14)".
+// text is the outcome's k of n runs with the 95% bounds of its rate, and
+// where it broke, its median count and range: "overlap 0 of 3: ≤ 63%",
+// "overlap 3 of 3: ≥ 37%; 11 (9–14)".
 func (o *Outcome) text(name string) string {
-	t := fmt.Sprintf("%s %d/%d", name, o.Broken, o.Runs)
-	if o.Broken == 0 {
+	t := name + " " + RateText(o.Broken, o.Runs)
+	switch {
+	case o.Broken == 0:
 		return t
+	case o.Min == o.Max:
+		return fmt.Sprintf("%s; %.0f", t, o.Median)
 	}
-	if o.Min == o.Max {
-		return fmt.Sprintf("%s: %.0f", t, o.Median)
-	}
-	return fmt.Sprintf("%s: %.0f (%.0f–%.0f)", t, o.Median, o.Min, o.Max)
+	return fmt.Sprintf("%s; %.0f (%.0f–%.0f)", t, o.Median, o.Min, o.Max)
 }
 
 // DownText is the cell's unavailability: "down 2.18 s (1.90–2.40)" or
@@ -175,7 +179,8 @@ func shortWhy(why string, repeats int) string {
 
 // legend is every colour's meaning, in the order of the classes.
 var legend = []struct{ Class, Text string }{
-	{"ok", "safe: neither exclusion broken nor data lost in any judged run"},
+	{"ok", "safe, settled: neither exclusion broken nor data lost in any judged run, and enough runs that the 95% bound on how often either would happen is at or below the max rate"},
+	{"us", "not settled: nothing broke in the judged runs, but too few runs to bound how often it would at the max rate (0 of 14 bounds it at 20%; 0 of 3 only at 63%)"},
 	{"warn", "exclusion broken in some run, no data lost (a fencing token or guarded write held)"},
 	{"bad", "data lost in some run"},
 	{"down", "nothing granted after the fault to the end of the cell: unavailable, safety not judged"},
@@ -188,13 +193,16 @@ var legend = []struct{ Class, Text string }{
 // writeWhichLock writes which-lock.md, which-lock.html, the matrix as
 // data (which-lock-matrix.json) and its picture into out when dir holds
 // lockbench choose's plan; needs, when given, judge in place of the plan's.
-func writeWhichLock(dir, out string, m results.Manifest, loaded []*cell, cells []CellSummary, needs *Needs) (*WhichLock, error) {
+func writeWhichLock(dir, out string, m results.Manifest, loaded []*cell, cells []CellSummary, needs *Needs, maxRate float64) (*WhichLock, error) {
 	p, err := readWhichLockPlan(dir)
 	if err != nil || p == nil {
 		return nil, err
 	}
 	if needs != nil {
 		p.judgeBy(*needs)
+	}
+	if maxRate > 0 {
+		p.MaxRate = maxRate
 	}
 	w := buildWhichLock(p, m, loaded, cells)
 	if rel, err := filepath.Rel(out, dir); err == nil {
@@ -338,7 +346,7 @@ func (w *WhichLock) writeMarkdown(wr io.Writer) error {
 		b.WriteString("**A quick run** (`choose --quick`): " + w.Quick + "\n\n")
 	}
 	b.WriteString("Every design on the same work (the same TTL or lease, holds, workers and keys) under the same faults. " + w.priceText() +
-		" Each fault's cell: in how many runs each outcome happened (k/n), its median and range where it did.\n\n")
+		" Each fault's cell: in how many of its runs each outcome happened (k of n) with the 95% bounds of its rate (≤ the upper one when it never happened), its median and range where it did; green only where nothing happened in enough runs to bound the rate at the max rate (" + pctText(w.MaxRate) + "), pale where too few runs did.\n\n")
 	b.WriteString("| design | " + strings.Join(w.priceHeads(), " | ") + " |")
 	for _, f := range w.Faults {
 		b.WriteString(" " + f + " |")
@@ -377,6 +385,9 @@ func (w *WhichLock) needsMarkdown() string {
 		meets = strings.Join(w.Recommend, ", ")
 	}
 	t := fmt.Sprintf("## Your needs: %s\n\nMeet them: %s.\n\n", w.Needs.String(), meets)
+	if s := w.UnsettledText(); s != "" {
+		t += s + "\n\n"
+	}
 	var met []string
 	for _, r := range w.Rows {
 		for _, m := range r.MetBy {
@@ -462,16 +473,17 @@ body{font-family:sans-serif;margin:1.5em;color:#222;max-width:110em}table{border
 td,th{border:1px solid #ccc;padding:.3em .5em;font-size:.85em;vertical-align:top}td.n{text-align:right;white-space:nowrap}
 td a{color:inherit}
 .ok{background:#dff0d8}.warn{background:#fcf8e3}.bad{background:#f2dede}.down{background:#fde3c8}
-.na{background:#eee;color:#777}.ns{background:#f6f6f6;color:#777;font-style:italic}.nj{background:#fff;color:#a60;font-style:italic}.nx{background:#fff7d6;color:#865;font-style:italic}
+.us{background:#eef3ea;color:#456}.na{background:#eee;color:#777}.ns{background:#f6f6f6;color:#777;font-style:italic}.nj{background:#fff;color:#a60;font-style:italic}.nx{background:#fff7d6;color:#865;font-style:italic}
 .meets{font-weight:bold}.legend span{display:inline-block;padding:.1em .5em;margin-right:.3em;border:1px solid #ccc}
 p,li{line-height:1.4}
 </style></head><body>
 <h1>Which lock: price beside safety</h1>
 {{if .Quick}}<p><strong>A quick run</strong> (<code>choose --quick</code>): {{.Quick}}</p>{{end}}
 <p>Every design on the same work (the same TTL or lease, holds, workers and keys) under the same faults. {{.PriceText}}
-Each fault's cell: in how many runs each outcome happened (k/n), its median and range where it did; each links to its result.</p>
+Each fault's cell: in how many of its runs each outcome happened (k of n) with the 95% bounds of its rate (≤ the upper one when it never happened), its median and range where it did; green only where nothing happened in enough runs to bound the rate at the max rate ({{.MaxRateText}}), pale where too few runs did; each links to its result.</p>
 {{if .Needs.Any}}<h2>Your needs: {{.Needs.String}}</h2>
 <p>Meet them: {{if .Recommend}}{{range $i, $d := .Recommend}}{{if $i}}, {{end}}<strong>{{$d}}</strong>{{end}}{{else}}none{{end}}.</p>
+{{if .UnsettledText}}<p><strong>{{.UnsettledText}}</strong></p>{{end}}
 {{if .MetBy}}<p>Met without a cell of their own:</p><ul>{{range .MetBy}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}
 <table><tr><th>design</th>{{range .PriceHeads}}<th>{{.}}</th>{{end}}{{range .Faults}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr><td{{if .Meets}} class="meets"{{end}}>{{.Design}}</td><td class="n">{{if .CapHref}}<a href="{{.CapHref}}" title="{{.Capacity.Note}}">{{.CyclesText}}</a>{{else}}{{.CyclesText}}{{end}}</td><td class="n">{{if .CommonHref}}<a href="{{.CommonHref}}">{{.P50Text}}</a>{{else}}{{.P50Text}}{{end}}</td><td class="n">{{if .CommonHref}}<a href="{{.CommonHref}}">{{.P99Text}}</a>{{else}}{{.P99Text}}{{end}}</td><td class="n">{{if .HotHref}}<a href="{{.HotHref}}">{{.TimeToLockText}}</a>{{else}}{{.TimeToLockText}}{{end}}</td><td class="n">{{.CPUText}}</td>
@@ -567,3 +579,29 @@ func (w *WhichLock) href(result string) string {
 	}
 	return filepath.ToSlash(filepath.Join(w.resultsRelative, result))
 }
+
+// UnsettledText is the honest answer when no design meets the needs but
+// some fall short only for want of runs ("": not so).
+func (w *WhichLock) UnsettledText() string {
+	if len(w.Recommend) > 0 {
+		return ""
+	}
+	var only []string
+	for _, r := range w.Rows {
+		unsettled := len(r.Reasons) > 0
+		for _, why := range r.Reasons {
+			unsettled = unsettled && strings.Contains(why, ": "+notSettled+": ")
+		}
+		if unsettled {
+			only = append(only, r.Design)
+		}
+	}
+	if len(only) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Nothing settled meets these needs yet: %s broke nothing the needs name, in too few runs to bound it at the max rate %s; "+
+		"run more repeats (%d at that rate) before choosing on it.", strings.Join(only, ", "), pctText(w.MaxRate), RunsToSettle(w.MaxRate))
+}
+
+// MaxRateText is the max rate as the page says it.
+func (w *WhichLock) MaxRateText() string { return pctText(w.MaxRate) }

@@ -73,12 +73,14 @@ func TestWhichLockMatrix(t *testing.T) {
 		"replicated-wait2.none": quiet, "replicated-wait2.crash": quiet,
 		"replicated-wait2.leader-kill": {{down: 5.2, toEnd: true, verdict: results.NotJudged}, {down: 5.3, toEnd: true, verdict: results.NotJudged}},
 	})
+	q3 := "overlap 0 of 3: ≤ 63% · lost 0 of 3: ≤ 63%"
 	want := [][]string{
-		{"overlap 0/3 · lost 0/3", "not judged: no lock won after the failover", "not applicable", "overlap 3/3: 5 (4–7) · in promise 0/3 · lost 2/3: 2 (0–3)"},
-		{"overlap 0/3 · lost 0/3", "overlap 1/3: 0 (0–1) · lost 1/3: 0 (0–3) · down 1.00 s (0.90–1.20)", "overlap 0/3 · lost 0/3 · down 1.20 s (1.10–1.30)", "overlap 3/3: 11 (9–14) · in promise 0/3 · lost 0/3"},
-		{"overlap 0/3 · lost 0/3", "overlap 0/3 · lost 0/3", "safety not judged · down ≥ 5.20 s to the end 2/2", "not supported yet"},
+		{q3, "not judged: no lock won after the failover", "not applicable", "overlap 3 of 3: ≥ 37%; 5 (4–7) · in promise 0 of 3: ≤ 63% · lost 2 of 3: 9.4%–99%; 2 (0–3)"},
+		{q3, "overlap 1 of 3: 0.8%–91%; 0 (0–1) · lost 1 of 3: 0.8%–91%; 0 (0–3) · down 1.00 s (0.90–1.20)", q3 + " · down 1.20 s (1.10–1.30)", "overlap 3 of 3: ≥ 37%; 11 (9–14) · in promise 0 of 3: ≤ 63% · lost 0 of 3: ≤ 63%"},
+		{q3, q3, "safety not judged · down ≥ 5.20 s to the end 2/2", "not supported yet"},
 	}
-	classes := [][]string{{"ok", "nj", "na", "bad"}, {"ok", "bad", "ok", "warn"}, {"ok", "ok", "down", "ns"}}
+	// Nothing broke in 3 runs: not settled (pale), never safe (green).
+	classes := [][]string{{"us", "nj", "na", "bad"}, {"us", "bad", "us", "warn"}, {"us", "us", "down", "ns"}}
 	for r, row := range w.Rows {
 		for f, c := range row.Faults {
 			if c.Text() != want[r][f] || c.Class() != classes[r][f] {
@@ -95,6 +97,15 @@ func TestWhichLockMatrix(t *testing.T) {
 	}
 	if r := w.Rows[2]; r.Survived != 1 || r.Judged != 1 {
 		t.Errorf("replicated-wait2: survived %d of %d faults judged; want 1 of 1 (the outage judged no safety)", r.Survived, r.Judged)
+	}
+	// 14 quiet runs settle it at the default 20%: green, and a need on it met.
+	settled := matrixOf(&WhichLockPlan{Designs: []string{"etcd"}, Faults: []string{"crash"}, Needs: Needs{Under: []Need{{NoOverlap, "crash", 0}}}},
+		map[string][]run{"etcd.crash": make([]run, 14)})
+	if c := settled.Rows[0].Faults[0]; c.Class() != "ok" || !settled.Rows[0].Meets || c.Overlap.Settled != "clean" {
+		t.Errorf("0 of 14: %q (%s), meets %v %q; want safe, settled, the need met", c.Text(), c.Class(), settled.Rows[0].Meets, settled.Rows[0].Reasons)
+	}
+	if r := w.Rows[2]; len(r.Reasons) != 2 || !strings.Contains(r.Reasons[0], "no lost update under crash: not settled: updates lost in 0 of 3 runs, which bounds its rate only at 63%, above the max rate 20% (0 of 14 would settle it)") {
+		t.Errorf("replicated-wait2: %q; want excluded as not settled, with its bound", r.Reasons)
 	}
 	up := Needs{Under: []Need{{"up-in", "leader-kill", 2 * time.Second}}}
 	if got := up.judge(w.Rows[1], p.Faults); len(got) != 0 {
