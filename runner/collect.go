@@ -74,8 +74,37 @@ func (r *cellRun) sum(crs []chaos.ClientResult) (*workloads.Stats, error) {
 		for _, c := range cpu {
 			st.CPU += c
 		}
+		st.AdapterCPU = adapterCPU(crs, parts)
 	}
 	return st, nil
+}
+
+// adapterCPU is the clients' adapters' CPU, each adapter once: the
+// clients of one process may share one (the cell's lock), each reporting
+// its reading. -1: one was not read.
+func adapterCPU(crs []chaos.ClientResult, parts []*workloads.Stats) time.Duration {
+	type proc struct{ client, adapter int }
+	cpu := map[proc]time.Duration{}
+	for i, cr := range crs {
+		p := parts[i]
+		if p.AdapterPid == 0 {
+			continue
+		}
+		k := proc{cr.Pid, p.AdapterPid}
+		switch c, seen := cpu[k]; {
+		case !seen:
+			cpu[k] = p.AdapterCPU
+		case c >= 0 && p.AdapterCPU >= 0:
+			cpu[k] = max(c, p.AdapterCPU)
+		default:
+			cpu[k] = -1
+		}
+	}
+	var total time.Duration
+	for _, c := range cpu {
+		total = workloads.AddCPU(total, c)
+	}
+	return total
 }
 
 // clientStats are a client's stats: its own, or rebuilt from its counts
