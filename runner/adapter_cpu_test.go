@@ -50,3 +50,19 @@ func TestSumClientsCountsEachAdapterOnce(t *testing.T) {
 		}
 	}
 }
+
+// A fault cell's result names its clients' library (each client's
+// adapter said the same), with what their adapters did added up; a cell
+// of lockbench's own client names none.
+func TestFaultCellRecordsAdapter(t *testing.T) {
+	a := func(late int64) *results.AdapterSettings {
+		return &results.AdapterSettings{Library: "node-redlock", Version: "4.2.0", LateGrants: late, Cancels: 1}
+	}
+	got := adapterOf([]chaos.ClientResult{{Adapter: a(2)}, {Adapter: a(3)}})
+	if got == nil || got.Library != "node-redlock" || got.Version != "4.2.0" || got.LateGrants != 5 || got.Cancels != 2 {
+		t.Errorf("two clients' adapters: %+v; want node-redlock 4.2.0, 5 late grants, 2 cancels", got)
+	}
+	if got := adapterOf([]chaos.ClientResult{{}, {}}); got != nil {
+		t.Errorf("lockbench's own clients: %+v; want none", got)
+	}
+}

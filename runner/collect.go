@@ -36,6 +36,7 @@ func (r *cellRun) collect(t0 time.Time, run clientsRun) (*CellResult, error) {
 	chk.holds(st)
 	cc := r.cellConfig()
 	chk.config(cc, r, run.results)
+	cc.Adapter = adapterOf(run.results)
 	res := st.Result(r.replies(run.results), cc, t0)
 	if r.svc != nil {
 		r.svc.Finish(&res, st)
@@ -342,4 +343,24 @@ func (r *cellRun) logFindings(ck check.Findings, interrupted bool) {
 // lock on, or not), so that no other verdict stands in for it.
 func expects(c plan.Cell, metric string) bool {
 	return slices.ContainsFunc(c.Expect, func(e plan.Expectation) bool { return e.Metric == metric })
+}
+
+// adapterOf is the clients' external library (nil: lockbench's own),
+// with what their adapters did added up.
+func adapterOf(crs []chaos.ClientResult) *results.AdapterSettings {
+	var out *results.AdapterSettings
+	for _, cr := range crs {
+		a := cr.Adapter
+		switch {
+		case a == nil:
+		case out == nil:
+			c := *a
+			out = &c
+		default:
+			out.LateGrants += a.LateGrants
+			out.Indefinite += a.Indefinite
+			out.Cancels += a.Cancels
+		}
+	}
+	return out
 }
