@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -75,6 +76,34 @@ func TestRunClientReference(t *testing.T) {
 	acq, _ := lookup(res, "outcomes.acquired")
 	if lib != "lockbench-engine" || acq.(float64) < 10 {
 		t.Fatalf("adapter %v, acquired %v: %s", lib, acq, stdout)
+	}
+	checkAdapterCPU(t, res)
+}
+
+// checkAdapterCPU: the client CPU of a run with an adapter is
+// lockbench's and the adapter's, both read and shown apart, in total and
+// per cycle; the machine split counts the adapter as the client's. Sums,
+// not magnitudes: the machine may be busy.
+func checkAdapterCPU(t *testing.T, res map[string]any) {
+	t.Helper()
+	num := func(path string) float64 {
+		v, _ := lookup(res, path)
+		f, _ := v.(float64)
+		return f
+	}
+	if inc, _ := lookup(res, "client.includes_adapter"); inc != true {
+		t.Fatalf("client.includes_adapter %v, want true", inc)
+	}
+	own, ad, all := num("client.lockbench_cpu_seconds"), num("client.adapter_cpu_seconds"), num("client.cpu_seconds")
+	if own <= 0 || ad <= 0 || math.Abs(own+ad-all) > 1e-9*all {
+		t.Errorf("client CPU s: lockbench %v + adapter %v, total %v; want both > 0 and their sum", own, ad, all)
+	}
+	ownC, adC, allC := num("client.lockbench_cpu_us_per_cycle"), num("client.adapter_cpu_us_per_cycle"), num("client.cpu_us_per_cycle")
+	if ownC <= 0 || adC <= 0 || math.Abs(ownC+adC-allC) > 1e-6*allC {
+		t.Errorf("client CPU µs/cycle: lockbench %v + adapter %v, total %v; want both > 0 and their sum", ownC, adC, allC)
+	}
+	if share, ok := lookup(res, "machine.adapter_share"); !ok || (share.(float64) < 0 || share.(float64) > num("machine.client_share")) {
+		t.Errorf("machine: adapter share %v, client share %v; want the adapter's within the client's", share, num("machine.client_share"))
 	}
 }
 

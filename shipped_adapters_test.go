@@ -13,8 +13,9 @@ import (
 // Each shipped adapter runs a short contended benchmark cell through
 // lockbench run --client on its design's servers: its library and
 // capabilities in the result, locks granted and refused, one holder at a
-// time. Nothing is timed: the per-master timeout is long, so that a busy
-// machine slows the cell without failing its commands.
+// time, its CPU in the client's. Nothing is timed: the per-master
+// timeout is long, so that a busy machine slows the cell without failing
+// its commands.
 func TestRunClientShipped(t *testing.T) {
 	redistest.Require(t)
 	for _, tc := range []struct {
@@ -51,6 +52,7 @@ func TestRunClientShipped(t *testing.T) {
 			if acq.(float64) < 10 || refused.(float64) < 1 {
 				t.Errorf("acquired %v, not acquired %v on 2 keys and 4 workers; want both", acq, refused)
 			}
+			checkAdapterCPU(t, res)
 		})
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // Options say how to run an adapter.
@@ -178,6 +180,36 @@ func (c *Client) name() string { return c.opt.Argv[0] }
 
 // Pid is the adapter's process.
 func (c *Client) Pid() int { return c.cmd.Process.Pid }
+
+// CPU is the adapter process's user+system CPU so far, all its threads
+// (-1: not read, or it has exited). A cell reads it from /proc at its
+// window's marks, not from the rusage of its exit: the adapter lives
+// across hello, the warm-up and the clean-up, which that would count.
+// /proc counts in clock ticks (10 ms), each reading's bound of error.
+// Processes the adapter starts are not read: it execs its runtime.
+func (c *Client) CPU() time.Duration {
+	if c.hasExited() {
+		return -1
+	}
+	p, err := procfs.NewProc(c.Pid())
+	if err != nil {
+		return -1
+	}
+	st, err := p.Stat()
+	if err != nil || c.hasExited() { // reaped meanwhile: the pid may be another's
+		return -1
+	}
+	return time.Duration(st.CPUTime() * float64(time.Second))
+}
+
+func (c *Client) hasExited() bool {
+	select {
+	case <-c.exited:
+		return true
+	default:
+		return false
+	}
+}
 
 // Err is why the adapter broke for good (nil while it works): it crashed,
 // broke the protocol or stopped answering. The cell fails with it.

@@ -112,6 +112,9 @@ type ClientResult struct {
 	// Losses are the sessions the lock service ended under this client,
 	// as it learnt (etcd, ZooKeeper), for the lock-loss lag.
 	Losses []results.SessionLoss `json:"losses,omitempty"`
+	// Adapter is an external client's library, as its adapter said, and
+	// what the adapter did (nil: lockbench's own client).
+	Adapter *results.AdapterSettings `json:"adapter,omitempty"`
 	// Stats are the loop's own, for the cell to add up (a client process
 	// sends its logs instead: nil).
 	Stats *workloads.Stats `json:"-"`
@@ -354,6 +357,11 @@ func (c *client) fill(out *ClientResult, st *workloads.Stats, t0 time.Time) {
 	}
 	if sl, ok := c.lk.(sessionLosses); ok {
 		out.Losses = sl.Losses()
+	}
+	if a, ok := c.lk.(interface {
+		AdapterSettings() *results.AdapterSettings
+	}); ok {
+		out.Adapter = a.AdapterSettings()
 	}
 	out.ProbeViolations = c.probe.Violations()
 	out.ProbeMax = c.probe.MaxConcurrent()

@@ -34,6 +34,9 @@ type machineProbe struct {
 	// trees: a server's CPU is its process's and its descendants' (a
 	// postmaster's backends do the work).
 	trees bool
+	// adapter is an external client's adapter process (0: none), read
+	// with lockbench's own: the library's work is the client's.
+	adapter int
 
 	start, end cpuSample
 }
@@ -43,6 +46,7 @@ type cpuSample struct {
 	cores              int
 	total, busy, steal float64 // CPU seconds summed over all cores
 	client             float64 // lockbench's process
+	adapter            float64 // its adapter's (-1: none or not read)
 	masters            []float64
 	replicas           []float64 // -1: not read
 	sentinels          []float64
@@ -75,6 +79,10 @@ func (p *machineProbe) sample() cpuSample {
 		s.total = s.busy + s.steal + c.Idle + c.Iowait
 	}
 	s.client = procCPU(p.fs, 0)
+	s.adapter = -1
+	if p.adapter > 0 {
+		s.adapter = procCPU(p.fs, p.adapter)
+	}
 	s.replicas, s.sentinels = p.procCPUs(p.replicas), p.procCPUs(p.sentinels)
 	for i, pid := range p.pids {
 		s.masters[i] = -1
@@ -156,6 +164,11 @@ func (p *machineProbe) split(addrs []string) *results.CPUSplit {
 	}
 	if a.client >= 0 && b.client >= 0 {
 		m.ClientShare = (b.client - a.client) / total
+	}
+	if a.adapter >= 0 && b.adapter >= 0 {
+		as := (b.adapter - a.adapter) / total
+		m.ClientShare += as
+		m.AdapterShare = &as
 	}
 	servers := 0.0
 	for i, addr := range addrs {

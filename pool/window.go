@@ -40,6 +40,8 @@ type Window struct {
 	// Proxied: through the cell's in-process proxies, whose CPU is told
 	// apart.
 	Proxied bool
+	// AdapterPid is an external client's adapter process (0: none).
+	AdapterPid int
 }
 
 // NewWindowReadings reads the machine and the servers around a cell's
@@ -49,6 +51,7 @@ func NewWindowReadings(ctx context.Context, w Window) *WindowReadings {
 	if r.probe != nil {
 		r.probe.trees, r.probe.clientCPUs, r.probe.localCPUs = w.Trees, w.ClientCPUs, w.LocalCPUs
 		r.probe.replicas, r.probe.sentinels = w.Replicas, w.Sentinels
+		r.probe.adapter = w.AdapterPid
 	}
 	if w.Proxied {
 		r.proxy = &proxyProfile{}

@@ -69,6 +69,10 @@ func waitBound(cfg engine.Config) time.Duration {
 	return time.Duration(cfg.Retries)*(cfg.RetryMax+cfg.Timeout) + cfg.Timeout
 }
 
+// AdapterSettings: a fault cell's client records its adapter's library
+// (a benchmark cell's is recorded by its cell).
+func (c adapterClient) AdapterSettings() *results.AdapterSettings { return adapterSettings(c.Client) }
+
 // adapterSettings are what a result records of the adapter.
 func adapterSettings(a *adapter.Client) *results.AdapterSettings {
 	h := a.Hello()

@@ -42,7 +42,11 @@ func openCell(ctx context.Context, env pool.CellEnv, eng *engine.Engine, lk *cel
 		return nil, err
 	}
 	rs := m.Service.(*RedisServers)
-	r.win = pool.NewWindowReadings(ctx, rs.window(ctx, r.eng, m.Net != nil))
+	w := rs.window(ctx, r.eng, m.Net != nil)
+	if r.lk.adapter != nil {
+		w.AdapterPid = r.lk.adapter.Pid()
+	}
+	r.win = pool.NewWindowReadings(ctx, w)
 	if env.Watch != nil {
 		env.Watch(r.eng.Addrs(), r.eng.InfoAt)
 	}

@@ -156,6 +156,7 @@ type CellSummary struct {
 	MaxHolders         int64                             `json:"max_concurrent_holders"`
 	ClientCPUPerCycle  float64                           `json:"client_cpu_us_per_cycle"`
 	ClientCPUShare     float64                           `json:"client_cpu_share"`
+	AdapterCPUPerCycle *float64                          `json:"adapter_cpu_us_per_cycle,omitempty"` // an external client's adapter's part (nil: none)
 	ClientBound        bool                              `json:"client_bound"`
 	ServerBusiestShare float64                           `json:"server_busiest_share,omitempty"`
 	MeetsSLO           bool                              `json:"meets_slo"`
@@ -460,6 +461,10 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 	}
 	if r.Servers != nil {
 		cs.ServerBusiestShare = results.FiniteOr0(r.Servers.BusiestShare)
+	}
+	if r.Client.IncludesAdapter {
+		a := results.FiniteOr0(r.Client.AdapterCPUMicrosCycle)
+		cs.AdapterCPUPerCycle = &a
 	}
 	cs.Limit, cs.Machine, cs.CommandCost = r.Limit, r.Machine, r.CommandCost
 	if cs.Limit == nil {

@@ -44,7 +44,12 @@ type view struct {
 	MoreDifferences int
 	// SpreadNote says what "± x%" means, when any cell was repeated.
 	SpreadNote string
+	// AdapterNote says what a client CPU's brackets are, when any cell
+	// ran an external client.
+	AdapterNote string
 }
+
+const adapterNote = "With an external client (--client) the client CPU is lockbench's and its adapter process's together; the adapter's part is in brackets."
 
 // maxDifferences keeps the verdict readable on large sweeps.
 const maxDifferences = 24
@@ -102,6 +107,9 @@ func makeCostView(c CellSummary) costView {
 		v.Other, v.Steal = results.Pct0(m.OtherShare), results.Pct0(m.StealShare)
 		if m.ProxyShare != nil {
 			v.Client += " (proxy " + results.Pct0(*m.ProxyShare) + ")"
+		}
+		if m.AdapterShare != nil {
+			v.Client += " (adapter " + results.Pct0(*m.AdapterShare) + ")"
 		}
 		if !m.MastersShareMachine {
 			v.Servers = "elsewhere"
@@ -167,6 +175,9 @@ func makeView(s *Summary, figs []figure, png map[string][]byte) view {
 	}
 	v.PriceNote = priceNote
 	v.SpreadNote = spreadNote(s.Cells)
+	if slices.ContainsFunc(s.Cells, func(c CellSummary) bool { return c.AdapterCPUPerCycle != nil }) {
+		v.AdapterNote = adapterNote
+	}
 	for _, c := range s.Capacity {
 		v.Capacity = append(v.Capacity, makeCapView(c))
 	}
@@ -333,6 +344,9 @@ func cellFigures(c CellSummary) cellView {
 		FailedP99: ms(c.Failed.P99), ReleaseP99: sp(ms(c.Release.P99), "release_p99"), RepeatsT: "1",
 		Success: results.Pct(c.SuccessRatio), CPU: results.Sig3(c.ClientCPUPerCycle), Share: results.Pct0(c.ClientCPUShare),
 		AcquiredT: results.Count(c.Acquired), NotAcquiredT: results.Count(c.NotAcquired), ErrorsT: results.Count(c.Errors),
+	}
+	if a := c.AdapterCPUPerCycle; a != nil {
+		cv.CPU += " (adapter " + results.Sig3(*a) + ")"
 	}
 	cv.ViolationsT = results.Count(c.Violations)
 	if c.Safety.NotJudged != "" {
@@ -564,7 +578,7 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 {{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}{{if .Interrupted}} <span class="bad">(interrupted)</span>{{end}}</td><td class="l">{{.LoadText}}</td>{{if $.SpreadNote}}<td>{{.RepeatsT}}</td>{{end}}<td>{{.Tput}}</td><td>{{.Acq}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td><td>{{.FailedP99}}</td><td>{{.ReleaseP99}}</td><td>{{if not $.ShowCapacity}}—{{else if .MeetsSLO}}<span class="ok">met</span>{{else}}<span class="bad">missed</span>{{end}}</td></tr>
 {{end}}</table></div>
 <h3>Outcomes, safety and client cost</h3>
-<p>Success = acquired / (acquired + not acquired + errors). Violations are moments the safety probe saw two holders of one lock. A client CPU share near 100% means the figure measures the load generator, not Redis.</p>
+<p>Success = acquired / (acquired + not acquired + errors). Violations are moments the safety probe saw two holders of one lock. A client CPU share near 100% means the figure measures the load generator, not Redis.{{with .AdapterNote}} {{.}}{{end}}</p>
 <div class="scroll"><table>
 <tr><th>#</th><th class="l">cell</th><th>acquired</th><th>not acquired</th><th>errors</th><th>success</th><th>safety violations</th><th>client CPU µs/cycle</th><th>client CPU share</th><th>client-bound</th></tr>
 {{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td>{{.AcquiredT}}</td><td>{{.NotAcquiredT}}</td><td>{{.ErrorsT}}</td><td>{{.Success}}</td><td{{if .Violations}} class="bad"{{end}}>{{.ViolationsT}}</td><td>{{.CPU}}</td><td>{{.Share}}</td><td>{{if .ClientBound}}<span class="bad">yes</span>{{else}}no{{end}}</td></tr>

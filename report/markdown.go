@@ -263,8 +263,10 @@ func (d *mdDoc) files(v view) {
 // "median ±spread", with a repeats column when any cell was repeated.
 func (d *mdDoc) cells(v view) {
 	d.p("## Cells\n\nLatencies of successful acquires in ms; a cycle is one acquire plus its release; success = acquired / attempts.")
-	if v.SpreadNote != "" {
-		d.p(" %s", v.SpreadNote)
+	for _, note := range []string{v.SpreadNote, v.AdapterNote} {
+		if note != "" {
+			d.p(" %s", note)
+		}
 	}
 	d.p("\n\n")
 	repHead, repAlign := "", ""

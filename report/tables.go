@@ -20,7 +20,9 @@ func csvHeader(axes []string) []string {
 		"repeats", "cycles_per_sec_min", "cycles_per_sec_max", "cycles_per_sec_rel_spread",
 		"p99_us_min", "p99_us_max", "p99_rel_spread",
 		"limit", "machine_busy_share", "client_share", "servers_share", "busiest_master_core_share",
-		"redis_command_us_per_cycle", "redis_cpu_us_per_cycle", "projected_rate", "fsync_share_p50")
+		"redis_command_us_per_cycle", "redis_cpu_us_per_cycle", "projected_rate", "fsync_share_p50",
+		// An external client's adapter's part of client_cpu_us_per_cycle.
+		"adapter_cpu_us_per_cycle")
 }
 
 func writeCSV(path string, s *Summary) error {
@@ -42,6 +44,7 @@ func writeCSV(path string, s *Summary) error {
 				f(c.ClientCPUPerCycle, 2), strconv.FormatBool(c.ClientBound))
 			row = append(row, spreadColumns(c.Repeats)...)
 			row = append(row, costColumns(c, f)...)
+			row = append(row, adapterColumn(c, f))
 			if err := cw.Write(row); err != nil {
 				return err
 			}
@@ -88,4 +91,12 @@ func costColumns(c CellSummary, f func(float64, int) string) []string {
 		out[8] = f(*c.FsyncShareP50, 3)
 	}
 	return out
+}
+
+// adapterColumn is an external client's adapter CPU per cycle ("": none).
+func adapterColumn(c CellSummary, f func(float64, int) string) string {
+	if c.AdapterCPUPerCycle == nil {
+		return ""
+	}
+	return f(*c.AdapterCPUPerCycle, 2)
 }

@@ -157,6 +157,9 @@ type MatrixCell struct {
 type MatrixRow struct {
 	Design string `json:"design"`
 	Fenced bool   `json:"fenced"`
+	// Library is an external client's (choose --client), as its adapter
+	// named it in hello (nil: lockbench's own client).
+	Library *Library `json:"library,omitempty"`
 	// The price, from its price cell (or, without one, its quiet cell);
 	// Priced false: neither was measured, and every figure is unknown.
 	Priced                 bool    `json:"priced"`
@@ -314,7 +317,7 @@ func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells 
 		return cells[i], loaded[i], true
 	}
 	for _, d := range p.Designs {
-		row := MatrixRow{Design: d, Fenced: Fenced(d), Persistence: persistenceOf(d, byName, p.Faults, loaded)}
+		row := MatrixRow{Design: d, Fenced: Fenced(d), Persistence: persistenceOf(d, byName, p.Faults, loaded), Library: libraryOf(p, d, find)}
 		if p.PriceCells != nil { // the price cells' alone: a figure they lack stays unknown
 			row.PriceCell = true
 			row.priceFromCells(p.PriceCells, find)
@@ -378,6 +381,42 @@ func persistenceOf(d string, byName map[string]int, faults []string, loaded []*c
 		}
 	}
 	return ""
+}
+
+// Library is the library an external client's row ran.
+type Library struct {
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Language string `json:"language,omitempty"`
+}
+
+// String is "node-redlock 4.2.0 (javascript)".
+func (l Library) String() string {
+	s := l.Name + " " + l.Version
+	if l.Language != "" {
+		s += " (" + l.Language + ")"
+	}
+	return s
+}
+
+// libraryOf is design d's external library as its cells recorded it: the
+// first of its fault cells, then its price cells, that ran one (nil:
+// none did, lockbench's own client).
+func libraryOf(p *WhichLockPlan, d string, find func(string) (CellSummary, *cell, bool)) *Library {
+	names := []string{p.Price[d]}
+	for _, f := range p.Faults {
+		names = append(names, CellName(d, f))
+	}
+	if pc := p.PriceCells; pc != nil {
+		names = append(append(names, pc.Common[d], pc.Hot[d]), pc.Ladder[d]...)
+	}
+	for _, n := range names {
+		if _, l, ok := find(n); n != "" && ok && l.Run.Config != nil && l.Run.Config.Adapter != nil {
+			a := l.Run.Config.Adapter
+			return &Library{Name: a.Library, Version: a.Version, Language: a.Language}
+		}
+	}
+	return nil
 }
 
 func runInfo(m results.Manifest) RunInfo {

@@ -276,6 +276,23 @@ func (w *WhichLock) priceText() string {
 		"a design without one: its quiet cell); time to lock p99: the quiet cell's, where the fault cells' workers wait for each other (%s).", w.PriceWork, w.Work)
 }
 
+// DesignText is the row's design, with an external client's library.
+func (r MatrixRow) DesignText() string {
+	if r.Library == nil {
+		return r.Design
+	}
+	return r.Design + ": " + r.Library.String()
+}
+
+// libraryNote says what a row's library is, when a row has one ("").
+func (w *WhichLock) libraryNote() string {
+	if !slices.ContainsFunc(w.Rows, func(r MatrixRow) bool { return r.Library != nil }) {
+		return ""
+	}
+	return "A design with a library beside its name is an external client (choose --client): that library, at the version its adapter named, " +
+		"behind the adapter protocol on the servers of the design it borrows (redlock-5-mux's, or single-fixed-ttl's)."
+}
+
 // fig is a price figure, "—" where none was measured.
 func (r MatrixRow) fig(us float64) string {
 	if !r.Priced {
@@ -353,11 +370,14 @@ func (w *WhichLock) writeMarkdown(wr io.Writer) error {
 	}
 	b.WriteString("\n|---|--:|--:|--:|--:|--:|" + strings.Repeat("---|", len(w.Faults)) + "\n")
 	for _, r := range w.Rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |", r.Design, r.CyclesText(), r.P50Text(), r.P99Text(), r.TimeToLockText(), r.CPUText())
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |", mdEscape(r.DesignText()), r.CyclesText(), r.P50Text(), r.P99Text(), r.TimeToLockText(), r.CPUText())
 		for _, c := range r.Faults {
 			b.WriteString(" " + mdEscape(c.Text()) + " |")
 		}
 		b.WriteString("\n")
+	}
+	if n := w.libraryNote(); n != "" {
+		b.WriteString("\n" + n + "\n")
 	}
 	b.WriteString("\n## Outcomes, one definition for every design\n\n")
 	for _, o := range w.Outcomes {
@@ -435,8 +455,9 @@ func (w *WhichLock) runMarkdown() string {
 }
 
 // Facts are what the run stood on, one line each: when and where, which
-// servers, each design's persistence, the disk's fsync latency, and the
-// lockbench that measured (and the one that rendered, when another).
+// servers, each design's persistence, the external clients' libraries,
+// the disk's fsync latency, and the lockbench that measured (and the one
+// that rendered, when another).
 func (w *WhichLock) Facts() []string {
 	r := w.Run
 	made := "lockbench " + r.Lockbench + ", " + r.Go
@@ -456,6 +477,15 @@ func (w *WhichLock) Facts() []string {
 		}
 	}
 	out = append(out, "Persistence: "+orNot(strings.Join(pers, "; "), "not recorded")+".")
+	var libs []string
+	for _, row := range w.Rows {
+		if row.Library != nil {
+			libs = append(libs, row.DesignText())
+		}
+	}
+	if len(libs) > 0 {
+		out = append(out, "Libraries of the external clients: "+strings.Join(libs, "; ")+".")
+	}
 	return append(out, "Disk: "+orNot(r.Fsync, "not probed in this run")+".")
 }
 
@@ -486,10 +516,11 @@ Each fault's cell: in how many of its runs each outcome happened (k of n) with t
 {{if .UnsettledText}}<p><strong>{{.UnsettledText}}</strong></p>{{end}}
 {{if .MetBy}}<p>Met without a cell of their own:</p><ul>{{range .MetBy}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}
 <table><tr><th>design</th>{{range .PriceHeads}}<th>{{.}}</th>{{end}}{{range .Faults}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr><td{{if .Meets}} class="meets"{{end}}>{{.Design}}</td><td class="n">{{if .CapHref}}<a href="{{.CapHref}}" title="{{.Capacity.Note}}">{{.CyclesText}}</a>{{else}}{{.CyclesText}}{{end}}</td><td class="n">{{if .CommonHref}}<a href="{{.CommonHref}}">{{.P50Text}}</a>{{else}}{{.P50Text}}{{end}}</td><td class="n">{{if .CommonHref}}<a href="{{.CommonHref}}">{{.P99Text}}</a>{{else}}{{.P99Text}}{{end}}</td><td class="n">{{if .HotHref}}<a href="{{.HotHref}}">{{.TimeToLockText}}</a>{{else}}{{.TimeToLockText}}{{end}}</td><td class="n">{{.CPUText}}</td>
+{{range .Rows}}<tr><td{{if .Meets}} class="meets"{{end}}>{{.Design}}{{with .Library}}<br><small>{{.}}</small>{{end}}</td><td class="n">{{if .CapHref}}<a href="{{.CapHref}}" title="{{.Capacity.Note}}">{{.CyclesText}}</a>{{else}}{{.CyclesText}}{{end}}</td><td class="n">{{if .CommonHref}}<a href="{{.CommonHref}}">{{.P50Text}}</a>{{else}}{{.P50Text}}{{end}}</td><td class="n">{{if .CommonHref}}<a href="{{.CommonHref}}">{{.P99Text}}</a>{{else}}{{.P99Text}}{{end}}</td><td class="n">{{if .HotHref}}<a href="{{.HotHref}}">{{.TimeToLockText}}</a>{{else}}{{.TimeToLockText}}{{end}}</td><td class="n">{{.CPUText}}</td>
 {{range .Cells}}<td class="{{.Class}}" title="{{.Why}}">{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
 {{end}}</table>
-<p class="legend">{{range .Legend}}<span class="{{.Class}}">{{.Text}}</span> {{end}}</p>
+{{with .LibraryNote}}<p>{{.}}</p>
+{{end}}<p class="legend">{{range .Legend}}<span class="{{.Class}}">{{.Text}}</span> {{end}}</p>
 <p><img src="which-lock.png" alt="price against the faults survived, one point per design" width="900"></p>
 <h2>Outcomes, one definition for every design</h2>
 <ul>{{range .Outcomes}}<li><strong>{{.Name}}</strong>: {{.Text}}</li>{{end}}</ul>
@@ -561,15 +592,16 @@ func (w *WhichLock) writeHTML(wr io.Writer) error {
 	}
 	return whichLockPage.Execute(wr, struct {
 		*WhichLock
-		Rows       []pageRow
-		PriceText  string
-		Legend     any
-		FaultDefs  []OutcomeWords
-		Excluded   []MatrixRow
-		Whys       []pageWhy
-		PriceHeads []string
-		MetBy      []string
-	}{w, rows, w.priceText(), legend, defs, excluded, whys, w.priceHeads(), metBy})
+		Rows        []pageRow
+		PriceText   string
+		Legend      any
+		FaultDefs   []OutcomeWords
+		Excluded    []MatrixRow
+		Whys        []pageWhy
+		PriceHeads  []string
+		MetBy       []string
+		LibraryNote string
+	}{w, rows, w.priceText(), legend, defs, excluded, whys, w.priceHeads(), metBy, w.libraryNote()})
 }
 
 // href is a result file's link from the page.

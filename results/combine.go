@@ -320,7 +320,7 @@ func meanSplit(splits []*CPUSplit, weights []float64) *CPUSplit {
 		return &out
 	}
 	out.BusyShare, out.StealShare, out.ClientShare, out.ServersShare, out.OtherShare = 0, 0, 0, 0, 0
-	var proxy float64
+	var proxy, adapter float64
 	sameMasters := true
 	for i, s := range splits {
 		f := weights[i] / total
@@ -338,9 +338,15 @@ func meanSplit(splits []*CPUSplit, weights []float64) *CPUSplit {
 		if s.ProxyShare != nil {
 			proxy += f * *s.ProxyShare
 		}
+		if s.AdapterShare != nil {
+			adapter += f * *s.AdapterShare
+		}
 	}
 	if out.ProxyShare != nil {
 		out.ProxyShare = &proxy
+	}
+	if out.AdapterShare != nil {
+		out.AdapterShare = &adapter
 	}
 	if !sameMasters {
 		out.MasterCoreShare = medianMasterShares(splits)

@@ -12,9 +12,12 @@ type CPUSplit struct {
 	BusyShare  float64 `json:"busy_share"`  // not idle, not waiting on I/O, not stolen
 	StealShare float64 `json:"steal_share"` // taken by the hypervisor
 	// ClientShare is lockbench's process; ProxyShare the part of it spent
-	// in the --net-latency proxy (in-process).
-	ClientShare float64  `json:"client_share"`
-	ProxyShare  *float64 `json:"proxy_share,omitempty"`
+	// in the --net-latency proxy (in-process). With an external client
+	// (--client) it includes the adapter process, AdapterShare: the
+	// library's work is the load generator's too.
+	ClientShare  float64  `json:"client_share"`
+	ProxyShare   *float64 `json:"proxy_share,omitempty"`
+	AdapterShare *float64 `json:"adapter_share,omitempty"`
 	// ServersShare is the masters that run on this machine (local ones, and
 	// given ones on a loopback address).
 	ServersShare float64 `json:"servers_share"`
@@ -96,6 +99,9 @@ func LimitOf(r *Run) Limit {
 		if m != nil && m.ProxyShare != nil {
 			ev += fmt.Sprintf(", of which the --net-latency proxy %s", Pct0(*m.ProxyShare*float64(m.Cores)/float64(clientCPUs)))
 		}
+		if m != nil && m.AdapterShare != nil {
+			ev += fmt.Sprintf(", of which the adapter %s", Pct0(*m.AdapterShare*float64(m.Cores)/float64(clientCPUs)))
+		}
 		return Limit{LimitGenerator, ev + busiestText(busiest, busiestKnown) + machineText(m)}
 	}
 	if saturated {
@@ -170,12 +176,21 @@ func machineText(m *CPUSplit) string {
 	if m == nil {
 		return ""
 	}
+	return fmt.Sprintf("; machine %s busy of %d cores: lockbench %s, servers %s, other %s, steal %s",
+		Pct0(m.BusyShare+m.StealShare), m.Cores, ClientShareText(m), Pct0(m.ServersShare), Pct0(m.OtherShare), Pct0(m.StealShare))
+}
+
+// ClientShareText is lockbench's share with the parts told apart: the
+// proxy's, an external client's adapter's.
+func ClientShareText(m *CPUSplit) string {
 	client := Pct0(m.ClientShare)
 	if m.ProxyShare != nil {
 		client += fmt.Sprintf(" (of which the proxy %s)", Pct0(*m.ProxyShare))
 	}
-	return fmt.Sprintf("; machine %s busy of %d cores: lockbench %s, servers %s, other %s, steal %s",
-		Pct0(m.BusyShare+m.StealShare), m.Cores, client, Pct0(m.ServersShare), Pct0(m.OtherShare), Pct0(m.StealShare))
+	if m.AdapterShare != nil {
+		client += fmt.Sprintf(" (of which the adapter %s)", Pct0(*m.AdapterShare))
+	}
+	return client
 }
 
 func busiestText(b float64, known bool) string {

@@ -189,10 +189,11 @@ func addClients(runs []Run, cycles float64) Client {
 		c.ClientBound = c.ClientBound || r.Client.ClientBound
 		c.RSSStartMB = max(c.RSSStartMB, r.Client.RSSStartMB)
 		c.RSSEndMB = max(c.RSSEndMB, r.Client.RSSEndMB)
+		c.IncludesAdapter = c.IncludesAdapter || r.Client.IncludesAdapter
+		c.LockbenchCPUSeconds += r.Client.CPUSeconds - r.Client.AdapterCPUSeconds
+		c.AdapterCPUSeconds += r.Client.AdapterCPUSeconds
 	}
-	if cycles > 0 {
-		c.CPUMicrosCycle = c.CPUSeconds * 1e6 / cycles
-	}
+	c.perCycle(cycles)
 	return c
 }
 

@@ -390,6 +390,39 @@ type Client struct {
 	// run at full speed should keep them close.
 	RSSStartMB float64 `json:"rss_start_mb"`
 	RSSEndMB   float64 `json:"rss_end_mb"`
+	// IncludesAdapter: an external client's (--client) adapter process
+	// does the library's work, so the CPU figures above are lockbench's
+	// and its adapter's, shown apart below. Without it they are
+	// lockbench's alone.
+	IncludesAdapter         bool    `json:"includes_adapter,omitempty"`
+	LockbenchCPUSeconds     float64 `json:"lockbench_cpu_seconds,omitempty"`
+	LockbenchCPUMicrosCycle float64 `json:"lockbench_cpu_us_per_cycle,omitempty"`
+	AdapterCPUSeconds       float64 `json:"adapter_cpu_seconds,omitempty"`
+	AdapterCPUMicrosCycle   float64 `json:"adapter_cpu_us_per_cycle,omitempty"`
+}
+
+// AddAdapter adds an adapter's CPU seconds to the client's, over cycles
+// in secs on cores, keeping both parts.
+func (c *Client) AddAdapter(adapterSeconds float64, cycles int64, secs float64) {
+	c.IncludesAdapter = true
+	c.LockbenchCPUSeconds, c.AdapterCPUSeconds = c.CPUSeconds, adapterSeconds
+	c.CPUSeconds += adapterSeconds
+	c.perCycle(float64(cycles))
+	if secs > 0 && c.Cores > 0 {
+		c.CPUShare = c.CPUSeconds / secs / float64(c.Cores)
+	}
+}
+
+// perCycle sets the per-cycle figures from the seconds.
+func (c *Client) perCycle(cycles float64) {
+	if cycles <= 0 {
+		return
+	}
+	c.CPUMicrosCycle = c.CPUSeconds * 1e6 / cycles
+	if c.IncludesAdapter {
+		c.LockbenchCPUMicrosCycle = c.LockbenchCPUSeconds * 1e6 / cycles
+		c.AdapterCPUMicrosCycle = c.AdapterCPUSeconds * 1e6 / cycles
+	}
 }
 
 // LockUse counts what happened while locks were held.

@@ -180,11 +180,21 @@ func printServiceCalls(w io.Writer, r *Run) {
 	fmt.Fprintf(w, "%s: %s\n\n", r.Config.Topology, strings.Join(said, ", "))
 }
 
+// adapterPart shows an external client's CPU apart: lockbench's and
+// its adapter's ("" without an adapter).
+func adapterPart(c Client) string {
+	if !c.IncludesAdapter {
+		return ""
+	}
+	return fmt.Sprintf(" (lockbench %.1f + adapter %.1f)", c.LockbenchCPUMicrosCycle, c.AdapterCPUMicrosCycle)
+}
+
 // printCosts says what the run cost the client, the servers and the
 // machine, and which of them limited it.
 func printCosts(w io.Writer, r *Run) {
-	fmt.Fprintf(w, "client: %.2f CPU s, %.1f CPU µs/cycle, %.0f%% of %d cores\n",
-		r.Client.CPUSeconds, r.Client.CPUMicrosCycle, 100*r.Client.CPUShare, r.Client.Cores)
+	c := r.Client
+	fmt.Fprintf(w, "client: %.2f CPU s, %.1f CPU µs/cycle%s, %.0f%% of %d cores\n",
+		c.CPUSeconds, c.CPUMicrosCycle, adapterPart(c), 100*c.CPUShare, c.Cores)
 	if r.Servers != nil {
 		sv := r.Servers
 		server := "master"
@@ -198,8 +208,8 @@ func printCosts(w io.Writer, r *Run) {
 		fmt.Fprintln(w)
 	}
 	if m := r.Machine; m != nil {
-		fmt.Fprintf(w, "machine: %d cores %.0f%% busy: lockbench %.0f%%, servers %.0f%%, other %.0f%%, steal %.0f%%\n",
-			m.Cores, 100*(m.BusyShare+m.StealShare), 100*m.ClientShare, 100*m.ServersShare, 100*m.OtherShare, 100*m.StealShare)
+		fmt.Fprintf(w, "machine: %d cores %.0f%% busy: lockbench %s, servers %.0f%%, other %.0f%%, steal %.0f%%\n",
+			m.Cores, 100*(m.BusyShare+m.StealShare), ClientShareText(m), 100*m.ServersShare, 100*m.OtherShare, 100*m.StealShare)
 	}
 	if c := r.CommandCost; c != nil {
 		fmt.Fprintf(w, "redis cost: %.1f µs of commands per cycle on the costliest master (one core: %.0f cycles/s)", c.CommandMicrosCycle, c.ProjectedRate)

@@ -36,6 +36,7 @@ func (r *cellRun) collect(t0 time.Time, run clientsRun) (*CellResult, error) {
 	chk.holds(st)
 	cc := r.cellConfig()
 	chk.config(cc, r, run.results)
+	cc.Adapter = adapterOf(run.results)
 	res := st.Result(r.replies(run.results), cc, t0)
 	if r.svc != nil {
 		r.svc.Finish(&res, st)
@@ -74,8 +75,37 @@ func (r *cellRun) sum(crs []chaos.ClientResult) (*workloads.Stats, error) {
 		for _, c := range cpu {
 			st.CPU += c
 		}
+		st.AdapterCPU = adapterCPU(crs, parts)
 	}
 	return st, nil
+}
+
+// adapterCPU is the clients' adapters' CPU, each adapter once: the
+// clients of one process may share one (the cell's lock), each reporting
+// its reading. -1: one was not read.
+func adapterCPU(crs []chaos.ClientResult, parts []*workloads.Stats) time.Duration {
+	type proc struct{ client, adapter int }
+	cpu := map[proc]time.Duration{}
+	for i, cr := range crs {
+		p := parts[i]
+		if p.AdapterPid == 0 {
+			continue
+		}
+		k := proc{cr.Pid, p.AdapterPid}
+		switch c, seen := cpu[k]; {
+		case !seen:
+			cpu[k] = p.AdapterCPU
+		case c >= 0 && p.AdapterCPU >= 0:
+			cpu[k] = max(c, p.AdapterCPU)
+		default:
+			cpu[k] = -1
+		}
+	}
+	var total time.Duration
+	for _, c := range cpu {
+		total = workloads.AddCPU(total, c)
+	}
+	return total
 }
 
 // clientStats are a client's stats: its own, or rebuilt from its counts
@@ -313,4 +343,24 @@ func (r *cellRun) logFindings(ck check.Findings, interrupted bool) {
 // lock on, or not), so that no other verdict stands in for it.
 func expects(c plan.Cell, metric string) bool {
 	return slices.ContainsFunc(c.Expect, func(e plan.Expectation) bool { return e.Metric == metric })
+}
+
+// adapterOf is the clients' external library (nil: lockbench's own),
+// with what their adapters did added up.
+func adapterOf(crs []chaos.ClientResult) *results.AdapterSettings {
+	var out *results.AdapterSettings
+	for _, cr := range crs {
+		a := cr.Adapter
+		switch {
+		case a == nil:
+		case out == nil:
+			c := *a
+			out = &c
+		default:
+			out.LateGrants += a.LateGrants
+			out.Indefinite += a.Indefinite
+			out.Cancels += a.Cancels
+		}
+	}
+	return out
 }

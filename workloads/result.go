@@ -138,10 +138,15 @@ func (s *Stats) servers(addrs []string) *results.Servers {
 	return sv
 }
 
-// client is lockbench's own cost in the window.
+// client is the client's cost in the window: lockbench's, and its
+// adapter's when an external client's library works there.
 func (s *Stats) client() results.Client {
 	c := ClientCost(s.CPU.Seconds(), s.Acquired, s.Measured.Seconds())
 	c.RSSStartMB, c.RSSEndMB = float64(s.RSSStart)/(1<<20), float64(s.RSSEnd)/(1<<20)
+	if s.AdapterPid != 0 && s.AdapterCPU >= 0 {
+		c.AddAdapter(s.AdapterCPU.Seconds(), s.Acquired, s.Measured.Seconds())
+		c.ClientBound = c.CPUShare >= ClientBoundShare
+	}
 	return c
 }
 
@@ -165,10 +170,17 @@ func ClientCost(cpuSeconds float64, acquired int64, secs float64) results.Client
 // overlaps or could not judge.
 func (s *Stats) warnings(c results.Client) []string {
 	var w []string
+	who := "lockbench"
+	if c.IncludesAdapter {
+		who = "lockbench and its adapter"
+	}
 	if c.ClientBound {
 		w = append(w, fmt.Sprintf(
-			"client-bound: lockbench used %.0f%% of %d cores; the figures measure this client as much as the servers",
-			100*c.CPUShare, c.Cores))
+			"client-bound: %s used %.0f%% of %d cores; the figures measure this client as much as the servers",
+			who, 100*c.CPUShare, c.Cores))
+	}
+	if s.AdapterPid != 0 && s.AdapterCPU < 0 {
+		w = append(w, "the adapter's CPU could not be read (/proc): the client CPU is lockbench's alone")
 	}
 	if s.Violations > 0 {
 		w = append(w, fmt.Sprintf("safety: %d overlapping holds of one key were seen", s.Violations))

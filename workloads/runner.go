@@ -167,6 +167,10 @@ type Folded struct {
 	WorkerWaits []results.WorkerWait `json:"worker_waits"`
 	Commands    *results.Commands    `json:"commands,omitempty"`
 	Wakeups     *results.Wakeups     `json:"wakeups,omitempty"`
+	// AdapterCPU is the CPU in the window of the adapter process doing an
+	// external client's work (AdapterPid; 0: none), -1 when not read.
+	AdapterPid int           `json:"adapter_pid,omitempty"`
+	AdapterCPU time.Duration `json:"adapter_cpu,omitempty"`
 }
 
 // Run drives the locker until the cell's time is up, its quota is met or
@@ -319,6 +323,9 @@ type window struct {
 	from                 time.Time
 	opened               bool
 	cpuStart, cpuEnd     time.Duration
+	adapter              adapterProcess // nil: the lock runs in this process
+	adapterStart         time.Duration
+	adapterEnd           time.Duration
 	rssStart, rssEnd     int64
 	serverStart, servEnd []time.Duration
 	cmdStart, cmdEnd     lock.Commands
@@ -342,6 +349,9 @@ func (win *window) open(lk lock.Locker) {
 		win.cfg.OnWindow(true)
 	}
 	win.cpuStart = ProcessCPU()
+	if win.adapter, _ = lk.(adapterProcess); win.adapter != nil {
+		win.adapterStart = win.adapter.CPU()
+	}
 	win.rssStart = residentBytes()
 	win.cmdStart, win.counted = commandsOf(lk)
 	win.wokeStart = wakeupsOf(lk)
@@ -387,6 +397,9 @@ func (win *window) close(stop time.Time, lk lock.Locker) {
 	win.cmdEnd, _ = commandsOf(lk)
 	win.wokeEnd = wakeupsOf(lk)
 	win.cpuEnd = ProcessCPU()
+	if win.adapter != nil {
+		win.adapterEnd = win.adapter.CPU()
+	}
 	win.rssEnd = residentBytes()
 	if win.opened && cfg.OnWindow != nil {
 		cfg.OnWindow(false)
@@ -409,6 +422,7 @@ func (win *window) fill(st *Stats, stop time.Time) {
 	}
 	st.Measured = stop.Sub(win.from)
 	st.CPU = win.cpuEnd - win.cpuStart
+	win.fillAdapter(st)
 	st.RSSStart, st.RSSEnd = win.rssStart, win.rssEnd
 	if win.counted {
 		c := win.cmdEnd.Sub(win.cmdStart)
@@ -470,6 +484,24 @@ func (l *loop) stats(interrupted bool, workers []*Worker, stop time.Time, win *w
 		l.obs.Scheduled(st.Offered, st.Unserved)
 	}
 	return st
+}
+
+// adapterProcess is a lock whose library works in a process of its own
+// (an external client's adapter): its CPU is the client's too.
+type adapterProcess interface {
+	Pid() int
+	CPU() time.Duration // -1: not read
+}
+
+// fillAdapter puts the adapter's CPU in the window into the stats.
+func (win *window) fillAdapter(st *Stats) {
+	if win.adapter == nil {
+		return
+	}
+	st.AdapterPid, st.AdapterCPU = win.adapter.Pid(), -1
+	if win.adapterStart >= 0 && win.adapterEnd >= 0 {
+		st.AdapterCPU = win.adapterEnd - win.adapterStart
+	}
 }
 
 // ProcessCPU is user+system CPU of this process so far.

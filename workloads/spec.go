@@ -98,6 +98,8 @@ func (s *Stats) add(p *Stats) {
 	s.JudgedHolds, s.HoldsNotJudged = s.JudgedHolds+p.JudgedHolds, s.HoldsNotJudged+p.HoldsNotJudged
 	s.MaxConcurrent = max(s.MaxConcurrent, p.MaxConcurrent)
 	s.CPU += p.CPU
+	s.AdapterPid = max(s.AdapterPid, p.AdapterPid)
+	s.AdapterCPU = AddCPU(s.AdapterCPU, p.AdapterCPU)
 	s.RSSStart, s.RSSEnd = max(s.RSSStart, p.RSSStart), max(s.RSSEnd, p.RSSEnd)
 	s.Interrupted = s.Interrupted || p.Interrupted
 	for _, w := range p.WorkerWaits {
@@ -141,4 +143,12 @@ func addKeyUses(a, b []results.KeyUse) []results.KeyUse {
 	}
 	slices.SortStableFunc(out, func(x, y results.KeyUse) int { return int(y.Acquired - x.Acquired) })
 	return out
+}
+
+// AddCPU is a + b, CPU readings of which -1 is not read (and so is the sum).
+func AddCPU(a, b time.Duration) time.Duration {
+	if a < 0 || b < 0 {
+		return -1
+	}
+	return a + b
 }
