@@ -673,7 +673,7 @@ func (need Need) unmet(c MatrixCell) string {
 	case d == nil:
 		return "no outage measured: the fault takes no server away"
 	case d.ToEnd > 0:
-		return fmt.Sprintf("nothing granted after it to the end in %d of %d runs (≥ %.2f s)", d.ToEnd, d.Runs, d.Max)
+		return d.neverText()
 	case d.Max > need.Within.Seconds():
 		return fmt.Sprintf("unavailable up to %.2f s, over %s", d.Max, need.Within)
 	}

@@ -25,7 +25,7 @@ var outcomeWords = []OutcomeWords{
 		"as each used its lock: from the return of its acquire to its release call (a holder that saw its lock expired or lost and wrote nothing stops at its validity's end)."},
 	{"data lost", NoLostUpdate, "the protected resource lost an acknowledged update or took a stale one (a fencing token or a guarded write refuses the stale write even when exclusion broke)."},
 	{"unavailable", UpIn + "D", "after a fault that takes a server, a member or a leader away (crash, leader kill, failover), the longest time in which no acquire on any key succeeded, " +
-		"measured on the acquires' own timestamps; \"≥ X s to the end\" when nothing was granted until the cell ended. " +
+		"measured on the acquires' own timestamps; \"never granted again after the fault (the cell ended X s later)\" when nothing was granted until the cell ended: a permanent loss, not an outage of X s. " +
 		"Even without a fault, a few hundred ms can pass between two grants in these cells (8 keys held 200 ms each, waiters retrying): a span of that size is no outage."},
 	{"past the promoted", "", "where a failover promoted a node that took the guarded writes asynchronously: in how many runs writes were acknowledged after the last commit the promoted node had " +
 		"(its last replayed transaction), and how many; every lost write is among them. \"past the promoted 0 of 3\" beside \"lost 0 of 3\": no run put a write at risk, so the cell cannot show that none would be lost."},
@@ -117,14 +117,14 @@ func (o *Outcome) text(name string) string {
 }
 
 // DownText is the cell's unavailability: "down 2.18 s (1.90–2.40)" or
-// "down ≥ 5.20 s to the end 3/3".
+// "never granted again after the fault (the cell ended 5.20 s later)".
 func (c MatrixCell) DownText() string {
 	d := c.Down
 	switch {
 	case d == nil:
 		return ""
 	case d.ToEnd > 0:
-		return fmt.Sprintf("down ≥ %.2f s to the end %d/%d", d.Min, d.ToEnd, d.Runs)
+		return d.neverText()
 	case d.Min == d.Max:
 		return fmt.Sprintf("down %.2f s", d.Median)
 	}
@@ -183,7 +183,7 @@ var legend = []struct{ Class, Text string }{
 	{"us", "not settled: nothing broke in the judged runs, but too few runs to bound how often it would at the max rate (0 of 14 bounds it at 20%; 0 of 3 only at 63%)"},
 	{"warn", "exclusion broken in some run, no data lost (a fencing token or guarded write held)"},
 	{"bad", "data lost in some run"},
-	{"down", "nothing granted after the fault to the end of the cell: unavailable, safety not judged"},
+	{"down", "never granted again after the fault, to the end of the cell: unavailable, safety not judged"},
 	{"nx", "not exercised: no fault met a holder inside its critical section when its lock could be handed on (never safe)"},
 	{"nj", "not judged (the cell showed too little to say) or not measured (no result)"},
 	{"na", "not applicable: the design has no such part; \"immune\" where the hazard cannot happen (meets a need under it), \"judged on F\" where fault F's cell stands for it"},
@@ -637,3 +637,17 @@ func (w *WhichLock) UnsettledText() string {
 
 // MaxRateText is the max rate as the page says it.
 func (w *WhichLock) MaxRateText() string { return pctText(w.MaxRate) }
+
+// neverText is a permanent loss of the service, the same words in the
+// cell and in every reason: "never granted again after the fault (the
+// cell ended 5.97–6.00 s later)", in how many runs when not in all.
+func (d *Outage) neverText() string {
+	t := "never granted again after the fault"
+	if d.ToEnd < d.Runs {
+		t += fmt.Sprintf(" in %d of %d runs", d.ToEnd, d.Runs)
+	}
+	if d.Min == d.Max {
+		return t + fmt.Sprintf(" (the cell ended %.2f s later)", d.Max)
+	}
+	return t + fmt.Sprintf(" (the cell ended %.2f–%.2f s later)", d.Min, d.Max)
+}

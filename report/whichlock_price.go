@@ -73,7 +73,11 @@ type DesignCapacity struct {
 	// how far a design that met the SLO at no step was from it.
 	LightestP99     float64 `json:"lightest_p99_us,omitempty"`
 	LightestWorkers int     `json:"lightest_workers,omitempty"`
-	cell            string  // the step's name
+	// Broke: the first heavier step that broke the SLO (its workers,
+	// cycles/s and acquire p99 in µs): the knee lies between the two
+	// steps. Nil: every heavier step met it (the SLO not reached).
+	Broke *BrokenStep `json:"broke_at,omitempty"`
+	cell  string      // the step's name
 }
 
 // HotKey is time to lock on one hot key beside the FIFO ideal: a waiter
@@ -201,7 +205,21 @@ func capacityOf(names []string, slo time.Duration, find func(string) (CellSummar
 		cp.Limiter = plan.Limit.By
 	}
 	cp.LowerBound = plan.LowerBound
+	if b := firstBroken(steps, loadOf(*knee)); b != nil {
+		cp.Broke = &BrokenStep{Workers: b.Workers, CyclesPerSec: b.CyclesPerSec, P99: b.Acquire.P99}
+	} else if cp.Limiter == results.LimitLatency {
+		// The legend's "latency" is a wait that broke the SLO: no step
+		// did, so the SLO was not reached (a lower bound).
+		cp.Limiter, cp.LowerBound = results.LimitNone, true
+	}
 	return cp
+}
+
+// BrokenStep is the step past a design's knee that broke its SLO.
+type BrokenStep struct {
+	Workers      int     `json:"workers"`
+	CyclesPerSec float64 `json:"cycles_per_sec"`
+	P99          float64 `json:"acquire_p99_us"`
 }
 
 func spreadOf(c CellSummary, figure string) (results.Spread, bool) {
@@ -235,6 +253,13 @@ func (r MatrixRow) CapacityText() string {
 		t += ", SLO not reached"
 	default:
 		t += ", " + cp.Limiter
+	}
+	switch b := cp.Broke; {
+	case b == nil:
+	case b.CyclesPerSec > cp.CyclesPerSec: // the knee lies between the two steps
+		t += fmt.Sprintf("; the knee lies between it and %.0f at %d workers, which broke the SLO (p99 %s)", b.CyclesPerSec, b.Workers, results.FormatMicros(b.P99))
+	default:
+		t += fmt.Sprintf("; %d workers broke the SLO (p99 %s at %.0f/s)", b.Workers, results.FormatMicros(b.P99), b.CyclesPerSec)
 	}
 	return t
 }

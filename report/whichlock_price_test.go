@@ -67,9 +67,10 @@ func TestDesignCapacityIsTheKnee(t *testing.T) {
 		"mach": {"mach.price-1", "mach.price-4"},
 		"none": {"none.price-1"},
 		"open": {"open.price-1", "open.price-4"},
-		"gone": {"gone.price-1"}, // its cell was not measured
+		"met":  {"met.price-1", "met.price-4"}, // every step met the SLO, its knee's limiter "latency"
+		"gone": {"gone.price-1"},               // its cell was not measured
 	}}
-	m := pricedMatrix(pc, []string{"srv", "lat", "mach", "none", "open", "gone"}, []priced{
+	m := pricedMatrix(pc, []string{"srv", "lat", "mach", "none", "open", "met", "gone"}, []priced{
 		{name: "srv.price-1", workers: 1, cps: 1000, p99: 2000, limit: results.LimitLatency},
 		{name: "srv.price-4", workers: 4, cps: 3500, p99: 6000, limit: results.LimitLatency, spreadLo: 3100, spread: 3900, cpu: 42},
 		{name: "srv.price-16", workers: 16, cps: 5000, p99: 25000, limit: results.LimitServer},
@@ -80,6 +81,8 @@ func TestDesignCapacityIsTheKnee(t *testing.T) {
 		{name: "none.price-1", workers: 1, cps: 90, p99: 12000, limit: results.LimitServer},
 		{name: "open.price-1", workers: 1, cps: 900, p99: 500, limit: results.LimitNone},
 		{name: "open.price-4", workers: 4, cps: 3000, p99: 900, limit: results.LimitNone},
+		{name: "met.price-1", workers: 1, cps: 700, p99: 900, limit: results.LimitLatency},
+		{name: "met.price-4", workers: 4, cps: 2500, p99: 9000, limit: results.LimitLatency},
 	})
 	want := map[string]struct {
 		cps      float64
@@ -88,11 +91,12 @@ func TestDesignCapacityIsTheKnee(t *testing.T) {
 		text     string
 		cpuWords string
 	}{
-		"srv":  {3500, false, results.LimitServer, "3500 (3100–3900), server", "42.0"},
-		"lat":  {800, false, results.LimitLatency, "800, latency", "—"},
-		"mach": {900, true, results.LimitMachine, "≥ 900, machine", "—"},
+		"srv":  {3500, false, results.LimitServer, "3500 (3100–3900), server; the knee lies between it and 5000 at 16 workers, which broke the SLO (p99 25 ms)", "42.0"},
+		"lat":  {800, false, results.LimitLatency, "800, latency; the knee lies between it and 900 at 4 workers, which broke the SLO (p99 15 ms)", "—"},
+		"mach": {900, true, results.LimitMachine, "≥ 900, machine; the knee lies between it and 2000 at 4 workers, which broke the SLO (p99 12 ms)", "—"},
 		"none": {0, false, "", "none within the SLO (p99 12 ms at 1 worker(s))", "—"},
 		"open": {3000, true, results.LimitNone, "≥ 3000, SLO not reached", "—"},
+		"met":  {2500, true, results.LimitNone, "≥ 2500, SLO not reached", "—"},
 		"gone": {0, false, "", "—", "—"},
 	}
 	for _, r := range m.Rows {
