@@ -92,6 +92,10 @@ type Outcome struct {
 // MaxRateAccepted is what --max-rate accepts.
 const MaxRateAccepted = "a rate in (0, 1) such as 0.2: the 95% upper bound on how often a clean outcome would break, at or below which 0 of n is settled"
 
+// MinP99Samples is the fewest acquires a p99 need is judged on: 100
+// beyond the 99th percentile, so that a few slow ones do not decide it.
+const MinP99Samples = 10000
+
 // notSettled begins the reason of a need no run broke but too few runs
 // judged.
 const notSettled = "not settled"
@@ -192,6 +196,11 @@ type MatrixRow struct {
 	// any run, of Judged faults measured (the quiet cell not counted).
 	Survived int `json:"faults_survived"`
 	Judged   int `json:"faults_judged"`
+	// LatencySamples are the acquires the p50 and p99 come from (the
+	// common-rate cell's, its repeats pooled); P50Range and P99Range the
+	// repeats' own figures' range (zero: one run).
+	LatencySamples     int64      `json:"latency_samples,omitempty"`
+	P50Range, P99Range [2]float64 `json:"-"`
 	// commonRate: the latency figures are the common-rate cell's (a run
 	// with PriceCells), not a price or quiet cell's.
 	commonRate bool
@@ -583,6 +592,9 @@ func (n Needs) judge(r MatrixRow, faults []string) []string {
 	switch {
 	case n.P99 > 0 && !r.Priced:
 		why = append(why, fmt.Sprintf("no acquire p99 to weigh: its %s was not measured", r.priceSource()))
+	case n.P99 > 0 && r.commonRate && r.LatencySamples < MinP99Samples:
+		why = append(why, fmt.Sprintf("acquire p99 %s: %s on %d acquires at the common rate, fewer than the %d a p99 need is judged on (run longer cells or more repeats)",
+			notSettled, results.FormatMicros(r.AcquireP99), r.LatencySamples, MinP99Samples))
 	case n.P99 > 0 && r.AcquireP99 > float64(n.P99.Microseconds()):
 		why = append(why, fmt.Sprintf("acquire p99 %s on its %s, over %s", results.FormatMicros(r.AcquireP99), r.priceSource(), n.P99))
 	}

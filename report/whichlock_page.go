@@ -322,15 +322,24 @@ func (r MatrixRow) CPUText() string {
 	return fmt.Sprintf("%.1f", r.ServerCPUPerLock)
 }
 
-func (r MatrixRow) P50Text() string { return r.fig(r.AcquireP50) }
+func (r MatrixRow) P50Text() string { return r.fig(r.AcquireP50) + rangeText(r.Priced, r.P50Range) }
+
+// rangeText is the repeats' range of a latency figure: " (1.5–2.3 ms)"
+// ("" for one run or none).
+func rangeText(priced bool, rg [2]float64) string {
+	if !priced || rg[1] <= 0 || rg[0] == rg[1] {
+		return ""
+	}
+	return " (" + results.FormatMicros(rg[0]) + "–" + results.FormatMicros(rg[1]) + ")"
+}
 
 // P99Text is the acquire p99, with what was served where the common rate
 // was not.
 func (r MatrixRow) P99Text() string {
 	if r.Priced && r.CommonServed > 0 {
-		return fmt.Sprintf("%s (served only %.0f/s)", r.fig(r.AcquireP99), r.CommonServed)
+		return fmt.Sprintf("%s%s (served only %.0f/s)", r.fig(r.AcquireP99), rangeText(r.Priced, r.P99Range), r.CommonServed)
 	}
-	return r.fig(r.AcquireP99)
+	return r.fig(r.AcquireP99) + rangeText(r.Priced, r.P99Range)
 }
 func (r MatrixRow) TimeToLockText() string {
 	switch {
@@ -622,7 +631,7 @@ func (w *WhichLock) UnsettledText() string {
 	for _, r := range w.Rows {
 		unsettled := len(r.Reasons) > 0
 		for _, why := range r.Reasons {
-			unsettled = unsettled && strings.Contains(why, ": "+notSettled+": ")
+			unsettled = unsettled && strings.Contains(why, notSettled)
 		}
 		if unsettled {
 			only = append(only, r.Design)

@@ -131,6 +131,13 @@ func (r *MatrixRow) priceFromCells(pc *PriceCells, find func(string) (CellSummar
 	if c, l, ok := find(pc.Common[r.Design]); ok && c.Acquired > 0 {
 		r.Priced = true
 		r.AcquireP50, r.AcquireP99, r.P50, r.P99, r.PriceResult = c.Acquire.P50, c.Acquire.P99, c.Acquire.P50, c.Acquire.P99, l.Info.File
+		r.LatencySamples = c.Acquire.Count
+		if sp, ok := spreadOf(c, "acquire_p50"); ok {
+			r.P50Range = [2]float64{sp.Min, sp.Max}
+		}
+		if sp, ok := spreadOf(c, "acquire_p99"); ok {
+			r.P99Range = [2]float64{sp.Min, sp.Max}
+		}
 		if c.Load == "open" && c.CyclesPerSec < commonServed*c.Rate {
 			r.CommonServed = c.CyclesPerSec // a queue grew: its latency is an overload's
 		}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ type priced struct {
 	idle             int     // workers that won nothing in the window
 	cpu              float64 // servers' CPU µs per lock
 	offered          float64 // an open loop's rate (0: closed loop)
+	samples          int64   // acquires the latency figures stand on (0: 10000)
 }
 
 // pricedMatrix builds a matrix of designs with no fault cell, priced by
@@ -31,7 +33,7 @@ func pricedMatrix(pc *PriceCells, designs []string, ps []priced) *WhichLock {
 	var loaded []*cell
 	for _, p := range ps {
 		c := CellSummary{Index: len(cells), Label: p.name, Workers: p.workers, CyclesPerSec: p.cps, SuccessRatio: 1,
-			Acquire: results.Latency{P50: p.p50, P99: p.p99, Count: 1}, Tally: results.Tally{Acquired: max(p.acquired, 100)},
+			Acquire: results.Latency{P50: p.p50, P99: p.p99, Count: cmp.Or(p.samples, 10000)}, Tally: results.Tally{Acquired: max(p.acquired, 100)},
 			MeasuredSeconds: 2, WaitStrategy: p.strategy, Driver: p.driver}
 		if p.offered > 0 {
 			c.Load, c.Rate = "open", p.offered
@@ -220,6 +222,12 @@ func TestP99NeedReadsTheCommonRate(t *testing.T) {
 	}
 	if len(gone.Reasons) != 1 || !strings.Contains(gone.Reasons[0], "not measured") {
 		t.Errorf("no common-rate cell: %v; want one reason saying so", gone.Reasons)
+	}
+	// On 1200 acquires (3 repeats of 2 s at 200/s) a p99 is not settled,
+	// met or not: a few slow acquires would decide it.
+	few := pricedMatrix(pc, []string{"fast"}, []priced{{name: "fast.common", p50: 100, p99: 900, offered: 200, cps: 199, samples: 1200}})
+	if got := (Needs{P99: 5 * time.Millisecond}).judge(few.Rows[0], nil); len(got) != 1 || !strings.Contains(got[0], "not settled: 900 µs on 1200 acquires at the common rate, fewer than the 10000") {
+		t.Errorf("a p99 on 1200 acquires: %v; want not settled", got)
 	}
 }
 
