@@ -120,6 +120,9 @@ func hotKeyOf(c CellSummary, l *cell) *HotKey {
 	if unseen := h.GaveUp + int64(h.Idle); unseen*100 > c.Acquired+unseen && floor > h.TimeToLockP99 {
 		h.TimeToLockP99, h.LowerBound = floor, true
 	}
+	// A worker that won nothing waited the whole window, a wait no p99 of
+	// the winners holds: the figure is a lower bound, however few they are.
+	h.LowerBound = h.LowerBound || h.Idle > 0
 	h.Ratio = h.TimeToLockP99 / h.FIFOIdeal
 	return h
 }
