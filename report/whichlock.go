@@ -148,6 +148,9 @@ type MatrixCell struct {
 	// Unsettled: nothing broke, but too few runs to bound how often it
 	// would (never coloured as safe).
 	Unsettled bool `json:"unsettled,omitempty"`
+	// Exercised: the holds the cell's faults exercised, over the runs
+	// that counted them (nil: none did, as in runs before the count).
+	Exercised *Outcome `json:"exercised_holds,omitempty"`
 	// Past: guarded writes acknowledged after the last commit the promoted
 	// node had, in the runs that counted them (nil: none did).
 	Past    *Outcome `json:"writes_past_promoted,omitempty"`
@@ -502,6 +505,7 @@ func matrixCell(p *WhichLockPlan, d, f string, byName map[string]int, cells []Ce
 	m.Repeats = len(runs)
 	m.Overlap, m.Lost, m.InPromise, m.Down = outcomes(runs)
 	m.Past = pastOutcome(runs)
+	m.Exercised = exercisedOutcome(runs)
 	for _, o := range []*Outcome{m.Overlap, m.Lost, m.InPromise} {
 		o.settle(p.rate())
 	}
@@ -547,6 +551,17 @@ func outcomes(runs []results.RepeatRun) (overlap, lost, inPromise *Outcome, down
 		down = &Outage{Median: results.Median(dn), Min: lo, Max: hi, ToEnd: toEnd, Runs: len(dn)}
 	}
 	return outcomeOf(ov), outcomeOf(lo), outcomeOf(ip), down
+}
+
+// exercisedOutcome folds the runs' exercised holds.
+func exercisedOutcome(runs []results.RepeatRun) *Outcome {
+	var xs []float64
+	for _, r := range runs {
+		if r.ExercisedHolds != nil && !r.Interrupted {
+			xs = append(xs, float64(*r.ExercisedHolds))
+		}
+	}
+	return outcomeOf(xs)
 }
 
 // pastOutcome folds the runs' writes past a promoted node.

@@ -29,6 +29,7 @@ var outcomeWords = []OutcomeWords{
 		"Even without a fault, a few hundred ms can pass between two grants in these cells (8 keys held 200 ms each, waiters retrying): a span of that size is no outage."},
 	{"past the promoted", "", "where a failover promoted a node that took the guarded writes asynchronously: in how many runs writes were acknowledged after the last commit the promoted node had " +
 		"(its last replayed transaction), and how many; every lost write is among them. \"past the promoted 0 of 3\" beside \"lost 0 of 3\": no run put a write at risk, so the cell cannot show that none would be lost."},
+	{"exercised", "", "the holds the cell's faults met inside their critical sections when their lock could be handed on (docs/faults.md): the median over its runs and their range; a cell whose faults met none reads \"not exercised\", never safe."},
 	{"in promise", "", "the second figure: exclusion broken only within what the lock promised its holder (Redis: its validity, TTL less elapsed and drift, as renewed; a session lock: to the end of its use). " +
 		"Shown where it differs from the first."},
 }
@@ -92,6 +93,9 @@ func (c MatrixCell) Text() string {
 	}
 	if c.Past != nil {
 		parts = append(parts, c.Past.text("past the promoted"))
+	}
+	if e := c.Exercised; e != nil {
+		parts = append(parts, e.countText("exercised"))
 	}
 	if c.Overlap == nil {
 		parts = append(parts, "safety not judged")
@@ -659,4 +663,12 @@ func (d *Outage) neverText() string {
 		return t + fmt.Sprintf(" (the cell ended %.2f s later)", d.Max)
 	}
 	return t + fmt.Sprintf(" (the cell ended %.2f–%.2f s later)", d.Min, d.Max)
+}
+
+// countText is a count over runs: "exercised 12" or "exercised 12 (8–15)".
+func (o *Outcome) countText(name string) string {
+	if o.Min == o.Max {
+		return fmt.Sprintf("%s %.0f", name, o.Median)
+	}
+	return fmt.Sprintf("%s %.0f (%.0f–%.0f)", name, o.Median, o.Min, o.Max)
 }

@@ -18,6 +18,7 @@ type run struct {
 	down                     float64
 	toEnd                    bool
 	verdict                  string
+	exercised                *int64
 }
 
 // matrixOf builds a matrix from cells given as their repeats, keyed by
@@ -43,7 +44,7 @@ func matrixOf(p *WhichLockPlan, byCell map[string][]run) *WhichLock {
 					r.Safety.NotJudged = fmt.Sprintf("repeat %d: the failover of m: no acquire won after it", i+1)
 				}
 				r.Repeats.Runs = append(r.Repeats.Runs, results.RepeatRun{Repeat: i + 1, Violations: x.overlap, ViolationsInPromise: &ip,
-					LostUpdates: x.lost, UnavailableSeconds: x.down, UnavailableToEnd: x.toEnd, Verdict: v})
+					LostUpdates: x.lost, UnavailableSeconds: x.down, UnavailableToEnd: x.toEnd, Verdict: v, ExercisedHolds: x.exercised})
 			}
 			r.Safety.Verdict = verdict
 			cells = append(cells, CellSummary{Index: len(cells), Label: CellName(d, f), CyclesPerSec: 100, Acquire: results.Latency{P50: 90, P99: 900},
@@ -97,6 +98,13 @@ func TestWhichLockMatrix(t *testing.T) {
 	}
 	if r := w.Rows[2]; r.Survived != 1 || r.Judged != 1 {
 		t.Errorf("replicated-wait2: survived %d of %d faults judged; want 1 of 1 (the outage judged no safety)", r.Survived, r.Judged)
+	}
+	// Each cell states the holds its faults exercised, over its runs.
+	ex := func(n int64) *int64 { return &n }
+	counted := matrixOf(&WhichLockPlan{Designs: []string{"etcd"}, Faults: []string{"crash"}},
+		map[string][]run{"etcd.crash": {{exercised: ex(2)}, {exercised: ex(3)}, {exercised: ex(4)}}})
+	if got := counted.Rows[0].Faults[0].Text(); !strings.HasSuffix(got, " · exercised 3 (2–4)") {
+		t.Errorf("a cell's exercised holds: %q; want them stated", got)
 	}
 	// 14 quiet runs settle it at the default 20%: green, and a need on it met.
 	settled := matrixOf(&WhichLockPlan{Designs: []string{"etcd"}, Faults: []string{"crash"}, Needs: Needs{Under: []Need{{NoOverlap, "crash", 0}}}},

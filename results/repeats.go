@@ -68,6 +68,9 @@ type RepeatRun struct {
 	// a promoted node had (Failover.WritesPast, its failovers' sum); nil
 	// when no failover of the repeat counted them.
 	WritesPast *int64 `json:"writes_past_promoted,omitempty"`
+	// ExercisedHolds: the holds the repeat's faults exercised (nil: a
+	// result before the count, or faults that take no lock).
+	ExercisedHolds *int64 `json:"exercised_holds,omitempty"`
 	// What waiting callers saw (0 when the repeat had no contention figures).
 	TimeToLockP50   float64 `json:"time_to_lock_p50_us,omitempty"`
 	TimeToLockP99   float64 `json:"time_to_lock_p99_us,omitempty"`
