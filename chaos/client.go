@@ -100,12 +100,12 @@ type ClientResult struct {
 	// acquisitions and time to lock (the cell's fairness), the commands
 	// the client sent.
 	workloads.Folded
-	Late            [][engine.NumOutcomes]int64 `json:"late"`
-	ProbeViolations int64                       `json:"probe_violations"`
-	ProbeMax        int64                       `json:"probe_max"`
-	Interrupted     bool                        `json:"interrupted"`
-	Err             string                      `json:"error,omitempty"`
-	LogFiles        map[string]string           `json:"log_files"` // metric → .hlog path
+	Late            [][lock.NumOutcomes]int64 `json:"late"`
+	ProbeViolations int64                     `json:"probe_violations"`
+	ProbeMax        int64                     `json:"probe_max"`
+	Interrupted     bool                      `json:"interrupted"`
+	Err             string                    `json:"error,omitempty"`
+	LogFiles        map[string]string         `json:"log_files"` // metric → .hlog path
 	// Failures are the failed acquires by FailureBin since t0 and by why
 	// (results.AcquireFailure), with FailureTimes.
 	Failures map[int64][3]int64 `json:"failures,omitempty"`
@@ -445,7 +445,7 @@ func (c *client) Ready() { c.gate.wait() }
 // Lost waits the retry delay after a failed acquire (cut short when the
 // run ends).
 func (c *client) Lost(w *workloads.Worker) {
-	engine.RetryPolicy{Min: c.cfg.Engine.RetryMin, Max: c.cfg.Engine.RetryMax, Rand: w.Rand}.Wait(w.Context())
+	lock.RetryPolicy{Min: c.cfg.Engine.RetryMin, Max: c.cfg.Engine.RetryMax, Rand: w.Rand}.Wait(w.Context())
 }
 
 // Use is one protected read-modify-write under the lock the worker won,

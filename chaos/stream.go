@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/lock"
 	"lockbench/workloads"
 )
@@ -40,7 +39,7 @@ func servers(lk lock.Locker) int {
 }
 
 func newTally(masters int) *tally {
-	return &tally{c: workloads.Counts{PerMaster: make([][engine.NumOutcomes]int64, masters)}}
+	return &tally{c: workloads.Counts{PerMaster: make([][lock.NumOutcomes]int64, masters)}}
 }
 
 // Fold counts a record as the worker loop does (workloads.Counts.Fold).

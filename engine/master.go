@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"lockbench/internal/redact"
 	"net"
 	"net/url"
 	"strconv"
@@ -57,57 +58,11 @@ func validPort(port string) bool {
 	return err == nil && p >= 1 && p <= 65535
 }
 
-// RedactURL hides the userinfo of a master address so a password never
-// reaches output. It works on the text, not on a parsed URL, because the
-// inputs that most need it are the ones url.Parse rejects (a bad escape, a
-// password holding "/", "user:pass@host:port" without a scheme): everything
-// between the scheme (or the start) and the last "@" is userinfo. The user
-// name before the first ":" stays visible; a lone userinfo without ":" may be
-// a password, so it is hidden whole.
-func RedactURL(s string) string {
-	rest, scheme := s, ""
-	if i := strings.Index(s, "://"); i >= 0 {
-		scheme, rest = s[:i+3], s[i+3:]
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return s
-	}
-	user, _, hasPass := strings.Cut(rest[:at], ":")
-	if !hasPass {
-		user = ""
-	}
-	return scheme + user + ":xxxxx" + rest[at:]
-}
+// RedactURL is s with its userinfo's password hidden (redact.URL).
+func RedactURL(s string) string { return redact.URL(s) }
 
-// RedactIn replaces, in a message about the master address raw, the address
-// and its userinfo with their redacted form (for errors from libraries that
-// quote what they were given).
-func RedactIn(msg, raw string) string {
-	if red := RedactURL(raw); red != raw {
-		msg = strings.ReplaceAll(msg, raw, red)
-		info := userinfo(raw)
-		_, pass, _ := strings.Cut(info, ":")
-		for _, secret := range []string{info, pass, url.PathEscape(pass), strconv.Quote(pass)} {
-			if secret != "" && secret != `""` {
-				msg = strings.ReplaceAll(msg, secret, "xxxxx")
-			}
-		}
-	}
-	return msg
-}
-
-// userinfo is what RedactURL hides: the text between the scheme (or the
-// start) and the last "@".
-func userinfo(s string) string {
-	if i := strings.Index(s, "://"); i >= 0 {
-		s = s[i+3:]
-	}
-	if at := strings.LastIndex(s, "@"); at >= 0 {
-		return s[:at]
-	}
-	return ""
-}
+// RedactIn is msg with the address raw and its secrets hidden (redact.In).
+func RedactIn(msg, raw string) string { return redact.In(msg, raw) }
 
 // MasterOption is ParseMaster with tls applied to a rediss:// master: what
 // every client of that master, the engine's or a side one, starts from.

@@ -153,7 +153,7 @@ func (c Config) Validate() error {
 	if c.RetryMin < 0 || c.RetryMax < c.RetryMin {
 		return fmt.Errorf("retry-delay: %v..%v is not accepted; use 0 <= min <= max", c.RetryMin, c.RetryMax)
 	}
-	if err := c.Retry().validate(); err != nil {
+	if err := c.Retry().Validate(); err != nil {
 		return err
 	}
 	if c.MaxBatch < 1 || c.MaxBatch > 1024 {

@@ -15,9 +15,9 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
 
-	"lockbench/engine"
 	"lockbench/internal/sessionloss"
 	"lockbench/internal/slots"
+	"lockbench/internal/tlsfiles"
 	"lockbench/lock"
 	"lockbench/results"
 )
@@ -28,8 +28,8 @@ import (
 const StrategyQueue = "queue"
 
 // WaitStrategies are the wait strategies an etcd lock takes: its queue,
-// or the engine's retry, backoff and spin over TryLock.
-var WaitStrategies = []string{StrategyQueue, engine.StrategyRetry, engine.StrategyBackoff, engine.StrategySpin}
+// or lock's retry, backoff and spin over TryLock.
+var WaitStrategies = []string{StrategyQueue, lock.StrategyRetry, lock.StrategyBackoff, lock.StrategySpin}
 
 // FenceSource says where an etcd lock's fencing token comes from.
 const FenceSource = "etcd: the lock response's header revision (no extra call)"
@@ -41,7 +41,7 @@ const noValidity = 100 * 365 * 24 * time.Hour
 // Config is an etcd lock client's terms.
 type Config struct {
 	Endpoints []string
-	TLS       *engine.TLSFiles `json:",omitempty"` // nil: plain http
+	TLS       *tlsfiles.Files `json:",omitempty"` // nil: plain http
 	Username  string
 	Password  string
 	// TTL is each session's lease: whole seconds, granted as asked or
@@ -51,7 +51,7 @@ type Config struct {
 	// the retry terms, and its WaitTime bounds a queued wait too (0: the
 	// caller waits in the queue until its context ends).
 	Strategy string
-	Retry    engine.RetryPolicy
+	Retry    lock.RetryPolicy
 	// Sessions is how many contenders: one Session (lease) each, since
 	// Mutexes sharing a Session do not exclude each other (etcd#10756).
 	Sessions int

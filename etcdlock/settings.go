@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"lockbench/engine"
+	"lockbench/internal/redact"
 	"lockbench/plan"
 	"lockbench/results"
 )
@@ -103,7 +103,7 @@ func checkEndpoints(name string, eps []string) error {
 	for _, ep := range eps {
 		u, err := url.Parse(endpointURL(ep))
 		if err != nil || u.Host == "" || u.Port() == "" || (u.Scheme != "http" && u.Scheme != "https") {
-			return fmt.Errorf("%s: %q is not accepted; use host:port or http(s)://[user:pass@]host:port", name, engine.RedactURL(ep))
+			return fmt.Errorf("%s: %q is not accepted; use host:port or http(s)://[user:pass@]host:port", name, redact.URL(ep))
 		}
 		if seen[u.Host] {
 			return fmt.Errorf("%s: %s is listed twice", name, u.Host)

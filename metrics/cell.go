@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"lockbench/engine"
+	"lockbench/lock"
 	"lockbench/results"
 	"lockbench/workloads"
 )
@@ -18,7 +18,7 @@ type Cell struct {
 	cycles                            prometheus.Counter
 	acquired, notAcquired, errored    prometheus.Counter
 	fewAcks                           prometheus.Counter
-	replies                           [][engine.NumOutcomes]prometheus.Counter // [master][outcome]
+	replies                           [][lock.NumOutcomes]prometheus.Counter // [master][outcome]
 	extendOK, extendFailed            prometheus.Counter
 	violations, lostUpdates, rejected prometheus.Counter
 	offered, unserved, started        prometheus.Counter
@@ -62,10 +62,10 @@ func (e *Exporter) Cell(l Labels, masters []string) *Cell {
 		workers:      v.workers.WithLabelValues(lv...),
 		pacerLag:     v.pacerLag.WithLabelValues(lv...),
 		linearizable: func() prometheus.Gauge { return v.linearizable.WithLabelValues(lv...) },
-		replies:      make([][engine.NumOutcomes]prometheus.Counter, len(masters)),
+		replies:      make([][lock.NumOutcomes]prometheus.Counter, len(masters)),
 	}
 	for m, addr := range masters {
-		for o := range engine.NumOutcomes {
+		for o := range lock.NumOutcomes {
 			c.replies[m][o] = v.masterReplies.WithLabelValues(with(addr, o.String())...)
 		}
 	}
@@ -162,9 +162,9 @@ func (c *Cell) foundInUse(r *workloads.Record) {
 	}
 }
 
-func (c *Cell) replied(perMaster []engine.Outcome) {
+func (c *Cell) replied(perMaster []lock.Outcome) {
 	for m, o := range perMaster {
-		if m < len(c.replies) && o < engine.NumOutcomes {
+		if m < len(c.replies) && o < lock.NumOutcomes {
 			c.replies[m][o].Inc()
 		}
 	}

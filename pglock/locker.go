@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"lockbench/engine"
 	"lockbench/internal/sessionloss"
 	"lockbench/internal/slots"
 	"lockbench/lock"
@@ -26,8 +25,8 @@ import (
 const StrategyQueue = "queue"
 
 // WaitStrategies are the waits an advisory lock takes: the server's queue,
-// or the engine's retry, backoff and spin over pg_try_advisory_lock.
-var WaitStrategies = []string{StrategyQueue, engine.StrategyRetry, engine.StrategyBackoff, engine.StrategySpin}
+// or lock's retry, backoff and spin over pg_try_advisory_lock.
+var WaitStrategies = []string{StrategyQueue, lock.StrategyRetry, lock.StrategyBackoff, lock.StrategySpin}
 
 // noValidity is a session lock's ValidUntil: it has no lease; it holds
 // until released or its connection ends.
@@ -49,7 +48,7 @@ type Config struct {
 	// the retry terms, and its WaitTime is the queue's lock_timeout (0:
 	// wait until the caller's context ends).
 	Strategy string
-	Retry    engine.RetryPolicy
+	Retry    lock.RetryPolicy
 	// Conns is how many contenders: one connection (session) each, as an
 	// advisory lock belongs to the session that took it.
 	Conns int
@@ -97,9 +96,9 @@ func (l *Locker) connect(ctx context.Context) (*pgx.Conn, error) {
 	var pe *pgconn.PgError
 	switch {
 	case errors.As(err, &pe) && pe.Code == "53300":
-		return nil, fmt.Errorf("postgres %s:%d: its max_connections is reached (one connection per worker: lower workers, or raise max_connections): %s", pc.Host, pc.Port, redact(err, pc.Password))
+		return nil, fmt.Errorf("postgres %s:%d: its max_connections is reached (one connection per worker: lower workers, or raise max_connections): %s", pc.Host, pc.Port, hidePass(err, pc.Password))
 	case err != nil:
-		return nil, fmt.Errorf("postgres %s:%d: not reachable: %s", pc.Host, pc.Port, redact(err, pc.Password))
+		return nil, fmt.Errorf("postgres %s:%d: not reachable: %s", pc.Host, pc.Port, hidePass(err, pc.Password))
 	}
 	if wt := l.cfg.Retry.WaitTime; wt > 0 && l.cfg.Strategy == StrategyQueue {
 		if _, err := c.Exec(ctx, fmt.Sprintf("SET lock_timeout = %d", wt.Milliseconds())); err != nil {
@@ -114,8 +113,8 @@ func (l *Locker) connect(ctx context.Context) (*pgx.Conn, error) {
 	return c, nil
 }
 
-// redact keeps a password out of an error's text.
-func redact(err error, pass string) string {
+// hidePass keeps a password out of an error's text.
+func hidePass(err error, pass string) string {
 	msg := strings.Join(strings.Fields(err.Error()), " ") // pgx's is several lines: one line here
 	if pass == "" {
 		return msg

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/faults"
+	"lockbench/internal/redact"
 	"lockbench/plan"
 	"lockbench/results"
 	"lockbench/service"
@@ -109,7 +109,7 @@ func multiHostURL(hosts []string) string {
 
 func (v *servers) Display() []string {
 	if v.local == nil {
-		return []string{engine.RedactURL(v.url)}
+		return []string{redact.URL(v.url)}
 	}
 	return v.Upstreams()
 }

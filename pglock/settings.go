@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/url"
 
-	"lockbench/engine"
+	"lockbench/internal/redact"
 	"lockbench/plan"
 	"lockbench/results"
 )
@@ -67,7 +67,7 @@ func (postgres) Check(s plan.Settings) error {
 	}
 	if u := serverURL(s); u != "" {
 		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "postgres" && pu.Scheme != "postgresql") || pu.Host == "" {
-			return fmt.Errorf("%s: %q is not accepted; use postgres://user[:pass]@host:port/db", s.ServersName("postgres_url"), engine.RedactURL(u))
+			return fmt.Errorf("%s: %q is not accepted; use postgres://user[:pass]@host:port/db", s.ServersName("postgres_url"), redact.URL(u))
 		}
 	}
 	return nil

@@ -10,7 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"lockbench/engine"
+	"lockbench/internal/redact"
 	"lockbench/results"
 )
 
@@ -230,7 +230,7 @@ func ParseFaultFlag(s string) (Fault, error) {
 	// by mistake keeps its password out of the message.
 	shown := make([]string, len(fields))
 	for i, f := range fields {
-		shown[i] = engine.RedactURL(f)
+		shown[i] = redact.URL(f)
 	}
 	doc, err := faultFlagYAML(fields, shown)
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"lockbench/engine"
+	"lockbench/internal/redact"
 	"lockbench/results"
 
 	"github.com/spf13/pflag"
@@ -39,7 +39,7 @@ func (f *addrsFlag) String() string {
 	}
 	shown := make([]string, len(*f.m))
 	for i, m := range *f.m {
-		shown[i] = engine.RedactURL(m)
+		shown[i] = redact.URL(m)
 	}
 	return "[" + strings.Join(shown, ",") + "]"
 }
@@ -340,7 +340,7 @@ func (f oneServerFlag) String() string {
 	if f.m == nil || len(*f.m) == 0 {
 		return ""
 	}
-	return engine.RedactURL((*f.m)[0])
+	return redact.URL((*f.m)[0])
 }
 func (f oneServerFlag) Type() string { return "string" }
 func (f oneServerFlag) Set(v string) error {

@@ -8,6 +8,9 @@ import (
 
 	"lockbench/engine"
 	"lockbench/internal/cpulist"
+	"lockbench/internal/redact"
+	"lockbench/internal/tlsfiles"
+	"lockbench/lock"
 	"lockbench/workloads"
 )
 
@@ -188,7 +191,7 @@ func (s Settings) checkNetLatency() error {
 	}
 	for _, m := range s.Masters {
 		if strings.Contains(m, "://") {
-			return fmt.Errorf("net-latency: works with --local or host:port masters, not %q (the proxy does not speak TLS or carry credentials)", engine.RedactURL(m))
+			return fmt.Errorf("net-latency: works with --local or host:port masters, not %q (the proxy does not speak TLS or carry credentials)", redact.URL(m))
 		}
 	}
 	if s.NetLatency+s.NetJitter >= s.Timeout {
@@ -258,7 +261,7 @@ func (s Settings) warnings() []string {
 	if n := s.N(); n%2 == 0 && s.Roles() {
 		out = append(out, fmt.Sprintf("%d %s members: an even cluster tolerates no more failures than %d (quorum %d)", n, s.TopologyOf(), n-1, n/2+1))
 	} else if n%2 == 0 {
-		out = append(out, fmt.Sprintf("%d masters: an even N tolerates no more failures than N-1 (quorum %d)", n, engine.Quorum(n)))
+		out = append(out, fmt.Sprintf("%d masters: an even N tolerates no more failures than N-1 (quorum %d)", n, lock.Quorum(n)))
 	}
 	return out
 }
@@ -290,7 +293,7 @@ func (s Settings) EngineConfig() (engine.Config, error) {
 		c.Driver = s.Driver
 	}
 	s.topologyEngine(&c)
-	c.TLS = engine.TLSFiles{CA: s.TLSCA, Cert: s.TLSCert, Key: s.TLSKey, Insecure: s.TLSInsecure}
+	c.TLS = tlsfiles.Files{CA: s.TLSCA, Cert: s.TLSCert, Key: s.TLSKey, Insecure: s.TLSInsecure}
 	if !c.TLS.Empty() {
 		if _, err := c.TLS.Config(""); err != nil {
 			return c, err
@@ -317,7 +320,7 @@ func (s Settings) Redacted() Settings {
 func redacted(addrs []string) []string {
 	var out []string
 	for _, a := range addrs {
-		out = append(out, engine.RedactURL(a))
+		out = append(out, redact.URL(a))
 	}
 	return out
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"lockbench/engine"
 	"lockbench/internal/sessionloss"
 	"lockbench/internal/slots"
 	"lockbench/lock"
@@ -25,8 +24,8 @@ import (
 const StrategyQueue = "queue"
 
 // WaitStrategies are the waits a ZooKeeper lock takes: the recipe's queue,
-// or the engine's retry, backoff and spin over a try-once variant.
-var WaitStrategies = []string{StrategyQueue, engine.StrategyRetry, engine.StrategyBackoff, engine.StrategySpin}
+// or lock's retry, backoff and spin over a try-once variant.
+var WaitStrategies = []string{StrategyQueue, lock.StrategyRetry, lock.StrategyBackoff, lock.StrategySpin}
 
 // FenceSource says where a ZooKeeper lock's fencing token comes from.
 //
@@ -57,7 +56,7 @@ type Config struct {
 	// Strategy is StrategyQueue or one of the retry policy's; Retry holds
 	// the retry terms, and its WaitTime bounds a queued wait too.
 	Strategy string
-	Retry    engine.RetryPolicy
+	Retry    lock.RetryPolicy
 	// Sessions is how many contenders: one session (connection) each, so
 	// that one contender's pause expires only its own.
 	Sessions int

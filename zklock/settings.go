@@ -5,7 +5,7 @@ import (
 	"net"
 	"time"
 
-	"lockbench/engine"
+	"lockbench/internal/redact"
 	"lockbench/plan"
 	"lockbench/results"
 )
@@ -105,7 +105,7 @@ func checkServers(name string, addrs []string) error {
 	seen := map[string]bool{}
 	for _, a := range addrs {
 		if _, port, err := net.SplitHostPort(a); err != nil || port == "" {
-			return fmt.Errorf("%s: %q is not accepted; use host:port (comma-separated)", name, engine.RedactURL(a))
+			return fmt.Errorf("%s: %q is not accepted; use host:port (comma-separated)", name, redact.URL(a))
 		}
 		if seen[a] {
 			return fmt.Errorf("%s: %s is listed twice", name, a)

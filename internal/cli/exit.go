@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"lockbench/engine"
+	"lockbench/internal/redact"
 	"lockbench/results"
 	"lockbench/runner"
 )
@@ -138,7 +138,7 @@ func FlagErr(err error) error {
 	}
 	var bad *pflag.InvalidValueError
 	if errors.As(err, &bad) {
-		err = errors.New(engine.RedactIn(err.Error(), bad.GetValue()))
+		err = errors.New(redact.In(err.Error(), bad.GetValue()))
 	}
 	return UsageErr(err)
 }
