@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"lockbench/check"
-	"lockbench/engine"
 	"lockbench/faults"
 	"lockbench/lock"
 	"lockbench/results"
@@ -30,8 +29,13 @@ import (
 // ClientConfig is everything one client of a cell needs; a client process
 // gets it as JSON.
 type ClientConfig struct {
-	Index  int           `json:"index"`
-	Engine engine.Config `json:"engine"`
+	Index int `json:"index"`
+	// Retry is the cell's retry policy (a fault cell's client waits its
+	// delay after a failed acquire); TTL and DriftFactor its lock's terms
+	// (the validity a hold is judged on).
+	Retry       lock.RetryPolicy `json:"retry"`
+	TTL         time.Duration    `json:"ttl"`
+	DriftFactor float64          `json:"drift_factor"`
 	// Load is the cell's worker loop as plan resolved it, this client's
 	// share of it.
 	Load   workloads.Spec `json:"load"`
@@ -48,8 +52,7 @@ type ClientConfig struct {
 	FailureTimes bool `json:"failure_times,omitempty"`
 	// Service is the registered lock service the cell locks on, and
 	// ServiceConfig its client config as the server pool builds it for every client
-	// of every cell (this client's addresses). Engine is the cell's
-	// resolved engine configuration, its retry and TTL terms.
+	// of every cell (this client's addresses).
 	Service       string          `json:"service,omitempty"`
 	ServiceConfig json.RawMessage `json:"service_config,omitempty"`
 	// GuardedWrite keeps the protected counter in the lock service,
@@ -445,7 +448,7 @@ func (c *client) Ready() { c.gate.wait() }
 // Lost waits the retry delay after a failed acquire (cut short when the
 // run ends).
 func (c *client) Lost(w *workloads.Worker) {
-	lock.RetryPolicy{Min: c.cfg.Engine.RetryMin, Max: c.cfg.Engine.RetryMax, Rand: w.Rand}.Wait(w.Context())
+	lock.RetryPolicy{Min: c.cfg.Retry.Min, Max: c.cfg.Retry.Max, Rand: w.Rand}.Wait(w.Context())
 }
 
 // Use is one protected read-modify-write under the lock the worker won,
@@ -456,7 +459,7 @@ func (c *client) Use(w *workloads.Worker, h workloads.Held) {
 	// such validity, so its window runs from the acquire to the end of its
 	// use (the lease may end under it: that is what is judged); a Redis
 	// lock renewed by its watchdog, to its validity as last renewed.
-	ttl, factor := int64(c.cfg.Engine.TTL), c.cfg.Engine.DriftFactor
+	ttl, factor := int64(c.cfg.TTL), c.cfg.DriftFactor
 	if h.Lock.Lost != nil {
 		ttl, factor = int64(h.Lock.ValidUntil.Sub(h.Start)), 0
 	}

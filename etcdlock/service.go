@@ -146,15 +146,15 @@ func (v *servers) Upstreams() []string {
 // https:// endpoints.
 func (v *servers) ClientConfig(c plan.Cell, via []string) (json.RawMessage, error) {
 	cfg := Config{Endpoints: v.endpoints, Username: v.username, Password: v.password,
-		TTL: c.Engine.TTL, Strategy: c.Settings.WaitStrategy, Retry: c.Engine.Retry(), Sessions: c.Load.Workers}
+		TTL: c.Terms.TTL, Strategy: c.Settings.WaitStrategy, Retry: c.Terms.Retry, Sessions: c.Load.Workers}
 	if via != nil {
 		cfg.Endpoints = nil
 		for _, a := range via {
 			cfg.Endpoints = append(cfg.Endpoints, "http://"+a)
 		}
 	}
-	if !c.Engine.TLS.Empty() || slices.ContainsFunc(cfg.Endpoints, func(e string) bool { return strings.HasPrefix(e, "https://") }) {
-		t := c.Engine.TLS
+	if !c.Terms.TLS.Empty() || slices.ContainsFunc(cfg.Endpoints, func(e string) bool { return strings.HasPrefix(e, "https://") }) {
+		t := c.Terms.TLS
 		cfg.TLS = &t
 	}
 	return json.Marshal(cfg)

@@ -159,7 +159,7 @@ func (v *servers) Upstreams() []string {
 // ClientConfig: one connection per worker, through the client's proxy
 // when there is one.
 func (v *servers) ClientConfig(c plan.Cell, via []string) (json.RawMessage, error) {
-	cfg := Config{URL: v.url, Strategy: c.Settings.WaitStrategy, Retry: c.Engine.Retry(), Conns: c.Load.Workers}
+	cfg := Config{URL: v.url, Strategy: c.Settings.WaitStrategy, Retry: c.Terms.Retry, Conns: c.Load.Workers}
 	switch u, err := url.Parse(v.url); {
 	case via != nil && v.replica != nil:
 		cfg.URL = multiHostURL(via)

@@ -159,8 +159,8 @@ func TestFaultCellRecordedSettings(t *testing.T) {
 	}
 	// Its engine takes no retries (the client loop retries, counting every
 	// attempt), its load the per-client workers.
-	if c.Engine.Retries != 0 || c.Engine.Masters != nil || c.Load.Workers != 16 || c.Load.Warmup != 0 || c.Load.Rate != 0 {
-		t.Errorf("engine %+v load %+v", c.Engine, c.Load)
+	if c.Terms.Retry.Retries != 0 || c.Load.Workers != 16 || c.Load.Warmup != 0 || c.Load.Rate != 0 {
+		t.Errorf("client terms %+v load %+v", c.Terms, c.Load)
 	}
 	// A benchmark cell records what it is in the same keys: one client of
 	// its workers in this process, no fencing, no quota.

@@ -198,7 +198,7 @@ func TestRunScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	if sc.Repeat != 3 || sc.Faulty || len(cells) != 1 || cells[0].ID != "run" || cells[0].Recorded.Persistence != "none" ||
-		cells[0].Load.Workers != 5 || cells[0].Recorded.Workers != 5 || cells[0].Engine.Masters != nil {
+		cells[0].Load.Workers != 5 || cells[0].Recorded.Workers != 5 {
 		t.Fatalf("run scenario %+v, cells %+v", sc, cells)
 	}
 }
@@ -223,19 +223,19 @@ func TestWaitSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	cells, _ := sc.Cells()
-	e := cells[0].Engine
-	if time.Duration(cells[0].Settings.TTL) != 5*time.Second || e.TTL != 5*time.Second || e.Strategy != "spin" || e.WaitTime != 2*time.Second {
-		t.Errorf("ttl %v, engine %+v", cells[0].Settings.TTL, e)
+	e := cells[0].Terms
+	if time.Duration(cells[0].Settings.TTL) != 5*time.Second || e.TTL != 5*time.Second || e.Retry.Strategy != "spin" || e.Retry.WaitTime != 2*time.Second {
+		t.Errorf("ttl %v, client terms %+v", cells[0].Settings.TTL, e)
 	}
 	// notify_timeout: the ttl unless given; a matrix axis like the others.
-	if e.NotifyTimeout != 5*time.Second {
-		t.Errorf("notify timeout %v, want the ttl", e.NotifyTimeout)
+	if e.Retry.NotifyTimeout != 5*time.Second {
+		t.Errorf("notify timeout %v, want the ttl", e.Retry.NotifyTimeout)
 	}
 	sc, err = Parse("w.yaml", []byte("settings: {wait_strategy: notify}\nmatrix:\n  notify_timeout: [250ms, 1s]\n"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cells, _ = sc.Cells(); len(cells) != 2 || cells[0].Engine.NotifyTimeout != 250*time.Millisecond || cells[1].Engine.NotifyTimeout != time.Second {
+	if cells, _ = sc.Cells(); len(cells) != 2 || cells[0].Terms.Retry.NotifyTimeout != 250*time.Millisecond || cells[1].Terms.Retry.NotifyTimeout != time.Second {
 		t.Errorf("notify_timeout axis: %+v", cells)
 	}
 }

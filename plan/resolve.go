@@ -5,7 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"lockbench/engine"
+	"lockbench/internal/tlsfiles"
+	"lockbench/lock"
 	"lockbench/results"
 	"lockbench/workloads"
 )
@@ -13,12 +14,12 @@ import (
 // Resolved is everything the runner takes from a cell's settings, derived
 // once when the cell is made: nothing downstream derives it again.
 type Resolved struct {
-	// Engine is the lock client's configuration (masters not set: the
-	// runner knows them once the servers are up). A fault cell's has no
-	// retries (a fault scenario does not take the setting, and its
-	// defaults have none): its client loop retries itself, so every
-	// attempt counts.
-	Engine engine.Config
+	// Terms are the lock client's terms any service's client takes (a
+	// service reads its own client settings from Settings). A fault
+	// cell's retry policy has no retries (a fault scenario does not take
+	// the setting, and its defaults have none): its client loop retries
+	// itself, so every attempt counts.
+	Terms ClientTerms
 	// Spec is the worker loop's terms for this segment's share of the
 	// load, as every client of the cell takes them; Load is the loop they
 	// make (the runner sets the key prefix, seed, logs and observers).
@@ -30,15 +31,54 @@ type Resolved struct {
 	Recorded results.Settings
 }
 
+// ClientTerms are what any lock service's client takes from a cell's
+// settings, resolved once.
+type ClientTerms struct {
+	// TTL is the lock's lease (a session's, for a service that keeps its
+	// lock alive by a session); Timeout a call's per-server timeout and
+	// DriftFactor the clock drift allowed, as a share of the TTL (a lock
+	// of fixed TTL's validity).
+	TTL         time.Duration
+	Timeout     time.Duration
+	DriftFactor float64
+	// Retry is how a caller tries again after a failed acquire (its wait
+	// strategy, retries or wait time, delays).
+	Retry lock.RetryPolicy
+	// TLS are the client's files for TLS servers.
+	TLS tlsfiles.Files
+	// Watchdog renews every held lock in the background while its holder
+	// lives (a client that has one).
+	Watchdog bool
+}
+
+// clientTerms are the settings' ClientTerms; an error when the TLS files
+// do not load.
+func (s Settings) clientTerms() (ClientTerms, error) {
+	t := ClientTerms{TTL: time.Duration(s.TTL), Timeout: time.Duration(s.Timeout), DriftFactor: s.DriftFactor,
+		Retry: lock.RetryPolicy{Retries: s.Retries, Min: time.Duration(s.RetryMin), Max: time.Duration(s.RetryMax),
+			Strategy: s.WaitStrategy, Base: time.Duration(s.BackoffBase), Cap: time.Duration(s.BackoffCap),
+			WaitTime: time.Duration(s.WaitTime), NotifyTimeout: time.Duration(s.NotifyTimeout)},
+		TLS:      tlsfiles.Files{CA: s.TLSCA, Cert: s.TLSCert, Key: s.TLSKey, Insecure: s.TLSInsecure},
+		Watchdog: s.Watchdog}
+	if s.NotifyTimeout == 0 {
+		t.Retry.NotifyTimeout = t.TTL // unset: the lease, as Redisson
+	}
+	if !t.TLS.Empty() {
+		if _, err := t.TLS.Config(""); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
 // resolve derives the cell's Resolved.
 func (c Cell) resolve() (Resolved, error) {
 	s := c.Settings
 	var r Resolved
 	var err error
-	if r.Engine, err = s.EngineConfig(); err != nil {
+	if r.Terms, err = s.clientTerms(); err != nil {
 		return r, err
 	}
-	r.Engine.Masters, r.Engine.SentinelAddrs = nil, nil
 	seg, offset, err := s.ForSegment()
 	if err != nil {
 		return r, err

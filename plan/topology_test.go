@@ -159,7 +159,7 @@ matrix:
 	}
 	sc, _ = Parse("t.yaml", []byte("settings: {workers: 2}\n"), false)
 	cells, _, err = sc.Expand(fs, BindFlags)
-	if err != nil || cells[0].Settings.Replicas != 1 || cells[0].Engine.WaitReplicas != 1 || cells[0].Settings.ReplicaPriority[0] != 5 {
+	if err != nil || cells[0].Settings.Replicas != 1 || cells[0].Settings.WaitReplicas != 1 || cells[0].Settings.ReplicaPriority[0] != 5 {
 		t.Errorf("flags over a scenario: %+v (%v)", cells, err)
 	}
 }

@@ -55,7 +55,7 @@ func openCell(ctx context.Context, env pool.CellEnv, eng *engine.Engine, lk *cel
 		via = m.Net.Addrs(0)
 	}
 	if lk == nil {
-		r.lk, err = newLocker(ctx, s, rs.LockConfig(env.Cell.Engine, via), r.eng)
+		r.lk, err = newLocker(ctx, s, rs.LockConfig(engineConfig(env.Cell), via), r.eng)
 	}
 	return r, err
 }

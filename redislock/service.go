@@ -222,7 +222,7 @@ func (r *RedisServers) Record(cc *results.CellConfig, _ results.Settings) {
 // ClientConfig is the cell's engine configuration pointed at these
 // masters as a client dials them: via its proxies, or the Sentinels.
 func (r *RedisServers) ClientConfig(c plan.Cell, via []string) (json.RawMessage, error) {
-	return json.Marshal(clientConfig{Config: r.LockConfig(c.Engine, via), Client: c.Settings.Client, Workers: c.Settings.Workers})
+	return json.Marshal(clientConfig{Config: r.LockConfig(engineConfig(c), via), Client: c.Settings.Client, Workers: c.Settings.Workers})
 }
 
 // LockConfig is cfg pointed at the masters (via: through these proxies),
@@ -344,7 +344,7 @@ func (r *RedisServers) takeMasters(ctx context.Context, c plan.Cell) error {
 		r.addrs = append(r.addrs, a)
 		r.display = append(r.display, display)
 	}
-	return r.checkAndConfigure(ctx, c.Settings.Persistence, c.Engine.TLS)
+	return r.checkAndConfigure(ctx, c.Settings.Persistence, c.Terms.TLS)
 }
 
 // startLocal starts the cell's local masters, pinned with --local-cpus.
@@ -502,4 +502,13 @@ func (r *RedisServers) checkAndConfigure(ctx context.Context, persistence string
 		r.restore = append(r.restore, restore)
 	}
 	return nil
+}
+
+// engineConfig is the engine's configuration for cell c, its masters not
+// set (LockConfig points it at the servers): its settings were checked
+// when the cell was made.
+func engineConfig(c plan.Cell) engine.Config {
+	cfg, _ := c.Settings.EngineConfig()
+	cfg.Masters, cfg.SentinelAddrs = nil, nil
+	return cfg
 }

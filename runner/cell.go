@@ -149,7 +149,7 @@ func (r *cellRun) clientConfigs() ([]chaos.ClientConfig, error) {
 	s, n := r.s, r.clientCount()
 	cfgs := make([]chaos.ClientConfig, n)
 	for c := range cfgs {
-		cfgs[c] = chaos.ClientConfig{Index: c, Engine: r.cell.Engine, Load: r.cell.Spec.Share(n), Prefix: r.prefix,
+		cfgs[c] = chaos.ClientConfig{Index: c, Retry: r.cell.Terms.Retry, TTL: r.cell.Terms.TTL, DriftFactor: r.cell.Terms.DriftFactor, Load: r.cell.Spec.Share(n), Prefix: r.prefix,
 			Seed: r.seed + uint64(c)*7919}
 		if r.checksResource() {
 			cfgs[c].Resource, cfgs[c].Fencing, cfgs[c].CheckValidity, cfgs[c].GuardedWrite = r.servers.Resource, s.Fencing, s.CheckValidity, s.GuardedWrite

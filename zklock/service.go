@@ -74,7 +74,7 @@ func (zookeeper) Start(ctx context.Context, c plan.Cell, log io.Writer) (service
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	v := &servers{}
-	opt := Options{Servers: members(s), ForceSync: s.FsyncPersistence() != NoFsync, TTL: c.Engine.TTL, MaxClientCnxns: maxClientCnxns(s), Log: log}
+	opt := Options{Servers: members(s), ForceSync: s.FsyncPersistence() != NoFsync, TTL: c.Terms.TTL, MaxClientCnxns: maxClientCnxns(s), Log: log}
 	if lat := time.Duration(s.MemberLatency); lat > 0 || c.NeedsMemberLinks() || c.NeedsMemberDelay() {
 		opt.PeerVia = v.peers(lat)
 	}
@@ -141,7 +141,7 @@ func (v *servers) Pids() []int {
 
 // ClientConfig: one session per worker, its timeout the cell's TTL.
 func (v *servers) ClientConfig(c plan.Cell, via []string) (json.RawMessage, error) {
-	cfg := Config{Servers: v.addrs, TTL: c.Engine.TTL, Strategy: c.Settings.WaitStrategy, Retry: c.Engine.Retry(), Sessions: c.Load.Workers}
+	cfg := Config{Servers: v.addrs, TTL: c.Terms.TTL, Strategy: c.Settings.WaitStrategy, Retry: c.Terms.Retry, Sessions: c.Load.Workers}
 	if via != nil {
 		cfg.Servers = via
 	}
