@@ -8,7 +8,6 @@ package engine
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"lockbench/lock"
@@ -135,25 +134,7 @@ func (c Config) Validate() error {
 	if _, err := ParseWait(string(c.Wait)); err != nil {
 		return err
 	}
-	if c.TTL < time.Millisecond {
-		return fmt.Errorf("ttl: %v is not accepted; use at least 1ms", c.TTL)
-	}
-	if c.Timeout <= 0 {
-		return fmt.Errorf("timeout: %v is not accepted; use a positive duration below the ttl", c.Timeout)
-	}
-	if c.Timeout >= c.TTL {
-		return fmt.Errorf("timeout: %v is not below ttl %v; the per-master timeout must be much smaller than the ttl", c.Timeout, c.TTL)
-	}
-	if c.DriftFactor < 0 || c.DriftFactor >= 1 || math.IsNaN(c.DriftFactor) {
-		return fmt.Errorf("drift-factor: %v is not accepted; use 0 <= drift-factor < 1 (reference 0.01)", c.DriftFactor)
-	}
-	if c.Retries < 0 {
-		return fmt.Errorf("retries: %d is not accepted; use 0 or more", c.Retries)
-	}
-	if c.RetryMin < 0 || c.RetryMax < c.RetryMin {
-		return fmt.Errorf("retry-delay: %v..%v is not accepted; use 0 <= min <= max", c.RetryMin, c.RetryMax)
-	}
-	if err := c.Retry().Validate(); err != nil {
+	if err := lock.CheckTerms(c.TTL, c.Timeout, c.DriftFactor, c.Retry()); err != nil {
 		return err
 	}
 	if c.MaxBatch < 1 || c.MaxBatch > 1024 {

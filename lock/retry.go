@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -55,6 +56,28 @@ type RetryPolicy struct {
 	// Rand draws the delays (nil: the shared source); a worker's own
 	// seeded source makes them reproducible with the run's seed.
 	Rand *rand.Rand `json:"-"`
+}
+
+// CheckTerms checks a lock client's terms, any service's: its lease
+// (ttl), its per-server timeout (below the ttl), its drift factor and its
+// retry policy. The error names the first bad setting and what is
+// accepted.
+func CheckTerms(ttl, timeout time.Duration, driftFactor float64, p RetryPolicy) error {
+	switch {
+	case ttl < time.Millisecond:
+		return fmt.Errorf("ttl: %v is not accepted; use at least 1ms", ttl)
+	case timeout <= 0:
+		return fmt.Errorf("timeout: %v is not accepted; use a positive duration below the ttl", timeout)
+	case timeout >= ttl:
+		return fmt.Errorf("timeout: %v is not below ttl %v; the per-master timeout must be much smaller than the ttl", timeout, ttl)
+	case driftFactor < 0 || driftFactor >= 1 || math.IsNaN(driftFactor):
+		return fmt.Errorf("drift-factor: %v is not accepted; use 0 <= drift-factor < 1 (reference 0.01)", driftFactor)
+	case p.Retries < 0:
+		return fmt.Errorf("retries: %d is not accepted; use 0 or more", p.Retries)
+	case p.Min < 0 || p.Max < p.Min:
+		return fmt.Errorf("retry-delay: %v..%v is not accepted; use 0 <= min <= max", p.Min, p.Max)
+	}
+	return p.Validate()
 }
 
 // Validate names the first bad term and what is accepted.

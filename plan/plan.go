@@ -6,20 +6,19 @@ import (
 	"strings"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/internal/cpulist"
 	"lockbench/internal/redact"
-	"lockbench/internal/tlsfiles"
 	"lockbench/lock"
 	"lockbench/workloads"
 )
 
-// Defaults are the settings of a plain `lockbench run`.
+// Defaults are the settings of a plain `lockbench run`: Redlock on 5
+// local masters, its client's reference terms (redsync's and the seed's;
+// redislock/redisplan's test checks they are the engine's defaults).
 func Defaults() Settings {
-	e := engine.DefaultConfig()
 	return Settings{
 		Local:           5,
-		Topology:        string(engine.Redlock),
+		Topology:        DefaultTopology,
 		Replicas:        DefaultReplicas,
 		Sentinels:       DefaultSentinels,
 		DownAfter:       Duration(defaultDownAfter),
@@ -27,20 +26,19 @@ func Defaults() Settings {
 		Persistence:     "", // local: none; external: the server's own
 		Embedded:        "auto",
 		Driver:          "lockbench",
-		Mode:            string(e.Mode),
-		Wait:            string(e.Wait),
-		TTL:             Duration(e.TTL),
-		Timeout:         Duration(e.Timeout),
-		DriftFactor:     e.DriftFactor,
-		Retries:         e.Retries,
-		RetryMin:        Duration(e.RetryMin),
-		RetryMax:        Duration(e.RetryMax),
-		WaitStrategy:    e.Strategy,
-		BackoffBase:     Duration(e.BackoffBase),
-		BackoffCap:      Duration(e.BackoffCap),
-		Batch:           e.MaxBatch,
-		Dispatchers:     e.Dispatchers,
-		FlushDelay:      Duration(e.FlushDelay),
+		Mode:            "multiplexed",
+		Wait:            "all",
+		TTL:             Duration(10 * time.Second),
+		Timeout:         Duration(50 * time.Millisecond),
+		DriftFactor:     0.01,
+		Retries:         0,
+		RetryMin:        Duration(50 * time.Millisecond),
+		RetryMax:        Duration(250 * time.Millisecond),
+		WaitStrategy:    lock.StrategyRetry,
+		BackoffBase:     Duration(time.Millisecond),
+		BackoffCap:      Duration(100 * time.Millisecond),
+		Batch:           128,
+		Dispatchers:     2,
 		Load:            "closed",
 		Workers:         16,
 		Duration:        Duration(10 * time.Second),
@@ -53,8 +51,6 @@ func Defaults() Settings {
 		HoldDist:        "fixed",
 	}
 }
-
-var persistenceModes = []string{"none", "aof-no", "aof-everysec", "aof-always"}
 
 // MarkGiven records that setting name (its YAML name) was given.
 func (s *Settings) MarkGiven(name string) {
@@ -150,28 +146,17 @@ func (s Settings) CheckFaultLoad() error {
 // checkers report a failure the faults did not cause.
 func (s Settings) faultWarnings() []string { return s.Service().FaultWarnings(s) }
 
-// checkMasters: local masters in range, or external ones that parse and
-// are each listed once.
+// checkMasters: local masters in range (external ones are their
+// topology's to check).
 func (s Settings) checkMasters() error {
-	if len(s.Masters) == 0 {
-		if s.Local < 1 || s.Local > 99 {
-			return fmt.Errorf("local: %d is not accepted; use 1..99 local masters (or give --masters)", s.Local)
-		}
-		if s.Embedded != "auto" && s.Embedded != "never" && s.Embedded != "always" {
-			return fmt.Errorf("embedded: %q is not accepted; use auto, never or always", s.Embedded)
-		}
+	if len(s.Masters) > 0 {
 		return nil
 	}
-	seen := map[string]bool{}
-	for _, m := range s.Masters {
-		_, display, err := engine.ParseMaster(m)
-		if err != nil {
-			return err
-		}
-		if seen[display] {
-			return fmt.Errorf("masters: %q is listed twice; each master must be independent", display)
-		}
-		seen[display] = true
+	if s.Local < 1 || s.Local > 99 {
+		return fmt.Errorf("local: %d is not accepted; use 1..99 local masters (or give --masters)", s.Local)
+	}
+	if s.Embedded != "auto" && s.Embedded != "never" && s.Embedded != "always" {
+		return fmt.Errorf("embedded: %q is not accepted; use auto, never or always", s.Embedded)
 	}
 	return nil
 }
@@ -269,38 +254,6 @@ func (s Settings) warnings() []string {
 // N is the number of servers a lock reaches: Redis' masters (one for a
 // replicated set: its replicas are not masters), or a service's.
 func (s Settings) N() int { return s.Service().N(s) }
-
-// EngineConfig is the lock client's part of the settings (masters not set).
-func (s Settings) EngineConfig() (engine.Config, error) {
-	c := engine.DefaultConfig()
-	c.Masters = s.Masters
-	if len(c.Masters) == 0 {
-		// Placeholders so validation sees N distinct masters.
-		for i := range s.Local {
-			c.Masters = append(c.Masters, fmt.Sprintf("127.0.0.1:%d", i+1))
-		}
-	}
-	c.Mode, c.Wait = engine.Mode(s.Mode), engine.Wait(s.Wait)
-	c.TTL, c.Timeout, c.DriftFactor = time.Duration(s.TTL), time.Duration(s.Timeout), s.DriftFactor
-	c.Retries, c.RetryMin, c.RetryMax = s.Retries, time.Duration(s.RetryMin), time.Duration(s.RetryMax)
-	c.Strategy, c.BackoffBase, c.BackoffCap, c.WaitTime = s.WaitStrategy, time.Duration(s.BackoffBase), time.Duration(s.BackoffCap), time.Duration(s.WaitTime)
-	if c.NotifyTimeout = time.Duration(s.NotifyTimeout); s.NotifyTimeout == 0 {
-		c.NotifyTimeout = c.TTL // unset: the lease, as Redisson
-	}
-	c.MaxBatch, c.Dispatchers, c.FlushDelay = s.Batch, s.Dispatchers, time.Duration(s.FlushDelay)
-	c.Watchdog = s.Watchdog
-	if s.Driver == rueidislockDriver {
-		c.Driver = s.Driver
-	}
-	s.topologyEngine(&c)
-	c.TLS = tlsfiles.Files{CA: s.TLSCA, Cert: s.TLSCert, Key: s.TLSKey, Insecure: s.TLSInsecure}
-	if !c.TLS.Empty() {
-		if _, err := c.TLS.Config(""); err != nil {
-			return c, err
-		}
-	}
-	return c, nil
-}
 
 // Chooser builds the key distribution.
 func (s Settings) Chooser() (workloads.KeyChooser, error) {

@@ -8,15 +8,16 @@ import (
 	"strings"
 	"sync"
 
-	"lockbench/engine"
+	"lockbench/lock"
 	"lockbench/results"
 )
 
 // Topology is what plan needs of a lock service, a topology of its own:
 // its settings' checks, how many servers it runs and what a result
-// records of them. Redis' three are plan's own (redis.go); package service
-// registers one for each other service. plan looks them up by name and
-// never names one.
+// records of them. Package service registers one for each service
+// (Redis' three: redislock/redisplan, which also registers them itself
+// for a program or test that runs plan alone). plan looks them up by name
+// and names only the default's.
 type Topology interface {
 	Name() string
 	// About says what it locks with, for --topology's help ("etcd's
@@ -96,11 +97,26 @@ func RegisterTopology(t Topology) {
 	topologies[t.Name()] = t
 }
 
+// DefaultTopology is the topology of a cell that names none: Redlock.
+const DefaultTopology = "redlock"
+
+// Ranked is a topology listed before the unranked ones, by its rank (Redis':
+// the default's family first).
+type Ranked interface{ Rank() int }
+
+// rank is t's rank, -1 when it has none.
+func rank(t Topology) int {
+	if r, ok := t.(Ranked); ok {
+		return r.Rank()
+	}
+	return -1
+}
+
 // topologyNamed is the registered topology named name (nil: none; ""
-// names Redlock, the default).
+// names the default).
 func topologyNamed(name string) Topology {
 	if name == "" {
-		name = string(engine.Redlock)
+		name = DefaultTopology
 	}
 	topologyMu.RLock()
 	defer topologyMu.RUnlock()
@@ -111,12 +127,12 @@ func topologyNamed(name string) Topology {
 func TopologyNamed(name string) Topology { return topologyNamed(name) }
 
 // Service is the lock service the cell locks on: an unknown name is
-// Redlock's, the default, until Validate refuses it (knownTopology).
+// the default's, until Validate refuses it (knownTopology).
 func (s Settings) Service() Topology {
 	if t := topologyNamed(s.Topology); t != nil {
 		return t
 	}
-	return topologyNamed(string(engine.Redlock))
+	return topologyNamed(DefaultTopology)
 }
 
 // knownTopology says the cell's topology is a registered one.
@@ -157,7 +173,7 @@ func (ServiceBase) ServersSetting() ServersSetting { return ServersSetting{} }
 
 // WaitStrategies: its client tries again (retry, backoff, spin).
 func (ServiceBase) WaitStrategies() []string {
-	return []string{engine.StrategyRetry, engine.StrategyBackoff, engine.StrategySpin}
+	return []string{lock.StrategyRetry, lock.StrategyBackoff, lock.StrategySpin}
 }
 
 // Replicas: none of its own.
@@ -185,14 +201,17 @@ func (ServiceBase) CanServe(Cell) error { return nil }
 // CheckKind refuses the Redis client's settings.
 func (ServiceBase) CheckKind(s Settings) error { return s.checkServiceClient(s.Service()) }
 
-// CheckClient: the retry terms, as the engine checks them.
+// CheckClient: the client's terms, as every lock client checks them (a
+// service's own queue is retry to them).
 func (ServiceBase) CheckClient(s Settings) error {
-	ec, err := s.EngineConfig()
+	t, err := s.clientTerms()
 	if err != nil {
 		return err
 	}
-	serviceEngine(&ec)
-	return ec.Validate()
+	if t.Retry.Strategy == StrategyQueue {
+		t.Retry.Strategy = lock.StrategyRetry
+	}
+	return lock.CheckTerms(t.TTL, t.Timeout, t.DriftFactor, t.Retry)
 }
 
 // CheckFaultServers: a fault cell starts its own servers (it crashes
@@ -220,7 +239,7 @@ func (ServiceBase) RecordKind(s Settings, out *results.Settings) {
 		out.Local = 0 // the servers are not this run's
 	}
 	out.Replicas = s.ServiceReplicas()
-	notReplicated(out)
+	NotReplicated(out)
 }
 
 // KeepsData: a service keeps data, so it can keep the counter too.
@@ -237,27 +256,17 @@ func (ServiceBase) KillWindow(s Settings) string {
 	return "recovery"
 }
 
-// serviceEngine is a service cell's retry terms in the engine's config,
-// for the engine's checks: a service's own queue is retry to them.
-func serviceEngine(c *engine.Config) {
-	c.Topology = engine.Redlock
-	c.Masters = []string{"127.0.0.1:1"}
-	if c.Strategy == StrategyQueue {
-		c.Strategy = engine.StrategyRetry
-	}
-}
-
 // StrategyQueue is a service's own wait: its FIFO queue (etcd's
 // revisions, ZooKeeper's sequence, PostgreSQL's lock queue).
 const StrategyQueue = "queue"
 
-// TopologyNames are Redis' topologies and then the other registered
-// services', by name.
+// TopologyNames are the ranked topologies (Redis'), by rank, and then
+// the other registered services', by name.
 func TopologyNames() []string {
 	topologyMu.RLock()
 	defer topologyMu.RUnlock()
 	return slices.SortedFunc(maps.Keys(topologies), func(a, b string) int {
-		ra, rb := slices.Index(RedisTopologies(), a), slices.Index(RedisTopologies(), b)
+		ra, rb := rank(topologies[a]), rank(topologies[b])
 		if ra < 0 && rb < 0 {
 			return strings.Compare(a, b)
 		}
@@ -265,7 +274,7 @@ func TopologyNames() []string {
 	})
 }
 
-// cmpRank orders Redis' topologies by their rank, before the others (-1).
+// cmpRank orders ranked topologies by their rank, before the others (-1).
 func cmpRank(a, b int) int {
 	switch {
 	case a < 0:

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-
-	"lockbench/engine"
 )
 
 // Each bad topology setting is one line naming it.
@@ -120,12 +118,6 @@ func TestTopologyRecorded(t *testing.T) {
 	if r["replicas"] != nil || r["down_after"] != nil || r["persistence"] != "" || strings.Contains(r["sentinel_addrs"].([]any)[0].(string), "secret") {
 		t.Errorf("external set: %v", r)
 	}
-	s := Defaults()
-	s.Topology, s.WaitReplicas, s.WaitTimeout = "replicated", 2, Duration(time.Second)
-	ec, err := s.EngineConfig()
-	if err != nil || ec.Topology != engine.Replicated || len(ec.Masters) != 0 || len(ec.SentinelAddrs) != 3 || ec.WaitReplicas != 2 || ec.Validate() != nil {
-		t.Errorf("engine config of a replicated cell: %+v (%v)", ec, err)
-	}
 }
 
 // topology is a matrix axis and a named cell's setting; the flags reach it,
@@ -140,7 +132,7 @@ matrix:
 		t.Fatal(err)
 	}
 	cells, err := sc.Cells()
-	if err != nil || len(cells) != 3 || cells[2].Settings.TopologyOf() != engine.Replicated || cells[2].Recorded.Replicas != DefaultReplicas {
+	if err != nil || len(cells) != 3 || cells[2].Settings.TopologyOf() != "replicated" || cells[2].Recorded.Replicas != DefaultReplicas {
 		t.Fatalf("%d cells (%v)", len(cells), err)
 	}
 	if cells[1].MastersKey() == cells[2].MastersKey() || cells[0].MastersKey() != cells[1].MastersKey() {

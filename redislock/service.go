@@ -17,21 +17,25 @@ import (
 	"lockbench/localmasters"
 	"lockbench/plan"
 	"lockbench/pool"
+	"lockbench/redislock/redisplan"
 	"lockbench/redislock/rueidislockdriver"
 	"lockbench/results"
 	"lockbench/service"
 )
 
 // redisService is one of Redis' topologies as a registered lock service:
-// plan's topology, redis-server masters (local, external, a replicated
-// set) and the engine as its client.
+// its settings (redisplan), redis-server masters (local, external, a
+// replicated set) and the engine as its client.
 type redisService struct{ plan.Topology }
 
 func init() {
-	for _, n := range plan.RedisTopologies() {
-		service.Register(redisService{plan.TopologyNamed(n)})
+	for _, t := range redisplan.Topologies() {
+		service.Register(redisService{t})
 	}
 }
+
+// Rank: Redis' topologies are listed first, in their order.
+func (r redisService) Rank() int { return r.Topology.(plan.Ranked).Rank() }
 
 // CanServe: a persistence mode and pinning need real redis-server
 // masters, which embedded masters (used when redis-server is missing) are
@@ -508,7 +512,6 @@ func (r *RedisServers) checkAndConfigure(ctx context.Context, persistence string
 // set (LockConfig points it at the servers): its settings were checked
 // when the cell was made.
 func engineConfig(c plan.Cell) engine.Config {
-	cfg, _ := c.Settings.EngineConfig()
-	cfg.Masters, cfg.SentinelAddrs = nil, nil
+	cfg, _ := redisplan.EngineConfig(c.Settings)
 	return cfg
 }

@@ -16,6 +16,7 @@ import (
 	"lockbench/localmasters"
 	"lockbench/lock"
 	"lockbench/plan"
+	"lockbench/redislock/redisplan"
 	"lockbench/workloads"
 )
 
@@ -42,7 +43,7 @@ func BenchmarkOpenVsClosed(b *testing.B) {
 	}
 	set := redistest.StartMasters(b, 5, localmasters.PersistNone)
 	s := plan.Defaults()
-	cfg, err := s.EngineConfig()
+	cfg, err := redisplan.EngineConfig(s)
 	if err != nil {
 		b.Fatal(err)
 	}

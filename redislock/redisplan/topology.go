@@ -1,4 +1,10 @@
-package plan
+// Package redisplan is Redis' part of the plan: its three topologies
+// (Redlock on N masters, one master, a master with replicas behind
+// Sentinel) as plan.Topology, their settings' checks and designs, and the
+// engine's configuration a cell's settings make. Its init registers them
+// with plan; package redislock registers them as lock services. A test
+// that runs plan on Redis' topologies imports it (blank).
+package redisplan
 
 import (
 	"fmt"
@@ -7,83 +13,90 @@ import (
 	"time"
 
 	"lockbench/engine"
+	"lockbench/plan"
 	"lockbench/results"
 )
 
-// redisTopologies are Redis' own, in the order help lists them.
-var redisTopologies = []redisTopology{
+// topologies are Redis' own, in the order help lists them (Rank).
+var topologies = []topology{
 	{engine.Redlock, "N independent masters"},
 	{engine.Single, "one master"},
 	{engine.Replicated, "a master with replicas behind Sentinel"},
 }
 
-// RedisTopologies are Redis' topologies' names (package bench registers
-// their servers and client).
-func RedisTopologies() []string {
-	var out []string
-	for _, r := range redisTopologies {
-		out = append(out, r.Name())
+// Topologies are Redis' topologies, in the order help lists them.
+func Topologies() []plan.Topology {
+	var out []plan.Topology
+	for _, t := range topologies {
+		out = append(out, t)
 	}
 	return out
 }
 
-// redisTopology is one of Redis' topologies (Redlock on N masters, one
-// master, a replicated set), registered as every lock service's is: the
-// engine is its client, redis-server its servers.
-type redisTopology struct {
+func init() {
+	for _, t := range topologies {
+		plan.RegisterTopology(t)
+	}
+}
+
+// topology is one of Redis' topologies, registered as every lock
+// service's is: the engine is its client, redis-server its servers.
+type topology struct {
 	t     engine.Topology
 	about string
 }
 
-func init() {
-	for _, r := range redisTopologies {
-		RegisterTopology(r)
-	}
-}
+func (r topology) Name() string                              { return string(r.t) }
+func (r topology) About() string                             { return r.about }
+func (r topology) Rank() int                                 { return slices.Index(topologies, r) }
+func (topology) ServersSetting() plan.ServersSetting         { return plan.ServersSetting{} } // masters: are its own
+func (topology) WaitStrategies() []string                    { return engine.WaitStrategies }
+func (topology) Replicas() int                               { return 0 } // replicated's are its set's, not replicas: of its own
+func (topology) Roles() bool                                 { return false }
+func (topology) KeepsData() bool                             { return false }
+func (topology) CheckKind(plan.Settings) error               { return nil }
+func (topology) Members(s plan.Settings) int                 { return s.Local }
+func (topology) Terms(s plan.Settings) (mode, wait string)   { return s.Mode, s.Wait }
+func (topology) KillWindow(plan.Settings) string             { return "" } // a master's restart is not timed
+func (topology) RecordKind(plan.Settings, *results.Settings) {}
 
-func (r redisTopology) Name() string                    { return string(r.t) }
-func (r redisTopology) About() string                   { return r.about }
-func (redisTopology) ServersSetting() ServersSetting    { return ServersSetting{} } // masters: are its own
-func (redisTopology) WaitStrategies() []string          { return engine.WaitStrategies }
-func (redisTopology) Replicas() int                     { return 0 } // replicated's are its set's, not replicas: of its own
-func (redisTopology) Roles() bool                       { return false }
-func (redisTopology) KeepsData() bool                   { return false }
-func (redisTopology) CheckKind(Settings) error          { return nil }
-func (redisTopology) Members(s Settings) int            { return s.Local }
-func (redisTopology) Terms(s Settings) (string, string) { return s.Mode, s.Wait }
-func (redisTopology) KillWindow(Settings) string        { return "" } // a master's restart is not timed
-
-// Designs are this topology's designs among Redis' (redisDesigns).
-func (r redisTopology) Designs() []Design {
-	return slices.DeleteFunc(slices.Clone(redisDesigns), func(d Design) bool {
+// Designs are this topology's designs among Redis' (designs).
+func (r topology) Designs() []plan.Design {
+	return slices.DeleteFunc(slices.Clone(designs), func(d plan.Design) bool {
 		return !strings.HasPrefix(d.Settings, "topology: "+r.Name()+",")
 	})
 }
 
-// Check: the topology's own settings.
-func (r redisTopology) Check(s Settings) error {
+// Check: the masters given, and the topology's own settings.
+func (r topology) Check(s plan.Settings) error {
+	if err := checkMasters(s); err != nil {
+		return err
+	}
 	switch r.t {
 	case engine.Replicated:
-		return s.checkReplicated()
+		return checkReplicated(s)
 	case engine.Single:
-		return s.checkSingle()
+		return checkSingle(s)
 	}
 	return nil
 }
 
+// persistenceModes are the persistence a redis-server runs with.
+var persistenceModes = []string{"none", "aof-no", "aof-everysec", "aof-always"}
+
 // CheckClient: a persistence mode Redis has; the driver, mode and wait,
 // and the engine's own checks.
-func (redisTopology) CheckClient(s Settings) error {
+func (topology) CheckClient(s plan.Settings) error {
 	if s.Persistence != "" && !slices.Contains(persistenceModes, s.Persistence) {
 		return fmt.Errorf("persistence: %q is not accepted; use %s", s.Persistence, strings.Join(persistenceModes, ", "))
 	}
-	if s.Driver != "lockbench" && s.Driver != "redsync" && s.Driver != rueidislockDriver {
+	if s.Driver != "lockbench" && s.Driver != "redsync" && s.Driver != RueidislockDriver {
 		return fmt.Errorf("driver: %q is not accepted; use lockbench, redsync or rueidislock", s.Driver)
 	}
-	if err := s.checkRueidislock(); err != nil {
+	if err := checkRueidislock(s); err != nil {
 		return err
 	}
-	if err := s.checkAdapter(); err != nil {
+	if err := checkAdapter(s); err != nil {
 		return err
 	}
 	if _, err := engine.ParseMode(s.Mode); err != nil {
@@ -104,25 +117,25 @@ func (redisTopology) CheckClient(s Settings) error {
 	if _, err := engine.ParseWait(s.Wait); err != nil {
 		return err
 	}
-	ec, err := s.EngineConfig()
+	ec, err := checkedConfig(s)
 	if err != nil {
 		return err
 	}
 	return ec.Validate()
 }
 
-// redisFaultKinds are the kinds Redis' topologies take (each its own).
-var redisFaultKinds = []results.FaultKind{results.FaultCrash, results.FaultPartition, results.FaultLatency, results.FaultReset,
+// faultKinds are the kinds Redis' topologies take (each its own).
+var faultKinds = []results.FaultKind{results.FaultCrash, results.FaultPartition, results.FaultLatency, results.FaultReset,
 	results.FaultPause, results.FaultClockJump, results.FaultFailover, results.FaultReplicationLag}
 
 // CheckFault: a replicated set's faults on a replicated set only, and
 // none there that it cannot take (its clients find the master through
 // Sentinel, so no proxy stands between them; masters under a fake clock
 // are Redlock's).
-func (r redisTopology) CheckFault(where string, s Settings, f Fault) error {
+func (r topology) CheckFault(where string, s plan.Settings, f plan.Fault) error {
 	repl := r.t == engine.Replicated
 	switch {
-	case !slices.Contains(redisFaultKinds, f.Kind):
+	case !slices.Contains(faultKinds, f.Kind):
 		return fmt.Errorf("%s.kind: %s needs the topology of a lock service that has it; topology is %s", where, f.Kind, r.t)
 	case !repl && (f.Kind == results.FaultFailover || f.Kind == results.FaultReplicationLag):
 		return fmt.Errorf("%s.kind: %s needs topology replicated (a master with replicas behind Sentinel); topology is %s", where, f.Kind, r.t)
@@ -136,7 +149,7 @@ func (r redisTopology) CheckFault(where string, s Settings, f Fault) error {
 
 // CheckFaultServers: a fault cell starts its own masters (it crashes and
 // restarts them), within bounds.
-func (redisTopology) CheckFaultServers(s Settings) error {
+func (topology) CheckFaultServers(s plan.Settings) error {
 	switch {
 	case len(s.Masters) > 0:
 		return fmt.Errorf("masters: a fault scenario starts its own masters (it crashes and restarts them); use local: N (how many), not addresses")
@@ -151,7 +164,7 @@ func (redisTopology) CheckFaultServers(s Settings) error {
 }
 
 // FaultWarnings: Redis' lock expires at its TTL under a long hold.
-func (redisTopology) FaultWarnings(s Settings) []string {
+func (topology) FaultWarnings(s plan.Settings) []string {
 	longest := time.Duration(s.Hold)
 	switch s.HoldDist {
 	case "uniform":
@@ -168,7 +181,7 @@ func (redisTopology) FaultWarnings(s Settings) []string {
 
 // N is the number of masters: one for a replicated set (its replicas are
 // not masters), else the given or local ones.
-func (r redisTopology) N(s Settings) int {
+func (r topology) N(s plan.Settings) int {
 	switch {
 	case r.t == engine.Replicated:
 		return 1
@@ -178,31 +191,28 @@ func (r redisTopology) N(s Settings) int {
 	return s.Local
 }
 
-// RecordKind: nothing beside Record.
-func (redisTopology) RecordKind(Settings, *results.Settings) {}
-
 // Record: a replicated set's, or nothing of one.
-func (r redisTopology) Record(s Settings, out *results.Settings) {
+func (r topology) Record(s plan.Settings, out *results.Settings) {
 	if r.t == engine.Replicated {
-		s.recordReplicated(out)
+		recordReplicated(s, out)
 		return
 	}
 	out.Replicas = 0
-	notReplicated(out)
+	plan.NotReplicated(out)
 }
 
 // ServersKey: the masters, or the replicated set, and what they run
 // with.
-func (r redisTopology) ServersKey(s Settings) string {
+func (r topology) ServersKey(s plan.Settings) string {
 	if r.t == engine.Replicated {
-		return fmt.Sprintf("replicated|%v|%d|%d|%s|%v|%v|%d|%v|%s|%s", s.SentinelAddrs, s.Replicas, s.Sentinels, s.masterSet(),
+		return fmt.Sprintf("replicated|%v|%d|%d|%s|%v|%v|%d|%v|%s|%s", s.SentinelAddrs, s.Replicas, s.Sentinels, masterSet(s),
 			s.DownAfter, s.FailoverTimeout, s.MinReplicasToWrite, s.ReplicaPriority, s.Persistence, s.LocalCPUs)
 	}
 	return fmt.Sprintf("redis|%v|%d|%s|%s|%s", s.Masters, s.Local, s.Persistence, s.Embedded, s.LocalCPUs)
 }
 
 // Describe is what the cell runs on, as the plan lists it.
-func (r redisTopology) Describe(s Settings) string {
+func (r topology) Describe(s plan.Settings) string {
 	switch {
 	case s.ExternalSentinels():
 		return fmt.Sprintf("replicated %s via %d given sentinels, WAIT %d", s.MasterSet, len(s.SentinelAddrs), s.WaitReplicas)
@@ -214,18 +224,18 @@ func (r redisTopology) Describe(s Settings) string {
 	return fmt.Sprintf("%s: %d local", r.t, s.Local)
 }
 
-// rueidislockDriver is rueidis' own lock (redislock/rueidislockdriver).
-const rueidislockDriver = "rueidislock"
+// RueidislockDriver is rueidis' own lock (redislock/rueidislockdriver).
+const RueidislockDriver = "rueidislock"
 
 // checkRueidislock: rueidislock sets its keys on one deployment and keeps
 // its lock alive itself; the engine's settings for several masters, its
 // watchdog and its wait strategies are not its.
-func (s Settings) checkRueidislock() error {
-	if s.Driver != rueidislockDriver {
+func checkRueidislock(s plan.Settings) error {
+	if s.Driver != RueidislockDriver {
 		return nil
 	}
 	switch {
-	case s.TopologyOf() != "single":
+	case s.TopologyOf() != string(engine.Single):
 		return fmt.Errorf("driver: rueidislock runs on one master (topology single: its majority is over keys, not masters); topology is %s", s.TopologyOf())
 	case s.Watchdog || s.AutoExtend:
 		return fmt.Errorf("watchdog: rueidislock extends its own keys (every ttl/2); leave watchdog and auto_extend unset")
@@ -237,7 +247,7 @@ func (s Settings) checkRueidislock() error {
 
 // checkAdapter: an external client (an adapter) is the lock client on
 // Redlock's masters or one master, in place of lockbench's driver.
-func (s Settings) checkAdapter() error {
+func checkAdapter(s plan.Settings) error {
 	switch {
 	case s.Client == "" && !s.IsGiven("client"):
 		return nil
@@ -245,7 +255,7 @@ func (s Settings) checkAdapter() error {
 		return fmt.Errorf("client: empty; give the adapter's command (docs/adapters.md)")
 	case s.Driver != "lockbench":
 		return fmt.Errorf("driver: %s is lockbench's client; with client the adapter is the lock client (leave driver unset)", s.Driver)
-	case s.TopologyOf() == engine.Replicated:
+	case s.TopologyOf() == string(engine.Replicated):
 		return fmt.Errorf("client: runs on topology redlock or single (the adapter gets the masters' addresses); topology is replicated")
 	case s.AutoExtend:
 		return fmt.Errorf("auto-extend: not with client yet; give watchdog (the adapter's library renews in the background) or neither")
