@@ -14,6 +14,7 @@ import (
 	"lockbench/internal/cli"
 	"lockbench/localmasters"
 	"lockbench/metrics"
+	"lockbench/redislock"
 )
 
 // mastersArgs are masters' flags.
@@ -77,7 +78,7 @@ func (a mastersArgs) serve(p localmasters.Persistence) error {
 	}
 	defer set.Stop()
 	if exp != nil {
-		exp.WatchMasters(set.Addrs(), func(ctx context.Context, addr string) (string, error) { return localmasters.Do(ctx, addr, "INFO") })
+		exp.WatchMasters(set.Addrs(), redislock.InfoReading(func(ctx context.Context, addr string) (string, error) { return localmasters.Do(ctx, addr, "INFO") }))
 	}
 	addrs := strings.Join(set.Addrs(), ",")
 	if a.addrFile != "" {

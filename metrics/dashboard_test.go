@@ -57,7 +57,7 @@ func dashboardQueries(t *testing.T, path string) (exprs, variables []string) {
 func exportedTypes(t *testing.T) map[string]dto.MetricType {
 	e := New(Options{Version: "test"})
 	exercise(e.Cell(labels, []string{"m1"}))
-	e.WatchMasters([]string{"m1"}, func(context.Context, string) (string, error) { return "used_cpu_sys:1\r\n", nil })
+	e.WatchMasters([]string{"m1"}, func(context.Context, string) (ServerReading, error) { return ServerReading{CPUSeconds: 1}, nil })
 	mfs, err := e.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -6,20 +6,25 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"lockbench/engine"
 )
 
-// InfoFunc runs INFO on a master and returns its text.
-type InfoFunc func(ctx context.Context, addr string) (string, error)
+// ServerReading is what a server says of itself at a scrape: its CPU
+// seconds, the clients connected to it and the commands it has processed
+// (Redis' masters: from INFO).
+type ServerReading struct {
+	CPUSeconds, Clients, Commands float64
+}
 
-// mastersCollector asks each master for INFO at scrape time: whether it
-// answers, and its CPU and command counters (what `lockbench masters`
-// exports while other runs use its masters).
+// ReadFunc reads a server, by the address it is watched by, at a scrape.
+type ReadFunc func(ctx context.Context, addr string) (ServerReading, error)
+
+// mastersCollector reads each server at scrape time: whether it answers,
+// and its CPU and command counters (what `lockbench masters` exports
+// while other runs use its masters).
 type mastersCollector struct {
 	mu                     sync.Mutex
 	addrs                  []string
-	info                   InfoFunc
+	read                   ReadFunc
 	up, cpu, clients, cmds *prometheus.Desc
 }
 
@@ -28,9 +33,9 @@ var masterNames = []string{"lockbench_master_up", "lockbench_master_cpu_seconds_
 
 // WatchMasters exports lockbench_master_up, _cpu_seconds_total,
 // _connected_clients and _commands_processed_total for addrs (display
-// addresses: they become the master label). Called again (a later cell's
-// masters), it watches those instead.
-func (e *Exporter) WatchMasters(addrs []string, info InfoFunc) {
+// addresses: they become the master label), read by read. Called again
+// (a later cell's masters), it watches those instead.
+func (e *Exporter) WatchMasters(addrs []string, read ReadFunc) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.masters == nil {
@@ -44,7 +49,7 @@ func (e *Exporter) WatchMasters(addrs []string, info InfoFunc) {
 		e.reg.MustRegister(e.masters)
 	}
 	e.masters.mu.Lock()
-	e.masters.addrs, e.masters.info = addrs, info
+	e.masters.addrs, e.masters.read = addrs, read
 	e.masters.mu.Unlock()
 }
 
@@ -57,7 +62,7 @@ func (c *mastersCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *mastersCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
-	addrs, info := c.addrs, c.info
+	addrs, read := c.addrs, c.read
 	c.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, addr := range addrs {
@@ -66,26 +71,16 @@ func (c *mastersCollector) Collect(ch chan<- prometheus.Metric) {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			text, err := info(ctx, addr)
+			r, err := read(ctx, addr)
 			if err != nil {
 				ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 0, addr)
 				return
 			}
-			f := infoNumbers(engine.ParseInfo(text))
 			ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 1, addr)
-			ch <- prometheus.MustNewConstMetric(c.cpu, prometheus.CounterValue, f("used_cpu_sys")+f("used_cpu_user"), addr)
-			ch <- prometheus.MustNewConstMetric(c.clients, prometheus.GaugeValue, f("connected_clients"), addr)
-			ch <- prometheus.MustNewConstMetric(c.cmds, prometheus.CounterValue, f("total_commands_processed"), addr)
+			ch <- prometheus.MustNewConstMetric(c.cpu, prometheus.CounterValue, r.CPUSeconds, addr)
+			ch <- prometheus.MustNewConstMetric(c.clients, prometheus.GaugeValue, r.Clients, addr)
+			ch <- prometheus.MustNewConstMetric(c.cmds, prometheus.CounterValue, r.Commands, addr)
 		}()
 	}
 	wg.Wait()
-}
-
-// infoNumbers reads INFO's numeric fields, 0 for one that is absent or not
-// a number.
-func infoNumbers(info engine.Info) func(name string) float64 {
-	return func(name string) float64 {
-		f, _ := info.Float(name)
-		return f
-	}
 }

@@ -97,11 +97,11 @@ func TestExpositionPassesPromtool(t *testing.T) {
 	e := New(Options{Version: "test"})
 	defer e.Close()
 	exercise(e.Cell(labels, []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}))
-	e.WatchMasters([]string{"127.0.0.1:1", "127.0.0.1:2"}, func(_ context.Context, addr string) (string, error) {
+	e.WatchMasters([]string{"127.0.0.1:1", "127.0.0.1:2"}, func(_ context.Context, addr string) (ServerReading, error) {
 		if addr == "127.0.0.1:2" {
-			return "", errors.New("down")
+			return ServerReading{}, errors.New("down")
 		}
-		return "# CPU\r\nused_cpu_sys:1.5\r\nused_cpu_user:2.25\r\nconnected_clients:3\r\ntotal_commands_processed:42\r\n", nil
+		return ServerReading{CPUSeconds: 3.75, Clients: 3, Commands: 42}, nil
 	})
 	text := exposition(t, e)
 	for _, want := range []string{`lockbench_master_up{master="127.0.0.1:2"} 0`, `lockbench_master_cpu_seconds_total{master="127.0.0.1:1"} 3.75`,
@@ -128,7 +128,7 @@ func TestExpositionPassesPromtool(t *testing.T) {
 func TestWatchMastersAgainWatchesTheNewOnes(t *testing.T) {
 	e := New(Options{Version: "test"})
 	defer e.Close()
-	info := func(context.Context, string) (string, error) { return "used_cpu_sys:1\r\n", nil }
+	info := func(context.Context, string) (ServerReading, error) { return ServerReading{CPUSeconds: 1}, nil }
 	e.WatchMasters([]string{"127.0.0.1:1"}, info)
 	e.WatchMasters([]string{"127.0.0.1:2"}, info)
 	text := exposition(t, e)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"lockbench/lock"
+	"lockbench/metrics"
 	"lockbench/plan"
 	"lockbench/results"
 	"lockbench/workloads"
@@ -37,6 +38,6 @@ type CellEnv struct {
 	Servers *CellServers
 	Prefix  string // the cell's keys
 	// Watch, when set, reads the masters' CPU and counters live (live
-	// metrics), through info.
-	Watch func(addrs []string, info func(ctx context.Context, addr string) (string, error))
+	// metrics), through read.
+	Watch func(addrs []string, read metrics.ReadFunc)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"lockbench/engine"
 	"lockbench/localmasters"
 	"lockbench/results"
 	"lockbench/workloads"
@@ -15,10 +14,10 @@ import (
 // commands, their counters (the command cost per cycle).
 type WindowReadings struct {
 	ctx           context.Context
-	counters      func(context.Context) []map[string]engine.CommandStat // nil: the servers count none
-	addrs         []string                                              // the servers, by the result's index
+	counters      func(context.Context) []map[string]results.CommandCount // nil: the servers count none
+	addrs         []string                                                // the servers, by the result's index
 	probe         *machineProbe
-	before, after []map[string]engine.CommandStat
+	before, after []map[string]results.CommandCount
 	proxy         *proxyProfile // --net-latency: the in-process proxy's CPU
 }
 
@@ -35,8 +34,9 @@ type Window struct {
 	Trees                 bool
 	Replicas, Sentinels   []int
 	ClientCPUs, LocalCPUs []int
-	// Counters, when the servers count their commands, reads them.
-	Counters func(context.Context) []map[string]engine.CommandStat
+	// Counters, when the servers count their commands, reads them: each
+	// server's calls and time by command (nil: that server's not read).
+	Counters func(context.Context) []map[string]results.CommandCount
 	// Proxied: through the cell's in-process proxies, whose CPU is told
 	// apart.
 	Proxied bool
@@ -68,7 +68,7 @@ func ServiceWindow(m *CellServers) Window {
 }
 
 // commandStats are the servers' command counters (nil: none).
-func (w *WindowReadings) commandStats(ctx context.Context) []map[string]engine.CommandStat {
+func (w *WindowReadings) commandStats(ctx context.Context) []map[string]results.CommandCount {
 	if w.counters == nil {
 		return nil
 	}
@@ -110,7 +110,7 @@ func (w *WindowReadings) Finish(res *results.Run, st *workloads.Stats) {
 	if w.before != nil && w.after != nil {
 		masters := make([]results.MasterWindow, len(addrs))
 		for i, a := range addrs {
-			masters[i] = results.MasterWindow{Addr: a, Before: counts(w.before[i]), After: counts(w.after[i]), CPUSeconds: -1}
+			masters[i] = results.MasterWindow{Addr: a, Before: w.before[i], After: w.after[i], CPUSeconds: -1}
 			if i < len(st.ServerCPU) && st.ServerCPU[i] >= 0 {
 				masters[i].CPUSeconds = st.ServerCPU[i].Seconds()
 			}
@@ -138,15 +138,4 @@ func limitNoun(by string) string {
 		return "load generator"
 	}
 	return "shared machine"
-}
-
-func counts(m map[string]engine.CommandStat) map[string]results.CommandCount {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]results.CommandCount, len(m))
-	for k, v := range m {
-		out[k] = results.CommandCount{Calls: v.Calls, Usec: v.Usec}
-	}
-	return out
 }

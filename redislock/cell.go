@@ -9,6 +9,7 @@ import (
 	"lockbench/drivers/redsyncdriver"
 	"lockbench/engine"
 	"lockbench/lock"
+	"lockbench/metrics"
 	"lockbench/plan"
 	"lockbench/pool"
 	"lockbench/redislock/rueidislockdriver"
@@ -48,7 +49,7 @@ func openCell(ctx context.Context, env pool.CellEnv, eng *engine.Engine, lk *cel
 	}
 	r.win = pool.NewWindowReadings(ctx, w)
 	if env.Watch != nil {
-		env.Watch(r.eng.Addrs(), r.eng.InfoAt)
+		env.Watch(r.eng.Addrs(), InfoReading(r.eng.InfoAt))
 	}
 	var via []string // client 0's proxies, if any
 	if m.Net != nil {
@@ -65,7 +66,7 @@ func openCell(ctx context.Context, env pool.CellEnv, eng *engine.Engine, lk *cel
 // reads.
 func (rs *RedisServers) window(ctx context.Context, eng *engine.Engine, proxied bool) pool.Window {
 	w := pool.Window{Addrs: eng.Addrs(), ProbeAddrs: rs.Upstreams(), InfoPids: eng.ServerPIDs(ctx), ClientCPUs: rs.ClientCPUs, LocalCPUs: rs.LocalCPUs,
-		Counters: eng.CommandStats, Proxied: proxied}
+		Counters: commandCounts(eng), Proxied: proxied}
 	if rs.Local != nil {
 		w.LocalPids = pidsOf(rs.Local.Masters())
 	}
@@ -77,6 +78,52 @@ func (rs *RedisServers) window(ctx context.Context, eng *engine.Engine, proxied 
 		w.ProbeAddrs = eng.Addrs() // an external replicated set: only the engine knows where its master is
 	}
 	return w
+}
+
+// InfoReading reads a master's INFO (by info) as live metrics read a
+// server.
+func InfoReading(info func(ctx context.Context, addr string) (string, error)) metrics.ReadFunc {
+	return func(ctx context.Context, addr string) (metrics.ServerReading, error) {
+		text, err := info(ctx, addr)
+		if err != nil {
+			return metrics.ServerReading{}, err
+		}
+		return readingOf(text), nil
+	}
+}
+
+// readingOf is INFO's text as a server's reading: CPU (used_cpu_sys +
+// used_cpu_user), connected_clients, total_commands_processed; 0 for a
+// field that is absent or not a number.
+func readingOf(text string) metrics.ServerReading {
+	info := engine.ParseInfo(text)
+	f := func(name string) float64 {
+		v, _ := info.Float(name)
+		return v
+	}
+	return metrics.ServerReading{CPUSeconds: f("used_cpu_sys") + f("used_cpu_user"), Clients: f("connected_clients"), Commands: f("total_commands_processed")}
+}
+
+// commandCounts reads the masters' INFO commandstats, as a result counts
+// commands.
+func commandCounts(eng *engine.Engine) func(context.Context) []map[string]results.CommandCount {
+	return func(ctx context.Context) []map[string]results.CommandCount {
+		stats := eng.CommandStats(ctx)
+		if stats == nil {
+			return nil
+		}
+		out := make([]map[string]results.CommandCount, len(stats))
+		for i, m := range stats {
+			if m == nil {
+				continue
+			}
+			out[i] = make(map[string]results.CommandCount, len(m))
+			for k, v := range m {
+				out[i][k] = results.CommandCount{Calls: v.Calls, Usec: v.Usec}
+			}
+		}
+		return out
+	}
 }
 
 // redisCell is the Redis lock of a benchmark cell: the engine (its

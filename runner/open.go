@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"lockbench/metrics"
 	"lockbench/plan"
 	"lockbench/pool"
 	"lockbench/service"
@@ -30,12 +31,12 @@ func openService(ctx context.Context, env cellEnv) (pool.Cell, error) {
 
 // watchMasters reads a cell's masters live for the metrics exporter (nil:
 // no exporter).
-func (e cellEnv) watchMasters() func([]string, func(context.Context, string) (string, error)) {
+func (e cellEnv) watchMasters() func([]string, metrics.ReadFunc) {
 	mx := e.opt.Metrics
 	if mx == nil {
 		return nil
 	}
-	return func(addrs []string, info func(context.Context, string) (string, error)) { mx.WatchMasters(addrs, info) }
+	return func(addrs []string, read metrics.ReadFunc) { mx.WatchMasters(addrs, read) }
 }
 
 // waitSegmentStart waits for the start time segments on several machines
