@@ -53,9 +53,10 @@ type cpuSample struct {
 }
 
 // newMachineProbe is nil when /proc cannot be read (not Linux). addrs are
-// the masters as dialled; localPids the processes of local masters;
-// infoPids what each master's INFO says its process is.
-func newMachineProbe(addrs []string, localPids, infoPids []int) *machineProbe {
+// the servers as dialled; localPids the processes of local servers;
+// selfPids what each server says its process is, a process named
+// procName.
+func newMachineProbe(addrs []string, localPids, selfPids []int, procName string) *machineProbe {
 	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return nil
@@ -64,7 +65,7 @@ func newMachineProbe(addrs []string, localPids, infoPids []int) *machineProbe {
 		return nil
 	}
 	p := &machineProbe{fs: fs}
-	p.pids, p.here = mastersHere(fs, addrs, localPids, infoPids)
+	p.pids, p.here = mastersHere(fs, addrs, localPids, selfPids, procName)
 	return p
 }
 
@@ -202,10 +203,11 @@ func (p *machineProbe) split(addrs []string) *results.CPUSplit {
 	return m
 }
 
-// mastersHere finds, per master, whether it runs on this machine and its
-// process: local masters by their pid, given ones on a loopback address
-// by INFO's process_id when /proc shows a redis-server on that port.
-func mastersHere(fs procfs.FS, addrs []string, localPids []int, infoPids []int) (pids []int, here []bool) {
+// mastersHere finds, per server, whether it runs on this machine and its
+// process: local servers by their pid, given ones on a loopback address
+// by the pid the server names itself when /proc shows a process named
+// procName on that port there.
+func mastersHere(fs procfs.FS, addrs []string, localPids, selfPids []int, procName string) (pids []int, here []bool) {
 	pids, here = make([]int, len(addrs)), make([]bool, len(addrs))
 	for i, addr := range addrs {
 		if i < len(localPids) && localPids[i] > 0 {
@@ -217,14 +219,14 @@ func mastersHere(fs procfs.FS, addrs []string, localPids []int, infoPids []int) 
 			continue
 		}
 		here[i] = true
-		if i < len(infoPids) && isRedisOnPort(fs, infoPids[i], port) {
-			pids[i] = infoPids[i]
+		if i < len(selfPids) && isServerOnPort(fs, selfPids[i], procName, port) {
+			pids[i] = selfPids[i]
 		}
 	}
 	return pids, here
 }
 
-// hostPort takes host and port out of host:port or a redis:// URL.
+// hostPort takes host and port out of host:port or a URL.
 func hostPort(addr string) (string, string, bool) {
 	if _, rest, ok := strings.Cut(addr, "://"); ok {
 		addr = rest
@@ -245,10 +247,11 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// isRedisOnPort: pid is a redis-server whose title names the port, so a
-// pid from another pid namespace is not taken for a process here.
-func isRedisOnPort(fs procfs.FS, pid int, port string) bool {
-	if pid <= 0 {
+// isServerOnPort: pid is a process named name whose title names the
+// port, so a pid from another pid namespace is not taken for a process
+// here.
+func isServerOnPort(fs procfs.FS, pid int, name, port string) bool {
+	if pid <= 0 || name == "" {
 		return false
 	}
 	proc, err := fs.Proc(pid)
@@ -256,7 +259,7 @@ func isRedisOnPort(fs procfs.FS, pid int, port string) bool {
 		return false
 	}
 	comm, err := proc.Comm()
-	if err != nil || !strings.HasPrefix(comm, "redis-server") {
+	if err != nil || !strings.HasPrefix(comm, name) {
 		return false
 	}
 	args, err := proc.CmdLine()

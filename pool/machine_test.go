@@ -41,17 +41,17 @@ func TestMachineSplit(t *testing.T) {
 func TestMastersHere(t *testing.T) {
 	for addr, want := range map[string]bool{"127.0.0.1:6379": true, "localhost:1": true, "[::1]:7000": true,
 		"redis://user:pw@127.0.0.1:6380/0": true, "10.1.2.3:6379": false, "redis.example:6379": false} {
-		_, here := mastersHere(newMachineProbeFS(t), []string{addr}, nil, nil)
+		_, here := mastersHere(newMachineProbeFS(t), []string{addr}, nil, nil, "redis-server")
 		if here[0] != want {
 			t.Errorf("%s: on this machine %v, want %v", addr, here[0], want)
 		}
 	}
 	// A pid from INFO that is not a redis-server on that port is not taken.
-	pids, _ := mastersHere(newMachineProbeFS(t), []string{"127.0.0.1:6399"}, nil, []int{1})
+	pids, _ := mastersHere(newMachineProbeFS(t), []string{"127.0.0.1:6399"}, nil, []int{1}, "redis-server")
 	if pids[0] != 0 {
 		t.Errorf("pid 1 taken for a master: %v", pids)
 	}
-	pids, here := mastersHere(newMachineProbeFS(t), []string{"127.0.0.1:6399"}, []int{4242}, nil)
+	pids, here := mastersHere(newMachineProbeFS(t), []string{"127.0.0.1:6399"}, []int{4242}, nil, "redis-server")
 	if pids[0] != 4242 || !here[0] {
 		t.Errorf("local pid: %v %v", pids, here)
 	}

@@ -25,12 +25,15 @@ type WindowReadings struct {
 type Window struct {
 	Addrs []string // the servers, by the result's index
 	// The machine's CPU split reads: the servers' addresses and
-	// processes (local ones, and those the servers named themselves),
+	// processes (local ones, and those the servers named themselves:
+	// taken when a process named ProcessName whose title names the
+	// server's port runs here),
 	// their process trees where a server's work is done by its children,
 	// a replicated set's replicas and Sentinels, the CPUs --local-cpus
 	// pinned.
 	ProbeAddrs            []string
-	LocalPids, InfoPids   []int
+	LocalPids, SelfPids   []int
+	ProcessName           string
 	Trees                 bool
 	Replicas, Sentinels   []int
 	ClientCPUs, LocalCPUs []int
@@ -47,7 +50,7 @@ type Window struct {
 // NewWindowReadings reads the machine and the servers around a cell's
 // window as w says.
 func NewWindowReadings(ctx context.Context, w Window) *WindowReadings {
-	r := &WindowReadings{ctx: ctx, counters: w.Counters, addrs: w.Addrs, probe: newMachineProbe(w.ProbeAddrs, w.LocalPids, w.InfoPids)}
+	r := &WindowReadings{ctx: ctx, counters: w.Counters, addrs: w.Addrs, probe: newMachineProbe(w.ProbeAddrs, w.LocalPids, w.SelfPids, w.ProcessName)}
 	if r.probe != nil {
 		r.probe.trees, r.probe.clientCPUs, r.probe.localCPUs = w.Trees, w.ClientCPUs, w.LocalCPUs
 		r.probe.replicas, r.probe.sentinels = w.Replicas, w.Sentinels

@@ -65,7 +65,7 @@ func openCell(ctx context.Context, env pool.CellEnv, eng *engine.Engine, lk *cel
 // eng: their command counters, and the processes the machine's CPU split
 // reads.
 func (rs *RedisServers) window(ctx context.Context, eng *engine.Engine, proxied bool) pool.Window {
-	w := pool.Window{Addrs: eng.Addrs(), ProbeAddrs: rs.Upstreams(), InfoPids: eng.ServerPIDs(ctx), ClientCPUs: rs.ClientCPUs, LocalCPUs: rs.LocalCPUs,
+	w := pool.Window{Addrs: eng.Addrs(), ProbeAddrs: rs.Upstreams(), SelfPids: eng.ServerPIDs(ctx), ProcessName: "redis-server", ClientCPUs: rs.ClientCPUs, LocalCPUs: rs.LocalCPUs,
 		Counters: commandCounts(eng), Proxied: proxied}
 	if rs.Local != nil {
 		w.LocalPids = pidsOf(rs.Local.Masters())
