@@ -493,19 +493,36 @@ func escapeGlob(s string) string {
 // seam's, which the worker loop reads).
 type Commands = lock.Commands
 
+// The kinds of commands the engine counts, as results record them: a
+// release's PUBLISH (notify) runs inside its script but is one more
+// command the server executes; WAITs follow batches of SETs
+// (replicated).
+const (
+	CmdSets         = "sets"
+	CmdReleases     = "releases"
+	CmdExtends      = "extends"
+	CmdPublishes    = "publishes"
+	CmdSubscribes   = "subscribes"
+	CmdUnsubscribes = "unsubscribes"
+	CmdWaits        = "waits"
+)
+
 // Commands returns the commands sent since New, by kind.
 func (e *Engine) Commands() Commands {
-	var c Commands
+	var sets, releases, extends int64
 	for _, l := range e.links {
-		c.Sets += l.kinds[opSet].Load()
-		c.Releases += l.kinds[opRelease].Load() + l.kinds[opReleaseNotify].Load()
-		c.Extends += l.kinds[opExtend].Load()
+		sets += l.kinds[opSet].Load()
+		releases += l.kinds[opRelease].Load() + l.kinds[opReleaseNotify].Load()
+		extends += l.kinds[opExtend].Load()
 	}
 	n := e.NotifyCounts()
-	c.Publishes, c.Subscribes, c.Unsubscribes = n.Publishes, n.Subscribes, n.Unsubscribes
-	c.Waits = e.WaitCounts().Sent
-	return c
+	return Commands{CmdSets: sets, CmdReleases: releases, CmdExtends: extends, CmdPublishes: n.Publishes,
+		CmdSubscribes: n.Subscribes, CmdUnsubscribes: n.Unsubscribes, CmdWaits: e.WaitCounts().Sent}
 }
+
+// SharedKinds: subscriptions and WAITs are the window's, no one acquire's
+// (an acquire's Sent counts its SETs and the release scripts theirs).
+func (e *Engine) SharedKinds() []string { return []string{CmdSubscribes, CmdUnsubscribes, CmdWaits} }
 
 // Wakeups are the notify waits' wake-ups so far; false when the engine
 // does not wait by notify.

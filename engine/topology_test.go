@@ -183,10 +183,10 @@ func TestReplicatedWaitCost(t *testing.T) {
 	if w.Sent != n || w.Acks != n || w.Short != 0 {
 		t.Errorf("WaitCounts %+v: want %d WAITs, each acknowledged by 1 replica", w, n)
 	}
-	if c := waited.Commands(); c.Waits != n || c.Total() != c.Sets+c.Releases+n {
+	if c := waited.Commands(); c[engine.CmdWaits] != n || c.Total() != c[engine.CmdSets]+c[engine.CmdReleases]+n {
 		t.Errorf("Commands %+v: want the %d WAITs counted as commands", c, n)
 	}
-	if c := plain.Commands(); c.Waits != 0 {
+	if c := plain.Commands(); c[engine.CmdWaits] != 0 {
 		t.Errorf("Commands %+v without wait-replicas", c)
 	}
 }

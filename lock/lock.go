@@ -118,47 +118,66 @@ type Breaker interface {
 // Quorum is the majority of n servers a per-server Locker needs.
 func Quorum(n int) int { return n/2 + 1 }
 
-// Commands are the commands a Locker sent its servers, by kind, summed
-// over them (a Counter's): what waiting and locking cost the servers. A
-// release's PUBLISH (notify) runs inside its script but is one more
-// command the server executes; WAITs follow batches of SETs (replicated).
-// A result records a window's counts as they are (results.Commands).
-type Commands struct {
-	Sets         int64 `json:"sets"`
-	Releases     int64 `json:"releases"`
-	Extends      int64 `json:"extends,omitempty"`
-	Publishes    int64 `json:"publishes,omitempty"`
-	Subscribes   int64 `json:"subscribes,omitempty"`
-	Unsubscribes int64 `json:"unsubscribes,omitempty"`
-	Waits        int64 `json:"waits,omitempty"`
-}
+// Commands are the commands a Locker sent its servers, by kind in its
+// service's own words (Redis' engine: sets, releases, extends,
+// publishes, subscribes, unsubscribes, waits), summed over them (a
+// Counter's): what waiting and locking cost the servers. A result records
+// a window's counts as they are (results.Commands); a kind absent counts
+// 0.
+type Commands map[string]int64
 
-// Sub is c − o: the commands of a window between two readings.
+// Sub is c − o: the commands of a window between two readings (kinds
+// whose count did not change are left out).
 func (c Commands) Sub(o Commands) Commands {
-	return Commands{Sets: c.Sets - o.Sets, Releases: c.Releases - o.Releases, Extends: c.Extends - o.Extends,
-		Publishes: c.Publishes - o.Publishes, Subscribes: c.Subscribes - o.Subscribes, Unsubscribes: c.Unsubscribes - o.Unsubscribes,
-		Waits: c.Waits - o.Waits}
+	out := Commands{}
+	for k, n := range c {
+		if d := n - o[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	for k, n := range o {
+		if _, ok := c[k]; !ok && n != 0 {
+			out[k] = -n
+		}
+	}
+	return out
 }
 
 // Add adds o's commands to c.
 func (c *Commands) Add(o Commands) {
-	c.Sets += o.Sets
-	c.Releases += o.Releases
-	c.Extends += o.Extends
-	c.Publishes += o.Publishes
-	c.Subscribes += o.Subscribes
-	c.Unsubscribes += o.Unsubscribes
-	c.Waits += o.Waits
+	if *c == nil && len(o) > 0 {
+		*c = Commands{}
+	}
+	for k, n := range o {
+		(*c)[k] += n
+	}
+}
+
+// Clone is a copy of c that changes apart from it.
+func (c Commands) Clone() Commands {
+	out := make(Commands, len(c))
+	for k, n := range c {
+		out[k] = n
+	}
+	return out
 }
 
 // Total is every command counted.
 func (c Commands) Total() int64 {
-	return c.Sets + c.Releases + c.Extends + c.Publishes + c.Subscribes + c.Unsubscribes + c.Waits
+	var t int64
+	for _, n := range c {
+		t += n
+	}
+	return t
 }
 
-// Counter is a Locker that counts the commands it sends.
+// Counter is a Locker that counts the commands it sends. SharedKinds
+// are the kinds no single acquire or release owns, sent for the window
+// (Redis: pub/sub, WAIT), which a cell's commands per lock add to the
+// acquires' and releases' own (Result.Sent, OpResult.Sent).
 type Counter interface {
 	Commands() Commands
+	SharedKinds() []string
 }
 
 // Wakeups are a waiting Locker's wake-ups: by a release's message, or by

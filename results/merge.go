@@ -98,7 +98,7 @@ func AddCommands(a, b *Commands) *Commands {
 	}
 	out := Commands{}
 	if a != nil {
-		out = *a
+		out = a.Clone()
 	}
 	out.Add(*b)
 	return &out

@@ -163,9 +163,11 @@ type Folded struct {
 	CPU         time.Duration `json:"cpu"`        // process CPU (user+system) in the window
 	PerWorker   []int64       `json:"per_worker"` // measured acquisitions of each worker
 	// Each worker's waits, and the commands the window sent (nil: not
-	// counted) and their wake-ups (strategy notify).
+	// counted; SharedKinds are those no acquire owns, lock.Counter's) and
+	// their wake-ups (strategy notify).
 	WorkerWaits []results.WorkerWait `json:"worker_waits"`
 	Commands    *results.Commands    `json:"commands,omitempty"`
+	SharedKinds []string             `json:"shared_kinds,omitempty"`
 	Wakeups     *results.Wakeups     `json:"wakeups,omitempty"`
 	// AdapterCPU is the CPU in the window of the adapter process doing an
 	// external client's work (AdapterPid; 0: none), -1 when not read.
@@ -329,7 +331,8 @@ type window struct {
 	rssStart, rssEnd     int64
 	serverStart, servEnd []time.Duration
 	cmdStart, cmdEnd     lock.Commands
-	counted              bool // the locker counts its commands
+	counted              bool     // the locker counts its commands
+	shared               []string // of which these kinds no acquire owns
 	wokeStart, wokeEnd   *results.Wakeups
 }
 
@@ -353,7 +356,7 @@ func (win *window) open(lk lock.Locker) {
 		win.adapterStart = win.adapter.CPU()
 	}
 	win.rssStart = residentBytes()
-	win.cmdStart, win.counted = commandsOf(lk)
+	win.cmdStart, win.shared, win.counted = commandsOf(lk)
 	win.wokeStart = wakeupsOf(lk)
 	if win.cfg.ServerCPU != nil {
 		win.serverStart = win.cfg.ServerCPU()
@@ -394,7 +397,7 @@ func (win *window) watch(ctx context.Context, lk lock.Locker) {
 // after watch has returned.
 func (win *window) close(stop time.Time, lk lock.Locker) {
 	cfg := win.cfg
-	win.cmdEnd, _ = commandsOf(lk)
+	win.cmdEnd, _, _ = commandsOf(lk)
 	win.wokeEnd = wakeupsOf(lk)
 	win.cpuEnd = ProcessCPU()
 	if win.adapter != nil {
@@ -426,7 +429,7 @@ func (win *window) fill(st *Stats, stop time.Time) {
 	st.RSSStart, st.RSSEnd = win.rssStart, win.rssEnd
 	if win.counted {
 		c := win.cmdEnd.Sub(win.cmdStart)
-		st.Commands = &c
+		st.Commands, st.SharedKinds = &c, win.shared
 	}
 	if win.wokeStart != nil && win.wokeEnd != nil {
 		st.Wakeups = &results.Wakeups{ByMessage: win.wokeEnd.ByMessage - win.wokeStart.ByMessage,

@@ -112,6 +112,11 @@ func (s *Stats) add(p *Stats) {
 		s.KeysFollowed = p.KeysFollowed
 	}
 	s.Commands = results.AddCommands(s.Commands, p.Commands)
+	for _, k := range p.SharedKinds {
+		if !slices.Contains(s.SharedKinds, k) {
+			s.SharedKinds = append(s.SharedKinds, k)
+		}
+	}
 	s.Wakeups = results.AddWakeups(s.Wakeups, p.Wakeups)
 }
 

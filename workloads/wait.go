@@ -185,12 +185,13 @@ func wakeupsOf(lk lock.Locker) *results.Wakeups {
 	return nil
 }
 
-// commandsOf reads a locker's command counts; false when it keeps none.
-func commandsOf(lk lock.Locker) (lock.Commands, bool) {
+// commandsOf reads a locker's command counts and the kinds no acquire
+// owns; false when it keeps none.
+func commandsOf(lk lock.Locker) (lock.Commands, []string, bool) {
 	if c, ok := lk.(lock.Counter); ok {
-		return c.Commands(), true
+		return c.Commands(), c.SharedKinds(), true
 	}
-	return lock.Commands{}, false
+	return nil, nil, false
 }
 
 // A wait starved when it took starvedFactor times the median time to lock,
@@ -222,7 +223,10 @@ func (s *Stats) contention() *results.Contention {
 		if s.Commands != nil && s.CommandsSent > 0 {
 			// The acquires' and releases' own commands, with the window's
 			// pub/sub and WAIT commands, which no one acquire owns.
-			shared := s.Commands.Subscribes + s.Commands.Unsubscribes + s.Commands.Waits
+			var shared int64
+			for _, k := range s.SharedKinds {
+				shared += (*s.Commands)[k]
+			}
 			c.Commands = s.Commands
 			c.CommandsPerLock = float64(s.CommandsSent+shared) / float64(s.Acquired)
 		}
