@@ -94,11 +94,13 @@ type Targets struct {
 	MemberDelay MemberDelay
 	Clocks      map[int]*Clock // masters run under a fake clock, by index
 	Clients     []Client       // needed by pause
-	// A replicated set's processes by role (crash with replica_index or
-	// sentinel_index; replication_lag stops the replicas) and its
+	// A replicated set's processes by role: its replicas (crash with
+	// replica_index; replication_lag stops them) and its monitors, the
+	// processes that watch the primary and promote a replica, holding no
+	// lock keys (crash with sentinel_index: Redis' Sentinels); and its
 	// replication (the links replication_lag cuts).
-	Replicas, Sentinels []Process
-	Replication         Replication
+	Replicas, Monitors []Process
+	Replication        Replication
 	// Leader, for a consensus cluster (etcd), is the index in Masters of
 	// the member that leads now (a crash by role).
 	Leader func(ctx context.Context) (int, error)
@@ -206,9 +208,9 @@ func (t Targets) Check(specs []Spec) error {
 }
 
 // checkRoles: a replicated set for its faults, and its replicas and
-// Sentinels named by index.
+// monitors named by index.
 func (t Targets) checkRoles(i int, s Spec) error {
-	if s.ByRole() && len(t.Replicas)+len(t.Sentinels) == 0 {
+	if s.ByRole() && len(t.Replicas)+len(t.Monitors) == 0 {
 		return fmt.Errorf("faults[%d]: %s needs a replicated set", i, s.Kind)
 	}
 	for _, r := range s.Replicas {
@@ -217,8 +219,8 @@ func (t Targets) checkRoles(i int, s Spec) error {
 		}
 	}
 	for _, r := range s.Sentinels {
-		if r < 0 || r >= len(t.Sentinels) {
-			return fmt.Errorf("faults[%d]: sentinels: %d does not exist; use 0..%d", i, r, len(t.Sentinels)-1)
+		if r < 0 || r >= len(t.Monitors) {
+			return fmt.Errorf("faults[%d]: sentinels: %d does not exist; use 0..%d", i, r, len(t.Monitors)-1)
 		}
 	}
 	return nil
@@ -242,8 +244,10 @@ type Event struct {
 	Detail string
 	// HeldKeys: crash, the keys the master held when it was killed (its
 	// lock keys; the masters hold nothing else); -1 when they could not be
-	// counted.
+	// counted. NoKeys: the process killed holds no lock keys by what it
+	// is (a monitor).
 	HeldKeys int
+	NoKeys   bool
 }
 
 // Scheduler applies specs at their times and undoes what is still active
@@ -363,11 +367,16 @@ func (s *Scheduler) event(at time.Time, kind, target, detail string) {
 }
 
 func (s *Scheduler) eventKeys(at time.Time, kind, target, detail string, heldKeys int) {
-	if at.IsZero() {
-		at = time.Now()
+	s.record(Event{At: at, Kind: kind, Target: target, Detail: detail, HeldKeys: heldKeys})
+}
+
+// record keeps e (at now when it has no time).
+func (s *Scheduler) record(e Event) {
+	if e.At.IsZero() {
+		e.At = time.Now()
 	}
 	s.mu.Lock()
-	s.events = append(s.events, Event{At: at, Kind: kind, Target: target, Detail: detail, HeldKeys: heldKeys})
+	s.events = append(s.events, e)
 	s.mu.Unlock()
 }
 
@@ -681,14 +690,15 @@ func durationDetail(d time.Duration) string {
 
 // crashTarget is one process a crash kills, with its name in events.
 type crashTarget struct {
-	name  string
-	ms    Master
-	index int // in Targets.Masters; -1 for a replicated set's replica or Sentinel
+	name   string
+	ms     Master
+	index  int  // in Targets.Masters; -1 for a replicated set's replica or monitor
+	noKeys bool // a monitor: it holds no lock keys
 }
 
 // crashTargets are the processes sp names: masters by index (all when
 // none is named, unless it names a replicated set's replicas or
-// Sentinels), then those.
+// monitors), then those.
 func (s *Scheduler) crashTargets(sp Spec) []crashTarget {
 	if sp.Role != "" {
 		return s.memberByRole(sp.Role)
@@ -699,13 +709,13 @@ func (s *Scheduler) crashTargets(sp Spec) []crashTarget {
 		masters = orAll(masters, len(s.t.Masters))
 	}
 	for _, m := range masters {
-		out = append(out, crashTarget{s.masterName(m), s.t.Masters[m], m})
+		out = append(out, crashTarget{s.masterName(m), s.t.Masters[m], m, false})
 	}
 	for _, r := range sp.Replicas {
-		out = append(out, crashTarget{roleName(s.t.Replicas[r]), s.t.Replicas[r], -1})
+		out = append(out, crashTarget{roleName(s.t.Replicas[r]), s.t.Replicas[r], -1, false})
 	}
 	for _, r := range sp.Sentinels {
-		out = append(out, crashTarget{roleName(s.t.Sentinels[r]), s.t.Sentinels[r], -1})
+		out = append(out, crashTarget{roleName(s.t.Monitors[r]), s.t.Monitors[r], -1, true})
 	}
 	return out
 }
@@ -734,7 +744,7 @@ func (s *Scheduler) memberByRole(role string) []crashTarget {
 	}
 	for i, m := range s.t.Masters {
 		if (role == "leader") == (i == leader) && m.Pid() > 0 {
-			return []crashTarget{{fmt.Sprintf("%s, member %d (%s)", role, i, m.Addr()), m, i}}
+			return []crashTarget{{fmt.Sprintf("%s, member %d (%s)", role, i, m.Addr()), m, i, false}}
 		}
 	}
 	return nil
@@ -760,7 +770,8 @@ func (s *Scheduler) crash(i int, sp Spec, at time.Time) {
 			continue
 		}
 		s.took(i)
-		s.eventKeys(at, "crash", name, fmt.Sprintf("kill -9 pid %d holding %s keys", pid, keyCount(keys)), keys)
+		s.record(Event{At: at, Kind: "crash", Target: name, Detail: fmt.Sprintf("kill -9 pid %d holding %s keys", pid, keyCount(keys)),
+			HeldKeys: keys, NoKeys: tg.noKeys})
 		restart := func(reason string) {
 			if reason == EndOfCell {
 				return // the cell ended first: the master stays down

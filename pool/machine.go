@@ -28,9 +28,9 @@ type machineProbe struct {
 	// proxyKnown.
 	proxySeconds float64
 	proxyKnown   bool
-	// replicas and sentinels are a local replicated set's other servers:
+	// replicas and monitors are a local replicated set's other servers:
 	// their CPU is the topology's too (servers' share, Servers).
-	replicas, sentinels []int
+	replicas, monitors []int
 	// trees: a server's CPU is its process's and its descendants' (a
 	// postmaster's backends do the work).
 	trees bool
@@ -49,7 +49,7 @@ type cpuSample struct {
 	adapter            float64 // its adapter's (-1: none or not read)
 	masters            []float64
 	replicas           []float64 // -1: not read
-	sentinels          []float64
+	monitors           []float64
 }
 
 // newMachineProbe is nil when /proc cannot be read (not Linux). addrs are
@@ -84,7 +84,7 @@ func (p *machineProbe) sample() cpuSample {
 	if p.adapter > 0 {
 		s.adapter = procCPU(p.fs, p.adapter)
 	}
-	s.replicas, s.sentinels = p.procCPUs(p.replicas), p.procCPUs(p.sentinels)
+	s.replicas, s.monitors = p.procCPUs(p.replicas), p.procCPUs(p.monitors)
 	for i, pid := range p.pids {
 		s.masters[i] = -1
 		switch {
@@ -121,11 +121,12 @@ func used(a, b []float64) float64 {
 	return sum
 }
 
-// topologyCPU adds a replicated set's replicas' and Sentinels' CPU in the
-// window to the servers' figures, and every server's per cycle.
+// topologyCPU adds a replicated set's replicas' and monitors' CPU in the
+// window to the servers' figures (the monitors' as results keep
+// Sentinels'), and every server's per cycle.
 func (p *machineProbe) topologyCPU(sv *results.Servers, cycles int64) {
 	sv.ReplicaCPUSeconds = used(p.start.replicas, p.end.replicas)
-	sv.SentinelCPUSeconds = used(p.start.sentinels, p.end.sentinels)
+	sv.SentinelCPUSeconds = used(p.start.monitors, p.end.monitors)
 	if cycles > 0 {
 		sv.TopologyCPUMicrosCycle = (sv.CPUSeconds + sv.ReplicaCPUSeconds + sv.SentinelCPUSeconds) * 1e6 / float64(cycles)
 	}
@@ -193,7 +194,7 @@ func (p *machineProbe) split(addrs []string) *results.CPUSplit {
 			m.MasterCoreShare[addr] = cpu / wall
 		}
 	}
-	servers += used(a.replicas, b.replicas) + used(a.sentinels, b.sentinels)
+	servers += used(a.replicas, b.replicas) + used(a.monitors, b.monitors)
 	m.ServersShare = servers / total
 	m.OtherShare = max(0, m.BusyShare-m.ClientShare-m.ServersShare)
 	if p.proxyKnown {

@@ -29,13 +29,13 @@ type Window struct {
 	// taken when a process named ProcessName whose title names the
 	// server's port runs here),
 	// their process trees where a server's work is done by its children,
-	// a replicated set's replicas and Sentinels, the CPUs --local-cpus
-	// pinned.
+	// a replicated set's replicas and monitors (the processes that watch
+	// its primary: Redis' Sentinels), the CPUs --local-cpus pinned.
 	ProbeAddrs            []string
 	LocalPids, SelfPids   []int
 	ProcessName           string
 	Trees                 bool
-	Replicas, Sentinels   []int
+	Replicas, Monitors    []int
 	ClientCPUs, LocalCPUs []int
 	// Counters, when the servers count their commands, reads them: each
 	// server's calls and time by command (nil: that server's not read).
@@ -53,7 +53,7 @@ func NewWindowReadings(ctx context.Context, w Window) *WindowReadings {
 	r := &WindowReadings{ctx: ctx, counters: w.Counters, addrs: w.Addrs, probe: newMachineProbe(w.ProbeAddrs, w.LocalPids, w.SelfPids, w.ProcessName)}
 	if r.probe != nil {
 		r.probe.trees, r.probe.clientCPUs, r.probe.localCPUs = w.Trees, w.ClientCPUs, w.LocalCPUs
-		r.probe.replicas, r.probe.sentinels = w.Replicas, w.Sentinels
+		r.probe.replicas, r.probe.monitors = w.Replicas, w.Monitors
 		r.probe.adapter = w.AdapterPid
 	}
 	if w.Proxied {
@@ -107,7 +107,7 @@ func (w *WindowReadings) Finish(res *results.Run, st *workloads.Stats) {
 		w.probe.fallback = st.ServerCPU
 		res.Machine = w.probe.split(addrs)
 	}
-	if w.probe != nil && res.Servers != nil && len(w.probe.replicas)+len(w.probe.sentinels) > 0 {
+	if w.probe != nil && res.Servers != nil && len(w.probe.replicas)+len(w.probe.monitors) > 0 {
 		w.probe.topologyCPU(res.Servers, st.Acquired)
 	}
 	if w.before != nil && w.after != nil {

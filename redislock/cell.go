@@ -72,7 +72,7 @@ func (rs *RedisServers) window(ctx context.Context, eng *engine.Engine, proxied 
 	}
 	if r := rs.Replicated; r != nil {
 		w.LocalPids = []int{r.Master().Pid()}
-		w.Replicas, w.Sentinels = pidsOf(r.Replicas()), pidsOf(r.Sentinels())
+		w.Replicas, w.Monitors = pidsOf(r.Replicas()), pidsOf(r.Sentinels())
 	}
 	if len(w.ProbeAddrs) != len(eng.Addrs()) {
 		w.ProbeAddrs = eng.Addrs() // an external replicated set: only the engine knows where its master is

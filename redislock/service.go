@@ -252,7 +252,7 @@ func (r *RedisServers) Targets(_ plan.Cell, t *faults.Targets) []string {
 	t.Clocks = r.clocks
 	addrs := slices.Clone(r.addrs)
 	if set := r.Replicated; set != nil {
-		t.Replicas, t.Sentinels = processes(set.Replicas()), processes(set.Sentinels())
+		t.Replicas, t.Monitors = processes(set.Replicas()), processes(set.Sentinels())
 		t.Replication, t.Failover = set, sentinelSet{set}
 		addrs = append(addrs, append(set.ReplicaAddrs(), set.SentinelAddrs()...)...)
 	}

@@ -144,7 +144,8 @@ type shortReason struct{ in, short string }
 var shortWhys = []shortReason{
 	{"no acquire won after it", "no lock won after the failover"},
 	{"no granted lock was still valid at the failover", "no lock held at the failover"},
-	{"Sentinel promoted no replica", "no replica promoted"},
+	{"no replica was promoted", "no replica promoted"},
+	{"Sentinel promoted no replica", "no replica promoted"}, // results before the words were the service's
 	{"acquisitions, fewer than min_acquisitions", "too few locks"},
 	{"acknowledged writes, fewer than min_acquisitions", "too few writes acknowledged"},
 	{"did not happen", "a fault did not happen"},

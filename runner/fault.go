@@ -5,7 +5,6 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"lockbench/chaos"
@@ -153,7 +152,7 @@ func notJudged(cell plan.Cell, r *CellResult, ck check.Findings, missed []faults
 	for _, e := range events {
 		switch {
 		case e.Kind != "crash" && e.Kind != "failover":
-		case strings.HasPrefix(e.Target, "sentinel "): // a Sentinel holds no keys
+		case e.NoKeys: // a monitor (Redis' Sentinel) holds no keys
 		case e.HeldKeys == 0:
 			out = append(out, fmt.Sprintf("the crash of %s hit a master that held no lock key", e.Target))
 		case e.HeldKeys < 0:
@@ -165,7 +164,7 @@ func notJudged(cell plan.Cell, r *CellResult, ck check.Findings, missed []faults
 	for _, f := range r.Run.Failovers {
 		switch {
 		case f.Kind == "" && f.SwitchAt == nil:
-			out = append(out, fmt.Sprintf("the failover of %s: Sentinel promoted no replica", f.Master))
+			out = append(out, fmt.Sprintf("the failover of %s: no replica was promoted", f.Master))
 		case f.FirstAcquireAt == nil:
 			out = append(out, fmt.Sprintf("the %s of %s: no acquire won after it", orFailover(f.Kind), f.Master))
 		}
