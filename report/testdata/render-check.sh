@@ -72,7 +72,9 @@ fi
 # --which-lock [DIR]: lockbench choose's matrix page must show every
 # design's row, its picture loaded, and every cell coloured as its text
 # reads (red: data lost in some run; yellow: exclusion broken, nothing
-# lost; green: neither; orange: an outage to the end, safety not judged;
+# lost; green: neither, in enough runs to settle it at the page's max
+# rate; pale: neither, in too few; orange: an outage to the end, safety
+# not judged;
 # grey and white: their states' words); without DIR, TestWhichLockMatrix's
 # synthetic matrix, which must also show a cell of each kind of absence.
 if [ "${1:-}" = "--which-lock" ]; then
@@ -94,19 +96,26 @@ if [ "${1:-}" = "--which-lock" ]; then
 window.addEventListener('load', function () {
   var bad = [], cells = 0, imgs = document.images, broken = 0;
   for (var i = 0; i < imgs.length; i++) if (!imgs[i].complete || imgs[i].naturalWidth === 0) broken++;
+  // 0 of n is settled clean when its one-sided 95% bound, 1 − 0.05^(1/n),
+  // is at or below the page's max rate.
+  var mr = /max rate \((\d+(?:\.\d+)?)%\)/.exec(document.body.textContent);
+  var maxRate = mr ? +mr[1] / 100 : 0.2;
+  function settled(n) { return n > 0 && 1 - Math.pow(0.05, 1 / n) <= maxRate + 1e-9; }
   var tds = document.querySelectorAll('td[class]');
   for (var j = 0; j < tds.length; j++) {
     var c = tds[j].className, t = tds[j].textContent, want;
     if (c === 'n' || c === 'meets') continue;
     cells++;
-    var lost = /lost (\d+)\//.exec(t), ov = /overlap (\d+)\//.exec(t);
-    if (t === 'not applicable') want = 'na';
+    var lost = /lost (\d+) of (\d+)/.exec(t), ov = /overlap (\d+) of (\d+)/.exec(t);
+    if (t === 'not applicable' || /^not applicable: /.test(t)) want = 'na';
     else if (t === 'not supported yet') want = 'ns';
+    else if (/^not exercised/.test(t)) want = 'nx';
     else if (/^not (judged|measured)/.test(t)) want = 'nj';
     else if (!lost && /safety not judged/.test(t)) want = 'down';
     else if (!lost) want = '?';
     else if (+lost[1] > 0) want = 'bad';
     else if (ov && +ov[1] > 0) want = 'warn';
+    else if (!settled(+lost[2]) || (ov && !settled(+ov[2]))) want = 'us';
     else want = 'ok';
     if (want !== c) bad.push(c + ' vs ' + want + ': ' + t);
   }
