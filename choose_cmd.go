@@ -5,7 +5,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -42,7 +41,7 @@ func chooseFlags(a *chooseArgs) *pflag.FlagSet {
 	fs.DurationVar(&a.ask.P99, "p99", 0, "the acquire p99 you need: the capacity's SLO (10ms without it), and a need on each design's p99 at the common rate (0: none)")
 	fs.Float64Var(&a.maxRate, "max-rate", report.DefaultMaxRate, "settle an outcome clean only when 0 of n runs bounds its rate (95%) at or below this (0.2: 14 runs; 0.1: 29); a need recommends only settled outcomes")
 	fs.BoolVar(&a.quick, "quick", false, "a first answer in minutes: one run of each cell, 5s cells, one design of each lock service, the first that can meet --need (the page says what it gave up)")
-	fs.DurationVar(&a.ask.Duration, "duration", 8*time.Second, "each cell's measured time")
+	fs.DurationVar(&a.ask.Duration, "duration", whichlock.FullDuration, "each cell's measured time (shorter than 8s: the common-rate price cell runs 2 s, too few acquires to settle a --p99 need)")
 	fs.IntVar(&a.ask.Repeat, "repeat", 3, "measure every cell this many times (the fault cells' spread and how many runs were unsafe)")
 	fs.StringVar(&a.out, "out", "", "results directory (default results/which-lock-YYYYMMDD-HHMMSS)")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "print the cells and the estimated duration, run nothing")

@@ -84,9 +84,10 @@ func Build(a Ask) (*plan.Scenario, []plan.Cell, report.WhichLockPlan, error) {
 	if err != nil {
 		return nil, nil, wl, err
 	}
-	prices, pc, err := priceCells(ds)
+	common := commonWork(a)
+	prices, pc, err := priceCells(ds, common)
 	pc.SLO = report.CapacitySLO(a.P99)
-	pc.LadderWork, pc.CommonWork, pc.HotWork = fmt.Sprintf("%s, workers: %v", plan.PriceWork, plan.LadderSteps), plan.CommonWork, plan.HotWork
+	pc.LadderWork, pc.CommonWork, pc.HotWork = fmt.Sprintf("%s, workers: %v", plan.PriceWork, plan.LadderSteps), common, plan.HotWork
 	wl.PriceCells, wl.Work = &pc, plan.MatrixWork
 	for i := range prices {
 		prices[i].Renumber(len(expanded) + i)
@@ -97,7 +98,7 @@ func Build(a Ask) (*plan.Scenario, []plan.Cell, report.WhichLockPlan, error) {
 // priceCells are the designs' benchmark cells (one set for each set of
 // settings plan and this machine can run) and which of them each design's
 // price reads.
-func priceCells(ds []plan.Design) ([]plan.Cell, report.PriceCells, error) {
+func priceCells(ds []plan.Design, common string) ([]plan.Cell, report.PriceCells, error) {
 	var cells []string
 	pc := report.PriceCells{Ladder: map[string][]string{}, Common: map[string]string{}, Hot: map[string]string{}}
 	bySettings := map[string]string{} // a design's own settings → the design whose cells it shares
@@ -114,7 +115,7 @@ func priceCells(ds []plan.Design) ([]plan.Cell, report.PriceCells, error) {
 				cells, pc.Ladder[d.Name] = append(cells, cell), append(pc.Ladder[d.Name], name)
 			}
 		}
-		if cell, ok := priceCell(report.CellName(d.Name, report.CommonCell), plan.CommonWork, d.Settings); ok {
+		if cell, ok := priceCell(report.CellName(d.Name, report.CommonCell), common, d.Settings); ok {
 			cells, pc.Common[d.Name] = append(cells, cell), report.CellName(d.Name, report.CommonCell)
 		}
 		if cell, ok := priceCell(report.CellName(d.Name, report.HotCell), plan.HotWork, d.Settings); ok {
@@ -359,3 +360,16 @@ func unsupportedText(wl report.WhichLockPlan) string {
 // The report judges a not-applicable pair of any run (older ones too) as
 // today's matrix does.
 func init() { report.JudgedOnOf = plan.MatrixJudgedOnNamed }
+
+// commonWork is the common-rate cell's work: long enough for a p99 need
+// (plan.CommonWork) in a run of full-length cells, 2 s in a shorter one
+// (--quick, tests), whose p99 needs then read "not settled".
+func commonWork(a Ask) string {
+	if a.Duration > 0 && a.Duration < FullDuration {
+		return plan.Layered(plan.CommonWork, "duration: 2s")
+	}
+	return plan.CommonWork
+}
+
+// FullDuration is choose's default cell length (--duration).
+const FullDuration = 8 * time.Second
