@@ -42,7 +42,9 @@ func chooseFlags(a *chooseArgs) *pflag.FlagSet {
 	fs.Float64Var(&a.maxRate, "max-rate", report.DefaultMaxRate, "settle an outcome clean only when 0 of n runs bounds its rate (95%) at or below this (0.2: 14 runs; 0.1: 29); a need recommends only settled outcomes")
 	fs.BoolVar(&a.quick, "quick", false, "a first answer in minutes: one run of each cell, 5s cells, one design of each lock service, the first that can meet --need (the page says what it gave up)")
 	fs.DurationVar(&a.ask.Duration, "duration", whichlock.FullDuration, "each cell's measured time (shorter than 8s: the common-rate price cell runs 2 s, too few acquires to settle a --p99 need)")
+	fs.IntVar(&a.ask.Events, "events", plan.MatrixEvents, "fault events in each fault cell's history where the fault can repeat in one (a crash, a pause, a partition; a failover or a clock jump happen once a history and repeat as runs): each event is judged apart")
 	fs.IntVar(&a.ask.Repeat, "repeat", 3, "measure every cell this many times (the fault cells' spread and how many runs were unsafe)")
+	fs.DurationVar(&a.budget, "budget", 0, "bound the run's time: no cell starts that would end past it, and the time left after --repeat goes to more runs of the fault cells not yet settled, those your --need names first (0: no bound; settled cells stop early either way)")
 	fs.StringVar(&a.out, "out", "", "results directory (default results/which-lock-YYYYMMDD-HHMMSS)")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "print the cells and the estimated duration, run nothing")
 	return fs
@@ -58,12 +60,18 @@ func cmdChoose(args []string) error {
 		return cli.Usagef("unexpected argument %q", fs.Arg(0))
 	}
 	var err error
+	if a.budget < 0 {
+		return cli.NotAccepted("--budget", a.budget.String(), "a duration such as 90m (0: no bound)")
+	}
+	if a.ask.Events < 1 {
+		return cli.NotAccepted("--events", fmt.Sprint(a.ask.Events), fmt.Sprintf("1..%d fault events in one fault cell's history", whichlock.MaxEvents))
+	}
 	if a.ask.Clients, err = clientDesigns(a.clients); err != nil {
 		return cli.UsageErr(err)
 	}
 	gaveUp := ""
 	if a.quick {
-		if gaveUp, err = whichlock.Quick(&a.ask, fs.Changed("repeat"), fs.Changed("duration")); err != nil {
+		if gaveUp, err = whichlock.Quick(&a.ask, fs.Changed("repeat"), fs.Changed("duration"), fs.Changed("events")); err != nil {
 			return cli.UsageErr(err)
 		}
 	}
@@ -82,6 +90,7 @@ func cmdChoose(args []string) error {
 		wl.Fsync = probeFsync()
 	}
 	a.beforeReport = func(dir string) error { return whichlock.WritePlan(dir, wl) }
+	a.settle = whichlock.Settler{MaxRate: a.maxRate, Named: wl.Needs.Faults()}
 	return runScenario("choose", sc, cells, a.scenarioArgs)
 }
 

@@ -28,6 +28,10 @@ type scenarioArgs struct {
 	// beforeReport, when set, writes what the report reads besides the
 	// results (lockbench choose's matrix plan) into the results directory.
 	beforeReport func(dir string) error
+	// settle and budget (choose): further repeats by each cell's verdict
+	// so far, within the run's time (runner.Options).
+	settle runner.Settler
+	budget time.Duration
 }
 
 // bindScenarioFlags registers the flags sweep and chaos share.
@@ -118,7 +122,7 @@ func runScenario(cmd string, sc *plan.Scenario, cells []plan.Cell, a scenarioArg
 	ctx, stop := runner.Interruptible()
 	defer stop()
 	opt := runner.Options{Scenario: sc.Name, Command: cmd, Log: os.Stderr, Dir: a.out, ConfigFile: a.file, Metrics: exp,
-		Progress: runner.NewProgress(cells, sc.Repeat)}
+		Progress: runner.NewProgress(cells, sc.Repeat), Settle: a.settle, Budget: a.budget}
 	if opt.Dir == "" {
 		opt.Dir = runner.DefaultDir(sc.Name)
 	}

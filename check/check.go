@@ -43,8 +43,9 @@ type Findings struct {
 	InDoubt        int64  `json:"writes_in_doubt,omitempty"`
 	Writes         Writes `json:"writes"`
 	// ViolationStarts are the starts (Unix ns) of the holds that overlapped
-	// another.
+	// another; InPromiseStarts of those that did within their promise.
 	ViolationStarts []int64 `json:"-"`
+	InPromiseStarts []int64 `json:"-"`
 	// Final is every key's history as the final read found it.
 	Final map[uint64][]string `json:"-"`
 	// History is every critical section, for the linearizability check.
@@ -147,7 +148,7 @@ func Judge(ctx context.Context, addr, prefix string, keys uint64, final FinalRea
 	}
 	ck.Holds = int64(len(holds))
 	ck.Violations, ck.MaxConcurrent, _ = overlaps(holds, Hold.Use, func(start int64) { ck.ViolationStarts = append(ck.ViolationStarts, start) })
-	ck.ViolationsInPromise, _, ck.Unjudged = overlaps(holds, Hold.Window, nil)
+	ck.ViolationsInPromise, _, ck.Unjudged = overlaps(holds, Hold.Window, func(start int64) { ck.InPromiseStarts = append(ck.InPromiseStarts, start) })
 	for _, h := range holds {
 		if op, ok := h.Op(); ok {
 			ck.History = append(ck.History, op)

@@ -69,9 +69,12 @@ type Writes struct {
 	LostIDs  []string `json:"lost_ids,omitempty"`
 	StaleIDs []string `json:"stale_ids,omitempty"`
 	// LostAt and RefusedAt are when each lost write was acknowledged and
-	// each refused one answered (Unix ns), for the cell's timeline.
+	// each refused one answered (Unix ns), for the cell's timeline;
+	// StaleAt when each stale accepted write was answered (0: an id found
+	// twice in a final history, which no answer dates).
 	LostAt    []int64 `json:"-"`
 	RefusedAt []int64 `json:"-"`
+	StaleAt   []int64 `json:"-"`
 }
 
 // evidence is how many ids of each kind a result keeps.
@@ -90,7 +93,7 @@ func CheckHistories(ops []Op, final map[uint64][]string) Writes {
 		w.FinalLength += int64(len(h))
 		for p, id := range h {
 			if _, dup := at[id]; dup {
-				w.stale(id) // an id twice: a write applied twice
+				w.stale(id, 0) // an id twice: a write applied twice
 				continue
 			}
 			at[id] = place{key, p}
@@ -115,7 +118,7 @@ func CheckHistories(ops []Op, final map[uint64][]string) Writes {
 					w.LostIDs = append(w.LostIDs, op.ID)
 				}
 			case !readBefore(op, final[op.Key], p.pos):
-				w.stale(op.ID)
+				w.stale(op.ID, op.End)
 			}
 		case Unknown:
 			w.InDoubt++
@@ -126,7 +129,7 @@ func CheckHistories(ops []Op, final map[uint64][]string) Writes {
 			w.Refused++
 			w.RefusedAt = append(w.RefusedAt, op.End)
 			if landed {
-				w.stale(op.ID)
+				w.stale(op.ID, op.End)
 			}
 		}
 	}
@@ -143,8 +146,9 @@ func readBefore(op Op, h []string, pos int) bool {
 	return op.Read == int64(pos) && op.ReadLast == LastID(h[:pos])
 }
 
-func (w *Writes) stale(id string) {
+func (w *Writes) stale(id string, at int64) {
 	w.StaleAccepted++
+	w.StaleAt = append(w.StaleAt, at)
 	if len(w.StaleIDs) < evidence && !slices.Contains(w.StaleIDs, id) {
 		w.StaleIDs = append(w.StaleIDs, id)
 	}

@@ -13,29 +13,89 @@ import (
 // page.
 type MatrixFault struct {
 	Name, Settings string
-	Forms          []string
+	Forms          []MatrixForm
 	// LongHold: its holds outlast the TTL (the partition must fall in
 	// one), which a lock of fixed TTL never survives, fault or not.
 	LongHold bool
 	Defined  string
 }
 
+// MatrixForm is one way to make a matrix fault: an event (a fault with
+// its recovery: a restart, a resume, a healed link) at a moment drawn in
+// At..Until, repeated Every later in the same history as Jepsen's nemesis
+// does (0: one event a history, as for a failover, which leaves no standby
+// to promote again, or a clock that cannot jump back; those repeat as
+// runs). Raw is a whole schedule that is one event (a lag, then the
+// failover it lags into).
+type MatrixForm struct {
+	Event            string
+	At, Until, Every time.Duration
+	Raw              string
+}
+
+// Faults is the form's schedule with events events (one where it does
+// not repeat), as a cell's YAML flow list.
+func (f MatrixForm) Faults(events int) string {
+	if f.Raw != "" {
+		return f.Raw
+	}
+	var out []string
+	for i := range f.Events(events) {
+		shift := time.Duration(i) * f.Every
+		moment := "at: " + yamlDuration(f.At+shift)
+		if f.Until > 0 {
+			moment += ", at_until: " + yamlDuration(f.Until+shift)
+		}
+		out = append(out, "{"+moment+", "+f.Event+"}")
+	}
+	return "[" + strings.Join(out, ", ") + "]"
+}
+
+// Events is how many events a history of this form holds when events are
+// asked for: 1 where it does not repeat.
+func (f MatrixForm) Events(events int) int {
+	if f.Every == 0 || f.Raw != "" || events < 1 {
+		return 1
+	}
+	return events
+}
+
+// Span is how much longer than one event's cell a history of events
+// events runs: the later events' room.
+func (f MatrixForm) Span(events int) time.Duration {
+	return time.Duration(f.Events(events)-1) * f.Every
+}
+
+// yamlDuration is d as the scenario's YAML writes it ("1.5s", "3s").
+func yamlDuration(d time.Duration) string { return d.String() }
+
+// MatrixEvents is how many fault events a matrix cell's history holds
+// where its fault can repeat in one (choose --events).
+const MatrixEvents = 5
+
+// eventEvery is the time from one event of a history to the next: a 4 s
+// pause or partition, or a crash and the recovery after it, and a
+// holder's next 6 s hold to meet (MatrixLongHold).
+const eventEvery = 6 * time.Second
+
 // MatrixFaults are the matrix's faults, the quiet cell first.
 var MatrixFaults = []MatrixFault{
-	{"none", "", []string{"[]"}, false,
+	{"none", "", []MatrixForm{{Raw: "[]"}}, false,
 		"no fault: the same work, undisturbed"},
-	{"crash", "", []string{"[{at: 1.5s, at_until: 3s, kind: crash, master_index: [0], restart: immediate}]"}, false,
-		"kill -9 of the first server (master, member or database server) at a moment drawn in 1.5–3 s each run, restarted at once"},
-	{"leader-kill", "", []string{"[{at: 1.5s, at_until: 3s, kind: crash, role: leader, restart: immediate}]", "[{at: 1.5s, at_until: 3s, kind: failover}]"}, false,
-		"kill -9 of the leader or primary at a moment drawn in 1.5–3 s each run: a consensus cluster elects another, Sentinel or the service promotes a replica"},
-	{"pause-holder", "", []string{"[{at: 1s, at_until: 2s, kind: pause, client_index: [0], for: 4s}]"}, false,
-		"SIGSTOP of one client process for 4 s at a moment drawn in 1–2 s each run, past its TTL or lease, then SIGCONT: it writes what it read before (Kleppmann's GC pause)"},
-	{"partition-holder", "hold: 3s", []string{"[{at: 1s, kind: partition, client_index: [0], for: 4s}]"}, true,
-		"one client process cut from every server for 4 s at 1 s, inside 3 s holds; its process lives on (so a lease watchdog would, but cannot reach the servers)"},
-	{"lag-failover", "", []string{"[{at: 1s, kind: replication_lag}, {at: 3s, at_until: 4.5s, kind: failover}]"}, false,
-		"the replicas stop receiving the master's writes at 1 s, then the master is killed at a moment drawn in 3–4.5 s each run and a lagging replica promoted"},
-	{"clock-jump", "", []string{"[{at: 1.5s, at_until: 3s, kind: clock_jump, master_index: [0], by: 5s}]"}, false,
-		"the first server's wall clock jumps 5 s ahead at a moment drawn in 1.5–3 s each run (libfaketime), so its TTLs end early"},
+	{"crash", "", []MatrixForm{{Event: "kind: crash, master_index: [0], restart: immediate", At: 1500 * time.Millisecond, Until: 3 * time.Second, Every: eventEvery}}, false,
+		"kill -9 of the first server (master, member or database server) at a moment drawn in 1.5–3 s, restarted at once; repeated every 6 s in one history"},
+	{"leader-kill", "", []MatrixForm{
+		{Event: "kind: crash, role: leader, restart: immediate", At: 1500 * time.Millisecond, Until: 3 * time.Second, Every: eventEvery},
+		{Event: "kind: failover", At: 1500 * time.Millisecond, Until: 3 * time.Second}}, false,
+		"kill -9 of the leader or primary at a moment drawn in 1.5–3 s: a consensus cluster elects another (repeated every 6 s in one history), Sentinel or the service promotes a replica (once a history: no standby is left to promote)"},
+	{"pause-holder", "", []MatrixForm{{Event: "kind: pause, client_index: [0], for: 4s", At: time.Second, Until: 2 * time.Second, Every: eventEvery}}, false,
+		"SIGSTOP of one client process for 4 s at a moment drawn in 1–2 s, past its TTL or lease, then SIGCONT: it writes what it read before (Kleppmann's GC pause); repeated every 6 s in one history"},
+	{"partition-holder", "hold: 3s", []MatrixForm{{Event: "kind: partition, client_index: [0], for: 4s", At: time.Second, Every: eventEvery}}, true,
+		"one client process cut from every server for 4 s at 1 s, inside 3 s holds; its process lives on (so a lease watchdog would, but cannot reach the servers); repeated every 6 s in one history"},
+	{"lag-failover", "", []MatrixForm{{Raw: "[{at: 1s, kind: replication_lag}, {at: 3s, at_until: 4.5s, kind: failover}]"}}, false,
+		"the replicas stop receiving the master's writes at 1 s, then the master is killed at a moment drawn in 3–4.5 s and a lagging replica promoted (once a history)"},
+	{"clock-jump", "", []MatrixForm{{Event: "kind: clock_jump, master_index: [0], by: 5s", At: 1500 * time.Millisecond, Until: 3 * time.Second}}, false,
+		"the first server's wall clock jumps 5 s ahead at a moment drawn in 1.5–3 s (libfaketime), so its TTLs end early (once a history: a clock cannot jump back)"},
 }
 
 // MatrixFaultNames are MatrixFaults' names, in order.

@@ -32,15 +32,22 @@ func RateInterval(k, n int) (lo, hi float64) {
 
 // RateText is k of n with its interval: "0 of 14: ≤ 19%", "3 of 3: ≥ 37%",
 // "1 of 14: 0.2–34%".
-func RateText(k, n int) string {
+func RateText(k, n int) string { return rateText(k, n, "") }
+
+// rateText is RateText with n's unit named after it ("0 of 15 events:
+// ≤ 18%"; "": none).
+func rateText(k, n int, unit string) string {
 	lo, hi := RateInterval(k, n)
+	if unit != "" {
+		unit = " " + unit
+	}
 	switch {
 	case k <= 0:
-		return fmt.Sprintf("%d of %d: ≤ %s", k, n, pct(hi))
+		return fmt.Sprintf("%d of %d%s: ≤ %s", k, n, unit, pct(hi))
 	case k >= n:
-		return fmt.Sprintf("%d of %d: ≥ %s", k, n, pct(lo))
+		return fmt.Sprintf("%d of %d%s: ≥ %s", k, n, unit, pct(lo))
 	}
-	return fmt.Sprintf("%d of %d: %s–%s", k, n, pct(lo), pct(hi))
+	return fmt.Sprintf("%d of %d%s: %s–%s", k, n, unit, pct(lo), pct(hi))
 }
 
 // pct is a rate as a short percentage: 2 significant digits below 10%.

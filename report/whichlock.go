@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"lockbench/internal/fsyncprobe"
@@ -79,6 +80,10 @@ type Outcome struct {
 	Max    float64 `json:"max"`
 	Broken int     `json:"broken_runs"`
 	Runs   int     `json:"runs"`
+	// Unit is what Broken and Runs count: "events" (the judged fault
+	// events of every run, each judged apart) or "" (runs: results before
+	// events were judged apart, and figures that are not per event).
+	Unit string `json:"unit,omitempty"`
 	// Lower and Upper bound the rate of broken runs (95%, exact); Settled
 	// is "broken" (it happened), "clean" (none, Upper within the run's
 	// max rate) or "" (not settled: more runs would tell).
@@ -309,6 +314,15 @@ func IsWhichLockRun(dir string) bool {
 // CellName is the name lockbench choose gives design d under fault f.
 func CellName(d, f string) string { return d + "." + f }
 
+// SplitCellName is CellName's design and fault (ok false: no fault named).
+func SplitCellName(name string) (design, fault string, ok bool) {
+	i := strings.LastIndexByte(name, '.')
+	if i < 0 {
+		return "", "", false
+	}
+	return name[:i], name[i+1:], true
+}
+
 // buildWhichLock fills the matrix from the cells named design.fault.
 func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells []CellSummary) *WhichLock {
 	byName := map[string]int{}
@@ -524,10 +538,13 @@ func matrixCell(p *WhichLockPlan, d, f string, byName map[string]int, cells []Ce
 }
 
 // outcomes fold a cell's runs into its outcomes: exclusion broken, data
-// lost, exclusion broken within the lock's promise, unavailability.
+// lost, exclusion broken within the lock's promise, unavailability. Where
+// the runs judged their fault events apart, each judged event is one
+// trial (k of n events); else each judged run is.
 func outcomes(runs []results.RepeatRun) (overlap, lost, inPromise *Outcome, down *Outage) {
 	var ov, lo, ip, dn []float64
 	var toEnd int
+	byEvent := slices.ContainsFunc(runs, func(r results.RepeatRun) bool { return len(r.FaultEvents) > 0 })
 	for _, r := range runs {
 		if r.Interrupted {
 			continue
@@ -538,19 +555,42 @@ func outcomes(runs []results.RepeatRun) (overlap, lost, inPromise *Outcome, down
 				toEnd++
 			}
 		}
-		if r.Verdict == results.NotJudged || r.Verdict == results.NotExercised {
-			continue
-		}
-		ov, lo = append(ov, float64(r.Violations)), append(lo, float64(r.LostUpdates))
-		if r.ViolationsInPromise != nil {
-			ip = append(ip, float64(*r.ViolationsInPromise))
+		switch {
+		case r.Verdict == results.NotJudged || r.Verdict == results.NotExercised:
+		case byEvent:
+			for _, e := range r.FaultEvents {
+				if e.Judged {
+					ov, lo = append(ov, float64(e.Violations)), append(lo, float64(e.DataLost))
+					if r.ViolationsInPromise != nil {
+						ip = append(ip, float64(e.InPromise))
+					}
+				}
+			}
+		default:
+			ov, lo = append(ov, float64(r.Violations)), append(lo, float64(r.LostUpdates))
+			if r.ViolationsInPromise != nil {
+				ip = append(ip, float64(*r.ViolationsInPromise))
+			}
 		}
 	}
 	if len(dn) > 0 {
 		lo, hi := spanOf(dn)
 		down = &Outage{Median: results.Median(dn), Min: lo, Max: hi, ToEnd: toEnd, Runs: len(dn)}
 	}
-	return outcomeOf(ov), outcomeOf(lo), outcomeOf(ip), down
+	unit := map[bool]string{true: "events"}[byEvent]
+	return outcomeIn(ov, unit), outcomeIn(lo, unit), outcomeIn(ip, unit), down
+}
+
+// Settles says whether a fault cell's runs settle both its safety
+// outcomes (exclusion and data) at maxRate, and whether any run judged
+// them at all (a cell that never met a holder is not settled, and more
+// runs of it may not help).
+func Settles(runs []results.RepeatRun, maxRate float64) (settled, judged bool) {
+	ov, lo, _, _ := outcomes(runs)
+	if ov == nil || lo == nil {
+		return false, false
+	}
+	return Settled(ov.Broken, ov.Runs, maxRate) != "" && Settled(lo.Broken, lo.Runs, maxRate) != "", true
 }
 
 // exercisedOutcome folds the runs' exercised holds.
@@ -573,6 +613,15 @@ func pastOutcome(runs []results.RepeatRun) *Outcome {
 		}
 	}
 	return outcomeOf(xs)
+}
+
+// outcomeIn is outcomeOf counted in unit.
+func outcomeIn(xs []float64, unit string) *Outcome {
+	o := outcomeOf(xs)
+	if o != nil {
+		o.Unit = unit
+	}
+	return o
 }
 
 func outcomeOf(xs []float64) *Outcome {
@@ -687,11 +736,11 @@ func (need Need) unmet(c MatrixCell) string {
 		case o == nil:
 			return "not judged: " + c.DownText() + ", so nothing to judge safety on"
 		case o.Broken > 0:
-			return fmt.Sprintf("%s in %d of %d runs (up to %.0f)", what, o.Broken, o.Runs, o.Max)
+			return fmt.Sprintf("%s in %d of %d %s (up to %.0f)", what, o.Broken, o.Runs, o.unit(), o.Max)
 		case o.Settled == "":
 			_, hi := RateInterval(0, o.Runs)
-			return fmt.Sprintf("%s: %s in 0 of %d runs, which bounds its rate only at %.0f%%, above the max rate %s (0 of %d would settle it)",
-				notSettled, what, o.Runs, hi*100, pctText(maxRateOf(o)), RunsToSettle(maxRateOf(o)))
+			return fmt.Sprintf("%s: %s in 0 of %d %s, which bounds its rate only at %.0f%%, above the max rate %s (0 of %d would settle it)",
+				notSettled, what, o.Runs, o.unit(), hi*100, pctText(maxRateOf(o)), RunsToSettle(maxRateOf(o)))
 		}
 		return ""
 	}
@@ -713,6 +762,14 @@ func shortOr(why string, repeats int) string {
 		return s
 	}
 	return why
+}
+
+// unit is what o counts, in words: "events" or "runs".
+func (o *Outcome) unit() string {
+	if o.Unit != "" {
+		return o.Unit
+	}
+	return "runs"
 }
 
 // maxRateOf is the max rate o was settled at.

@@ -110,7 +110,7 @@ func (c MatrixCell) Text() string {
 // where it broke, its median count and range: "overlap 0 of 3: ≤ 63%",
 // "overlap 3 of 3: ≥ 37%; 11 (9–14)".
 func (o *Outcome) text(name string) string {
-	t := name + " " + RateText(o.Broken, o.Runs)
+	t := name + " " + rateText(o.Broken, o.Runs, o.Unit)
 	switch {
 	case o.Broken == 0:
 		return t
@@ -184,8 +184,8 @@ func shortWhy(why string, repeats int) string {
 
 // legend is every colour's meaning, in the order of the classes.
 var legend = []struct{ Class, Text string }{
-	{"ok", "safe, settled: neither exclusion broken nor data lost in any judged run, and enough runs that the 95% bound on how often either would happen is at or below the max rate"},
-	{"us", "not settled: nothing broke in the judged runs, but too few runs to bound how often it would at the max rate (0 of 14 bounds it at 20%; 0 of 3 only at 63%)"},
+	{"ok", "safe, settled: neither exclusion broken nor data lost in any judged event, and enough events that the 95% bound on how often either would happen is at or below the max rate"},
+	{"us", "not settled: nothing broke in the judged events, but too few to bound how often it would at the max rate (0 of 14 bounds it at 20%; 0 of 3 only at 63%)"},
 	{"warn", "exclusion broken in some run, no data lost (a fencing token or guarded write held)"},
 	{"bad", "data lost in some run"},
 	{"down", "never granted again after the fault, to the end of the cell: unavailable, safety not judged"},
@@ -377,7 +377,7 @@ func (w *WhichLock) writeMarkdown(wr io.Writer) error {
 		b.WriteString("**A quick run** (`choose --quick`): " + w.Quick + "\n\n")
 	}
 	b.WriteString("Every design on the same work (the same TTL or lease, holds, workers and keys) under the same faults. " + w.priceText() +
-		" Each fault's cell: in how many of its runs each outcome happened (k of n) with the 95% bounds of its rate (≤ the upper one when it never happened), its median and range where it did; green only where nothing happened in enough runs to bound the rate at the max rate (" + pctText(w.MaxRate) + "), pale where too few runs did.\n\n")
+		" Each fault's cell: in how many of its judged fault events each outcome happened (k of n events: a history holds several where the fault can repeat in one, each judged apart on what broke from it to the next; a failover or a clock jump happens once a history, and its runs are counted) with the 95% bounds of its rate (≤ the upper one when it never happened), its median and range where it did; green only where nothing happened in enough events to bound the rate at the max rate (" + pctText(w.MaxRate) + "), pale where too few did.\n\n")
 	b.WriteString("| design | " + strings.Join(w.priceHeads(), " | ") + " |")
 	for _, f := range w.Faults {
 		b.WriteString(" " + f + " |")
@@ -524,7 +524,7 @@ p,li{line-height:1.4}
 <h1>Which lock: price beside safety</h1>
 {{if .Quick}}<p><strong>A quick run</strong> (<code>choose --quick</code>): {{.Quick}}</p>{{end}}
 <p>Every design on the same work (the same TTL or lease, holds, workers and keys) under the same faults. {{.PriceText}}
-Each fault's cell: in how many of its runs each outcome happened (k of n) with the 95% bounds of its rate (≤ the upper one when it never happened), its median and range where it did; green only where nothing happened in enough runs to bound the rate at the max rate ({{.MaxRateText}}), pale where too few runs did; each links to its result.</p>
+Each fault's cell: in how many of its judged fault events each outcome happened (k of n events: a history holds several where the fault can repeat in one, each judged apart on what broke from it to the next; a failover or a clock jump happens once a history, and its runs are counted) with the 95% bounds of its rate (≤ the upper one when it never happened), its median and range where it did; green only where nothing happened in enough events to bound the rate at the max rate ({{.MaxRateText}}), pale where too few did; each links to its result.</p>
 {{if .Needs.Any}}<h2>Your needs: {{.Needs.String}}</h2>
 <p>Meet them: {{if .Recommend}}{{range $i, $d := .Recommend}}{{if $i}}, {{end}}<strong>{{$d}}</strong>{{end}}{{else}}none{{end}}.</p>
 {{if .UnsettledText}}<p><strong>{{.UnsettledText}}</strong></p>{{end}}

@@ -92,7 +92,7 @@ func repeatRunOf(i int, r Run) RepeatRun {
 		}
 		rr.ViolationsInPromise = r.Safety.ViolationsInPromise
 		rr.WritesPast = writesPast(r.Failovers)
-		rr.ExercisedHolds = r.Safety.ExercisedHolds
+		rr.ExercisedHolds, rr.FaultEvents = r.Safety.ExercisedHolds, r.Safety.FaultEvents
 		if u := r.Safety.Unavailable; u != nil {
 			rr.UnavailableToEnd = u.ToEnd
 		}

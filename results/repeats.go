@@ -71,6 +71,8 @@ type RepeatRun struct {
 	// ExercisedHolds: the holds the repeat's faults exercised (nil: a
 	// result before the count, or faults that take no lock).
 	ExercisedHolds *int64 `json:"exercised_holds,omitempty"`
+	// FaultEvents: the repeat's fault events, each judged apart.
+	FaultEvents []FaultEvent `json:"fault_events,omitempty"`
 	// What waiting callers saw (0 when the repeat had no contention figures).
 	TimeToLockP50   float64 `json:"time_to_lock_p50_us,omitempty"`
 	TimeToLockP99   float64 `json:"time_to_lock_p99_us,omitempty"`

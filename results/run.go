@@ -195,6 +195,12 @@ type Safety struct {
 	// takes no lock). 0: the cell judged nothing about exclusion.
 	ExercisedHolds   *int64 `json:"exercised_holds,omitempty"`
 	ExercisedByFault []int  `json:"exercised_by_fault,omitempty"`
+	// FaultEvents judge each fault event of the cell apart (a history may
+	// hold several: fault, recovery, the next): what it met, and what
+	// broke in its window, from its moment to the next event's (what broke
+	// before the first is the first's). nil: a cell whose faults take no
+	// lock, and results before events were judged apart.
+	FaultEvents []FaultEvent `json:"fault_events,omitempty"`
 	// HeldAtFaults are the holds inside their section at the faults that
 	// could take a lock (the faulted clients' for a client-side fault),
 	// handed on or not: a lock that no fault could hand on (a session
@@ -216,6 +222,21 @@ type Safety struct {
 	// Disagreement says, in one line, how the resource's counters and the
 	// history's judge disagree ("" : they agree).
 	Disagreement string `json:"checkers_disagree,omitempty"`
+}
+
+// FaultEvent is one fault event of a cell: the cell's fault it was
+// (Fault, its index), when (seconds from the cell's start), the holds it
+// exercised and met, whether it is judged (it exercised a hold, or met
+// one in a cell expecting none handed on), and what broke in its window.
+type FaultEvent struct {
+	Fault      int     `json:"fault"`
+	AtS        float64 `json:"at_s"`
+	Exercised  int     `json:"exercised_holds"`
+	Held       int     `json:"held_at_fault"`
+	Judged     bool    `json:"judged"`
+	Violations int64   `json:"violations"`
+	InPromise  int64   `json:"violations_in_promise"`
+	DataLost   int64   `json:"data_lost"`
 }
 
 // Unavailability is the longest span, after a fault that took a server,

@@ -287,8 +287,10 @@ func (r *cellRun) addFindings(t0 time.Time, run clientsRun, chk *resourceCheck) 
 	for _, e := range events {
 		res.Run.Events = append(res.Run.Events, results.Event{AtSeconds: math.Round(e.At.Sub(t0).Seconds()*1000) / 1000, Kind: e.Kind, Target: e.Target, Detail: e.Detail})
 	}
-	per, total, held, counted := exercised(ck, r.cell.Faults, r.clientCount(), t0, t0.Add(time.Duration(s.Duration)), events)
+	ms := exercised(ck, r.cell.Faults, r.clientCount(), t0, t0.Add(time.Duration(s.Duration)), events)
+	per, total, held, counted := exercisedTotals(ms)
 	if counted {
+		rs.FaultEvents = faultEvents(ms, ck, t0, expects(r.cell, results.MetricExercisedHolds))
 		rs.ExercisedHolds, rs.ExercisedByFault, rs.HeldAtFaults = &total, per, &held
 		if total == 0 && !expects(r.cell, results.MetricExercisedHolds) {
 			res.NotExercised = notExercisedText(per)

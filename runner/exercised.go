@@ -9,37 +9,54 @@ import (
 	"lockbench/results"
 )
 
+// met is what one fault of a cell met: the holds it exercised (-1: a
+// fault that takes no lock, such as latency or a replica's lag) and held
+// (inside their section at the fault), and when it struck.
+type met struct {
+	exercised, held int
+	at              time.Time
+}
+
 // exercised counts, for each fault of the cell that could take a lock
 // from its holder, the holds it met (held: inside their section at the
 // fault) and of those the holds it exercised (check.ExercisedAtServer
 // and ExercisedAtClients define it: the lock could have been handed on
-// meanwhile), on the fault's own event time. per holds the exercised
-// counts in the order of the cell's faults (-1: a fault that takes no
-// lock, such as latency or a replica's lag); counted is false when no
-// fault of the cell could take a lock.
-func exercised(ck check.Findings, faultSpecs []results.Fault, clients int, t0, end time.Time, events []faults.Event) (per []int, total, held int64, counted bool) {
-	per = make([]int, len(faultSpecs))
+// meanwhile), on the fault's own event time, in the order of the cell's
+// faults.
+func exercised(ck check.Findings, faultSpecs []results.Fault, clients int, t0, end time.Time, events []faults.Event) []met {
+	out := make([]met, len(faultSpecs))
 	since := int64(0) // a lagging replica lacks what came after the lag began
 	used := map[int]bool{}
 	for i, f := range faultSpecs {
-		per[i] = -1
+		out[i].exercised = -1
 		at, ok := faultEventAt(events, f, t0, used)
+		out[i].at = at
 		switch kind := faultSide(f); {
 		case f.Kind == results.FaultReplicationLag && ok:
 			since = at.UnixNano()
 		case kind == "" || !ok:
 		case kind == "server":
-			per[i], held = ck.ExercisedAtServer(at.UnixNano(), since), held+int64(ck.HeldAtServer(at.UnixNano(), since))
+			out[i].exercised, out[i].held = ck.ExercisedAtServer(at.UnixNano(), since), ck.HeldAtServer(at.UnixNano(), since)
 		default:
 			stop := end
 			if f.For > 0 {
 				stop = at.Add(f.For)
 			}
 			who := orAllClients(f.Clients, clients)
-			per[i], held = ck.ExercisedAtClients(at.UnixNano(), stop.UnixNano(), who), held+int64(ck.HeldAtClients(at.UnixNano(), who))
+			out[i].exercised, out[i].held = ck.ExercisedAtClients(at.UnixNano(), stop.UnixNano(), who), ck.HeldAtClients(at.UnixNano(), who)
 		}
-		if per[i] >= 0 {
-			total, counted = total+int64(per[i]), true
+	}
+	return out
+}
+
+// exercisedTotals are the cell's exercised counts by fault (-1: takes no
+// lock), their sum and the holds met; counted is false when no fault of
+// the cell could take a lock.
+func exercisedTotals(ms []met) (per []int, total, held int64, counted bool) {
+	for _, m := range ms {
+		per = append(per, m.exercised)
+		if m.exercised >= 0 {
+			total, held, counted = total+int64(m.exercised), held+int64(m.held), true
 		}
 	}
 	return per, total, held, counted

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"time"
 
 	"lockbench/chaos"
 	"lockbench/metrics"
@@ -37,6 +38,13 @@ type Options struct {
 	// executable's `chaos __client`).
 	ClientCommand []string
 	ClientEnv     []string
+	// Settle, when set, decides each cell's further repeats from its runs
+	// so far (choose: a fault cell whose verdict is settled needs no more).
+	Settle Settler
+	// Budget bounds the run's time (0: none): no cell starts whose
+	// estimate would end past it, and the time left after the scenario's
+	// repeats goes to more repeats of the cells Settle says are unsettled.
+	Budget time.Duration
 	// observe, when set (tests), gives a fault cell the observer of its
 	// clients' events in place of the live metrics, which cannot show a
 	// write's negative lost-update count (a counter only grows).

@@ -99,6 +99,7 @@ func Run(ctx context.Context, sc *plan.Scenario, cells []plan.Cell, opt Options)
 		logf(opt.Log, "lockbench %s: %s, %d cells%s, estimated %s, results in %s",
 			opt.Command, sc.Name, len(cells), RepeatText(sc.Repeat), Estimate(sc, cells), opt.Dir)
 	}
+	st.started = time.Now()
 	st.rounds(ctx)
 	if err := st.pool.Close(); err != nil {
 		logf(opt.Log, "lockbench %s: %v", sc.Name, err)
@@ -123,6 +124,8 @@ type scenarioRun struct {
 	dir   *resultsDir // nil: no directory
 	out   *Outcome
 	byPos []*CellOutcome
+	// started is when the rounds began, which a budget counts from.
+	started time.Time
 }
 
 func newScenarioRun(sc *plan.Scenario, cells []plan.Cell, opt *Options) (*scenarioRun, error) {
@@ -139,26 +142,6 @@ func newScenarioRun(sc *plan.Scenario, cells []plan.Cell, opt *Options) (*scenar
 		}
 	}
 	return st, nil
-}
-
-// rounds runs the rounds until the last, an interrupt or a failure.
-func (st *scenarioRun) rounds(ctx context.Context) {
-	for r := 1; r <= st.sc.Repeat; r++ {
-		for i, c := range st.cells {
-			if ctx.Err() != nil {
-				return
-			}
-			res, err := st.measure(ctx, i, c, r)
-			if err != nil {
-				st.out.Err, st.out.FailedCell = err, c.Label
-				return
-			}
-			if res.Run.Interrupted {
-				st.out.Interrupted = true
-				return
-			}
-		}
-	}
 }
 
 // measure runs repeat r of cell c (position i) and records it.
@@ -194,7 +177,7 @@ func (st *scenarioRun) env(ctx context.Context, c plan.Cell, r int) (cellEnv, er
 		return cellEnv{}, err
 	}
 	runID := st.runID
-	if st.sc.Repeat > 1 {
+	if st.repeated() {
 		runID = fmt.Sprintf("%s-r%d", st.runID, r) // fresh keys for every repeat
 	}
 	seed := c.Settings.Seed
@@ -213,10 +196,13 @@ func (st *scenarioRun) env(ctx context.Context, c plan.Cell, r int) (cellEnv, er
 	return env, err
 }
 
+// repeated says a cell may run more than once.
+func (st *scenarioRun) repeated() bool { return st.lastRound() > 1 }
+
 // stem is where repeat r of c's files go: cells/ID, or cells/repeats/ID.rN
 // when the cell has several repeats.
 func (st *scenarioRun) stem(c plan.Cell, r int) string {
-	if st.sc.Repeat > 1 {
+	if st.repeated() {
 		return filepath.Join("repeats", fmt.Sprintf("%s.r%d", c.ID, r))
 	}
 	return c.ID

@@ -30,6 +30,17 @@ type Ask struct {
 	Clients                []plan.Design
 	P99, Duration          time.Duration
 	Repeat                 int
+	// Events is how many fault events a cell's history holds where its
+	// fault can repeat in one (0: plan.MatrixEvents).
+	Events int
+}
+
+// events is a's events a history, or the default.
+func (a Ask) events() int {
+	if a.Events > 0 {
+		return a.Events
+	}
+	return plan.MatrixEvents
 }
 
 // Build crosses the designs and faults asked for into one fault
@@ -46,11 +57,14 @@ func Build(a Ask) (*plan.Scenario, []plan.Cell, report.WhichLockPlan, error) {
 	if err := plan.ValidateRepeat(a.Repeat); err != nil {
 		return nil, nil, wl, err
 	}
+	if a.Events < 0 || a.Events > MaxEvents {
+		return nil, nil, wl, fmt.Errorf("events: %d is not accepted; use 1..%d (fault events in one fault cell's history)", a.Events, MaxEvents)
+	}
 	var cells []string
 	for _, d := range ds {
 		wl.Designs = append(wl.Designs, d.Name)
 		for _, f := range fs {
-			cell, absent, why, missing := matrixCell(d, f, a.Duration)
+			cell, absent, why, missing := matrixCell(d, f, a.Duration, a.events())
 			switch {
 			case absent == plan.NotApplicable:
 				note(wl.NotApplicable, d.Name, f.Name, why)
@@ -154,7 +168,7 @@ func checkedCells(cells string, faulty bool) ([]plan.Cell, error) {
 // matrixCell is design d under fault f as a scenario's cell (YAML), or
 // why it takes none (absent: not applicable or not supported yet, in
 // words), or the program this machine lacks for it.
-func matrixCell(d plan.Design, f plan.MatrixFault, duration time.Duration) (cell, absent, why, missing string) {
+func matrixCell(d plan.Design, f plan.MatrixFault, duration time.Duration, events int) (cell, absent, why, missing string) {
 	if f.LongHold && d.FixedTTL {
 		absent, why, _ = plan.MatrixAbsence(d, f)
 		return "", absent, why, ""
@@ -163,10 +177,10 @@ func matrixCell(d plan.Design, f plan.MatrixFault, duration time.Duration) (cell
 	if lh := plan.MatrixLongHold(d, f); lh > 0 {
 		long, duration = "long_hold: "+lh.String(), max(duration, lh+plan.MatrixLongHoldRoom)
 	}
-	settings := plan.Layered(plan.MatrixWork, "duration: "+duration.String(), long, d.Settings, f.Settings)
 	refused := ""
-	for _, faults := range f.Forms {
-		cell = fmt.Sprintf("  - name: %s\n    settings: %s\n    faults: %s\n", report.CellName(d.Name, f.Name), settings, faults)
+	for _, form := range f.Forms {
+		settings := plan.Layered(plan.MatrixWork, "duration: "+(duration+form.Span(events)).String(), long, d.Settings, f.Settings)
+		cell = fmt.Sprintf("  - name: %s\n    settings: %s\n    faults: %s\n", report.CellName(d.Name, f.Name), settings, form.Faults(events))
 		_, err := checkedCells(cell, true)
 		var missing runner.MissingTool
 		switch {
@@ -232,6 +246,12 @@ func chosen(a Ask) ([]plan.Design, []plan.MatrixFault, error) {
 	return ds, fs, nil
 }
 
+// MaxEvents bounds --events: each adds 6 s to a fault cell.
+const MaxEvents = 50
+
+// QuickEvents is a history's fault events under --quick.
+const QuickEvents = 2
+
 // QuickDuration is each cell's measured time under --quick.
 const QuickDuration = 5 * time.Second
 
@@ -239,10 +259,13 @@ const QuickDuration = 5 * time.Second
 // design of each lock service, the first that can meet the needs (what
 // the user set, keepRepeat, keepDuration or a's designs, stays theirs);
 // gaveUp says what it gave up, for the page.
-func Quick(a *Ask, keepRepeat, keepDuration bool) (gaveUp string, err error) {
+func Quick(a *Ask, keepRepeat, keepDuration, keepEvents bool) (gaveUp string, err error) {
 	var given []string
 	if !keepRepeat {
 		a.Repeat, given = 1, append(given, "one run of each cell instead of 3 (so no spread, and a rare failure may not show)")
+	}
+	if !keepEvents {
+		a.Events, given = QuickEvents, append(given, fmt.Sprintf("%d fault events a history instead of %d", QuickEvents, plan.MatrixEvents))
 	}
 	if !keepDuration {
 		a.Duration, given = QuickDuration, append(given, fmt.Sprintf("%s cells instead of 8s", QuickDuration))

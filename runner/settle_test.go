@@ -1,0 +1,74 @@
+package runner
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"lockbench/plan"
+	"lockbench/results"
+)
+
+// runsSettler settles a cell after a number of runs given per cell
+// position (0: never), and wants extras of the unsettled at priority by
+// position, the second cell first.
+type runsSettler struct{ after map[string]int }
+
+func (s runsSettler) Settled(c plan.Cell, runs []results.Run) bool {
+	n := s.after[c.ID]
+	return n > 0 && len(runs) >= n
+}
+
+func (s runsSettler) Extra(c plan.Cell, runs []results.Run) (int, bool) {
+	if s.Settled(c, runs) {
+		return 0, false
+	}
+	if c.Index == 1 {
+		return 0, true
+	}
+	return 1, true
+}
+
+// A settled cell takes no further repeat; with a budget, the unsettled
+// cells take more than the scenario's repeats, the settler's first
+// (priority 0) before the other in each round past them; a budget too
+// small for any cell starts none.
+func TestSettledCellsStopAndBudgetBuysMore(t *testing.T) {
+	sc, cells := benchScenario(t, "2")
+	s := runsSettler{after: map[string]int{cells[0].ID: 1, cells[1].ID: 4}}
+	o := &order{}
+	out, err := Run(context.Background(), sc, cells, Options{Scenario: sc.Name, Dir: filepath.Join(t.TempDir(), "out"), Progress: o, Settle: s})
+	if err != nil || out.Err != nil {
+		t.Fatalf("run: %v, %v", err, out.Err)
+	}
+	// Without a budget: the scenario's 2 repeats at most; the first cell settled after 1.
+	want := []string{cells[0].ID + "#1", cells[1].ID + "#1", cells[1].ID + "#2"}
+	if got := strings.Join(o.starts, " "); got != strings.Join(want, " ") {
+		t.Errorf("without a budget: order %v, want %v", o.starts, want)
+	}
+
+	s.after[cells[0].ID] = 3 // now both need more than the 2 asked for
+	o = &order{}
+	out, err = Run(context.Background(), sc, cells, Options{Scenario: sc.Name, Dir: filepath.Join(t.TempDir(), "out"), Progress: o, Settle: s, Budget: time.Hour})
+	if err != nil || out.Err != nil {
+		t.Fatalf("run: %v, %v", err, out.Err)
+	}
+	want = []string{cells[0].ID + "#1", cells[1].ID + "#1", cells[0].ID + "#2", cells[1].ID + "#2",
+		cells[1].ID + "#3", cells[0].ID + "#3", cells[1].ID + "#4"}
+	if got := strings.Join(o.starts, " "); got != strings.Join(want, " ") {
+		t.Errorf("with a budget: order %v, want %v", o.starts, want)
+	}
+	for _, co := range out.Cells {
+		if n := len(co.Runs); co.Combined.Repeats == nil || co.Combined.Repeats.Count != n {
+			t.Errorf("cell %s: %d runs, combined %+v", co.Cell.ID, n, co.Combined.Repeats)
+		}
+	}
+
+	o = &order{}
+	out, err = Run(context.Background(), sc, cells, Options{Scenario: sc.Name, Dir: filepath.Join(t.TempDir(), "out"), Progress: o, Settle: s, Budget: time.Millisecond})
+	if err != nil || out.Err != nil || len(o.starts) != 0 {
+		t.Errorf("a budget of 1 ms started %v (%v, %v); want none", o.starts, err, out.Err)
+	}
+}

@@ -1,0 +1,71 @@
+package whichlock
+
+import (
+	"slices"
+
+	"lockbench/plan"
+	"lockbench/report"
+	"lockbench/results"
+	"lockbench/runner"
+)
+
+// Settler is choose's runner.Settler: a matrix fault cell needs no more
+// runs once its verdict is settled at the run's max rate (one broken event
+// settles it broken; clean needs 0 of n with the bound at or below the
+// max rate); with a budget, the unsettled cells the needs name get its
+// time before the others. The quiet cells and the price cells run their
+// repeats as asked.
+type Settler struct {
+	MaxRate float64
+	// Named are the faults the needs name.
+	Named []string
+}
+
+var _ runner.Settler = Settler{}
+
+// Settled says c's runs settle its verdict (never for a cell outside the
+// matrix's fault cells).
+func (s Settler) Settled(c plan.Cell, runs []results.Run) bool {
+	if _, ok := faultOf(c); !ok {
+		return false
+	}
+	settled, _ := report.Settles(repeatRuns(runs), s.MaxRate)
+	return settled
+}
+
+// Extra says whether c may take a repeat past the asked ones (an
+// unsettled fault cell that judged something), the needs' first.
+func (s Settler) Extra(c plan.Cell, runs []results.Run) (int, bool) {
+	f, ok := faultOf(c)
+	if !ok {
+		return 0, false
+	}
+	settled, judged := report.Settles(repeatRuns(runs), s.MaxRate)
+	if settled || !judged {
+		return 0, false
+	}
+	if slices.Contains(s.Named, f) {
+		return 0, true
+	}
+	return 1, true
+}
+
+// faultOf is the matrix fault a cell puts its design under (ok false: the
+// quiet cell, a price cell or a cell outside the matrix).
+func faultOf(c plan.Cell) (string, bool) {
+	_, f, ok := report.SplitCellName(c.Name)
+	if !ok || f == "none" {
+		return "", false
+	}
+	_, ok = plan.MatrixFaultNamed(f)
+	return f, ok
+}
+
+// repeatRuns are each run's own figures.
+func repeatRuns(runs []results.Run) []results.RepeatRun {
+	out := make([]results.RepeatRun, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, r.RepeatRuns()...)
+	}
+	return out
+}
