@@ -5,6 +5,9 @@ import (
 	"time"
 
 	"lockbench/check"
+	"lockbench/faults"
+	"lockbench/plan"
+	"lockbench/results"
 )
 
 // What broke is laid to the event whose window holds its moment (what
@@ -44,5 +47,20 @@ func TestFaultEventsWindows(t *testing.T) {
 	}
 	if evs := faultEvents([]met{{exercised: -1}}, ck, t0, false); evs != nil {
 		t.Errorf("no lock-taking fault: events %+v", evs)
+	}
+}
+
+// In a history of several events, a crash that met no lock key is one
+// event not judged, not a cell that judged nothing; alone, it still is.
+func TestEventNotJudgedLeavesTheOthers(t *testing.T) {
+	empty := []faults.Event{{Kind: "crash", Target: "master 0", HeldKeys: 0}}
+	r := &CellResult{}
+	r.Run.Safety.FaultEvents = []results.FaultEvent{{Judged: true, Exercised: 1}, {Judged: false}}
+	if why := notJudged(plan.Cell{}, r, check.Findings{}, nil, empty); len(why) != 0 {
+		t.Errorf("two events, one judged: not judged %v", why)
+	}
+	r.Run.Safety.FaultEvents = r.Run.Safety.FaultEvents[1:]
+	if why := notJudged(plan.Cell{}, r, check.Findings{}, nil, empty); len(why) != 1 {
+		t.Errorf("one event that met no key: not judged %v, want its reason", why)
 	}
 }
