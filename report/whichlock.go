@@ -204,6 +204,10 @@ type MatrixRow struct {
 	// repeats' own figures' range (zero: one run).
 	LatencySamples     int64      `json:"latency_samples,omitempty"`
 	P50Range, P99Range [2]float64 `json:"-"`
+	// P99CI is the p99 of the common-rate cell's repeats' acquires pooled
+	// (their interval logs added) with its 95% order-statistic interval,
+	// which a --p99 need is judged on (nil: no logs, or too few samples).
+	P99CI *P99CI `json:"acquire_p99_ci,omitempty"`
 	// commonRate: the latency figures are the common-rate cell's (a run
 	// with PriceCells), not a price or quiet cell's.
 	commonRate bool
@@ -604,14 +608,10 @@ func (n Needs) judge(r MatrixRow, faults []string) []string {
 	if n.Fencing && !r.Fenced {
 		why = append(why, "no fencing token or guarded write in this design")
 	}
-	switch {
-	case n.P99 > 0 && !r.Priced:
-		why = append(why, fmt.Sprintf("no acquire p99 to weigh: its %s was not measured", r.priceSource()))
-	case n.P99 > 0 && r.commonRate && r.LatencySamples < MinP99Samples:
-		why = append(why, fmt.Sprintf("acquire p99 %s: %s on %d acquires at the common rate, fewer than the %d a p99 need is judged on (run longer cells or more repeats)",
-			notSettled, results.FormatMicros(r.AcquireP99), r.LatencySamples, MinP99Samples))
-	case n.P99 > 0 && r.AcquireP99 > float64(n.P99.Microseconds()):
-		why = append(why, fmt.Sprintf("acquire p99 %s on its %s, over %s", results.FormatMicros(r.AcquireP99), r.priceSource(), n.P99))
+	if n.P99 > 0 {
+		if w := p99Unmet(r, n.P99); w != "" {
+			why = append(why, w)
+		}
 	}
 	for _, need := range n.all() {
 		i := slices.Index(faults, need.Fault)
@@ -624,6 +624,35 @@ func (n Needs) judge(r MatrixRow, faults []string) []string {
 		}
 	}
 	return why
+}
+
+// p99Unmet says how row r falls short of an acquire p99 bound ("": it
+// meets it). At the common rate it is judged on the pooled p99's 95%
+// interval: met when its upper end is within the bound, failed when its
+// lower end is over it, else not settled; never on fewer than
+// MinP99Samples acquires.
+func p99Unmet(r MatrixRow, bound time.Duration) string {
+	us := float64(bound.Microseconds())
+	ci := r.P99CI
+	switch {
+	case !r.Priced:
+		return fmt.Sprintf("no acquire p99 to weigh: its %s was not measured", r.priceSource())
+	case !r.commonRate:
+		if r.AcquireP99 > us {
+			return fmt.Sprintf("acquire p99 %s on its %s, over %s", results.FormatMicros(r.AcquireP99), r.priceSource(), bound)
+		}
+		return ""
+	case r.LatencySamples < MinP99Samples:
+		return fmt.Sprintf("acquire p99 %s: %s on %d acquires at the common rate, fewer than the %d a p99 need is judged on (run longer cells or more repeats)",
+			notSettled, results.FormatMicros(r.AcquireP99), r.LatencySamples, MinP99Samples)
+	case ci == nil:
+		return fmt.Sprintf("acquire p99 %s: the common-rate cell's interval logs were not found, so its p99 has no interval to judge %s on", notSettled, bound)
+	case ci.Low > us:
+		return fmt.Sprintf("acquire p99 %s on %d acquires at the common rate, over %s", ci.Text(), ci.N, bound)
+	case ci.High > us:
+		return fmt.Sprintf("acquire p99 %s: p99 %s on %d acquires straddles %s", notSettled, ci.Text(), ci.N, bound)
+	}
+	return ""
 }
 
 // unmetOn is need.unmet on row r's cell under faults[i], or, where that

@@ -271,8 +271,9 @@ func (w *WhichLock) priceText() string {
 			"with how the design waits there (queue: the server hands the lock on in order; retry, backoff, spin: the client tries again; notify: it tries again when told the key was released); ≥ where callers that gave up or won nothing in the window (their waits not in the p99) are over 1%% of the waits. "+
 			"What limited a capacity: server (its CPU), latency (served, but the wait broke the SLO), machine or generator (this shared 2-core machine or lockbench itself: a lower bound), "+
 			"SLO not reached (every step met it: a lower bound). "+
-			"A --p99 need is judged on the acquire p99 at the common rate; \"served only\" where a design fell short of that rate (its latency is then an overload's). —: not measured.",
-			pc.SLO, pc.LadderWork, pc.CommonWork, pc.HotWork)
+			"A --p99 need is judged on the common-rate cell's acquires, its repeats pooled (at least %d): \"pooled\" is their p99 with its 95%% interval from the order statistics, "+
+			"which meets the need when it lies within the bound, fails it when it lies wholly over it, and else leaves it not settled; the first figure is the repeats' median p99 and their range. \"served only\" where a design fell short of that rate (its latency is then an overload's). —: not measured.",
+			pc.SLO, pc.LadderWork, pc.CommonWork, pc.HotWork, MinP99Samples)
 	}
 	if w.PriceWork == "" {
 		return "Price: the quiet cell (no fault)."
@@ -341,10 +342,14 @@ func rangeText(priced bool, rg [2]float64) string {
 // P99Text is the acquire p99, with what was served where the common rate
 // was not.
 func (r MatrixRow) P99Text() string {
+	t := r.fig(r.AcquireP99) + rangeText(r.Priced, r.P99Range)
 	if r.Priced && r.CommonServed > 0 {
-		return fmt.Sprintf("%s%s (served only %.0f/s)", r.fig(r.AcquireP99), rangeText(r.Priced, r.P99Range), r.CommonServed)
+		t += fmt.Sprintf(" (served only %.0f/s)", r.CommonServed)
 	}
-	return r.fig(r.AcquireP99) + rangeText(r.Priced, r.P99Range)
+	if ci := r.P99CI; r.Priced && ci != nil {
+		t += fmt.Sprintf("; pooled %s", ci.Text())
+	}
+	return t
 }
 func (r MatrixRow) TimeToLockText() string {
 	switch {

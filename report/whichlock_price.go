@@ -135,6 +135,9 @@ func (r *MatrixRow) priceFromCells(pc *PriceCells, find func(string) (CellSummar
 		r.Priced = true
 		r.AcquireP50, r.AcquireP99, r.P50, r.P99, r.PriceResult = c.Acquire.P50, c.Acquire.P99, c.Acquire.P50, c.Acquire.P99, l.Info.File
 		r.LatencySamples = c.Acquire.Count
+		if ci, ok := p99CIOf(l.Totals[results.MetricAcquire]); ok {
+			r.P99CI = &ci
+		}
 		if sp, ok := spreadOf(c, "acquire_p50"); ok {
 			r.P50Range = [2]float64{sp.Min, sp.Max}
 		}
