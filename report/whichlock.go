@@ -365,6 +365,7 @@ func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells 
 		}
 		w.Rows = append(w.Rows, row)
 	}
+	markOverlaps(w.Rows)
 	return w
 }
 

@@ -270,7 +270,7 @@ func (w *WhichLock) priceText() string {
 			"time to lock p99 on one hot key (%s) beside the FIFO ideal, (workers − 1) × the key's measured period: a queue's lower bound, "+
 			"with how the design waits there (queue: the server hands the lock on in order; retry, backoff, spin: the client tries again; notify: it tries again when told the key was released); ≥ where callers that gave up or won nothing in the window (their waits not in the p99) are over 1%% of the waits. "+
 			"What limited a capacity: server (its CPU), latency (served, but the wait broke the SLO), machine or generator (this shared 2-core machine or lockbench itself: a lower bound), "+
-			"SLO not reached (every step met it: a lower bound). "+
+			"SLO not reached (every step met it: a lower bound); ≈ names the designs whose capacity range (the repeats' range, up to the step that broke the SLO where the knee lies between two steps) overlaps this one's, between which no order is claimed. "+
 			"A --p99 need is judged on the common-rate cell's acquires, its repeats pooled (at least %d): \"pooled\" is their p99 with its 95%% interval from the order statistics, "+
 			"which meets the need when it lies within the bound, fails it when it lies wholly over it, and else leaves it not settled; the first figure is the repeats' median p99 and their range. \"served only\" where a design fell short of that rate (its latency is then an overload's). —: not measured.",
 			pc.SLO, pc.LadderWork, pc.CommonWork, pc.HotWork, MinP99Samples)
@@ -311,6 +311,8 @@ func (r MatrixRow) fig(us float64) string {
 // cycles/s), "—" where none was measured.
 func (r MatrixRow) CyclesText() string {
 	switch {
+	case r.Capacity != nil && len(r.Capacity.Overlaps) > 0:
+		return r.CapacityText() + "; ≈ " + strings.Join(r.Capacity.Overlaps, ", ")
 	case r.Capacity != nil:
 		return r.CapacityText()
 	case !r.Priced:
