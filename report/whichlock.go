@@ -195,8 +195,10 @@ type MatrixRow struct {
 	// Persistence is the design's, as its cells ran it ("none",
 	// "aof-always", "fsync", "not applicable" ...).
 	Persistence string `json:"persistence,omitempty"`
-	// Survived counts the faults measured with neither outcome broken in
-	// any run, of Judged faults measured (the quiet cell not counted).
+	// Survived counts the faults under which the outcomes that count held
+	// in every judged run (those the needs ask under the fault, else no
+	// lost update: survival), of Judged faults measured (the quiet cell
+	// not counted).
 	Survived int `json:"faults_survived"`
 	Judged   int `json:"faults_judged"`
 	// LatencySamples are the acquires the p50 and p99 come from (the
@@ -348,13 +350,8 @@ func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells 
 		for _, f := range p.Faults {
 			c := matrixCell(p, d, f, byName, cells, loaded)
 			row.Faults = append(row.Faults, c)
-			if f != "none" && c.judged() {
-				row.Judged++
-				if c.Class() == "ok" || c.Class() == "us" { // nothing broke, settled or not
-					row.Survived++
-				}
-			}
 		}
+		row.Survived, row.Judged = survival(row, p.Faults, p.Needs)
 		row.Reasons = p.Needs.judge(row, p.Faults)
 		row.Meets = p.Needs.Any() && len(row.Reasons) == 0
 		if row.Meets {

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"lockbench/report/plots"
 	"lockbench/results"
 )
 
@@ -231,33 +230,6 @@ func (w *WhichLock) writeJSON(wr io.Writer) error {
 	e := json.NewEncoder(wr)
 	e.SetIndent("", "  ")
 	return e.Encode(w)
-}
-
-// WhichLockPicture is the matrix's one picture: capacity against faults
-// survived, one point per design.
-const WhichLockPicture = "which-lock.png"
-
-func (w *WhichLock) writePicture(out string) error {
-	pn := &plots.Panel{X: plots.Axis{Label: "capacity: lock cycles/s within the SLO (log)", Log: true}, Y: plots.Axis{Label: "faults survived (of those judged)", Min: plots.F(0)}}
-	for i, r := range w.Rows {
-		x := r.CyclesPerSec
-		if r.Capacity != nil {
-			x = r.Capacity.CyclesPerSec
-		}
-		if x <= 0 {
-			continue
-		}
-		pn.Series = append(pn.Series, plots.Series{Label: fmt.Sprintf("%s (%d/%d)", r.Design, r.Survived, r.Judged),
-			X: []float64{x}, Y: []float64{float64(r.Survived)}, Color: i, Glyph: 1 + i%6})
-	}
-	if len(pn.Series) == 0 {
-		return nil
-	}
-	b, err := plots.Render(&plots.Figure{Title: "Which lock: price against the faults it survived", Grid: [][]*plots.Panel{{pn}}, Width: 900, Height: 520}, "png")
-	if err != nil {
-		return err
-	}
-	return results.WriteFileShared(filepath.Join(out, WhichLockPicture), func(wr io.Writer) error { _, err := wr.Write(b); return err })
 }
 
 // priceText says where the price columns come from.
@@ -543,6 +515,7 @@ Each fault's cell: in how many of its runs each outcome happened (k of n) with t
 {{with .LibraryNote}}<p>{{.}}</p>
 {{end}}<p class="legend">{{range .Legend}}<span class="{{.Class}}">{{.Text}}</span> {{end}}</p>
 <p><img src="which-lock.png" alt="price against the faults survived, one point per design" width="900"></p>
+<p>{{.PictureText}}</p>
 <h2>Outcomes, one definition for every design</h2>
 <ul>{{range .Outcomes}}<li><strong>{{.Name}}</strong>: {{.Text}}</li>{{end}}</ul>
 <h2>Faults</h2>
