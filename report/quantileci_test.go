@@ -1,6 +1,8 @@
 package report
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -133,4 +135,64 @@ func TestP99IntervalInTheMatrix(t *testing.T) {
         "samples": 10000,`) {
 		t.Errorf("the matrix JSON lacks the interval in µs:\n%s", js.String())
 	}
+}
+
+// From a results directory: the committed run with one common-rate cell's
+// interval log written as a sweep writes it (its repeats' intervals one
+// after another) and its count raised to match, so that report reads the
+// pooled histogram off the file, not a figure in the cell's JSON.
+func TestP99IntervalFromTheCellsLog(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(committedWhichLock)); err != nil {
+		t.Fatal(err)
+	}
+	const stem = "cells/102-redlock-5-seq.common"
+	var intervals []*hdrhistogram.Histogram
+	for r := range 2 { // two repeats of 5,000: 98% at 500 µs, then 1,005–1,500 µs
+		h := histOf(5000, func(k int) int64 {
+			if k <= 4900 {
+				return 500
+			}
+			return 1000 + int64(k-4900)*5
+		})
+		h.SetStartTimeMs(int64(r) * 1000)
+		h.SetEndTimeMs(int64(r)*1000 + 1000)
+		intervals = append(intervals, h)
+	}
+	f, err := os.Create(filepath.Join(dir, stem+".acquire.hlog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := results.WriteIntervalLog(f, results.MetricAcquire, intervals); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	b, err := os.ReadFile(filepath.Join(dir, stem+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.Replace(string(b), `"count": 1200`, `"count": 10000`, 1))
+	if err := os.WriteFile(filepath.Join(dir, stem+".json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	needs := Needs{P99: time.Millisecond}
+	s, err := Build([]string{dir}, Options{OutDir: dir, Formats: []string{"json"}, Needs: &needs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.WhichLock.Rows {
+		if r.Design != "redlock-5-seq" {
+			continue
+		}
+		// Pooled, 9,800 at 500 µs and 1,005–1,500 µs twice over: the
+		// 9,880th is 1,200, the 9,900th 1,250, the 9,920th 1,300.
+		if ci := r.P99CI; ci == nil || ci.N != 10000 || ci.P99 != 1250 || ci.Low != 1200 || ci.High != 1300 {
+			t.Fatalf("redlock-5-seq's pooled p99: %+v; want 1250 µs in 1200–1300 on 10000", ci)
+		}
+		if len(r.Reasons) != 1 || !strings.Contains(r.Reasons[0], "acquire p99 1.25 ms (95% CI 1.2 ms–1.3 ms) on 10000 acquires at the common rate, over 1ms") {
+			t.Errorf("a 1 ms need on redlock-5-seq: %v", r.Reasons)
+		}
+		return
+	}
+	t.Fatal("no redlock-5-seq row")
 }
