@@ -92,17 +92,24 @@ func (a *compareArgs) compare(fs *pflag.FlagSet) error {
 }
 
 // compareWhichLock compares two which-lock runs' verdicts; a reversal
-// exits 3 only under --fail-on reversal (the runs' figures are not
-// compared, so no other --fail-on applies).
+// exits 3 only under --fail-on reversal, which exits 1 when no outcome was
+// settled clean to find one on (the runs' figures are not compared, so no
+// other --fail-on applies).
 func compareWhichLock(a, b string, onReversal bool, failOn []string) error {
 	if len(failOn) > 0 {
 		return &results.InputError{Field: "--fail-on", Value: failOn[0], Problem: "judges cells' figures, which two which-lock runs are not compared on", Accepted: report.FailOnReversal}
 	}
-	_, reversed, err := report.CompareWhichLockRuns(os.Stdout, a, b)
-	if err == nil && reversed && onReversal {
+	_, m, err := report.CompareWhichLockRuns(os.Stdout, a, b)
+	switch {
+	case err != nil || !onReversal:
+		return err
+	case len(m.Reversed) > 0:
 		return cli.Quiet(cli.Threshold)
+	case m.Settled == 0: // a guard that judged nothing never passes
+		return fmt.Errorf("--fail-on reversal could be judged on no outcome: none is settled clean in either run (0 of %d runs settles one at the max rate %.0f%%)",
+			report.RunsToSettle(m.MaxRates[0]), m.MaxRates[0]*100)
 	}
-	return err
+	return nil
 }
 
 // compareExit: 3 on a significant regression beyond a --fail-on; a guard

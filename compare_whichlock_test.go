@@ -30,8 +30,10 @@ func matrixRun(t *testing.T, broken, n int) string {
 
 // compare of two which-lock runs: a verdict settled clean in one run (0 of
 // 14) and unsettled in the other (0 of 3) is no reversal; 0 of 14 beside 9
-// of 14 is, and exits 3 only under --fail-on reversal. A figure's
-// --fail-on does not apply to which-lock runs, nor reversal to others.
+// of 14 is, and exits 3 only under --fail-on reversal, which exits 1 when
+// no outcome is settled clean in either run (it judged nothing). A
+// figure's --fail-on does not apply to which-lock runs, nor reversal to
+// others.
 func TestCompareWhichLockReversal(t *testing.T) {
 	settled, unsettled, broken := matrixRun(t, 0, 14), matrixRun(t, 0, 3), matrixRun(t, 9, 14)
 	for _, c := range []struct {
@@ -43,6 +45,8 @@ func TestCompareWhichLockReversal(t *testing.T) {
 		{[]string{settled, broken}, 0, "2 reversed in 2 outcomes"},
 		{[]string{settled, broken, "--fail-on", "reversal"}, 3, "REVERSED a × crash: data lost 0 of 14"},
 		{[]string{settled, broken, "--fail-on", "cycles_per_sec<-5%"}, 2, ""},
+		{[]string{unsettled, unsettled}, 0, "no reversal in 2 outcomes measured in both runs (0 settled clean"},
+		{[]string{unsettled, unsettled, "--fail-on", "reversal"}, 1, "(0 settled clean"},
 		{[]string{t.TempDir(), t.TempDir(), "--fail-on", "reversal"}, 2, ""},
 	} {
 		stdout, stderr, code := lockbench(t, append([]string{"compare"}, c.args...)...)

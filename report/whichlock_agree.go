@@ -161,20 +161,21 @@ const FailOnReversal = "reversal"
 
 // CompareWhichLockRuns compares the verdicts of two which-lock runs and
 // writes their agreement to w; ok is false, and nothing written, unless
-// both paths are which-lock runs. reversed: one run's settled-clean
-// outcome lies wholly above the max rate in the other.
-func CompareWhichLockRuns(w io.Writer, a, b string) (ok, reversed bool, err error) {
+// both paths are which-lock runs. m.Reversed lists the outcomes settled
+// clean in one run whose interval lies wholly above the max rate in the
+// other; m.Settled how many outcomes a reversal could be found on.
+func CompareWhichLockRuns(w io.Writer, a, b string) (ok bool, m MatrixAgreement, err error) {
 	ma, err1 := ReadMatrix(a)
 	mb, err2 := ReadMatrix(b)
 	if err1 != nil || err2 != nil {
-		return false, false, nil
+		return false, m, nil
 	}
-	m := AgreeMatrices(ma, mb)
+	m = AgreeMatrices(ma, mb)
 	if err := m.Write(w); err != nil {
-		return true, false, err
+		return true, m, err
 	}
 	if m.Compared == 0 {
-		return true, false, errors.New("the two which-lock runs share no measured cell")
+		return true, m, errors.New("the two which-lock runs share no measured cell")
 	}
-	return true, len(m.Reversed) > 0, nil
+	return true, m, nil
 }
