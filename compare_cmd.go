@@ -44,7 +44,8 @@ func compareFlags(a *compareArgs) *pflag.FlagSet {
 		fs.PrintDefaults()
 	}
 	fs.StringArrayVar(&a.ignore, "ignore", nil, "match cells across this setting, e.g. workers or persistence (repeatable)")
-	fs.StringArrayVar(&a.failOn, "fail-on", nil, "exit 3 when a figure changed significantly beyond this, e.g. 'cycles_per_sec<-5%' or 'acquire_p99>10%' (repeatable)")
+	fs.StringArrayVar(&a.failOn, "fail-on", nil, "exit 3 when a figure changed significantly beyond this, e.g. 'cycles_per_sec<-5%' or 'acquire_p99>10%' (repeatable); "+
+		"for two which-lock runs, 'reversal': exit 3 when an outcome settled clean in one lies wholly above the max rate in the other")
 	fs.StringVar(&a.format, "format", "text", "output: "+strings.Join(report.CompareFormats, ", "))
 	fs.Float64Var(&a.alpha, "alpha", report.DefaultAlpha, "significance level of the test")
 	return fs
@@ -55,16 +56,18 @@ func (a *compareArgs) compare(fs *pflag.FlagSet) error {
 	if fs.NArg() != 2 {
 		return cli.Usagef("OLD NEW: %d given; use two results directories or run JSON files", fs.NArg())
 	}
-	if ok, reversed, err := report.CompareWhichLockRuns(os.Stdout, fs.Arg(0), fs.Arg(1)); ok {
-		if err == nil && reversed {
-			return cli.Quiet(cli.Threshold) // a verdict one run's repeats agreed on, reversed
-		}
-		return err
+	whichLock := report.AreWhichLockRuns(fs.Arg(0), fs.Arg(1))
+	onReversal, failOn := slices.Contains(a.failOn, report.FailOnReversal), slices.DeleteFunc(slices.Clone(a.failOn), func(s string) bool { return s == report.FailOnReversal })
+	if whichLock {
+		return compareWhichLock(fs.Arg(0), fs.Arg(1), onReversal, failOn)
+	}
+	if onReversal {
+		return &results.InputError{Field: "--fail-on", Value: report.FailOnReversal, Problem: "applies to two which-lock runs (lockbench choose), and these are not", Accepted: "FIGURE<PCT% or FIGURE>PCT% for cells' figures"}
 	}
 	if !slices.Contains(report.CompareFormats, a.format) {
 		return &results.InputError{Field: "--format", Value: a.format, Problem: "not a format", Accepted: strings.Join(report.CompareFormats, ", ")}
 	}
-	conds, err := report.ParseFailOns(a.failOn)
+	conds, err := report.ParseFailOns(failOn)
 	if err != nil {
 		return err
 	}
@@ -86,6 +89,27 @@ func (a *compareArgs) compare(fs *pflag.FlagSet) error {
 		return err
 	}
 	return compareExit(c, check, len(conds) > 0)
+}
+
+// compareWhichLock compares two which-lock runs' verdicts; a reversal
+// exits 3 only under --fail-on reversal, which exits 1 when no outcome was
+// settled clean to find one on (the runs' figures are not compared, so no
+// other --fail-on applies).
+func compareWhichLock(a, b string, onReversal bool, failOn []string) error {
+	if len(failOn) > 0 {
+		return &results.InputError{Field: "--fail-on", Value: failOn[0], Problem: "judges cells' figures, which two which-lock runs are not compared on", Accepted: report.FailOnReversal}
+	}
+	_, m, err := report.CompareWhichLockRuns(os.Stdout, a, b)
+	switch {
+	case err != nil || !onReversal:
+		return err
+	case len(m.Reversed) > 0:
+		return cli.Quiet(cli.Threshold)
+	case m.Settled == 0: // a guard that judged nothing never passes
+		return fmt.Errorf("--fail-on reversal could be judged on no outcome: none is settled clean in either run (0 of %d runs settles one at the max rate %.0f%%)",
+			report.RunsToSettle(m.MaxRates[0]), m.MaxRates[0]*100)
+	}
+	return nil
 }
 
 // compareExit: 3 on a significant regression beyond a --fail-on; a guard

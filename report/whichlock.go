@@ -200,8 +200,10 @@ type MatrixRow struct {
 	// Persistence is the design's, as its cells ran it ("none",
 	// "aof-always", "fsync", "not applicable" ...).
 	Persistence string `json:"persistence,omitempty"`
-	// Survived counts the faults measured with neither outcome broken in
-	// any run, of Judged faults measured (the quiet cell not counted).
+	// Survived counts the faults under which the outcomes that count held
+	// in every judged run (those the needs ask under the fault, else no
+	// lost update: survival), of Judged faults measured (the quiet cell
+	// not counted).
 	Survived int `json:"faults_survived"`
 	Judged   int `json:"faults_judged"`
 	// LatencySamples are the acquires the p50 and p99 come from (the
@@ -209,6 +211,10 @@ type MatrixRow struct {
 	// repeats' own figures' range (zero: one run).
 	LatencySamples     int64      `json:"latency_samples,omitempty"`
 	P50Range, P99Range [2]float64 `json:"-"`
+	// P99CI is the p99 of the common-rate cell's repeats' acquires pooled
+	// (their interval logs added) with its 95% order-statistic interval,
+	// which a --p99 need is judged on (nil: no logs, or too few samples).
+	P99CI *P99CI `json:"acquire_p99_ci,omitempty"`
 	// commonRate: the latency figures are the common-rate cell's (a run
 	// with PriceCells), not a price or quiet cell's.
 	commonRate bool
@@ -358,13 +364,8 @@ func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells 
 		for _, f := range p.Faults {
 			c := matrixCell(p, d, f, byName, cells, loaded)
 			row.Faults = append(row.Faults, c)
-			if f != "none" && c.judged() {
-				row.Judged++
-				if c.Class() == "ok" || c.Class() == "us" { // nothing broke, settled or not
-					row.Survived++
-				}
-			}
 		}
+		row.Survived, row.Judged = survival(row, p.Faults, p.Needs)
 		row.Reasons = p.Needs.judge(row, p.Faults)
 		row.Meets = p.Needs.Any() && len(row.Reasons) == 0
 		if row.Meets {
@@ -375,6 +376,7 @@ func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells 
 		}
 		w.Rows = append(w.Rows, row)
 	}
+	markOverlaps(w.Rows)
 	return w
 }
 
@@ -653,14 +655,10 @@ func (n Needs) judge(r MatrixRow, faults []string) []string {
 	if n.Fencing && !r.Fenced {
 		why = append(why, "no fencing token or guarded write in this design")
 	}
-	switch {
-	case n.P99 > 0 && !r.Priced:
-		why = append(why, fmt.Sprintf("no acquire p99 to weigh: its %s was not measured", r.priceSource()))
-	case n.P99 > 0 && r.commonRate && r.LatencySamples < MinP99Samples:
-		why = append(why, fmt.Sprintf("acquire p99 %s: %s on %d acquires at the common rate, fewer than the %d a p99 need is judged on (run longer cells or more repeats)",
-			notSettled, results.FormatMicros(r.AcquireP99), r.LatencySamples, MinP99Samples))
-	case n.P99 > 0 && r.AcquireP99 > float64(n.P99.Microseconds()):
-		why = append(why, fmt.Sprintf("acquire p99 %s on its %s, over %s", results.FormatMicros(r.AcquireP99), r.priceSource(), n.P99))
+	if n.P99 > 0 {
+		if w := p99Unmet(r, n.P99); w != "" {
+			why = append(why, w)
+		}
 	}
 	for _, need := range n.all() {
 		i := slices.Index(faults, need.Fault)
@@ -673,6 +671,35 @@ func (n Needs) judge(r MatrixRow, faults []string) []string {
 		}
 	}
 	return why
+}
+
+// p99Unmet says how row r falls short of an acquire p99 bound ("": it
+// meets it). At the common rate it is judged on the pooled p99's 95%
+// interval: met when its upper end is within the bound, failed when its
+// lower end is over it, else not settled; never on fewer than
+// MinP99Samples acquires.
+func p99Unmet(r MatrixRow, bound time.Duration) string {
+	us := float64(bound.Microseconds())
+	ci := r.P99CI
+	switch {
+	case !r.Priced:
+		return fmt.Sprintf("no acquire p99 to weigh: its %s was not measured", r.priceSource())
+	case !r.commonRate:
+		if r.AcquireP99 > us {
+			return fmt.Sprintf("acquire p99 %s on its %s, over %s", results.FormatMicros(r.AcquireP99), r.priceSource(), bound)
+		}
+		return ""
+	case r.LatencySamples < MinP99Samples:
+		return fmt.Sprintf("acquire p99 %s: %s on %d acquires at the common rate, fewer than the %d a p99 need is judged on (run longer cells or more repeats)",
+			notSettled, results.FormatMicros(r.AcquireP99), r.LatencySamples, MinP99Samples)
+	case ci == nil:
+		return fmt.Sprintf("acquire p99 %s: the common-rate cell's interval logs were not found, so its p99 has no interval to judge %s on", notSettled, bound)
+	case ci.Low > us:
+		return fmt.Sprintf("acquire p99 %s on %d acquires at the common rate, over %s", ci.Text(), ci.N, bound)
+	case ci.High > us:
+		return fmt.Sprintf("acquire p99 %s: p99 %s on %d acquires straddles %s", notSettled, ci.Text(), ci.N, bound)
+	}
+	return ""
 }
 
 // unmetOn is need.unmet on row r's cell under faults[i], or, where that

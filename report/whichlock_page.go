@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"lockbench/report/plots"
 	"lockbench/results"
 )
 
@@ -233,33 +232,6 @@ func (w *WhichLock) writeJSON(wr io.Writer) error {
 	return e.Encode(w)
 }
 
-// WhichLockPicture is the matrix's one picture: capacity against faults
-// survived, one point per design.
-const WhichLockPicture = "which-lock.png"
-
-func (w *WhichLock) writePicture(out string) error {
-	pn := &plots.Panel{X: plots.Axis{Label: "capacity: lock cycles/s within the SLO (log)", Log: true}, Y: plots.Axis{Label: "faults survived (of those judged)", Min: plots.F(0)}}
-	for i, r := range w.Rows {
-		x := r.CyclesPerSec
-		if r.Capacity != nil {
-			x = r.Capacity.CyclesPerSec
-		}
-		if x <= 0 {
-			continue
-		}
-		pn.Series = append(pn.Series, plots.Series{Label: fmt.Sprintf("%s (%d/%d)", r.Design, r.Survived, r.Judged),
-			X: []float64{x}, Y: []float64{float64(r.Survived)}, Color: i, Glyph: 1 + i%6})
-	}
-	if len(pn.Series) == 0 {
-		return nil
-	}
-	b, err := plots.Render(&plots.Figure{Title: "Which lock: price against the faults it survived", Grid: [][]*plots.Panel{{pn}}, Width: 900, Height: 520}, "png")
-	if err != nil {
-		return err
-	}
-	return results.WriteFileShared(filepath.Join(out, WhichLockPicture), func(wr io.Writer) error { _, err := wr.Write(b); return err })
-}
-
 // priceText says where the price columns come from.
 func (w *WhichLock) priceText() string {
 	if pc := w.PriceCells; pc != nil {
@@ -270,9 +242,10 @@ func (w *WhichLock) priceText() string {
 			"time to lock p99 on one hot key (%s) beside the FIFO ideal, (workers − 1) × the key's measured period: a queue's lower bound, "+
 			"with how the design waits there (queue: the server hands the lock on in order; retry, backoff, spin: the client tries again; notify: it tries again when told the key was released); ≥ where callers that gave up or won nothing in the window (their waits not in the p99) are over 1%% of the waits. "+
 			"What limited a capacity: server (its CPU), latency (served, but the wait broke the SLO), machine or generator (this shared 2-core machine or lockbench itself: a lower bound), "+
-			"SLO not reached (every step met it: a lower bound). "+
-			"A --p99 need is judged on the acquire p99 at the common rate; \"served only\" where a design fell short of that rate (its latency is then an overload's). —: not measured.",
-			pc.SLO, pc.LadderWork, pc.CommonWork, pc.HotWork)
+			"SLO not reached (every step met it: a lower bound); ≈ names the designs whose capacity range (the repeats' range, up to the step that broke the SLO where the knee lies between two steps) overlaps this one's, between which no order is claimed. "+
+			"A --p99 need is judged on the common-rate cell's acquires, its repeats pooled (at least %d): \"pooled\" is their p99 with its 95%% interval from the order statistics, "+
+			"which meets the need when it lies within the bound, fails it when it lies wholly over it, and else leaves it not settled; the first figure is the repeats' median p99 and their range. \"served only\" where a design fell short of that rate (its latency is then an overload's). —: not measured.",
+			pc.SLO, pc.LadderWork, pc.CommonWork, pc.HotWork, MinP99Samples)
 	}
 	if w.PriceWork == "" {
 		return "Price: the quiet cell (no fault)."
@@ -310,6 +283,8 @@ func (r MatrixRow) fig(us float64) string {
 // cycles/s), "—" where none was measured.
 func (r MatrixRow) CyclesText() string {
 	switch {
+	case r.Capacity != nil && len(r.Capacity.Overlaps) > 0:
+		return r.CapacityText() + "; ≈ " + strings.Join(r.Capacity.Overlaps, ", ")
 	case r.Capacity != nil:
 		return r.CapacityText()
 	case !r.Priced:
@@ -341,10 +316,14 @@ func rangeText(priced bool, rg [2]float64) string {
 // P99Text is the acquire p99, with what was served where the common rate
 // was not.
 func (r MatrixRow) P99Text() string {
+	t := r.fig(r.AcquireP99) + rangeText(r.Priced, r.P99Range)
 	if r.Priced && r.CommonServed > 0 {
-		return fmt.Sprintf("%s%s (served only %.0f/s)", r.fig(r.AcquireP99), rangeText(r.Priced, r.P99Range), r.CommonServed)
+		t += fmt.Sprintf(" (served only %.0f/s)", r.CommonServed)
 	}
-	return r.fig(r.AcquireP99) + rangeText(r.Priced, r.P99Range)
+	if ci := r.P99CI; r.Priced && ci != nil {
+		t += fmt.Sprintf("; pooled %s", ci.Text())
+	}
+	return t
 }
 func (r MatrixRow) TimeToLockText() string {
 	switch {
@@ -536,6 +515,7 @@ Each fault's cell: in how many of its judged fault events each outcome happened 
 {{with .LibraryNote}}<p>{{.}}</p>
 {{end}}<p class="legend">{{range .Legend}}<span class="{{.Class}}">{{.Text}}</span> {{end}}</p>
 <p><img src="which-lock.png" alt="price against the faults survived, one point per design" width="900"></p>
+<p>{{.PictureText}}</p>
 <h2>Outcomes, one definition for every design</h2>
 <ul>{{range .Outcomes}}<li><strong>{{.Name}}</strong>: {{.Text}}</li>{{end}}</ul>
 <h2>Faults</h2>

@@ -77,7 +77,10 @@ type DesignCapacity struct {
 	// cycles/s and acquire p99 in µs): the knee lies between the two
 	// steps. Nil: every heavier step met it (the SLO not reached).
 	Broke *BrokenStep `json:"broke_at,omitempty"`
-	cell  string      // the step's name
+	// Overlaps are the designs whose capacity span overlaps this one's:
+	// no order is claimed between them (none: the spans are apart).
+	Overlaps []string `json:"overlaps,omitempty"`
+	cell     string   // the step's name
 }
 
 // HotKey is time to lock on one hot key beside the FIFO ideal: a waiter
@@ -135,6 +138,9 @@ func (r *MatrixRow) priceFromCells(pc *PriceCells, find func(string) (CellSummar
 		r.Priced = true
 		r.AcquireP50, r.AcquireP99, r.P50, r.P99, r.PriceResult = c.Acquire.P50, c.Acquire.P99, c.Acquire.P50, c.Acquire.P99, l.Info.File
 		r.LatencySamples = c.Acquire.Count
+		if ci, ok := p99CIOf(l.Totals[results.MetricAcquire]); ok {
+			r.P99CI = &ci
+		}
 		if sp, ok := spreadOf(c, "acquire_p50"); ok {
 			r.P50Range = [2]float64{sp.Min, sp.Max}
 		}
@@ -272,6 +278,38 @@ func (r MatrixRow) CapacityText() string {
 		t += fmt.Sprintf("; %d workers broke the SLO (p99 %s at %.0f/s)", b.Workers, results.FormatMicros(b.P99), b.CyclesPerSec)
 	}
 	return t
+}
+
+// span is the range design's capacity may lie in: its knee's repeats'
+// range, up to the step that broke the SLO when the knee lies between the
+// two; ok false when no step met the SLO.
+func (cp *DesignCapacity) span() (lo, hi float64, ok bool) {
+	if cp == nil || cp.CyclesPerSec <= 0 {
+		return 0, 0, false
+	}
+	lo, hi = cp.Min, cp.Max
+	if b := cp.Broke; b != nil && b.CyclesPerSec > hi {
+		hi = b.CyclesPerSec
+	}
+	return lo, hi, true
+}
+
+// markOverlaps names, on each row's capacity, the other designs whose
+// span overlaps its own: the page says ≈ between them rather than an
+// order the noise could reverse (benchstat's rule). A lower bound's span
+// is its measured range: the ≥ says it may be more.
+func markOverlaps(rows []MatrixRow) {
+	for i := range rows {
+		lo, hi, ok := rows[i].Capacity.span()
+		if !ok {
+			continue
+		}
+		for j := range rows {
+			if lo2, hi2, ok2 := rows[j].Capacity.span(); i != j && ok2 && lo <= hi2 && lo2 <= hi {
+				rows[i].Capacity.Overlaps = append(rows[i].Capacity.Overlaps, rows[j].Design)
+			}
+		}
+	}
 }
 
 // HotText is "1.2 s (3.4× FIFO, retry)", "≥ 2 s (≥ 10.3× FIFO, retry, 7

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
 	"lockbench/results"
 )
 
@@ -24,6 +26,9 @@ type priced struct {
 	cpu              float64 // servers' CPU µs per lock
 	offered          float64 // an open loop's rate (0: closed loop)
 	samples          int64   // acquires the latency figures stand on (0: 10000)
+	// hist is the acquires' pooled histogram, as the cell's interval
+	// logs add up (nil: no logs).
+	hist *hdrhistogram.Histogram
 }
 
 // pricedMatrix builds a matrix of designs with no fault cell, priced by
@@ -48,7 +53,10 @@ func pricedMatrix(pc *PriceCells, designs []string, ps []priced) *WhichLock {
 			c.Contention = &results.Contention{TimeToLock: results.Latency{P99: p.ttl99}}
 			c.Fairness = &results.Fairness{Workers: p.workers, Idle: p.idle}
 		}
-		l := &cell{Info: results.CellInfo{File: "cells/" + p.name + ".json"}}
+		l := &cell{Info: results.CellInfo{File: "cells/" + p.name + ".json"}, Totals: map[string]*hdrhistogram.Histogram{}}
+		if p.hist != nil {
+			l.Totals[results.MetricAcquire] = p.hist
+		}
 		if p.cpu > 0 {
 			l.Run.Servers = &results.Servers{CPUMicrosCycle: p.cpu}
 		}
@@ -197,14 +205,14 @@ func TestHotKeyAgainstTheFIFOIdeal(t *testing.T) {
 }
 
 // A --p99 need is judged on the acquire p99 at the common rate: a design
-// over it fails with that figure named (and the rate it fell short of
-// said), one under it does not, and one whose common-rate cell was not
-// measured fails for want of it.
+// whose pooled p99's interval lies over it fails with that figure named
+// (and the rate it fell short of said), one under it does not, and one
+// whose common-rate cell was not measured fails for want of it.
 func TestP99NeedReadsTheCommonRate(t *testing.T) {
 	pc := &PriceCells{SLO: 5 * time.Millisecond, Common: map[string]string{"fast": "fast.common", "slow": "slow.common", "gone": "gone.common"}}
 	m := pricedMatrix(pc, []string{"fast", "slow", "gone"}, []priced{
-		{name: "slow.common", p50: 3000, p99: 41000, offered: 200, cps: 130},
-		{name: "fast.common", p50: 100, p99: 900, offered: 200, cps: 199},
+		{name: "slow.common", p50: 3000, p99: 41000, offered: 200, cps: 130, hist: histOf(10000, func(int) int64 { return 41000 })},
+		{name: "fast.common", p50: 100, p99: 900, offered: 200, cps: 199, hist: histOf(10000, func(k int) int64 { return int64(k / 10) })},
 	})
 	m.Needs = Needs{P99: 5 * time.Millisecond}
 	for i := range m.Rows {
@@ -214,10 +222,10 @@ func TestP99NeedReadsTheCommonRate(t *testing.T) {
 	if len(fast.Reasons) != 0 {
 		t.Errorf("900 µs at the common rate fails a 5 ms need: %v", fast.Reasons)
 	}
-	if len(slow.Reasons) != 1 || !strings.Contains(slow.Reasons[0], "41 ms on its common-rate cell") {
+	if len(slow.Reasons) != 1 || !strings.Contains(slow.Reasons[0], "acquire p99 41 ms (95% CI 41 ms–41 ms) on 10000 acquires at the common rate, over 5ms") {
 		t.Errorf("41 ms at the common rate: %v; want one reason naming it", slow.Reasons)
 	}
-	if got, want := slow.P99Text()+"; "+fast.P99Text(), "41 ms (served only 130/s); 900 µs"; got != want {
+	if got, want := slow.P99Text()+" | "+fast.P99Text(), "41 ms (served only 130/s); pooled 41 ms (95% CI 41 ms–41 ms) | 900 µs; pooled 990 µs (95% CI 988 µs–992 µs)"; got != want {
 		t.Errorf("the common rate's p99 reads %q; want %q (the rate not served said, 199 of 200/s served)", got, want)
 	}
 	if len(gone.Reasons) != 1 || !strings.Contains(gone.Reasons[0], "not measured") {

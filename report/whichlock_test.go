@@ -190,18 +190,41 @@ func TestShortWhy(t *testing.T) {
 	}
 }
 
-// Two runs agree unless a verdict unanimous in both is the opposite; a
-// rare event seen in one run only differs, and is listed.
+// A reversal is one run's settled-clean outcome (0 of 14: ≤ 19%, within
+// the 20% max rate) whose interval in the other run lies wholly above the
+// max rate (9 of 14: 35–87%). A verdict settled in one run and unsettled in
+// the other (0 of 14, then 0 of 3) is none, nor is 1 of 14 beside 0 of 14
+// (chance gives that), nor 3 of 3 beside 0 of 3 (neither settled clean).
 func TestAgreeMatrices(t *testing.T) {
-	p := &WhichLockPlan{Designs: []string{"a"}, Faults: []string{"none", "crash", "pause-holder"}}
-	one := matrixOf(p, map[string][]run{"a.none": {{}, {}, {}}, "a.crash": {{}, {}, {}}, "a.pause-holder": {{overlap: 3}, {overlap: 2}, {overlap: 1}}})
-	rare := matrixOf(p, map[string][]run{"a.none": {{}, {}, {}}, "a.crash": {{lost: 1}, {}, {}}, "a.pause-holder": {{overlap: 3}, {overlap: 2}, {overlap: 1}}})
-	flipped := matrixOf(p, map[string][]run{"a.none": {{}, {}, {}}, "a.crash": {{}, {}, {}}, "a.pause-holder": {{}, {}, {}}})
-	if m := AgreeMatrices(one, rare); len(m.Reversed) != 0 || len(m.Differ) != 1 || m.Compared != 6 || m.Recoloured != 1 {
-		t.Errorf("a rare lost update: %+v; want no reversal, one difference (the cell recoloured), 6 outcomes compared", m)
+	p := &WhichLockPlan{Designs: []string{"a"}, Faults: []string{"none", "crash"}}
+	runs := func(n, broken int) map[string][]run {
+		rs := make([]run, n)
+		for i := range broken {
+			rs[i] = run{overlap: 1, lost: 1}
+		}
+		return map[string][]run{"a.crash": rs}
 	}
-	if m := AgreeMatrices(one, flipped); len(m.Reversed) != 1 || !strings.Contains(m.Reversed[0], "a × pause-holder: exclusion broken in 3/3 runs, then 0/3") {
-		t.Errorf("overlap in 3 of 3, then 0 of 3: %+v; want one reversal", m)
+	for _, c := range []struct {
+		name              string
+		a, b              map[string][]run
+		reversed, settled int
+		differ            int
+		says              string
+	}{
+		{"settled, then unsettled", runs(14, 0), runs(3, 0), 0, 2, 0, "which-lock: no reversal in 2 outcomes measured in both runs (2 settled clean in one of them at the max rate 20%)"},
+		{"a rare event once", runs(14, 0), runs(14, 1), 0, 2, 2, "differs  a × crash: data lost 0 of 14: ≤ 19%, then 1 of 14: 0.2%–34%"},
+		{"neither settled", runs(3, 3), runs(3, 0), 0, 0, 2, "no reversal in 2 outcomes"},
+		{"reversed", runs(14, 0), runs(14, 9), 2, 2, 0, "REVERSED a × crash: data lost 0 of 14: ≤ 19%, then 9 of 14: 35%–87% (settled clean at 20% in the first run; the second's interval lies wholly above it)"},
+		{"reversed the other way", runs(14, 9), runs(14, 0), 2, 2, 0, "(settled clean at 20% in the second run; the first's interval lies wholly above it)"},
+	} {
+		m := AgreeMatrices(matrixOf(p, c.a), matrixOf(p, c.b))
+		var out strings.Builder
+		if err := m.Write(&out); err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Reversed) != c.reversed || m.Settled != c.settled || len(m.Differ) != c.differ || m.Compared != 2 || !strings.Contains(out.String(), c.says) {
+			t.Errorf("%s: %+v; want %d reversed, %d settled, %d differ of 2 compared, saying %q:\n%s", c.name, m, c.reversed, c.settled, c.differ, c.says, out.String())
+		}
 	}
 }
 
