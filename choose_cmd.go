@@ -91,7 +91,11 @@ func cmdChoose(args []string) error {
 	}
 	a.beforeReport = func(dir string) error { return whichlock.WritePlan(dir, wl) }
 	a.settle = whichlock.Settler{MaxRate: a.maxRate, Named: wl.Needs.Faults()}
-	return runScenario("choose", sc, cells, a.scenarioArgs)
+	err = runScenario("choose", sc, cells, a.scenarioArgs)
+	if a.dryRun && err == nil {
+		fmt.Println("(the estimate runs every cell --repeat times: a fault cell whose verdict settles sooner stops early, and --budget bounds the run)")
+	}
+	return err
 }
 
 // clientDesigns are --client's designs, each named once and its adapter
