@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -44,7 +45,7 @@ func chooseFlags(a *chooseArgs) *pflag.FlagSet {
 	fs.DurationVar(&a.ask.Duration, "duration", whichlock.FullDuration, "each cell's measured time (shorter than 8s: the common-rate price cell runs 2 s, too few acquires to settle a --p99 need)")
 	fs.IntVar(&a.ask.Events, "events", plan.MatrixEvents, "fault events in each fault cell's history where the fault can repeat in one (a crash, a pause, a partition; a failover or a clock jump happen once a history and repeat as runs): each event is judged apart")
 	fs.IntVar(&a.ask.Repeat, "repeat", 3, "measure every cell this many times (the fault cells' spread and how many runs were unsafe)")
-	fs.DurationVar(&a.budget, "budget", 0, "bound the run's time: no cell starts that would end past it, and the time left after --repeat goes to more runs of the fault cells not yet settled, those your --need names first (0: no bound; settled cells stop early either way)")
+	fs.DurationVar(&a.budget, "budget", DefaultBudget, "bound the run's time: no cell starts that would end past it, and the time left after --repeat goes to more runs of the fault cells not yet settled, those your --need names first (0: no bound, and no runs past --repeat; --quick: 0 unless given; settled cells stop early either way)")
 	fs.StringVar(&a.out, "out", "", "results directory (default results/which-lock-YYYYMMDD-HHMMSS)")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "print the cells and the estimated duration, run nothing")
 	return fs
@@ -70,6 +71,9 @@ func cmdChoose(args []string) error {
 		return cli.UsageErr(err)
 	}
 	gaveUp := ""
+	if a.quick && !fs.Changed("budget") {
+		a.budget = 0 // a first answer: one run of each cell, no more
+	}
 	if a.quick {
 		if gaveUp, err = whichlock.Quick(&a.ask, fs.Changed("repeat"), fs.Changed("duration"), fs.Changed("events")); err != nil {
 			return cli.UsageErr(err)
@@ -93,7 +97,7 @@ func cmdChoose(args []string) error {
 	a.settle = whichlock.Settler{MaxRate: a.maxRate, Named: wl.Needs.Faults()}
 	err = runScenario("choose", sc, cells, a.scenarioArgs)
 	if a.dryRun && err == nil {
-		fmt.Println("(the estimate runs every cell --repeat times: a fault cell whose verdict settles sooner stops early, and --budget bounds the run)")
+		fmt.Println(budgetNote(a.budget))
 	}
 	return err
 }
@@ -128,4 +132,17 @@ func probeFsync() *fsyncprobe.Result {
 	}
 	fmt.Fprintf(os.Stderr, "lockbench choose: disk: %s\n", r)
 	return &r
+}
+
+// DefaultBudget is choose's --budget: a full run on a 2-core machine ends
+// within 2 h (the last cell may end past it by its own length, and the
+// report takes a minute).
+const DefaultBudget = 110 * time.Minute
+
+// budgetNote is what the dry run adds to its estimate.
+func budgetNote(budget time.Duration) string {
+	if budget <= 0 {
+		return "(the estimate runs every cell --repeat times; a fault cell whose verdict settles sooner stops early)"
+	}
+	return fmt.Sprintf("(the estimate runs every cell --repeat times; a fault cell whose verdict settles sooner stops early, and --budget %s bounds the run: what is left goes to more runs of the unsettled fault cells)", budget)
 }
