@@ -56,6 +56,12 @@ func TestOutcomesCountJudgedEvents(t *testing.T) {
 	if ov, _, _, _ = outcomes(old); ov.Runs != 2 || ov.Broken != 1 || ov.Unit != "" || !strings.Contains(ov.text("overlap"), "1 of 2: ") {
 		t.Errorf("old runs: %+v %q", ov, ov.text("overlap"))
 	}
+	// A run that exercised no hold yet lost data (a replica promoted
+	// without the writes acknowledged before): broken, never hidden.
+	nx := []results.RepeatRun{{Verdict: results.NotExercised, Violations: 3, LostUpdates: 3}, {Verdict: results.NotExercised}}
+	if ov, lo, _, _ = outcomes(nx); ov == nil || ov.Broken != 1 || ov.Runs != 1 || lo.Broken != 1 {
+		t.Errorf("a not-exercised run that lost data: overlap %+v lost %+v; want 1 of 1 broken", ov, lo)
+	}
 	none := eventRuns([]int64{-1, -1})
 	if _, judged := Settles(none, DefaultMaxRate); judged {
 		t.Errorf("a run whose events met no holder judged something")

@@ -557,8 +557,10 @@ func outcomes(runs []results.RepeatRun) (overlap, lost, inPromise *Outcome, down
 				toEnd++
 			}
 		}
+		broke := r.Violations > 0 || r.LostUpdates > 0
 		switch {
-		case r.Verdict == results.NotJudged || r.Verdict == results.NotExercised:
+		case (r.Verdict == results.NotJudged || r.Verdict == results.NotExercised) && !broke:
+			// judged nothing, and nothing broke (what broke is never hidden)
 		case byEvent:
 			for _, e := range r.FaultEvents {
 				if e.Judged {

@@ -292,7 +292,7 @@ func (r *cellRun) addFindings(t0 time.Time, run clientsRun, chk *resourceCheck) 
 	if counted {
 		rs.FaultEvents = faultEvents(ms, ck, t0, expects(r.cell, results.MetricExercisedHolds))
 		rs.ExercisedHolds, rs.ExercisedByFault, rs.HeldAtFaults = &total, per, &held
-		if total == 0 && !expects(r.cell, results.MetricExercisedHolds) {
+		if total == 0 && !expects(r.cell, results.MetricExercisedHolds) && ck.Violations == 0 && ck.LostUpdates+ck.StaleAccepted == 0 {
 			res.NotExercised = notExercisedText(per)
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // fault that takes no lock (a replica's lag) opens no event of its own.
 // An event is judged when it exercised a hold, or, in a cell that states
 // what it expects of its exercised holds (a session lock no fault can hand
-// on), when it met one.
+// on), when it met one, and always when something broke in its window.
 func faultEvents(ms []met, ck check.Findings, t0 time.Time, expectsNone bool) []results.FaultEvent {
 	var out []results.FaultEvent
 	var starts []int64
@@ -61,6 +61,9 @@ func faultEvents(ms []met, ck check.Findings, t0 time.Time, expectsNone bool) []
 	}
 	for _, at := range append(slices.Clone(ck.Writes.LostAt), ck.Writes.StaleAt...) {
 		lay(at, func(e *results.FaultEvent) { e.DataLost++ })
+	}
+	for i := range out { // what broke is judged, exercised or not: nothing lost hides
+		out[i].Judged = out[i].Judged || out[i].Violations > 0 || out[i].DataLost > 0
 	}
 	return out
 }

@@ -33,7 +33,9 @@ func TestFaultEventsWindows(t *testing.T) {
 		judged    bool
 		ov, ip, l int64
 	}
-	want := []got{{2, 1, true, 2, 0, 1}, {1, 7, true, 2, 1, 0}, {3, 13, false, 0, 0, 1}}
+	// The last event exercised nothing, but a write was lost in its window:
+	// judged (broken), never hidden as not exercised.
+	want := []got{{2, 1, true, 2, 0, 1}, {1, 7, true, 2, 1, 0}, {3, 13, true, 0, 0, 1}}
 	if len(evs) != len(want) {
 		t.Fatalf("events %+v, want %d", evs, len(want))
 	}
@@ -41,6 +43,10 @@ func TestFaultEventsWindows(t *testing.T) {
 		if g := (got{e.Fault, e.AtS, e.Judged, e.Violations, e.InPromise, e.DataLost}); g != want[i] {
 			t.Errorf("event %d: %+v, want %+v", i, g, want[i])
 		}
+	}
+	ck.Writes.LostAt = nil
+	if evs := faultEvents(ms, ck, t0, false); evs[2].Judged {
+		t.Errorf("an event that exercised nothing and broke nothing is judged")
 	}
 	if evs := faultEvents(ms, ck, t0, true); !evs[2].Judged {
 		t.Errorf("a met hold in a cell expecting none handed on is not judged")
