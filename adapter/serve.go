@@ -22,7 +22,7 @@ type Open func(ctx context.Context, hello Msg) (lock.Locker, HelloOK, error)
 // every request on its own goroutine, replies as they come. It returns
 // at EOF on in, once its held locks are released.
 func Serve(in io.Reader, out io.Writer, open Open) error {
-	s := &server{w: newLineWriter(out), inflight: map[int64]context.CancelFunc{}, held: map[string]*lock.Lock{}}
+	s := &server{w: newLineWriter(out, nil), inflight: map[int64]context.CancelFunc{}, held: map[string]*lock.Lock{}}
 	defer s.w.close()
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
@@ -35,7 +35,7 @@ func Serve(in io.Reader, out io.Writer, open Open) error {
 	var wg sync.WaitGroup
 	for sc.Scan() {
 		var m Msg
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+		if err := decodeMsg(sc.Bytes(), &m); err != nil {
 			return fmt.Errorf("malformed request %s", firstBytes(sc.Bytes()))
 		}
 		s.serve(&wg, m)
@@ -65,11 +65,11 @@ func (s *server) hello(line []byte, open Open) error {
 	defer cancel()
 	lk, ok, err := open(ctx, m)
 	if err != nil {
-		s.w.send(Msg{Type: TypeError, InReplyTo: m.ID, Code: "hello_failed", Reason: err.Error()})
+		s.w.send(&Msg{Type: TypeError, InReplyTo: m.ID, Code: "hello_failed", Reason: err.Error()})
 		return err
 	}
 	s.lk, s.caps = lk, ok.Capabilities
-	s.w.send(Msg{Type: TypeHelloOK, InReplyTo: m.ID, Protocol: ProtocolVersion, Library: &ok.Library,
+	s.w.send(&Msg{Type: TypeHelloOK, InReplyTo: m.ID, Protocol: ProtocolVersion, Library: &ok.Library,
 		Capability: &ok.Capabilities, Validity: &ok.Validity})
 	return nil
 }
@@ -92,7 +92,7 @@ func (s *server) serve(wg *sync.WaitGroup, m Msg) {
 		s.mu.Unlock()
 		return
 	default:
-		s.w.send(Msg{Type: TypeError, InReplyTo: m.ID, Code: "not_supported", Reason: fmt.Sprintf("unknown request type %q", m.Type)})
+		s.w.send(&Msg{Type: TypeError, InReplyTo: m.ID, Code: "not_supported", Reason: fmt.Sprintf("unknown request type %q", m.Type)})
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -108,7 +108,7 @@ func (s *server) serve(wg *sync.WaitGroup, m Msg) {
 		s.mu.Unlock()
 		cancel()
 		r.InReplyTo = m.ID
-		s.w.send(r)
+		s.w.send(&r)
 	}()
 }
 
@@ -121,7 +121,7 @@ func (s *server) acquire(ctx context.Context, m Msg) Msg {
 		s.keep(l)
 		return Msg{Type: TypeGranted, Token: l.Token, ValidityMs: ms(validUntil(l).Sub(time.Now())), Fence: l.Fence,
 			Attempts: res.Attempts, ElapsedMs: elapsed}
-	case res.Err != nil:
+	case res.Err != nil || ctx.Err() != nil: // a cancel that came mid-attempt, too
 		return Msg{Type: TypeRefused, Reason: "cancelled", Attempts: res.Attempts, ElapsedMs: elapsed}
 	case res.Taken || slices.Contains(res.PerMaster, lock.Taken) || res.Successes >= lock.Quorum(len(res.PerMaster)):
 		return Msg{Type: TypeRefused, Reason: "held by another", Attempts: res.Attempts, ElapsedMs: elapsed}
@@ -152,7 +152,7 @@ func (s *server) keep(l *lock.Lock) {
 		_, still := s.held[l.Token]
 		s.mu.Unlock()
 		if still {
-			s.w.send(Msg{Type: TypeLost, Key: l.Key, Token: l.Token, Reason: "renewal failed"})
+			s.w.send(&Msg{Type: TypeLost, Key: l.Key, Token: l.Token, Reason: "renewal failed"})
 		}
 	}()
 }
@@ -215,46 +215,4 @@ func (s *server) releaseAll() {
 	for _, l := range held {
 		s.lk.Release(ctx, l)
 	}
-}
-
-// lineWriter writes messages as lines from any goroutine, flushing when
-// no other waits: replies share writes under load.
-type lineWriter struct {
-	mu     sync.Mutex // closed and sends: a late lost notice must not write after close
-	closed bool
-	ch     chan []byte
-	done   chan struct{}
-}
-
-func newLineWriter(out io.Writer) *lineWriter {
-	lw := &lineWriter{ch: make(chan []byte, 1024), done: make(chan struct{})}
-	go func() {
-		defer close(lw.done)
-		w := bufio.NewWriterSize(out, 64<<10)
-		for line := range lw.ch {
-			_, _ = w.Write(line)
-			if len(lw.ch) == 0 {
-				_ = w.Flush()
-			}
-		}
-		_ = w.Flush()
-	}()
-	return lw
-}
-
-func (lw *lineWriter) send(m Msg) {
-	line, _ := json.Marshal(m)
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	if !lw.closed {
-		lw.ch <- append(line, '\n')
-	}
-}
-
-func (lw *lineWriter) close() {
-	lw.mu.Lock()
-	lw.closed = true
-	close(lw.ch)
-	lw.mu.Unlock()
-	<-lw.done
 }
