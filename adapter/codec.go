@@ -18,7 +18,8 @@ import (
 // writes (the fields in Msg's order, omitempty kept), then '\n'.
 func appendMsg(b []byte, m *Msg) []byte {
 	if m.Servers != nil || m.Settings != nil || m.Capability != nil || m.Library != nil || m.Validity != nil {
-		line, err := json.Marshal(m) // hello and hello_ok: once a session
+		cp := *m                       // m itself does not escape to the heap: the cell's messages
+		line, err := json.Marshal(&cp) // hello and hello_ok: once a session
 		if err != nil {
 			line = []byte(`{"type":"error","reason":"unencodable message"}`)
 		}
@@ -90,8 +91,10 @@ func decodeMsg(line []byte, m *Msg) error {
 	if decodeFlat(line, m) {
 		return nil
 	}
-	*m = Msg{}
-	return json.Unmarshal(line, m)
+	var v Msg // m itself does not escape to the heap (see appendMsg)
+	err := json.Unmarshal(line, &v)
+	*m = v
+	return err
 }
 
 // decodeFlat reads a line that is one flat object of Msg's scalar fields
