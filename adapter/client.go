@@ -349,6 +349,7 @@ func (c *Client) read(out io.Reader) {
 	if err := sc.Err(); err != nil {
 		c.fail(fmt.Errorf("adapter %s: reading its stdout: %v", c.name(), err))
 	}
+	_ = c.stdout.Close()
 	status := c.wait()
 	close(c.exited)
 	if !c.closing.Load() {
