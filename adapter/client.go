@@ -200,8 +200,19 @@ func validMethod(s string) bool { return s == "drift" || s == "ttl" || s == "ses
 // Hello is what the adapter said of its library.
 func (c *Client) Hello() HelloOK { return c.hello }
 
-// name is the adapter as errors name it: its program.
-func (c *Client) name() string { return c.opt.Argv[0] }
+// name is the adapter as errors name it: its command, quoted when it has
+// arguments ("node adapters/node-redlock/adapter.js", not "node"), its
+// start when long.
+func (c *Client) name() string {
+	if len(c.opt.Argv) == 1 {
+		return c.opt.Argv[0]
+	}
+	cmd := strings.Join(c.opt.Argv, " ")
+	if len(cmd) > 120 {
+		cmd = cmd[:120] + "…"
+	}
+	return "'" + cmd + "'"
+}
 
 // Pid is the adapter's process.
 func (c *Client) Pid() int { return c.cmd.Process.Pid }
