@@ -19,8 +19,8 @@ import (
 type Open func(ctx context.Context, hello Msg) (lock.Locker, HelloOK, error)
 
 // Serve is the adapter side of the protocol for a Go Locker: hello, then
-// every request on its own goroutine, replies as they come. It returns
-// at EOF on in, once its held locks are released.
+// every request on a handler goroutine of its own while it runs, replies
+// as they come. It returns at EOF on in, once its held locks are released.
 func Serve(in io.Reader, out io.Writer, open Open) error {
 	s := &server{w: newLineWriter(out, nil), idle: make(chan func()), inflight: map[int64]context.CancelFunc{}, held: map[string]*lock.Lock{}}
 	defer s.w.close()
