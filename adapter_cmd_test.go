@@ -145,3 +145,45 @@ func startedMasters(stderr string) []string {
 	line, _, _ := strings.Cut(after, "\n")
 	return strings.Fields(line)
 }
+
+// An adapter in another language that breaks mid-cell (a shell script,
+// honest for 200 requests, then it exits or writes garbage): the run
+// fails (exit 1) with one line naming its command and what it did, and
+// the result it writes keeps what was measured until then, interrupted
+// and saying why.
+func TestRunClientBrokenScriptKeepsPartial(t *testing.T) {
+	redistest.Require(t)
+	for _, tc := range []struct{ mode, seen string }{
+		{"exit", "adapter 'sh testdata/broken-adapter.sh exit 200' exited (exit status 3); its last stderr lines: broken-adapter.sh: exiting after 200 requests"},
+		{"garbage", `adapter 'sh testdata/broken-adapter.sh garbage 200': malformed line "Traceback (most recent call last): {\"type\":\"acquire\"`},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run.json")
+			_, stderr, code := lockbench(t, "run", "--local", "3", "--duration", "20s", "--warmup", "0s", "--workers", "1", "--ttl", "1s",
+				"--json-out", out, "--client", "sh testdata/broken-adapter.sh "+tc.mode+" 200")
+			var reason []string
+			for _, l := range strings.Split(stderr, "\n") {
+				if strings.HasPrefix(l, "lockbench run: adapter") {
+					reason = append(reason, l)
+				}
+			}
+			if code != 1 || len(reason) != 1 || !strings.Contains(reason[0], tc.seen) {
+				t.Fatalf("exit %d, want 1 and one line with %q; stderr:\n%s", code, tc.seen, stderr)
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatalf("no partial result written: %v", err)
+			}
+			var res map[string]any
+			if err := json.Unmarshal(b, &res); err != nil {
+				t.Fatal(err)
+			}
+			// 200 honest requests from one worker: at most 100 acquires.
+			acq, _ := lookup(res, "outcomes.acquired")
+			broken, _ := res["broken"].(string)
+			if n, _ := acq.(float64); n < 1 || n > 100 || res["interrupted"] != true || !strings.Contains(broken, tc.seen) {
+				t.Fatalf("partial result: acquired %v (want 1..100), interrupted %v, broken %q (want %q)", acq, res["interrupted"], broken, tc.seen)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -61,11 +62,11 @@ func cmdRun(args []string) error {
 	defer stop()
 	out, err := runner.Run(ctx, sc, cells, runner.Options{Scenario: "run", Log: os.Stderr, Metrics: exp,
 		Progress: runner.NewRepeatLines(os.Stderr, a.repeat)})
-	if err == nil {
-		err = out.Err
-	}
 	if err != nil {
 		return err
+	}
+	if out.Err != nil {
+		return keepBroken(a, out)
 	}
 	if len(out.Cells) == 0 { // interrupted before the first measurement
 		return cli.Quiet(cli.Interrupted)
@@ -76,6 +77,19 @@ func cmdRun(args []string) error {
 		return err
 	}
 	return runVerdict(&res, a.thresholds)
+}
+
+// keepBroken is a run whose cell failed: what it measured before a
+// client broke mid-run (results.Run.Broken) is written where the result
+// goes, then the run fails with the cell's error.
+func keepBroken(a runArgs, out *runner.Outcome) error {
+	if len(out.Cells) > 0 {
+		res := out.Cells[0].Combined
+		if werr := writeRun(a, &res); werr != nil {
+			return errors.Join(out.Err, werr)
+		}
+	}
+	return out.Err
 }
 
 // parseRunArgs reads and checks the flags; bad input is a usage error and

@@ -3,7 +3,6 @@ package adapter
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -45,13 +44,14 @@ const (
 // request per call, many in flight, replies matched by id. Times are
 // lockbench's own: a request's send and its reply's receipt.
 type Client struct {
-	opt   Options
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	tail  *stderrTail
-	hello HelloOK
+	opt    Options
+	cmd    *exec.Cmd // nil: a test's in-memory pipes
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	w      *lineWriter
+	tail   *stderrTail
+	hello  HelloOK
 
-	out     chan []byte // lines to write, in order
 	nextID  atomic.Int64
 	mu      sync.Mutex
 	pending map[int64]*request
@@ -77,6 +77,20 @@ type request struct {
 	abandoned bool          // lockbench stopped waiting (cancelled)
 	internal  bool          // lockbench's own (a late grant's release): nobody waits
 }
+
+// requests are the Locker's requests, reused with their reply channel
+// once answered: two allocations fewer a request.
+var requests = sync.Pool{New: func() any { return &request{reply: make(chan reply, 1)} }}
+
+func newRequest(typ, key string, wait time.Duration) *request {
+	req := requests.Get().(*request)
+	*req = request{typ: typ, key: key, wait: wait, reply: req.reply}
+	return req
+}
+
+// recycle gives back a request whose reply its caller took: nothing else
+// holds it then (deliver removed it from pending before it replied).
+func recycle(req *request) { requests.Put(req) }
 
 type reply struct {
 	m  Msg
@@ -104,20 +118,31 @@ func boundFromEnv(def time.Duration) time.Duration {
 
 // Start runs the adapter, says hello and waits for hello_ok.
 func Start(ctx context.Context, opt Options) (*Client, error) {
+	c := newClient(opt)
+	cmd, in, out, err := startProcess(opt.Argv, opt.Env, c.tail)
+	if err != nil {
+		return nil, err
+	}
+	c.cmd = cmd
+	return c.run(ctx, in, out)
+}
+
+func newClient(opt Options) *Client {
 	if opt.HelloTimeout <= 0 {
 		opt.HelloTimeout = boundFromEnv(defaultHelloTimeout)
 	}
 	if opt.ReplyBound <= 0 {
 		opt.ReplyBound = boundFromEnv(defaultReplyBound)
 	}
-	c := &Client{opt: opt, tail: &stderrTail{w: opt.Stderr}, out: make(chan []byte, 1024), pending: map[int64]*request{},
+	return &Client{opt: opt, tail: &stderrTail{w: opt.Stderr}, pending: map[int64]*request{},
 		held: map[string]*heldLock{}, gone: [2]map[string]bool{{}, {}}, failed: make(chan struct{}), exited: make(chan struct{}), t0: time.Now()}
-	cmd, in, out, err := startProcess(opt.Argv, opt.Env, c.tail)
-	if err != nil {
-		return nil, err
-	}
-	c.cmd, c.stdin = cmd, in
-	go c.write()
+}
+
+// run speaks the protocol on in and out (the adapter's stdin and stdout):
+// the reader and the watch start, hello is said.
+func (c *Client) run(ctx context.Context, in io.WriteCloser, out io.ReadCloser) (*Client, error) {
+	c.stdin, c.stdout = in, out
+	c.w = newLineWriter(in, c.trace)
 	go c.read(out)
 	go c.watch()
 	if err := c.sayHello(ctx); err != nil {
@@ -175,8 +200,19 @@ func validMethod(s string) bool { return s == "drift" || s == "ttl" || s == "ses
 // Hello is what the adapter said of its library.
 func (c *Client) Hello() HelloOK { return c.hello }
 
-// name is the adapter as errors name it: its program.
-func (c *Client) name() string { return c.opt.Argv[0] }
+// name is the adapter as errors name it: its command, quoted when it has
+// arguments ("node adapters/node-redlock/adapter.js", not "node"), its
+// start when long.
+func (c *Client) name() string {
+	if len(c.opt.Argv) == 1 {
+		return c.opt.Argv[0]
+	}
+	cmd := strings.Join(c.opt.Argv, " ")
+	if len(cmd) > 120 {
+		cmd = cmd[:120] + "…"
+	}
+	return "'" + cmd + "'"
+}
 
 // Pid is the adapter's process.
 func (c *Client) Pid() int { return c.cmd.Process.Pid }
@@ -188,7 +224,7 @@ func (c *Client) Pid() int { return c.cmd.Process.Pid }
 // /proc counts in clock ticks (10 ms), each reading's bound of error.
 // Processes the adapter starts are not read: it execs its runtime.
 func (c *Client) CPU() time.Duration {
-	if c.hasExited() {
+	if c.cmd == nil || c.hasExited() {
 		return -1
 	}
 	p, err := procfs.NewProc(c.Pid())
@@ -244,8 +280,10 @@ func (c *Client) fail(err error) {
 }
 
 func (c *Client) kill() {
-	select {
-	case <-c.exited:
+	switch {
+	case c.hasExited():
+	case c.cmd == nil:
+		_ = c.stdout.Close()
 	default:
 		_ = c.cmd.Process.Kill()
 	}
@@ -278,11 +316,6 @@ func (c *Client) send(req *request, m Msg) error {
 }
 
 func (c *Client) sendMsg(req *request, m Msg) error {
-	line, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	line = append(line, '\n')
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
@@ -293,33 +326,17 @@ func (c *Client) sendMsg(req *request, m Msg) error {
 		c.pending[req.id] = req
 	}
 	c.mu.Unlock()
-	select {
-	case c.out <- line:
-		return nil
-	case <-c.failed:
-		return c.Err()
+	if err := c.w.send(&m); err != nil {
+		// Its stdin broke: it exited (the reader says how) or was closed.
+		c.mu.Lock()
+		delete(c.pending, req.id)
+		c.mu.Unlock()
+		if err := c.Err(); err != nil {
+			return err
+		}
+		return fmt.Errorf("adapter %s: writing its stdin: %v", c.name(), err)
 	}
-}
-
-// write sends the queued lines, flushing when none is waiting: many
-// workers' requests share a write.
-func (c *Client) write() {
-	w := bufio.NewWriterSize(c.stdin, 64<<10)
-	for {
-		var line []byte
-		select {
-		case line = <-c.out:
-		case <-c.failed:
-			return
-		}
-		c.trace("> ", line)
-		if _, err := w.Write(line); err != nil {
-			return // the reader sees the exit
-		}
-		if len(c.out) == 0 && w.Flush() != nil {
-			return
-		}
-	}
+	return nil
 }
 
 func (c *Client) trace(dir string, line []byte) {
@@ -343,11 +360,20 @@ func (c *Client) read(out io.Reader) {
 	if err := sc.Err(); err != nil {
 		c.fail(fmt.Errorf("adapter %s: reading its stdout: %v", c.name(), err))
 	}
-	status := c.cmd.Wait()
+	_ = c.stdout.Close()
+	status := c.wait()
 	close(c.exited)
 	if !c.closing.Load() {
 		c.fail(fmt.Errorf("adapter %s exited (%s); its last stderr lines: %s", c.name(), exitStatus(status), c.tail))
 	}
+}
+
+// wait reaps the adapter; in-memory pipes have no process to reap.
+func (c *Client) wait() error {
+	if c.cmd == nil {
+		return nil
+	}
+	return c.cmd.Wait()
 }
 
 func exitStatus(err error) string {

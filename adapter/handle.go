@@ -1,7 +1,6 @@
 package adapter
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -29,7 +28,7 @@ func accepts(typ, reply string) bool {
 func (c *Client) handle(line []byte, at time.Time) {
 	c.trace("< ", line)
 	var m Msg
-	if err := json.Unmarshal(line, &m); err != nil || m.Type == "" {
+	if err := decodeMsg(line, &m); err != nil || m.Type == "" {
 		c.fail(fmt.Errorf("adapter %s: malformed line %s on stdout (stdout carries protocol lines only; logs go to stderr)", c.name(), firstBytes(line)))
 		return
 	}

@@ -81,7 +81,7 @@ func startRef(t *testing.T, addrs []string, ttl, wait time.Duration, settings ma
 
 // fake is the argv of a fake adapter broken as mode says (this test
 // binary run again); its env is set for the test.
-func fake(t *testing.T, mode string) []string {
+func fake(t testing.TB, mode string) []string {
 	t.Setenv(adaptertest.Env, mode)
 	return []string{os.Args[0]}
 }

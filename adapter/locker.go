@@ -17,15 +17,17 @@ const farFuture = 100 * 365 * 24 * time.Hour
 // released). Err is set only when the run ends or the adapter broke:
 // the worker then stops.
 func (c *Client) Acquire(ctx context.Context, key string) (*lock.Lock, lock.Result) {
-	req := &request{typ: TypeAcquire, key: key, wait: c.opt.Hello.Wait + c.opt.Hello.TTL, reply: make(chan reply, 1)}
+	req := newRequest(TypeAcquire, key, c.opt.Hello.Wait+c.opt.Hello.TTL)
 	if err := c.send(req, Msg{Type: TypeAcquire, Key: key}); err != nil {
 		return nil, lock.Result{Err: err}
 	}
 	select {
 	case r := <-req.reply:
+		defer recycle(req)
 		return c.acquired(req, r)
 	case <-ctx.Done():
 		if r, ok := c.abandon(req); ok {
+			defer recycle(req)
 			return c.acquired(req, r)
 		}
 		return nil, lock.Result{Err: ctx.Err(), Elapsed: time.Since(req.sent)}
@@ -148,15 +150,17 @@ func (c *Client) Extend(ctx context.Context, l *lock.Lock, ttl time.Duration) lo
 // call sends one release or extend and waits for its answer (a context
 // that ends first: not done, the reply dropped when it comes).
 func (c *Client) call(ctx context.Context, typ string, m Msg) (reply, lock.OpResult, bool) {
-	req := &request{typ: typ, key: m.Key, reply: make(chan reply, 1)}
+	req := newRequest(typ, m.Key, 0)
 	if err := c.send(req, m); err != nil {
 		return reply{}, lock.OpResult{}, false
 	}
 	select {
 	case r := <-req.reply:
+		defer recycle(req)
 		return r, lock.OpResult{Elapsed: r.at.Sub(req.sent), Sent: 1}, true
 	case <-ctx.Done():
 		if r, ok := c.abandon(req); ok {
+			defer recycle(req)
 			return r, lock.OpResult{Elapsed: r.at.Sub(req.sent), Sent: 1}, true
 		}
 	case <-c.failed:

@@ -53,14 +53,29 @@ func startProcess(argv, env []string, tail *stderrTail) (*exec.Cmd, io.WriteClos
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	out, err := cmd.StdoutPipe()
+	out, childOut, err := blockingPipe()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = childOut
+	err = cmd.Start()
+	childOut.Close() // the adapter's now: its exit ends our reads
+	if err != nil {
+		out.Close()
 		return nil, nil, nil, fmt.Errorf("client: start %s: %w", argv[0], err)
 	}
 	return cmd, in, out, nil
+}
+
+// blockingPipe is a pipe whose read end blocks: the reader's thread
+// sleeps in read(2) until lines come, where the runtime's poller takes a
+// read that fails (EAGAIN), an epoll_wait and the read again at each wake.
+func blockingPipe() (r, w *os.File, err error) {
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, fmt.Errorf("client: pipe: %w", err)
+	}
+	return os.NewFile(uintptr(p[0]), "adapter stdout"), os.NewFile(uintptr(p[1]), "adapter stdout (its end)"), nil
 }
 
 // stderrTail keeps an adapter's last stderr lines for the error that

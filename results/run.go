@@ -535,13 +535,17 @@ type Run struct {
 	BaselineRTT map[string]Latency `json:"baseline_rtt_us,omitempty"`
 	// BaselineParallel: plain SETs to all masters at once, waited for together
 	// (the floor of a multiplexed acquire on this machine).
-	BaselineParallel *Latency  `json:"baseline_parallel_set_us,omitempty"`
-	MeasuredSeconds  float64   `json:"measured_seconds"`
-	Interrupted      bool      `json:"interrupted"`
-	Warnings         []string  `json:"warnings,omitempty"`
-	StartedAt        time.Time `json:"started_at"`
-	Cell             *CellInfo `json:"cell,omitempty"`
-	Events           []Event   `json:"events,omitempty"`
+	BaselineParallel *Latency `json:"baseline_parallel_set_us,omitempty"`
+	MeasuredSeconds  float64  `json:"measured_seconds"`
+	Interrupted      bool     `json:"interrupted"`
+	// Broken is why a client failed mid-run (an external client's adapter
+	// that exited, hung or broke the protocol): the figures are of the
+	// window until then, and the run is interrupted.
+	Broken    string    `json:"broken,omitempty"`
+	Warnings  []string  `json:"warnings,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	Cell      *CellInfo `json:"cell,omitempty"`
+	Events    []Event   `json:"events,omitempty"`
 	// Failovers are a replicated fault cell's kills of its master and
 	// what followed them.
 	Failovers []Failover `json:"failovers,omitempty"`

@@ -49,9 +49,26 @@ func runCell(ctx context.Context, env cellEnv) (*CellResult, error) {
 	r.sched.Start(t0, r.cell.Faults)
 	run, err := r.runClients(ctx, t0)
 	if err != nil {
-		return nil, err
+		return r.partial(t0, run, err)
 	}
 	return r.collect(t0, run)
+}
+
+// partial is a cell whose clients reported an error mid-run (an external
+// client's adapter that exited, hung or broke the protocol): what they
+// measured until then is collected and kept, interrupted and saying why
+// (Broken), and the cell still fails with err. Clients that did not all
+// report (nothing measured, or one that never started) keep nothing.
+func (r *cellRun) partial(t0 time.Time, run clientsRun, err error) (*CellResult, error) {
+	if !run.reported || run.interrupted {
+		return nil, err
+	}
+	res, cerr := r.collect(t0, run)
+	if cerr != nil {
+		return nil, err
+	}
+	res.Run.Interrupted, res.Run.Broken = true, err.Error()
+	return res, err
 }
 
 // cellRun is one cell on its way through runCell's steps.
@@ -89,6 +106,7 @@ type clientsRun struct {
 	results     []chaos.ClientResult
 	errs        []string
 	interrupted bool
+	reported    bool // every client handed its result (errors or not)
 }
 
 func newCellRun(env cellEnv) *cellRun {
@@ -307,10 +325,12 @@ func (r *cellRun) startAt(t0 time.Time) (<-chan struct{}, error) {
 // gather takes the clients' results, collecting their errors; a client
 // error fails a cell that was not interrupted.
 func (r *cellRun) gather(run *clientsRun, limit time.Duration) error {
+	run.reported = true
 	for i, c := range r.clients {
 		cr, err := c.Result(limit)
 		if err != nil {
 			run.errs = append(run.errs, err.Error())
+			run.reported = false
 		}
 		run.results[i] = cr
 	}

@@ -158,16 +158,21 @@ func (st *scenarioRun) measure(ctx context.Context, i int, c plan.Cell, r int) (
 	if rerr := st.pool.Release(c); rerr != nil { // said, not fatal: the cell's result stands
 		logf(st.opt.Log, "chaos: cell %s: cleanup: %v", c.Name, rerr)
 	}
-	if err != nil {
+	if res == nil {
 		return nil, err
 	}
-	if err := env.logs.commit(); err != nil {
-		return nil, err
+	// A cell that failed mid-run with what it measured (res.Run.Broken)
+	// is kept as well, then fails the run.
+	if cerr := env.logs.commit(); cerr != nil {
+		return nil, cerr
 	}
 	if p := st.opt.Progress; p != nil {
 		p.EndCell(c, r, res)
 	}
-	return res, st.record(i, c, r, res)
+	if rerr := st.record(i, c, r, res); rerr != nil {
+		return nil, rerr
+	}
+	return res, err
 }
 
 // env prepares repeat r of cell c: its servers, keys, seed and logs.

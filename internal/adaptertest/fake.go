@@ -17,7 +17,8 @@ import (
 
 // Env names the broken behaviour a fake adapter (a test binary run
 // again) shows: honest, two-holders, wrong-id, hangs, no-hello, prints,
-// crash (at its third request), lost-unknown; or, after N requests
+// crash (at its third request), lost-unknown, mem (no fault: an
+// in-memory lock served by adapter.Serve, for benchmarks); or, after N requests
 // answered honestly, crash-after:N, hang-after:N, garbage-after:N,
 // unknown-id-after:N.
 const Env = "LOCKBENCH_FAKE_ADAPTER"
@@ -25,6 +26,10 @@ const Env = "LOCKBENCH_FAKE_ADAPTER"
 // Serve is the fake adapter on stdin and stdout, broken as mode says; a
 // test binary runs it in place of its tests when Env is set, then exits.
 func Serve(mode string) {
+	if mode == "mem" {
+		ServeMem()
+		return
+	}
 	mode, after := splitAfter(mode)
 	out := bufio.NewWriter(os.Stdout)
 	var mu sync.Mutex
