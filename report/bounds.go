@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -39,7 +40,7 @@ func RateText(k, n int) string { return rateText(k, n, "") }
 func rateText(k, n int, unit string) string {
 	lo, hi := RateInterval(k, n)
 	if unit != "" {
-		unit = " " + unit
+		unit = " " + plural(unit, n)
 	}
 	switch {
 	case k <= 0:
@@ -78,4 +79,12 @@ func RunsToSettle(maxRate float64) int {
 		return 1
 	}
 	return int(math.Ceil(math.Log(1-Confidence) / math.Log(1-maxRate)))
+}
+
+// plural is a unit counted n times: "events", but "1 event".
+func plural(unit string, n int) string {
+	if n == 1 {
+		return strings.TrimSuffix(unit, "s")
+	}
+	return unit
 }

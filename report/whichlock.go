@@ -765,11 +765,11 @@ func (need Need) unmet(c MatrixCell) string {
 		case o == nil:
 			return "not judged: " + c.DownText() + ", so nothing to judge safety on"
 		case o.Broken > 0:
-			return fmt.Sprintf("%s in %d of %d %s (up to %.0f)", what, o.Broken, o.Runs, o.unit(), o.Max)
+			return fmt.Sprintf("%s in %d of %d %s (up to %.0f)", what, o.Broken, o.Runs, plural(o.unit(), o.Runs), o.Max)
 		case o.Settled == "":
 			_, hi := RateInterval(0, o.Runs)
 			return fmt.Sprintf("%s: %s in 0 of %d %s, which bounds its rate only at %.0f%%, above the max rate %s (0 of %d would settle it)",
-				notSettled, what, o.Runs, o.unit(), hi*100, pctText(maxRateOf(o)), RunsToSettle(maxRateOf(o)))
+				notSettled, what, o.Runs, plural(o.unit(), o.Runs), hi*100, pctText(maxRateOf(o)), RunsToSettle(maxRateOf(o)))
 		}
 		return ""
 	}

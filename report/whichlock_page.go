@@ -625,8 +625,8 @@ func (w *WhichLock) UnsettledText() string {
 	if len(only) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Nothing settled meets these needs yet: %s broke nothing the needs name, in too few runs to bound it at the max rate %s; "+
-		"run more repeats (%d at that rate) before choosing on it.", strings.Join(only, ", "), pctText(w.MaxRate), RunsToSettle(w.MaxRate))
+	return fmt.Sprintf("Nothing settled meets these needs yet: %s broke nothing the needs name, in too few fault events to bound it at the max rate %s; "+
+		"run longer (choose --budget, or more --events or --repeat: %d judged events at that rate) before choosing on it.", strings.Join(only, ", "), pctText(w.MaxRate), RunsToSettle(w.MaxRate))
 }
 
 // MaxRateText is the max rate as the page says it.
