@@ -492,7 +492,8 @@ func (c *Cluster) KillShardMaster(ctx context.Context, i int) (Kill, error) {
 }
 
 // watchPromotion polls shard i's other live nodes until one reports
-// itself master (ROLE), or promotionWatch passes, or the cluster stops.
+// itself master (INFO replication's role), or promotionWatch passes, or
+// the cluster stops.
 func (c *Cluster) watchPromotion(i int, killed *Master) {
 	defer c.watchers.Done()
 	deadline := time.After(promotionWatch)
@@ -502,9 +503,9 @@ func (c *Cluster) watchPromotion(i int, killed *Master) {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-			role, err := Do(ctx, n.Addr(), "ROLE")
+			info, err := Do(ctx, n.Addr(), "INFO", "replication")
 			cancel()
-			if err == nil && strings.HasPrefix(role, "master") {
+			if err == nil && engine.ParseInfo(info)["role"] == "master" {
 				c.mu.Lock()
 				c.promotions = append(c.promotions, ClusterPromotion{At: time.Now(), Shard: i, From: killed.Addr(), To: n.Addr(), ToName: n.Name()})
 				c.mu.Unlock()
@@ -519,6 +520,25 @@ func (c *Cluster) watchPromotion(i int, killed *Master) {
 		case <-time.After(promotionPoll):
 		}
 	}
+}
+
+// CutReplicaLinks closes every replica's connection on every shard's
+// current master (CLIENT KILL TYPE replica): writes from then on reach no
+// replica until it reconnects, which a replica stopped (SIGSTOP) first
+// cannot (faults.Replication: replication_lag). Without the cut, a
+// stopped replica would still read what its kernel buffered.
+func (c *Cluster) CutReplicaLinks(ctx context.Context) error {
+	var errs []error
+	for i := range c.masters {
+		addr, err := c.ShardMaster(ctx, i)
+		if err == nil {
+			cctx, cancel := context.WithTimeout(ctx, time.Second)
+			_, err = Do(cctx, addr, "CLIENT", "KILL", "TYPE", "replica")
+			cancel()
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // Kills are the KillShardMaster calls so far.

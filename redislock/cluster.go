@@ -44,7 +44,7 @@ func (r *RedisServers) clusterTargets(t *faults.Targets) []string {
 
 // clusterFailover is a cluster's failover as faults see it: the master of
 // the shard holding the most keys killed, the cluster promoting its
-// replica (seen when the replica answers ROLE as master).
+// replica (seen when the replica's INFO says role:master).
 type clusterFailover struct{ *localmasters.Cluster }
 
 // Failover kills the master of the shard that holds the most keys now
@@ -81,7 +81,7 @@ func (f clusterFailover) Promotions() []faults.Promotion {
 	var out []faults.Promotion
 	for _, p := range f.Cluster.Promotions() {
 		out = append(out, faults.Promotion{At: p.At, From: p.From, To: p.To,
-			Detail: fmt.Sprintf("%s answered ROLE master for shard %d (polled every %v)", p.ToName, p.Shard, 10*time.Millisecond)})
+			Detail: fmt.Sprintf("%s said role:master for shard %d (INFO replication, polled every %v)", p.ToName, p.Shard, 10*time.Millisecond)})
 	}
 	return out
 }
