@@ -76,7 +76,6 @@ var absences = map[string]map[string]absence{
 		"postgres":    {NotApplicable, "one server, no standby: no replication to lag (the replica designs take it; crash is its server fault)", "crash"},
 		"etcd":        {NotSupported, "a lagging member needs delayed peer links, which lockbench cannot add without netem (it cuts them); Raft elects only a member holding every committed entry", ""},
 		"zookeeper":   {NotSupported, "a lagging server needs delayed peer links, which lockbench cannot add without netem (it cuts them); ZAB elects only a server holding every committed proposal", ""},
-		"cluster":     {NotSupported, "not built yet: a cluster replica replicates over its client port, so its link cannot be cut alone; the plan is SIGSTOP of the shard's replica, then kill -9 of its master (cluster-replica-validity-factor 0 lets the stale replica still be promoted)", ""},
 	},
 	"partition-holder": {
 		"replicated": {NotSupported, "its clients reach the master Sentinel names directly, with no proxy to cut (a client process in a network namespace of its own, ip netns, would allow it: not built yet)", ""},

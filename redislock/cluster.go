@@ -33,12 +33,14 @@ func (r *RedisServers) startCluster(ctx context.Context, c plan.Cell) error {
 }
 
 // clusterTargets: the nodes started as masters (crash, pause by
-// master_index), as replicas (replica_index), and the cluster's own
-// failover of a shard; the nodes' addresses.
+// master_index), as replicas (replica_index; replication_lag stops them
+// and cuts their links on the masters: a cluster replica replicates over
+// the client port, so only CLIENT KILL can cut its link alone), and the
+// cluster's own failover of a shard; the nodes' addresses.
 func (r *RedisServers) clusterTargets(t *faults.Targets) []string {
 	c := r.Cluster
 	t.Replicas = processes(c.Replicas())
-	t.Failover = clusterFailover{c}
+	t.Replication, t.Failover = c, clusterFailover{c}
 	return c.Addrs()
 }
 

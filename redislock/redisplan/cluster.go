@@ -61,19 +61,18 @@ func checkCluster(s plan.Settings) error {
 }
 
 // checkClusterFault: a cluster takes crash (a master by index as started:
-// master_index, or replica_index), pause, and failover (its shard's master
-// killed, the replica promoted by the cluster); no proxy stands between
-// its clients and nodes, and its nodes run no fake clock.
+// master_index, or replica_index), pause, replication_lag (its replicas
+// stopped, their links cut) and failover (a shard's master killed, its
+// replica promoted by the cluster); no proxy stands between its clients
+// and nodes, and its nodes run no fake clock.
 func checkClusterFault(where string, f plan.Fault) error {
 	switch f.Kind {
-	case results.FaultCrash, results.FaultPause, results.FaultFailover:
+	case results.FaultCrash, results.FaultPause, results.FaultFailover, results.FaultReplicationLag:
 		return nil
 	case results.FaultPartition, results.FaultLatency, results.FaultReset:
-		return fmt.Errorf("%s.kind: %s is not available with topology cluster: its clients reach the nodes the cluster names (CLUSTER SLOTS, MOVED), with no proxy between; use crash, pause or failover", where, f.Kind)
-	case results.FaultReplicationLag:
-		return fmt.Errorf("%s.kind: replication_lag is not available with topology cluster yet (a cluster replica replicates over its client port: it would be stopped, SIGSTOP, not cut); use failover", where)
+		return fmt.Errorf("%s.kind: %s is not available with topology cluster: its clients reach the nodes the cluster names (CLUSTER SLOTS, MOVED), with no proxy between; use crash, pause, replication_lag or failover", where, f.Kind)
 	}
-	return fmt.Errorf("%s.kind: %s is not available with topology cluster; use crash, pause or failover", where, f.Kind)
+	return fmt.Errorf("%s.kind: %s is not available with topology cluster; use crash, pause, replication_lag or failover", where, f.Kind)
 }
 
 // recordCluster: the replicas per master, WAIT's timeout when there is a
