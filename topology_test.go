@@ -140,7 +140,7 @@ func TestTopologyBadInputExits2(t *testing.T) {
 		field string
 		args  []string
 	}{
-		{"topology", []string{"--topology", "cluster"}},
+		{"topology", []string{"--topology", "sharded"}},
 		{"replicas", []string{"--replicas", "3"}},
 		{"sentinels", []string{"--topology", "single", "--local", "1", "--sentinels", "5"}},
 		{"wait-replicas", []string{"--wait-replicas", "1"}},

@@ -69,18 +69,20 @@ func (e *Engine) newCall(kind opKind, key, token string, ttlMs int64, early bool
 	return c
 }
 
-// command builds the SET or script call for key, the same for every master.
+// command builds the SET or script call for key, the same for every
+// master. Each names its key as a key, so that a cluster client routes it
+// to the key's slot.
 func (e *Engine) command(kind opKind, key, token string, ttlMs int64) rueidis.Completed {
 	b := e.builder
 	switch kind {
 	case opSet:
-		return b.Arbitrary("SET").Args(key, token, "NX", "PX", e.setTTL).Build().Pin()
+		return b.Arbitrary("SET").Keys(key).Args(token, "NX", "PX", e.setTTL).Build().Pin()
 	case opRelease:
-		return b.Arbitrary("EVALSHA").Args(e.relSHA, "1", key, token).Build().Pin()
+		return b.Evalsha().Sha1(e.relSHA).Numkeys(1).Key(key).Arg(token).Build().Pin()
 	case opReleaseNotify:
-		return b.Arbitrary("EVALSHA").Args(e.relNotifySHA, "1", key, token).Build().Pin()
+		return b.Evalsha().Sha1(e.relNotifySHA).Numkeys(1).Key(key).Arg(token).Build().Pin()
 	default:
-		return b.Arbitrary("EVALSHA").Args(e.extSHA, "1", key, token, strconv.FormatInt(ttlMs, 10)).Build().Pin()
+		return b.Evalsha().Sha1(e.extSHA).Numkeys(1).Key(key).Arg(token, strconv.FormatInt(ttlMs, 10)).Build().Pin()
 	}
 }
 

@@ -60,8 +60,7 @@ func (e *Engine) InfoAt(ctx context.Context, addr string) (string, error) {
 	}
 	for i, a := range e.addrs {
 		if a == addr {
-			l := e.links[i]
-			return l.client.Do(ctx, l.client.B().Info().Build()).ToString()
+			return e.links[i].infoText(ctx, "")
 		}
 	}
 	return "", fmt.Errorf("%s is not one of the engine's masters", addr)
@@ -72,13 +71,35 @@ func (e *Engine) info(ctx context.Context, section string) []string {
 	out := make([]string, len(e.links))
 	for i, l := range e.links {
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
-		s, err := l.client.Do(cctx, l.client.B().Info().Section(section).Build()).ToString()
+		s, err := l.infoText(cctx, section)
 		cancel()
 		if err == nil {
 			out[i] = s
 		}
 	}
 	return out
+}
+
+// infoText is INFO section ("": the default ones) from the link's master,
+// or a cluster's masters' added up (mergeInfo).
+func (l *link) infoText(ctx context.Context, section string) (string, error) {
+	ms, err := l.masters(ctx)
+	if err != nil {
+		return "", err
+	}
+	texts := make([]string, 0, len(ms))
+	for _, c := range ms {
+		cmd := c.B().Info().Build()
+		if section != "" {
+			cmd = c.B().Info().Section(section).Build()
+		}
+		s, err := c.Do(ctx, cmd).ToString()
+		if err != nil {
+			return "", err
+		}
+		texts = append(texts, s)
+	}
+	return mergeInfo(texts), nil
 }
 
 // Info is INFO's text as name → value ("redis_version" → "7.0.15").

@@ -78,27 +78,27 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	for i, tg := range targets {
 		opt, display := tg.opt, tg.display
-		client, err := NewSingleClient(clientOption(opt, cfg.Timeout, cfg.FlushDelay))
+		var client rueidis.Client
+		if tg.cluster {
+			client, err = newClusterClient(clientOption(opt, cfg.Timeout, cfg.FlushDelay), display)
+		} else {
+			client, err = NewSingleClient(clientOption(opt, cfg.Timeout, cfg.FlushDelay))
+		}
 		if err != nil {
 			e.Close()
 			return nil, fmt.Errorf("master %s: %w", display, err)
 		}
-		l := &link{index: i, addr: display, client: client, maxBatch: cfg.MaxBatch, wait: tg.wait}
+		l := &link{index: i, addr: display, client: client, maxBatch: cfg.MaxBatch, wait: tg.wait, cluster: tg.cluster}
 		if i == 0 {
 			e.builder = client.B() // builds the commands every master is sent
 		}
 		e.links = append(e.links, l)
 		e.addrs = append(e.addrs, display)
 		// Preload the scripts so the hot path is EVALSHA; NOSCRIPT still falls back.
-		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		for _, s := range scripts {
-			if err := client.Do(lctx, client.B().ScriptLoad().Script(s).Build()).Error(); err != nil {
-				cancel()
-				e.Close()
-				return nil, fmt.Errorf("master %s: SCRIPT LOAD: %w", display, err)
-			}
+		if err := l.loadScripts(ctx, scripts); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("master %s: SCRIPT LOAD: %w", display, err)
 		}
-		cancel()
 		l.start(cfg.Dispatchers)
 	}
 	if cfg.Strategy == StrategyNotify {
@@ -110,6 +110,21 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		e.notify = n
 	}
 	return e, nil
+}
+
+// loadScripts loads scripts on the link's master, or on every node of a
+// cluster (each shard runs the scripts of its keys).
+func (l *link) loadScripts(ctx context.Context, scripts []string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for _, c := range l.nodes() {
+		for _, s := range scripts {
+			if err := c.Do(ctx, c.B().ScriptLoad().Script(s).Build()).Error(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Close stops the dispatchers and closes every connection.
@@ -445,6 +460,11 @@ func (e *Engine) Cleanup(ctx context.Context, prefix string, tokenPrefixes ...st
 	for _, l := range e.links {
 		c := l.client
 		err := l.scanPrefix(ctx, prefix, func(keys []string) error {
+			if l.cluster {
+				n, err := l.clusterCleanup(ctx, keys, tokenPrefixes)
+				total += n
+				return err
+			}
 			n, err := c.Do(ctx, c.B().Eval().Script(cleanupScript).Numkeys(int64(len(keys))).Key(keys...).Arg(tokenPrefixes...).Build()).AsInt64()
 			total += int(n)
 			return err
@@ -456,10 +476,23 @@ func (e *Engine) Cleanup(ctx context.Context, prefix string, tokenPrefixes ...st
 	return total, errors.Join(errs...)
 }
 
-// scanPrefix walks the keys under prefix with SCAN (never KEYS), handing
-// each non-empty page to fn.
+// scanPrefix walks the keys under prefix with SCAN (never KEYS) on the
+// link's master or each of a cluster's, handing each non-empty page to fn.
 func (l *link) scanPrefix(ctx context.Context, prefix string, fn func([]string) error) error {
-	c := l.client
+	ms, err := l.masters(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range ms {
+		if err := scanNode(ctx, c, prefix, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanNode is scanPrefix on one server.
+func scanNode(ctx context.Context, c rueidis.Client, prefix string, fn func([]string) error) error {
 	var cursor uint64
 	for {
 		se, err := c.Do(ctx, c.B().Scan().Cursor(cursor).Match(escapeGlob(prefix)+"*").Count(1000).Build()).AsScanEntry()

@@ -16,7 +16,9 @@ func testCall(t *testing.T, n int, cfg Config) *call {
 	e := &Engine{cfg: cfg, timeouts: startTimeouts(cfg.Timeout), late: newLateCounts(n)}
 	e.links = make([]*link, n)
 	t.Cleanup(e.timeouts.stop)
-	c := e.newCall(opSet, "k", "t", 1000, false)
+	// "k596" hashes to slot 0: the zero Builder (no client here) builds
+	// keyed commands only for slot 0.
+	c := e.newCall(opSet, "k596", "t", 1000, false)
 	c.refs += n // as send does, one per request
 	return c
 }
@@ -131,7 +133,9 @@ func TestWatchdogSleepsWhileWaitsEndOnTheirOwn(t *testing.T) {
 	c.finish(time.Now(), make([]Outcome, 1))
 	start, waits := time.Now(), 0
 	for time.Since(start) < 300*time.Millisecond {
-		c := e.newCall(opSet, "k", "t", 1000, false)
+		// "k596" hashes to slot 0: the zero Builder (no client here) builds
+		// keyed commands only for slot 0.
+		c := e.newCall(opSet, "k596", "t", 1000, false)
 		c.refs++
 		c.deliver(0, OK)
 		c.wait(time.Now().Add(e.cfg.Timeout))

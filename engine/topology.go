@@ -24,20 +24,25 @@ const (
 	// Replicated is one master with replicas, found through Sentinel and
 	// followed across a failover; WaitReplicas > 0 adds WAIT after the SETs.
 	Replicated Topology = "replicated"
+	// Cluster is a Redis Cluster: one lock key on the shard its slot
+	// lives on (one SET NX PX there, quorum 1), the cluster's nodes the
+	// masters given (seeds: the client discovers the rest and follows
+	// MOVED/ASK); WaitReplicas > 0 adds WAIT on the key's shard.
+	Cluster Topology = "cluster"
 )
 
 // Topologies lists the accepted names.
-var Topologies = []Topology{Redlock, Single, Replicated}
+var Topologies = []Topology{Redlock, Single, Replicated, Cluster}
 
 // ParseTopology checks a topology name ("" is redlock).
 func ParseTopology(s string) (Topology, error) {
 	switch t := Topology(s); t {
 	case "":
 		return Redlock, nil
-	case Redlock, Single, Replicated:
+	case Redlock, Single, Replicated, Cluster:
 		return t, nil
 	}
-	return "", fmt.Errorf("topology: %q is not accepted; use redlock, single or replicated", s)
+	return "", fmt.Errorf("topology: %q is not accepted; use redlock, single, replicated or cluster", s)
 }
 
 // sentinelRefresh is how often the replicated link asks Sentinel where the
@@ -66,6 +71,8 @@ func (c Config) validateTopology() error {
 		return fmt.Errorf("master-set: only topology replicated uses a master set; topology is %s", t)
 	case t == Single && len(c.Masters) != 1:
 		return fmt.Errorf("masters: topology single takes exactly one master, got %d", len(c.Masters))
+	case t == Cluster && c.Strategy == StrategyNotify:
+		return fmt.Errorf("wait-strategy: notify is not available with topology cluster yet (its subscriptions are per master); use retry, backoff or spin")
 	}
 	return validateMasters(c.Masters)
 }
@@ -89,8 +96,8 @@ func (c Config) validateWait(t Topology) error {
 	switch {
 	case c.WaitReplicas < 0:
 		return fmt.Errorf("wait-replicas: %d is not accepted; use 0 (no WAIT) or more", c.WaitReplicas)
-	case c.WaitReplicas > 0 && t != Replicated:
-		return fmt.Errorf("wait-replicas: %d needs topology replicated (WAIT counts a master's replicas); topology is %s", c.WaitReplicas, t)
+	case c.WaitReplicas > 0 && t != Replicated && t != Cluster:
+		return fmt.Errorf("wait-replicas: %d needs topology replicated or cluster (WAIT counts a master's replicas); topology is %s", c.WaitReplicas, t)
 	case c.WaitTimeout < 0:
 		return fmt.Errorf("wait-timeout: %v is not accepted; use 0 (the per-master timeout) or a positive duration", c.WaitTimeout)
 	}
@@ -122,6 +129,7 @@ type linkTarget struct {
 	opt     rueidis.ClientOption
 	display string
 	wait    *waitSpec // nil: no WAIT after the SETs
+	cluster bool      // a Redis Cluster: routed by slot
 }
 
 // targets are the links of c's topology: one per master, or for
@@ -129,6 +137,10 @@ type linkTarget struct {
 func (c Config) targets(ctx context.Context) ([]linkTarget, error) {
 	if t, _ := ParseTopology(string(c.Topology)); t == Replicated {
 		tg, err := c.sentinelTarget(ctx)
+		return []linkTarget{tg}, err
+	}
+	if t, _ := ParseTopology(string(c.Topology)); t == Cluster {
+		tg, err := c.clusterTarget()
 		return []linkTarget{tg}, err
 	}
 	out := make([]linkTarget, 0, len(c.Masters))
@@ -140,6 +152,41 @@ func (c Config) targets(ctx context.Context) ([]linkTarget, error) {
 		out = append(out, linkTarget{opt: opt, display: display})
 	}
 	return out, nil
+}
+
+// clusterTarget is the cluster's one link: a rueidis cluster client
+// seeded with every node given, credentials and TLS from the first.
+func (c Config) clusterTarget() (linkTarget, error) {
+	var addrs, shown []string
+	var first rueidis.ClientOption
+	for i, m := range c.Masters {
+		opt, display, err := MasterOption(m, c.TLS)
+		if err != nil {
+			return linkTarget{}, err
+		}
+		if i == 0 {
+			first = opt
+		}
+		addrs, shown = append(addrs, opt.InitAddress...), append(shown, display)
+	}
+	first.InitAddress = addrs
+	return linkTarget{opt: first, display: "cluster " + strings.Join(shown, ","), wait: c.waitSpec(), cluster: true}, nil
+}
+
+// newClusterClient connects a cluster link: rueidis discovers the slots
+// (CLUSTER SHARDS/SLOTS), routes each keyed command to its slot's master
+// and follows MOVED/ASK; no client-side cache.
+func newClusterClient(opt rueidis.ClientOption, display string) (rueidis.Client, error) {
+	opt.DisableCache = true
+	c, err := rueidis.NewClient(opt)
+	if err != nil {
+		return nil, err
+	}
+	if c.Mode() != rueidis.ClientModeCluster {
+		c.Close()
+		return nil, fmt.Errorf("masters: %s is not a Redis Cluster (cluster_enabled:0); use topology redlock or single", display)
+	}
+	return c, nil
 }
 
 // sentinelTarget is the replicated link: a rueidis Sentinel client that

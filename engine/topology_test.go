@@ -22,7 +22,9 @@ func TestTopologyValidation(t *testing.T) {
 	repl.Topology, repl.SentinelAddrs, repl.MasterSet = engine.Replicated, []string{"127.0.0.1:4", "127.0.0.1:5"}, "lockbench"
 	single := redlock
 	single.Topology, single.Masters = engine.Single, []string{"127.0.0.1:1"}
-	for name, c := range map[string]engine.Config{"redlock": redlock, "replicated": repl, "single": single} {
+	cluster := redlock
+	cluster.Topology, cluster.WaitReplicas = engine.Cluster, 1
+	for name, c := range map[string]engine.Config{"redlock": redlock, "replicated": repl, "single": single, "cluster": cluster} {
 		if err := c.Validate(); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
@@ -32,7 +34,8 @@ func TestTopologyValidation(t *testing.T) {
 		base   engine.Config
 		mutate func(*engine.Config)
 	}{
-		{"topology", redlock, func(c *engine.Config) { c.Topology = "cluster" }},
+		{"topology", redlock, func(c *engine.Config) { c.Topology = "sharded" }},
+		{"wait-strategy", redlock, func(c *engine.Config) { c.Topology, c.Strategy = engine.Cluster, engine.StrategyNotify }},
 		{"masters", single, func(c *engine.Config) { c.Masters = []string{"127.0.0.1:1", "127.0.0.1:2"} }},
 		{"masters", repl, func(c *engine.Config) { c.Masters = []string{"127.0.0.1:1"} }},
 		{"sentinel-addrs", repl, func(c *engine.Config) { c.SentinelAddrs = nil }},

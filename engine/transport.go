@@ -57,7 +57,8 @@ type link struct {
 	client   rueidis.Client
 	queues   []*queue
 	maxBatch int
-	wait     *waitSpec // WAIT after the SETs (replicated); nil otherwise
+	wait     *waitSpec // WAIT after the SETs (replicated, cluster); nil otherwise
+	cluster  bool      // a Redis Cluster's client: commands routed by their key's slot
 	wg       sync.WaitGroup
 	// batches and sent count pipelined writes and the commands in them;
 	// kinds splits sent by command (SET, release, extend).
@@ -237,11 +238,11 @@ func (l *link) evalCommand(c *call) rueidis.Completed {
 	b := l.client.B()
 	switch c.kind {
 	case opRelease:
-		return b.Arbitrary("EVAL").Args(releaseScript, "1", c.key, c.token).Build()
+		return b.Eval().Script(releaseScript).Numkeys(1).Key(c.key).Arg(c.token).Build()
 	case opReleaseNotify:
-		return b.Arbitrary("EVAL").Args(releaseNotifyScript, "1", c.key, c.token).Build()
+		return b.Eval().Script(releaseNotifyScript).Numkeys(1).Key(c.key).Arg(c.token).Build()
 	}
-	return b.Arbitrary("EVAL").Args(extendScript, "1", c.key, c.token, strconv.FormatInt(c.ttlMs, 10)).Build()
+	return b.Eval().Script(extendScript).Numkeys(1).Key(c.key).Arg(c.token, strconv.FormatInt(c.ttlMs, 10)).Build()
 }
 
 func (l *link) answer(r *request, res rueidis.RedisResult, err error) {

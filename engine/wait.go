@@ -11,8 +11,9 @@ import (
 
 // waitSpec is WAIT K after the SETs on a replicated link, with its counts.
 //
-// One WAIT follows each batch that holds SETs, on the same connection, in
-// the same pipelined write: WAIT blocks until every earlier write of its
+// One WAIT follows each batch that holds SETs (on a cluster, one per slot
+// its SETs touched, sent on that slot), on the same connection, in the
+// same pipelined write: WAIT blocks until every earlier write of its
 // connection reached K replicas, so one covers all the batch's SETs (with
 // one worker that is one WAIT per SET). rueidis sends a WAIT, a blocking
 // command, with its batch on a connection of its own for the duration; a
@@ -126,22 +127,26 @@ func (l *link) sendWaited(ctx context.Context, d *lane, live []*request) {
 	for _, r := range live {
 		d.cmds = append(d.cmds, r.call.cmd)
 	}
-	d.cmds = append(d.cmds, l.client.B().Wait().Numreplicas(l.wait.replicas).Timeout(l.wait.timeoutMs).Build())
-	l.wait.sent.Add(1)
+	waits, of := l.waitCommands(live)
+	d.cmds = append(d.cmds, waits...)
+	l.wait.sent.Add(int64(len(waits)))
 	res := l.client.DoMulti(ctx, d.cmds...)
 	written := true
 	for _, r := range res {
 		written = written && r.NonRedisError() == nil
 	}
-	acked := l.wait.outcome(ctx, res[len(res)-1])
+	acked := make([]Outcome, len(waits))
+	for j := range waits {
+		acked[j] = l.wait.outcome(ctx, res[len(live)+j])
+	}
 	var retry []*request
 	for i, r := range live {
 		err := res[i].Error()
 		switch {
 		case err != nil && r.call.kind != opSet && isNoScript(err):
 			retry = append(retry, r)
-		case err == nil && r.call.kind == opSet && acked != OK:
-			r.call.deliver(r.master, acked)
+		case err == nil && r.call.kind == opSet && acked[of[i]] != OK:
+			r.call.deliver(r.master, acked[of[i]])
 		default:
 			l.answer(r, res[i], err)
 		}

@@ -139,9 +139,11 @@ var absences = map[string]map[string]absence{
 	},
 	"partition-holder": {
 		"replicated": {NotSupported, "its clients reach the master Sentinel names directly, with no proxy to cut (a client process in a network namespace of its own, ip netns, would allow it: not built yet)", ""},
+		"cluster":    {NotSupported, "its clients reach the nodes the cluster names (CLUSTER SLOTS, MOVED) directly, with no proxy to cut (a client process in a network namespace of its own, ip netns, would allow it: not built yet)", ""},
 	},
 	"clock-jump": {
 		"replicated": {NotSupported, "the fake clock runs Redlock's and one master's servers; a replicated set's master and replicas start without it", ""},
+		"cluster":    {NotSupported, "the fake clock runs Redlock's and one master's servers; a cluster's nodes start without it (a jump would also move their node-timeout clocks)", ""},
 		"etcd":       {NotSupported, "libfaketime does not move a Go program's clock (etcd's or lockbench's)", ""},
 		"zookeeper":  {NotSupported, "libfaketime is not shown to move a JVM's clock", ""},
 		"postgres":   {NotApplicable, "an advisory lock has no expiry: it lives as long as its holder's session, whatever the server's clock", Immune},

@@ -95,8 +95,9 @@ func (s Settings) CheckNotReplicated() error {
 			return fmt.Errorf("replicas: %d is not accepted with topology %s; use 0..%d (its streaming replicas)", s.Replicas, t.Name(), t.Replicas())
 		}
 	}
+	owner, _ := s.Service().(SettingsOwner)
 	for _, r := range s.ReplicatedSettings() {
-		if r.Name == "replicas" && s.Service().Replicas() > 0 {
+		if r.Name == "replicas" && s.Service().Replicas() > 0 || owner != nil && owner.Owns(r.Name) {
 			continue
 		}
 		if r.Given {
@@ -105,6 +106,10 @@ func (s Settings) CheckNotReplicated() error {
 	}
 	return nil
 }
+
+// SettingsOwner is a topology that takes some of replicated's settings
+// as its own (by their flag names), checked by its Check.
+type SettingsOwner interface{ Owns(setting string) bool }
 
 // recordTopology keeps in a result's settings what the topology ran on:
 // its kind's, then its own.

@@ -15,7 +15,7 @@ func TestTopologyValidation(t *testing.T) {
 		field  string
 		mutate func(*Settings)
 	}{
-		{"topology", func(s *Settings) { s.Topology = "cluster" }},
+		{"topology", func(s *Settings) { s.Topology = "sharded" }},
 		{"replicas", func(s *Settings) { s.Replicas = 3 }},
 		{"sentinels", func(s *Settings) { s.Sentinels = 1 }},
 		{"sentinel-addrs", func(s *Settings) { s.SentinelAddrs = []string{"127.0.0.1:1"} }},

@@ -70,6 +70,9 @@ func (rs *RedisServers) window(ctx context.Context, eng *engine.Engine, proxied 
 	if rs.Local != nil {
 		w.LocalPids = pidsOf(rs.Local.Masters())
 	}
+	if c := rs.Cluster; c != nil {
+		w.Replicas = pidsOf(c.Replicas()) // the masters are read through INFO, added up (one link)
+	}
 	if r := rs.Replicated; r != nil {
 		w.LocalPids = []int{r.Master().Pid()}
 		w.Replicas, w.Monitors = pidsOf(r.Replicas()), pidsOf(r.Sentinels())

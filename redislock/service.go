@@ -37,6 +37,11 @@ func init() {
 // Rank: Redis' topologies are listed first, in their order.
 func (r redisService) Rank() int { return r.Topology.(plan.Ranked).Rank() }
 
+// Owns: a cluster's WAIT settings are its own (plan.SettingsOwner).
+func (r redisService) Owns(setting string) bool {
+	return r.Topology.(plan.SettingsOwner).Owns(setting)
+}
+
 // CanServe: a persistence mode and pinning need real redis-server
 // masters, which embedded masters (used when redis-server is missing) are
 // not; a fault cell needs real masters it can kill, a local replicated set
@@ -61,6 +66,8 @@ func (redisService) CanServe(c plan.Cell) error {
 	case s.ExternalSentinels(), len(s.Masters) > 0:
 	case s.Replicated() && !found:
 		return pool.MissingTool{Err: fmt.Errorf("redis-server not found in PATH; topology replicated runs real redis-server replicas and Sentinels (apt-get install redis-server)")}
+	case isCluster(s) && !found:
+		return pool.MissingTool{Err: fmt.Errorf("redis-server not found in PATH; topology cluster runs real cluster-enabled redis-server nodes (apt-get install redis-server)")}
 	case s.Persistence != "" && s.Persistence != "none" && embedded:
 		return fmt.Errorf("persistence: %q needs real redis-server masters; embedded masters (used when redis-server is missing) support only none", s.Persistence)
 	case s.LocalCPUs != "" && embedded:
@@ -86,6 +93,10 @@ func (redisService) Start(ctx context.Context, c plan.Cell, log io.Writer) (_ se
 		}
 	}()
 	switch {
+	case isCluster(s) && len(s.Masters) == 0:
+		err = r.startCluster(ctx, c)
+	case isCluster(s):
+		r.addrs, r.display, r.cluster = s.Masters, s.Masters, true // an external cluster's nodes: the seeds the engine discovers it from
 	case c.OwnServers():
 		mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
@@ -169,6 +180,7 @@ func (RedisClient) Record(*results.ServiceSettings) {}
 type RedisServers struct {
 	log            io.Writer
 	addrs, display []string // what the engine dials (external: as given, with credentials), and without secrets
+	cluster        bool     // a Redis Cluster's nodes (local or given)
 	version        string   // redis_version from INFO (first master)
 	Local          *localmasters.Set
 	Embedded       bool
@@ -189,6 +201,10 @@ type RedisServers struct {
 	SentinelAddrs []string
 	MasterSet     string
 	Replicated    *localmasters.Replicated
+
+	// Cluster is a local Redis Cluster when the cell runs on one (addrs
+	// are then its nodes, the engine's seeds).
+	Cluster *localmasters.Cluster
 }
 
 func (r *RedisServers) Display() []string                              { return r.display }
@@ -197,8 +213,14 @@ func (r *RedisServers) Trees() bool                                    { return 
 func (r *RedisServers) Upstreams() []string                            { return r.addrs }
 func (r *RedisServers) WatchSessionEnds() (service.SessionEnds, error) { return nil, nil } // no sessions
 
-// Quorum is Redlock's majority of the masters (a replicated set has one).
-func (r *RedisServers) Quorum() int { return engine.Quorum(len(r.addrs)) }
+// Quorum is Redlock's majority of the masters (a replicated set has one;
+// a cluster's lock is one key on one shard).
+func (r *RedisServers) Quorum() int {
+	if r.cluster {
+		return 1
+	}
+	return engine.Quorum(len(r.addrs))
+}
 
 // Pids are the local masters' and a replicated set's processes.
 func (r *RedisServers) Pids() []int {
@@ -208,7 +230,11 @@ func (r *RedisServers) Pids() []int {
 			out = append(out, pidsOf(s.Masters())...)
 		}
 	}
-	return append(out, pidsOf(r.replicatedProcesses())...)
+	out = append(out, pidsOf(r.replicatedProcesses())...)
+	if r.Cluster != nil {
+		out = append(out, pidsOf(r.Cluster.Nodes())...)
+	}
+	return out
 }
 
 // Record: the masters' version, their quorum, and whether they were
@@ -250,6 +276,9 @@ func (r *RedisServers) Targets(_ plan.Cell, t *faults.Targets) []string {
 		t.Masters = append(t.Masters, sm)
 	}
 	t.Clocks = r.clocks
+	if c := r.Cluster; c != nil {
+		return r.clusterTargets(t)
+	}
 	addrs := slices.Clone(r.addrs)
 	if set := r.Replicated; set != nil {
 		t.Replicas, t.Monitors = processes(set.Replicas()), processes(set.Sentinels())
@@ -292,6 +321,10 @@ func processes(ms []*localmasters.Master) []faults.Process {
 
 // Describe is a fault cell's servers as its log line says them.
 func (r *RedisServers) Describe() string {
+	if c := r.Cluster; c != nil {
+		return fmt.Sprintf("cluster masters %s, replicas %s (pids %s)", strings.Join(c.MasterAddrs(), " "),
+			strings.Join(addrsOfNodes(c.Replicas()), " "), service.PidList(pidsOf(c.Nodes())))
+	}
 	if set := r.Replicated; set != nil {
 		return fmt.Sprintf("master %s, replicas %s, sentinels %s (pids %s)", set.MasterAddr(), strings.Join(set.ReplicaAddrs(), " "),
 			strings.Join(set.SentinelAddrs(), " "), service.PidList(pidsOf(r.replicatedProcesses())))
@@ -315,6 +348,9 @@ func (r *RedisServers) Stop() error {
 	var errs []error
 	if r.Replicated != nil {
 		errs = append(errs, r.Replicated.Stop())
+	}
+	if r.Cluster != nil {
+		errs = append(errs, r.Cluster.Stop())
 	}
 	for _, s := range append([]*localmasters.Set{r.Local}, r.sets...) {
 		if s != nil {

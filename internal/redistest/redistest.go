@@ -98,3 +98,27 @@ func StartReplicated(t testing.TB, opt localmasters.ReplicatedOptions) *localmas
 	})
 	return r
 }
+
+// StartCluster starts a local Redis Cluster (real redis-server nodes),
+// registers t.Cleanup(c.Stop) and fails the test on error.
+func StartCluster(t testing.TB, opt localmasters.ClusterOptions) *localmasters.Cluster {
+	t.Helper()
+	if opt.RedisServer == "" {
+		opt.RedisServer = Require(t)
+	}
+	if opt.Log == nil {
+		opt.Log = t.Output()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := localmasters.StartCluster(ctx, opt)
+	if err != nil {
+		t.Fatalf("start cluster (%d masters, %d replicas each): %v", opt.Masters, opt.ReplicasPerMaster, err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Errorf("stop cluster: %v", err)
+		}
+	})
+	return c
+}

@@ -194,7 +194,16 @@ func checkedConfig(s plan.Settings) (engine.Config, error) {
 // the cells' TTL, renewed every third of it). single-fixed-ttl is the one
 // lock of fixed TTL kept, to show what the watchdog changes. rueidislock is
 // rueidis' own lock on one master (redislock/rueidislockdriver: 3 keys, a
-// majority of them; extended every ttl/2 by itself).
+// majority of them; extended every ttl/2 by itself). The cluster designs
+// are a Redis Cluster of 3 masters with a replica each: one SET NX PX on
+// the key's shard (cluster), the same with WAIT 1 on that shard after it
+// (cluster-wait1), and rueidislock on the cluster client
+// (rueidislock-cluster), whose keys rueidislock:0:name, :1: and :2: hash
+// to three slots, which at 3 shards fall on three different shards for
+// few names (4.5% of 100,000 names lockbench:kN; CRC16 is linear, so
+// slots of keys that differ in one character differ by a fixed pattern,
+// not at random), else one shard holds a majority of its keys (all three
+// for 14.5%).
 var designs = []plan.Design{
 	{Name: "redlock-5-mux", Settings: "topology: redlock, local: 5, persistence: none, mode: multiplexed, watchdog: true"},
 	{Name: "redlock-5-seq", Settings: "topology: redlock, local: 5, persistence: none, mode: sequential, watchdog: true"},
@@ -205,4 +214,7 @@ var designs = []plan.Design{
 	{Name: "replicated-wait0", Settings: "topology: replicated, replicas: 2, sentinels: 3, wait_replicas: 0, persistence: none, watchdog: true"},
 	{Name: "replicated-wait1", Settings: "topology: replicated, replicas: 2, sentinels: 3, wait_replicas: 1, persistence: none, watchdog: true"},
 	{Name: "replicated-wait2", Settings: "topology: replicated, replicas: 2, sentinels: 3, wait_replicas: 2, persistence: none, watchdog: true"},
+	{Name: "cluster", Settings: "topology: cluster, local: 3, replicas: 1, persistence: none, watchdog: true"},
+	{Name: "cluster-wait1", Settings: "topology: cluster, local: 3, replicas: 1, wait_replicas: 1, persistence: none, watchdog: true"},
+	{Name: "rueidislock-cluster", Settings: "topology: cluster, local: 3, replicas: 1, persistence: none, driver: rueidislock"},
 }

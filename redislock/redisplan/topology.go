@@ -1,6 +1,6 @@
-// Package redisplan is Redis' part of the plan: its three topologies
+// Package redisplan is Redis' part of the plan: its four topologies
 // (Redlock on N masters, one master, a master with replicas behind
-// Sentinel) as plan.Topology, their settings' checks and designs, and the
+// Sentinel, a Redis Cluster) as plan.Topology, their settings' checks and designs, and the
 // engine's configuration a cell's settings make. Its init registers them
 // with plan; package redislock registers them as lock services. A test
 // that runs plan on Redis' topologies imports it (blank).
@@ -22,6 +22,7 @@ var topologies = []topology{
 	{engine.Redlock, "N independent masters"},
 	{engine.Single, "one master"},
 	{engine.Replicated, "a master with replicas behind Sentinel"},
+	{engine.Cluster, "a Redis Cluster: --local masters (default 3), --replicas each (default 1); a lock is one key on its slot's shard"},
 }
 
 // Topologies are Redis' topologies, in the order help lists them.
@@ -51,14 +52,34 @@ func (r topology) About() string                             { return r.about }
 func (r topology) Rank() int                                 { return slices.Index(topologies, r) }
 func (topology) ServersSetting() plan.ServersSetting         { return plan.ServersSetting{} } // masters: are its own
 func (topology) WaitStrategies() []string                    { return engine.WaitStrategies }
-func (topology) Replicas() int                               { return 0 } // replicated's are its set's, not replicas: of its own
 func (topology) Roles() bool                                 { return false }
 func (topology) KeepsData() bool                             { return false }
 func (topology) CheckKind(plan.Settings) error               { return nil }
-func (topology) Members(s plan.Settings) int                 { return s.Local }
 func (topology) Terms(s plan.Settings) (mode, wait string)   { return s.Mode, s.Wait }
 func (topology) KillWindow(plan.Settings) string             { return "" } // a master's restart is not timed
 func (topology) RecordKind(plan.Settings, *results.Settings) {}
+
+// Replicas: a cluster's per master (replicas:, up to 3); replicated's are
+// its set's, not replicas: of its own.
+func (r topology) Replicas() int {
+	if r.t == engine.Cluster {
+		return maxClusterReplicas
+	}
+	return 0
+}
+
+// Members: the local masters (a cluster's: 3 unless local: is given).
+func (r topology) Members(s plan.Settings) int {
+	if r.t == engine.Cluster {
+		return clusterMasters(s)
+	}
+	return s.Local
+}
+
+// Owns: a cluster's WAIT settings (replicated's elsewhere).
+func (r topology) Owns(setting string) bool {
+	return r.t == engine.Cluster && (setting == "wait-replicas" || setting == "wait-timeout")
+}
 
 // Designs are this topology's designs among Redis' (designs).
 func (r topology) Designs() []plan.Design {
@@ -77,6 +98,8 @@ func (r topology) Check(s plan.Settings) error {
 		return checkReplicated(s)
 	case engine.Single:
 		return checkSingle(s)
+	case engine.Cluster:
+		return checkCluster(s)
 	}
 	return nil
 }
@@ -134,6 +157,9 @@ var faultKinds = []results.FaultKind{results.FaultCrash, results.FaultPartition,
 // are Redlock's).
 func (r topology) CheckFault(where string, s plan.Settings, f plan.Fault) error {
 	repl := r.t == engine.Replicated
+	if r.t == engine.Cluster {
+		return checkClusterFault(where, f)
+	}
 	switch {
 	case !slices.Contains(faultKinds, f.Kind):
 		return fmt.Errorf("%s.kind: %s needs the topology of a lock service that has it; topology is %s", where, f.Kind, r.t)
@@ -149,7 +175,10 @@ func (r topology) CheckFault(where string, s plan.Settings, f plan.Fault) error 
 
 // CheckFaultServers: a fault cell starts its own masters (it crashes and
 // restarts them), within bounds.
-func (topology) CheckFaultServers(s plan.Settings) error {
+func (r topology) CheckFaultServers(s plan.Settings) error {
+	if r.t == engine.Cluster && len(s.Masters) > 0 {
+		return fmt.Errorf("masters: a fault scenario starts its own cluster (it kills its nodes); leave masters out")
+	}
 	switch {
 	case len(s.Masters) > 0:
 		return fmt.Errorf("masters: a fault scenario starts its own masters (it crashes and restarts them); use local: N (how many), not addresses")
@@ -183,8 +212,8 @@ func (topology) FaultWarnings(s plan.Settings) []string {
 // not masters), else the given or local ones.
 func (r topology) N(s plan.Settings) int {
 	switch {
-	case r.t == engine.Replicated:
-		return 1
+	case r.t == engine.Replicated, r.t == engine.Cluster:
+		return 1 // a cluster's lock is one key on one shard
 	case len(s.Masters) > 0:
 		return len(s.Masters)
 	}
@@ -197,6 +226,10 @@ func (r topology) Record(s plan.Settings, out *results.Settings) {
 		recordReplicated(s, out)
 		return
 	}
+	if r.t == engine.Cluster {
+		recordCluster(s, out)
+		return
+	}
 	out.Replicas = 0
 	plan.NotReplicated(out)
 }
@@ -204,6 +237,9 @@ func (r topology) Record(s plan.Settings, out *results.Settings) {
 // ServersKey: the masters, or the replicated set, and what they run
 // with.
 func (r topology) ServersKey(s plan.Settings) string {
+	if r.t == engine.Cluster {
+		return fmt.Sprintf("cluster|%v|%d|%d", s.Masters, clusterMasters(s), clusterReplicas(s))
+	}
 	if r.t == engine.Replicated {
 		return fmt.Sprintf("replicated|%v|%d|%d|%s|%v|%v|%d|%v|%s|%s", s.SentinelAddrs, s.Replicas, s.Sentinels, masterSet(s),
 			s.DownAfter, s.FailoverTimeout, s.MinReplicasToWrite, s.ReplicaPriority, s.Persistence, s.LocalCPUs)
@@ -218,6 +254,10 @@ func (r topology) Describe(s plan.Settings) string {
 		return fmt.Sprintf("replicated %s via %d given sentinels, WAIT %d", s.MasterSet, len(s.SentinelAddrs), s.WaitReplicas)
 	case r.t == engine.Replicated:
 		return fmt.Sprintf("replicated: 1 master + %d replicas, %d sentinels, WAIT %d", s.Replicas, s.Sentinels, s.WaitReplicas)
+	case r.t == engine.Cluster && len(s.Masters) > 0:
+		return fmt.Sprintf("cluster: via %d given nodes, WAIT %d", len(s.Masters), s.WaitReplicas)
+	case r.t == engine.Cluster:
+		return fmt.Sprintf("cluster: %d masters, %d %s each, WAIT %d", clusterMasters(s), clusterReplicas(s), plural(clusterReplicas(s), "replica", "replicas"), s.WaitReplicas)
 	case len(s.Masters) > 0:
 		return fmt.Sprintf("%s: %d given", r.t, len(s.Masters))
 	}
@@ -234,9 +274,9 @@ func checkRueidislock(s plan.Settings) error {
 	if s.Driver != RueidislockDriver {
 		return nil
 	}
-	switch {
-	case s.TopologyOf() != string(engine.Single):
-		return fmt.Errorf("driver: rueidislock runs on one master (topology single: its majority is over keys, not masters); topology is %s", s.TopologyOf())
+	switch t := s.TopologyOf(); {
+	case t != string(engine.Single) && t != string(engine.Cluster):
+		return fmt.Errorf("driver: rueidislock runs on one master or a cluster (topology single or cluster: its majority is over keys, not masters); topology is %s", t)
 	case s.Watchdog || s.AutoExtend:
 		return fmt.Errorf("watchdog: rueidislock extends its own keys (every ttl/2); leave watchdog and auto_extend unset")
 	case s.WaitStrategy == engine.StrategyNotify:
@@ -255,8 +295,8 @@ func checkAdapter(s plan.Settings) error {
 		return fmt.Errorf("client: empty; give the adapter's command (docs/adapters.md)")
 	case s.Driver != "lockbench":
 		return fmt.Errorf("driver: %s is lockbench's client; with client the adapter is the lock client (leave driver unset)", s.Driver)
-	case s.TopologyOf() == string(engine.Replicated):
-		return fmt.Errorf("client: runs on topology redlock or single (the adapter gets the masters' addresses); topology is replicated")
+	case s.TopologyOf() == string(engine.Replicated), s.TopologyOf() == string(engine.Cluster):
+		return fmt.Errorf("client: runs on topology redlock or single (the adapter gets the masters' addresses); topology is %s", s.TopologyOf())
 	case s.AutoExtend:
 		return fmt.Errorf("auto-extend: not with client yet; give watchdog (the adapter's library renews in the background) or neither")
 	}

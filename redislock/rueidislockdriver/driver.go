@@ -44,13 +44,15 @@ type Driver struct {
 // the session locks' (a far future the checker's sums do not overflow).
 const noValidity = 100 * 365 * 24 * time.Hour
 
-// New connects rueidislock to the cell's one master.
+// New connects rueidislock to the cell's one master, or to a cluster (its
+// nodes the seeds; rueidis routes each of its keys to its slot).
 func New(ctx context.Context, cfg engine.Config) (*Driver, error) {
-	if len(cfg.Masters) != 1 {
-		return nil, fmt.Errorf("driver: rueidislock runs on one master (topology single); %d given", len(cfg.Masters))
+	cluster := cfg.Topology == engine.Cluster
+	if len(cfg.Masters) != 1 && !cluster {
+		return nil, fmt.Errorf("driver: rueidislock runs on one master (topology single) or a cluster; %d given", len(cfg.Masters))
 	}
 	lk, err := rueidislock.NewLocker(rueidislock.LockerOption{
-		ClientOption: rueidis.ClientOption{InitAddress: cfg.Masters, ForceSingleClient: true},
+		ClientOption: rueidis.ClientOption{InitAddress: cfg.Masters, ForceSingleClient: !cluster},
 		KeyValidity:  cfg.TTL,
 	})
 	if err != nil {
@@ -137,10 +139,33 @@ func (d *Driver) Release(_ context.Context, l *lock.Lock) lock.OpResult {
 // Close closes rueidislock's client.
 func (d *Driver) Close() { d.lk.Close() }
 
-// CountKeys counts the keys under prefix on the master (rueidislock's own
-// are under rueidislock:, not the cell's prefix).
+// CountKeys counts the keys under prefix on the master, or on each of a
+// cluster's nodes that is a master (rueidislock's own are under
+// rueidislock:, not the cell's prefix).
 func (d *Driver) CountKeys(ctx context.Context, prefix string) (int64, error) {
-	c := d.lk.Client()
+	if d.cfg.Topology != engine.Cluster {
+		return countKeys(ctx, d.lk.Client(), prefix)
+	}
+	var total int64
+	for _, c := range d.lk.Client().Nodes() {
+		role, err := c.Do(ctx, c.B().Role().Build()).ToArray()
+		if err != nil || len(role) == 0 {
+			continue // a node down: its shard's master is another now
+		}
+		if r, _ := role[0].ToString(); r != "master" {
+			continue
+		}
+		n, err := countKeys(ctx, c, prefix)
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// countKeys is CountKeys on one server.
+func countKeys(ctx context.Context, c rueidis.Client, prefix string) (int64, error) {
 	var n int64
 	cursor := uint64(0)
 	for {
