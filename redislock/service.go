@@ -32,7 +32,16 @@ func init() {
 	for _, t := range redisplan.Topologies() {
 		service.Register(redisService{t})
 	}
+	// Results and manifests written before server_version kept the
+	// masters' version bare under this key.
+	results.RegisterLegacyVersion(results.LegacyVersion{Key: "redis_server_version", Server: redisServer})
 }
+
+// redisServer names Redis' servers in a server version.
+const redisServer = "redis-server"
+
+// redisServerVersion is v (INFO's redis_version) as a server version.
+func redisServerVersion(v string) string { return redisServer + " " + v }
 
 // Rank: Redis' topologies are listed first, in their order.
 func (r redisService) Rank() int { return r.Topology.(plan.Ranked).Rank() }
@@ -214,7 +223,10 @@ func (r *RedisServers) Pids() []int {
 // Record: the masters' version, their quorum, and whether they were
 // embedded.
 func (r *RedisServers) Record(cc *results.CellConfig, _ results.Settings) {
-	cc.RedisVersion, cc.Quorum, cc.Embedded = r.version, r.Quorum(), r.Embedded
+	cc.Quorum, cc.Embedded = r.Quorum(), r.Embedded
+	if r.version != "" {
+		cc.ServerVersion = redisServerVersion(r.version)
+	}
 	if len(r.SentinelAddrs) > 0 {
 		cc.SentinelAddrs = nil
 		for _, a := range r.SentinelAddrs {

@@ -508,7 +508,7 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 <body>
 <h1>lockbench report: {{.S.Name}}</h1>
 {{with .S.Description}}<p>{{.}}</p>{{end}}
-<p class="meta">{{len .S.Cells}} cells · generated {{.S.GeneratedAt.Format "2006-01-02 15:04:05 UTC"}} · from {{range $i, $d := .S.Dirs}}{{if $i}}, {{end}}<code>{{$d}}</code>{{end}}{{with .S.Manifest.LockbenchVersion}} · lockbench {{.}}{{end}}{{with .S.Manifest.RedisServerVersion}} · redis-server {{.}}{{end}}</p>
+<p class="meta">{{len .S.Cells}} cells · generated {{.S.GeneratedAt.Format "2006-01-02 15:04:05 UTC"}} · from {{range $i, $d := .S.Dirs}}{{if $i}}, {{end}}<code>{{$d}}</code>{{end}}{{with .S.Manifest.LockbenchVersion}} · lockbench {{.}}{{end}}{{with .S.Manifest.ServerVersions}} · {{range $i, $v := .}}{{if $i}}, {{end}}{{$v}}{{end}}{{end}}</p>
 <nav><a href="#verdict">Verdict</a>{{if .Price}}<a href="#price">Topologies</a>{{end}}{{if .Safety}}<a href="#safety">Safety</a>{{end}}{{if .ShowCapacity}}<a href="#capacity">Capacity</a>{{end}}<a href="#plots">Plots</a><a href="#cells">Cells</a>{{if .Timelines}}<a href="#timelines">Timelines</a>{{end}}<a href="#details">Per-cell details</a><a href="#manifest">Manifest</a></nav>
 
 {{if .S.Findings}}<h2 id="findings">What this run says</h2>
@@ -614,7 +614,7 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 <tr><th class="l">name</th><td class="l">{{.Name}}</td></tr>
 {{with .ConfigFile}}<tr><th class="l">config file</th><td class="l">{{.}}</td></tr>{{end}}
 <tr><th class="l">lockbench / Go</th><td class="l">{{.LockbenchVersion}} / {{.GoVersion}}</td></tr>
-{{with .RedisServerVersion}}<tr><th class="l">redis-server</th><td class="l">{{.}}</td></tr>{{end}}
+{{with .ServerVersions}}<tr><th class="l">servers</th><td class="l">{{range $i, $v := .}}{{if $i}}, {{end}}{{$v}}{{end}}</td></tr>{{end}}
 <tr><th class="l">client machine</th><td class="l">{{.Machine.Hostname}} ({{.Machine.OS}}/{{.Machine.Arch}}, {{.Machine.Cores}} cores)</td></tr>
 <tr><th class="l">started / finished</th><td class="l">{{.StartedAt.Format "2006-01-02 15:04:05 MST"}} / {{if .FinishedAt.IsZero}}—{{else}}{{.FinishedAt.Format "2006-01-02 15:04:05 MST"}}{{end}}{{if .Interrupted}} <span class="bad">(interrupted)</span>{{end}}</td></tr>
 {{with .Segment}}<tr><th class="l">segment</th><td class="l">{{.}}</td></tr>{{end}}
