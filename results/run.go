@@ -483,13 +483,15 @@ type Servers struct {
 	// BusiestShare is the busiest master's CPU over wall time: near 1 means
 	// that single-threaded server was the bottleneck.
 	BusiestShare float64 `json:"busiest_master_cpu_share"`
-	// ReplicaCPUSeconds and SentinelCPUSeconds are a local replicated
-	// set's other servers in the window (/proc): they do the topology's
-	// work too (the replication stream, its fsyncs, watching the master).
-	// TopologyCPUMicrosCycle is then every server's CPU per lock cycle:
-	// what one lock costs the deployment (without them: CPUMicrosCycle).
+	// ReplicaCPUSeconds and MonitorCPUSeconds are the deployment's other
+	// local servers in the window (/proc: pool.Window's Replicas and
+	// Monitors): they do the topology's work too (the replication stream,
+	// its fsyncs, watching the master). TopologyCPUMicrosCycle is then
+	// every server's CPU per lock cycle: what one lock costs the
+	// deployment (without them: CPUMicrosCycle). The monitors' key is the
+	// one results always had (Redis' Sentinels were the first monitors).
 	ReplicaCPUSeconds      float64 `json:"replica_cpu_seconds,omitempty"`
-	SentinelCPUSeconds     float64 `json:"sentinel_cpu_seconds,omitempty"`
+	MonitorCPUSeconds      float64 `json:"sentinel_cpu_seconds,omitempty"`
 	TopologyCPUMicrosCycle float64 `json:"topology_cpu_us_per_cycle,omitempty"`
 }
 
@@ -498,13 +500,13 @@ type Servers struct {
 func (s *Servers) perCycle(cycles float64) {
 	s.CPUMicrosCycle = s.CPUSeconds * 1e6 / cycles
 	s.TopologyCPUMicrosCycle = 0
-	if s.ReplicaCPUSeconds+s.SentinelCPUSeconds > 0 {
-		s.TopologyCPUMicrosCycle = (s.CPUSeconds + s.ReplicaCPUSeconds + s.SentinelCPUSeconds) * 1e6 / cycles
+	if s.ReplicaCPUSeconds+s.MonitorCPUSeconds > 0 {
+		s.TopologyCPUMicrosCycle = (s.CPUSeconds + s.ReplicaCPUSeconds + s.MonitorCPUSeconds) * 1e6 / cycles
 	}
 }
 
 // TopologyMicrosCycle is every server's CPU per lock cycle: the masters',
-// and a replicated set's replicas' and Sentinels' when they were read.
+// and the replicas' and monitors' when they were read.
 func (s *Servers) TopologyMicrosCycle() float64 {
 	if s.TopologyCPUMicrosCycle > 0 {
 		return s.TopologyCPUMicrosCycle

@@ -203,7 +203,7 @@ func printCosts(w io.Writer, r *Run) {
 		}
 		fmt.Fprintf(w, "servers: %.2f CPU s, %.1f CPU µs/cycle, busiest %s %.0f%% of one core", sv.CPUSeconds, sv.CPUMicrosCycle, server, 100*sv.BusiestShare)
 		if sv.TopologyCPUMicrosCycle > 0 {
-			fmt.Fprintf(w, "; with the replicas (%.2f CPU s) and Sentinels (%.2f CPU s) %.1f CPU µs/cycle", sv.ReplicaCPUSeconds, sv.SentinelCPUSeconds, sv.TopologyCPUMicrosCycle)
+			fmt.Fprintf(w, "; with the replicas (%.2f CPU s) and monitors (%.2f CPU s) %.1f CPU µs/cycle", sv.ReplicaCPUSeconds, sv.MonitorCPUSeconds, sv.TopologyCPUMicrosCycle)
 		}
 		fmt.Fprintln(w)
 	}
