@@ -509,3 +509,31 @@ func (s Settings) ServersName(own string) string {
 	}
 	return "servers"
 }
+
+// Labeler is a topology that names its cells on report pages itself,
+// from what a result recorded (Redis': "redlock (multiplexed)", "1 master
+// + 2 replicas, 3 Sentinels"); one without is named by its servers' count.
+type Labeler interface {
+	Labels(rec results.Settings, servers int) Labels
+}
+
+// Labels are a topology's names for one cell on report pages; "": the
+// generic one.
+type Labels struct {
+	Topology string // what sets it apart: "redlock (multiplexed)", "replicated, WAIT 1"
+	Servers  string // what it ran on: "1 master + 2 replicas, 3 Sentinels"
+	Short    string // two short lines, for a plot's axis
+	Mode     string // the client's mode, kept with the cell's price ("": none)
+	// Reference: the price table's ratios are to this topology's cells
+	// (one server alone: Redis' single master).
+	Reference bool
+}
+
+// LabelsOf are the labels the topology named name ("": the default)
+// gives a cell; none when it is not registered or names none.
+func LabelsOf(name string, rec results.Settings, servers int) Labels {
+	if l, ok := topologyNamed(name).(Labeler); ok {
+		return l.Labels(rec, servers)
+	}
+	return Labels{}
+}

@@ -46,6 +46,11 @@ func redisServerVersion(v string) string { return redisServer + " " + v }
 // Rank: Redis' topologies are listed first, in their order.
 func (r redisService) Rank() int { return r.Topology.(plan.Ranked).Rank() }
 
+// Labels: Redis' names for its cells on report pages (plan.Labeler).
+func (r redisService) Labels(rec results.Settings, servers int) plan.Labels {
+	return r.Topology.(plan.Labeler).Labels(rec, servers)
+}
+
 // CanServe: a persistence mode and pinning need real redis-server
 // masters, which embedded masters (used when redis-server is missing) are
 // not; a fault cell needs real masters it can kill, a local replicated set

@@ -1,0 +1,37 @@
+package redisplan
+
+import (
+	"fmt"
+	"strconv"
+
+	"lockbench/engine"
+	"lockbench/plan"
+	"lockbench/results"
+)
+
+// Labels name a cell of Redis' on report pages (plan.Labeler): Redlock by
+// its mode, a replicated set by its servers and WAIT; the single master is
+// the price table's reference.
+func (r topology) Labels(rec results.Settings, servers int) plan.Labels {
+	switch r.t {
+	case engine.Redlock:
+		return plan.Labels{Topology: fmt.Sprintf("%s (%s)", r.t, rec.Mode), Short: fmt.Sprintf("%s N=%d\n%s", r.t, servers, rec.Mode), Mode: rec.Mode}
+	case engine.Single:
+		return plan.Labels{Reference: true}
+	case engine.Replicated:
+		return replicatedLabels(rec)
+	}
+	return plan.Labels{}
+}
+
+// replicatedLabels: a local set by its replicas and Sentinels, an external
+// one (no replicas recorded) as such.
+func replicatedLabels(rec results.Settings) plan.Labels {
+	l := plan.Labels{Topology: "replicated, WAIT " + strconv.Itoa(rec.WaitReplicas),
+		Servers: "1 master + replicas (external)", Short: fmt.Sprintf("replicated\nWAIT %d", rec.WaitReplicas)}
+	if rec.Replicas > 0 {
+		l.Servers = fmt.Sprintf("1 master + %d replicas, %d Sentinels", rec.Replicas, rec.Sentinels)
+		l.Short = fmt.Sprintf("replicated R=%d\nWAIT %d", rec.Replicas, rec.WaitReplicas)
+	}
+	return l
+}
