@@ -46,9 +46,27 @@ func redisServerVersion(v string) string { return redisServer + " " + v }
 // Rank: Redis' topologies are listed first, in their order.
 func (r redisService) Rank() int { return r.Topology.(plan.Ranked).Rank() }
 
+// Owns: replicated's settings are its own (plan.SettingsOwner).
+func (r redisService) Owns(setting string) bool {
+	return r.Topology.(plan.SettingsOwner).Owns(setting)
+}
+
 // Labels: Redis' names for its cells on report pages (plan.Labeler).
 func (r redisService) Labels(rec results.Settings, servers int) plan.Labels {
 	return r.Topology.(plan.Labeler).Labels(rec, servers)
+}
+
+// GivenServers: masters or Sentinels given (plan.GivenServers).
+func (r redisService) GivenServers(s plan.Settings) bool {
+	return r.Topology.(plan.GivenServers).GivenServers(s)
+}
+
+// RoleTargets: a replicated set's replicas and Sentinels (plan.RoleTargets).
+func (r redisService) RoleTargets() bool { return r.Topology.(plan.RoleTargets).RoleTargets() }
+
+// ExtraStart: a replicated set's start (plan.SlowStart).
+func (r redisService) ExtraStart(s plan.Settings) time.Duration {
+	return r.Topology.(plan.SlowStart).ExtraStart(s)
 }
 
 // CanServe: a persistence mode and pinning need real redis-server
@@ -72,8 +90,8 @@ func (redisService) CanServe(c plan.Cell) error {
 		if err := faults.FaketimeAvailable(); err != nil {
 			return pool.MissingTool{Err: fmt.Errorf("clock_jump: %w", err)}
 		}
-	case s.ExternalSentinels(), len(s.Masters) > 0:
-	case s.Replicated() && !found:
+	case redisplan.ExternalSentinels(s), len(s.Masters) > 0:
+	case redisplan.Replicated(s) && !found:
 		return pool.MissingTool{Err: fmt.Errorf("redis-server not found in PATH; topology replicated runs real redis-server replicas and Sentinels (apt-get install redis-server)")}
 	case s.Persistence != "" && s.Persistence != "none" && embedded:
 		return fmt.Errorf("persistence: %q needs real redis-server masters; embedded masters (used when redis-server is missing) support only none", s.Persistence)
@@ -105,10 +123,10 @@ func (redisService) Start(ctx context.Context, c plan.Cell, log io.Writer) (_ se
 		defer cancel()
 		err = r.startFaultMasters(mctx, c)
 		r.display, r.Embedded = r.addrs, false
-	case s.ExternalSentinels():
+	case redisplan.ExternalSentinels(s):
 		r.SentinelAddrs, r.MasterSet = s.SentinelAddrs, s.MasterSet
 		r.display = []string{s.MasterSet + " (via Sentinel)"} // its master's address is Sentinel's to tell; the engine checks them as it connects
-	case s.Replicated():
+	case redisplan.Replicated(s):
 		err = r.startReplicated(ctx, c)
 	case len(s.Masters) == 0:
 		err = r.startLocal(ctx, c)
@@ -429,7 +447,7 @@ func (r *RedisServers) startReplicated(ctx context.Context, c plan.Cell) error {
 func (r *RedisServers) startFaultMasters(ctx context.Context, c plan.Cell) error {
 	s := c.Settings
 	r.clocks = map[int]*faults.Clock{}
-	if s.Replicated() {
+	if redisplan.Replicated(s) {
 		if err := r.startReplicated(ctx, c); err != nil {
 			return err
 		}

@@ -60,6 +60,9 @@ func (topology) Terms(s plan.Settings) (mode, wait string)   { return s.Mode, s.
 func (topology) KillWindow(plan.Settings) string             { return "" } // a master's restart is not timed
 func (topology) RecordKind(plan.Settings, *results.Settings) {}
 
+// Owns: replicated's settings are its own (plan.SettingsOwner).
+func (r topology) Owns(string) bool { return r.t == engine.Replicated }
+
 // Designs are this topology's designs among Redis' (designs).
 func (r topology) Designs() []plan.Design {
 	return slices.DeleteFunc(slices.Clone(designs), func(d plan.Design) bool {
@@ -214,7 +217,7 @@ func (r topology) ServersKey(s plan.Settings) string {
 // Describe is what the cell runs on, as the plan lists it.
 func (r topology) Describe(s plan.Settings) string {
 	switch {
-	case s.ExternalSentinels():
+	case ExternalSentinels(s):
 		return fmt.Sprintf("replicated %s via %d given sentinels, WAIT %d", s.MasterSet, len(s.SentinelAddrs), s.WaitReplicas)
 	case r.t == engine.Replicated:
 		return fmt.Sprintf("replicated: 1 master + %d replicas, %d sentinels, WAIT %d", s.Replicas, s.Sentinels, s.WaitReplicas)
