@@ -142,7 +142,7 @@ func makeCostView(c CellSummary) costView {
 type masterRow struct {
 	Addr                                                 string
 	OK, Taken, Timeout, Err, Pending, NotSent, Late, Rel string
-	FewAcks                                              string
+	Unconfirmed                                          string
 }
 
 type capView struct {
@@ -276,7 +276,7 @@ func masterRows(per map[string]results.MasterOutcomes) []masterRow {
 	for _, a := range sortedKeys(per) {
 		m := per[a]
 		out = append(out, masterRow{a, results.Count(m.OK), results.Count(m.Taken), results.Count(m.Timeout), results.Count(m.Error),
-			results.Count(m.Pending), results.Count(m.NotSent), results.Count(m.Late), results.Count(m.LateReleased), results.Count(m.FewAcks)})
+			results.Count(m.Pending), results.Count(m.NotSent), results.Count(m.Late), results.Count(m.LateReleased), results.Count(m.Unconfirmed)})
 	}
 	return out
 }
@@ -531,7 +531,7 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 <p>{{.PriceNote}}</p>
 <div class="scroll"><table>
 <tr><th>#</th><th class="l">cell</th><th class="l">topology</th><th class="l">servers</th><th>wait replicas</th><th class="l">persistence</th><th class="l">load</th><th>acquire p50 (ms)</th><th>× single</th><th>acquire p99 (ms)</th><th>× single</th><th>cycles/s</th><th>× single</th><th>server CPU µs/cycle</th><th>× single</th><th>violations</th><th>few acks</th><th>lost updates</th><th class="l">verdict</th></tr>
-{{range .Price}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td class="l">{{.TopologyT}}</td><td class="l">{{.ServersT}}</td><td>{{.WaitReplicas}}</td><td class="l">{{.Persistence}}</td><td class="l">{{.Load}}</td><td>{{.P50}}</td><td>{{.P50R}}</td><td>{{.P99}}</td><td>{{.P99R}}</td><td>{{.Cycles}}</td><td>{{.CyclesR}}</td><td>{{.CPU}}</td><td>{{.CPUR}}</td><td{{if .Bad}} class="bad"{{end}}>{{.ViolationsT}}</td><td>{{.FewAcks}}</td><td{{if .Bad}} class="bad"{{end}}>{{.LostT}}</td><td class="l wrap">{{.VerdictT}}</td></tr>
+{{range .Price}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td class="l">{{.TopologyT}}</td><td class="l">{{.ServersT}}</td><td>{{.WaitReplicas}}</td><td class="l">{{.Persistence}}</td><td class="l">{{.Load}}</td><td>{{.P50}}</td><td>{{.P50R}}</td><td>{{.P99}}</td><td>{{.P99R}}</td><td>{{.Cycles}}</td><td>{{.CyclesR}}</td><td>{{.CPU}}</td><td>{{.CPUR}}</td><td{{if .Bad}} class="bad"{{end}}>{{.ViolationsT}}</td><td>{{.Unconfirmed}}</td><td{{if .Bad}} class="bad"{{end}}>{{.LostT}}</td><td class="l wrap">{{.VerdictT}}</td></tr>
 {{end}}</table></div>
 {{end}}
 
@@ -602,7 +602,7 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 {{range .Cells}}<details><summary>{{.Index}}: {{.Label}}</summary>
 <p>N = {{.CellSummary.Masters}} masters · measured {{printf "%.1f" .MeasuredSeconds}} s · max concurrent holders of one key: {{.MaxHolders}} · safety probe: {{if .Safety.NotJudged}}not judged ({{.Safety.NotJudged}}){{else}}{{.Safety.JudgedHolds}} holds judged on validity windows{{if .Safety.HoldsNotJudged}}, {{.Safety.HoldsNotJudged}} not judged{{end}}{{end}}{{with .OpenLoop}} · open loop: offered {{.Offered}}, served {{.Served}}, unserved {{.Unserved}}, pacer lag p99 {{printf "%.0f" .PacerLag.P99}} µs{{end}}{{with .BusiestText}} · busiest master CPU {{.}} of a core{{end}}{{with .PercentilesFile}} · <a href="{{.}}">acquire percentile distribution</a>{{end}}{{range .Hlogs}} · <a href="{{.}}">{{.}}</a>{{end}}</p>
 {{if .MasterRows}}<table><tr><th class="l">master</th><th>ok</th><th>taken</th><th>timeout</th><th>error</th><th>few acks</th><th>pending</th><th>not sent</th><th>late</th><th>late released</th></tr>
-{{range .MasterRows}}<tr><td class="l">{{.Addr}}</td><td>{{.OK}}</td><td>{{.Taken}}</td><td>{{.Timeout}}</td><td>{{.Err}}</td><td>{{.FewAcks}}</td><td>{{.Pending}}</td><td>{{.NotSent}}</td><td>{{.Late}}</td><td>{{.Rel}}</td></tr>
+{{range .MasterRows}}<tr><td class="l">{{.Addr}}</td><td>{{.OK}}</td><td>{{.Taken}}</td><td>{{.Timeout}}</td><td>{{.Err}}</td><td>{{.Unconfirmed}}</td><td>{{.Pending}}</td><td>{{.NotSent}}</td><td>{{.Late}}</td><td>{{.Rel}}</td></tr>
 {{end}}</table>{{end}}
 {{if .EventsText}}<p>Events:</p><ul>{{range .EventsText}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{range .Warnings}}<div class="warn">{{.}}</div>{{end}}

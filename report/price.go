@@ -42,7 +42,7 @@ type PriceRow struct {
 	// seen), few acks, and a fault cell's lost updates and verdict.
 	Violations  int64  `json:"violations"`
 	NotJudged   string `json:"not_judged,omitempty"`
-	FewAcks     int64  `json:"few_acks,omitempty"`
+	Unconfirmed int64  `json:"few_acks,omitempty"`
 	LostUpdates *int64 `json:"lost_updates,omitempty"`
 	Verdict     string `json:"verdict,omitempty"`
 	// labels are its topology's own names for it (plan.Labeler).
@@ -156,7 +156,7 @@ func priceRow(c *cell, cs CellSummary) PriceRow {
 	r := PriceRow{Index: cs.Index, Label: cs.Label, Topology: topologyOf(s), Masters: s.N, Replicas: s.Replicas,
 		Sentinels: s.Sentinels, WaitReplicas: s.WaitReplicas, Persistence: orServers(s.Persistence), Load: cellLoadText(cs),
 		AcquireP50: cs.Acquire.P50, AcquireP99: cs.Acquire.P99, CyclesPerSec: cs.CyclesPerSec,
-		Violations: cs.Violations, NotJudged: cs.Safety.NotJudged, FewAcks: cs.FewAcks, Verdict: cs.Safety.Verdict, labels: labelsOf(c)}
+		Violations: cs.Violations, NotJudged: cs.Safety.NotJudged, Unconfirmed: cs.Unconfirmed, Verdict: cs.Safety.Verdict, labels: labelsOf(c)}
 	r.Mode = r.labels.Mode
 	if cfg := c.Run.Config; cfg != nil && cfg.Service != nil {
 		r.Server = "server"
@@ -271,7 +271,7 @@ func ratioText(x float64) string {
 }
 
 // priceNote says what the price table's ratios are to, for both pages.
-const priceNote = "Each topology's price: acquire latency, lock cycles per second and every server's CPU per cycle (a replicated set's replicas and Sentinels included), and each as a ratio to the single-master cell with the same persistence and load, measured in the same run (a lock service's cell: to the single master of the same load whose persistence fsyncs every write or not as it does — aof-always with a service's fsync, none/aof-no/aof-everysec with its no-fsync; — : no such cell). Safety: the probe's violations (two holders of one key within their validity windows), acquires that failed because WAIT saw too few replicas (few acks), and a fault cell's lost updates and verdict."
+const priceNote = "Each topology's price: acquire latency, lock cycles per second and every server's CPU per cycle (a replicated set's replicas and Sentinels included), and each as a ratio to the single-master cell with the same persistence and load, measured in the same run (a lock service's cell: to the single master of the same load whose persistence fsyncs every write or not as it does — aof-always with a service's fsync, none/aof-no/aof-everysec with its no-fsync; — : no such cell). Safety: the probe's violations (two holders of one key within their validity windows), acquires that failed because fewer replicas acknowledged the grant than the client asked for (few acks), and a fault cell's lost updates and verdict."
 
 // priceFigure draws acquire p50 and p99 per topology: one group of bars
 // per topology, one pair of bars per other setting (persistence, load).
