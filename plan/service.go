@@ -525,6 +525,9 @@ type Labels struct {
 	Servers  string // what it ran on: "1 master + 2 replicas, 3 Sentinels"
 	Short    string // two short lines, for a plot's axis
 	Mode     string // the client's mode, kept with the cell's price ("": none)
+	// Wait is how its callers waited where its client waits its own way
+	// and takes no wait_strategy ("": as wait_strategy says).
+	Wait string
 	// Reference: the price table's ratios are to this topology's cells
 	// (one server alone: Redis' single master).
 	Reference bool

@@ -11,8 +11,17 @@ import (
 
 // Labels name a cell of Redis' on report pages (plan.Labeler): Redlock by
 // its mode, a replicated set by its servers and WAIT; the single master is
-// the price table's reference.
+// the price table's reference. rueidislock waits its own way (its client
+// retries when the server says a key changed).
 func (r topology) Labels(rec results.Settings, servers int) plan.Labels {
+	l := r.labels(rec, servers)
+	if rec.Driver == RueidislockDriver {
+		l.Wait = "notify, rueidislock's own"
+	}
+	return l
+}
+
+func (r topology) labels(rec results.Settings, servers int) plan.Labels {
 	switch r.t {
 	case engine.Redlock:
 		return plan.Labels{Topology: fmt.Sprintf("%s (%s)", r.t, rec.Mode), Short: fmt.Sprintf("%s N=%d\n%s", r.t, servers, rec.Mode), Mode: rec.Mode}
