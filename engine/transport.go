@@ -25,7 +25,7 @@ const (
 	Timeout     = lock.Timeout
 	Error       = lock.Error
 	NotSent     = lock.NotSent
-	FewAcks     = lock.FewAcks
+	FewAcks     = lock.Unconfirmed
 	NumOutcomes = lock.NumOutcomes
 )
 

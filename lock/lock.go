@@ -51,7 +51,12 @@ const (
 	Timeout                // no answer within the per-server timeout
 	Error                  // connection or server error
 	NotSent                // sequential with wait=quorum: decided before this server's turn
-	FewAcks                // replicated with WAIT: the SET won, fewer than WaitReplicas replicas acknowledged it
+	// Unconfirmed: the server granted it, but fewer of its replicas
+	// acknowledged the grant than the client asked for (Redis' WAIT after
+	// the SET; any client that checks its grant's replication may say so):
+	// the acquire failed and was released. Its name is "few_acks", as
+	// results and metrics always spelt it.
+	Unconfirmed
 	NumOutcomes
 )
 

@@ -17,7 +17,7 @@ import (
 type Cell struct {
 	cycles                            prometheus.Counter
 	acquired, notAcquired, errored    prometheus.Counter
-	fewAcks                           prometheus.Counter
+	unconfirmed                       prometheus.Counter
 	replies                           [][lock.NumOutcomes]prometheus.Counter // [master][outcome]
 	extendOK, extendFailed            prometheus.Counter
 	violations, lostUpdates, rejected prometheus.Counter
@@ -42,7 +42,7 @@ func (e *Exporter) Cell(l Labels, masters []string) *Cell {
 		acquired:     v.acquires.WithLabelValues(with("acquired")...),
 		notAcquired:  v.acquires.WithLabelValues(with("not_acquired")...),
 		errored:      v.acquires.WithLabelValues(with("error")...),
-		fewAcks:      v.acquires.WithLabelValues(with("few_acks")...),
+		unconfirmed:  v.acquires.WithLabelValues(with("few_acks")...),
 		extendOK:     v.extends.WithLabelValues(with("ok")...),
 		extendFailed: v.extends.WithLabelValues(with("failed")...),
 		violations:   v.violations.WithLabelValues(lv...),
@@ -139,8 +139,8 @@ func (c *Cell) acquireEnded(r *workloads.Record) {
 	switch r.Failure() {
 	case results.LostToContention:
 		c.notAcquired.Inc()
-	case results.LostToFewAcks:
-		c.fewAcks.Inc()
+	case results.LostUnconfirmed:
+		c.unconfirmed.Inc()
 	default:
 		c.errored.Inc()
 	}
@@ -203,7 +203,7 @@ func (c *Cell) AddCounts(t workloads.Counts) {
 	c.acquired.Add(float64(t.Acquired))
 	c.notAcquired.Add(float64(t.NotAcquired))
 	c.errored.Add(float64(t.Errors))
-	c.fewAcks.Add(float64(t.FewAcks))
+	c.unconfirmed.Add(float64(t.Unconfirmed))
 	c.violations.Add(float64(t.Violations))
 	c.LostUpdates(t.LostUpdates)
 	c.rejected.Add(float64(t.StaleWritesRejected))

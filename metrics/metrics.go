@@ -108,7 +108,7 @@ func newVecs() vecs {
 	}
 	return vecs{
 		cycles:        counter("lockbench_cycles_total", "Lock cycles (a successful acquire and its release) in the measured window."),
-		acquires:      counter("lockbench_acquires_total", "Acquire attempts in the measured window by outcome: acquired, not_acquired (contention or validity), error (masters timed out or failed), few_acks (WAIT saw fewer replicas than wait_replicas).", "outcome"),
+		acquires:      counter("lockbench_acquires_total", "Acquire attempts in the measured window by outcome: acquired, not_acquired (contention or validity), error (masters timed out or failed), few_acks (fewer replicas acknowledged the grant than the client asked for).", "outcome"),
 		masterReplies: counter("lockbench_master_replies_total", "What each master answered to measured acquires' SETs: ok, taken, timeout, error; pending (sent, not waited for), not_sent (decided before its turn), few_acks (won, too few replicas acknowledged it).", "master", "outcome"),
 		extends:       counter("lockbench_extends_total", "Auto-extensions of held locks by result: ok, failed (the lock was lost).", "result"),
 		violations:    counter("lockbench_safety_violations_total", "Holds that began while another holder of the same key was inside (the live probe)."),

@@ -264,8 +264,8 @@ func (c *Cell) finish(i int, axes []Axis) error {
 var fileSafe = regexp.MustCompile(`[^A-Za-z0-9=,._-]+`)
 
 // EstimatedDuration is the sum of warm-ups and measured windows, plus a
-// guess of a few seconds per server set started (more for a replicated
-// set: its replicas sync and its Sentinels find each other); a fault
+// guess of a few seconds per server set started (more where the topology
+// says its servers start slower: SlowStart); a fault
 // cell's MastersKey is its own, so it starts a set.
 func EstimatedDuration(cells []Cell) time.Duration {
 	var d time.Duration
@@ -274,9 +274,7 @@ func EstimatedDuration(cells []Cell) time.Duration {
 		d += time.Duration(c.Settings.Warmup + c.Settings.Duration)
 		if k := c.MastersKey(); k != prev {
 			d += 2 * time.Second
-			if c.Settings.Replicated() {
-				d += 3 * time.Second
-			}
+			d += c.Settings.extraStart()
 			prev = k
 		}
 	}

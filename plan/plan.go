@@ -285,7 +285,7 @@ func (s Settings) checkLocalCPUs() error {
 	if s.LocalCPUs == "" {
 		return nil
 	}
-	if len(s.Masters) > 0 || s.ExternalSentinels() {
+	if s.serversGiven() {
 		return fmt.Errorf("local-cpus: pins local masters; with --masters or --sentinel-addrs the servers are not started here (pin them where they run)")
 	}
 	if s.Embedded == "always" {

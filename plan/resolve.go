@@ -88,7 +88,7 @@ func (c Cell) resolve() (Resolved, error) {
 		return r, err
 	}
 	r.Recorded = results.Settings(seg.Redacted())
-	r.Recorded.Persistence = orNone(s.Persistence, len(s.Masters) == 0 && !s.ExternalSentinels())
+	r.Recorded.Persistence = orNone(s.Persistence, !s.serversGiven())
 	s.recordTopology(&r.Recorded)
 	// A benchmark cell is one client of its workers, in this process.
 	r.Recorded.Clients = max(s.Clients, 1)
@@ -165,19 +165,17 @@ func (c Cell) checkFaultTargets() error {
 	return nil
 }
 
-// checkFaultTopology: a replicated set's faults on a replicated cell
-// only, and none there that its topology cannot take (its clients find
-// the master through Sentinel, so no proxy stands between them; masters
-// under a fake clock are Redlock's).
+// checkFaultTopology: a fault by role, by member link or by replica or
+// monitor only where the topology has them, and none that its topology
+// cannot take (its CheckFault).
 func (s Settings) checkFaultTopology(where string, f Fault) error {
-	repl := s.Replicated()
 	switch {
 	case !s.Roles() && f.Role != "":
 		return fmt.Errorf("%s.role: needs topology %s (a member by its role); topology is %s (use master_index)", where, roleTopologies(), s.TopologyOf())
 	case f.MemberLinks() && !s.Roles():
 		return fmt.Errorf("%s.link: members needs topology %s (a cluster whose members talk to each other); topology is %s (use link: client)", where, roleTopologies(), s.TopologyOf())
-	case !repl && f.ByRole():
-		return fmt.Errorf("%s: replica_index and sentinel_index need topology replicated; topology is %s (use master_index)", where, s.TopologyOf())
+	case f.ByRole() && !hasRoleTargets(s.Service()):
+		return fmt.Errorf("%s: replica_index and sentinel_index need topology %s; topology is %s (use master_index)", where, roleTargetTopologies(), s.TopologyOf())
 	}
 	return s.Service().CheckFault(where, s, f)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"lockbench/lock"
 	"lockbench/results"
@@ -508,4 +509,85 @@ func (s Settings) ServersName(own string) string {
 		return FlagName(own)
 	}
 	return "servers"
+}
+
+// Labeler is a topology that names its cells on report pages itself,
+// from what a result recorded (Redis': "redlock (multiplexed)", "1 master
+// + 2 replicas, 3 Sentinels"); one without is named by its servers' count.
+type Labeler interface {
+	Labels(rec results.Settings, servers int) Labels
+}
+
+// Labels are a topology's names for one cell on report pages; "": the
+// generic one.
+type Labels struct {
+	Topology string // what sets it apart: "redlock (multiplexed)", "replicated, WAIT 1"
+	Servers  string // what it ran on: "1 master + 2 replicas, 3 Sentinels"
+	Short    string // two short lines, for a plot's axis
+	Mode     string // the client's mode, kept with the cell's price ("": none)
+	// Wait is how its callers waited where its client waits its own way
+	// and takes no wait_strategy ("": as wait_strategy says).
+	Wait string
+	// Reference: the price table's ratios are to this topology's cells
+	// (one server alone: Redis' single master).
+	Reference bool
+}
+
+// LabelsOf are the labels the topology named name ("": the default)
+// gives a cell; none when it is not registered or names none.
+func LabelsOf(name string, rec results.Settings, servers int) Labels {
+	if l, ok := topologyNamed(name).(Labeler); ok {
+		return l.Labels(rec, servers)
+	}
+	return Labels{}
+}
+
+// GivenServers is a topology whose servers may be someone else's by
+// settings of its own (Redis: masters:, a replicated set's
+// sentinel_addrs:): nothing is started here then.
+type GivenServers interface {
+	GivenServers(s Settings) bool
+}
+
+// serversGiven says the cell's servers are not started here, by its
+// topology's own settings (masters: where it has none of its own).
+func (s Settings) serversGiven() bool {
+	if g, ok := s.Service().(GivenServers); ok {
+		return g.GivenServers(s)
+	}
+	return len(s.Masters) > 0
+}
+
+// RoleTargets is a topology whose faults can name its replicas and
+// monitors by index (replica_index, sentinel_index).
+type RoleTargets interface {
+	RoleTargets() bool
+}
+
+// roleTargetTopologies names the topologies whose faults take
+// replica_index and sentinel_index.
+func roleTargetTopologies() string {
+	return strings.Join(topologiesWith(hasRoleTargets), " or ")
+}
+
+// hasRoleTargets says t's faults take replica_index and sentinel_index.
+func hasRoleTargets(t Topology) bool {
+	r, ok := t.(RoleTargets)
+	return ok && r.RoleTargets()
+}
+
+// SlowStart is a topology whose servers take longer to start than a
+// plain server set (plan's guess: 2 s): ExtraStart is how much more
+// (Redis' replicated set: its replicas sync, its Sentinels find each
+// other).
+type SlowStart interface {
+	ExtraStart(s Settings) time.Duration
+}
+
+// extraStart is the cell's topology's extra start time (0: none).
+func (s Settings) extraStart() time.Duration {
+	if t, ok := s.Service().(SlowStart); ok {
+		return t.ExtraStart(s)
+	}
+	return 0
 }

@@ -26,17 +26,6 @@ func (s Settings) TopologyOf() string {
 	return DefaultTopology // not registered in this program
 }
 
-// replicatedTopology is the topology of a master with replicas behind
-// Sentinel, whose settings (ReplicatedSettings) no other takes.
-const replicatedTopology = "replicated"
-
-// Replicated says the cell runs on a replicated set.
-func (s Settings) Replicated() bool { return s.TopologyOf() == replicatedTopology }
-
-// ExternalSentinels says the replicated set is someone else's: its
-// Sentinels were given, nothing is started here.
-func (s Settings) ExternalSentinels() bool { return s.Replicated() && len(s.SentinelAddrs) > 0 }
-
 // ReplicatedSetting is one setting only topology replicated takes, with
 // whether it differs from its default (was given) and its value as text.
 type ReplicatedSetting struct {
@@ -87,9 +76,6 @@ func (s Settings) checkTopology() error {
 // (a service that starts replicas of its own takes replicas:, within its
 // bound).
 func (s Settings) CheckNotReplicated() error {
-	if s.Replicated() {
-		return nil // they are its own
-	}
 	if t := s.Service(); s.IsGiven("replicas") && t.Replicas() > 0 {
 		if s.Replicas < 0 || s.Replicas > t.Replicas() {
 			return fmt.Errorf("replicas: %d is not accepted with topology %s; use 0..%d (its streaming replicas)", s.Replicas, t.Name(), t.Replicas())

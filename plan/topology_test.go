@@ -305,3 +305,16 @@ func TestServersAreRedisMasters(t *testing.T) {
 		t.Fatalf("servers and masters both: %v; want one line naming servers", err)
 	}
 }
+
+// A replicated set's start is estimated 3 s longer than a single master's:
+// its topology says so (SlowStart), plan does not know it by name.
+func TestEstimateAsksTheTopology(t *testing.T) {
+	est := func(topology string) time.Duration {
+		s := Defaults()
+		s.Topology, s.Warmup, s.Duration = topology, 0, Duration(time.Second)
+		return EstimatedDuration([]Cell{{ID: "a", Settings: s}})
+	}
+	if single, repl := est("single"), est("replicated"); repl-single != 3*time.Second {
+		t.Errorf("replicated estimated %v, single %v; want 3s more", repl, single)
+	}
+}

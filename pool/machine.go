@@ -121,14 +121,13 @@ func used(a, b []float64) float64 {
 	return sum
 }
 
-// topologyCPU adds a replicated set's replicas' and monitors' CPU in the
-// window to the servers' figures (the monitors' as results keep
-// Sentinels'), and every server's per cycle.
+// topologyCPU adds the replicas' and monitors' CPU in the window to the
+// servers' figures, and every server's per cycle.
 func (p *machineProbe) topologyCPU(sv *results.Servers, cycles int64) {
 	sv.ReplicaCPUSeconds = used(p.start.replicas, p.end.replicas)
-	sv.SentinelCPUSeconds = used(p.start.monitors, p.end.monitors)
+	sv.MonitorCPUSeconds = used(p.start.monitors, p.end.monitors)
 	if cycles > 0 {
-		sv.TopologyCPUMicrosCycle = (sv.CPUSeconds + sv.ReplicaCPUSeconds + sv.SentinelCPUSeconds) * 1e6 / float64(cycles)
+		sv.TopologyCPUMicrosCycle = (sv.CPUSeconds + sv.ReplicaCPUSeconds + sv.MonitorCPUSeconds) * 1e6 / float64(cycles)
 	}
 }
 

@@ -32,14 +32,42 @@ func init() {
 	for _, t := range redisplan.Topologies() {
 		service.Register(redisService{t})
 	}
+	// Results and manifests written before server_version kept the
+	// masters' version bare under this key.
+	results.RegisterLegacyVersion(results.LegacyVersion{Key: "redis_server_version", Server: redisServer})
 }
+
+// redisServer names Redis' servers in a server version.
+const redisServer = "redis-server"
+
+// redisServerVersion is v (INFO's redis_version) as a server version.
+func redisServerVersion(v string) string { return redisServer + " " + v }
 
 // Rank: Redis' topologies are listed first, in their order.
 func (r redisService) Rank() int { return r.Topology.(plan.Ranked).Rank() }
 
-// Owns: a cluster's WAIT settings are its own (plan.SettingsOwner).
+// Owns: replicated's settings, and a cluster's WAIT settings, are their
+// own (plan.SettingsOwner).
 func (r redisService) Owns(setting string) bool {
 	return r.Topology.(plan.SettingsOwner).Owns(setting)
+}
+
+// Labels: Redis' names for its cells on report pages (plan.Labeler).
+func (r redisService) Labels(rec results.Settings, servers int) plan.Labels {
+	return r.Topology.(plan.Labeler).Labels(rec, servers)
+}
+
+// GivenServers: masters or Sentinels given (plan.GivenServers).
+func (r redisService) GivenServers(s plan.Settings) bool {
+	return r.Topology.(plan.GivenServers).GivenServers(s)
+}
+
+// RoleTargets: a replicated set's replicas and Sentinels (plan.RoleTargets).
+func (r redisService) RoleTargets() bool { return r.Topology.(plan.RoleTargets).RoleTargets() }
+
+// ExtraStart: a replicated set's start (plan.SlowStart).
+func (r redisService) ExtraStart(s plan.Settings) time.Duration {
+	return r.Topology.(plan.SlowStart).ExtraStart(s)
 }
 
 // CanServe: a persistence mode and pinning need real redis-server
@@ -63,8 +91,8 @@ func (redisService) CanServe(c plan.Cell) error {
 		if err := faults.FaketimeAvailable(); err != nil {
 			return pool.MissingTool{Err: fmt.Errorf("clock_jump: %w", err)}
 		}
-	case s.ExternalSentinels(), len(s.Masters) > 0:
-	case s.Replicated() && !found:
+	case redisplan.ExternalSentinels(s), len(s.Masters) > 0:
+	case redisplan.Replicated(s) && !found:
 		return pool.MissingTool{Err: fmt.Errorf("redis-server not found in PATH; topology replicated runs real redis-server replicas and Sentinels (apt-get install redis-server)")}
 	case isCluster(s) && !found:
 		return pool.MissingTool{Err: fmt.Errorf("redis-server not found in PATH; topology cluster runs real cluster-enabled redis-server nodes (apt-get install redis-server)")}
@@ -102,10 +130,10 @@ func (redisService) Start(ctx context.Context, c plan.Cell, log io.Writer) (_ se
 		defer cancel()
 		err = r.startFaultMasters(mctx, c)
 		r.display, r.Embedded = r.addrs, false
-	case s.ExternalSentinels():
+	case redisplan.ExternalSentinels(s):
 		r.SentinelAddrs, r.MasterSet = s.SentinelAddrs, s.MasterSet
 		r.display = []string{s.MasterSet + " (via Sentinel)"} // its master's address is Sentinel's to tell; the engine checks them as it connects
-	case s.Replicated():
+	case redisplan.Replicated(s):
 		err = r.startReplicated(ctx, c)
 	case len(s.Masters) == 0:
 		err = r.startLocal(ctx, c)
@@ -240,7 +268,10 @@ func (r *RedisServers) Pids() []int {
 // Record: the masters' version, their quorum, and whether they were
 // embedded.
 func (r *RedisServers) Record(cc *results.CellConfig, _ results.Settings) {
-	cc.RedisVersion, cc.Quorum, cc.Embedded = r.version, r.Quorum(), r.Embedded
+	cc.Quorum, cc.Embedded = r.Quorum(), r.Embedded
+	if r.version != "" {
+		cc.ServerVersion = redisServerVersion(r.version)
+	}
 	if len(r.SentinelAddrs) > 0 {
 		cc.SentinelAddrs = nil
 		for _, a := range r.SentinelAddrs {
@@ -448,7 +479,7 @@ func (r *RedisServers) startReplicated(ctx context.Context, c plan.Cell) error {
 func (r *RedisServers) startFaultMasters(ctx context.Context, c plan.Cell) error {
 	s := c.Settings
 	r.clocks = map[int]*faults.Clock{}
-	if s.Replicated() {
+	if redisplan.Replicated(s) {
 		if err := r.startReplicated(ctx, c); err != nil {
 			return err
 		}

@@ -31,7 +31,7 @@ type CompareCell struct {
 // never decide which cells match.
 var volatileSettings = map[string]bool{
 	"masters": true, "local": true, "seed": true, "key_prefix": true, "force": true, "start_at": true,
-	"lockbench_version": true, "redis_server_version": true, "embedded": true, "quorum": true,
+	"lockbench_version": true, "server_version": true, "embedded": true, "quorum": true,
 	"tls_ca": true, "tls_cert": true, "tls_key": true, "tls_insecure": true,
 }
 
@@ -81,6 +81,7 @@ func LoadCompareSide(path string) ([]CompareCell, error) {
 		if err := json.Unmarshal(b, &r); err != nil || r.Config == nil {
 			return nil, &results.InputError{Field: "OLD/NEW", Value: path, Problem: "not a lockbench run result", Accepted: "a results directory or a run JSON file (lockbench run --json-out FILE)"}
 		}
+		results.UpgradeLegacy(&r, b)
 		label := strings.TrimSuffix(filepath.Base(path), ".json")
 		if r.Cell != nil && r.Cell.Label != "" {
 			label = r.Cell.Label

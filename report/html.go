@@ -142,7 +142,7 @@ func makeCostView(c CellSummary) costView {
 type masterRow struct {
 	Addr                                                 string
 	OK, Taken, Timeout, Err, Pending, NotSent, Late, Rel string
-	FewAcks                                              string
+	Unconfirmed                                          string
 }
 
 type capView struct {
@@ -276,7 +276,7 @@ func masterRows(per map[string]results.MasterOutcomes) []masterRow {
 	for _, a := range sortedKeys(per) {
 		m := per[a]
 		out = append(out, masterRow{a, results.Count(m.OK), results.Count(m.Taken), results.Count(m.Timeout), results.Count(m.Error),
-			results.Count(m.Pending), results.Count(m.NotSent), results.Count(m.Late), results.Count(m.LateReleased), results.Count(m.FewAcks)})
+			results.Count(m.Pending), results.Count(m.NotSent), results.Count(m.Late), results.Count(m.LateReleased), results.Count(m.Unconfirmed)})
 	}
 	return out
 }
@@ -508,7 +508,7 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 <body>
 <h1>lockbench report: {{.S.Name}}</h1>
 {{with .S.Description}}<p>{{.}}</p>{{end}}
-<p class="meta">{{len .S.Cells}} cells · generated {{.S.GeneratedAt.Format "2006-01-02 15:04:05 UTC"}} · from {{range $i, $d := .S.Dirs}}{{if $i}}, {{end}}<code>{{$d}}</code>{{end}}{{with .S.Manifest.LockbenchVersion}} · lockbench {{.}}{{end}}{{with .S.Manifest.RedisServerVersion}} · redis-server {{.}}{{end}}</p>
+<p class="meta">{{len .S.Cells}} cells · generated {{.S.GeneratedAt.Format "2006-01-02 15:04:05 UTC"}} · from {{range $i, $d := .S.Dirs}}{{if $i}}, {{end}}<code>{{$d}}</code>{{end}}{{with .S.Manifest.LockbenchVersion}} · lockbench {{.}}{{end}}{{with .S.Manifest.ServerVersions}} · {{range $i, $v := .}}{{if $i}}, {{end}}{{$v}}{{end}}{{end}}</p>
 <nav><a href="#verdict">Verdict</a>{{if .Price}}<a href="#price">Topologies</a>{{end}}{{if .Safety}}<a href="#safety">Safety</a>{{end}}{{if .ShowCapacity}}<a href="#capacity">Capacity</a>{{end}}<a href="#plots">Plots</a><a href="#cells">Cells</a>{{if .Timelines}}<a href="#timelines">Timelines</a>{{end}}<a href="#details">Per-cell details</a><a href="#manifest">Manifest</a></nav>
 
 {{if .S.Findings}}<h2 id="findings">What this run says</h2>
@@ -531,7 +531,7 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 <p>{{.PriceNote}}</p>
 <div class="scroll"><table>
 <tr><th>#</th><th class="l">cell</th><th class="l">topology</th><th class="l">servers</th><th>wait replicas</th><th class="l">persistence</th><th class="l">load</th><th>acquire p50 (ms)</th><th>× single</th><th>acquire p99 (ms)</th><th>× single</th><th>cycles/s</th><th>× single</th><th>server CPU µs/cycle</th><th>× single</th><th>violations</th><th>few acks</th><th>lost updates</th><th class="l">verdict</th></tr>
-{{range .Price}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td class="l">{{.TopologyT}}</td><td class="l">{{.ServersT}}</td><td>{{.WaitReplicas}}</td><td class="l">{{.Persistence}}</td><td class="l">{{.Load}}</td><td>{{.P50}}</td><td>{{.P50R}}</td><td>{{.P99}}</td><td>{{.P99R}}</td><td>{{.Cycles}}</td><td>{{.CyclesR}}</td><td>{{.CPU}}</td><td>{{.CPUR}}</td><td{{if .Bad}} class="bad"{{end}}>{{.ViolationsT}}</td><td>{{.FewAcks}}</td><td{{if .Bad}} class="bad"{{end}}>{{.LostT}}</td><td class="l wrap">{{.VerdictT}}</td></tr>
+{{range .Price}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td class="l">{{.TopologyT}}</td><td class="l">{{.ServersT}}</td><td>{{.WaitReplicas}}</td><td class="l">{{.Persistence}}</td><td class="l">{{.Load}}</td><td>{{.P50}}</td><td>{{.P50R}}</td><td>{{.P99}}</td><td>{{.P99R}}</td><td>{{.Cycles}}</td><td>{{.CyclesR}}</td><td>{{.CPU}}</td><td>{{.CPUR}}</td><td{{if .Bad}} class="bad"{{end}}>{{.ViolationsT}}</td><td>{{.Unconfirmed}}</td><td{{if .Bad}} class="bad"{{end}}>{{.LostT}}</td><td class="l wrap">{{.VerdictT}}</td></tr>
 {{end}}</table></div>
 {{end}}
 
@@ -602,7 +602,7 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 {{range .Cells}}<details><summary>{{.Index}}: {{.Label}}</summary>
 <p>N = {{.CellSummary.Masters}} masters · measured {{printf "%.1f" .MeasuredSeconds}} s · max concurrent holders of one key: {{.MaxHolders}} · safety probe: {{if .Safety.NotJudged}}not judged ({{.Safety.NotJudged}}){{else}}{{.Safety.JudgedHolds}} holds judged on validity windows{{if .Safety.HoldsNotJudged}}, {{.Safety.HoldsNotJudged}} not judged{{end}}{{end}}{{with .OpenLoop}} · open loop: offered {{.Offered}}, served {{.Served}}, unserved {{.Unserved}}, pacer lag p99 {{printf "%.0f" .PacerLag.P99}} µs{{end}}{{with .BusiestText}} · busiest master CPU {{.}} of a core{{end}}{{with .PercentilesFile}} · <a href="{{.}}">acquire percentile distribution</a>{{end}}{{range .Hlogs}} · <a href="{{.}}">{{.}}</a>{{end}}</p>
 {{if .MasterRows}}<table><tr><th class="l">master</th><th>ok</th><th>taken</th><th>timeout</th><th>error</th><th>few acks</th><th>pending</th><th>not sent</th><th>late</th><th>late released</th></tr>
-{{range .MasterRows}}<tr><td class="l">{{.Addr}}</td><td>{{.OK}}</td><td>{{.Taken}}</td><td>{{.Timeout}}</td><td>{{.Err}}</td><td>{{.FewAcks}}</td><td>{{.Pending}}</td><td>{{.NotSent}}</td><td>{{.Late}}</td><td>{{.Rel}}</td></tr>
+{{range .MasterRows}}<tr><td class="l">{{.Addr}}</td><td>{{.OK}}</td><td>{{.Taken}}</td><td>{{.Timeout}}</td><td>{{.Err}}</td><td>{{.Unconfirmed}}</td><td>{{.Pending}}</td><td>{{.NotSent}}</td><td>{{.Late}}</td><td>{{.Rel}}</td></tr>
 {{end}}</table>{{end}}
 {{if .EventsText}}<p>Events:</p><ul>{{range .EventsText}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{range .Warnings}}<div class="warn">{{.}}</div>{{end}}
@@ -614,7 +614,7 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 <tr><th class="l">name</th><td class="l">{{.Name}}</td></tr>
 {{with .ConfigFile}}<tr><th class="l">config file</th><td class="l">{{.}}</td></tr>{{end}}
 <tr><th class="l">lockbench / Go</th><td class="l">{{.LockbenchVersion}} / {{.GoVersion}}</td></tr>
-{{with .RedisServerVersion}}<tr><th class="l">redis-server</th><td class="l">{{.}}</td></tr>{{end}}
+{{with .ServerVersions}}<tr><th class="l">servers</th><td class="l">{{range $i, $v := .}}{{if $i}}, {{end}}{{$v}}{{end}}</td></tr>{{end}}
 <tr><th class="l">client machine</th><td class="l">{{.Machine.Hostname}} ({{.Machine.OS}}/{{.Machine.Arch}}, {{.Machine.Cores}} cores)</td></tr>
 <tr><th class="l">started / finished</th><td class="l">{{.StartedAt.Format "2006-01-02 15:04:05 MST"}} / {{if .FinishedAt.IsZero}}—{{else}}{{.FinishedAt.Format "2006-01-02 15:04:05 MST"}}{{end}}{{if .Interrupted}} <span class="bad">(interrupted)</span>{{end}}</td></tr>
 {{with .Segment}}<tr><th class="l">segment</th><td class="l">{{.}}</td></tr>{{end}}

@@ -29,3 +29,27 @@ func TestOldServiceSectionsStillRead(t *testing.T) {
 		t.Errorf("servers %v, %q; want the old endpoints", r.Config.Servers, v.Servers)
 	}
 }
+
+// A result and a manifest written before server_version name Redis'
+// version under their old key: it reads as the servers' version (Redis'
+// package registers the key).
+func TestOldRedisServerVersionStillReads(t *testing.T) {
+	raw := []byte(`{"config": {"topology": "redlock", "local": 5, "redis_server_version": "7.0.15"}}`)
+	var r results.Run
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	results.UpgradeLegacy(&r, raw)
+	if got := r.Config.ServerVersion; got != "redis-server 7.0.15" {
+		t.Errorf("cell's server version %q; want redis-server 7.0.15", got)
+	}
+	var m results.Manifest
+	rawm := []byte(`{"name": "old", "redis_server_version": "7.0.15"}`)
+	if err := json.Unmarshal(rawm, &m); err != nil {
+		t.Fatal(err)
+	}
+	results.UpgradeLegacyManifest(&m, rawm)
+	if len(m.ServerVersions) != 1 || m.ServerVersions[0] != "redis-server 7.0.15" {
+		t.Errorf("manifest's server versions %q; want [redis-server 7.0.15]", m.ServerVersions)
+	}
+}

@@ -138,6 +138,7 @@ func readManifest(dir string, m *results.Manifest) error {
 	if err := json.Unmarshal(b, m); err != nil {
 		return &results.InputError{Field: "manifest", Value: filepath.Join(dir, "manifest.json"), Problem: err.Error(), Accepted: "a lockbench manifest (JSON)"}
 	}
+	results.UpgradeLegacyManifest(m, b)
 	return nil
 }
 

@@ -152,7 +152,7 @@ func (d *mdDoc) price(v view) {
 	for _, r := range v.Price {
 		d.p("| %d | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s |\n", r.Index, mdEscape(r.Label), r.TopologyT, r.ServersT,
 			r.WaitReplicas, r.Persistence, mdEscape(r.Load), r.P50, r.P50R, r.P99, r.P99R, r.Cycles, r.CyclesR, r.CPU, r.CPUR,
-			mdBold(mdEscape(r.ViolationsT), r.Bad), r.FewAcks, mdBold(r.LostT, r.Bad), mdEscape(r.VerdictT))
+			mdBold(mdEscape(r.ViolationsT), r.Bad), r.Unconfirmed, mdBold(r.LostT, r.Bad), mdEscape(r.VerdictT))
 	}
 	d.p("\n")
 }

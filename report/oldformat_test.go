@@ -44,8 +44,15 @@ func TestOldFormatResultsLoad(t *testing.T) {
 	sameKeys(t, "testdata/old-format/chaos/cells/000-flags.json", cc)
 }
 
+// movedKeys are old config keys whose value now reads under another key,
+// named by its server: the old version key's "7.0.15" is server_version's
+// "redis-server 7.0.15".
+var movedKeys = map[string]struct{ key, prefix string }{
+	"redis_server_version": {"server_version", "redis-server "},
+}
+
 // sameKeys: every key of the file's config is in cfg's JSON, with the same
-// value.
+// value (a moved key's under its new key).
 func sameKeys(t *testing.T, file string, cfg *results.CellConfig) {
 	t.Helper()
 	raw, err := os.ReadFile(file)
@@ -62,6 +69,9 @@ func sameKeys(t *testing.T, file string, cfg *results.CellConfig) {
 		t.Fatal(err)
 	}
 	for k, v := range old.Config {
+		if m, ok := movedKeys[k]; ok {
+			k, v = m.key, m.prefix+v.(string)
+		}
 		if !reflect.DeepEqual(now[k], v) {
 			t.Errorf("%s: config %s: was %v, now %v", file, k, v, now[k])
 		}

@@ -3,9 +3,9 @@ package report
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
+	"lockbench/plan"
 	"lockbench/report/plots"
 	"lockbench/results"
 )
@@ -42,9 +42,11 @@ type PriceRow struct {
 	// seen), few acks, and a fault cell's lost updates and verdict.
 	Violations  int64  `json:"violations"`
 	NotJudged   string `json:"not_judged,omitempty"`
-	FewAcks     int64  `json:"few_acks,omitempty"`
+	Unconfirmed int64  `json:"few_acks,omitempty"`
 	LostUpdates *int64 `json:"lost_updates,omitempty"`
 	Verdict     string `json:"verdict,omitempty"`
+	// labels are its topology's own names for it (plan.Labeler).
+	labels plan.Labels
 }
 
 // PriceRatio is a cell's price over its single-master twin's.
@@ -55,12 +57,22 @@ type PriceRatio struct {
 	ServerCPUPerCycle float64 `json:"server_cpu_us_per_cycle,omitempty"`
 }
 
-// topologyOf is a cell's topology as recorded (older results: redlock).
+// topologyOf is a cell's topology as recorded (older results: the
+// default).
 func topologyOf(s settings) string {
 	if s.Topology == "" {
-		return "redlock"
+		return plan.DefaultTopology
 	}
 	return s.Topology
+}
+
+// labelsOf are c's topology's names for it.
+func labelsOf(c *cell) plan.Labels {
+	var rec results.Settings
+	if c.Run.Config != nil {
+		rec = c.Run.Config.Settings
+	}
+	return plan.LabelsOf(topologyOf(c.Set), rec, c.Set.N)
 }
 
 // priceKey is what a cell shares with its single-master twin: every
@@ -113,7 +125,7 @@ func priceRows(cells []*cell, sums []CellSummary) []PriceRow {
 	}
 	single := map[string]int{} // price key (and class key) → index into cells of its single cell
 	for i, c := range cells {
-		if topologyOf(c.Set) != "single" || sums[i].Acquire.Count == 0 {
+		if !labelsOf(c).Reference || sums[i].Acquire.Count == 0 {
 			continue
 		}
 		for _, k := range []string{priceKey(c.Set), classKey(c.Set)} {
@@ -144,10 +156,8 @@ func priceRow(c *cell, cs CellSummary) PriceRow {
 	r := PriceRow{Index: cs.Index, Label: cs.Label, Topology: topologyOf(s), Masters: s.N, Replicas: s.Replicas,
 		Sentinels: s.Sentinels, WaitReplicas: s.WaitReplicas, Persistence: orServers(s.Persistence), Load: cellLoadText(cs),
 		AcquireP50: cs.Acquire.P50, AcquireP99: cs.Acquire.P99, CyclesPerSec: cs.CyclesPerSec,
-		Violations: cs.Violations, NotJudged: cs.Safety.NotJudged, FewAcks: cs.FewAcks, Verdict: cs.Safety.Verdict}
-	if r.Topology == "redlock" {
-		r.Mode = s.Mode
-	}
+		Violations: cs.Violations, NotJudged: cs.Safety.NotJudged, Unconfirmed: cs.Unconfirmed, Verdict: cs.Safety.Verdict, labels: labelsOf(c)}
+	r.Mode = r.labels.Mode
 	if cfg := c.Run.Config; cfg != nil && cfg.Service != nil {
 		r.Server = "server"
 		if w := strings.Fields(cfg.Service.Server); len(w) > 0 {
@@ -183,14 +193,12 @@ func priceRatio(r, ref PriceRow) *PriceRatio {
 		CyclesPerSec: div(r.CyclesPerSec, ref.CyclesPerSec), ServerCPUPerCycle: div(r.ServerCPUPerCycle, ref.ServerCPUPerCycle)}
 }
 
-// ServersText is what the cell ran on: "5 masters", "1 master + 2
-// replicas, 3 Sentinels".
+// ServersText is what the cell ran on: "5 masters", "3 members", or its
+// topology's own words ("1 master + 2 replicas, 3 Sentinels").
 func (r PriceRow) ServersText() string {
 	switch {
-	case r.Topology == "replicated" && r.Replicas > 0:
-		return fmt.Sprintf("1 master + %d replicas, %d Sentinels", r.Replicas, r.Sentinels)
-	case r.Topology == "replicated":
-		return "1 master + replicas (external)"
+	case r.labels.Servers != "":
+		return r.labels.Servers
 	case r.Server != "" && r.Masters == 1:
 		return "1 " + r.Server
 	case r.Server != "":
@@ -201,14 +209,11 @@ func (r PriceRow) ServersText() string {
 	return fmt.Sprintf("%d masters", r.Masters)
 }
 
-// TopologyText names the topology with what sets it apart: "redlock
-// (multiplexed)", "replicated, WAIT 1".
+// TopologyText names the topology with what sets it apart, in its own
+// words ("redlock (multiplexed)", "replicated, WAIT 1"), else by name.
 func (r PriceRow) TopologyText() string {
-	switch r.Topology {
-	case "redlock":
-		return "redlock (" + r.Mode + ")"
-	case "replicated":
-		return "replicated, WAIT " + strconv.Itoa(r.WaitReplicas)
+	if r.labels.Topology != "" {
+		return r.labels.Topology
 	}
 	return r.Topology
 }
@@ -216,12 +221,8 @@ func (r PriceRow) TopologyText() string {
 // shortText names the topology in two short lines, for a plot's axis.
 func (r PriceRow) shortText() string {
 	switch {
-	case r.Topology == "redlock":
-		return fmt.Sprintf("redlock N=%d\n%s", r.Masters, r.Mode)
-	case r.Topology == "replicated" && r.Replicas > 0:
-		return fmt.Sprintf("replicated R=%d\nWAIT %d", r.Replicas, r.WaitReplicas)
-	case r.Topology == "replicated":
-		return fmt.Sprintf("replicated\nWAIT %d", r.WaitReplicas)
+	case r.labels.Short != "":
+		return r.labels.Short
 	case r.Server != "":
 		return fmt.Sprintf("%s N=%d\n%s", r.Topology, r.Masters, r.Persistence)
 	}
@@ -270,7 +271,7 @@ func ratioText(x float64) string {
 }
 
 // priceNote says what the price table's ratios are to, for both pages.
-const priceNote = "Each topology's price: acquire latency, lock cycles per second and every server's CPU per cycle (a replicated set's replicas and Sentinels included), and each as a ratio to the single-master cell with the same persistence and load, measured in the same run (a lock service's cell: to the single master of the same load whose persistence fsyncs every write or not as it does — Redis aof-always with a service's fsync, none/aof-no/aof-everysec with its no-fsync; — : no such cell). Safety: the probe's violations (two holders of one key within their validity windows), acquires that failed because WAIT saw too few replicas (few acks), and a fault cell's lost updates and verdict."
+const priceNote = "Each topology's price: acquire latency, lock cycles per second and every server's CPU per cycle (a replicated set's replicas and Sentinels included), and each as a ratio to the single-master cell with the same persistence and load, measured in the same run (a lock service's cell: to the single master of the same load whose persistence fsyncs every write or not as it does — aof-always with a service's fsync, none/aof-no/aof-everysec with its no-fsync; — : no such cell). Safety: the probe's violations (two holders of one key within their validity windows), acquires that failed because fewer replicas acknowledged the grant than the client asked for (few acks), and a fault cell's lost updates and verdict."
 
 // priceFigure draws acquire p50 and p99 per topology: one group of bars
 // per topology, one pair of bars per other setting (persistence, load).

@@ -99,7 +99,7 @@ func writeSynthDir(t testing.TB, dir string, name string, cells []synthCell) map
 	}
 	start := time.Date(2025, 11, 30, 10, 0, 0, 0, time.UTC)
 	man := results.Manifest{Name: name, Description: "synthetic results for tests", LockbenchVersion: "test", GoVersion: "go1.26",
-		RedisServerVersion: "7.2.4", Machine: results.Machine{Hostname: "test-host", OS: "linux", Arch: "amd64", Cores: 8},
+		ServerVersions: []string{"redis-server 7.2.4"}, Machine: results.Machine{Hostname: "test-host", OS: "linux", Arch: "amd64", Cores: 8},
 		StartedAt: start, FinishedAt: start.Add(time.Hour)}
 	samples := map[string][]int64{}
 	for _, c := range cells {

@@ -244,7 +244,6 @@ type RunInfo struct {
 	Started, Finished string
 	Machine           string
 	Lockbench, Go     string
-	RedisServer       string
 	// Servers are every server version the cells ran on, each once
 	// ("redis-server 7.0.15", "etcd 3.4.23", "zookeeper 3.8.0 on openjdk
 	// 17.0.15", "PostgreSQL 15.18").
@@ -337,7 +336,9 @@ func buildWhichLock(p *WhichLockPlan, m results.Manifest, loaded []*cell, cells 
 	}
 	w := &WhichLock{Faults: p.Faults, Defined: p.Defined, Needs: p.Needs, Work: p.Work, PriceWork: p.PriceWork, Quick: p.Quick,
 		PriceCells: p.PriceCells, Run: runInfo(m), Outcomes: outcomeWords, MaxRate: p.rate()}
-	w.Run.Servers = serverVersions(loaded)
+	if v := serverVersions(loaded); len(v) > 0 {
+		w.Run.Servers = v // the cells' own, else the manifest's
+	}
 	if p.Fsync != nil {
 		w.Run.Fsync = p.Fsync.String()
 	}
@@ -388,14 +389,8 @@ func serverVersions(loaded []*cell) []string {
 		if c == nil {
 			continue
 		}
-		redis := ""
-		if c.RedisVersion != "" {
-			redis = "redis-server " + c.RedisVersion
-		}
-		for _, v := range []string{redis, c.ServerVersion} {
-			if v != "" && !slices.Contains(out, v) {
-				out = append(out, v)
-			}
+		if v := c.ServerVersion; v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
 		}
 	}
 	return out
@@ -448,7 +443,7 @@ func libraryOf(p *WhichLockPlan, d string, find func(string) (CellSummary, *cell
 }
 
 func runInfo(m results.Manifest) RunInfo {
-	r := RunInfo{Lockbench: m.LockbenchVersion, Go: m.GoVersion, RedisServer: m.RedisServerVersion,
+	r := RunInfo{Lockbench: m.LockbenchVersion, Go: m.GoVersion, Servers: m.ServerVersions,
 		Machine: fmt.Sprintf("%d cores, %s/%s, %.0f GiB", m.Machine.Cores, m.Machine.OS, m.Machine.Arch, float64(m.Machine.MemoryBytes)/(1<<30))}
 	if m.Machine.CPUModel != "" {
 		r.Machine = m.Machine.CPUModel + ", " + r.Machine

@@ -459,9 +459,6 @@ func (w *WhichLock) Facts() []string {
 	}
 	out := []string{fmt.Sprintf("Measured %s to %s on %s.", r.Started, r.Finished, r.Machine), made + "."}
 	servers := strings.Join(r.Servers, ", ")
-	if servers == "" && r.RedisServer != "" {
-		servers = "redis-server " + r.RedisServer
-	}
 	out = append(out, "Servers: "+orNot(servers, "not recorded")+".")
 	var pers []string
 	for _, row := range w.Rows {

@@ -109,7 +109,7 @@ func hotKeyOf(c CellSummary, l *cell) *HotKey {
 	}
 	period := c.MeasuredSeconds * 1e6 / float64(c.Acquired)
 	h := &HotKey{TimeToLockP99: c.Contention.TimeToLock.P99, FIFOIdeal: float64(max(c.Workers-1, 1)) * period,
-		Strategy: waitOf(c), GaveUp: c.Contention.GaveUp, Result: l.Info.File}
+		Strategy: waitOf(c, l), GaveUp: c.Contention.GaveUp, Result: l.Info.File}
 	floor := c.MeasuredSeconds * 1e6 // an idle worker's wait spans the window
 	if c.Fairness != nil {
 		h.Idle = c.Fairness.Idle
@@ -164,12 +164,11 @@ func (r *MatrixRow) priceFromCells(pc *PriceCells, find func(string) (CellSummar
 	}
 }
 
-// waitOf is how a cell's callers waited: its wait_strategy, but
-// rueidislock's own wait where it ran (its client retries when the server
-// says a key changed, and takes no wait_strategy).
-func waitOf(c CellSummary) string {
-	if c.Driver == "rueidislock" {
-		return "notify, rueidislock's own"
+// waitOf is how a cell's callers waited: its wait_strategy, or its
+// topology's words for a client that waits its own way (plan.Labels).
+func waitOf(c CellSummary, l *cell) string {
+	if w := labelsOf(l).Wait; w != "" {
+		return w
 	}
 	return c.WaitStrategy
 }

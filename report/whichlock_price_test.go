@@ -54,6 +54,10 @@ func pricedMatrix(pc *PriceCells, designs []string, ps []priced) *WhichLock {
 			c.Fairness = &results.Fairness{Workers: p.workers, Idle: p.idle}
 		}
 		l := &cell{Info: results.CellInfo{File: "cells/" + p.name + ".json"}, Totals: map[string]*hdrhistogram.Histogram{}}
+		if p.driver != "" { // a client of Redis' single master: its topology names how it waits
+			l.Run.Config = &results.CellConfig{Settings: results.Settings{Topology: "single", Driver: p.driver}}
+			l.Set = settingsOf(l.Run.Config)
+		}
 		if p.hist != nil {
 			l.Totals[results.MetricAcquire] = p.hist
 		}

@@ -158,12 +158,12 @@ func oneMachineCost(m *Run, runs []Run) {
 		return
 	}
 	s := m.Servers
-	s.CPUSeconds, s.ReplicaCPUSeconds, s.SentinelCPUSeconds = 0, 0, 0
+	s.CPUSeconds, s.ReplicaCPUSeconds, s.MonitorCPUSeconds = 0, 0, 0
 	for _, r := range runs {
 		if r.Servers != nil {
 			s.CPUSeconds += r.Servers.CPUSeconds
 			s.ReplicaCPUSeconds += r.Servers.ReplicaCPUSeconds
-			s.SentinelCPUSeconds += r.Servers.SentinelCPUSeconds
+			s.MonitorCPUSeconds += r.Servers.MonitorCPUSeconds
 		}
 	}
 	s.perCycle(cyclesOf(runs))

@@ -75,7 +75,7 @@ func TestCombineRepeats(t *testing.T) {
 func TestRepeatsKeepTopologyCPU(t *testing.T) {
 	run := func(cycles float64) Run {
 		return Run{Throughput: Throughput{CyclesPerSec: cycles}, MeasuredSeconds: 1, Outcomes: Outcomes{Tally: Tally{Acquired: int64(cycles)}},
-			Servers: &Servers{CPUSeconds: 0.1, ReplicaCPUSeconds: 0.05, SentinelCPUSeconds: 0.01, PerMaster: map[string]float64{"m": 0.1}}}
+			Servers: &Servers{CPUSeconds: 0.1, ReplicaCPUSeconds: 0.05, MonitorCPUSeconds: 0.01, PerMaster: map[string]float64{"m": 0.1}}}
 	}
 	m := CombineRepeats([]Run{run(1000), run(1000)})
 	if got := m.Servers.TopologyMicrosCycle(); got < 159 || got > 161 {

@@ -7,10 +7,11 @@ package results
 // nil for benchmark cells).
 type CellConfig struct {
 	Settings
-	Quorum       int    `json:"quorum"`
-	Embedded     bool   `json:"embedded_masters"`
-	RedisVersion string `json:"redis_server_version,omitempty"`
-	// ServerVersion is a lock service's server other than Redis ("etcd 3.4.23").
+	Quorum   int  `json:"quorum"`
+	Embedded bool `json:"embedded_masters"`
+	// ServerVersion is the servers' version as their service names it
+	// ("redis-server 7.0.15", "etcd 3.4.23"); results written before it
+	// named Redis' apart (legacy.go reads them).
 	ServerVersion string `json:"server_version,omitempty"`
 	// Service is what a lock service's cell ran on (nil for Redis).
 	Service *ServiceSettings `json:"service,omitempty"`

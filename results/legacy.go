@@ -15,10 +15,52 @@ type LegacyService struct {
 	Read       func(section json.RawMessage, rec Settings) *ServiceSettings
 }
 
+// LegacyVersion is a config or manifest key under which results written
+// before ServerVersion kept a service's servers' version bare ("7.0.15"),
+// and the server's name it reads with ("NAME 7.0.15"). The service's
+// package registers it.
+type LegacyVersion struct {
+	Key, Server string
+}
+
 var (
-	legacyMu sync.RWMutex
-	legacy   []LegacyService
+	legacyMu       sync.RWMutex
+	legacy         []LegacyService
+	legacyVersions []LegacyVersion
 )
+
+// RegisterLegacyVersion makes an old version key readable.
+func RegisterLegacyVersion(l LegacyVersion) {
+	legacyMu.Lock()
+	defer legacyMu.Unlock()
+	legacyVersions = append(legacyVersions, l)
+}
+
+// legacyVersion is the server version an old key in fields holds ("":
+// none).
+func legacyVersion(fields map[string]json.RawMessage) string {
+	for _, l := range legacyVersions {
+		var v string
+		if json.Unmarshal(fields[l.Key], &v) == nil && v != "" {
+			return l.Server + " " + v
+		}
+	}
+	return ""
+}
+
+// UpgradeLegacyManifest fills m's server versions from raw (the
+// manifest's JSON) when it was written before they were.
+func UpgradeLegacyManifest(m *Manifest, raw []byte) {
+	var old map[string]json.RawMessage
+	if len(m.ServerVersions) > 0 || json.Unmarshal(raw, &old) != nil {
+		return
+	}
+	legacyMu.RLock()
+	defer legacyMu.RUnlock()
+	if v := legacyVersion(old); v != "" {
+		m.ServerVersions = []string{v}
+	}
+}
 
 // RegisterLegacy makes an old section readable.
 func RegisterLegacy(l LegacyService) {
@@ -27,11 +69,11 @@ func RegisterLegacy(l LegacyService) {
 	legacy = append(legacy, l)
 }
 
-// UpgradeLegacy fills run's service section and servers from raw (the
-// result's JSON) when it was written before they were.
+// UpgradeLegacy fills run's server version, service section and servers
+// from raw (the result's JSON) when it was written before they were.
 func UpgradeLegacy(run *Run, raw []byte) {
 	c := run.Config
-	if c == nil || c.Service != nil {
+	if c == nil {
 		return
 	}
 	var old struct {
@@ -42,6 +84,12 @@ func UpgradeLegacy(run *Run, raw []byte) {
 	}
 	legacyMu.RLock()
 	defer legacyMu.RUnlock()
+	if c.ServerVersion == "" {
+		c.ServerVersion = legacyVersion(old.Config)
+	}
+	if c.Service != nil {
+		return
+	}
 	for _, l := range legacy {
 		if b, ok := old.Config[l.ServersKey]; ok && len(c.Servers) == 0 {
 			var one string

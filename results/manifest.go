@@ -19,19 +19,21 @@ import "time"
 
 // Manifest describes one results directory.
 type Manifest struct {
-	Name               string     `json:"name"`
-	Description        string     `json:"description,omitempty"`
-	ConfigFile         string     `json:"config_file,omitempty"`
-	Config             any        `json:"config"`
-	LockbenchVersion   string     `json:"lockbench_version"`
-	GoVersion          string     `json:"go_version"`
-	RedisServerVersion string     `json:"redis_server_version,omitempty"`
-	Machine            Machine    `json:"machine"`
-	StartedAt          time.Time  `json:"started_at"`
-	FinishedAt         time.Time  `json:"finished_at,omitzero"`
-	Interrupted        bool       `json:"interrupted"`
-	Segment            string     `json:"segment,omitempty"` // "i/n" for multi-machine runs
-	Cells              []CellInfo `json:"cells"`
+	Name             string `json:"name"`
+	Description      string `json:"description,omitempty"`
+	ConfigFile       string `json:"config_file,omitempty"`
+	Config           any    `json:"config"`
+	LockbenchVersion string `json:"lockbench_version"`
+	GoVersion        string `json:"go_version"`
+	// ServerVersions are the cells' server versions, each once, in order
+	// (CellConfig.ServerVersion; legacy.go reads an older manifest's).
+	ServerVersions []string   `json:"server_versions,omitempty"`
+	Machine        Machine    `json:"machine"`
+	StartedAt      time.Time  `json:"started_at"`
+	FinishedAt     time.Time  `json:"finished_at,omitzero"`
+	Interrupted    bool       `json:"interrupted"`
+	Segment        string     `json:"segment,omitempty"` // "i/n" for multi-machine runs
+	Cells          []CellInfo `json:"cells"`
 }
 
 // Machine is where the client ran.

@@ -211,7 +211,7 @@ func largestServers(runs []Run, cycles float64) *Servers {
 		}
 		s.CPUSeconds = max(s.CPUSeconds, r.Servers.CPUSeconds)
 		s.ReplicaCPUSeconds = max(s.ReplicaCPUSeconds, r.Servers.ReplicaCPUSeconds)
-		s.SentinelCPUSeconds = max(s.SentinelCPUSeconds, r.Servers.SentinelCPUSeconds)
+		s.MonitorCPUSeconds = max(s.MonitorCPUSeconds, r.Servers.MonitorCPUSeconds)
 		s.BusiestShare = max(s.BusiestShare, r.Servers.BusiestShare)
 		for a, v := range r.Servers.PerMaster {
 			s.PerMaster[a] = max(s.PerMaster[a], v)

@@ -43,9 +43,10 @@ type MasterOutcomes struct {
 	Late int64 `json:"late"`
 	// LateReleased are late OKs of failed acquires, released on the master.
 	LateReleased int64 `json:"late_released"`
-	// FewAcks SETs won, but WAIT saw fewer replicas than wait_replicas
-	// acknowledge them (replicated): the acquire failed and was released.
-	FewAcks int64 `json:"few_acks,omitempty"`
+	// Unconfirmed SETs won, but fewer replicas acknowledged them than the
+	// client asked for (lock.Unconfirmed): the acquire failed and was
+	// released.
+	Unconfirmed int64 `json:"few_acks,omitempty"`
 }
 
 // Add adds o's counts to m's.
@@ -58,7 +59,7 @@ func (m *MasterOutcomes) Add(o MasterOutcomes) {
 	m.NotSent += o.NotSent
 	m.Late += o.Late
 	m.LateReleased += o.LateReleased
-	m.FewAcks += o.FewAcks
+	m.Unconfirmed += o.Unconfirmed
 }
 
 // Add adds o's outcomes to out's, master by master (by address).
@@ -83,14 +84,14 @@ const (
 	// LostToContention: the key was taken, or a quorum answered too
 	// slowly for any validity (Outcomes.NotAcquired).
 	LostToContention
-	// LostToFewAcks: the SET won but WAIT saw fewer replicas than
-	// wait_replicas acknowledge it (Outcomes.FewAcks).
-	LostToFewAcks
+	// LostUnconfirmed: the server granted it but fewer replicas
+	// acknowledged it than the client asked for (Outcomes.Unconfirmed).
+	LostUnconfirmed
 )
 
 // Sent is how many SETs of measured acquires went to the master.
 func (m MasterOutcomes) Sent() int64 {
-	return m.OK + m.Taken + m.Timeout + m.Error + m.Pending + m.FewAcks
+	return m.OK + m.Taken + m.Timeout + m.Error + m.Pending + m.Unconfirmed
 }
 
 // Tally is acquire attempts by what they came to: the one outcome count.
@@ -101,20 +102,20 @@ type Tally struct {
 	Acquired    int64 `json:"acquired"`
 	NotAcquired int64 `json:"not_acquired"` // lost to contention or validity
 	Errors      int64 `json:"errors"`       // servers timed out or failed
-	// FewAcks failed because WAIT saw too few replicas acknowledge the
-	// SET (replicated with wait_replicas): neither contention nor error.
-	FewAcks int64 `json:"few_acks,omitempty"`
+	// Unconfirmed failed because too few replicas acknowledged the grant
+	// (lock.Unconfirmed): neither contention nor error.
+	Unconfirmed int64 `json:"few_acks,omitempty"`
 }
 
 // Attempts is every acquire that ended in an outcome.
-func (t Tally) Attempts() int64 { return t.Acquired + t.NotAcquired + t.Errors + t.FewAcks }
+func (t Tally) Attempts() int64 { return t.Acquired + t.NotAcquired + t.Errors + t.Unconfirmed }
 
 // Add adds o's counts to t's.
 func (t *Tally) Add(o Tally) {
 	t.Acquired += o.Acquired
 	t.NotAcquired += o.NotAcquired
 	t.Errors += o.Errors
-	t.FewAcks += o.FewAcks
+	t.Unconfirmed += o.Unconfirmed
 }
 
 // Failed counts a failed acquire by why it failed.
@@ -122,8 +123,8 @@ func (t *Tally) Failed(why AcquireFailure) {
 	switch why {
 	case LostToContention:
 		t.NotAcquired++
-	case LostToFewAcks:
-		t.FewAcks++
+	case LostUnconfirmed:
+		t.Unconfirmed++
 	default:
 		t.Errors++
 	}
@@ -345,7 +346,7 @@ type Failover struct {
 	// end without one): lost to contention, to errors, to few acks.
 	NotAcquired int64 `json:"not_acquired"`
 	Errors      int64 `json:"errors"`
-	FewAcks     int64 `json:"few_acks,omitempty"`
+	Unconfirmed int64 `json:"few_acks,omitempty"`
 	// What the promoted node lacked, where its servers say: LackedBytes of
 	// the old primary's log (PostgreSQL's WAL), and the guarded writes
 	// acknowledged after the last commit it had from the old primary
@@ -376,8 +377,8 @@ func (f Failover) Text() string {
 		s += ", no acquire won after it"
 	}
 	s += fmt.Sprintf("; in it %d acquires failed on errors, %d not acquired", f.Errors, f.NotAcquired)
-	if f.FewAcks > 0 {
-		s += fmt.Sprintf(", %d on few acks", f.FewAcks)
+	if f.Unconfirmed > 0 {
+		s += fmt.Sprintf(", %d on few acks", f.Unconfirmed)
 	}
 	return s + f.pastText()
 }
@@ -483,13 +484,15 @@ type Servers struct {
 	// BusiestShare is the busiest master's CPU over wall time: near 1 means
 	// that single-threaded server was the bottleneck.
 	BusiestShare float64 `json:"busiest_master_cpu_share"`
-	// ReplicaCPUSeconds and SentinelCPUSeconds are a local replicated
-	// set's other servers in the window (/proc): they do the topology's
-	// work too (the replication stream, its fsyncs, watching the master).
-	// TopologyCPUMicrosCycle is then every server's CPU per lock cycle:
-	// what one lock costs the deployment (without them: CPUMicrosCycle).
+	// ReplicaCPUSeconds and MonitorCPUSeconds are the deployment's other
+	// local servers in the window (/proc: pool.Window's Replicas and
+	// Monitors): they do the topology's work too (the replication stream,
+	// its fsyncs, watching the master). TopologyCPUMicrosCycle is then
+	// every server's CPU per lock cycle: what one lock costs the
+	// deployment (without them: CPUMicrosCycle). The monitors' key is the
+	// one results always had (Redis' Sentinels were the first monitors).
 	ReplicaCPUSeconds      float64 `json:"replica_cpu_seconds,omitempty"`
-	SentinelCPUSeconds     float64 `json:"sentinel_cpu_seconds,omitempty"`
+	MonitorCPUSeconds      float64 `json:"sentinel_cpu_seconds,omitempty"`
 	TopologyCPUMicrosCycle float64 `json:"topology_cpu_us_per_cycle,omitempty"`
 }
 
@@ -498,13 +501,13 @@ type Servers struct {
 func (s *Servers) perCycle(cycles float64) {
 	s.CPUMicrosCycle = s.CPUSeconds * 1e6 / cycles
 	s.TopologyCPUMicrosCycle = 0
-	if s.ReplicaCPUSeconds+s.SentinelCPUSeconds > 0 {
-		s.TopologyCPUMicrosCycle = (s.CPUSeconds + s.ReplicaCPUSeconds + s.SentinelCPUSeconds) * 1e6 / cycles
+	if s.ReplicaCPUSeconds+s.MonitorCPUSeconds > 0 {
+		s.TopologyCPUMicrosCycle = (s.CPUSeconds + s.ReplicaCPUSeconds + s.MonitorCPUSeconds) * 1e6 / cycles
 	}
 }
 
 // TopologyMicrosCycle is every server's CPU per lock cycle: the masters',
-// and a replicated set's replicas' and Sentinels' when they were read.
+// and the replicas' and monitors' when they were read.
 func (s *Servers) TopologyMicrosCycle() float64 {
 	if s.TopologyCPUMicrosCycle > 0 {
 		return s.TopologyCPUMicrosCycle

@@ -13,10 +13,10 @@ import (
 func TestTallyKeepsTheFileShape(t *testing.T) {
 	var tl Tally
 	tl.Acquired = 5
-	for _, why := range []AcquireFailure{LostToContention, LostToContention, LostToError, LostToFewAcks} {
+	for _, why := range []AcquireFailure{LostToContention, LostToContention, LostToError, LostUnconfirmed} {
 		tl.Failed(why)
 	}
-	if tl.Attempts() != 9 || tl.NotAcquired != 2 || tl.Errors != 1 || tl.FewAcks != 1 {
+	if tl.Attempts() != 9 || tl.NotAcquired != 2 || tl.Errors != 1 || tl.Unconfirmed != 1 {
 		t.Fatalf("tally %+v, attempts %d", tl, tl.Attempts())
 	}
 	b, err := json.Marshal(Outcomes{Tally: tl, PerMaster: map[string]MasterOutcomes{}})

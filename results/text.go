@@ -133,11 +133,11 @@ func printLatencies(w io.Writer, r *Run) {
 
 func printOutcomes(w io.Writer, r *Run) {
 	o := r.Outcomes
-	waited := o.FewAcks > 0 || (r.Config != nil && r.Config.WaitReplicas > 0)
+	waited := o.Unconfirmed > 0 || (r.Config != nil && r.Config.WaitReplicas > 0)
 	fmt.Fprintf(w, "\noutcomes: %d acquired, %d not acquired, %d errors", o.Acquired, o.NotAcquired, o.Errors)
 	fewHead := ""
 	if waited {
-		fmt.Fprintf(w, ", %d few acks (WAIT saw fewer replicas than wait_replicas)", o.FewAcks)
+		fmt.Fprintf(w, ", %d few acks (fewer replicas acknowledged the grant than asked for)", o.Unconfirmed)
 		fewHead = "few acks\t"
 	}
 	fmt.Fprintln(w)
@@ -151,7 +151,7 @@ func printOutcomes(w io.Writer, r *Run) {
 		pm := o.PerMaster[m]
 		few := ""
 		if waited {
-			few = fmt.Sprintf("%d\t", pm.FewAcks)
+			few = fmt.Sprintf("%d\t", pm.Unconfirmed)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s%d\t%d\t%d\t%d\t%.0f\t\n", m, pm.Sent(), pm.OK, pm.Taken, pm.Timeout, pm.Error,
 			few, pm.Pending, pm.NotSent, pm.Late, pm.LateReleased, r.BaselineRTT[m].P50)
@@ -203,7 +203,7 @@ func printCosts(w io.Writer, r *Run) {
 		}
 		fmt.Fprintf(w, "servers: %.2f CPU s, %.1f CPU µs/cycle, busiest %s %.0f%% of one core", sv.CPUSeconds, sv.CPUMicrosCycle, server, 100*sv.BusiestShare)
 		if sv.TopologyCPUMicrosCycle > 0 {
-			fmt.Fprintf(w, "; with the replicas (%.2f CPU s) and Sentinels (%.2f CPU s) %.1f CPU µs/cycle", sv.ReplicaCPUSeconds, sv.SentinelCPUSeconds, sv.TopologyCPUMicrosCycle)
+			fmt.Fprintf(w, "; with the replicas (%.2f CPU s) and monitors (%.2f CPU s) %.1f CPU µs/cycle", sv.ReplicaCPUSeconds, sv.MonitorCPUSeconds, sv.TopologyCPUMicrosCycle)
 		}
 		fmt.Fprintln(w)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,8 +81,8 @@ func (d *resultsDir) writeCell(c plan.Cell, r int, co *CellOutcome) error {
 	if r == 1 {
 		d.man.Cells = append(d.man.Cells, info)
 	}
-	if d.man.RedisServerVersion == "" && co.Combined.Config != nil {
-		d.man.RedisServerVersion = co.Combined.Config.RedisVersion
+	if c := co.Combined.Config; c != nil && c.ServerVersion != "" && !slices.Contains(d.man.ServerVersions, c.ServerVersion) {
+		d.man.ServerVersions = append(d.man.ServerVersions, c.ServerVersion)
 	}
 	return d.writeManifest()
 }

@@ -103,7 +103,7 @@ func (r *cellRun) addElections(run *results.Run, t0 time.Time, events []faults.E
 			at, gone := secondsFrom(t0, end), end.Sub(e.At).Seconds()
 			f.FirstAcquireAt, f.Unavailable = &at, &gone
 		}
-		f.NotAcquired, f.Errors, f.FewAcks = failuresBetween(clients, t0, e.At, end)
+		f.NotAcquired, f.Errors, f.Unconfirmed = failuresBetween(clients, t0, e.At, end)
 		run.Failovers = append(run.Failovers, f)
 	}
 }
@@ -138,14 +138,14 @@ func failoverOf(log faults.FailoverLog, t0 time.Time, e faults.Event, ck check.F
 		at, gone := secondsFrom(t0, end), end.Sub(killed).Seconds()
 		f.FirstAcquireAt, f.Unavailable = &at, &gone
 	}
-	f.NotAcquired, f.Errors, f.FewAcks = failuresBetween(clients, t0, killed, end)
+	f.NotAcquired, f.Errors, f.Unconfirmed = failuresBetween(clients, t0, killed, end)
 	return f
 }
 
 // failuresBetween adds up the clients' failed acquires, by why, in the
 // bins from the first that starts at or after from, to the one holding to
 // (to zero: to the end): none from before the kill.
-func failuresBetween(clients []chaos.ClientResult, t0, from, to time.Time) (notAcquired, errs, fewAcks int64) {
+func failuresBetween(clients []chaos.ClientResult, t0, from, to time.Time) (notAcquired, errs, unconfirmed int64) {
 	lo := int64((from.Sub(t0) + chaos.FailureBin - 1) / chaos.FailureBin)
 	hi := int64(math.MaxInt64)
 	if !to.IsZero() {
@@ -156,11 +156,11 @@ func failuresBetween(clients []chaos.ClientResult, t0, from, to time.Time) (notA
 			if bin >= lo && bin <= hi {
 				notAcquired += n[results.LostToContention]
 				errs += n[results.LostToError]
-				fewAcks += n[results.LostToFewAcks]
+				unconfirmed += n[results.LostUnconfirmed]
 			}
 		}
 	}
-	return notAcquired, errs, fewAcks
+	return notAcquired, errs, unconfirmed
 }
 
 func secondsFrom(t0, t time.Time) float64 { return math.Round(t.Sub(t0).Seconds()*1000) / 1000 }

@@ -44,7 +44,7 @@ func (o *countingObserver) SetWorkers(n int)       { o.workers.Store(int64(n)) }
 // AddCounts: client processes report in bulk.
 func (o *countingObserver) AddCounts(d workloads.Counts) {
 	o.cycles.Add(d.Acquired)
-	o.failed.Add(d.NotAcquired + d.Errors + d.FewAcks)
+	o.failed.Add(d.NotAcquired + d.Errors + d.Unconfirmed)
 	o.violations.Add(d.Violations)
 	o.lost.Add(d.LostUpdates)
 	o.rejected.Add(d.StaleWritesRejected)
@@ -63,7 +63,7 @@ func (o *countingObserver) check(t *testing.T, r *CellResult) {
 		got, want int64
 	}{
 		{"cycles", o.cycles.Load(), out.Acquired},
-		{"failed acquires", o.failed.Load(), out.NotAcquired + out.Errors + out.FewAcks},
+		{"failed acquires", o.failed.Load(), out.NotAcquired + out.Errors + out.Unconfirmed},
 		{"in flight at the end", o.inFlight.Load(), 0},
 		{"violations (live probe)", o.violations.Load(), int64(r.Value("probe_violations"))},
 		{"workers after the cell", o.workers.Load(), 0},

@@ -36,7 +36,7 @@ func (ServersBase) Targets(plan.Cell, *faults.Targets) []string { return nil }
 
 // Record: the service's part of the result's config, empty but present.
 func (ServersBase) Record(cc *results.CellConfig, _ results.Settings) {
-	cc.RedisVersion, cc.Service = "", &results.ServiceSettings{}
+	cc.Service = &results.ServiceSettings{}
 }
 
 // Describe: "" (the log line names the servers by Display).

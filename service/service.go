@@ -132,9 +132,9 @@ func Names() []string {
 }
 
 // InConfig is a lock service's part of a result's config, made for v's
-// Record to fill: the server's version and quorum (no Redis version).
+// Record to fill: the server's version and quorum.
 func InConfig(cc *results.CellConfig, v Servers) *results.ServiceSettings {
-	cc.RedisVersion, cc.ServerVersion, cc.Quorum = "", v.Version(), v.Quorum()
+	cc.ServerVersion, cc.Quorum = v.Version(), v.Quorum()
 	cc.Service = &results.ServiceSettings{}
 	return cc.Service
 }

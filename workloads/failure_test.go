@@ -17,7 +17,7 @@ func TestFailureOf(t *testing.T) {
 		res  lock.Result
 		want results.AcquireFailure
 	}{
-		{lock.Result{PerMaster: []engine.Outcome{engine.FewAcks}}, results.LostToFewAcks},
+		{lock.Result{PerMaster: []engine.Outcome{engine.FewAcks}}, results.LostUnconfirmed},
 		{lock.Result{PerMaster: []engine.Outcome{engine.Taken}}, results.LostToContention},
 		{lock.Result{PerMaster: []engine.Outcome{engine.Timeout}}, results.LostToError},
 		{lock.Result{PerMaster: []engine.Outcome{engine.OK, engine.OK, engine.Error}, Successes: 2}, results.LostToContention}, // validity ran out
@@ -35,12 +35,12 @@ func TestFailureOf(t *testing.T) {
 	c.failed(cases[0].res)
 	c.failed(cases[1].res)
 	c.failed(cases[2].res)
-	if c.FewAcks != 1 || c.NotAcquired != 1 || c.Errors != 1 || c.Attempts() != 3 || c.PerMaster[0][engine.FewAcks] != 1 {
+	if c.Unconfirmed != 1 || c.NotAcquired != 1 || c.Errors != 1 || c.Attempts() != 3 || c.PerMaster[0][engine.FewAcks] != 1 {
 		t.Errorf("counts %+v", c)
 	}
 	st := &Stats{Folded: Folded{Counts: c}, Acquire: results.NewHistogram(), AcquireFailed: results.NewHistogram(), Release: results.NewHistogram()}
 	r := st.Result(Replies{Addrs: []string{"m"}}, nil, time.Time{})
-	if r.Outcomes.FewAcks != 1 || r.Outcomes.PerMaster["m"].FewAcks != 1 || r.Outcomes.PerMaster["m"].Sent() != 3 || results.SuccessRatio(r.Outcomes) != 0 {
+	if r.Outcomes.Unconfirmed != 1 || r.Outcomes.PerMaster["m"].Unconfirmed != 1 || r.Outcomes.PerMaster["m"].Sent() != 3 || results.SuccessRatio(r.Outcomes) != 0 {
 		t.Errorf("result outcomes %+v", r.Outcomes)
 	}
 }

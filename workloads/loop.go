@@ -93,7 +93,7 @@ type Counts struct {
 // fields are the scalar counts, in one list: Add and Sub go through it, so
 // a count added to the struct is added and subtracted everywhere.
 func (c *Counts) fields() [14]*int64 {
-	return [...]*int64{&c.Started, &c.Acquired, &c.NotAcquired, &c.Errors, &c.FewAcks, &c.Extends, &c.ExtendFailures,
+	return [...]*int64{&c.Started, &c.Acquired, &c.NotAcquired, &c.Errors, &c.Unconfirmed, &c.Extends, &c.ExtendFailures,
 		&c.HoldOverruns, &c.UseErrors, &c.AttemptsMade, &c.CommandsSent, &c.Violations, &c.LostUpdates, &c.StaleWritesRejected}
 }
 
@@ -341,9 +341,9 @@ func (c holdCycle) extend(w *Worker, h Held, ph Hold, ext lock.Extender) bool {
 // IsContention says whether a failed acquire lost to contention (some master
 // held the key, or a quorum accepted but too slowly) rather than to masters
 // that timed out or errored. A SET that won with too few replicas'
-// acknowledgements (FewAcks) is neither: see FailureOf.
+// acknowledgements (Unconfirmed) is neither: see FailureOf.
 func IsContention(res lock.Result) bool {
-	if IsFewAcks(res) {
+	if IsUnconfirmed(res) {
 		return false
 	}
 	if res.Taken {
@@ -357,17 +357,17 @@ func IsContention(res lock.Result) bool {
 	return res.Successes >= lock.Quorum(len(res.PerMaster))
 }
 
-// IsFewAcks says whether a failed acquire's SET won where WAIT then saw
-// fewer replicas than it asked for (replicated with wait_replicas).
-func IsFewAcks(res lock.Result) bool {
-	return slices.Contains(res.PerMaster, lock.FewAcks)
+// IsUnconfirmed says whether a failed acquire's grant was acknowledged by
+// fewer replicas than its client asked for (lock.Unconfirmed).
+func IsUnconfirmed(res lock.Result) bool {
+	return slices.Contains(res.PerMaster, lock.Unconfirmed)
 }
 
 // FailureOf is why a failed acquire failed.
 func FailureOf(res lock.Result) results.AcquireFailure {
 	switch {
-	case IsFewAcks(res):
-		return results.LostToFewAcks
+	case IsUnconfirmed(res):
+		return results.LostUnconfirmed
 	case IsContention(res):
 		return results.LostToContention
 	}

@@ -101,7 +101,7 @@ func (s *Stats) perMaster(rp Replies) map[string]results.MasterOutcomes {
 // shape, with its late replies.
 func masterOutcomes(pm [lock.NumOutcomes]int64, late int64) results.MasterOutcomes {
 	return results.MasterOutcomes{OK: pm[lock.OK], Taken: pm[lock.Taken], Timeout: pm[lock.Timeout], Error: pm[lock.Error],
-		Pending: pm[lock.Pending], NotSent: pm[lock.NotSent], FewAcks: pm[lock.FewAcks], Late: late}
+		Pending: pm[lock.Pending], NotSent: pm[lock.NotSent], Unconfirmed: pm[lock.Unconfirmed], Late: late}
 }
 
 // servers is the masters' CPU in the window; nil unless every master's

@@ -65,7 +65,7 @@ func checkReplicated(s plan.Settings) error {
 	case !masterSetName.MatchString(masterSet(s)):
 		return fmt.Errorf("master-set: %q is not accepted; use letters, digits, '.', '_' or '-'", s.MasterSet)
 	}
-	if s.ExternalSentinels() {
+	if ExternalSentinels(s) {
 		return checkExternalSet(s)
 	}
 	return checkLocalSet(s)
@@ -130,7 +130,7 @@ func recordReplicated(s plan.Settings, out *results.Settings) {
 	if s.WaitReplicas > 0 && s.WaitTimeout == 0 {
 		out.WaitTimeout = s.Timeout // the engine's: WAIT 0 would block for ever
 	}
-	if s.ExternalSentinels() {
+	if ExternalSentinels(s) {
 		out.Replicas, out.Sentinels, out.DownAfter, out.FailoverTimeout = 0, 0, 0, 0
 	}
 }

@@ -76,9 +76,10 @@ func (r topology) Members(s plan.Settings) int {
 	return s.Local
 }
 
-// Owns: a cluster's WAIT settings (replicated's elsewhere).
+// Owns: replicated's settings are its own, and a cluster's WAIT settings
+// (plan.SettingsOwner).
 func (r topology) Owns(setting string) bool {
-	return r.t == engine.Cluster && (setting == "wait-replicas" || setting == "wait-timeout")
+	return r.t == engine.Replicated || r.t == engine.Cluster && (setting == "wait-replicas" || setting == "wait-timeout")
 }
 
 // Designs are this topology's designs among Redis' (designs).
@@ -250,7 +251,7 @@ func (r topology) ServersKey(s plan.Settings) string {
 // Describe is what the cell runs on, as the plan lists it.
 func (r topology) Describe(s plan.Settings) string {
 	switch {
-	case s.ExternalSentinels():
+	case ExternalSentinels(s):
 		return fmt.Sprintf("replicated %s via %d given sentinels, WAIT %d", s.MasterSet, len(s.SentinelAddrs), s.WaitReplicas)
 	case r.t == engine.Replicated:
 		return fmt.Sprintf("replicated: 1 master + %d replicas, %d sentinels, WAIT %d", s.Replicas, s.Sentinels, s.WaitReplicas)
