@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"lockbench/engine"
 	"lockbench/internal/redistest"
+	"lockbench/redislock/engine"
 )
 
 // stockCells runs the shipped stock scenario with extra flags and returns

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/etcdlock"
 	"lockbench/internal/redistest"
+	"lockbench/redislock/engine"
 )
 
 // startCluster starts a local cluster of n members for the test.

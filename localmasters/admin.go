@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"lockbench/engine"
+	"lockbench/redislock/engine"
 )
 
 // ErrNil is Do's error for a nil reply (for example GET of a missing key).

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/internal/ports"
+	"lockbench/redislock/engine"
 )
 
 // ClusterOptions configure StartCluster: a Redis Cluster of Masters

@@ -20,9 +20,9 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
-	"lockbench/engine"
 	"lockbench/internal/ports"
 	"lockbench/internal/proc"
+	"lockbench/redislock/engine"
 )
 
 const (

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"lockbench/engine"
+	"lockbench/redislock/engine"
 )
 
 // ReplicatedOptions configure StartReplicated: one master, its replicas

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
+	"lockbench/redislock/engine"
 )
 
 func info(t *testing.T, addr, section string) map[string]string {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"lockbench/engine"
+	"lockbench/redislock/engine"
 )
 
 // doMessage sends one command on a fresh connection and returns its raw

@@ -43,7 +43,7 @@ func TestServicesReachOnlyTheSeam(t *testing.T) {
 	// methods take the worker loop's RunConfig and Stats: that import is
 	// the one allowed.
 	opensCell := map[string]string{"lockbench/redislock": "lockbench/workloads"}
-	for _, svc := range append(services, "lockbench/drivers/redsyncdriver") {
+	for _, svc := range append(services, "lockbench/redislock/redsyncdriver") {
 		for _, d := range imports(svc) {
 			if above[d] && opensCell[svc] != d {
 				t.Errorf("%s imports %s", svc, d)
@@ -56,7 +56,7 @@ func TestServicesReachOnlyTheSeam(t *testing.T) {
 	for _, pkg := range []string{"lockbench/runner", "lockbench/plan", "lockbench/pool", "lockbench/chaos", "lockbench/workloads",
 		"lockbench/results", "lockbench/report", "lockbench/faults", "lockbench/metrics", "lockbench/lock"} {
 		for _, d := range imports(pkg) {
-			if d == "lockbench/engine" || d == "lockbench/redislock" || strings.HasPrefix(d, "lockbench/engine/") || strings.HasPrefix(d, "lockbench/redislock/") {
+			if d == "lockbench/redislock/engine" || d == "lockbench/redislock" || strings.HasPrefix(d, "lockbench/redislock/engine/") || strings.HasPrefix(d, "lockbench/redislock/") {
 				t.Errorf("%s imports %s: what only Redis has reaches the core as a capability", pkg, d)
 			}
 		}
@@ -64,7 +64,7 @@ func TestServicesReachOnlyTheSeam(t *testing.T) {
 	// The runner drives every cell through the registry and pool.Cell:
 	// Redis' client is no exception it names.
 	for _, d := range imports("lockbench/runner") {
-		if d == "lockbench/engine" || strings.HasPrefix(d, "lockbench/drivers/") {
+		if d == "lockbench/redislock/engine" || strings.HasPrefix(d, "lockbench/drivers/") {
 			t.Errorf("runner imports %s: a cell's lock is its service's (pool.CellOpener)", d)
 		}
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 
-	"lockbench/engine"
 	"lockbench/internal/redistest"
 	"lockbench/lock"
+	"lockbench/redislock/engine"
 	"lockbench/results"
 	"lockbench/workloads"
 )

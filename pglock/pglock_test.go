@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/internal/redistest"
 	"lockbench/pglock"
+	"lockbench/redislock/engine"
 )
 
 func startServer(t *testing.T) *pglock.Server {

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"lockbench/adapter"
-	"lockbench/engine"
 	"lockbench/pool"
+	"lockbench/redislock/engine"
 	"lockbench/results"
 	"lockbench/service"
 )

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/faults"
 	"lockbench/localmasters"
 	"lockbench/plan"
+	"lockbench/redislock/engine"
 	"lockbench/redislock/redisplan"
 )
 

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
+	"lockbench/redislock/engine"
 )
 
 // clusterEngine is a lock client on cluster c: a 30 s TTL, so that a

@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"lockbench/engine"
 	"lockbench/localmasters"
+	"lockbench/redislock/engine"
 )
 
 // pinSelf runs lockbench on cpus only, with as many Go processors, and

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"lockbench/adapter"
-	"lockbench/engine"
 	"lockbench/faults"
 	"lockbench/localmasters"
 	"lockbench/plan"
 	"lockbench/pool"
+	"lockbench/redislock/engine"
 	"lockbench/redislock/redisplan"
 	"lockbench/redislock/rueidislockdriver"
 	"lockbench/results"

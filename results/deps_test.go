@@ -27,12 +27,12 @@ func TestLoadPathDrawsNothing(t *testing.T) {
 		return strings.Fields(string(out))
 	}
 	drawing := func(p string) bool { return strings.HasPrefix(p, "gonum.org/") || p == "lockbench/report" }
-	for _, p := range deps("lockbench/engine", "lockbench/workloads", "lockbench/pool", "lockbench/chaos", "lockbench/plan", "lockbench/results", "lockbench/runner", "lockbench/check") {
+	for _, p := range deps("lockbench/redislock/engine", "lockbench/workloads", "lockbench/pool", "lockbench/chaos", "lockbench/plan", "lockbench/results", "lockbench/runner", "lockbench/check") {
 		if drawing(p) {
 			t.Errorf("the load path imports %s", p)
 		}
 	}
-	above := []string{"lockbench/engine", "lockbench/workloads", "lockbench/plan"}
+	above := []string{"lockbench/redislock/engine", "lockbench/workloads", "lockbench/plan"}
 	for _, p := range deps("lockbench/results") {
 		if slices.Contains(above, p) {
 			t.Errorf("results imports %s, a package that builds on it", p)
@@ -47,7 +47,7 @@ func TestLoadPathDrawsNothing(t *testing.T) {
 	}
 	// The checker judges from outside the lock: it knows no lock client.
 	for _, p := range deps("lockbench/check") {
-		if p == "lockbench/engine" {
+		if p == "lockbench/redislock/engine" {
 			t.Error("check imports engine")
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"lockbench/chaos"
-	"lockbench/engine"
+	"lockbench/redislock/engine"
 	"lockbench/results"
 	"lockbench/workloads"
 )

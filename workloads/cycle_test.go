@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/lock"
+	"lockbench/redislock/engine"
 	"lockbench/workloads"
 )
 

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/lock"
+	"lockbench/redislock/engine"
 	"lockbench/results"
 )
 

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
 	"lockbench/lock"
 	"lockbench/plan"
+	"lockbench/redislock/engine"
 	"lockbench/redislock/redisplan"
 	"lockbench/workloads"
 )

@@ -8,10 +8,10 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"lockbench/engine"
 	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
+	"lockbench/redislock/engine"
 	"lockbench/results"
 )
 

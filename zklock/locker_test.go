@@ -12,8 +12,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"lockbench/engine"
 	"lockbench/internal/redistest"
+	"lockbench/redislock/engine"
 	"lockbench/zklock"
 )
 

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"lockbench/adapter"
-	"lockbench/engine"
 	"lockbench/lock"
+	"lockbench/redislock/engine"
 )
 
 func main() {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"lockbench/engine"
 	"lockbench/plan"
+	"lockbench/redislock/engine"
 	"lockbench/results"
 )
 

@@ -3,8 +3,8 @@ package redisplan
 import (
 	"time"
 
-	"lockbench/engine"
 	"lockbench/plan"
+	"lockbench/redislock/engine"
 )
 
 // Replicated says the cell runs on a replicated set (a master with

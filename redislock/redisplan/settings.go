@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/plan"
+	"lockbench/redislock/engine"
 	"lockbench/results"
 )
 

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/plan"
+	"lockbench/redislock/engine"
 )
 
 // A replicated cell's engine config: its checks see placeholder

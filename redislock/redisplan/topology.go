@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/plan"
+	"lockbench/redislock/engine"
 	"lockbench/results"
 )
 

@@ -23,8 +23,8 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 
-	"lockbench/engine"
 	"lockbench/lock"
+	"lockbench/redislock/engine"
 	"lockbench/results"
 )
 

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
+	"lockbench/redislock/engine"
 	"lockbench/redislock/rueidislockdriver"
 )
 

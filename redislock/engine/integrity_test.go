@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
+	"lockbench/redislock/engine"
 )
 
 // slowDown stops and resumes m every few milliseconds until stop closes,

@@ -20,8 +20,8 @@ import (
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	goredislib "github.com/redis/go-redis/v9"
 
-	"lockbench/engine"
 	"lockbench/lock"
+	"lockbench/redislock/engine"
 	"lockbench/results"
 )
 

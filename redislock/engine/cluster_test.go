@@ -9,9 +9,9 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"lockbench/engine"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
+	"lockbench/redislock/engine"
 )
 
 // clusterEngine is an engine on cluster c (seeded with its masters).

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
+	"lockbench/redislock/engine"
 )
 
 // The watchdog keeps a lock held past its TTL while its holder lives, and

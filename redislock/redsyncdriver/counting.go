@@ -10,7 +10,7 @@ import (
 
 	redsyncredis "github.com/go-redsync/redsync/v4/redis"
 
-	"lockbench/engine"
+	"lockbench/redislock/engine"
 )
 
 // redsync tells which masters failed, but not which said OK, nor anything

@@ -16,9 +16,9 @@ import (
 	"github.com/prometheus/procfs"
 	"github.com/redis/rueidis"
 
-	"lockbench/engine"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
+	"lockbench/redislock/engine"
 )
 
 // BenchmarkEngineVsReference measures lockbench's engine against the

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"lockbench/engine"
 	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
+	"lockbench/redislock/engine"
 )
 
 func newEngine(t *testing.T, set *localmasters.Set, mutate func(*engine.Config)) *engine.Engine {

@@ -11,10 +11,10 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"lockbench/engine"
 	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
+	"lockbench/redislock/engine"
 )
 
 // notifyEngine is an engine of strategy notify with the given timeout.

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"testing"
 
-	"lockbench/engine"
 	"lockbench/internal/redistest"
 	"lockbench/localmasters"
+	"lockbench/redislock/engine"
 )
 
 // One op = one lock cycle (acquire + release) on 5 local masters, 100k keys.
