@@ -31,7 +31,15 @@ type MatrixForm struct {
 	Event            string
 	At, Until, Every time.Duration
 	Raw              string
+	// HoldAcross, where set, is the long hold of a lock that renews itself
+	// under this form: a failover's promotion (Sentinel's, ~4.5 s from the
+	// kill) outlasts most of MatrixLongHold's 6 s holds, which then meet
+	// nothing the promoted node could hand on.
+	HoldAcross time.Duration
 }
+
+// failoverHold is a failover form's HoldAcross.
+const failoverHold = 10 * time.Second
 
 // Faults is the form's schedule with events events (one where it does
 // not repeat), as a cell's YAML flow list.
@@ -86,13 +94,13 @@ var MatrixFaults = []MatrixFault{
 		"kill -9 of the first server (master, member or database server) at a moment drawn in 1.5–3 s, restarted at once; repeated every 6 s in one history"},
 	{"leader-kill", "", []MatrixForm{
 		{Event: "kind: crash, role: leader, restart: immediate", At: 1500 * time.Millisecond, Until: 3 * time.Second, Every: eventEvery},
-		{Event: "kind: failover", At: 1500 * time.Millisecond, Until: 3 * time.Second}}, false,
+		{Event: "kind: failover", At: 1500 * time.Millisecond, Until: 3 * time.Second, HoldAcross: failoverHold}}, false,
 		"kill -9 of the leader or primary at a moment drawn in 1.5–3 s: a consensus cluster elects another (repeated every 6 s in one history), Sentinel or the service promotes a replica (once a history: no standby is left to promote)"},
 	{"pause-holder", "", []MatrixForm{{Event: "kind: pause, client_index: [0], for: 4s", At: time.Second, Until: 2 * time.Second, Every: eventEvery}}, false,
 		"SIGSTOP of one client process for 4 s at a moment drawn in 1–2 s, past its TTL or lease, then SIGCONT: it writes what it read before (Kleppmann's GC pause); repeated every 6 s in one history"},
 	{"partition-holder", "hold: 3s", []MatrixForm{{Event: "kind: partition, client_index: [0], for: 4s", At: time.Second, Every: eventEvery}}, true,
 		"one client process cut from every server for 4 s at 1 s, inside 3 s holds; its process lives on (so a lease watchdog would, but cannot reach the servers); repeated every 6 s in one history"},
-	{"lag-failover", "", []MatrixForm{{Raw: "[{at: 1s, kind: replication_lag}, {at: 3s, at_until: 4.5s, kind: failover}]"}}, false,
+	{"lag-failover", "", []MatrixForm{{Raw: "[{at: 1s, kind: replication_lag}, {at: 3s, at_until: 4.5s, kind: failover}]", HoldAcross: failoverHold}}, false,
 		"the replicas stop receiving the master's writes at 1 s, then the master is killed at a moment drawn in 3–4.5 s and a lagging replica promoted (once a history)"},
 	{"clock-jump", "", []MatrixForm{{Event: "kind: clock_jump, master_index: [0], by: 5s", At: 1500 * time.Millisecond, Until: 3 * time.Second}}, false,
 		"the first server's wall clock jumps 5 s ahead at a moment drawn in 1.5–3 s (libfaketime), so its TTLs end early (once a history: a clock cannot jump back)"},

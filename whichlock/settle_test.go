@@ -1,6 +1,7 @@
 package whichlock
 
 import (
+	"strings"
 	"testing"
 
 	"lockbench/plan"
@@ -54,5 +55,24 @@ func TestSettlerSettlesFaultCellsOnly(t *testing.T) {
 	nx.Safety.Verdict = results.NotExercised
 	if _, ok := s.Extra(crash, []results.Run{nx}); ok {
 		t.Errorf("a cell that judged nothing takes extras")
+	}
+}
+
+// A failover's promotion outlasts most 6 s holds: its cells hold 10 s
+// where the lock renews itself; a consensus leader's kill keeps 6 s, and a
+// lock of fixed TTL stays below its TTL.
+func TestFailoverCellsHoldAcrossThePromotion(t *testing.T) {
+	for _, c := range []struct{ design, fault, want string }{
+		{"replicated-wait1", "leader-kill", "long_hold: 10s"},
+		{"replicated-wait1", "lag-failover", "long_hold: 10s"},
+		{"etcd", "leader-kill", "long_hold: 6s"},
+		{"single-fixed-ttl", "crash", "long_hold: 1.5s"},
+	} {
+		d, _ := plan.DesignNamed(c.design)
+		f, _ := plan.MatrixFaultNamed(c.fault)
+		cell, _, _, _ := matrixCell(d, f, FullDuration, 1)
+		if !strings.Contains(cell, c.want) {
+			t.Errorf("%s × %s: want %q in\n%s", c.design, c.fault, c.want, cell)
+		}
 	}
 }

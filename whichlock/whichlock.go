@@ -173,13 +173,10 @@ func matrixCell(d plan.Design, f plan.MatrixFault, duration time.Duration, event
 		absent, why, _ = plan.MatrixAbsence(d, f)
 		return "", absent, why, ""
 	}
-	long := ""
-	if lh := plan.MatrixLongHold(d, f); lh > 0 {
-		long, duration = "long_hold: "+lh.String(), max(duration, lh+plan.MatrixLongHoldRoom)
-	}
 	refused := ""
 	for _, form := range f.Forms {
-		settings := plan.Layered(plan.MatrixWork, "duration: "+(duration+form.Span(events)).String(), long, d.Settings, f.Settings)
+		long, length := formHold(d, f, form, duration)
+		settings := plan.Layered(plan.MatrixWork, "duration: "+(length+form.Span(events)).String(), long, d.Settings, f.Settings)
 		cell = fmt.Sprintf("  - name: %s\n    settings: %s\n    faults: %s\n", report.CellName(d.Name, f.Name), settings, form.Faults(events))
 		_, err := checkedCells(cell, true)
 		var missing runner.MissingTool
@@ -198,6 +195,20 @@ func matrixCell(d plan.Design, f plan.MatrixFault, duration time.Duration, event
 	// A pair no word covers yet (TestMatrixAbsencesInWords keeps the
 	// shipped matrix free of it): the settings check's reason, marked.
 	return "", plan.NotSupported, "lockbench cannot make this fault on this design yet (its settings check: " + refused + ")", ""
+}
+
+// formHold is a cell's long hold under one form of its fault (as a
+// setting, "" for none) and its length before the later events: long
+// enough to run past the hold.
+func formHold(d plan.Design, f plan.MatrixFault, form plan.MatrixForm, duration time.Duration) (string, time.Duration) {
+	lh := plan.MatrixLongHold(d, f)
+	if lh <= 0 {
+		return "", duration
+	}
+	if form.HoldAcross > 0 && !d.FixedTTL {
+		lh = form.HoldAcross
+	}
+	return "long_hold: " + lh.String(), max(duration, lh+plan.MatrixLongHoldRoom)
 }
 
 // note files why under design d and fault f.
