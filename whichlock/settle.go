@@ -26,7 +26,7 @@ var _ runner.Settler = Settler{}
 // Settled says c's runs settle its verdict (never for a cell outside the
 // matrix's fault cells).
 func (s Settler) Settled(c plan.Cell, runs []results.Run) bool {
-	if _, ok := faultOf(c); !ok {
+	if _, _, ok := designFault(c); !ok {
 		return false
 	}
 	settled, _ := report.Settles(repeatRuns(runs), s.MaxRate)
@@ -36,7 +36,7 @@ func (s Settler) Settled(c plan.Cell, runs []results.Run) bool {
 // Extra says whether c may take a repeat past the asked ones (an
 // unsettled fault cell that judged something), the needs' first.
 func (s Settler) Extra(c plan.Cell, runs []results.Run) (int, bool) {
-	f, ok := faultOf(c)
+	d, f, ok := designFault(c)
 	if !ok {
 		return 0, false
 	}
@@ -44,21 +44,28 @@ func (s Settler) Extra(c plan.Cell, runs []results.Run) (int, bool) {
 	if settled || !judged {
 		return 0, false
 	}
-	if slices.Contains(s.Named, f) {
+	if s.names(d, f) {
 		return 0, true
 	}
 	return 1, true
 }
 
-// faultOf is the matrix fault a cell puts its design under (ok false: the
-// quiet cell, a price cell or a cell outside the matrix).
-func faultOf(c plan.Cell) (string, bool) {
-	_, f, ok := report.SplitCellName(c.Name)
+// names says the needs name fault f for design d: by its name, or a fault
+// whose need f's cell stands for on d (one server's leader kill is its
+// crash).
+func (s Settler) names(d, f string) bool {
+	return slices.ContainsFunc(s.Named, func(n string) bool { return n == f || plan.MatrixJudgedOnNamed(d, n) == f })
+}
+
+// designFault are the design and the matrix fault a cell puts it under
+// (ok false: the quiet cell, a price cell or a cell outside the matrix).
+func designFault(c plan.Cell) (d, f string, ok bool) {
+	d, f, ok = report.SplitCellName(c.Name)
 	if !ok || f == "none" {
-		return "", false
+		return "", "", false
 	}
 	_, ok = plan.MatrixFaultNamed(f)
-	return f, ok
+	return d, f, ok
 }
 
 // repeatRuns are each run's own figures.

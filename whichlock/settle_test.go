@@ -45,6 +45,9 @@ func TestSettlerSettlesFaultCellsOnly(t *testing.T) {
 	if p, ok := s.Extra(pause, five); !ok || p != 1 {
 		t.Errorf("pause extra %d %v; want priority 1", p, ok)
 	}
+	if p, ok := (Settler{MaxRate: 0.2, Named: []string{"leader-kill"}}).Extra(plan.Cell{Name: "single.crash"}, five); !ok || p != 0 {
+		t.Errorf("single × crash, which stands for its leader kill: extra %d %v; want priority 0", p, ok)
+	}
 	for _, name := range []string{"etcd.none", "etcd.price-4", "etcd.common"} {
 		c := plan.Cell{Name: name}
 		if _, ok := s.Extra(c, five); ok || s.Settled(c, five) {
