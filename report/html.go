@@ -326,6 +326,9 @@ func makeCapView(c Capacity) capView {
 			cv.GroupsT += " (from the projection)"
 		}
 	}
+	if c.Shards != nil {
+		cv.GroupsT = fmt.Sprintf("%d shards of %s locks/s (from the %s)", *c.Shards, results.Rate(c.ShardCapacity), c.ShardsFrom)
+	}
 	return cv
 }
 
