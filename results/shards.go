@@ -130,14 +130,17 @@ func printShards(w io.Writer, r *Run) {
 	}
 	fmt.Fprintf(w, "shards: %d (a lock lives on one shard)\n", len(r.Shards))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "shard\tholds\tlock commands\tlocks (by commands)\tCPU s\tCPU µs/lock\tone core: locks/s\t\t")
+	fmt.Fprintln(tw, "shard\tholds\tlock commands\tlocks (by commands)\tCPU s\tCPU µs/lock\tone core: locks/s\t")
 	for _, s := range r.Shards {
 		cpu, perLock := "—", "—"
 		if s.CPUSeconds >= 0 {
 			cpu, perLock = fmt.Sprintf("%.2f", s.CPUSeconds), fmt.Sprintf("%.1f", s.CPUMicrosLock)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%.0f\t%s\t\n", s.Server, s.Holds, s.Commands, s.Locks, cpu, perLock, s.Capacity,
-			map[bool]string{true: "busiest", false: ""}[s.Busiest])
+		name := s.Server
+		if s.Busiest {
+			name = "(busiest) " + name
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%.0f\t\n", name, s.Holds, s.Commands, s.Locks, cpu, perLock, s.Capacity)
 	}
 	tw.Flush()
 	if c := ShardCapacity(r.Shards); c > 0 {
