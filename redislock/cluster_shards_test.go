@@ -104,7 +104,7 @@ func checkShardPlan(t *testing.T, dir string, shard float64) {
 			t.Fatalf("capacity rows %+v, want 1", s.Capacity)
 		}
 		cp := s.Capacity[0]
-		t.Logf("target %.0f/s: %v shards; %s", cp.TargetRate, cp.Shards, cp.Note)
+		t.Logf("target %.0f/s: %s", cp.TargetRate, cp.Note)
 		if cp.ShardCapacity != shard || cp.Shards == nil || *cp.Shards != c.want || cp.Groups != nil || !strings.Contains(cp.Note, "a hot key lives on one shard") {
 			t.Errorf("target %.1f× one shard (%.0f locks/s): plan %+v; want %d shards, no lock groups, the hot key said", c.times, shard, cp, c.want)
 		}
