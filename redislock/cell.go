@@ -43,7 +43,13 @@ func openCell(ctx context.Context, env pool.CellEnv, eng *engine.Engine, lk *cel
 		return nil, err
 	}
 	rs := m.Service.(*RedisServers)
+	if r.shards, err = r.eng.Shards(ctx); err != nil {
+		return nil, err
+	}
 	w := rs.window(ctx, r.eng, m.Net != nil)
+	if r.shards != nil {
+		r.shardWindow(ctx, &w)
+	}
 	if r.lk.adapter != nil {
 		w.AdapterPid = r.lk.adapter.Pid()
 	}
@@ -83,6 +89,26 @@ func (rs *RedisServers) window(ctx context.Context, eng *engine.Engine, proxied 
 	return w
 }
 
+// shardWindow reads a cluster's shards one by one, by their masters'
+// addresses as the window opens: each one's commands, CPU and process,
+// where the cluster's one link would add them up.
+func (r *redisCell) shardWindow(ctx context.Context, w *pool.Window) {
+	addrs := r.shardAddrs()
+	w.Addrs, w.ProbeAddrs, w.SelfPids = addrs, addrs, r.eng.ServerPIDsOf(ctx, addrs)
+	w.Counters = func(ctx context.Context) []map[string]results.CommandCount {
+		return commandCountsOf(r.eng.CommandStatsOf(ctx, addrs))
+	}
+}
+
+// shardAddrs are the cluster's shards' masters, in slot order.
+func (r *redisCell) shardAddrs() []string {
+	out := make([]string, len(r.shards))
+	for i, s := range r.shards {
+		out[i] = s.Master
+	}
+	return out
+}
+
 // InfoReading reads a master's INFO (by info) as live metrics read a
 // server.
 func InfoReading(info func(ctx context.Context, addr string) (string, error)) metrics.ReadFunc {
@@ -111,22 +137,26 @@ func readingOf(text string) metrics.ServerReading {
 // commands.
 func commandCounts(eng *engine.Engine) func(context.Context) []map[string]results.CommandCount {
 	return func(ctx context.Context) []map[string]results.CommandCount {
-		stats := eng.CommandStats(ctx)
-		if stats == nil {
-			return nil
-		}
-		out := make([]map[string]results.CommandCount, len(stats))
-		for i, m := range stats {
-			if m == nil {
-				continue
-			}
-			out[i] = make(map[string]results.CommandCount, len(m))
-			for k, v := range m {
-				out[i][k] = results.CommandCount{Calls: v.Calls, Usec: v.Usec}
-			}
-		}
-		return out
+		return commandCountsOf(eng.CommandStats(ctx))
 	}
+}
+
+// commandCountsOf are servers' commandstats as a result counts commands.
+func commandCountsOf(stats []map[string]engine.CommandStat) []map[string]results.CommandCount {
+	if stats == nil {
+		return nil
+	}
+	out := make([]map[string]results.CommandCount, len(stats))
+	for i, m := range stats {
+		if m == nil {
+			continue
+		}
+		out[i] = make(map[string]results.CommandCount, len(m))
+		for k, v := range m {
+			out[i][k] = results.CommandCount{Calls: v.Calls, Usec: v.Usec}
+		}
+	}
+	return out
 }
 
 // redisCell is the Redis lock of a benchmark cell: the engine (its
@@ -138,12 +168,19 @@ type redisCell struct {
 	lk   cellLocker
 	base baselines
 	win  *pool.WindowReadings
+	// shards are a cluster's (nil otherwise), as the cell opened: its
+	// per-server rows are theirs.
+	shards []engine.Shard
 }
 
 func (r *redisCell) Locker() lock.Locker { return r.lk.Locker }
 
 func (r *redisCell) Window(rc *workloads.RunConfig) {
 	rc.ServerCPU = func() []time.Duration { return r.eng.ServerCPU(context.Background()) }
+	if r.shards != nil {
+		addrs := r.shardAddrs()
+		rc.ServerCPU = func() []time.Duration { return r.eng.ServerCPUOf(context.Background(), addrs) }
+	}
 	rc.OnWindow = r.win.Mark
 }
 
@@ -153,8 +190,18 @@ func (r *redisCell) Finish(res *results.Run, st *workloads.Stats) {
 		res.Config.Adapter = adapterSettings(a)
 		res.Servers = st.ServersOf(r.eng.Addrs()) // the adapter reports no masters: read them by the engine's
 	}
+	if r.shards != nil {
+		res.Servers = st.ServersOf(r.shardAddrs()) // the engine's one link is the cluster's: its rows are the shards'
+	}
 	r.base.fill(res, r.eng.Addrs())
 	r.win.Finish(res, st)
+	if r.shards != nil {
+		of := make([]results.ShardOf, len(r.shards))
+		for i, s := range r.shards {
+			of[i] = results.ShardOf{Server: s.Master, Holds: s.SlotsText()}
+		}
+		res.Shards = results.NewShards(res, of)
+	}
 	if r.env.Servers.Service.(*RedisServers).Embedded {
 		res.Warnings = append(res.Warnings, "embedded in-process masters (redis-server not found): these are not Redis figures")
 	}

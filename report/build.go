@@ -189,6 +189,8 @@ type CellSummary struct {
 	Machine       *results.CPUSplit    `json:"machine,omitempty"`
 	CommandCost   *results.CommandCost `json:"redis_cost,omitempty"`
 	FsyncShareP50 *float64             `json:"fsync_share_p50,omitempty"`
+	// Shards are a sharded cell's per-shard figures (the result's).
+	Shards []results.Shard `json:"shards,omitempty"`
 }
 
 func (o *Options) normalize(dirs []string) error {
@@ -466,7 +468,7 @@ func summarizeCell(c *cell, slo SLO) CellSummary {
 		a := results.FiniteOr0(r.Client.AdapterCPUMicrosCycle)
 		cs.AdapterCPUPerCycle = &a
 	}
-	cs.Limit, cs.Machine, cs.CommandCost = r.Limit, r.Machine, r.CommandCost
+	cs.Limit, cs.Machine, cs.CommandCost, cs.Shards = r.Limit, r.Machine, r.CommandCost, r.Shards
 	if cs.Limit == nil {
 		l := results.LimitOf(&r)
 		cs.Limit = &l

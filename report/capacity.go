@@ -46,6 +46,18 @@ type Capacity struct {
 	// GroupsFrom says what Groups and HeadroomPct were computed from:
 	// "knee" (a Redis capacity) or "projection".
 	GroupsFrom string `json:"lock_groups_from,omitempty"`
+
+	// A sharded configuration's plan (its results have shards: a lock
+	// lives on one), in place of lock groups: ShardCapacity is one
+	// shard's locks/s and Shards how many target needs at it. ShardsFrom:
+	// "knee" (the knee's rate times its busiest shard's share of the
+	// locks, when the knee is the servers' capacity) or "projection" (one
+	// core of the costliest shard per lock, results.ShardCapacity). A hot
+	// key lives on one shard: its rate is bounded by ShardCapacity
+	// whatever the shard count.
+	ShardCapacity float64 `json:"shard_capacity,omitempty"`
+	Shards        *int    `json:"shards_needed,omitempty"`
+	ShardsFrom    string  `json:"shards_from,omitempty"`
 }
 
 // loadSkip are the axes a load sweep steps through.
@@ -90,7 +102,43 @@ func planCapacity(config string, steps []CellSummary, slo SLO, target float64) C
 	cp.LowerBound = next == nil || (cp.Limit != nil && (cp.Limit.By == results.LimitGenerator || cp.Limit.By == results.LimitMachine))
 	cp.Note = capacityNote(cp, steps, next, slo)
 	planGroups(&cp, target)
+	planShards(&cp, knee, busiestStep(steps), target)
 	return cp
+}
+
+// planShards plans a sharded configuration in shards for target: one
+// shard's capacity from the knee when it is the servers' capacity, else
+// from the busiest step's costliest shard; nothing for one without shards.
+func planShards(cp *Capacity, knee *CellSummary, busiest CellSummary, target float64) {
+	switch {
+	case cp.ServerCapacity && len(knee.Shards) > 0:
+		cp.ShardCapacity, cp.ShardsFrom = cp.MaxRate*busiestShare(knee.Shards), "knee"
+	case len(busiest.Shards) > 0:
+		cp.ShardCapacity, cp.ShardsFrom = results.ShardCapacity(busiest.Shards), "projection"
+	}
+	if cp.ShardCapacity <= 0 {
+		cp.ShardsFrom = ""
+		return
+	}
+	cp.Groups, cp.GroupsFrom = nil, "" // a lock lives on one shard: more shards, not more groups
+	cp.Note += fmt.Sprintf("; in shards: one shard sustains about %s locks/s (from the %s), and a hot key lives on one shard: one key's rate is bounded by that, whatever the shard count", results.Rate(cp.ShardCapacity), cp.ShardsFrom)
+	if target > 0 {
+		n := int(math.Ceil(target / cp.ShardCapacity))
+		cp.Shards = &n
+	}
+}
+
+// busiestShare is the busiest shard's share of the shards' locks: the
+// part of a cell's rate its one core served.
+func busiestShare(shards []results.Shard) float64 {
+	most, all := 0.0, 0.0
+	for _, s := range shards {
+		most, all = max(most, s.Locks), all+s.Locks
+	}
+	if all <= 0 {
+		return 0
+	}
+	return most / all
 }
 
 // kneeStep is the step with the highest throughput that met the SLO, nil
@@ -139,6 +187,9 @@ func capacityNote(cp Capacity, steps []CellSummary, next *CellSummary, slo SLO) 
 	proj := ""
 	if cp.ProjectedRate > 0 {
 		proj = fmt.Sprintf("; the masters' own cost projects %s cycles/s per lock group", results.Rate(cp.ProjectedRate))
+		if n := len(busiestStep(steps).Shards); n > 0 {
+			proj = fmt.Sprintf("; the shards' own cost projects %s cycles/s for these %d shards (the busiest shard's core full)", results.Rate(cp.ProjectedRate), n)
+		}
 	}
 	switch {
 	case next == nil && len(steps) > 1:

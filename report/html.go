@@ -326,6 +326,9 @@ func makeCapView(c Capacity) capView {
 			cv.GroupsT += " (from the projection)"
 		}
 	}
+	if c.Shards != nil {
+		cv.GroupsT = fmt.Sprintf("%d shards of %s locks/s (from the %s)", *c.Shards, results.Rate(c.ShardCapacity), c.ShardsFrom)
+	}
 	return cv
 }
 
@@ -553,7 +556,7 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 
 {{if .ShowCapacity}}<h2 id="capacity">Capacity planning</h2>
 <p>For each configuration (cells that differ only in workers or offered rate), the highest lock rate achieved by a cell that met the SLO.
-Every master of one Redlock set sees every lock, so more capacity means more independent lock groups: resources sharded across separate N-master sets.</p>
+Every master of one Redlock set sees every lock, so more capacity means more independent lock groups: resources sharded across separate N-master sets. A sharded design (Redis Cluster) is planned in shards instead, and a hot key lives on one shard: one key's rate is bounded by one shard's.</p>
 <p>A knee is quoted as the masters' capacity only when the servers or the wait (network, fsync) limited it. A knee set by the load generator or by a machine that lockbench and the masters share is a lower bound: the Redis-cost projection beside it (one core per master at the costliest master's CPU per lock cycle, from INFO, in the step with the highest measured rate) is then what lock groups are planned from.</p>
 <div class="scroll"><table class="full">
 <tr><th class="l">configuration</th><th>load</th><th>cells</th><th>max rate within SLO (cycles/s)</th><th>reached at</th><th>limited by</th><th>Redis-cost projection</th><th>headroom at target</th><th>lock groups needed</th><th class="l">what it is</th></tr>

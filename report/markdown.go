@@ -174,7 +174,7 @@ func (d *mdDoc) capacity(v view) {
 	if !v.ShowCapacity {
 		return
 	}
-	d.p("## Capacity planning\n\nPer configuration, the highest lock rate of a cell that met the SLO. Every master of one Redlock set sees every lock, so more capacity means more independent lock groups (resources sharded across separate N-master sets). ")
+	d.p("## Capacity planning\n\nPer configuration, the highest lock rate of a cell that met the SLO. Every master of one Redlock set sees every lock, so more capacity means more independent lock groups (resources sharded across separate N-master sets); a sharded design (Redis Cluster) is planned in shards instead, and a hot key lives on one shard: one key's rate is bounded by one shard's. ")
 	d.p("A knee is quoted as the masters' capacity only when the servers or the wait (network, fsync) limited it; a knee set by the load generator or by a machine that lockbench and the masters share is a lower bound, and lock groups are then planned from the Redis-cost projection (one core per master at the costliest master's CPU per lock cycle, in the step with the highest measured rate).\n\n")
 	d.p("| configuration | load | cells | max rate within SLO (cycles/s) | reached at | limited by | Redis-cost projection | headroom at target | lock groups needed | what it is |\n")
 	d.p("|---|---|--:|--:|--:|---|--:|--:|--:|---|\n")

@@ -53,6 +53,9 @@ func (s *Summary) WriteText(w io.Writer) {
 			if c.HeadroomPct != nil && c.Groups != nil {
 				line += fmt.Sprintf(", headroom %+.0f%% at %.0f/s, %d lock group(s) from the %s", *c.HeadroomPct, c.TargetRate, *c.Groups, c.GroupsFrom)
 			}
+			if c.Shards != nil {
+				line += fmt.Sprintf(", %d shard(s) at %.0f/s, one shard about %.0f locks/s from the %s (a hot key lives on one shard: one key's rate is bounded by it)", *c.Shards, c.TargetRate, c.ShardCapacity, c.ShardsFrom)
+			}
 			if c.ClientBound {
 				line += " — CLIENT-BOUND (measures the load generator, not Redis)"
 			}

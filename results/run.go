@@ -561,4 +561,8 @@ type Run struct {
 	Machine     *CPUSplit    `json:"machine,omitempty"`
 	Limit       *Limit       `json:"limit,omitempty"`
 	CommandCost *CommandCost `json:"redis_cost,omitempty"`
+	// Shards, when the servers are shards (each holds part of the keys, a
+	// lock lives on one), are the per-server rows by shard; nil when every
+	// server sees every lock or there is one.
+	Shards []Shard `json:"shards,omitempty"`
 }

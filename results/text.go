@@ -68,6 +68,9 @@ func topologyText(r *Run, s Settings) string {
 	if r.Config != nil && r.Config.Service != nil {
 		return serviceText(r, rec)
 	}
+	if len(r.Shards) > 0 {
+		return shardsText(r, rec)
+	}
 	switch rec.Topology {
 	case "", "redlock":
 		return masters
@@ -79,6 +82,24 @@ func topologyText(r *Run, s Settings) string {
 		return t + fmt.Sprintf(", WAIT %d", rec.WaitReplicas)
 	}
 	return "topology " + rec.Topology + ": " + masters
+}
+
+// shardsText is a sharded cell's servers: "topology cluster: 3 shards
+// (3 masters + 3 replicas), WAIT 1".
+func shardsText(r *Run, rec Settings) string {
+	n := len(r.Shards)
+	t := fmt.Sprintf("topology %s: %d shards (%d %s + %d replicas)", rec.Topology, n, n, plural(n, "master", "masters"), n*rec.Replicas)
+	if rec.WaitReplicas > 0 {
+		t += fmt.Sprintf(", WAIT %d", rec.WaitReplicas)
+	}
+	return t
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // serviceText is a lock service's servers: "topology etcd 3.4.23: 3
@@ -198,12 +219,15 @@ func printCosts(w io.Writer, r *Run) {
 	if r.Servers != nil {
 		sv := r.Servers
 		server := "master"
-		if r.Config != nil && r.Config.Service != nil {
+		switch {
+		case r.Config != nil && r.Config.Service != nil:
 			server = r.Config.Service.Server
+		case len(r.Shards) > 0:
+			server = "shard"
 		}
 		fmt.Fprintf(w, "servers: %.2f CPU s, %.1f CPU µs/cycle, busiest %s %.0f%% of one core", sv.CPUSeconds, sv.CPUMicrosCycle, server, 100*sv.BusiestShare)
 		if sv.TopologyCPUMicrosCycle > 0 {
-			fmt.Fprintf(w, "; with the replicas (%.2f CPU s) and monitors (%.2f CPU s) %.1f CPU µs/cycle", sv.ReplicaCPUSeconds, sv.MonitorCPUSeconds, sv.TopologyCPUMicrosCycle)
+			fmt.Fprintf(w, "; with the replicas (%.2f CPU s)%s %.1f CPU µs/cycle", sv.ReplicaCPUSeconds, monitorsText(sv), sv.TopologyCPUMicrosCycle)
 		}
 		fmt.Fprintln(w)
 	}
@@ -212,15 +236,29 @@ func printCosts(w io.Writer, r *Run) {
 			m.Cores, 100*(m.BusyShare+m.StealShare), ClientShareText(m), 100*m.ServersShare, 100*m.OtherShare, 100*m.StealShare)
 	}
 	if c := r.CommandCost; c != nil {
-		fmt.Fprintf(w, "redis cost: %.1f µs of commands per cycle on the costliest master (one core: %.0f cycles/s)", c.CommandMicrosCycle, c.ProjectedRate)
+		costliest, core := "the costliest master", "one core"
+		if len(r.Shards) > 0 { // its cycles are all shards': the busiest shard's core sets their pace
+			costliest, core = "the busiest shard", "its core full"
+		}
+		fmt.Fprintf(w, "redis cost: %.1f µs of commands per cycle on %s (%s: %.0f cycles/s)", c.CommandMicrosCycle, costliest, core, c.ProjectedRate)
 		if c.CPUMicrosCycle > 0 {
-			fmt.Fprintf(w, ", %.1f µs of its CPU (one core: %.0f cycles/s)", c.CPUMicrosCycle, c.ProjectedRateCPU)
+			fmt.Fprintf(w, ", %.1f µs of its CPU (%s: %.0f cycles/s)", c.CPUMicrosCycle, core, c.ProjectedRateCPU)
 		}
 		fmt.Fprintf(w, "; measured %.0f cycles/s\n", c.MeasuredRate)
 	}
+	printShards(w, r)
 	if l := r.Limit; l != nil {
 		fmt.Fprintf(w, "limited by: %s (%s)\n", l.By, l.Evidence)
 	}
+}
+
+// monitorsText is the monitors' CPU beside the replicas' (Redis'
+// Sentinels); "" when none was read (a topology without them).
+func monitorsText(sv *Servers) string {
+	if sv.MonitorCPUSeconds <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" and monitors (%.2f CPU s)", sv.MonitorCPUSeconds)
 }
 
 // spreadSuffix is " ± 3.1% (median of 5)" for a figure of a repeated run.
