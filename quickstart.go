@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"lockbench/internal/cli"
+	"lockbench/internal/redisserver"
 	"lockbench/localmasters"
 	"lockbench/runner"
 )
@@ -18,7 +19,7 @@ import (
 // it skipped and how to get them.
 func cmdQuickstart(args []string) error {
 	args = append([]string{"-f", "quickstart"}, args...)
-	if _, ok := localmasters.RedisServerPath(); !ok {
+	if _, ok := redisserver.Path(); !ok {
 		if err := localmasters.InstallRedisServer(os.Stderr); err != nil {
 			skipped, kept, modes, serr := runner.UnservedIn("quickstart")
 			if serr != nil {

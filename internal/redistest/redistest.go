@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"lockbench/internal/redisserver"
 	"lockbench/localmasters"
 )
 
@@ -18,7 +19,7 @@ const RequireEnv = "LOCKBENCH_REQUIRE_REDIS"
 // LOCKBENCH_REQUIRE_REDIS=1 and is skipped otherwise.
 func Require(t testing.TB) string {
 	t.Helper()
-	if p, ok := localmasters.RedisServerPath(); ok {
+	if p, ok := redisserver.Path(); ok {
 		return p
 	}
 	if os.Getenv(RequireEnv) == "1" {
@@ -71,7 +72,7 @@ func StartMasters(t testing.TB, n int, p localmasters.Persistence) *localmasters
 func Do(addr string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	return localmasters.Do(ctx, addr, args...)
+	return redisserver.Do(ctx, addr, args...)
 }
 
 // StartReplicated starts a replicated set (real redis-server master,
