@@ -14,7 +14,7 @@ import (
 	"lockbench/adapter"
 	"lockbench/internal/cli"
 	"lockbench/internal/redisserver"
-	"lockbench/localmasters"
+	"lockbench/redislock/localmasters"
 )
 
 // adapterArgs are adapter check's flags.

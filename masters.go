@@ -13,9 +13,9 @@ import (
 
 	"lockbench/internal/cli"
 	"lockbench/internal/redisserver"
-	"lockbench/localmasters"
 	"lockbench/metrics"
 	"lockbench/redislock"
+	"lockbench/redislock/localmasters"
 )
 
 // mastersArgs are masters' flags.

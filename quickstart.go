@@ -7,7 +7,7 @@ import (
 
 	"lockbench/internal/cli"
 	"lockbench/internal/redisserver"
-	"lockbench/localmasters"
+	"lockbench/redislock/localmasters"
 	"lockbench/runner"
 )
 

@@ -16,7 +16,7 @@ import (
 	"lockbench/internal/bound"
 	"lockbench/internal/redisserver"
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
+	"lockbench/redislock/localmasters"
 )
 
 func do(addr string, d time.Duration, args ...string) (string, error) {

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"lockbench/faults"
-	"lockbench/internal/redisserver"
 	"lockbench/plan"
 	"lockbench/service"
 )
@@ -33,7 +32,10 @@ type CellServers struct {
 	// A fault cell's: the resource's server and a temp dir.
 	Resource string
 	TempDir  string
-	resource *redisserver.Server
+	resource interface { // what Pids and Close need of startResource's server
+		Pid() int
+		Stop() error
+	}
 
 	// Net is the cell's proxies (--net-latency, or a fault cell's network
 	// faults); nil without. Made for every cell anew.

@@ -10,8 +10,8 @@ import (
 	"github.com/redis/rueidis"
 
 	"lockbench/internal/affinity"
-	"lockbench/localmasters"
 	"lockbench/redislock/engine"
+	"lockbench/redislock/localmasters"
 )
 
 // pinSelf runs lockbench on cpus only, with as many Go processors, and

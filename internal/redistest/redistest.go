@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"lockbench/internal/redisserver"
-	"lockbench/localmasters"
+	"lockbench/redislock/localmasters"
 )
 
 // RequireEnv, when set to 1, turns a missing redis-server into a test failure

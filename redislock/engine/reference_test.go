@@ -18,8 +18,8 @@ import (
 
 	"lockbench/internal/affinity"
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
 	"lockbench/redislock/engine"
+	"lockbench/redislock/localmasters"
 )
 
 // BenchmarkEngineVsReference measures lockbench's engine against the

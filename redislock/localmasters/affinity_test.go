@@ -14,7 +14,7 @@ import (
 
 	"lockbench/internal/affinity"
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
+	"lockbench/redislock/localmasters"
 )
 
 // cpusAllowed reads Cpus_allowed_list of a process or thread status file.

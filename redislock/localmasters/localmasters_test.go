@@ -15,7 +15,7 @@ import (
 	"lockbench/internal/bound"
 	"lockbench/internal/redisserver"
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
+	"lockbench/redislock/localmasters"
 )
 
 func do(t *testing.T, addr string, args ...string) string {
