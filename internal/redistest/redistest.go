@@ -68,7 +68,7 @@ func StartMasters(t testing.TB, n int, p localmasters.Persistence) *localmasters
 	return set
 }
 
-// Do runs one command against addr with a 2 s deadline (see localmasters.Do).
+// Do runs one command against addr with a 2 s deadline (see redisserver.Do).
 func Do(addr string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

@@ -1,6 +1,8 @@
-// Package localmasters starts and controls local Redis masters (real
-// redis-server processes, or embedded miniredis as a fallback) for a Redlock
-// benchmark, including the faults it needs: crash, restart, pause.
+// Package localmasters starts and controls Redis' local servers (real
+// redis-server processes, each an internal/redisserver.Server, or embedded
+// miniredis masters as a fallback): masters for a Redlock benchmark,
+// replicated sets with Sentinels and the Redis Cluster, including the faults
+// they need: crash, restart, pause.
 package localmasters
 
 import (
