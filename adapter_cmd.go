@@ -13,7 +13,8 @@ import (
 
 	"lockbench/adapter"
 	"lockbench/internal/cli"
-	"lockbench/localmasters"
+	"lockbench/internal/redisserver"
+	"lockbench/redislock/localmasters"
 )
 
 // adapterArgs are adapter check's flags.
@@ -97,7 +98,7 @@ func (a adapterArgs) check(argv []string) error {
 func dropKey(addrs []string) func(context.Context, string) error {
 	return func(ctx context.Context, key string) error {
 		for _, addr := range addrs {
-			if _, err := localmasters.Do(ctx, addr, "DEL", key); err != nil {
+			if _, err := redisserver.Do(ctx, addr, "DEL", key); err != nil {
 				return fmt.Errorf("DEL on %s: %w", addr, err)
 			}
 		}

@@ -18,7 +18,7 @@ import (
 
 	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
+	"lockbench/redislock/localmasters"
 	"lockbench/results"
 )
 

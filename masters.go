@@ -12,9 +12,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"lockbench/internal/cli"
-	"lockbench/localmasters"
+	"lockbench/internal/redisserver"
 	"lockbench/metrics"
 	"lockbench/redislock"
+	"lockbench/redislock/localmasters"
 )
 
 // mastersArgs are masters' flags.
@@ -78,7 +79,7 @@ func (a mastersArgs) serve(p localmasters.Persistence) error {
 	}
 	defer set.Stop()
 	if exp != nil {
-		exp.WatchMasters(set.Addrs(), redislock.InfoReading(func(ctx context.Context, addr string) (string, error) { return localmasters.Do(ctx, addr, "INFO") }))
+		exp.WatchMasters(set.Addrs(), redislock.InfoReading(func(ctx context.Context, addr string) (string, error) { return redisserver.Do(ctx, addr, "INFO") }))
 	}
 	addrs := strings.Join(set.Addrs(), ",")
 	if a.addrFile != "" {

@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	"lockbench/internal/cli"
-	"lockbench/localmasters"
+	"lockbench/internal/redisserver"
+	"lockbench/redislock/localmasters"
 	"lockbench/runner"
 )
 
@@ -18,7 +19,7 @@ import (
 // it skipped and how to get them.
 func cmdQuickstart(args []string) error {
 	args = append([]string{"-f", "quickstart"}, args...)
-	if _, ok := localmasters.RedisServerPath(); !ok {
+	if _, ok := redisserver.Path(); !ok {
 		if err := localmasters.InstallRedisServer(os.Stderr); err != nil {
 			skipped, kept, modes, serr := runner.UnservedIn("quickstart")
 			if serr != nil {

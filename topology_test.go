@@ -17,7 +17,7 @@ import (
 
 	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
+	"lockbench/redislock/localmasters"
 )
 
 // announcedPids are the pids a replicated set's start-up line names.

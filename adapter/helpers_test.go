@@ -12,7 +12,7 @@ import (
 	"lockbench/adapter"
 	"lockbench/internal/adaptertest"
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
+	"lockbench/redislock/localmasters"
 )
 
 var (

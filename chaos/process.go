@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"lockbench/localmasters"
+	"lockbench/internal/proc"
 	"lockbench/results"
 )
 
@@ -206,7 +206,7 @@ func (p *procClient) Pause() error {
 	if err := syscall.Kill(-p.Pid(), syscall.SIGSTOP); err != nil {
 		return fmt.Errorf("pause client %d (pid %d): %w", p.idx, p.Pid(), err)
 	}
-	localmasters.WaitProcState(p.Pid(), true, time.Second)
+	proc.WaitState(p.Pid(), true, time.Second)
 	return nil
 }
 

@@ -14,14 +14,15 @@ import (
 
 	"lockbench/faults"
 	"lockbench/internal/bound"
+	"lockbench/internal/redisserver"
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
+	"lockbench/redislock/localmasters"
 )
 
 func do(addr string, d time.Duration, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	return localmasters.Do(ctx, addr, args...)
+	return redisserver.Do(ctx, addr, args...)
 }
 
 func TestNetworkPartitionLatencyReset(t *testing.T) {
@@ -195,7 +196,7 @@ func TestClockJumpOnMaster(t *testing.T) {
 	if d := serverTime() - time.Now().Unix(); d < 9 || d > 11 {
 		t.Fatalf("after a 10s jump the server clock is %ds ahead", d)
 	}
-	if _, err := do(m.Addr(), time.Second, "GET", "lock"); !errors.Is(err, localmasters.ErrNil) {
+	if _, err := do(m.Addr(), time.Second, "GET", "lock"); !errors.Is(err, redisserver.ErrNil) {
 		t.Fatalf("a 5s lock survived a 10s clock jump: %v", err)
 	}
 	// The restart (same pid rules) keeps the fake clock.

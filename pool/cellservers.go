@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"lockbench/faults"
-	"lockbench/localmasters"
 	"lockbench/plan"
 	"lockbench/service"
 )
@@ -33,7 +32,10 @@ type CellServers struct {
 	// A fault cell's: the resource's server and a temp dir.
 	Resource string
 	TempDir  string
-	resource *localmasters.Set
+	resource interface { // what Pids and Close need of startResource's server
+		Pid() int
+		Stop() error
+	}
 
 	// Net is the cell's proxies (--net-latency, or a fault cell's network
 	// faults); nil without. Made for every cell anew.
@@ -44,7 +46,7 @@ type CellServers struct {
 func (m *CellServers) Pids() []int {
 	out := m.Service.Pids()
 	if m.resource != nil {
-		out = append(out, pidsOf(m.resource.Masters())...)
+		out = append(out, m.resource.Pid())
 	}
 	return out
 }
@@ -57,15 +59,12 @@ func (m *CellServers) Describe() string {
 	return "servers " + strings.Join(m.Service.Display(), " ") // a service's default says nothing
 }
 
-// SplitCPUs is --local-cpus' split: the masters' CPUs and lockbench's.
-func SplitCPUs(list string) (local, client []int, err error) { return localmasters.SplitCPUs(list) }
-
 // ResourcePid is a fault cell's protected resource's process (0: none).
 func (m *CellServers) ResourcePid() int {
 	if m.resource == nil {
 		return 0
 	}
-	return m.resource.Masters()[0].Pid()
+	return m.resource.Pid()
 }
 
 // Pool keeps the servers of consecutive cells while their service says

@@ -2,12 +2,14 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"lockbench/faults"
-	"lockbench/localmasters"
+	"lockbench/internal/redisserver"
 	"lockbench/plan"
 	"lockbench/service"
 )
@@ -45,7 +47,7 @@ func CanServe(c plan.Cell) error {
 	if err := svc.CanServe(c); err != nil {
 		return err
 	}
-	if _, found := localmasters.RedisServerPath(); ownServers(c) && !found {
+	if _, found := redisserver.Path(); ownServers(c) && !found {
 		return MissingTool{Err: fmt.Errorf("redis-server not found in PATH; a %s fault cell keeps its protected resource on a redis-server (apt-get install redis-server)", c.Settings.TopologyOf())}
 	}
 	return nil
@@ -66,13 +68,22 @@ func (p *Pool) startFaultServers(ctx context.Context, c plan.Cell, m *CellServer
 	return m.startResource(rctx)
 }
 
-// startResource starts the protected resource's redis-server.
+// startResource starts the protected resource's redis-server, in the
+// cell's temp dir, keeping nothing across a restart.
 func (m *CellServers) startResource(ctx context.Context) error {
-	rset, err := localmasters.Start(ctx, localmasters.Options{N: 1, Persistence: localmasters.PersistNone, Embedded: "never"})
-	if err != nil {
+	bin, ok := redisserver.Path()
+	if !ok {
+		return errors.New("resource server: redis-server not found in PATH; install it (apt-get install redis-server)")
+	}
+	dir := filepath.Join(m.TempDir, "resource")
+	if err := os.Mkdir(dir, 0o700); err != nil {
 		return fmt.Errorf("resource server: %w", err)
 	}
-	m.resource, m.Resource = rset, rset.Addrs()[0]
+	srv := redisserver.New(redisserver.Config{Bin: bin, Dir: dir, Tail: redisserver.NoPersistence()})
+	if err := srv.Start(ctx); err != nil { // nothing is left running then
+		return fmt.Errorf("resource server: %w", err)
+	}
+	m.resource, m.Resource = srv, srv.Addr()
 	return nil
 }
 

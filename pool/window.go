@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"lockbench/localmasters"
 	"lockbench/results"
 	"lockbench/workloads"
 )
@@ -126,14 +125,6 @@ func (w *WindowReadings) Finish(res *results.Run, st *workloads.Stats) {
 	case results.LimitGenerator, results.LimitMachine:
 		res.Warnings = append(res.Warnings, fmt.Sprintf("limited by the %s (%s): the throughput is a lower bound of what the masters sustain", limitNoun(l.By), l.Evidence))
 	}
-}
-
-func pidsOf(ms []*localmasters.Master) []int {
-	out := make([]int, len(ms))
-	for i, m := range ms {
-		out[i] = m.Pid()
-	}
-	return out
 }
 
 func limitNoun(by string) string {

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"lockbench/faults"
-	"lockbench/localmasters"
 	"lockbench/plan"
 	"lockbench/redislock/engine"
+	"lockbench/redislock/localmasters"
 	"lockbench/redislock/redisplan"
 )
 

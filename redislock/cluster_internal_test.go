@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
 	"lockbench/redislock/engine"
+	"lockbench/redislock/localmasters"
 )
 
 // clusterEngine is a lock client on cluster c: a 30 s TTL, so that a

@@ -9,24 +9,25 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"lockbench/localmasters"
+	"lockbench/internal/affinity"
 	"lockbench/redislock/engine"
+	"lockbench/redislock/localmasters"
 )
 
 // pinSelf runs lockbench on cpus only, with as many Go processors, and
 // returns how to undo it.
 func pinSelf(cpus []int) (func() error, error) {
-	before, err := localmasters.AllowedCPUs(0)
+	before, err := affinity.AllowedCPUs(0)
 	if err != nil {
 		return nil, err
 	}
-	if err := localmasters.PinProcess(0, cpus); err != nil {
+	if err := affinity.PinProcess(0, cpus); err != nil {
 		return nil, err
 	}
 	procs := runtime.GOMAXPROCS(len(cpus))
 	return func() error {
 		runtime.GOMAXPROCS(procs)
-		return localmasters.PinProcess(0, before)
+		return affinity.PinProcess(0, before)
 	}, nil
 }
 
@@ -123,7 +124,7 @@ func splitCPUs(cpus string) (local, client []int, err error) {
 	if cpus == "" {
 		return nil, nil, nil
 	}
-	return localmasters.SplitCPUs(cpus)
+	return affinity.SplitCPUs(cpus)
 }
 
 func pidsOf(ms []*localmasters.Master) []int {

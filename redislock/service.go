@@ -13,10 +13,12 @@ import (
 
 	"lockbench/adapter"
 	"lockbench/faults"
-	"lockbench/localmasters"
+	"lockbench/internal/affinity"
+	"lockbench/internal/redisserver"
 	"lockbench/plan"
 	"lockbench/pool"
 	"lockbench/redislock/engine"
+	"lockbench/redislock/localmasters"
 	"lockbench/redislock/redisplan"
 	"lockbench/redislock/rueidislockdriver"
 	"lockbench/results"
@@ -82,7 +84,7 @@ func (redisService) CanServe(c plan.Cell) error {
 			return err // bad input: the program is the user's, not one this machine lacks
 		}
 	}
-	_, found := localmasters.RedisServerPath()
+	_, found := redisserver.Path()
 	embedded := s.Embedded == "always" || (s.Embedded == "auto" && !found)
 	switch {
 	case c.OwnServers() && !found:
@@ -101,7 +103,7 @@ func (redisService) CanServe(c plan.Cell) error {
 	case s.LocalCPUs != "" && embedded:
 		return fmt.Errorf("local-cpus: needs real redis-server masters; embedded masters run inside lockbench and cannot be pinned apart")
 	case s.LocalCPUs != "":
-		_, _, err := localmasters.SplitCPUs(s.LocalCPUs)
+		_, _, err := affinity.SplitCPUs(s.LocalCPUs)
 		return err
 	}
 	return nil

@@ -41,7 +41,7 @@ func TestLoadPathDrawsNothing(t *testing.T) {
 	// Settings are checked from settings, not from the machine: plan
 	// reaches neither the servers' packages nor the runner.
 	for _, p := range deps("lockbench/plan") {
-		if p == "lockbench/localmasters" || p == "lockbench/pool" || p == "lockbench/faults" || p == "lockbench/runner" {
+		if p == "lockbench/redislock/localmasters" || p == "lockbench/pool" || p == "lockbench/faults" || p == "lockbench/runner" {
 			t.Errorf("plan imports %s", p)
 		}
 	}

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"lockbench/internal/affinity"
 	"lockbench/plan"
-	"lockbench/pool"
 	"lockbench/results"
 )
 
@@ -138,7 +138,7 @@ func machine(localCPUs string) results.Machine {
 	host, _ := os.Hostname()
 	m := results.Machine{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU()}
 	if localCPUs != "" {
-		m.LocalCPUs, m.ClientCPUs, _ = pool.SplitCPUs(localCPUs)
+		m.LocalCPUs, m.ClientCPUs, _ = affinity.SplitCPUs(localCPUs)
 	}
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
 	"lockbench/lock"
 	"lockbench/plan"
 	"lockbench/redislock/engine"
+	"lockbench/redislock/localmasters"
 	"lockbench/redislock/redisplan"
 	"lockbench/workloads"
 )

@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"lockbench/localmasters"
+	"lockbench/internal/redisserver"
+	"lockbench/redislock/localmasters"
 )
 
 // RequireEnv, when set to 1, turns a missing redis-server into a test failure
@@ -18,7 +19,7 @@ const RequireEnv = "LOCKBENCH_REQUIRE_REDIS"
 // LOCKBENCH_REQUIRE_REDIS=1 and is skipped otherwise.
 func Require(t testing.TB) string {
 	t.Helper()
-	if p, ok := localmasters.RedisServerPath(); ok {
+	if p, ok := redisserver.Path(); ok {
 		return p
 	}
 	if os.Getenv(RequireEnv) == "1" {
@@ -67,11 +68,11 @@ func StartMasters(t testing.TB, n int, p localmasters.Persistence) *localmasters
 	return set
 }
 
-// Do runs one command against addr with a 2 s deadline (see localmasters.Do).
+// Do runs one command against addr with a 2 s deadline (see redisserver.Do).
 func Do(addr string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	return localmasters.Do(ctx, addr, args...)
+	return redisserver.Do(ctx, addr, args...)
 }
 
 // StartReplicated starts a replicated set (real redis-server master,

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
 	"lockbench/redislock/engine"
+	"lockbench/redislock/localmasters"
 )
 
 // One op = one lock cycle (acquire + release) on 5 local masters, 100k keys.

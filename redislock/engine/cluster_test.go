@@ -10,8 +10,8 @@ import (
 	"github.com/redis/rueidis"
 
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
 	"lockbench/redislock/engine"
+	"lockbench/redislock/localmasters"
 )
 
 // clusterEngine is an engine on cluster c (seeded with its masters).

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"lockbench/internal/redisserver"
 )
 
 // CommandStat is one command's line of INFO commandstats: how often the
@@ -105,17 +107,8 @@ func (l *link) infoText(ctx context.Context, section string) (string, error) {
 // Info is INFO's text as name → value ("redis_version" → "7.0.15").
 type Info map[string]string
 
-// ParseInfo reads INFO's "name:value" lines; section headers ("# Server")
-// and blank lines have no ":" and carry no field.
-func ParseInfo(text string) Info {
-	out := Info{}
-	for _, line := range strings.Split(text, "\n") {
-		if name, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
-			out[name] = v
-		}
-	}
-	return out
-}
+// ParseInfo reads INFO's "name:value" lines (redisserver.ParseInfo).
+func ParseInfo(text string) Info { return Info(redisserver.ParseInfo(text)) }
 
 // Float is a numeric field; false when it is absent or not a number.
 func (i Info) Float(name string) (float64, bool) {

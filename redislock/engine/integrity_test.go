@@ -9,8 +9,8 @@ import (
 
 	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
 	"lockbench/redislock/engine"
+	"lockbench/redislock/localmasters"
 )
 
 // slowDown stops and resumes m every few milliseconds until stop closes,

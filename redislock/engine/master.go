@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"lockbench/internal/redact"
+	"lockbench/internal/redisserver"
 	"net"
 	"net/url"
 	"strconv"
@@ -75,17 +76,9 @@ func MasterOption(addr string, tls TLSFiles) (rueidis.ClientOption, string, erro
 }
 
 // NewSingleClient connects opt as one connection with no client-side cache
-// and no cluster discovery (a master is one server): the engine's links and
-// every side connection to a master (checks, INFO, CONFIG) alike.
+// and no cluster discovery (redisserver.NewSingleClient).
 func NewSingleClient(opt rueidis.ClientOption) (rueidis.Client, error) {
-	opt.ForceSingleClient, opt.DisableCache = true, true
-	c, err := rueidis.NewClient(opt)
-	if err != nil && c != nil {
-		// ForceSingleClient hands back a client even when its dial failed.
-		c.Close()
-		return nil, err
-	}
-	return c, err
+	return redisserver.NewSingleClient(opt)
 }
 
 // clientOption completes parsed options with what the engine relies on.

@@ -13,8 +13,8 @@ import (
 
 	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
 	"lockbench/redislock/engine"
+	"lockbench/redislock/localmasters"
 )
 
 // notifyEngine is an engine of strategy notify with the given timeout.

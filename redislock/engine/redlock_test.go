@@ -13,8 +13,8 @@ import (
 
 	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
 	"lockbench/redislock/engine"
+	"lockbench/redislock/localmasters"
 )
 
 func newEngine(t *testing.T, set *localmasters.Set, mutate func(*engine.Config)) *engine.Engine {

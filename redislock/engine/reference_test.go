@@ -16,9 +16,10 @@ import (
 	"github.com/prometheus/procfs"
 	"github.com/redis/rueidis"
 
+	"lockbench/internal/affinity"
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
 	"lockbench/redislock/engine"
+	"lockbench/redislock/localmasters"
 )
 
 // BenchmarkEngineVsReference measures lockbench's engine against the
@@ -57,30 +58,30 @@ func BenchmarkEngineVsReference(b *testing.B) {
 // others until the benchmark ends (also when it fails half-way), then
 // gives each back the CPUs it had.
 func serversApart(b *testing.B, set *localmasters.Set) {
-	all, err := localmasters.AllowedCPUs(0)
+	all, err := affinity.AllowedCPUs(0)
 	if err != nil || len(all) < 2 {
 		b.Skipf("servers apart needs 2 CPUs to pin to (%v, %v)", all, err)
 	}
 	masters := set.Masters()
 	had := make([][]int, len(masters))
 	for i, m := range masters {
-		if had[i], err = localmasters.AllowedCPUs(m.Pid()); err != nil {
+		if had[i], err = affinity.AllowedCPUs(m.Pid()); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.Cleanup(func() {
 		for i, m := range masters {
-			_ = localmasters.PinProcess(m.Pid(), had[i])
+			_ = affinity.PinProcess(m.Pid(), had[i])
 		}
-		_ = localmasters.PinProcess(0, all)
+		_ = affinity.PinProcess(0, all)
 	})
 	last := all[len(all)-1:]
 	for _, m := range masters {
-		if err := localmasters.PinProcess(m.Pid(), last); err != nil {
+		if err := affinity.PinProcess(m.Pid(), last); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if err := localmasters.PinProcess(0, all[:len(all)-1]); err != nil {
+	if err := affinity.PinProcess(0, all[:len(all)-1]); err != nil {
 		b.Fatal(err)
 	}
 }

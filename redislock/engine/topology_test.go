@@ -11,8 +11,8 @@ import (
 
 	"lockbench/internal/bound"
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
 	"lockbench/redislock/engine"
+	"lockbench/redislock/localmasters"
 )
 
 func TestTopologyValidation(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
 	"lockbench/redislock/engine"
+	"lockbench/redislock/localmasters"
 )
 
 // The watchdog keeps a lock held past its TTL while its holder lives, and

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
 	"lockbench/redislock/engine"
+	"lockbench/redislock/localmasters"
 	"lockbench/redislock/rueidislockdriver"
 )
 

@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"lockbench/internal/affinity"
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
+	"lockbench/redislock/localmasters"
 )
 
 // cpusAllowed reads Cpus_allowed_list of a process or thread status file.
@@ -36,7 +37,7 @@ func cpusAllowed(t *testing.T, status string) string {
 // runs only on the CPUs it was given, as the kernel reports.
 func TestMastersPinnedToCPUs(t *testing.T) {
 	bin := redistest.Require(t)
-	allowed, err := localmasters.AllowedCPUs(0)
+	allowed, err := affinity.AllowedCPUs(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,23 +73,4 @@ func TestMastersPinnedToCPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("restarted")
-}
-
-func TestCPUList(t *testing.T) {
-	got, err := cpulist.Parse("3, 0-1,1")
-	if err != nil || fmt.Sprint(got) != "[0 1 3]" || cpulist.Format(got) != "0-1,3" {
-		t.Errorf("parse %v %v, format %q", got, err, cpulist.Format(got))
-	}
-	for _, bad := range []string{"", "a", "2-1", "-1", "1-"} {
-		if _, err := cpulist.Parse(bad); err == nil || !strings.Contains(err.Error(), "local-cpus:") {
-			t.Errorf("%q: %v, want a local-cpus error", bad, err)
-		}
-	}
-	allowed, _ := localmasters.AllowedCPUs(0)
-	if _, _, err := localmasters.SplitCPUs(cpulist.Format(allowed)); err == nil || !strings.Contains(err.Error(), "leaves lockbench no CPU") {
-		t.Errorf("all CPUs to the masters: %v, want refused", err)
-	}
-	if _, _, err := localmasters.SplitCPUs("4000"); err == nil || !strings.Contains(err.Error(), "CPU 4000") {
-		t.Errorf("a CPU not here: %v, want refused", err)
-	}
 }

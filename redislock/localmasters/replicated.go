@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"lockbench/internal/redisserver"
 	"lockbench/redislock/engine"
 )
 
@@ -133,7 +134,7 @@ func StartReplicated(ctx context.Context, opt ReplicatedOptions) (*Replicated, e
 		return nil, err
 	}
 	s := &Set{bin: bin, persist: opt.Persistence, env: opt.Env, cpus: opt.CPUs, stopping: make(chan struct{})}
-	s.version, err = RedisServerVersion(bin)
+	s.version, err = redisserver.Version(bin)
 	if err != nil {
 		s.version = "unknown" // announcements only; startup reports real problems
 	}
@@ -159,7 +160,7 @@ func replicatedBinary(path string) (string, error) {
 		}
 		return p, nil
 	}
-	if p, ok := RedisServerPath(); ok {
+	if p, ok := redisserver.Path(); ok {
 		return p, nil
 	}
 	return "", fmt.Errorf("localmasters: redis-server not found in PATH; %s: install it (apt-get install redis-server) or pass its path", why)
@@ -287,7 +288,7 @@ func (r *Replicated) waitSynced(ctx context.Context) error {
 
 // online says whether the master lists the replica on port as online.
 func (r *Replicated) online(ctx context.Context, port int) error {
-	s, err := Do(ctx, r.master.Addr(), "INFO", "replication")
+	s, err := redisserver.Do(ctx, r.master.Addr(), "INFO", "replication")
 	if err != nil {
 		return fmt.Errorf("master: %w", err)
 	}
@@ -301,7 +302,7 @@ func (r *Replicated) online(ctx context.Context, port int) error {
 }
 
 func linkStatus(ctx context.Context, addr string) error {
-	s, err := Do(ctx, addr, "INFO", "replication")
+	s, err := redisserver.Do(ctx, addr, "INFO", "replication")
 	if err != nil {
 		return err
 	}

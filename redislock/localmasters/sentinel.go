@@ -11,24 +11,13 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"lockbench/internal/redisserver"
 	"lockbench/redislock/engine"
 )
 
-// doMessage sends one command on a fresh connection and returns its raw
-// reply, for Sentinel's array and map answers (Do returns strings only).
-func doMessage(ctx context.Context, addr string, args ...string) (rueidis.RedisMessage, error) {
-	c, err := dial(ctx, addr)
-	if err != nil {
-		return rueidis.RedisMessage{}, ctxErr(ctx, err)
-	}
-	defer c.Close()
-	m, err := c.Do(ctx, c.B().Arbitrary(args...).Build()).ToMessage()
-	return m, ctxErr(ctx, err)
-}
-
 // sentinelMap is a reply such as SENTINEL MASTER's, as field → value.
 func sentinelMap(ctx context.Context, addr string, args ...string) (map[string]string, error) {
-	m, err := doMessage(ctx, addr, args...)
+	m, err := redisserver.DoMessage(ctx, addr, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +26,7 @@ func sentinelMap(ctx context.Context, addr string, args ...string) (map[string]s
 
 // sentinelMaps is a reply such as SENTINEL REPLICAS', one map per entry.
 func sentinelMaps(ctx context.Context, addr string, args ...string) ([]map[string]string, error) {
-	m, err := doMessage(ctx, addr, args...)
+	m, err := redisserver.DoMessage(ctx, addr, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +48,7 @@ func sentinelMaps(ctx context.Context, addr string, args ...string) ([]map[strin
 // MasterAddrByName asks the Sentinel at addr where the master of set is
 // (SENTINEL GET-MASTER-ADDR-BY-NAME); ErrNil when it does not know the set.
 func MasterAddrByName(ctx context.Context, addr, set string) (string, error) {
-	m, err := doMessage(ctx, addr, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", set)
+	m, err := redisserver.DoMessage(ctx, addr, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", set)
 	if err != nil {
 		return "", err
 	}

@@ -1,6 +1,8 @@
-// Package localmasters starts and controls local Redis masters (real
-// redis-server processes, or embedded miniredis as a fallback) for a Redlock
-// benchmark, including the faults it needs: crash, restart, pause.
+// Package localmasters starts and controls Redis' local servers (real
+// redis-server processes, each an internal/redisserver.Server, or embedded
+// miniredis masters as a fallback): masters for a Redlock benchmark,
+// replicated sets with Sentinels and the Redis Cluster, including the faults
+// they need: crash, restart, pause.
 package localmasters
 
 import (
@@ -8,29 +10,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/alicebob/miniredis/v2"
 
-	"lockbench/internal/ports"
 	"lockbench/internal/proc"
-	"lockbench/redislock/engine"
-)
-
-const (
-	readyTimeout = 5 * time.Second        // overall wait for a master to answer PING
-	probeTimeout = 250 * time.Millisecond // one readiness probe
-	probeEvery   = 5 * time.Millisecond   // between readiness probes
-	stopGrace    = 3 * time.Second        // SIGTERM -> SIGKILL escalation
-	bindAttempts = 5                      // fresh ports tried when a port was raced
+	"lockbench/internal/redisserver"
 )
 
 // ErrEmbeddedUnsupported is returned by operations embedded masters cannot do.
@@ -82,14 +72,15 @@ type Set struct {
 
 // Master is one Redis master of a Set.
 type Master struct {
-	set  *Set
+	set *Set
+	dir string
+
+	mu  sync.Mutex          // serialises every state change (Kill/Stop may race Set.Stop)
+	srv *redisserver.Server // real: its redis-server; nil when embedded
+	mr  *miniredis.Miniredis
+	// addr and port are an embedded master's (a real one's are srv's).
 	addr string
 	port int
-	dir  string
-
-	mu   sync.Mutex    // serialises every state change (Kill/Stop may race Set.Stop)
-	proc *proc.Process // real: its redis-server; nil when embedded
-	mr   *miniredis.Miniredis
 
 	// role is a replicated set's (see spec); the zero value is a plain master.
 	role spec
@@ -102,29 +93,6 @@ type spec struct {
 	name  string // "master", "replica 1", "sentinel 0": for errors
 	conf  string // a Sentinel's config file; "" for a data node
 	extra []string
-}
-
-// RedisServerPath looks up "redis-server" in PATH.
-func RedisServerPath() (string, bool) {
-	p, err := exec.LookPath("redis-server")
-	return p, err == nil
-}
-
-var versionRE = regexp.MustCompile(`\bv=([0-9][0-9A-Za-z.\-]*)`)
-
-// RedisServerVersion runs `path --version` and returns the version, e.g. "7.0.15".
-func RedisServerVersion(path string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s --version: %w: %s", path, err, strings.TrimSpace(string(out)))
-	}
-	m := versionRE.FindSubmatch(out)
-	if m == nil {
-		return "", fmt.Errorf("%s --version: no v=... in %q", path, strings.TrimSpace(string(out)))
-	}
-	return string(m[1]), nil
 }
 
 // Start starts opt.N masters. On any failure everything already started is
@@ -187,7 +155,7 @@ func serverBinary(mode string, opt Options) (string, error) {
 			}
 			return p, nil
 		}
-		if p, ok := RedisServerPath(); ok {
+		if p, ok := redisserver.Path(); ok {
 			return p, nil
 		}
 		if mode == "never" {
@@ -232,7 +200,7 @@ func (s *Set) announce(log io.Writer, mode string, n int) {
 }
 
 func (s *Set) startReal(ctx context.Context, n int) error {
-	if v, err := RedisServerVersion(s.bin); err == nil {
+	if v, err := redisserver.Version(s.bin); err == nil {
 		s.version = v
 	} else {
 		s.version = "unknown" // only used in announcements; startup reports real problems
@@ -252,24 +220,50 @@ func (s *Set) startProcess(ctx context.Context, role spec, conf string) (*Master
 	if err != nil {
 		return nil, err
 	}
-	m := s.newMaster(dir, role)
-	s.masters = append(s.masters, m) // before starting, so Stop removes the dir on failure
+	m := &Master{set: s, dir: dir, role: role}
 	if conf != "" {
 		m.role.conf = filepath.Join(dir, "sentinel.conf")
+	}
+	m.srv = redisserver.New(s.serverConfig(dir, m.role))
+	s.masters = append(s.masters, m) // before starting, so Stop removes the dir on failure
+	if conf != "" {
 		if err := os.WriteFile(m.role.conf, []byte(conf), 0o644); err != nil {
 			return nil, err
 		}
 	}
-	return m, m.startFirst(ctx)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ctx, cancel := s.untilStop(ctx)
+	defer cancel()
+	return m, m.srv.Start(ctx)
 }
 
-// newMaster is a redis-server of the set in dir, not started yet; its
-// early output (bad flags, before the logfile opens) goes to stdout.log.
-func (s *Set) newMaster(dir string, role spec) *Master {
-	m := &Master{set: s, dir: dir, role: role}
-	m.proc = proc.New(proc.Options{Name: "redis-server", Spawn: m.command, Output: filepath.Join(dir, "stdout.log"),
-		Grace: stopGrace, Poll: probeEvery})
-	return m
+// serverConfig is how the set runs a redis-server of role in dir: a
+// Sentinel takes its config file first and no persistence (it stores no
+// data).
+func (s *Set) serverConfig(dir string, role spec) redisserver.Config {
+	cfg := redisserver.Config{Bin: s.bin, Dir: dir, Env: s.env, CPUs: s.cpus}
+	if role.conf != "" {
+		cfg.Head = []string{role.conf, "--sentinel"}
+	} else {
+		cfg.Tail = s.persist.redisArgs()
+	}
+	cfg.Tail = append(cfg.Tail, role.extra...)
+	return cfg
+}
+
+// untilStop is ctx ended, with cause ErrStopped, once Stop begins: a
+// server's wait for readiness ends then.
+func (s *Set) untilStop(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-s.stopping:
+			cancel(ErrStopped)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(nil) }
 }
 
 func (s *Set) startEmbedded(n int) error {
@@ -305,7 +299,7 @@ func (s *Set) Masters() []*Master { return append([]*Master(nil), s.masters...) 
 func (s *Set) Addrs() []string {
 	a := make([]string, len(s.masters))
 	for i, m := range s.masters {
-		a[i] = m.addr
+		a[i] = m.Addr()
 	}
 	return a
 }
@@ -351,10 +345,20 @@ func (s *Set) isStopping() bool {
 }
 
 // Addr returns "127.0.0.1:PORT".
-func (m *Master) Addr() string { return m.addr }
+func (m *Master) Addr() string {
+	if m.srv != nil {
+		return m.srv.Addr()
+	}
+	return m.addr
+}
 
 // Port returns the TCP port; it stays the same across restarts.
-func (m *Master) Port() int { return m.port }
+func (m *Master) Port() int {
+	if m.srv != nil {
+		return m.srv.Port()
+	}
+	return m.port
+}
 
 // Dir returns the master's temp dir ("" when embedded).
 func (m *Master) Dir() string { return m.dir }
@@ -362,10 +366,10 @@ func (m *Master) Dir() string { return m.dir }
 // Pid returns the pid of the running redis-server, 0 when it is not running
 // or embedded (a pid of a reaped process could already belong to another).
 func (m *Master) Pid() int {
-	if m.proc == nil {
+	if m.srv == nil {
 		return 0
 	}
-	return m.proc.Pid()
+	return m.srv.Pid()
 }
 
 // Running reports whether the master process (or embedded server) is up;
@@ -380,7 +384,7 @@ func (m *Master) runningLocked() bool {
 	if m.set.embedded {
 		return m.mr != nil
 	}
-	return m.proc.Running()
+	return m.srv.Running()
 }
 
 // Kill simulates a crash: SIGKILL by pid, then wait until it is reaped.
@@ -392,12 +396,8 @@ func (m *Master) Kill() error {
 		m.closeMiniLocked()
 		return nil
 	}
-	return m.killLocked()
-}
-
-func (m *Master) killLocked() error {
-	if err := m.proc.Kill(); err != nil {
-		return fmt.Errorf("localmasters: %s: %w", m.addr, err)
+	if err := m.srv.Kill(); err != nil {
+		return fmt.Errorf("localmasters: %s: %w", m.Addr(), err)
 	}
 	return nil
 }
@@ -412,8 +412,8 @@ func (m *Master) Stop() error {
 		m.closeMiniLocked()
 		return nil
 	}
-	if err := m.proc.Stop(); err != nil {
-		return fmt.Errorf("localmasters: %s: %w", m.addr, err)
+	if err := m.srv.Stop(); err != nil {
+		return fmt.Errorf("localmasters: %s: %w", m.Addr(), err)
 	}
 	return nil
 }
@@ -429,27 +429,22 @@ func (m *Master) closeMiniLocked() {
 // but it never answers, like a master frozen by a VM or host stall. It
 // returns once the kernel shows it stopped, so that a probe sent right
 // after cannot still be served.
-func (m *Master) Pause() error { return m.pause((*proc.Process).Pause, "pause") }
+func (m *Master) Pause() error { return m.pause((*redisserver.Server).Pause, "pause") }
 
 // Resume sends SIGCONT.
-func (m *Master) Resume() error { return m.pause((*proc.Process).Resume, "resume") }
+func (m *Master) Resume() error { return m.pause((*redisserver.Server).Resume, "resume") }
 
-func (m *Master) pause(do func(*proc.Process) error, op string) error {
+func (m *Master) pause(do func(*redisserver.Server) error, op string) error {
 	if m.set.embedded {
 		return fmt.Errorf("localmasters: %s %s: %w", op, m.addr, ErrEmbeddedUnsupported)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err := do(m.proc); err != nil {
-		return fmt.Errorf("localmasters: %s %s: %w", op, m.addr, err)
+	if err := do(m.srv); err != nil {
+		return fmt.Errorf("localmasters: %s %s: %w", op, m.Addr(), err)
 	}
 	return nil
 }
-
-// WaitProcState polls /proc/PID/stat until the process is (not) stopped, so
-// a pause is in effect once it returns (chaos pauses client processes too).
-// Best effort: without /proc it returns at once.
-func WaitProcState(pid int, stopped bool, limit time.Duration) { proc.WaitState(pid, stopped, limit) }
 
 // Restart starts the master again on the same port and dir (so an AOF is
 // reloaded) and waits until it answers PING. Embedded: a fresh, empty
@@ -462,7 +457,7 @@ func (m *Master) Restart(ctx context.Context) error {
 		return ErrStopped
 	}
 	if m.runningLocked() {
-		return fmt.Errorf("localmasters: restart %s: still running", m.addr)
+		return fmt.Errorf("localmasters: restart %s: still running", m.Addr())
 	}
 	if m.set.embedded {
 		mr, err := newMini(m.addr)
@@ -472,176 +467,10 @@ func (m *Master) Restart(ctx context.Context) error {
 		m.mr = mr
 		return nil
 	}
-	_, err := m.runLocked(ctx)
-	if err != nil {
-		return fmt.Errorf("localmasters: restart %s: %w", m.addr, err)
+	ctx, cancel := m.set.untilStop(ctx)
+	defer cancel()
+	if err := m.srv.Restart(ctx); err != nil {
+		return fmt.Errorf("localmasters: restart %s: %w", m.Addr(), err)
 	}
 	return nil
-}
-
-// startFirst picks a free port and starts the master, retrying with a new
-// port when redis-server could not bind (another process took the port
-// between our probe listener closing and redis binding it).
-func (m *Master) startFirst(ctx context.Context) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var err error
-	for attempt := 0; attempt < bindAttempts; attempt++ {
-		port, perr := ports.Free()
-		if perr != nil {
-			return perr
-		}
-		m.port = port
-		m.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		var bindFailed bool
-		bindFailed, err = m.runLocked(ctx)
-		if err == nil || !bindFailed {
-			return err
-		}
-	}
-	return fmt.Errorf("gave up after %d ports: %w", bindAttempts, err)
-}
-
-// runLocked spawns redis-server on m.port/m.dir and waits until it answers.
-// On failure nothing is left running; bindFailed reports a lost port race.
-func (m *Master) runLocked(ctx context.Context) (bindFailed bool, err error) {
-	logPath := filepath.Join(m.dir, "redis.log")
-	outPath := filepath.Join(m.dir, "stdout.log")
-	// Error reports show only what this run wrote, not earlier runs.
-	logOff, outOff := fileSize(logPath), fileSize(outPath)
-	pid, err := m.proc.Start()
-	if err != nil {
-		return false, err
-	}
-	report := func(what string) error {
-		tail := strings.TrimSpace(tailFrom(logPath, logOff) + "\n" + tailFrom(outPath, outOff))
-		if tail == "" {
-			tail = "(redis.log is empty)"
-		}
-		return fmt.Errorf("redis-server on %s (pid %d, dir %s) %s; log tail:\n%s", m.addr, pid, m.dir, what, tail)
-	}
-
-	err = m.waitReady(ctx, pid)
-	if err == nil && len(m.set.cpus) > 0 {
-		// Once ready, every thread the server starts with exists.
-		if err = PinProcess(pid, m.set.cpus); err != nil {
-			return false, errors.Join(report(err.Error()), m.killLocked())
-		}
-	}
-	if err == nil {
-		return false, nil
-	}
-	if !m.proc.Running() {
-		tail := tailFrom(logPath, logOff)
-		return strings.Contains(tail, "Address already in use") || strings.Contains(tail, "Failed listening on port"),
-			report(fmt.Sprintf("exited before it was ready (%s)", m.proc.ExitState()))
-	}
-	kerr := m.killLocked()
-	return false, errors.Join(report(fmt.Sprintf("did not become ready: %v", err)), kerr)
-}
-
-// command is redis-server with this master's port, dir, persistence and
-// environment, logging to redis.log; not CommandContext: a ctx bounds
-// the startup only.
-func (m *Master) command() *exec.Cmd {
-	cmd := exec.Command(m.set.bin, m.args(filepath.Join(m.dir, "redis.log"))...)
-	cmd.Dir = m.dir
-	if len(m.set.env) > 0 {
-		cmd.Env = append(os.Environ(), m.set.env...)
-	}
-	return cmd
-}
-
-// args are redis-server's flags for this process: a Sentinel takes its
-// config file first and no persistence (it stores no data).
-func (m *Master) args(logPath string) []string {
-	var args []string
-	if m.role.conf != "" {
-		args = []string{m.role.conf, "--sentinel"}
-	}
-	args = append(args,
-		"--bind", "127.0.0.1",
-		"--port", strconv.Itoa(m.port),
-		"--dir", m.dir,
-		"--daemonize", "no",
-		"--protected-mode", "yes",
-		"--logfile", logPath,
-	)
-	if m.role.conf == "" {
-		args = append(args, m.set.persist.redisArgs()...)
-	}
-	return append(args, m.role.extra...)
-}
-
-// waitReady polls until our own process (pid) answers PING; an error when
-// it exits, or Set.Stop begins. It checks the pid via INFO because after a
-// lost port race another server may answer on the port.
-func (m *Master) waitReady(ctx context.Context, pid int) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go func() {
-		select {
-		case <-m.set.stopping:
-			cancel(ErrStopped)
-		case <-ctx.Done():
-		}
-	}()
-	tctx, tcancel := context.WithTimeout(ctx, readyTimeout)
-	defer tcancel()
-	err := m.proc.Await(tctx, func(ctx context.Context) error {
-		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-		defer cancel()
-		return probe(pctx, m.addr, pid)
-	})
-	if errors.Is(context.Cause(ctx), ErrStopped) {
-		return ErrStopped
-	}
-	return err
-}
-
-func probe(ctx context.Context, addr string, wantPid int) error {
-	// Redis answers -LOADING while it replays the AOF, so PONG means loaded.
-	if err := Ping(ctx, addr); err != nil {
-		return err
-	}
-	info, err := Do(ctx, addr, "INFO", "server")
-	if err != nil {
-		return err
-	}
-	v, ok := engine.ParseInfo(info)["process_id"]
-	if !ok {
-		return fmt.Errorf("%s: no process_id in INFO server", addr)
-	}
-	if pid, _ := strconv.Atoi(v); pid != wantPid {
-		return fmt.Errorf("%s is served by pid %s, not ours (%d)", addr, v, wantPid)
-	}
-	return nil
-}
-
-func fileSize(path string) int64 {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return fi.Size()
-}
-
-// tailFrom returns at most the last 2 KiB written to path after offset off.
-func tailFrom(path string, off int64) string {
-	const max = 2048
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	size := fileSize(path)
-	if size-off > max {
-		off = size - max
-	}
-	if off < 0 || off > size {
-		off = 0
-	}
-	b := make([]byte, size-off)
-	n, _ := f.ReadAt(b, off)
-	return strings.TrimSpace(string(b[:n]))
 }

@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"lockbench/internal/bound"
+	"lockbench/internal/redisserver"
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
+	"lockbench/redislock/localmasters"
 )
 
 func do(t *testing.T, addr string, args ...string) string {
@@ -29,7 +30,7 @@ func do(t *testing.T, addr string, args ...string) string {
 func ping(addr string, d time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	return localmasters.Ping(ctx, addr)
+	return redisserver.Ping(ctx, addr)
 }
 
 func gone(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
@@ -122,7 +123,7 @@ func TestKillRestart(t *testing.T) {
 			switch {
 			case tc.survives && (err != nil || got != "v"):
 				t.Errorf("GET k after crash: %q, %v; want v (AOF reloaded)", got, err)
-			case !tc.survives && !errors.Is(err, localmasters.ErrNil):
+			case !tc.survives && !errors.Is(err, redisserver.ErrNil):
 				t.Errorf("GET k after crash: %q, %v; want nil (no persistence)", got, err)
 			}
 
@@ -252,7 +253,7 @@ func TestEmbedded(t *testing.T) {
 	// TTLs must count down in real time without anyone calling FastForward.
 	for {
 		_, err := redistest.Do(m.Addr(), "GET", "lock")
-		if errors.Is(err, localmasters.ErrNil) {
+		if errors.Is(err, redisserver.ErrNil) {
 			break
 		}
 		if err != nil {
@@ -282,7 +283,7 @@ func TestEmbedded(t *testing.T) {
 	if m.Addr() != addr {
 		t.Errorf("Restart moved %s to %s", addr, m.Addr())
 	}
-	if _, err := redistest.Do(addr, "GET", "k"); !errors.Is(err, localmasters.ErrNil) {
+	if _, err := redistest.Do(addr, "GET", "k"); !errors.Is(err, redisserver.ErrNil) {
 		t.Errorf("GET k after Kill+Restart: %v, want nil", err)
 	}
 	if err := m.Pause(); !errors.Is(err, localmasters.ErrEmbeddedUnsupported) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"lockbench/internal/proc"
+	"lockbench/internal/redisserver"
 )
 
 // MasterSet is the name Sentinel monitors the master by.
@@ -183,7 +184,7 @@ func (r *Replicated) CutReplicaLinks(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	_, err = Do(ctx, addr, "CLIENT", "KILL", "TYPE", "replica")
+	_, err = redisserver.Do(ctx, addr, "CLIENT", "KILL", "TYPE", "replica")
 	return err
 }
 
@@ -195,7 +196,7 @@ func (m *Master) HeldKeys(ctx context.Context) int { return dbsize(ctx, m.Addr()
 func dbsize(ctx context.Context, addr string) int {
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
-	s, err := Do(ctx, addr, "DBSIZE")
+	s, err := redisserver.Do(ctx, addr, "DBSIZE")
 	if err != nil {
 		return -1
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"lockbench/internal/ports"
+	"lockbench/internal/redisserver"
 	"lockbench/redislock/engine"
 )
 
@@ -87,7 +88,7 @@ func StartCluster(ctx context.Context, opt ClusterOptions) (*Cluster, error) {
 		return nil, err
 	}
 	s := &Set{bin: bin, persist: PersistNone, stopping: make(chan struct{})}
-	if s.version, err = RedisServerVersion(bin); err != nil {
+	if s.version, err = redisserver.Version(bin); err != nil {
 		s.version = "unknown" // announcements only
 	}
 	c := &Cluster{set: s, opt: opt, ids: map[*Master]string{}}
@@ -129,7 +130,7 @@ func (c *Cluster) start(ctx context.Context) error {
 // retrying with another bus port when that one was raced.
 func (c *Cluster) startNode(ctx context.Context, name string) (*Master, error) {
 	var err error
-	for range bindAttempts {
+	for range redisserver.BindAttempts {
 		bus, perr := ports.Free()
 		if perr != nil {
 			return nil, perr
@@ -175,7 +176,7 @@ func (c *Cluster) Shard(i int) (lo, hi int) {
 // makes each replica replicate its master and waits until it all holds.
 func (c *Cluster) form(ctx context.Context) error {
 	for _, m := range c.Nodes() {
-		id, err := Do(ctx, m.Addr(), "CLUSTER", "MYID")
+		id, err := redisserver.Do(ctx, m.Addr(), "CLUSTER", "MYID")
 		if err != nil {
 			return fmt.Errorf("localmasters: cluster %s: CLUSTER MYID: %w", m.Name(), err)
 		}
@@ -183,13 +184,13 @@ func (c *Cluster) form(ctx context.Context) error {
 	}
 	for i, m := range c.masters {
 		lo, hi := c.Shard(i)
-		if _, err := Do(ctx, m.Addr(), "CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(lo), strconv.Itoa(hi)); err != nil {
+		if _, err := redisserver.Do(ctx, m.Addr(), "CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(lo), strconv.Itoa(hi)); err != nil {
 			return fmt.Errorf("localmasters: cluster %s: ADDSLOTSRANGE %d %d: %w", m.Name(), lo, hi, err)
 		}
 	}
 	first := c.masters[0]
 	for _, m := range c.Nodes()[1:] {
-		if _, err := Do(ctx, first.Addr(), "CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(m.Port()), busPort(m)); err != nil {
+		if _, err := redisserver.Do(ctx, first.Addr(), "CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(m.Port()), busPort(m)); err != nil {
 			return fmt.Errorf("localmasters: cluster MEET %s: %w", m.Name(), err)
 		}
 	}
@@ -218,7 +219,7 @@ func busPort(m *Master) string {
 func (c *Cluster) replicate(ctx context.Context, r, master *Master) error {
 	what := fmt.Sprintf("cluster %s (%s) replicating %s", r.Name(), r.Addr(), master.Name())
 	return c.poll(ctx, what, func(ctx context.Context) error {
-		_, err := Do(ctx, r.Addr(), "CLUSTER", "REPLICATE", c.ids[master])
+		_, err := redisserver.Do(ctx, r.Addr(), "CLUSTER", "REPLICATE", c.ids[master])
 		return err
 	})
 }
@@ -251,12 +252,11 @@ func (c *Cluster) waitFormed(ctx context.Context) error {
 // slotsList: CLUSTER SLOTS at addr lists every replica of every master,
 // as a client discovering the cluster will see it.
 func (c *Cluster) slotsList(ctx context.Context, addr string) error {
-	cl, err := dial(ctx, addr)
+	m, err := redisserver.DoMessage(ctx, addr, "CLUSTER", "SLOTS")
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ranges, err := cl.Do(ctx, cl.B().ClusterSlots().Build()).ToArray()
+	ranges, err := m.ToArray()
 	if err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ func (c *Cluster) slotsList(ctx context.Context, addr string) error {
 // nodeSeesWhole: cluster_state ok, every node known, every slot served,
 // and the shards' masters and replicas as formed.
 func (c *Cluster) nodeSeesWhole(ctx context.Context, m *Master) error {
-	s, err := Do(ctx, m.Addr(), "CLUSTER", "INFO")
+	s, err := redisserver.Do(ctx, m.Addr(), "CLUSTER", "INFO")
 	if err != nil {
 		return err
 	}
@@ -295,7 +295,7 @@ func (c *Cluster) nodeSeesWhole(ctx context.Context, m *Master) error {
 // synced: the replica's link is up with no sync in progress and its
 // master lists it online.
 func synced(ctx context.Context, r, master *Master) error {
-	s, err := Do(ctx, r.Addr(), "INFO", "replication")
+	s, err := redisserver.Do(ctx, r.Addr(), "INFO", "replication")
 	if err != nil {
 		return err
 	}
@@ -303,7 +303,7 @@ func synced(ctx context.Context, r, master *Master) error {
 	if info["master_link_status"] != "up" || info["master_sync_in_progress"] != "0" {
 		return fmt.Errorf("master_link_status %q, master_sync_in_progress %q", info["master_link_status"], info["master_sync_in_progress"])
 	}
-	ms, err := Do(ctx, master.Addr(), "INFO", "replication")
+	ms, err := redisserver.Do(ctx, master.Addr(), "INFO", "replication")
 	if err != nil {
 		return fmt.Errorf("master: %w", err)
 	}
@@ -346,7 +346,7 @@ type clusterView []clusterNode
 
 // view is CLUSTER NODES as the node at addr sees it.
 func (c *Cluster) view(ctx context.Context, addr string) (clusterView, error) {
-	s, err := Do(ctx, addr, "CLUSTER", "NODES")
+	s, err := redisserver.Do(ctx, addr, "CLUSTER", "NODES")
 	if err != nil {
 		return nil, err
 	}
@@ -503,7 +503,7 @@ func (c *Cluster) watchPromotion(i int, killed *Master) {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-			info, err := Do(ctx, n.Addr(), "INFO", "replication")
+			info, err := redisserver.Do(ctx, n.Addr(), "INFO", "replication")
 			cancel()
 			if err == nil && engine.ParseInfo(info)["role"] == "master" {
 				c.mu.Lock()
@@ -533,7 +533,7 @@ func (c *Cluster) CutReplicaLinks(ctx context.Context) error {
 		addr, err := c.ShardMaster(ctx, i)
 		if err == nil {
 			cctx, cancel := context.WithTimeout(ctx, time.Second)
-			_, err = Do(cctx, addr, "CLIENT", "KILL", "TYPE", "replica")
+			_, err = redisserver.Do(cctx, addr, "CLIENT", "KILL", "TYPE", "replica")
 			cancel()
 		}
 		errs = append(errs, err)

@@ -1,4 +1,8 @@
-package localmasters
+// Package affinity is which CPUs a process may run on, pinning a process
+// (all of its threads) to some, and --local-cpus' split of them between
+// local servers and lockbench: Redis' local masters are pinned, and the
+// runner records lockbench's share, without either importing the other.
+package affinity
 
 import (
 	"fmt"

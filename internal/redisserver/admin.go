@@ -1,4 +1,4 @@
-package localmasters
+package redisserver
 
 import (
 	"cmp"
@@ -8,11 +8,10 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/rueidis"
-
-	"lockbench/redislock/engine"
 )
 
 // ErrNil is Do's error for a nil reply (for example GET of a missing key).
@@ -23,23 +22,33 @@ var ErrNil error = rueidis.Nil
 // not supported. ctx's deadline bounds the connection and its handshake as
 // well as the command, which is how a paused master is detected.
 func Do(ctx context.Context, addr string, args ...string) (string, error) {
-	if len(args) == 0 {
-		return "", errors.New("localmasters.Do: no command")
-	}
-	c, err := dial(ctx, addr)
+	m, err := DoMessage(ctx, addr, args...)
 	if err != nil {
-		return "", ctxErr(ctx, err)
-	}
-	defer c.Close()
-	m, err := c.Do(ctx, c.B().Arbitrary(args...).Build()).ToMessage()
-	if err != nil {
-		return "", ctxErr(ctx, err)
+		return "", err
 	}
 	if m.IsInt64() {
 		n, _ := m.AsInt64()
 		return strconv.FormatInt(n, 10), nil
 	}
 	return m.ToString()
+}
+
+// DoMessage is Do's raw reply, for array and map answers (Sentinel's,
+// CLUSTER SLOTS).
+func DoMessage(ctx context.Context, addr string, args ...string) (rueidis.RedisMessage, error) {
+	if len(args) == 0 {
+		return rueidis.RedisMessage{}, errors.New("redisserver.Do: no command")
+	}
+	c, err := dial(ctx, addr)
+	if err != nil {
+		return rueidis.RedisMessage{}, ctxErr(ctx, err)
+	}
+	defer c.Close()
+	m, err := c.Do(ctx, c.B().Arbitrary(args...).Build()).ToMessage()
+	if err != nil {
+		return m, ctxErr(ctx, err)
+	}
+	return m, nil
 }
 
 // ctxErr prefers the context's error so callers can test for DeadlineExceeded.
@@ -69,7 +78,7 @@ func dial(ctx context.Context, addr string) (rueidis.Client, error) {
 	if ctx.Err() != nil || timeout <= 0 {
 		return nil, cmp.Or(ctx.Err(), context.DeadlineExceeded)
 	}
-	return engine.NewSingleClient(rueidis.ClientOption{
+	return NewSingleClient(rueidis.ClientOption{
 		InitAddress: []string{addr},
 		Dialer:      net.Dialer{Timeout: timeout},
 		// A master still loading its AOF answers -LOADING: waitReady must
@@ -91,4 +100,30 @@ func Ping(ctx context.Context, addr string) error {
 		return fmt.Errorf("redis: PING answered %q", s)
 	}
 	return nil
+}
+
+// NewSingleClient connects opt as one connection with no client-side cache
+// and no cluster discovery (a master is one server): the engine's links and
+// every side connection to a master (checks, INFO, CONFIG) alike.
+func NewSingleClient(opt rueidis.ClientOption) (rueidis.Client, error) {
+	opt.ForceSingleClient, opt.DisableCache = true, true
+	c, err := rueidis.NewClient(opt)
+	if err != nil && c != nil {
+		// ForceSingleClient hands back a client even when its dial failed.
+		c.Close()
+		return nil, err
+	}
+	return c, err
+}
+
+// ParseInfo reads INFO's "name:value" lines; section headers ("# Server")
+// and blank lines have no ":" and carry no field.
+func ParseInfo(text string) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(text, "\n") {
+		if name, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			out[name] = v
+		}
+	}
+	return out
 }

@@ -3,6 +3,8 @@ package localmasters
 import (
 	"fmt"
 	"strings"
+
+	"lockbench/internal/redisserver"
 )
 
 // Persistence selects how a real master persists writes. It matters for
@@ -44,13 +46,14 @@ func persistenceList() string {
 }
 
 // redisArgs returns the redis-server flags for this mode. RDB snapshots are
-// always off so that "none" really means nothing survives a restart and the
-// aof-* modes are measured without snapshot forks.
+// always off so that "none" (redisserver.NoPersistence, as the protected
+// resource's) really means nothing survives a restart and the aof-* modes
+// are measured without snapshot forks.
 func (p Persistence) redisArgs() []string {
 	args := []string{"--save", ""}
 	switch p {
 	case PersistNone:
-		return append(args, "--appendonly", "no")
+		return redisserver.NoPersistence()
 	case PersistAOFNo:
 		return append(args, "--appendonly", "yes", "--appendfsync", "no")
 	case PersistAOFEverysec:

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"lockbench/internal/redisserver"
 )
 
 // InstallRedisServer installs the Debian package when this process may
@@ -34,7 +36,7 @@ func InstallRedisServer(w io.Writer) error {
 			return fmt.Errorf("apt-get %s failed: %v: %s", strings.Join(args, " "), err, lastLine(out.String()))
 		}
 	}
-	if _, ok := RedisServerPath(); !ok {
+	if _, ok := redisserver.Path(); !ok {
 		return errors.New("apt-get installed redis-server, but it is not in PATH")
 	}
 	return nil

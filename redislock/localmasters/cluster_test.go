@@ -9,7 +9,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"lockbench/internal/redistest"
-	"lockbench/localmasters"
+	"lockbench/redislock/localmasters"
 )
 
 // TestClusterFormsWhole forms 3 masters with a replica each and reads

@@ -1,6 +1,6 @@
 //go:build linux
 
-package localmasters
+package affinity
 
 import (
 	"fmt"
