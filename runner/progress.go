@@ -61,7 +61,10 @@ func (p *progress) StartCell(c plan.Cell, repeat int) {
 
 // repeatTag says which repeat runs, when there are several.
 func (p *progress) repeatTag() string {
-	if p.repeats <= 1 {
+	switch {
+	case p.repeat > p.repeats: // a budget's run past the repeats asked for
+		return fmt.Sprintf(" (repeat %d, past %d: not settled yet)", p.repeat, p.repeats)
+	case p.repeats <= 1:
 		return ""
 	}
 	return fmt.Sprintf(" (repeat %d/%d)", p.repeat, p.repeats)
