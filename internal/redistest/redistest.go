@@ -3,6 +3,8 @@ package redistest
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"testing"
 	"time"
@@ -80,46 +82,48 @@ func Do(addr string, args ...string) (string, error) {
 // on error. opt.RedisServer and opt.Log are filled in when empty.
 func StartReplicated(t testing.TB, opt localmasters.ReplicatedOptions) *localmasters.Replicated {
 	t.Helper()
-	if opt.RedisServer == "" {
-		opt.RedisServer = Require(t)
-	}
-	if opt.Log == nil {
-		opt.Log = t.Output()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	r, err := localmasters.StartReplicated(ctx, opt)
-	if err != nil {
-		t.Fatalf("start replicated set (%d replicas, %d sentinels): %v", opt.Replicas, opt.Sentinels, err)
-	}
-	t.Cleanup(func() {
-		if err := r.Stop(); err != nil {
-			t.Errorf("stop replicated set: %v", err)
-		}
-	})
-	return r
+	opt.RedisServer, opt.Log = serverAndLog(t, opt.RedisServer, opt.Log)
+	return started(t, fmt.Sprintf("replicated set (%d replicas, %d sentinels)", opt.Replicas, opt.Sentinels),
+		func(ctx context.Context) (*localmasters.Replicated, error) {
+			return localmasters.StartReplicated(ctx, opt)
+		})
 }
 
 // StartCluster starts a local Redis Cluster (real redis-server nodes),
 // registers t.Cleanup(c.Stop) and fails the test on error.
 func StartCluster(t testing.TB, opt localmasters.ClusterOptions) *localmasters.Cluster {
 	t.Helper()
-	if opt.RedisServer == "" {
-		opt.RedisServer = Require(t)
+	opt.RedisServer, opt.Log = serverAndLog(t, opt.RedisServer, opt.Log)
+	return started(t, fmt.Sprintf("cluster (%d masters, %d replicas each)", opt.Masters, opt.ReplicasPerMaster),
+		func(ctx context.Context) (*localmasters.Cluster, error) { return localmasters.StartCluster(ctx, opt) })
+}
+
+// serverAndLog fills in the redis-server to run and the log when empty.
+func serverAndLog(t testing.TB, server string, log io.Writer) (string, io.Writer) {
+	t.Helper()
+	if server == "" {
+		server = Require(t)
 	}
-	if opt.Log == nil {
-		opt.Log = t.Output()
+	if log == nil {
+		log = t.Output()
 	}
+	return server, log
+}
+
+// started starts what (within 60 s), stops it when the test ends and
+// fails the test when either goes wrong.
+func started[T interface{ Stop() error }](t testing.TB, what string, start func(context.Context) (T, error)) T {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := localmasters.StartCluster(ctx, opt)
+	v, err := start(ctx)
 	if err != nil {
-		t.Fatalf("start cluster (%d masters, %d replicas each): %v", opt.Masters, opt.ReplicasPerMaster, err)
+		t.Fatalf("start %s: %v", what, err)
 	}
 	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Errorf("stop cluster: %v", err)
+		if err := v.Stop(); err != nil {
+			t.Errorf("stop %s: %v", what, err)
 		}
 	})
-	return c
+	return v
 }
