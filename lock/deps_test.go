@@ -39,9 +39,9 @@ func TestServicesReachOnlyTheSeam(t *testing.T) {
 		}
 	}
 	above := map[string]bool{"lockbench/workloads": true, "lockbench/runner": true, "lockbench/chaos": true}
-	// Redis' client measures its own cell (pool.CellOpener), whose
-	// methods take the worker loop's RunConfig and Stats: that import is
-	// the one allowed.
+	// Redis' client offers its cell pool's capabilities (its own record
+	// of a cell takes the worker loop's Stats): that import is the one
+	// allowed.
 	opensCell := map[string]string{"lockbench/redislock": "lockbench/workloads"}
 	for _, svc := range append(services, "lockbench/redislock/redsyncdriver") {
 		for _, d := range imports(svc) {
@@ -66,7 +66,7 @@ func TestServicesReachOnlyTheSeam(t *testing.T) {
 	// Redis' client is no exception it names.
 	for _, d := range imports("lockbench/runner") {
 		if d == "lockbench/redislock/engine" || strings.HasPrefix(d, "lockbench/drivers/") {
-			t.Errorf("runner imports %s: a cell's lock is its service's (pool.CellOpener)", d)
+			t.Errorf("runner imports %s: a cell's lock is its service's client", d)
 		}
 	}
 	for _, d := range deps("lockbench/lock") {

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"time"
 
 	"lockbench/lock"
 	"lockbench/metrics"
@@ -24,20 +25,66 @@ type Cell interface {
 	Close()
 }
 
-// CellOpener is a client that measures its own benchmark cell (Redis':
-// per-master baselines, its masters' INFO readings, redsync as the
-// workers' lock); a client that is not one is measured by its plain
-// writes (service.Client).
-type CellOpener interface {
-	OpenCell(ctx context.Context, env CellEnv) (Cell, error)
+// What a lock service's client may offer its benchmark cell beyond the
+// service.Client contract. Each is optional: the runner measures every
+// cell one way and asks a client for these where it has them, its plain
+// writes and its servers' processes otherwise.
+type (
+	// Baseliner measures the cell's floor itself: per server and all at
+	// once (default: the client's plain writes).
+	Baseliner interface {
+		Baselines(ctx context.Context, key string) (Baselines, error)
+	}
+	// Windowed says what the window readings read of its servers: their
+	// command counters, the processes they run as, shards (default:
+	// ServiceWindow).
+	Windowed interface {
+		CellWindow(ctx context.Context, m *CellServers) (Window, error)
+	}
+	// ServerCPUReader reads its servers' CPU as they count it, by the
+	// window's servers (default: their processes').
+	ServerCPUReader interface {
+		ServerCPU(ctx context.Context) []time.Duration
+	}
+	// LiveServers are the servers the live metrics read, and how.
+	LiveServers interface {
+		LiveServers() ([]string, metrics.ReadFunc)
+	}
+	// WorkersLocker is the lock the workers use when it is not the
+	// client itself (redsync on the engine's masters).
+	WorkersLocker interface {
+		WorkersLocker(ctx context.Context, c plan.Cell, m *CellServers) (lock.Locker, error)
+	}
+	// CellRecorder records the cell's result fields itself (its servers'
+	// rows, its driver's terms), where a service section would not say
+	// them; called before the window's readings are folded in.
+	CellRecorder interface {
+		RecordCell(res *results.Run, st *workloads.Stats)
+	}
+	// Cleaner removes what the cell left under its key prefix (only its
+	// own locks), before the client closes.
+	Cleaner interface {
+		Cleanup(ctx context.Context, prefix string)
+	}
+)
+
+// Baselines are a cell's floor: round trips to each server by address,
+// and to all at once.
+type Baselines struct {
+	PerServer map[string][]time.Duration
+	Parallel  []time.Duration
 }
 
-// CellEnv is what a client opening its own cell is given.
-type CellEnv struct {
-	Cell    plan.Cell
-	Servers *CellServers
-	Prefix  string // the cell's keys
-	// Watch, when set, reads the masters' CPU and counters live (live
-	// metrics), through read.
-	Watch func(addrs []string, read metrics.ReadFunc)
+// Fill puts the baselines into the result.
+func (b Baselines) Fill(res *results.Run) {
+	if b.PerServer != nil {
+		res.BaselineRTT = map[string]results.Latency{}
+		for addr, d := range b.PerServer {
+			res.BaselineRTT[addr] = results.SummarizeDurations(d)
+		}
+	}
+	if len(b.Parallel) > 0 {
+		pl := results.SummarizeDurations(b.Parallel)
+		res.BaselineParallel = &pl
+	}
 }

@@ -18,6 +18,7 @@ type WindowReadings struct {
 	probe         *machineProbe
 	before, after []map[string]results.CommandCount
 	proxy         *proxyProfile // --net-latency: the in-process proxy's CPU
+	shards        []results.ShardOf
 }
 
 // Window is what a cell's servers give its window readings.
@@ -44,12 +45,15 @@ type Window struct {
 	Proxied bool
 	// AdapterPid is an external client's adapter process (0: none).
 	AdapterPid int
+	// Shards, when the servers are a sharded store's, are each shard's
+	// server and the slots it holds: the result's per-shard rows.
+	Shards []results.ShardOf
 }
 
 // NewWindowReadings reads the machine and the servers around a cell's
 // window as w says.
 func NewWindowReadings(ctx context.Context, w Window) *WindowReadings {
-	r := &WindowReadings{ctx: ctx, counters: w.Counters, addrs: w.Addrs, probe: newMachineProbe(w.ProbeAddrs, w.LocalPids, w.SelfPids, w.ProcessName)}
+	r := &WindowReadings{ctx: ctx, counters: w.Counters, addrs: w.Addrs, probe: newMachineProbe(w.ProbeAddrs, w.LocalPids, w.SelfPids, w.ProcessName), shards: w.Shards}
 	if r.probe != nil {
 		r.probe.trees, r.probe.clientCPUs, r.probe.localCPUs = w.Trees, w.ClientCPUs, w.LocalCPUs
 		r.probe.replicas, r.probe.monitors = w.Replicas, w.Monitors
@@ -119,6 +123,7 @@ func (w *WindowReadings) Finish(res *results.Run, st *workloads.Stats) {
 		}
 		res.CommandCost = results.NewCommandCost(masters, st.Acquired, st.Measured.Seconds())
 	}
+	res.Shards = results.NewShards(res, w.shards)
 	l := results.LimitOf(res)
 	res.Limit = &l
 	switch l.By {

@@ -6,10 +6,12 @@ import (
 	"time"
 
 	"lockbench/adapter"
+	"lockbench/metrics"
 	"lockbench/pool"
 	"lockbench/redislock/engine"
 	"lockbench/results"
 	"lockbench/service"
+	"lockbench/workloads"
 )
 
 // clientConfig is a Redis client's config: the engine's, and an external
@@ -22,22 +24,61 @@ type clientConfig struct {
 }
 
 // adapterClient is an external client on Redis' masters, as a lock
-// service's client: no plain write of its own, its calls not counted.
+// service's client: no plain write of its own, its calls not counted; its
+// benchmark cell is measured as the engine's (per-master baselines,
+// command counters, clean-up), by an engine of its own on the same
+// masters, opened when the cell first asks (a fault cell's clients never
+// do), the adapter its workers' lock.
 type adapterClient struct {
 	*adapter.Client
 	service.ClientBase
 	cfg engine.Config
+	rc  *RedisClient
 }
 
-// OpenCell: a benchmark cell on the masters, measured as the engine's
-// (per-master baselines, command counters), the adapter its workers' lock.
-func (c adapterClient) OpenCell(ctx context.Context, env pool.CellEnv) (pool.Cell, error) {
-	eng, err := engine.New(ctx, c.cfg)
-	if err != nil {
-		c.Close()
-		return nil, err
+// measured is the engine that measures the cell, opened once.
+func (c *adapterClient) measured(ctx context.Context) (*RedisClient, error) {
+	if c.rc == nil {
+		eng, err := engine.New(ctx, c.cfg)
+		if err != nil {
+			return nil, err
+		}
+		c.rc = &RedisClient{Engine: eng, adapter: c.Client}
 	}
-	return openCell(ctx, env, eng, &cellLocker{Locker: c.Client, adapter: c.Client, close: c.Close})
+	return c.rc, nil
+}
+
+// CountKeys: the cell's first question, on the masters by the engine.
+func (c *adapterClient) CountKeys(ctx context.Context, prefix string) (int64, error) {
+	rc, err := c.measured(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return rc.CountKeys(ctx, prefix)
+}
+
+func (c *adapterClient) Baselines(ctx context.Context, key string) (pool.Baselines, error) {
+	return c.rc.Baselines(ctx, key)
+}
+
+func (c *adapterClient) CellWindow(ctx context.Context, m *pool.CellServers) (pool.Window, error) {
+	return c.rc.CellWindow(ctx, m)
+}
+
+func (c *adapterClient) ServerCPU(ctx context.Context) []time.Duration { return c.rc.ServerCPU(ctx) }
+
+func (c *adapterClient) LiveServers() ([]string, metrics.ReadFunc) { return c.rc.LiveServers() }
+
+func (c *adapterClient) RecordCell(res *results.Run, st *workloads.Stats) { c.rc.RecordCell(res, st) }
+
+func (c *adapterClient) Cleanup(ctx context.Context, prefix string) { c.rc.Cleanup(ctx, prefix) }
+
+// Close ends the adapter and the engine that measured its cell.
+func (c *adapterClient) Close() {
+	c.Client.Close()
+	if c.rc != nil {
+		c.rc.Close()
+	}
 }
 
 // startAdapter runs the cell's adapter on cfg's masters (a fault cell's
@@ -71,7 +112,7 @@ func waitBound(cfg engine.Config) time.Duration {
 
 // AdapterSettings: a fault cell's client records its adapter's library
 // (a benchmark cell's is recorded by its cell).
-func (c adapterClient) AdapterSettings() *results.AdapterSettings { return adapterSettings(c.Client) }
+func (c *adapterClient) AdapterSettings() *results.AdapterSettings { return adapterSettings(c.Client) }
 
 // adapterSettings are what a result records of the adapter.
 func adapterSettings(a *adapter.Client) *results.AdapterSettings {

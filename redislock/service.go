@@ -157,7 +157,7 @@ func (redisService) NewClient(ctx context.Context, raw json.RawMessage) (service
 		if err != nil {
 			return nil, err
 		}
-		return adapterClient{Client: a, cfg: cfg}, nil
+		return &adapterClient{Client: a, cfg: cfg}, nil
 	}
 	if cfg.Driver == rueidislockdriver.Name {
 		return rueidislockdriver.New(ctx, cfg)
@@ -166,17 +166,25 @@ func (redisService) NewClient(ctx context.Context, raw json.RawMessage) (service
 	if err != nil {
 		return nil, err
 	}
-	return RedisClient{eng}, nil
+	return &RedisClient{Engine: eng}, nil
 }
 
-// RedisClient is the engine as a lock service's client: its own
-// counters, baselines and clean-up are the engine's. Its CountKeys, Put,
-// Delete, RPCs and Record are service.Client's; a benchmark cell measures
-// the engine through OpenCell instead (per-master baselines, counters).
-type RedisClient struct{ *engine.Engine }
+// RedisClient is the engine as a lock service's client: its CountKeys,
+// Put, Delete, RPCs and Record are service.Client's; its benchmark cell's
+// readings (cell.go) are pool's capabilities, the engine's own.
+type RedisClient struct {
+	*engine.Engine
+	// What the cell learnt as it opened: the workers' lock, a cluster's
+	// shards (nil otherwise: per-server rows are theirs), embedded
+	// masters, an external client's adapter (its library, its process).
+	lk       cellLocker
+	shards   []engine.Shard
+	embedded bool
+	adapter  *adapter.Client
+}
 
 // CountKeys counts the keys under prefix on every master.
-func (c RedisClient) CountKeys(ctx context.Context, prefix string) (int64, error) {
+func (c *RedisClient) CountKeys(ctx context.Context, prefix string) (int64, error) {
 	var total int64
 	for i, addr := range c.Addrs() {
 		n, err := c.Engine.CountKeys(ctx, i, prefix)
@@ -189,19 +197,19 @@ func (c RedisClient) CountKeys(ctx context.Context, prefix string) (int64, error
 }
 
 // Put is the engine's plain SET round trip on every master at once.
-func (c RedisClient) Put(ctx context.Context, key string) error {
+func (c *RedisClient) Put(ctx context.Context, key string) error {
 	_, err := c.BaselineParallel(ctx, key, 1)
 	return err
 }
 
 // Delete: the baseline's keys expire by themselves.
-func (RedisClient) Delete(context.Context, string) error { return nil }
+func (*RedisClient) Delete(context.Context, string) error { return nil }
 
 // RPCs are the commands the engine sent.
-func (c RedisClient) RPCs() int64 { return c.Commands().Total() }
+func (c *RedisClient) RPCs() int64 { return c.Commands().Total() }
 
 // Record: the engine's figures are the result's own fields.
-func (RedisClient) Record(*results.ServiceSettings) {}
+func (*RedisClient) Record(*results.ServiceSettings) {}
 
 // RedisServers are a cell's Redis masters, ready: their addresses and,
 // for local ones, their processes; a fault cell's masters each in a set

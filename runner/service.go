@@ -13,20 +13,23 @@ import (
 	"lockbench/workloads"
 )
 
-// serviceCell is a benchmark cell's lock on a registered service: its
-// client on client 0's config, a baseline of the service's plain writes,
-// the readings around the window and what the service adds to the result.
+// serviceCell is a benchmark cell's lock on a registered service, measured
+// one way whatever the service: its client on client 0's config, the
+// cell's floor (the client's own baselines, or its plain writes), the
+// readings around the window (what the client says its servers give, or
+// their processes) and what the client adds to the result. What a client
+// may offer beyond service.Client is pool's optional capabilities.
 type serviceCell struct {
 	env  cellEnv
 	cl   service.Client
-	base []time.Duration
+	lk   lock.Locker // the workers' lock: the client, or one it names
+	base pool.Baselines
 	win  *pool.WindowReadings
 	rpcs callWindow
 }
 
 func openServiceCell(ctx context.Context, env cellEnv, cl service.Client) (_ pool.Cell, err error) {
-	m := env.servers
-	v := &serviceCell{env: env, cl: cl, rpcs: callWindow{calls: cl.RPCs}}
+	v := &serviceCell{env: env, cl: cl, lk: cl, rpcs: callWindow{calls: cl.RPCs}}
 	defer func() {
 		if err != nil {
 			v.Close()
@@ -38,8 +41,14 @@ func openServiceCell(ctx context.Context, env cellEnv, cl service.Client) (_ poo
 	if v.base, err = v.baseline(ctx, env.prefix+"rtt"); err != nil {
 		return nil, err
 	}
-	v.win = pool.NewWindowReadings(ctx, pool.ServiceWindow(m))
-	return v, nil
+	if v.win, err = v.window(ctx); err != nil {
+		return nil, err
+	}
+	v.watch()
+	if w, ok := cl.(pool.WorkersLocker); ok {
+		v.lk, err = w.WorkersLocker(ctx, env.cell, env.servers)
+	}
+	return v, err
 }
 
 // checkPrefixFree refuses keys of another live run under the cell's
@@ -56,31 +65,72 @@ func (v *serviceCell) checkPrefixFree(ctx context.Context) error {
 	return nil
 }
 
-// baseline is the floor to compare acquires with: the service's plain
-// writes (a quorum write, as a lock's is), measured in this run.
-func (v *serviceCell) baseline(ctx context.Context, key string) ([]time.Duration, error) {
+// baseline is the floor to compare acquires with, measured in this run:
+// the client's own (per server), or its plain writes (a quorum write, as
+// a lock's is).
+func (v *serviceCell) baseline(ctx context.Context, key string) (pool.Baselines, error) {
+	if b, ok := v.cl.(pool.Baseliner); ok {
+		return b.Baselines(ctx, key)
+	}
 	defer func() { _ = v.cl.Delete(context.Background(), key) }()
 	out, err := roundTrips(ctx, func(ctx context.Context) error { return v.cl.Put(ctx, key) })
 	if errors.Is(err, service.ErrNoPlainWrite) {
-		return nil, nil // a client without one: the cell has no baseline
+		return pool.Baselines{}, nil // a client without one: the cell has no baseline
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s baseline: %w", v.env.cell.Settings.Topology, err)
+		return pool.Baselines{}, fmt.Errorf("%s baseline: %w", v.env.cell.Settings.Topology, err)
 	}
-	return out, nil
+	return pool.Baselines{Parallel: out}, nil
 }
 
-func (v *serviceCell) Locker() lock.Locker { return v.cl }
+// window opens the readings around the measured window on what the
+// client says its servers give, or on their processes.
+func (v *serviceCell) window(ctx context.Context) (*pool.WindowReadings, error) {
+	w := pool.ServiceWindow(v.env.servers)
+	if c, ok := v.cl.(pool.Windowed); ok {
+		var err error
+		if w, err = c.CellWindow(ctx, v.env.servers); err != nil {
+			return nil, err
+		}
+	}
+	return pool.NewWindowReadings(ctx, w), nil
+}
+
+// watch has the live metrics read the client's servers, when it names
+// them and an exporter runs.
+func (v *serviceCell) watch() {
+	l, ok := v.cl.(pool.LiveServers)
+	if mx := v.env.opt.Metrics; ok && mx != nil {
+		mx.WatchMasters(l.LiveServers())
+	}
+}
+
+func (v *serviceCell) Locker() lock.Locker { return v.lk }
 
 func (v *serviceCell) Window(rc *workloads.RunConfig) {
-	if srv := v.env.servers.Service; len(srv.Pids()) > 0 {
+	if c, ok := v.cl.(pool.ServerCPUReader); ok {
+		rc.ServerCPU = func() []time.Duration { return c.ServerCPU(context.Background()) }
+	} else if srv := v.env.servers.Service; len(srv.Pids()) > 0 {
 		rc.ServerCPU = func() []time.Duration { return pool.ProcessCPU(srv.Pids(), srv.Trees()) }
 	}
 	rc.OnWindow = v.rpcs.mark(v.win.Mark)
 }
 
-// Finish records the servers, what the service ran on and the baseline.
+// Finish records what the client ran on (its own record, or the service
+// section with the servers' rows), the baseline and the window's readings.
 func (v *serviceCell) Finish(res *results.Run, st *workloads.Stats) {
+	if r, ok := v.cl.(pool.CellRecorder); ok {
+		r.RecordCell(res, st)
+	} else {
+		v.record(res, st)
+	}
+	v.base.Fill(res)
+	v.win.Finish(res, st)
+}
+
+// record is a service's section of the result: what the client says, its
+// calls a cycle, its servers' rows.
+func (v *serviceCell) record(res *results.Run, st *workloads.Stats) {
 	srv := v.env.servers.Service
 	if res.Config.Service == nil { // a service that keeps no section of its own (rueidislock on a Redis topology)
 		res.Config.Service = &results.ServiceSettings{}
@@ -90,15 +140,18 @@ func (v *serviceCell) Finish(res *results.Run, st *workloads.Stats) {
 	if len(srv.Pids()) > 0 {
 		res.Servers = st.ServersOf(srv.Display())
 	}
-	if len(v.base) > 0 {
-		pl := results.SummarizeDurations(v.base)
-		res.BaselineParallel = &pl
-	}
-	v.win.Finish(res, st)
 }
 
-// Close ends every session: the service drops what they held with them.
-func (v *serviceCell) Close() { v.cl.Close() }
+// Close removes what the cell left of its own, when the client can, and
+// ends the client (a session's service drops what it held with it).
+func (v *serviceCell) Close() {
+	if c, ok := v.cl.(pool.Cleaner); ok {
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		c.Cleanup(cctx, v.env.prefix)
+		cancel()
+	}
+	v.cl.Close()
+}
 
 // roundTrips times pool.BaselineSamples calls of one: a lock service's floor
 // to compare acquires with, measured in this run. A slow service (an fsync
