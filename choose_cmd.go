@@ -45,7 +45,7 @@ func chooseFlags(a *chooseArgs) *pflag.FlagSet {
 	fs.DurationVar(&a.ask.Duration, "duration", whichlock.FullDuration, "each cell's measured time (shorter than 8s: the common-rate price cell runs 2 s, too few acquires to settle a --p99 need)")
 	fs.IntVar(&a.ask.Events, "events", plan.MatrixEvents, "fault events in each fault cell's history where the fault can repeat in one (a crash, a pause, a partition; a failover or a clock jump happen once a history and repeat as runs): each event is judged apart")
 	fs.IntVar(&a.ask.Repeat, "repeat", 3, "measure every cell this many times (the fault cells' spread and how many runs were unsafe)")
-	fs.DurationVar(&a.budget, "budget", DefaultBudget, "bound the run's time: no cell starts that would end past it, and the time left after --repeat goes to more runs of the fault cells not yet settled, those your --need names first (0: no bound, and no runs past --repeat; --quick: 0 unless given; settled cells stop early either way)")
+	fs.DurationVar(&a.budget, "budget", DefaultBudget, "bound the run's time: no cell starts that would end past it; after every cell's first run, the fault cells your --need names take their runs until settled (past --repeat while the budget lasts), then the other unsettled fault cells and the common-rate cells, then the other repeats (0: no bound, and no runs past --repeat; --quick: 0 unless given; settled cells stop early either way)")
 	fs.StringVar(&a.out, "out", "", "results directory (default results/which-lock-YYYYMMDD-HHMMSS)")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "print the cells and the estimated duration, run nothing")
 	return fs

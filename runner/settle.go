@@ -55,53 +55,86 @@ func (st *scenarioRun) lastRound() int {
 	return st.sc.Repeat
 }
 
-// order is round r's cells: in their order, and past the scenario's
-// repeats the settler's priority first (the cells the needs name).
-func (st *scenarioRun) order(r int) []int {
-	idx := make([]int, len(st.cells))
-	for i := range idx {
-		idx[i] = i
-	}
-	if r <= st.sc.Repeat || st.opt.Settle == nil {
-		return idx
-	}
-	prio := func(i int) int {
-		if co := st.byPos[i]; co != nil {
-			p, _ := st.opt.Settle.Extra(st.cells[i], co.Runs)
-			return p
-		}
-		return 0
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return prio(a) - prio(b) })
-	return idx
-}
-
-// rounds runs the rounds until the last, an interrupt, a failure, or a
-// round with nothing left to run.
+// rounds runs every cell's first run in order, then, with a settler, the
+// cells tier by tier (the settler's priority after the first round: the
+// cells the needs name before the others), each tier's rounds in turn up
+// to the last: so that a budget that cannot settle everything settles
+// first what was asked. It stops at an interrupt, a failure, or when a
+// tier has nothing left to run.
 func (st *scenarioRun) rounds(ctx context.Context) {
-	for r := 1; r <= st.lastRound(); r++ {
-		ran := false
-		for _, i := range st.order(r) {
-			c := st.cells[i]
-			if ctx.Err() != nil {
-				return
-			}
-			if !st.wants(i, c, r) || !st.affords(c) {
-				continue
-			}
-			ran = true
-			res, err := st.measure(ctx, i, c, r)
-			if err != nil {
-				st.out.Err, st.out.FailedCell = err, c.Label
-				return
-			}
-			if res.Run.Interrupted {
-				st.out.Interrupted = true
-				return
+	all := make([]int, len(st.cells))
+	for i := range all {
+		all[i] = i
+	}
+	if !st.round(ctx, 1, all) || st.stopped(ctx) {
+		return
+	}
+	for _, tier := range st.tiers(all) {
+		for r := 2; r <= st.lastRound(); r++ {
+			if !st.round(ctx, r, tier) || st.stopped(ctx) {
+				break
 			}
 		}
-		if !ran { // settled cells stay settled, and the budget only shrinks
+		if st.stopped(ctx) {
 			return
 		}
 	}
+}
+
+// tiers are the cells grouped by the settler's priority, lowest first,
+// each in the cells' order (one tier of all without a settler).
+func (st *scenarioRun) tiers(idx []int) [][]int {
+	if st.opt.Settle == nil {
+		return [][]int{idx}
+	}
+	by := map[int][]int{}
+	for _, i := range idx {
+		p := 0
+		if co := st.byPos[i]; co != nil {
+			p, _ = st.opt.Settle.Extra(st.cells[i], co.Runs)
+		}
+		by[p] = append(by[p], i)
+	}
+	keys := make([]int, 0, len(by))
+	for p := range by {
+		keys = append(keys, p)
+	}
+	slices.Sort(keys)
+	out := make([][]int, len(keys))
+	for k, p := range keys {
+		out[k] = by[p]
+	}
+	return out
+}
+
+// round runs round r of the cells idx that want it and fit the budget;
+// false when none did (settled cells stay settled, and the budget only
+// shrinks).
+func (st *scenarioRun) round(ctx context.Context, r int, idx []int) bool {
+	ran := false
+	for _, i := range idx {
+		c := st.cells[i]
+		if st.stopped(ctx) {
+			return ran
+		}
+		if !st.wants(i, c, r) || !st.affords(c) {
+			continue
+		}
+		ran = true
+		res, err := st.measure(ctx, i, c, r)
+		if err != nil {
+			st.out.Err, st.out.FailedCell = err, c.Label
+			return ran
+		}
+		if res.Run.Interrupted {
+			st.out.Interrupted = true
+			return ran
+		}
+	}
+	return ran
+}
+
+// stopped says the run ends here: interrupted, or a cell failed.
+func (st *scenarioRun) stopped(ctx context.Context) bool {
+	return ctx.Err() != nil || st.out.Err != nil || st.out.Interrupted
 }

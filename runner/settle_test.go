@@ -33,8 +33,9 @@ func (s runsSettler) Extra(c plan.Cell, runs []results.Run) (int, bool) {
 
 // A settled cell takes no further repeat; with a budget, the unsettled
 // cells take more than the scenario's repeats, the settler's first
-// (priority 0) before the other in each round past them; a budget too
-// small for any cell starts none.
+// (priority 0) through all its rounds before the other's second: a budget
+// that cannot settle everything settles what was asked first; a budget
+// too small for any cell starts none.
 func TestSettledCellsStopAndBudgetBuysMore(t *testing.T) {
 	sc, cells := benchScenario(t, "2")
 	s := runsSettler{after: map[string]int{cells[0].ID: 1, cells[1].ID: 4}}
@@ -55,8 +56,8 @@ func TestSettledCellsStopAndBudgetBuysMore(t *testing.T) {
 	if err != nil || out.Err != nil {
 		t.Fatalf("run: %v, %v", err, out.Err)
 	}
-	want = []string{cells[0].ID + "#1", cells[1].ID + "#1", cells[0].ID + "#2", cells[1].ID + "#2",
-		cells[1].ID + "#3", cells[0].ID + "#3", cells[1].ID + "#4"}
+	want = []string{cells[0].ID + "#1", cells[1].ID + "#1", cells[1].ID + "#2", cells[1].ID + "#3",
+		cells[1].ID + "#4", cells[0].ID + "#2", cells[0].ID + "#3"}
 	if got := strings.Join(o.starts, " "); got != strings.Join(want, " ") {
 		t.Errorf("with a budget: order %v, want %v", o.starts, want)
 	}

@@ -34,17 +34,23 @@ func (s Settler) Settled(c plan.Cell, runs []results.Run) bool {
 }
 
 // Extra says whether c may take a repeat past the asked ones (an
-// unsettled fault cell that judged something), the needs' first.
+// unsettled fault cell that judged something), and its tier for the
+// repeats after the first: the unsettled fault cells the needs name (0);
+// the other unsettled fault cells and the common-rate price cells, whose
+// repeats pool the samples a p99 need is judged on (1); the rest (2).
 func (s Settler) Extra(c plan.Cell, runs []results.Run) (int, bool) {
 	d, f, ok := designFault(c)
 	if !ok {
-		return 0, false
+		if _, kind, _ := report.SplitCellName(c.Name); kind == report.CommonCell {
+			return 1, false
+		}
+		return 2, false
 	}
 	settled, judged := report.Settles(repeatRuns(runs), s.MaxRate)
-	if settled || !judged {
-		return 0, false
-	}
-	if s.names(d, f) {
+	switch {
+	case settled || !judged:
+		return 2, false
+	case s.names(d, f):
 		return 0, true
 	}
 	return 1, true
