@@ -474,12 +474,12 @@ func (c *Cluster) Process(addr string) *Master {
 }
 
 // ShardMaster is the address of the node serving shard i's slots now, as
-// the first live node that answers sees it.
+// the first live node that answers sees it (not one cut from the bus).
 func (c *Cluster) ShardMaster(ctx context.Context, i int) (string, error) {
 	lo, _ := c.Shard(i)
 	var errs []error
-	for _, m := range c.Nodes() {
-		if m.Pid() == 0 {
+	for k, m := range c.Nodes() {
+		if m.Pid() == 0 || c.bus != nil && c.bus.isCut(k) { // a cut node's view is stale
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)

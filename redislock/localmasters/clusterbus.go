@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,7 +44,7 @@ func sourceIP(k int) string { return "127.0.0." + strconv.Itoa(k+2) }
 type busNet struct {
 	mu     sync.Mutex
 	byIP   map[string]int // source address → node
-	cut    map[int]bool
+	cut    map[int]int    // node → cuts not healed yet (they nest)
 	links  map[*busLink]bool
 	gates  []*busGate
 	closed bool
@@ -65,7 +66,7 @@ type busGate struct {
 }
 
 func newBusNet() *busNet {
-	return &busNet{byIP: map[string]int{}, cut: map[int]bool{}, links: map[*busLink]bool{}}
+	return &busNet{byIP: map[string]int{}, cut: map[int]int{}, links: map[*busLink]bool{}}
 }
 
 // gate listens for node k (its source address sourceIP(k)); serve starts
@@ -141,14 +142,14 @@ func (l *busLink) close() {
 func (b *busNet) blocked(from, to int) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.closed || b.cut[to] || (from >= 0 && b.cut[from])
+	return b.closed || b.cut[to] > 0 || (from >= 0 && b.cut[from] > 0)
 }
 
 // add registers l unless, since it was accepted, an end was cut.
 func (b *busNet) add(l *busLink) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed || b.cut[l.to] || (l.from >= 0 && b.cut[l.from]) {
+	if b.closed || b.cut[l.to] > 0 || (l.from >= 0 && b.cut[l.from] > 0) {
 		return false
 	}
 	b.links[l] = true
@@ -161,22 +162,30 @@ func (b *busNet) remove(l *busLink) {
 	delete(b.links, l)
 }
 
-// setCut cuts node k from every other node (on) or ends that; a cut
-// closes the links it crosses, both ways.
-func (b *busNet) setCut(k int, on bool) {
+// setCut cuts node k from every other node (on) or ends one cut of it,
+// and says whether k is cut now. A cut closes the links it crosses, both
+// ways.
+func (b *busNet) setCut(k int, on bool) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !on {
-		delete(b.cut, k)
-		return
+		b.cut[k] = max(b.cut[k]-1, 0)
+		return b.cut[k] > 0
 	}
-	b.cut[k] = true
+	b.cut[k]++
 	for l := range b.links {
 		if l.from == k || l.to == k {
 			l.close()
 			delete(b.links, l)
 		}
 	}
+	return true
+}
+
+func (b *busNet) isCut(k int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cut[k] > 0
 }
 
 // close stops every gate and drops every link.
@@ -256,22 +265,21 @@ func (c *Cluster) cutReplication(ctx context.Context, m *Master) error {
 	return nil
 }
 
-// HealBus ends every cut: bus links are let through again and the cut
-// nodes accept replicas again. A cut master whose replica was promoted
+// HealBus ends the oldest cut of each of shards (every cut when none
+// are named): bus links are let through again and a node no longer cut
+// accepts replicas again. A cut master whose replica was promoted
 // rejoins as a replica (the cluster's newer epoch wins) and drops its
 // data.
-func (c *Cluster) HealBus(ctx context.Context) error {
+func (c *Cluster) HealBus(ctx context.Context, shards ...int) error {
 	if c.bus == nil {
 		return errors.New("localmasters: cluster: heal the bus needs a cluster started with CuttableBus")
 	}
-	c.mu.Lock()
-	cuts := append([]BusCut(nil), c.cuts...)
-	c.cuts = nil
-	c.mu.Unlock()
 	var errs []error
-	for _, cut := range cuts {
+	for _, cut := range c.takeCuts(shards) {
 		m := c.Process(cut.Addr)
-		c.bus.setCut(c.nodeIndex(m), false)
+		if c.bus.setCut(c.nodeIndex(m), false) {
+			continue // cut again since: replicas stay refused
+		}
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
 		_, err := redisserver.Do(cctx, m.Addr(), "ACL", "SETUSER", replUser, "on")
 		cancel()
@@ -281,6 +289,66 @@ func (c *Cluster) HealBus(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// takeCuts removes and returns the oldest cut of each of shards (all of
+// them when none are named).
+func (c *Cluster) takeCuts(shards []int) []BusCut {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var took, kept []BusCut
+	want := map[int]bool{}
+	for _, i := range shards {
+		want[i] = true
+	}
+	for _, cut := range c.cuts {
+		if len(shards) == 0 || want[cut.Shard] {
+			took, want[cut.Shard] = append(took, cut), false
+		} else {
+			kept = append(kept, cut)
+		}
+	}
+	c.cuts = kept
+	return took
+}
+
+// BusCutProof says, while shard i's cut lasts, whether it took: another
+// master, not cut, flags the cut node pfail or fail (CLUSTER NODES).
+func (c *Cluster) BusCutProof(ctx context.Context, i int) (detail string, cut bool) {
+	c.mu.Lock()
+	var at *BusCut
+	for k := range c.cuts {
+		if c.cuts[k].Shard == i {
+			at = &c.cuts[k]
+			break
+		}
+	}
+	c.mu.Unlock()
+	if at == nil {
+		return fmt.Sprintf("shard %d has no cut from the bus", i), false
+	}
+	name := fmt.Sprintf("shard %d's master %s (%s)", i, at.Name, at.Addr)
+	var errs []error
+	for k, m := range c.Nodes() {
+		if m.Addr() == at.Addr || c.bus.isCut(k) || m.Pid() == 0 {
+			continue
+		}
+		v, err := c.view(ctx, m.Addr())
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, n := range v {
+			if n.addr == at.Addr && strings.Contains(n.flags, "fail") {
+				return fmt.Sprintf("%s cut from the bus: %s (%s) flags it %s", name, m.Name(), m.Addr(), n.flags), true
+			}
+		}
+		return fmt.Sprintf("%s: %s (%s) does not flag it failing", name, m.Name(), m.Addr()), false
+	}
+	return fmt.Sprintf("%s: no other node answered: %v", name, errors.Join(errs...)), false
+}
+
+// Cuttable says the cluster was started with CuttableBus.
+func (c *Cluster) Cuttable() bool { return c.bus != nil }
 
 // nodeIndex is m's place in Nodes(), which its source address is by.
 func (c *Cluster) nodeIndex(m *Master) int {
