@@ -172,8 +172,8 @@ func (s Settings) checkFaultTopology(where string, f Fault) error {
 	switch {
 	case !s.Roles() && f.Role != "":
 		return fmt.Errorf("%s.role: needs topology %s (a member by its role); topology is %s (use master_index)", where, roleTopologies(), s.TopologyOf())
-	case f.MemberLinks() && !s.Roles():
-		return fmt.Errorf("%s.link: members needs topology %s (a cluster whose members talk to each other); topology is %s (use link: client)", where, roleTopologies(), s.TopologyOf())
+	case f.MemberLinks() && (s.Service() == nil || !cutsMemberLinks(s.Service())):
+		return fmt.Errorf("%s.link: members needs topology %s (a cluster whose members talk to each other); topology is %s (use link: client)", where, memberLinkTopologies(), s.TopologyOf())
 	case f.ByRole() && !hasRoleTargets(s.Service()):
 		return fmt.Errorf("%s: replica_index and sentinel_index need topology %s; topology is %s (use master_index)", where, roleTargetTopologies(), s.TopologyOf())
 	}

@@ -576,6 +576,27 @@ func hasRoleTargets(t Topology) bool {
 	return ok && r.RoleTargets()
 }
 
+// MemberLinker is a topology without roles whose members still talk to
+// each other over links a fault can cut (a Redis Cluster's bus): it takes
+// a partition with link: members, by master_index.
+type MemberLinker interface {
+	CutsMemberLinks() bool
+}
+
+// cutsMemberLinks says t takes a partition with link: members: a
+// topology with roles does, or one that says so.
+func cutsMemberLinks(t Topology) bool {
+	if l, ok := t.(MemberLinker); ok && l.CutsMemberLinks() {
+		return true
+	}
+	return t.Roles()
+}
+
+// memberLinkTopologies names the topologies that take link: members.
+func memberLinkTopologies() string {
+	return strings.Join(topologiesWith(cutsMemberLinks), " or ")
+}
+
 // SlowStart is a topology whose servers take longer to start than a
 // plain server set (plan's guess: 2 s): ExtraStart is how much more
 // (Redis' replicated set: its replicas sync, its Sentinels find each

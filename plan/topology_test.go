@@ -200,12 +200,14 @@ func TestServiceNetworkFaults(t *testing.T) {
 		"zookeeper": "partition at 1s members 1 from the others for 2s",
 		"postgres":  "partition at 1s masters all clients 0 for 2s",
 		"etcd-lat":  "latency at 1s every link between members 5ms±0s for 2s",
+		"cluster":   "partition at 1s members 0 from the others for 2s",
 	}
 	faultOf := map[string]string{
 		"etcd":      "{at: 1s, kind: partition, link: members, role: leader, for: 2s}",
 		"zookeeper": "{at: 1s, kind: partition, link: members, master_index: [1], for: 2s}",
 		"postgres":  "{at: 1s, kind: partition, client_index: [0], for: 2s}",
 		"etcd-lat":  "{at: 1s, kind: latency, link: members, latency: 5ms, for: 2s}",
+		"cluster":   "{at: 1s, kind: partition, link: members, master_index: [0], for: 2s}", // a shard's master cut from the bus
 	}
 	for topo, want := range accepted {
 		doc := "settings: {topology: " + strings.TrimSuffix(topo, "-lat") + ", duration: 5s}\nfaults: [" + faultOf[topo] + "]\n"
@@ -219,8 +221,8 @@ func TestServiceNetworkFaults(t *testing.T) {
 		}
 	}
 	for doc, want := range map[string]string{
-		"settings: {topology: postgres}\nfaults: [{at: 1s, kind: partition, link: members, master_index: [0]}]\n":           "link: members needs topology etcd or zookeeper",
-		"settings: {topology: redlock}\nfaults: [{at: 1s, kind: partition, link: members, master_index: [0]}]\n":            "link: members needs topology etcd or zookeeper",
+		"settings: {topology: postgres}\nfaults: [{at: 1s, kind: partition, link: members, master_index: [0]}]\n":           "link: members needs topology cluster or etcd or zookeeper",
+		"settings: {topology: redlock}\nfaults: [{at: 1s, kind: partition, link: members, master_index: [0]}]\n":            "link: members needs topology cluster or etcd or zookeeper",
 		"settings: {topology: etcd}\nfaults: [{at: 1s, kind: partition, link: members}]\n":                                  "master_index: is needed with link: members",
 		"settings: {topology: etcd}\nfaults: [{at: 1s, kind: partition, link: members, client_index: [0], role: leader}]\n": "client_index: not used with link: members",
 		"settings: {topology: etcd}\nfaults: [{at: 1s, kind: partition, role: leader}]\n":                                   "add link: members",
@@ -228,6 +230,8 @@ func TestServiceNetworkFaults(t *testing.T) {
 		"settings: {topology: etcd}\nfaults: [{at: 1s, kind: latency, link: members, master_index: [0], latency: 1ms}]\n":   "master_index: not used by latency with link: members",
 		"settings: {topology: etcd, member_latency: 1ms}\nfaults: [{at: 1s, kind: latency, link: members, latency: 1ms}]\n": "member_latency: not available in a fault scenario",
 		"settings: {topology: etcd}\nfaults: [{at: 1s, kind: reset, link: members}]\n":                                      "link: not used by reset",
+		"settings: {topology: cluster}\nfaults: [{at: 1s, kind: partition, link: members, role: leader}]\n":                 "role: needs topology",
+		"settings: {topology: cluster}\nfaults: [{at: 1s, kind: partition, master_index: [0]}]\n":                           "partition is not available with topology cluster",
 		"settings: {topology: postgres}\nfaults: [{at: 1s, kind: clock_jump, by: 1s, master_index: [0]}]\n":                 "clock_jump is not available with topology postgres",
 	} {
 		if _, err := Parse("f.yaml", []byte(doc), true); err == nil || !strings.Contains(err.Error(), want) {

@@ -17,10 +17,11 @@ func isCluster(s plan.Settings) bool { return s.TopologyOf() == string(engine.Cl
 
 // startCluster starts the cell's local cluster (its shape from the
 // settings; a fault cell's as any other: its faults kill nodes, restart
-// them, or fail a shard over).
+// them, fail a shard over, or cut a shard's master from the bus).
 func (r *RedisServers) startCluster(ctx context.Context, c plan.Cell) error {
 	masters, replicas := redisplan.ClusterShape(c.Settings)
-	cl, err := localmasters.StartCluster(ctx, localmasters.ClusterOptions{Masters: masters, ReplicasPerMaster: replicas, Log: r.log})
+	cl, err := localmasters.StartCluster(ctx, localmasters.ClusterOptions{Masters: masters, ReplicasPerMaster: replicas, Log: r.log,
+		CuttableBus: c.NeedsMemberLinks()}) // its bus through gates only when a fault cuts it
 	if err != nil {
 		return err
 	}
@@ -35,13 +36,57 @@ func (r *RedisServers) startCluster(ctx context.Context, c plan.Cell) error {
 // clusterTargets: the nodes started as masters (crash, pause by
 // master_index), as replicas (replica_index; replication_lag stops them
 // and cuts their links on the masters: a cluster replica replicates over
-// the client port, so only CLIENT KILL can cut its link alone), and the
-// cluster's own failover of a shard; the nodes' addresses.
+// the client port, so only CLIENT KILL can cut its link alone), the
+// cluster's own failover of a shard, and its bus as member links when
+// started cuttable (partition with link: members); the nodes' addresses.
 func (r *RedisServers) clusterTargets(t *faults.Targets) []string {
 	c := r.Cluster
 	t.Replicas = processes(c.Replicas())
 	t.Replication, t.Failover = c, clusterFailover{c}
+	if c.Cuttable() {
+		t.Links = clusterBus{c}
+	}
 	return c.Addrs()
+}
+
+// clusterBus is a cluster's bus as faults' member links: member i is
+// shard i, and isolating it cuts the node serving its slots at that
+// moment from every other node, its replicas' replication included, but
+// not from clients: it grants until its node timeout while the others
+// promote its replica.
+type clusterBus struct{ c *localmasters.Cluster }
+
+// busTimeout bounds a cut's or heal's commands (ACL, CLIENT KILL,
+// CLUSTER NODES on a few nodes).
+const busTimeout = 5 * time.Second
+
+func (b clusterBus) Isolate(shards []int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), busTimeout)
+	defer cancel()
+	for _, i := range shards {
+		if i < 0 || i >= len(b.c.Masters()) {
+			return fmt.Errorf("redislock: cluster shard %d does not exist (0..%d)", i, len(b.c.Masters())-1)
+		}
+		if _, err := b.c.CutFromBus(ctx, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b clusterBus) Rejoin(shards []int) error {
+	if len(shards) == 0 {
+		return nil // HealBus would heal them all
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), busTimeout)
+	defer cancel()
+	return b.c.HealBus(ctx, shards...)
+}
+
+// Proof: another node flags the cut master failing (it grants until then,
+// and its replica is promoted after).
+func (b clusterBus) Proof(ctx context.Context, shard int) (string, bool) {
+	return b.c.BusCutProof(ctx, shard)
 }
 
 // clusterFailover is a cluster's failover as faults see it: the master of

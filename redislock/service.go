@@ -67,6 +67,9 @@ func (r redisService) GivenServers(s plan.Settings) bool {
 // RoleTargets: a replicated set's replicas and Sentinels (plan.RoleTargets).
 func (r redisService) RoleTargets() bool { return r.Topology.(plan.RoleTargets).RoleTargets() }
 
+// CutsMemberLinks: a cluster's bus (plan.MemberLinker).
+func (r redisService) CutsMemberLinks() bool { return r.Topology.(plan.MemberLinker).CutsMemberLinks() }
+
 // ExtraStart: a replicated set's start (plan.SlowStart).
 func (r redisService) ExtraStart(s plan.Settings) time.Duration {
 	return r.Topology.(plan.SlowStart).ExtraStart(s)

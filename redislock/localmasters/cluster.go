@@ -28,6 +28,10 @@ type ClusterOptions struct {
 	NodeTimeout time.Duration
 	RedisServer string // "" = "redis-server" in PATH
 	Log         io.Writer
+	// CuttableBus runs the cluster bus through gates so that CutFromBus
+	// can cut a master from the other nodes but not from clients (see
+	// busNet); off, the nodes talk directly.
+	CuttableBus bool
 }
 
 // Slots are a Redis Cluster's hash slots.
@@ -48,9 +52,11 @@ type Cluster struct {
 	masters  []*Master   // as started, by shard
 	replicas [][]*Master // as started, by shard
 	ids      map[*Master]string
+	bus      *busNet // nil without CuttableBus
 
 	mu         sync.Mutex
 	kills      []Kill
+	cuts       []BusCut // not healed yet
 	promotions []ClusterPromotion
 	watchers   sync.WaitGroup
 	stopOnce   sync.Once
@@ -92,6 +98,9 @@ func StartCluster(ctx context.Context, opt ClusterOptions) (*Cluster, error) {
 		s.version = "unknown" // announcements only
 	}
 	c := &Cluster{set: s, opt: opt, ids: map[*Master]string{}}
+	if opt.CuttableBus {
+		c.bus = newBusNet()
+	}
 	ctx, cancel := context.WithTimeout(ctx, clusterFormTimeout)
 	defer cancel()
 	if err := c.start(ctx); err != nil {
@@ -106,7 +115,7 @@ func StartCluster(ctx context.Context, opt ClusterOptions) (*Cluster, error) {
 
 func (c *Cluster) start(ctx context.Context) error {
 	for i := range c.opt.Masters {
-		m, err := c.startNode(ctx, fmt.Sprintf("master %d", i))
+		m, err := c.startNode(ctx, fmt.Sprintf("master %d", i), len(c.Nodes()))
 		if err != nil {
 			return err
 		}
@@ -115,7 +124,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	c.replicas = make([][]*Master, c.opt.Masters)
 	for i := range c.opt.Masters {
 		for j := range c.opt.ReplicasPerMaster {
-			m, err := c.startNode(ctx, fmt.Sprintf("replica %d.%d", i, j))
+			m, err := c.startNode(ctx, fmt.Sprintf("replica %d.%d", i, j), len(c.Nodes()))
 			if err != nil {
 				return err
 			}
@@ -127,17 +136,32 @@ func (c *Cluster) start(ctx context.Context) error {
 
 // startNode starts one cluster-enabled node on a free client port and a
 // free bus port (cluster-port, drawn apart: port+10000 may be taken),
-// retrying with another bus port when that one was raced.
-func (c *Cluster) startNode(ctx context.Context, name string) (*Master, error) {
+// retrying with another bus port when that one was raced. k is its place
+// in Nodes() (its source address behind gates).
+func (c *Cluster) startNode(ctx context.Context, name string, k int) (*Master, error) {
+	var gate *busGate
+	if c.bus != nil {
+		var err error
+		if gate, err = c.bus.gate(k); err != nil {
+			return nil, err
+		}
+	}
 	var err error
 	for range redisserver.BindAttempts {
 		bus, perr := ports.Free()
 		if perr != nil {
 			return nil, perr
 		}
+		flags := c.nodeFlags(bus)
+		if gate != nil {
+			flags = append(flags, busFlags(k, gate)...)
+		}
 		var m *Master
-		m, err = c.set.startProcess(ctx, spec{name: name, extra: c.nodeFlags(bus)}, "")
+		m, err = c.set.startProcess(ctx, spec{name: name, extra: flags}, "")
 		if err == nil {
+			if gate != nil {
+				gate.serve(strconv.Itoa(bus))
+			}
 			return m, nil
 		}
 		// A failed node stays in the set (Stop removes its dir).
@@ -204,10 +228,19 @@ func (c *Cluster) form(ctx context.Context) error {
 	return c.waitFormed(ctx)
 }
 
-// busPort is a node's cluster-port, from its flags.
+// busPort is the bus port a node announces, from its flags: its gate's
+// when it has one, else its cluster-port.
 func busPort(m *Master) string {
+	if p := flagValue(m, "--cluster-announce-bus-port"); p != "" {
+		return p
+	}
+	return flagValue(m, "--cluster-port")
+}
+
+// flagValue is the value m was started with for flag; "" if none.
+func flagValue(m *Master, flag string) string {
 	for i, f := range m.role.extra {
-		if f == "--cluster-port" && i+1 < len(m.role.extra) {
+		if f == flag && i+1 < len(m.role.extra) {
 			return m.role.extra[i+1]
 		}
 	}
@@ -441,12 +474,12 @@ func (c *Cluster) Process(addr string) *Master {
 }
 
 // ShardMaster is the address of the node serving shard i's slots now, as
-// the first live node that answers sees it.
+// the first live node that answers sees it (not one cut from the bus).
 func (c *Cluster) ShardMaster(ctx context.Context, i int) (string, error) {
 	lo, _ := c.Shard(i)
 	var errs []error
-	for _, m := range c.Nodes() {
-		if m.Pid() == 0 {
+	for k, m := range c.Nodes() {
+		if m.Pid() == 0 || c.bus != nil && c.bus.isCut(k) { // a cut node's view is stale
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
@@ -574,6 +607,9 @@ func (c *Cluster) WaitPromotion(ctx context.Context, n int) (ClusterPromotion, e
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
 		c.stopErr = c.set.Stop()
+		if c.bus != nil {
+			c.bus.close()
+		}
 		c.watchers.Wait()
 	})
 	return c.stopErr

@@ -63,16 +63,19 @@ func checkCluster(s plan.Settings) error {
 // checkClusterFault: a cluster takes crash (a master by index as started:
 // master_index, or replica_index), pause, replication_lag (its replicas
 // stopped, their links cut) and failover (a shard's master killed, its
-// replica promoted by the cluster); no proxy stands between its clients
-// and nodes, and its nodes run no fake clock.
+// replica promoted by the cluster) and partition with link: members (a
+// shard's master cut from the cluster bus but not from clients); no proxy
+// stands between its clients and nodes, and its nodes run no fake clock.
 func checkClusterFault(where string, f plan.Fault) error {
-	switch f.Kind {
-	case results.FaultCrash, results.FaultPause, results.FaultFailover, results.FaultReplicationLag:
+	switch {
+	case f.Kind == results.FaultCrash, f.Kind == results.FaultPause, f.Kind == results.FaultFailover, f.Kind == results.FaultReplicationLag:
 		return nil
-	case results.FaultPartition, results.FaultLatency, results.FaultReset:
-		return fmt.Errorf("%s.kind: %s is not available with topology cluster: its clients reach the nodes the cluster names (CLUSTER SLOTS, MOVED), with no proxy between; use crash, pause, replication_lag or failover", where, f.Kind)
+	case f.Kind == results.FaultPartition && f.MemberLinks():
+		return nil // shard master_index's master cut from the cluster bus, not from clients
+	case f.Kind == results.FaultPartition, f.Kind == results.FaultLatency, f.Kind == results.FaultReset:
+		return fmt.Errorf("%s.kind: %s is not available with topology cluster: its clients reach the nodes the cluster names (CLUSTER SLOTS, MOVED), with no proxy between; use crash, pause, replication_lag, failover, or partition with link: members (a shard's master cut from the cluster bus)", where, f.Kind)
 	}
-	return fmt.Errorf("%s.kind: %s is not available with topology cluster; use crash, pause, replication_lag or failover", where, f.Kind)
+	return fmt.Errorf("%s.kind: %s is not available with topology cluster; use crash, pause, replication_lag, failover or partition with link: members", where, f.Kind)
 }
 
 // recordCluster: the replicas per master, WAIT's timeout when there is a

@@ -59,6 +59,10 @@ func (topology) Terms(s plan.Settings) (mode, wait string)   { return s.Mode, s.
 func (topology) KillWindow(plan.Settings) string             { return "" } // a master's restart is not timed
 func (topology) RecordKind(plan.Settings, *results.Settings) {}
 
+// CutsMemberLinks: a cluster's nodes talk over the cluster bus, which a
+// partition with link: members cuts for one shard's master.
+func (r topology) CutsMemberLinks() bool { return r.t == engine.Cluster }
+
 // Replicas: a cluster's per master (replicas:, up to 3); replicated's are
 // its set's, not replicas: of its own.
 func (r topology) Replicas() int {
