@@ -69,7 +69,7 @@ func spreadColumns(r *results.Repeats) []string {
 	return []string{strconv.Itoa(r.Count), f(t.Min), f(t.Max), f(t.RelSpread), f(p.Min), f(p.Max), f(p.RelSpread)}
 }
 
-// costColumns are the verdict, machine split and Redis cost; empty where
+// costColumns are the verdict, machine split and server cost; empty where
 // the result did not measure them.
 func costColumns(c CellSummary, f func(float64, int) string) []string {
 	out := make([]string, 9)
