@@ -67,6 +67,11 @@ func (r redisService) GivenServers(s plan.Settings) bool {
 // RoleTargets: a replicated set's replicas and Sentinels (plan.RoleTargets).
 func (r redisService) RoleTargets() bool { return r.Topology.(plan.RoleTargets).RoleTargets() }
 
+// Absences: the matrix faults its designs take no cell of (plan.Absent).
+func (r redisService) Absences() map[string]plan.Absence {
+	return r.Topology.(plan.Absent).Absences()
+}
+
 // ExtraStart: a replicated set's start (plan.SlowStart).
 func (r redisService) ExtraStart(s plan.Settings) time.Duration {
 	return r.Topology.(plan.SlowStart).ExtraStart(s)
