@@ -22,12 +22,12 @@ var (
 	refErr  error
 )
 
-// referenceAdapter builds cmd/lockbench-adapter-redlock once.
+// referenceAdapter builds redislock/cmd/lockbench-adapter-redlock once.
 func referenceAdapter(t *testing.T) string {
 	t.Helper()
 	refOnce.Do(func() {
 		refPath = filepath.Join(filepath.Dir(binary), "lockbench-adapter-redlock")
-		if out, err := exec.Command("go", "build", "-o", refPath, "./cmd/lockbench-adapter-redlock").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", refPath, "./redislock/cmd/lockbench-adapter-redlock").CombinedOutput(); err != nil {
 			refErr = &exec.Error{Name: "go build: " + string(out), Err: err}
 		}
 	})
