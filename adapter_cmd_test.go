@@ -187,3 +187,20 @@ func TestRunClientBrokenScriptKeepsPartial(t *testing.T) {
 		})
 	}
 }
+
+// TestAdapterCheckReference: lockbench adapter check starts the design's
+// servers through its service (service.CheckServers) and passes the
+// reference adapter; its lost notice needs the key deleted on those
+// servers behind the holder's back (DropKey). A topology whose service
+// starts no such servers is refused with one line, exit 2.
+func TestAdapterCheckReference(t *testing.T) {
+	redistest.Require(t)
+	stdout, stderr, code := lockbench(t, "adapter", "check", "--quiet", "--local", "1", "--topology", "single", referenceAdapter(t))
+	if code != 0 || !strings.Contains(stdout, "PASS lost notice") || strings.Contains(stdout, "FAIL") {
+		t.Fatalf("exit %d, want 0 and every check passed (lost notice too):\n%s\n%s", code, stdout, stderr)
+	}
+	_, stderr, code = lockbench(t, "adapter", "check", "--topology", "etcd", referenceAdapter(t))
+	if code != 2 || !strings.HasPrefix(stderr, "lockbench adapter: topology:") {
+		t.Fatalf("topology etcd: exit %d, %q; want 2 and one line naming topology", code, stderr)
+	}
+}
