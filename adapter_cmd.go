@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,8 +12,7 @@ import (
 
 	"lockbench/adapter"
 	"lockbench/internal/cli"
-	"lockbench/internal/redisserver"
-	"lockbench/redislock/localmasters"
+	"lockbench/service"
 )
 
 // adapterArgs are adapter check's flags.
@@ -30,7 +28,7 @@ type adapterArgs struct {
 func adapterFlags(a *adapterArgs) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("adapter", pflag.ContinueOnError)
 	fs.SetInterspersed(false) // the adapter's own arguments follow its command
-	fs.IntVar(&a.local, "local", 3, "local redis-server masters the checks start (topology single: 1)")
+	fs.IntVar(&a.local, "local", 3, "local servers of the design the checks start (topology single: 1)")
 	fs.StringVar(&a.topology, "topology", "redlock", "the design's servers the adapter is told of: redlock or single")
 	fs.DurationVar(&a.ttl, "ttl", time.Second, "the locks' TTL in the checks")
 	fs.DurationVar(&a.bound, "reply-bound", 3*time.Second, "how long past a request's time an answer may take before the adapter counts as hung")
@@ -70,20 +68,25 @@ func cmdAdapter(args []string) error {
 	return a.check(argv)
 }
 
-// check starts the masters, runs the checks and stops the masters.
+// check starts the design's servers (its service's CheckServers), runs
+// the checks and stops the servers.
 func (a adapterArgs) check(argv []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if a.topology == "single" {
 		a.local = 1
 	}
-	set, err := localmasters.Start(ctx, localmasters.Options{N: a.local, Embedded: "never", Log: os.Stderr})
+	cs, ok := service.Lookup(a.topology).(service.CheckServers)
+	if !ok {
+		return cli.NotAccepted("topology", a.topology, "redlock or single")
+	}
+	set, err := cs.StartCheckServers(ctx, a.local, os.Stderr)
 	if err != nil {
 		return err
 	}
 	defer set.Stop()
 	opt := adapter.CheckOptions{Argv: argv, Servers: set.Addrs(), TTL: a.ttl, ReplyBound: a.bound, Stderr: os.Stderr,
-		Settings: map[string]any{"topology": a.topology}, DropKey: dropKey(set.Addrs())}
+		Settings: map[string]any{"topology": a.topology}, DropKey: set.DropKey}
 	if a.quiet {
 		opt.Stderr = nil
 	}
@@ -91,17 +94,4 @@ func (a adapterArgs) check(argv []string) error {
 		return errors.New("adapter check: a check failed (FAIL above)")
 	}
 	return nil
-}
-
-// dropKey deletes a key on every master: a lock ended behind its
-// holder's back.
-func dropKey(addrs []string) func(context.Context, string) error {
-	return func(ctx context.Context, key string) error {
-		for _, addr := range addrs {
-			if _, err := redisserver.Do(ctx, addr, "DEL", key); err != nil {
-				return fmt.Errorf("DEL on %s: %w", addr, err)
-			}
-		}
-		return nil
-	}
 }

@@ -22,12 +22,12 @@ var (
 	refErr  error
 )
 
-// referenceAdapter builds cmd/lockbench-adapter-redlock once.
+// referenceAdapter builds redislock/cmd/lockbench-adapter-redlock once.
 func referenceAdapter(t *testing.T) string {
 	t.Helper()
 	refOnce.Do(func() {
 		refPath = filepath.Join(filepath.Dir(binary), "lockbench-adapter-redlock")
-		if out, err := exec.Command("go", "build", "-o", refPath, "./cmd/lockbench-adapter-redlock").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", refPath, "./redislock/cmd/lockbench-adapter-redlock").CombinedOutput(); err != nil {
 			refErr = &exec.Error{Name: "go build: " + string(out), Err: err}
 		}
 	})
@@ -185,5 +185,22 @@ func TestRunClientBrokenScriptKeepsPartial(t *testing.T) {
 				t.Fatalf("partial result: acquired %v (want 1..100), interrupted %v, broken %q (want %q)", acq, res["interrupted"], broken, tc.seen)
 			}
 		})
+	}
+}
+
+// TestAdapterCheckReference: lockbench adapter check starts the design's
+// servers through its service (service.CheckServers) and passes the
+// reference adapter; its lost notice needs the key deleted on those
+// servers behind the holder's back (DropKey). A topology whose service
+// starts no such servers is refused with one line, exit 2.
+func TestAdapterCheckReference(t *testing.T) {
+	redistest.Require(t)
+	stdout, stderr, code := lockbench(t, "adapter", "check", "--quiet", "--local", "1", "--topology", "single", referenceAdapter(t))
+	if code != 0 || !strings.Contains(stdout, "PASS lost notice") || strings.Contains(stdout, "FAIL") {
+		t.Fatalf("exit %d, want 0 and every check passed (lost notice too):\n%s\n%s", code, stdout, stderr)
+	}
+	_, stderr, code = lockbench(t, "adapter", "check", "--topology", "etcd", referenceAdapter(t))
+	if code != 2 || !strings.HasPrefix(stderr, "lockbench adapter: topology:") {
+		t.Fatalf("topology etcd: exit %d, %q; want 2 and one line naming topology", code, stderr)
 	}
 }

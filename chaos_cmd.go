@@ -47,9 +47,9 @@ func chaosFlags(a *chaosArgs, flags *plan.Settings) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("chaos", pflag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: lockbench chaos [-f SCENARIO] [flags]\n\n"+
-			"Runs a lock (any --topology: Redlock, one Redis master, a replicated one, etcd, ZooKeeper,\n"+
-			"PostgreSQL) under scheduled faults (crash/restart, partitions, latency, resets, pauses, clock\n"+
-			"jumps) while clients do read-modify-writes on a protected resource, and checks for overlapping\n"+
+			"Runs a lock (any --topology: "+strings.Join(plan.TopologyNames(), ", ")+")\n"+
+			"under scheduled faults (crash/restart, partitions, latency, resets, pauses, clock jumps)\n"+
+			"while clients do read-modify-writes on a protected resource, and checks for overlapping\n"+
 			"holds, lost updates and unavailability. Writes a results directory like sweep.\n"+
 			"Shipped scenarios: "+strings.Join(configs.FaultNames(), ", ")+" (configs/chaos/).\n\nflags:")
 		fs.PrintDefaults()

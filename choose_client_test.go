@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"lockbench/internal/adaptertest"
 	"lockbench/internal/redistest"
+	"lockbench/redislock/shippedadapters"
 )
 
 // choose --quick --client NAME=CMD plans a row for each external client
@@ -16,7 +16,7 @@ import (
 func TestChooseClientQuickPlan(t *testing.T) {
 	redistest.Require(t)
 	stdout, stderr, code := lockbench(t, "choose", "--quick", "--dry-run", "--out", filepath.Join(t.TempDir(), "which"),
-		"--client", "node-redlock="+adaptertest.NodeRedlockScript, "--client", "redis-py@single="+adaptertest.RedisPyScript)
+		"--client", "node-redlock="+shippedadapters.NodeRedlockScript, "--client", "redis-py@single="+shippedadapters.RedisPyScript)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

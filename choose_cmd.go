@@ -30,8 +30,9 @@ func chooseFlags(a *chooseArgs) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("choose", pflag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: lockbench choose [flags]\n\n"+
-			"Runs every lock design (Redis' Redlock, one master, a replicated master and rueidislock; etcd; ZooKeeper;\n"+
-			"PostgreSQL) on the same work under the same faults, each fault cell repeated, and writes which-lock.md,\n"+
+			"Runs every lock design of each lock service (--design lists them; topologies\n"+
+			strings.Join(plan.TopologyNames(), ", ")+")\n"+
+			"on the same work under the same faults, each fault cell repeated, and writes which-lock.md,\n"+
 			"which-lock.html and which-lock-matrix.json: capacity beside safety, judged for your needs.\n\nflags:")
 		fs.PrintDefaults()
 	}

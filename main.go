@@ -15,17 +15,18 @@ import (
 	"lockbench/plan"
 	"lockbench/report"
 	"lockbench/runner"
+	"lockbench/service"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
 // commands: each one's line in the usage, what it runs, and its flag set
-// built as it builds it (docs/flags.md is generated from them).
+// built as it builds it (docs/flags.md is generated from them), and the
+// commands a lock service brings (Redis' masters: services.go imports it).
 var commands = cli.Commands{
-	"quickstart": {Summary: "what lockbench without arguments runs: the quickstart sweep (installing redis-server as root when missing), then the report", Run: cmdQuickstart},
+	"quickstart": {Summary: "what lockbench without arguments runs: the quickstart sweep (installing the servers' program as root when missing), then the report", Run: cmdQuickstart},
 	"run":        {Summary: "run one benchmark cell (closed or open loop) on local or given masters", Run: cmdRun, Flags: func() *pflag.FlagSet { a := runArgs{s: plan.Defaults()}; return runFlags(&a) }},
-	"masters":    {Summary: "start local redis-server masters and keep them up until Ctrl-C", Run: cmdMasters, Flags: func() *pflag.FlagSet { var a mastersArgs; return mastersFlags(&a) }},
 	"sweep":      {Summary: "run a scenario file's matrix of cells into a results directory, then report", Run: cmdSweep, Flags: func() *pflag.FlagSet { var a scenarioArgs; o := plan.Defaults(); return sweepFlags(&a, &o) }},
 	"report":     {Summary: "build plots, tables and a capacity plan from results directories (merging them)", Run: cmdReport, Flags: func() *pflag.FlagSet { var a reportArgs; return reportFlags(&a) }},
 	"compare":    {Summary: "compare two results cell by cell: old, new, delta and whether the repeats show a real difference", Run: cmdCompare, Flags: func() *pflag.FlagSet { var a compareArgs; return compareFlags(&a) }},
@@ -33,11 +34,11 @@ var commands = cli.Commands{
 	"choose":     {Summary: "which lock: every design (Redlock, one master, a replicated one, each lock service's) on the same work under the same faults, price beside safety", Run: cmdChoose, Flags: func() *pflag.FlagSet { var a chooseArgs; return chooseFlags(&a) }},
 	"adapter":    {Summary: "check a lock-client adapter (your library behind the JSON-lines protocol): adapter check CMD", Run: cmdAdapter, Flags: func() *pflag.FlagSet { var a adapterArgs; return adapterFlags(&a) }},
 	"version":    {Summary: "print the version: lockbench's commit, Go's, and the lock clients' (also --version)", Run: cmdVersion},
-}
+}.WithRegistered()
 
 func main() {
 	version = cli.BuildVersion(version)
-	runner.Version, report.Version = version, version
+	runner.Version, report.Version, cli.Version = version, version, version
 	args := os.Args[1:]
 	if len(args) == 0 {
 		cli.Exit("quickstart", cmdQuickstart(nil))
@@ -60,6 +61,6 @@ func main() {
 
 // cmdVersion prints lockbench's version, Go's and the lock clients'.
 func cmdVersion([]string) error {
-	cli.PrintVersion(os.Stdout, version)
+	cli.PrintVersion(os.Stdout, version, service.LibraryPaths())
 	return nil
 }

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"lockbench/internal/adaptertest"
 	"lockbench/internal/redistest"
+	"lockbench/redislock/shippedadapters"
 )
 
 // Each shipped adapter runs a short contended benchmark cell through
@@ -26,9 +26,9 @@ func TestRunClientShipped(t *testing.T) {
 		validity string
 		caps     string
 	}{
-		{"node-redlock", adaptertest.NodeRedlock, []string{"--topology", "redlock", "--local", "3"}, "4.2.0", "drift", "extend"},
-		{"node-redlock", adaptertest.NodeRedlock5, []string{"--topology", "redlock", "--local", "3"}, "5.0.0-beta.2", "drift", "auto_extend lost_notice"},
-		{"redis-py", adaptertest.RedisPy, []string{"--topology", "single", "--local", "1"}, "4.3.4", "ttl", "extend"},
+		{"node-redlock", shippedadapters.NodeRedlock, []string{"--topology", "redlock", "--local", "3"}, "4.2.0", "drift", "extend"},
+		{"node-redlock", shippedadapters.NodeRedlock5, []string{"--topology", "redlock", "--local", "3"}, "5.0.0-beta.2", "drift", "auto_extend lost_notice"},
+		{"redis-py", shippedadapters.RedisPy, []string{"--topology", "single", "--local", "1"}, "4.3.4", "ttl", "extend"},
 	} {
 		t.Run(tc.name+"-"+tc.version, func(t *testing.T) {
 			args := append([]string{"run"}, tc.servers...)

@@ -21,7 +21,7 @@ var (
 	buildErr  error
 )
 
-// reference builds the Go reference adapter (cmd/lockbench-adapter-redlock)
+// reference builds the Go reference adapter (redislock/cmd/lockbench-adapter-redlock)
 // once per test binary and returns its path.
 func reference(t *testing.T) string {
 	t.Helper()
@@ -30,7 +30,7 @@ func reference(t *testing.T) string {
 		if buildErr != nil {
 			return
 		}
-		out, err := exec.Command("go", "build", "-o", buildDir, "lockbench/cmd/lockbench-adapter-redlock").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", buildDir, "lockbench/redislock/cmd/lockbench-adapter-redlock").CombinedOutput()
 		if err != nil {
 			buildErr = &buildError{err, string(out)}
 		}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"lockbench/adapter"
-	"lockbench/internal/adaptertest"
 	"lockbench/internal/redistest"
+	"lockbench/redislock/shippedadapters"
 )
 
 // checkShipped runs the conformance checks on a shipped adapter against
@@ -54,7 +54,7 @@ func wantVerdicts(t *testing.T, rs []adapter.CheckResult, out, library string, w
 // TestCheckNodeRedlock: node-redlock 4.2.0 on 3 masters passes every
 // check it claims (extend); it claims no lost notice.
 func TestCheckNodeRedlock(t *testing.T) {
-	rs, out := checkShipped(t, adaptertest.NodeRedlock(t), 3, "redlock")
+	rs, out := checkShipped(t, shippedadapters.NodeRedlock(t), 3, "redlock")
 	wantVerdicts(t, rs, out, "node-redlock 4.2.0", map[string]string{
 		"acquire & release": adapter.Pass, "two holders on one key": adapter.Pass, "extend": adapter.Pass,
 		"lost notice": adapter.NA, "many in flight": adapter.Pass,
@@ -65,7 +65,7 @@ func TestCheckNodeRedlock(t *testing.T) {
 // its lock by itself and tells of a failed extension: it passes the lost
 // notice; it claims no extend of its own.
 func TestCheckNodeRedlock5(t *testing.T) {
-	rs, out := checkShipped(t, adaptertest.NodeRedlock5(t), 3, "redlock")
+	rs, out := checkShipped(t, shippedadapters.NodeRedlock5(t), 3, "redlock")
 	wantVerdicts(t, rs, out, "node-redlock 5.0.0-beta.2", map[string]string{
 		"acquire & release": adapter.Pass, "two holders on one key": adapter.Pass, "extend": adapter.NA,
 		"lost notice": adapter.Pass, "many in flight": adapter.Pass,
@@ -75,7 +75,7 @@ func TestCheckNodeRedlock5(t *testing.T) {
 // TestCheckRedisPy: redis-py's Lock on one master passes every check
 // it claims (extend); many requests in flight are served at once.
 func TestCheckRedisPy(t *testing.T) {
-	rs, out := checkShipped(t, adaptertest.RedisPy(t), 1, "single")
+	rs, out := checkShipped(t, shippedadapters.RedisPy(t), 1, "single")
 	wantVerdicts(t, rs, out, "redis-py 4.3.4", map[string]string{
 		"acquire & release": adapter.Pass, "two holders on one key": adapter.Pass, "extend": adapter.Pass,
 		"lost notice": adapter.NA, "many in flight": adapter.Pass,
@@ -85,7 +85,7 @@ func TestCheckRedisPy(t *testing.T) {
 // TestRedisPyRefusesManyServers: redis-py's Lock is one server's; hello
 // with three answers error, naming why.
 func TestRedisPyRefusesManyServers(t *testing.T) {
-	argv := adaptertest.RedisPy(t)
+	argv := shippedadapters.RedisPy(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	_, err := adapter.Start(ctx, adapter.Options{Argv: argv, Stderr: t.Output(),

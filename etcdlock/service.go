@@ -232,3 +232,6 @@ func (l *Locker) Record(v *results.ServiceSettings) {
 	v.Lease = fmt.Sprintf("lease %s", v.LeaseTTL)
 	v.Calls, v.Baseline = "lock calls", "etcd's Put round trip"
 }
+
+// Libraries: etcd's Go client (service.Libraries).
+func (etcd) Libraries() []string { return []string{"go.etcd.io/etcd/client/v3"} }

@@ -406,3 +406,6 @@ func (c client) Record(v *results.ServiceSettings) {
 	v.Lease, v.FenceSource = "session advisory locks (no lease, no token)", "none: an advisory lock has no token"
 	v.Lost, v.Sessions, v.Calls, v.Baseline = c.LostConnections(), "connections", "lock calls", "a SELECT 1 round trip"
 }
+
+// Libraries: pgx (service.Libraries).
+func (postgres) Libraries() []string { return []string{"github.com/jackc/pgx/v5"} }

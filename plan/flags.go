@@ -94,19 +94,19 @@ func (k *kind) bindFlags(fs *pflag.FlagSet, s *Settings) {
 // bindSettings registers every setting, of either kind, as a flag on fs.
 func bindSettings(fs *pflag.FlagSet, s *Settings) {
 	dur := func(p *Duration, name, usage string) { fs.Var(durationFlag{p}, name, usage) }
-	fs.Var(&addrsFlag{m: &s.Masters}, "masters", "masters as host:port, redis://[user:pass@]host:port or rediss://… (comma-separated); default: start --local masters")
-	fs.Var(localFlag{s}, "local", "start this many local servers on 127.0.0.1: redis-server masters (when --masters is not given; default 5), or a lock service's members (its own default)")
+	fs.Var(&addrsFlag{m: &s.Masters}, "masters", "masters as addresses (comma-separated); default: start --local masters")
+	fs.Var(localFlag{s}, "local", "start this many local servers on 127.0.0.1: a lock service's masters or members (its own default)")
 	fs.StringVar(&s.Persistence, "persistence", s.Persistence, "persistence: none, aof-no, aof-everysec, aof-always (local masters are started so; external ones are set with CONFIG SET by sweep)")
 	fs.StringVar(&s.LocalCPUs, "local-cpus", s.LocalCPUs, "pin the local masters to these CPUs (e.g. 0 or 2-3) and lockbench to the others")
-	fs.StringVar(&s.Embedded, "embedded", s.Embedded, "embedded in-process masters when redis-server is missing: auto, never, always")
+	fs.StringVar(&s.Embedded, "embedded", s.Embedded, "embedded in-process masters when the server program is missing: auto, never, always")
 	dur(&s.NetLatency, "net-latency", "delay every master's replies by this much through an embedded proxy (whole ms), as across a network")
 	dur(&s.NetJitter, "net-jitter", "random ± variation of --net-latency (whole ms)")
-	fs.StringVar(&s.TLSCA, "tls-ca", s.TLSCA, "rediss:// masters and a lock service's https:// servers: CA bundle (PEM) to verify the servers")
-	fs.StringVar(&s.TLSCert, "tls-cert", s.TLSCert, "rediss:// masters and a lock service's https:// servers: client certificate (PEM), with --tls-key")
-	fs.StringVar(&s.TLSKey, "tls-key", s.TLSKey, "rediss:// masters and a lock service's https:// servers: client key (PEM)")
-	fs.BoolVar(&s.TLSInsecure, "tls-insecure", s.TLSInsecure, "rediss:// masters and a lock service's https:// servers: skip server certificate verification (test setups only)")
+	fs.StringVar(&s.TLSCA, "tls-ca", s.TLSCA, "a lock service's TLS servers: CA bundle (PEM) to verify the servers")
+	fs.StringVar(&s.TLSCert, "tls-cert", s.TLSCert, "a lock service's TLS servers: client certificate (PEM), with --tls-key")
+	fs.StringVar(&s.TLSKey, "tls-key", s.TLSKey, "a lock service's TLS servers: client key (PEM)")
+	fs.BoolVar(&s.TLSInsecure, "tls-insecure", s.TLSInsecure, "a lock service's TLS servers: skip server certificate verification (test setups only)")
 	bindTopologyFlags(fs, s)
-	fs.StringVar(&s.Driver, "driver", s.Driver, "lock client: lockbench (this engine) or redsync (go-redsync/redsync v4 on go-redis v9)")
+	fs.StringVar(&s.Driver, "driver", s.Driver, "lock client of the masters' topologies")
 	fs.StringVar(&s.Client, "client", s.Client, "an external lock client: its adapter's command (docs/adapters.md), run in place of lockbench's client on the design's servers (topology redlock or single)")
 	fs.StringVar(&s.Mode, "mode", s.Mode, "acquisition: sequential (master after master) or multiplexed (all at once)")
 	fs.StringVar(&s.Wait, "wait", s.Wait, "wait for: all masters, or quorum (stop once the outcome is decided)")
@@ -120,11 +120,11 @@ func bindSettings(fs *pflag.FlagSet, s *Settings) {
 	dur(&s.BackoffBase, "backoff-base", "wait-strategy backoff: the first delay's ceiling")
 	dur(&s.BackoffCap, "backoff-cap", "wait-strategy backoff: the largest delay's ceiling")
 	dur(&s.NotifyTimeout, "notify-timeout", "wait-strategy notify: the longest wait for a release message (a lost one costs this); 0: the ttl")
-	dur(&s.WaitTime, "wait-time", "keep a caller trying this long (Redisson's waitTime) instead of --retries more attempts; 0: retries decide")
-	dur(&s.TTL, "lease-time", "Redisson's name of --ttl")
+	dur(&s.WaitTime, "wait-time", "keep a caller trying this long instead of --retries more attempts; 0: retries decide")
+	dur(&s.TTL, "lease-time", "another name of --ttl")
 	fs.IntVar(&s.Batch, "batch", s.Batch, "most commands per pipelined write to one master")
 	fs.IntVar(&s.Dispatchers, "dispatchers", s.Dispatchers, "pipelined batches in flight per master")
-	dur(&s.FlushDelay, "flush-delay", "rueidis MaxFlushDelay per master (0..1ms): less CPU, a little more latency")
+	dur(&s.FlushDelay, "flush-delay", "the client's flush delay per master (0..1ms): less CPU, a little more latency")
 	fs.StringVar(&s.Load, "load", s.Load, "load model: closed (--workers loop) or open (--rate acquires/s, latency from the intended start)")
 	fs.IntVar(&s.Workers, "workers", s.Workers, "closed loop: concurrent workers; open loop: most acquires in flight")
 	fs.Float64Var(&s.Rate, "rate", s.Rate, "open loop: acquires per second (needs --load open)")
@@ -138,14 +138,29 @@ func bindSettings(fs *pflag.FlagSet, s *Settings) {
 	dur(&s.Hold, "hold", "how long a worker holds each lock (mean for uniform/exponential)")
 	fs.StringVar(&s.HoldDist, "hold-distribution", s.HoldDist, "hold time: fixed, uniform (0..2×hold), exponential")
 	fs.BoolVar(&s.AutoExtend, "auto-extend", s.AutoExtend, "extend locks whose hold outlives a third of the TTL")
-	fs.BoolVar(&s.Watchdog, "watchdog", s.Watchdog, "Redis: renew every held lock in the background every TTL/3 while its holder lives, as Redisson's watchdog (a failed renewal tells the holder)")
+	fs.BoolVar(&s.Watchdog, "watchdog", s.Watchdog, "renew every held lock in the background every TTL/3 while its holder lives (a failed renewal tells the holder)")
 	fs.StringVar(&s.KeyPrefix, "key-prefix", s.KeyPrefix, "key prefix (default lockbench:RUNID:)")
 	fs.StringVar(&s.Segment, "segment", s.Segment, "multi-machine: run segment i of n (\"1/2\"): workers, rate and keyspace are split")
 	fs.StringVar(&s.StartAt, "start-at", s.StartAt, "multi-machine: start the load at this RFC 3339 time, e.g. 2026-11-30T10:00:00Z")
 	fs.BoolVar(&s.Force, "force", s.Force, "run even when keys under the key prefix already exist (another run's?); sweep: run a matrix of more than 10,000 cells")
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed for key choice (0: random)")
 	bindFaultPart(fs, s)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if u, ok := flagUsage[f.Name]; ok {
+			f.Usage = u
+		}
+	})
 }
+
+// flagUsage is a flag's help in the words of the service that owns the
+// setting (RegisterFlagUsage), in place of the generic words above.
+var flagUsage = map[string]string{}
+
+// RegisterFlagUsage makes usage the help of the flag named name: a
+// service words the flags of its own settings (Redis': --masters,
+// --driver, --watchdog), and its part of a shared one (--local, --tls-ca).
+// Called from a service's init, before any flag is bound.
+func RegisterFlagUsage(name, usage string) { flagUsage[name] = usage }
 
 // bindFaultPart registers the settings only a fault scenario takes.
 func bindFaultPart(fs *pflag.FlagSet, s *Settings) {
@@ -229,7 +244,7 @@ func bindTopologyFlags(fs *pflag.FlagSet, s *Settings) {
 	fs.StringVar(&s.Topology, "topology", s.Topology, topologyUsage())
 	fs.IntVar(&s.Replicas, "replicas", s.Replicas, "replicated: local replicas of the master")
 	fs.IntVar(&s.Sentinels, "sentinels", s.Sentinels, "replicated: local Sentinels watching the set (a count; external ones: --sentinel-addrs)")
-	fs.Var(&addrsFlag{m: &s.SentinelAddrs}, "sentinel-addrs", "replicated, an external set: its Sentinels as host:port or redis://… (comma-separated), with --master-set; nothing is started")
+	fs.Var(&addrsFlag{m: &s.SentinelAddrs}, "sentinel-addrs", "replicated, an external set: its Sentinels as addresses (comma-separated), with --master-set; nothing is started")
 	fs.StringVar(&s.MasterSet, "master-set", s.MasterSet, "replicated: the name the Sentinels monitor the master by (local default: "+DefaultMasterSet+")")
 	fs.IntVar(&s.WaitReplicas, "wait-replicas", s.WaitReplicas, "replicated: WAIT for this many replicas after the SETs (0: no WAIT); fewer acknowledgements fail the acquire (few acks)")
 	dur(&s.WaitTimeout, "wait-timeout", "replicated: WAIT's timeout (0: the per-master --timeout)")
@@ -237,7 +252,7 @@ func bindTopologyFlags(fs *pflag.FlagSet, s *Settings) {
 	dur(&s.FailoverTimeout, "failover-timeout", "replicated, local: Sentinel's failover-timeout")
 	fs.IntVar(&s.MinReplicasToWrite, "min-replicas-to-write", s.MinReplicasToWrite, "replicated, local: min-replicas-to-write on the master and replicas (0: off)")
 	servers := &addrsFlag{m: &s.Servers}
-	fs.Var(servers, "servers", "any lock service's external servers, as it takes them (comma-separated; Redis': its masters, as --masters takes them); nothing is started")
+	fs.Var(servers, "servers", "any lock service's external servers, as it takes them (comma-separated); nothing is started")
 	for _, n := range serverTopologies() {
 		ss := topologyNamed(n).ServersSetting()
 		if ss.One {

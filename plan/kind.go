@@ -144,7 +144,7 @@ func (k *kind) check(name string, v *yaml.Node) error {
 	case !k.takes(name):
 		return k.refuse(name)
 	case name == "masters" && v != nil && v.ShortTag() == "!!int":
-		return fmt.Errorf("masters: a list of addresses (host:port, redis://…); to start %s local masters use local: %s", v.Value, v.Value)
+		return fmt.Errorf("masters: a list of addresses (host:port, or as --masters takes them); to start %s local masters use local: %s", v.Value, v.Value)
 	}
 	return nil
 }

@@ -121,40 +121,35 @@ const (
 	NotSupported  = "not supported yet"
 )
 
-// absences say, for a topology under a fault, why no cell runs: the
-// design has no such part (not applicable), or lockbench cannot make the
-// fault there yet (not supported yet, and why). The page shows these
+// Absence says, for a topology under a matrix fault, why no cell runs:
+// the design has no such part (State NotApplicable), or lockbench cannot
+// make the fault there yet (NotSupported, and why). The page shows these
 // words, never the settings check's. A not-applicable pair is judged
-// (judgedOn): "immune" where the hazard cannot happen at all, else the
+// (JudgedOn): "immune" where the hazard cannot happen at all, else the
 // fault that stands for it on this design (a single server's crash is
 // what a leader kill or a failover would be there).
-type absence struct{ state, why, judgedOn string }
+type Absence struct{ State, Why, JudgedOn string }
 
-var absences = map[string]map[string]absence{
+// Absent is a topology that says itself which matrix faults (by name)
+// take no cell of its designs, and why (Redis' topologies do).
+type Absent interface {
+	Absences() map[string]Absence
+}
+
+// absences are those of the topologies that do not say them themselves.
+var absences = map[string]map[string]Absence{
 	"leader-kill": {
-		"redlock":     {NotApplicable, "Redlock has no leader: its masters are independent (crash is its server fault)", "crash"},
-		"single":      {NotApplicable, "one master, no replica: no leader to lose over (crash is its server fault)", "crash"},
-		"postgres":    {NotApplicable, "one server, no standby: no primary to fail over (crash is its server fault)", "crash"},
-		"rueidislock": {NotApplicable, "one master, no replica: no leader to lose over (crash is its server fault)", "crash"},
+		"postgres": {NotApplicable, "one server, no standby: no primary to fail over (crash is its server fault)", "crash"},
 	},
 	"lag-failover": {
-		"redlock":     {NotApplicable, "no replication: Redlock's masters are independent (crash is its server fault)", "crash"},
-		"single":      {NotApplicable, "no replication: one master (crash is its server fault)", "crash"},
-		"rueidislock": {NotApplicable, "no replication: one master (crash is its server fault)", "crash"},
-		"postgres":    {NotApplicable, "one server, no standby: no replication to lag (the replica designs take it; crash is its server fault)", "crash"},
-		"etcd":        {NotSupported, "a lagging member needs delayed peer links, which lockbench cannot add without netem (it cuts them); Raft elects only a member holding every committed entry", ""},
-		"zookeeper":   {NotSupported, "a lagging server needs delayed peer links, which lockbench cannot add without netem (it cuts them); ZAB elects only a server holding every committed proposal", ""},
-	},
-	"partition-holder": {
-		"replicated": {NotSupported, "its clients reach the master Sentinel names directly, with no proxy to cut (a client process in a network namespace of its own, ip netns, would allow it: not built yet)", ""},
-		"cluster":    {NotSupported, "its clients reach the nodes the cluster names (CLUSTER SLOTS, MOVED) directly, with no proxy to cut (a client process in a network namespace of its own, ip netns, would allow it: not built yet)", ""},
+		"postgres":  {NotApplicable, "one server, no standby: no replication to lag (the replica designs take it; crash is its server fault)", "crash"},
+		"etcd":      {NotSupported, "a lagging member needs delayed peer links, which lockbench cannot add without netem (it cuts them); Raft elects only a member holding every committed entry", ""},
+		"zookeeper": {NotSupported, "a lagging server needs delayed peer links, which lockbench cannot add without netem (it cuts them); ZAB elects only a server holding every committed proposal", ""},
 	},
 	"clock-jump": {
-		"replicated": {NotSupported, "the fake clock runs Redlock's and one master's servers; a replicated set's master and replicas start without it", ""},
-		"cluster":    {NotSupported, "the fake clock runs Redlock's and one master's servers; a cluster's nodes start without it (a jump would also move their node-timeout clocks)", ""},
-		"etcd":       {NotSupported, "libfaketime does not move a Go program's clock (etcd's or lockbench's)", ""},
-		"zookeeper":  {NotSupported, "libfaketime is not shown to move a JVM's clock", ""},
-		"postgres":   {NotApplicable, "an advisory lock has no expiry: it lives as long as its holder's session, whatever the server's clock", Immune},
+		"etcd":      {NotSupported, "libfaketime does not move a Go program's clock (etcd's or lockbench's)", ""},
+		"zookeeper": {NotSupported, "libfaketime is not shown to move a JVM's clock", ""},
+		"postgres":  {NotApplicable, "an advisory lock has no expiry: it lives as long as its holder's session, whatever the server's clock", Immune},
 	},
 }
 
@@ -171,8 +166,19 @@ func MatrixAbsence(d Design, f MatrixFault) (state, why string, ok bool) {
 	if f.LongHold && d.FixedTTL {
 		return NotApplicable, fixedTTLAbsence, true
 	}
-	a, ok := absences[f.Name][d.Topology()]
-	return a.state, a.why, ok
+	a, ok := absenceOf(d.Topology(), f.Name)
+	return a.State, a.Why, ok
+}
+
+// absenceOf is why topology t takes no cell under the fault named fault:
+// its own word when it says them (Absent), else absences'.
+func absenceOf(t, fault string) (Absence, bool) {
+	if a, ok := topologyNamed(t).(Absent); ok && t != "" {
+		got, ok := a.Absences()[fault]
+		return got, ok
+	}
+	got, ok := absences[fault][t]
+	return got, ok
 }
 
 // MatrixJudgedOnNamed is MatrixJudgedOn by the design's and the fault's
@@ -195,7 +201,8 @@ func MatrixJudgedOn(d Design, f MatrixFault) string {
 	if f.LongHold && d.FixedTTL {
 		return ""
 	}
-	return absences[f.Name][d.Topology()].judgedOn
+	a, _ := absenceOf(d.Topology(), f.Name)
+	return a.JudgedOn
 }
 
 // Topology is the design's topology, as its settings name it.

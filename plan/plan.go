@@ -279,17 +279,14 @@ func redacted(addrs []string) []string {
 }
 
 // checkLocalCPUs: pinning needs local masters and a CPU list; whether
-// this machine has those CPUs and real redis-server masters to pin is
-// checked where the servers start.
+// the masters are real processes is the topology's check, whether this
+// machine has those CPUs is checked where the servers start.
 func (s Settings) checkLocalCPUs() error {
 	if s.LocalCPUs == "" {
 		return nil
 	}
 	if s.serversGiven() {
 		return fmt.Errorf("local-cpus: pins local masters; with --masters or --sentinel-addrs the servers are not started here (pin them where they run)")
-	}
-	if s.Embedded == "always" {
-		return fmt.Errorf("local-cpus: needs real redis-server masters; embedded masters run inside lockbench and cannot be pinned apart")
 	}
 	_, err := cpulist.Parse(s.LocalCPUs)
 	return err

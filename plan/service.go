@@ -199,7 +199,7 @@ func (ServiceBase) CheckFault(where string, s Settings, f Fault) error {
 // need a program says when it is missing).
 func (ServiceBase) CanServe(Cell) error { return nil }
 
-// CheckKind refuses the Redis client's settings.
+// CheckKind refuses the masters' client's settings.
 func (ServiceBase) CheckKind(s Settings) error { return s.checkServiceClient(s.Service()) }
 
 // CheckClient: the client's terms, as every lock client checks them (a
@@ -318,7 +318,7 @@ func (s Settings) checkServiceSettings() error {
 	}
 	switch {
 	case svc.ServersSetting().Name == "" && s.isSet("servers") && s.isSet("masters"):
-		return fmt.Errorf("servers: are Redis' masters here (topology %s); give servers or masters, not both", s.TopologyOf())
+		return fmt.Errorf("servers: are the masters here (topology %s names its servers masters); give servers or masters, not both", s.TopologyOf())
 	case !s.Roles() && s.isSet("member_latency"):
 		return fmt.Errorf("member-latency: %v needs topology %s (their members' links); topology is %s (use net-latency)", s.MemberLatency, roleTopologies(), s.TopologyOf())
 	}
@@ -370,6 +370,21 @@ func topologiesWith(has func(Topology) bool) []string {
 	return out
 }
 
+// masterTopologies names those whose servers are masters: (no name of
+// their own for servers:), whose client takes driver, mode, wait and the
+// per-master settings.
+func masterTopologies() string {
+	return orList(topologiesWith(func(t Topology) bool { return t.ServersSetting().Name == "" }))
+}
+
+// orList is names as a sentence lists them: "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 // serverTopologies are those that take servers: (a lock service's own).
 func serverTopologies() []string {
 	return topologiesWith(func(t Topology) bool { return t.ServersSetting().Name != "" })
@@ -385,26 +400,26 @@ func roleTopologies() string {
 	return strings.Join(topologiesWith(Topology.Roles), " or ")
 }
 
-// checkServiceClient refuses the Redis client's settings in a service
+// checkServiceClient refuses the masters' client's settings in a service
 // cell (the service has a client of its own), and a wait strategy it has
 // not.
 func (s Settings) checkServiceClient(t Topology) error {
 	d, name := Defaults(), t.Name()
 	switch {
 	case len(s.Masters) > 0:
-		return fmt.Errorf("masters: topology %s locks on its own servers; give its external servers (%s) or local: M, not Redis masters", name, FlagName(t.ServersSetting().Name))
+		return fmt.Errorf("masters: topology %s locks on its own servers; give its external servers (%s) or local: M, not masters (those of topology %s)", name, FlagName(t.ServersSetting().Name), masterTopologies())
 	case s.Client != "":
-		return fmt.Errorf("client: an adapter runs on Redis' servers (topology redlock or single); topology %s has its own client", name)
+		return fmt.Errorf("client: an adapter runs on the servers of topology %s; topology %s has its own client", strings.Join(slices.Sorted(maps.Keys(clientBases)), " or "), name)
 	case s.Driver != d.Driver || s.IsGiven("driver"):
-		return fmt.Errorf("driver: %s is a Redis client; topology %s uses its own client (leave driver unset)", s.Driver, name)
+		return fmt.Errorf("driver: %s is a client of topology %s; topology %s uses its own client (leave driver unset)", s.Driver, masterTopologies(), name)
 	case s.Mode != d.Mode || s.Wait != d.Wait || s.IsGiven("mode") || s.IsGiven("wait"):
 		return fmt.Errorf("mode/wait: %s/%s are Redlock's (masters one after another or at once); topology %s has one quorum of its own (leave them unset)", s.Mode, s.Wait, name)
 	case s.Embedded == "always":
 		return fmt.Errorf("embedded: always is not accepted with topology %s; it runs real servers", name)
 	case s.NetLatency > 0:
-		return fmt.Errorf("net-latency: not yet with topology %s (the proxy stands in front of Redis masters only)", name)
+		return fmt.Errorf("net-latency: not yet with topology %s (the proxy stands in front of masters only)", name)
 	case s.LocalCPUs != "":
-		return fmt.Errorf("local-cpus: not yet with topology %s (it pins redis-server masters)", name)
+		return fmt.Errorf("local-cpus: not yet with topology %s (it pins local masters only)", name)
 	case s.AutoExtend:
 		return fmt.Errorf("auto-extend: not with topology %s; its session keeps its lock by itself", name)
 	case s.Watchdog:
@@ -412,8 +427,8 @@ func (s Settings) checkServiceClient(t Topology) error {
 	case s.WaitReplicas != 0:
 		return fmt.Errorf("wait-replicas: %d needs topology replicated; topology %s commits each write itself", s.WaitReplicas, name)
 	}
-	if n := s.redisOnlyGiven(); n != "" {
-		return fmt.Errorf("%s: is the Redis client's; topology %s does not take it (its calls have no per-master timeout, drift or batching: leave it unset)", FlagName(n), name)
+	if n := s.masterClientGiven(); n != "" {
+		return fmt.Errorf("%s: is the masters' client's (topology %s); topology %s does not take it (its calls have no per-master timeout, drift or batching: leave it unset)", FlagName(n), masterTopologies(), name)
 	}
 	if !slices.Contains(t.WaitStrategies(), s.WaitStrategy) {
 		return fmt.Errorf("wait-strategy: %q is not accepted with topology %s; use %s", s.WaitStrategy, name, strings.Join(t.WaitStrategies(), ", "))
@@ -421,9 +436,9 @@ func (s Settings) checkServiceClient(t Topology) error {
 	return nil
 }
 
-// redisOnlyGiven is the first setting of the Redis client given (or set
-// off its default) in a service cell; "" when none.
-func (s Settings) redisOnlyGiven() string {
+// masterClientGiven is the first setting of the masters' client given
+// (or set off its default) in a service cell; "" when none.
+func (s Settings) masterClientGiven() string {
 	d := Defaults()
 	for _, r := range []struct {
 		name    string

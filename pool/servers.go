@@ -2,21 +2,20 @@ package pool
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"lockbench/check"
 	"lockbench/faults"
-	"lockbench/internal/redisserver"
 	"lockbench/plan"
 	"lockbench/service"
 )
 
-// MissingTool is a program this machine lacks for a cell (redis-server
-// for a fault cell, libfaketime for a clock jump): not bad input, but a
-// run that cannot be done here.
+// MissingTool is a program this machine lacks for a cell (the protected
+// resource's server for a fault cell, libfaketime for a clock jump): not
+// bad input, but a run that cannot be done here.
 type MissingTool = service.MissingTool
 
 // startService starts the cell's lock service's servers (each service
@@ -36,7 +35,7 @@ func (p *Pool) startService(ctx context.Context, c plan.Cell, m *CellServers) er
 
 // CanServe says whether this machine can serve the cell's servers, before
 // anything starts (a MissingTool when a program is missing): its
-// topology's, and a fault cell's protected resource on a redis-server.
+// topology's, and a fault cell's protected resource's (check's server).
 // The messages name the setting where one is to blame, as settings errors
 // do.
 func CanServe(c plan.Cell) error {
@@ -47,8 +46,8 @@ func CanServe(c plan.Cell) error {
 	if err := svc.CanServe(c); err != nil {
 		return err
 	}
-	if _, found := redisserver.Path(); ownServers(c) && !found {
-		return MissingTool{Err: fmt.Errorf("redis-server not found in PATH; a %s fault cell keeps its protected resource on a redis-server (apt-get install redis-server)", c.Settings.TopologyOf())}
+	if err := check.ServerMissing(string(c.Settings.TopologyOf())); ownServers(c) && err != nil {
+		return MissingTool{Err: err}
 	}
 	return nil
 }
@@ -68,19 +67,15 @@ func (p *Pool) startFaultServers(ctx context.Context, c plan.Cell, m *CellServer
 	return m.startResource(rctx)
 }
 
-// startResource starts the protected resource's redis-server, in the
-// cell's temp dir, keeping nothing across a restart.
+// startResource starts the protected resource's server (check's), in
+// the cell's temp dir.
 func (m *CellServers) startResource(ctx context.Context) error {
-	bin, ok := redisserver.Path()
-	if !ok {
-		return errors.New("resource server: redis-server not found in PATH; install it (apt-get install redis-server)")
-	}
 	dir := filepath.Join(m.TempDir, "resource")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return fmt.Errorf("resource server: %w", err)
 	}
-	srv := redisserver.New(redisserver.Config{Bin: bin, Dir: dir, Tail: redisserver.NoPersistence()})
-	if err := srv.Start(ctx); err != nil { // nothing is left running then
+	srv, err := check.StartServer(ctx, dir)
+	if err != nil { // nothing is left running then
 		return fmt.Errorf("resource server: %w", err)
 	}
 	m.resource, m.Resource = srv, srv.Addr()

@@ -70,6 +70,11 @@ func (r redisService) RoleTargets() bool { return r.Topology.(plan.RoleTargets).
 // CutsMemberLinks: a cluster's bus (plan.MemberLinker).
 func (r redisService) CutsMemberLinks() bool { return r.Topology.(plan.MemberLinker).CutsMemberLinks() }
 
+// Absences: the matrix faults its designs take no cell of (plan.Absent).
+func (r redisService) Absences() map[string]plan.Absence {
+	return r.Topology.(plan.Absent).Absences()
+}
+
 // ExtraStart: a replicated set's start (plan.SlowStart).
 func (r redisService) ExtraStart(s plan.Settings) time.Duration {
 	return r.Topology.(plan.SlowStart).ExtraStart(s)

@@ -37,14 +37,14 @@ type Capacity struct {
 	Limit          *results.Limit `json:"limit,omitempty"`
 	ServerCapacity bool           `json:"redis_capacity"`
 	LowerBound     bool           `json:"lower_bound"`
-	// ProjectedRate is the Redis-cost projection: the rate one core per
+	// ProjectedRate is the server-cost projection: the rate one core per
 	// master sustains at the costliest master's CPU per cycle (ProjectionBasis
 	// "cpu"), or at its command time alone ("commands"), in the step with
 	// the highest measured rate (the largest batches).
 	ProjectedRate   float64 `json:"projected_rate,omitempty"`
 	ProjectionBasis string  `json:"projection_basis,omitempty"`
 	// GroupsFrom says what Groups and HeadroomPct were computed from:
-	// "knee" (a Redis capacity) or "projection".
+	// "knee" (the servers' capacity) or "projection".
 	GroupsFrom string `json:"lock_groups_from,omitempty"`
 
 	// A sharded configuration's plan (its results have shards: a lock
@@ -197,7 +197,7 @@ func capacityNote(cp Capacity, steps []CellSummary, next *CellSummary, slo SLO) 
 	case next == nil:
 		return fmt.Sprintf("lower bound: a single load step, not a knee; it was limited by %s (%s)%s", limitPhrase(by), ev, proj)
 	case cp.ServerCapacity:
-		return fmt.Sprintf("Redis capacity: at %s acquire p99 was %s (SLO %s), limited by %s (%s)", loadText(*next), results.FormatMicros(next.Acquire.P99), results.FormatMicros(slo.AcquireP99Micros), by, ev)
+		return fmt.Sprintf("server capacity: at %s acquire p99 was %s (SLO %s), limited by %s (%s)", loadText(*next), results.FormatMicros(next.Acquire.P99), results.FormatMicros(slo.AcquireP99Micros), by, ev)
 	case cp.LowerBound:
 		return fmt.Sprintf("lower bound: limited by %s at %s (%s)%s", limitPhrase(by), loadText(*next), ev, proj)
 	case by == results.LimitContention:
@@ -234,7 +234,7 @@ func busiestStep(steps []CellSummary) CellSummary {
 	return b
 }
 
-// projection is the Redis-cost projection of a cell: from the masters'
+// projection is the server-cost projection of a cell: from the masters'
 // whole CPU per cycle when known, else from command time alone.
 func projection(rc *results.CommandCost) (float64, string) {
 	switch {
@@ -249,7 +249,7 @@ func projection(rc *results.CommandCost) (float64, string) {
 }
 
 // planGroups sets headroom and lock groups for target: from the knee only
-// when it is the masters' capacity, else from the Redis-cost projection,
+// when it is the masters' capacity, else from the server-cost projection,
 // never from a knee the generator or the machine set.
 func planGroups(cp *Capacity, target float64) {
 	base := 0.0

@@ -393,7 +393,7 @@ func contentionFigure(cells []*cell, s *Summary) *figure {
 }
 
 // waitingFigure draws what waiting callers saw against the workers
-// contending: time to lock p99 and Redis commands per acquired lock, one
+// contending: time to lock p99 and server commands per acquired lock, one
 // line per configuration (wait strategy, keys, ...).
 func waitingFigure(cells []*cell, s *Summary) *figure {
 	if distinct(cells, "workers") < 2 || !slices.ContainsFunc(cells, func(c *cell) bool { return c.Run.Contention != nil }) {
@@ -408,7 +408,7 @@ func waitingFigure(cells []*cell, s *Summary) *figure {
 		return p, xs
 	}
 	wait, xs := panel("time to lock p99 (ms)", func(c *results.Contention) float64 { return c.TimeToLock.P99 / 1000 })
-	cmds, _ := panel("Redis commands per acquired lock", func(c *results.Contention) float64 { return c.CommandsPerLock })
+	cmds, _ := panel("server commands per acquired lock", func(c *results.Contention) float64 { return c.CommandsPerLock })
 	if len(wait.Series) == 0 || len(xs) == 0 {
 		return nil
 	}
@@ -416,7 +416,7 @@ func waitingFigure(cells []*cell, s *Summary) *figure {
 		Name:  "waiting",
 		Title: "Time to lock and commands per lock against contenders",
 		Caption: "Left: the 99th percentile of a caller's time to lock (from its first attempt on a key to holding it, across every retry and wait). " +
-			"Right: Redis commands sent to all servers per acquired lock, what the waiting costs them. One line per configuration (wait strategy, keys).",
+			"Right: commands sent to all servers per acquired lock, what the waiting costs them. One line per configuration (wait strategy, keys).",
 		Fig:  &plots.Figure{Title: "What waiting callers see, and what it costs", Grid: [][]*plots.Panel{{wait, cmds}}, Width: 1200, Height: 480},
 		Cell: -1,
 	}

@@ -93,7 +93,7 @@ type cellView struct {
 	Cost                             costView
 }
 
-// costView is a cell's machine split, Redis cost and verdict, as text.
+// costView is a cell's machine split, server cost and verdict, as text.
 type costView struct {
 	Busy, Client, Servers, Other, Steal, Busiest string
 	CmdUs, CPUUs, Projection, Measured, Fsync    string
@@ -332,7 +332,7 @@ func makeCapView(c Capacity) capView {
 	return cv
 }
 
-// projectionText is a Redis-cost projection and what it was worked out from.
+// projectionText is a server-cost projection and what it was worked out from.
 func projectionText(rate float64, basis string) string {
 	return results.Rate(rate) + "/s (" + map[string]string{"cpu": "server CPU", "commands": "command time"}[basis] + ")"
 }
@@ -539,7 +539,7 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 {{end}}
 
 {{if .Safety}}<h2 id="safety">Safety under faults</h2>
-<p>Violations (a fault cell's): exclusion broken, two holders of one key inside their critical sections at once, as each used its lock (from the return of its acquire to its release call), whatever the lock promised; within the promise (Redis: the validity window) is the second figure, in the cell's JSON. A benchmark cell's probe judges holds within their validity windows. Lost updates: acknowledged read-modify-writes on the protected resource missing from its final value. History: whether porcupine, judging only the resource's history (one operation per critical section), finds an order of the sections that explains every value read; a history that is not linearizable links to the failing key's history. With fencing, the resource rejects writes carrying a token older than one it has seen. Availability: share of acquire attempts that succeeded; unavailable: after a fault that took a server, member or leader away, the longest span in which no acquire succeeded, on the acquires' own timestamps.</p>
+<p>Violations (a fault cell's): exclusion broken, two holders of one key inside their critical sections at once, as each used its lock (from the return of its acquire to its release call), whatever the lock promised; within the promise (a lease: its validity window) is the second figure, in the cell's JSON. A benchmark cell's probe judges holds within their validity windows. Lost updates: acknowledged read-modify-writes on the protected resource missing from its final value. History: whether porcupine, judging only the resource's history (one operation per critical section), finds an order of the sections that explains every value read; a history that is not linearizable links to the failing key's history. With fencing, the resource rejects writes carrying a token older than one it has seen. Availability: share of acquire attempts that succeeded; unavailable: after a fault that took a server, member or leader away, the longest span in which no acquire succeeded, on the acquires' own timestamps.</p>
 <div class="scroll"><table>
 <tr><th>#</th><th class="l">cell</th><th class="l">faults</th><th>acquisitions</th><th>violations</th><th>lost updates</th><th>fencing</th><th>stale writes rejected</th><th>availability (attempts)</th><th>availability (time)</th><th class="l">history (porcupine)</th><th class="l">expectations</th></tr>
 {{range .Safety}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td class="l">{{.Faults}}</td><td>{{.Acquired}}</td><td{{if .Bad}} class="bad"{{end}}>{{.Violations}}</td><td{{if .Bad}} class="bad"{{end}}>{{.Lost}}</td><td>{{.Fencing}}</td><td>{{.Rejected}}</td><td>{{.AvailOps}}</td><td>{{.AvailTime}}</td><td class="l wrap{{if .HistoryBad}} bad{{end}}">{{.History}}{{if .HistoryLink}} (<a href="{{.HistoryLink}}">its history</a>){{end}}</td><td class="l wrap{{if .VerdictBad}} bad{{end}}">{{.Verdict}}</td></tr>
@@ -556,10 +556,10 @@ pre { background: #f6f8fa; padding: 10px; overflow-x: auto; font-size: 0.82em; }
 
 {{if .ShowCapacity}}<h2 id="capacity">Capacity planning</h2>
 <p>For each configuration (cells that differ only in workers or offered rate), the highest lock rate achieved by a cell that met the SLO.
-Every master of one Redlock set sees every lock, so more capacity means more independent lock groups: resources sharded across separate N-master sets. A sharded design (Redis Cluster) is planned in shards instead, and a hot key lives on one shard: one key's rate is bounded by one shard's.</p>
-<p>A knee is quoted as the masters' capacity only when the servers or the wait (network, fsync) limited it. A knee set by the load generator or by a machine that lockbench and the masters share is a lower bound: the Redis-cost projection beside it (one core per master at the costliest master's CPU per lock cycle, from INFO, in the step with the highest measured rate) is then what lock groups are planned from.</p>
+Every master of one Redlock set sees every lock, so more capacity means more independent lock groups: resources sharded across separate N-master sets. A sharded design (a cluster of shards) is planned in shards instead, and a hot key lives on one shard: one key's rate is bounded by one shard's.</p>
+<p>A knee is quoted as the masters' capacity only when the servers or the wait (network, fsync) limited it. A knee set by the load generator or by a machine that lockbench and the masters share is a lower bound: the server-cost projection beside it (one core per master at the costliest master's CPU per lock cycle, as its servers report it, in the step with the highest measured rate) is then what lock groups are planned from.</p>
 <div class="scroll"><table class="full">
-<tr><th class="l">configuration</th><th>load</th><th>cells</th><th>max rate within SLO (cycles/s)</th><th>reached at</th><th>limited by</th><th>Redis-cost projection</th><th>headroom at target</th><th>lock groups needed</th><th class="l">what it is</th></tr>
+<tr><th class="l">configuration</th><th>load</th><th>cells</th><th>max rate within SLO (cycles/s)</th><th>reached at</th><th>limited by</th><th>server-cost projection</th><th>headroom at target</th><th>lock groups needed</th><th class="l">what it is</th></tr>
 {{range .Capacity}}<tr><td class="l label">{{.Config}}</td><td>{{.Load}}</td><td>{{.Cells}}</td><td>{{.MaxRateT}}</td><td>{{.KneeLoadT}}</td><td>{{.LimitT}}</td><td>{{.ProjectionT}}</td><td>{{.HeadroomT}}</td><td>{{.GroupsT}}</td><td class="wrap">{{if .ClientBound}}<span class="bad">client-bound.</span> {{end}}{{.Note}}</td></tr>
 {{end}}</table></div>
 {{end}}
@@ -581,15 +581,15 @@ Every master of one Redlock set sees every lock, so more capacity means more ind
 {{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}{{if .Interrupted}} <span class="bad">(interrupted)</span>{{end}}</td><td class="l">{{.LoadText}}</td>{{if $.SpreadNote}}<td>{{.RepeatsT}}</td>{{end}}<td>{{.Tput}}</td><td>{{.Acq}}</td><td>{{.P50}}</td><td>{{.P90}}</td><td>{{.P99}}</td><td>{{.P999}}</td><td>{{.Max}}</td><td>{{.FailedP99}}</td><td>{{.ReleaseP99}}</td><td>{{if not $.ShowCapacity}}—{{else if .MeetsSLO}}<span class="ok">met</span>{{else}}<span class="bad">missed</span>{{end}}</td></tr>
 {{end}}</table></div>
 <h3>Outcomes, safety and client cost</h3>
-<p>Success = acquired / (acquired + not acquired + errors). Violations are moments the safety probe saw two holders of one lock. A client CPU share near 100% means the figure measures the load generator, not Redis.{{with .AdapterNote}} {{.}}{{end}}</p>
+<p>Success = acquired / (acquired + not acquired + errors). Violations are moments the safety probe saw two holders of one lock. A client CPU share near 100% means the figure measures the load generator, not the servers.{{with .AdapterNote}} {{.}}{{end}}</p>
 <div class="scroll"><table>
 <tr><th>#</th><th class="l">cell</th><th>acquired</th><th>not acquired</th><th>errors</th><th>success</th><th>safety violations</th><th>client CPU µs/cycle</th><th>client CPU share</th><th>client-bound</th></tr>
 {{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td>{{.AcquiredT}}</td><td>{{.NotAcquiredT}}</td><td>{{.ErrorsT}}</td><td>{{.Success}}</td><td{{if .Violations}} class="bad"{{end}}>{{.ViolationsT}}</td><td>{{.CPU}}</td><td>{{.Share}}</td><td>{{if .ClientBound}}<span class="bad">yes</span>{{else}}no{{end}}</td></tr>
 {{end}}</table></div>
-<h3 id="limits">Machine, Redis cost and what limited each cell</h3>
-<p>Shares of the whole machine (cores × time) from /proc in the measured window: busy (incl. steal), lockbench, the masters that run on this machine, everything else. Redis cost: the costliest master's command time (INFO commandstats: SET, EVALSHA, EVAL) and whole process CPU per lock cycle; the projection is what one core per master sustains at that CPU cost. Fsync share: the part of the acquire p50 that the same cell without persistence did not have. The verdict rules are in the README.</p>
+<h3 id="limits">Machine, server cost and what limited each cell</h3>
+<p>Shares of the whole machine (cores × time) from /proc in the measured window: busy (incl. steal), lockbench, the masters that run on this machine, everything else. Server cost: the costliest master's command time (the lock's commands in its own statistics, e.g. INFO commandstats) and whole process CPU per lock cycle; the projection is what one core per master sustains at that CPU cost. Fsync share: the part of the acquire p50 that the same cell without persistence did not have. The verdict rules are in the README.</p>
 <div class="scroll"><table>
-<tr><th>#</th><th class="l">cell</th><th>machine busy</th><th>lockbench</th><th>masters</th><th>other</th><th>steal</th><th>busiest master (of a core)</th><th>Redis µs/cycle (commands)</th><th>server CPU µs/cycle</th><th>one-core projection</th><th>measured cycles/s</th><th>fsync share of p50</th><th>limited by</th><th class="l">evidence</th></tr>
+<tr><th>#</th><th class="l">cell</th><th>machine busy</th><th>lockbench</th><th>masters</th><th>other</th><th>steal</th><th>busiest master (of a core)</th><th>server µs/cycle (commands)</th><th>server CPU µs/cycle</th><th>one-core projection</th><th>measured cycles/s</th><th>fsync share of p50</th><th>limited by</th><th class="l">evidence</th></tr>
 {{range .Cells}}<tr><td>{{.Index}}</td><td class="l label">{{.Label}}</td><td>{{.Cost.Busy}}</td><td>{{.Cost.Client}}</td><td>{{.Cost.Servers}}</td><td>{{.Cost.Other}}</td><td>{{.Cost.Steal}}</td><td>{{.Cost.Busiest}}</td><td>{{.Cost.CmdUs}}</td><td>{{.Cost.CPUUs}}</td><td>{{.Cost.Projection}}</td><td>{{.Cost.Measured}}</td><td>{{.Cost.Fsync}}</td><td>{{.Cost.LimitBy}}</td><td class="l wrap">{{.Cost.LimitEvidence}}</td></tr>
 {{end}}</table></div>
 

@@ -174,9 +174,9 @@ func (d *mdDoc) capacity(v view) {
 	if !v.ShowCapacity {
 		return
 	}
-	d.p("## Capacity planning\n\nPer configuration, the highest lock rate of a cell that met the SLO. Every master of one Redlock set sees every lock, so more capacity means more independent lock groups (resources sharded across separate N-master sets); a sharded design (Redis Cluster) is planned in shards instead, and a hot key lives on one shard: one key's rate is bounded by one shard's. ")
-	d.p("A knee is quoted as the masters' capacity only when the servers or the wait (network, fsync) limited it; a knee set by the load generator or by a machine that lockbench and the masters share is a lower bound, and lock groups are then planned from the Redis-cost projection (one core per master at the costliest master's CPU per lock cycle, in the step with the highest measured rate).\n\n")
-	d.p("| configuration | load | cells | max rate within SLO (cycles/s) | reached at | limited by | Redis-cost projection | headroom at target | lock groups needed | what it is |\n")
+	d.p("## Capacity planning\n\nPer configuration, the highest lock rate of a cell that met the SLO. Every master of one Redlock set sees every lock, so more capacity means more independent lock groups (resources sharded across separate N-master sets); a sharded design (a cluster of shards) is planned in shards instead, and a hot key lives on one shard: one key's rate is bounded by one shard's. ")
+	d.p("A knee is quoted as the masters' capacity only when the servers or the wait (network, fsync) limited it; a knee set by the load generator or by a machine that lockbench and the masters share is a lower bound, and lock groups are then planned from the server-cost projection (one core per master at the costliest master's CPU per lock cycle, in the step with the highest measured rate).\n\n")
+	d.p("| configuration | load | cells | max rate within SLO (cycles/s) | reached at | limited by | server-cost projection | headroom at target | lock groups needed | what it is |\n")
 	d.p("|---|---|--:|--:|--:|---|--:|--:|--:|---|\n")
 	for _, c := range v.Capacity {
 		note := c.Note
@@ -301,10 +301,10 @@ func sloText(c cellView, judged bool) string {
 	return "missed"
 }
 
-// costs is the table of machine shares, Redis cost and verdicts.
+// costs is the table of machine shares, server cost and verdicts.
 func (d *mdDoc) costs(v view) {
-	d.p("\n### Machine, Redis cost and what limited each cell\n\nShares of the whole machine from /proc in the measured window; Redis cost per lock cycle on the costliest master (commands: INFO commandstats SET/EVALSHA/EVAL; CPU: the whole server process); the projection is one core per master at that CPU cost; fsync share: the part of the acquire p50 the same cell without persistence did not have.\n\n")
-	d.p("| # | cell | machine busy | lockbench | masters | other | steal | busiest master | Redis µs/cycle | server CPU µs/cycle | one-core projection | measured cycles/s | fsync share of p50 | limited by | evidence |\n")
+	d.p("\n### Machine, server cost and what limited each cell\n\nShares of the whole machine from /proc in the measured window; server cost per lock cycle on the costliest master (commands: the lock's in its own statistics, e.g. INFO commandstats; CPU: the whole server process); the projection is one core per master at that CPU cost; fsync share: the part of the acquire p50 the same cell without persistence did not have.\n\n")
+	d.p("| # | cell | machine busy | lockbench | masters | other | steal | busiest master | server µs/cycle | server CPU µs/cycle | one-core projection | measured cycles/s | fsync share of p50 | limited by | evidence |\n")
 	d.p("|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n")
 	for _, c := range v.Cells {
 		k := c.Cost

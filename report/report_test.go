@@ -513,9 +513,9 @@ func TestCapacity(t *testing.T) {
 	if s.Cells[3].MeetsSLO || !knee.MeetsSLO {
 		t.Fatalf("SLO: 20000/s met=%v (p99 %v µs), 40000/s met=%v (p99 %v µs)", knee.MeetsSLO, knee.Acquire.P99, s.Cells[3].MeetsSLO, s.Cells[3].Acquire.P99)
 	}
-	if lb.KneeLoad != 20000 || lb.MaxRate != knee.CyclesPerSec || !lb.KneeFound || lb.ClientBound || !strings.Contains(lb.Note, "Redis capacity") ||
+	if lb.KneeLoad != 20000 || lb.MaxRate != knee.CyclesPerSec || !lb.KneeFound || lb.ClientBound || !strings.Contains(lb.Note, "server capacity") ||
 		!lb.ServerCapacity || lb.LowerBound || lb.Limit == nil || lb.Limit.By != results.LimitLatency || lb.GroupsFrom != "knee" {
-		t.Errorf("lockbench capacity %+v, want knee at 20000 offered/s, %v cycles/s, a Redis capacity set by latency", lb, knee.CyclesPerSec)
+		t.Errorf("lockbench capacity %+v, want knee at 20000 offered/s, %v cycles/s, a server capacity set by latency", lb, knee.CyclesPerSec)
 	}
 	wantHead := (knee.CyclesPerSec/3000 - 1) * 100
 	if lb.HeadroomPct == nil || math.Abs(*lb.HeadroomPct-wantHead) > 1e-9 {

@@ -20,7 +20,7 @@ func csvHeader(axes []string) []string {
 		"repeats", "cycles_per_sec_min", "cycles_per_sec_max", "cycles_per_sec_rel_spread",
 		"p99_us_min", "p99_us_max", "p99_rel_spread",
 		"limit", "machine_busy_share", "client_share", "servers_share", "busiest_master_core_share",
-		"redis_command_us_per_cycle", "redis_cpu_us_per_cycle", "projected_rate", "fsync_share_p50",
+		csvCommandCostColumn, csvCPUCostColumn, "projected_rate", "fsync_share_p50",
 		// An external client's adapter's part of client_cpu_us_per_cycle.
 		"adapter_cpu_us_per_cycle")
 }
@@ -69,7 +69,7 @@ func spreadColumns(r *results.Repeats) []string {
 	return []string{strconv.Itoa(r.Count), f(t.Min), f(t.Max), f(t.RelSpread), f(p.Min), f(p.Max), f(p.RelSpread)}
 }
 
-// costColumns are the verdict, machine split and Redis cost; empty where
+// costColumns are the verdict, machine split and server cost; empty where
 // the result did not measure them.
 func costColumns(c CellSummary, f func(float64, int) string) []string {
 	out := make([]string, 9)

@@ -35,7 +35,7 @@ func (s *Summary) WriteText(w io.Writer) {
 				line += fmt.Sprintf(" (limited by %s)", c.Limit.By)
 			}
 			if c.ProjectedRate > 0 {
-				line += fmt.Sprintf("; Redis-cost projection %.0f cycles/s", c.ProjectedRate)
+				line += fmt.Sprintf("; server-cost projection %.0f cycles/s", c.ProjectedRate)
 			}
 		} else {
 			line += fmt.Sprintf("%.0f cycles/s", c.MaxRate)
@@ -43,12 +43,12 @@ func (s *Summary) WriteText(w io.Writer) {
 			case c.LowerBound && c.Limit != nil:
 				line = fmt.Sprintf("  %s: ≥ %.0f cycles/s, a lower bound (limited by %s)", c.Config, c.MaxRate, c.Limit.By)
 			case c.ServerCapacity:
-				line += fmt.Sprintf(" (Redis capacity, limited by %s)", c.Limit.By)
+				line += fmt.Sprintf(" (server capacity, limited by %s)", c.Limit.By)
 			case c.Limit != nil:
 				line += fmt.Sprintf(" (limited by %s)", c.Limit.By)
 			}
 			if c.ProjectedRate > 0 {
-				line += fmt.Sprintf("; Redis-cost projection %.0f cycles/s", c.ProjectedRate)
+				line += fmt.Sprintf("; server-cost projection %.0f cycles/s", c.ProjectedRate)
 			}
 			if c.HeadroomPct != nil && c.Groups != nil {
 				line += fmt.Sprintf(", headroom %+.0f%% at %.0f/s, %d lock group(s) from the %s", *c.HeadroomPct, c.TargetRate, *c.Groups, c.GroupsFrom)
@@ -57,7 +57,7 @@ func (s *Summary) WriteText(w io.Writer) {
 				line += fmt.Sprintf(", %d shard(s) at %.0f/s, one shard about %.0f locks/s from the %s (a hot key lives on one shard: one key's rate is bounded by it)", *c.Shards, c.TargetRate, c.ShardCapacity, c.ShardsFrom)
 			}
 			if c.ClientBound {
-				line += " — CLIENT-BOUND (measures the load generator, not Redis)"
+				line += " — CLIENT-BOUND (measures the load generator, not the servers)"
 			}
 		}
 		fmt.Fprintln(w, line)

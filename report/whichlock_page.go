@@ -29,7 +29,7 @@ var outcomeWords = []OutcomeWords{
 	{"past the promoted", "", "where a failover promoted a node that took the guarded writes asynchronously: in how many runs writes were acknowledged after the last commit the promoted node had " +
 		"(its last replayed transaction), and how many; every lost write is among them. \"past the promoted 0 of 3\" beside \"lost 0 of 3\": no run put a write at risk, so the cell cannot show that none would be lost."},
 	{"exercised", "", "the holds the cell's faults met inside their critical sections when their lock could be handed on (docs/faults.md): the median over its runs and their range; a cell whose faults met none reads \"not exercised\", never safe."},
-	{"in promise", "", "the second figure: exclusion broken only within what the lock promised its holder (Redis: its validity, TTL less elapsed and drift, as renewed; a session lock: to the end of its use). " +
+	{"in promise", "", "the second figure: exclusion broken only within what the lock promised its holder (a lease: its validity, TTL less elapsed and drift, as renewed; a session lock: to the end of its use). " +
 		"Shown where it differs from the first."},
 }
 

@@ -240,7 +240,7 @@ func printCosts(w io.Writer, r *Run) {
 		if len(r.Shards) > 0 { // its cycles are all shards': the busiest shard's core sets their pace
 			costliest, core = "the busiest shard", "its core full"
 		}
-		fmt.Fprintf(w, "redis cost: %.1f µs of commands per cycle on %s (%s: %.0f cycles/s)", c.CommandMicrosCycle, costliest, core, c.ProjectedRate)
+		fmt.Fprintf(w, "server cost: %.1f µs of commands per cycle on %s (%s: %.0f cycles/s)", c.CommandMicrosCycle, costliest, core, c.ProjectedRate)
 		if c.CPUMicrosCycle > 0 {
 			fmt.Fprintf(w, ", %.1f µs of its CPU (%s: %.0f cycles/s)", c.CPUMicrosCycle, core, c.ProjectedRateCPU)
 		}

@@ -213,3 +213,6 @@ func (l *Locker) Record(v *results.ServiceSettings) {
 	v.Lease = fmt.Sprintf("session timeout %s", v.LeaseTTL)
 	v.Calls, v.Baseline = "lock requests", "ZooKeeper's Set round trip"
 }
+
+// Libraries: the ZooKeeper client (service.Libraries).
+func (zookeeper) Libraries() []string { return []string{"github.com/go-zookeeper/zk"} }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 )
@@ -20,6 +21,41 @@ type Command struct {
 
 // Commands are the commands by name.
 type Commands map[string]Command
+
+// Version is lockbench's version as main sets it (a registered command's
+// metrics say it).
+var Version = "dev"
+
+var (
+	registeredMu sync.Mutex
+	registered   = Commands{}
+)
+
+// Register adds a command a package of its own brings (a lock service's:
+// Redis' masters); main's commands take it through WithRegistered. A
+// second one of the same name is a programming error.
+func Register(name string, c Command) {
+	registeredMu.Lock()
+	defer registeredMu.Unlock()
+	if _, dup := registered[name]; dup {
+		panic("cli: command " + name + " registered twice")
+	}
+	registered[name] = c
+}
+
+// WithRegistered is cs and every registered command; a registered name cs
+// has too is a programming error.
+func (cs Commands) WithRegistered() Commands {
+	registeredMu.Lock()
+	defer registeredMu.Unlock()
+	for n, c := range registered {
+		if _, dup := cs[n]; dup {
+			panic("cli: command " + n + " is main's and registered")
+		}
+		cs[n] = c
+	}
+	return cs
+}
 
 // Names are the commands' names in order.
 func (cs Commands) Names() []string {

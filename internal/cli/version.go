@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"slices"
 )
 
 // BuildVersion is set (main's -ldflags "-X main.version=…") when it is not
@@ -30,8 +31,10 @@ func BuildVersion(set string) string {
 }
 
 // PrintVersion writes lockbench's version, Go's, and the versions of the
-// client libraries it measures with, as the binary records them.
-func PrintVersion(w io.Writer, version string) {
+// client libraries it measures with (libs: the lock services', by module
+// path; lockbench's own histograms are added), as the binary records them.
+func PrintVersion(w io.Writer, version string, libs []string) {
+	libs = append(slices.Clone(libs), ownLibs...)
 	fmt.Fprintln(w, "lockbench", version)
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -39,7 +42,7 @@ func PrintVersion(w io.Writer, version string) {
 	}
 	fmt.Fprintln(w, bi.GoVersion)
 	for _, d := range bi.Deps {
-		for _, lib := range versionedLibs {
+		for _, lib := range libs {
 			if d.Path == lib {
 				fmt.Fprintf(w, "%s %s\n", d.Path, d.Version)
 			}
@@ -47,6 +50,6 @@ func PrintVersion(w io.Writer, version string) {
 	}
 }
 
-// versionedLibs are the clients whose versions shape what is measured.
-var versionedLibs = []string{"github.com/redis/rueidis", "github.com/go-redsync/redsync/v4", "go.etcd.io/etcd/client/v3",
-	"github.com/go-zookeeper/zk", "github.com/jackc/pgx/v5", "github.com/HdrHistogram/hdrhistogram-go"}
+// ownLibs are lockbench's own libraries whose versions shape what is
+// measured (the lock clients' are their services').
+var ownLibs = []string{"github.com/HdrHistogram/hdrhistogram-go"}

@@ -98,6 +98,9 @@ func (r topology) Check(s plan.Settings) error {
 	if err := checkMasters(s); err != nil {
 		return err
 	}
+	if s.LocalCPUs != "" && s.Embedded == "always" {
+		return fmt.Errorf("local-cpus: needs real redis-server masters; embedded masters run inside lockbench and cannot be pinned apart")
+	}
 	switch r.t {
 	case engine.Replicated:
 		return checkReplicated(s)

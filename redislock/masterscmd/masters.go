@@ -1,4 +1,8 @@
-package main
+// Package masterscmd is Redis' own command, lockbench masters: local
+// redis-server masters kept up until Ctrl-C, so that several runs can be
+// measured back to back on the same servers. Its init registers it with
+// the commands (cli.Register).
+package masterscmd
 
 import (
 	"context"
@@ -17,6 +21,14 @@ import (
 	"lockbench/redislock"
 	"lockbench/redislock/localmasters"
 )
+
+func init() {
+	cli.Register("masters", cli.Command{
+		Summary: "start local redis-server masters and keep them up until Ctrl-C",
+		Run:     cmdMasters,
+		Flags:   func() *pflag.FlagSet { var a mastersArgs; return mastersFlags(&a) },
+	})
+}
 
 // mastersArgs are masters' flags.
 type mastersArgs struct {
@@ -66,7 +78,7 @@ func cmdMasters(args []string) error {
 // serve starts the masters and keeps them up for a.keep or until a
 // signal, with their live metrics when asked.
 func (a mastersArgs) serve(p localmasters.Persistence) error {
-	exp, err := metrics.Start("masters", a.metrics, version)
+	exp, err := metrics.Start("masters", a.metrics, cli.Version)
 	if err != nil {
 		return err
 	}

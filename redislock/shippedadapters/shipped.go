@@ -1,4 +1,9 @@
-package adaptertest
+// Package shippedadapters finds the shipped adapters of Redis' lock
+// libraries (adapters/: node-redlock, node-redlock 5, redis-py) for the
+// tests that run them: their argv, or the test fails under
+// LOCKBENCH_REQUIRE_REDIS=1 (and is skipped otherwise) when the library
+// is not installed.
+package shippedadapters
 
 import (
 	"errors"
