@@ -58,11 +58,19 @@ func (c *adapterClient) CountKeys(ctx context.Context, prefix string) (int64, er
 }
 
 func (c *adapterClient) Baselines(ctx context.Context, key string) (pool.Baselines, error) {
-	return c.rc.Baselines(ctx, key)
+	rc, err := c.measured(ctx)
+	if err != nil {
+		return pool.Baselines{}, err
+	}
+	return rc.Baselines(ctx, key)
 }
 
 func (c *adapterClient) CellWindow(ctx context.Context, m *pool.CellServers) (pool.Window, error) {
-	return c.rc.CellWindow(ctx, m)
+	rc, err := c.measured(ctx)
+	if err != nil {
+		return pool.Window{}, err
+	}
+	return rc.CellWindow(ctx, m)
 }
 
 func (c *adapterClient) ServerCPU(ctx context.Context) []time.Duration { return c.rc.ServerCPU(ctx) }
@@ -71,7 +79,13 @@ func (c *adapterClient) LiveServers() ([]string, metrics.ReadFunc) { return c.rc
 
 func (c *adapterClient) RecordCell(res *results.Run, st *workloads.Stats) { c.rc.RecordCell(res, st) }
 
-func (c *adapterClient) Cleanup(ctx context.Context, prefix string) { c.rc.Cleanup(ctx, prefix) }
+// Cleanup: nothing to clean when the measuring engine never opened (the
+// cell failed as it asked its first question).
+func (c *adapterClient) Cleanup(ctx context.Context, prefix string) {
+	if c.rc != nil {
+		c.rc.Cleanup(ctx, prefix)
+	}
+}
 
 // Close ends the adapter and the engine that measured its cell.
 func (c *adapterClient) Close() {
