@@ -47,13 +47,17 @@ func (s Settler) Extra(c plan.Cell, runs []results.Run) (int, bool) {
 		return 2, false
 	}
 	settled, judged := report.Settles(repeatRuns(runs), s.MaxRate)
-	switch {
-	case settled || !judged:
-		return 2, false
-	case s.names(d, f):
-		return 0, true
+	tier := 1
+	if s.names(d, f) {
+		tier = 0 // its asked repeats come first even when its first run judged nothing
 	}
-	return 1, true
+	switch {
+	case settled:
+		return 2, false
+	case !judged:
+		return tier, false
+	}
+	return tier, true
 }
 
 // names says the needs name fault f for design d: by its name, or a fault

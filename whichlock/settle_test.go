@@ -58,8 +58,8 @@ func TestSettlerSettlesFaultCellsOnly(t *testing.T) {
 	}
 	nx := runOf(0, 0)
 	nx.Safety.Verdict = results.NotExercised
-	if _, ok := s.Extra(crash, []results.Run{nx}); ok {
-		t.Errorf("a cell that judged nothing takes extras")
+	if p, ok := s.Extra(crash, []results.Run{nx}); ok || p != 0 {
+		t.Errorf("a named cell that judged nothing: extra %d %v; want no extras, but its asked repeats first (tier 0)", p, ok)
 	}
 }
 
