@@ -97,6 +97,10 @@ type Outcome struct {
 // MaxRateAccepted is what --max-rate accepts.
 const MaxRateAccepted = "a rate in (0, 1) such as 0.2: the 95% upper bound on how often a clean outcome would break, at or below which 0 of n is settled"
 
+// p99SamplesShort ends the reason of a p99 on too few acquires (the
+// page's unsettled answer looks for it).
+const p99SamplesShort = "a p99 need is judged on"
+
 // MinP99Samples is the fewest acquires a p99 need is judged on: 100
 // beyond the 99th percentile, so that a few slow ones do not decide it.
 const MinP99Samples = 10000
@@ -687,7 +691,7 @@ func p99Unmet(r MatrixRow, bound time.Duration) string {
 		}
 		return ""
 	case r.LatencySamples < MinP99Samples:
-		return fmt.Sprintf("acquire p99 %s: %s on %d acquires at the common rate, fewer than the %d a p99 need is judged on (run longer cells or more repeats)",
+		return fmt.Sprintf("acquire p99 %s: %s on %d acquires at the common rate, fewer than the %d "+p99SamplesShort+" (run longer cells or more repeats)",
 			notSettled, results.FormatMicros(r.AcquireP99), r.LatencySamples, MinP99Samples)
 	case ci == nil:
 		return fmt.Sprintf("acquire p99 %s: the common-rate cell's interval logs were not found, so its p99 has no interval to judge %s on", notSettled, bound)

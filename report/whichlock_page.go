@@ -604,12 +604,14 @@ func (w *WhichLock) href(result string) string {
 }
 
 // UnsettledText is the honest answer when no design meets the needs but
-// some fall short only for want of runs ("": not so).
+// some fall short only for want of runs ("": not so), naming what is not
+// settled: fault outcomes on too few events, or a p99 on too few acquires.
 func (w *WhichLock) UnsettledText() string {
 	if len(w.Recommend) > 0 {
 		return ""
 	}
 	var only []string
+	few := map[bool]bool{} // true: a p99 on too few acquires; false: outcomes on too few events
 	for _, r := range w.Rows {
 		unsettled := len(r.Reasons) > 0
 		for _, why := range r.Reasons {
@@ -617,13 +619,23 @@ func (w *WhichLock) UnsettledText() string {
 		}
 		if unsettled {
 			only = append(only, r.Design)
+			for _, why := range r.Reasons {
+				few[strings.Contains(why, p99SamplesShort)] = true
+			}
 		}
 	}
 	if len(only) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Nothing settled meets these needs yet: %s broke nothing the needs name, in too few fault events to bound it at the max rate %s; "+
-		"run longer (choose --budget, or more --events or --repeat: %d judged events at that rate) before choosing on it.", strings.Join(only, ", "), pctText(w.MaxRate), RunsToSettle(w.MaxRate))
+	var short []string
+	if few[false] {
+		short = append(short, fmt.Sprintf("outcomes stand on too few fault events to bound them at the max rate %s (%d judged events at that rate: more --events or --repeat)", pctText(w.MaxRate), RunsToSettle(w.MaxRate)))
+	}
+	if few[true] {
+		short = append(short, fmt.Sprintf("acquire p99 stands on fewer than the %d acquires a p99 need is judged on (more --repeat: the common-rate runs are pooled)", MinP99Samples))
+	}
+	return fmt.Sprintf("Nothing settled meets these needs yet: %s broke nothing the needs name, but their %s; run longer (choose --budget) before choosing on it.",
+		strings.Join(only, ", "), strings.Join(short, ", and "))
 }
 
 // MaxRateText is the max rate as the page says it.
