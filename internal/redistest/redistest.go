@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -126,4 +127,21 @@ func started[T interface{ Stop() error }](t testing.TB, what string, start func(
 		}
 	})
 	return v
+}
+
+// ShardOf is the cluster's shard whose slots hold key.
+func ShardOf(t testing.TB, c *localmasters.Cluster, key string) int {
+	t.Helper()
+	s, err := Do(c.MasterAddrs()[0], "CLUSTER", "KEYSLOT", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot, _ := strconv.Atoi(s)
+	for i := range c.MasterAddrs() {
+		if lo, hi := c.Shard(i); lo <= slot && slot <= hi {
+			return i
+		}
+	}
+	t.Fatalf("slot %d of %s is no shard's", slot, key)
+	return -1
 }

@@ -28,22 +28,6 @@ func clusterEngine(t *testing.T, c *localmasters.Cluster, wait int) *engine.Engi
 	return e
 }
 
-// shardOf is the shard whose slots hold key.
-func shardOf(t *testing.T, c *localmasters.Cluster, key string) int {
-	t.Helper()
-	s, err := redistest.Do(c.MasterAddrs()[0], "CLUSTER", "KEYSLOT", key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slot, _ := strconv.Atoi(s)
-	for i := range c.Masters() {
-		if lo, hi := c.Shard(i); lo <= slot && slot <= hi {
-			return i
-		}
-	}
-	t.Fatalf("slot %d of %s is no shard's", slot, key)
-	return -1
-}
 
 // readReplica reads key on a replica (READONLY first, on one connection).
 func readReplica(t *testing.T, addr, key string) string {
@@ -84,7 +68,7 @@ func TestEngineRoutesByClusterSlot(t *testing.T) {
 				t.Fatalf("wait %d: acquire %s: %+v", wait, key, res)
 			}
 			locks = append(locks, l)
-			sh := shardOf(t, c, key)
+			sh := redistest.ShardOf(t, c, key)
 			hit[sh] = true
 			if got := get(t, c.MasterAddrs()[sh], key); got != l.Token {
 				t.Errorf("wait %d: %s on shard %d's master: %q, want the token %q", wait, key, sh, got, l.Token)

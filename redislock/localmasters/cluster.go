@@ -500,13 +500,9 @@ func (c *Cluster) ShardMaster(ctx context.Context, i int) (string, error) {
 // is reaped, and watches the shard's other nodes for the one promoted in
 // its place (Promotions).
 func (c *Cluster) KillShardMaster(ctx context.Context, i int) (Kill, error) {
-	addr, err := c.ShardMaster(ctx, i)
+	addr, m, err := c.shardMasterProcess(ctx, i)
 	if err != nil {
 		return Kill{}, err
-	}
-	m := c.Process(addr)
-	if m == nil {
-		return Kill{}, fmt.Errorf("localmasters: cluster shard %d: master %s is not a node of this cluster", i, addr)
 	}
 	k := Kill{Addr: addr, Name: m.Name(), Pid: m.Pid(), At: time.Now()}
 	if k.Pid == 0 {
@@ -625,4 +621,17 @@ func (c *Cluster) announce() {
 	}
 	fmt.Fprintf(c.opt.Log, "localmasters: started a Redis Cluster (%s, version %s): masters %s, replicas %s (node timeout %v) (pids %s)\n",
 		c.set.bin, c.set.version, strings.Join(c.MasterAddrs(), " "), strings.Join(addrsOf(c.Replicas()), " "), c.opt.NodeTimeout, strings.Join(pids, " "))
+}
+
+// shardMasterProcess is the node serving shard i now: its address and
+// its process.
+func (c *Cluster) shardMasterProcess(ctx context.Context, i int) (string, *Master, error) {
+	addr, err := c.ShardMaster(ctx, i)
+	if err != nil {
+		return "", nil, err
+	}
+	if m := c.Process(addr); m != nil {
+		return addr, m, nil
+	}
+	return "", nil, fmt.Errorf("localmasters: cluster shard %d: master %s is not a node of this cluster", i, addr)
 }

@@ -230,13 +230,9 @@ func (c *Cluster) CutFromBus(ctx context.Context, i int) (BusCut, error) {
 	if c.bus == nil {
 		return BusCut{}, errors.New("localmasters: cluster: cut from the bus needs a cluster started with CuttableBus")
 	}
-	addr, err := c.ShardMaster(ctx, i)
+	addr, m, err := c.shardMasterProcess(ctx, i)
 	if err != nil {
 		return BusCut{}, err
-	}
-	m := c.Process(addr)
-	if m == nil {
-		return BusCut{}, fmt.Errorf("localmasters: cluster shard %d: master %s is not a node of this cluster", i, addr)
 	}
 	if err := c.cutReplication(ctx, m); err != nil {
 		return BusCut{}, err

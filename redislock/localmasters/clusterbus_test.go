@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +31,7 @@ func TestCutFromBusSplitsALock(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	held, fresh := "{lb}held", "{lb}fresh"
-	shard := shardOf(t, c, held)
+	shard := redistest.ShardOf(t, c, held)
 	old, err := c.ShardMaster(ctx, shard)
 	if err != nil {
 		t.Fatal(err)
@@ -76,22 +75,6 @@ func TestCutFromBusSplitsALock(t *testing.T) {
 	t.Logf("healed: %s rejoined as a replica of %s %v after the cut", old, replica, rejoined)
 }
 
-// shardOf is the shard serving key's slot.
-func shardOf(t *testing.T, c *localmasters.Cluster, key string) int {
-	t.Helper()
-	s, err := redistest.Do(c.MasterAddrs()[0], "CLUSTER", "KEYSLOT", key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slot, _ := strconv.Atoi(s)
-	for i := range c.MasterAddrs() {
-		if lo, hi := c.Shard(i); lo <= slot && slot <= hi {
-			return i
-		}
-	}
-	t.Fatalf("slot %d of %s is in no shard", slot, key)
-	return -1
-}
 
 // grantWindow probes addr with SET NX on fresh keys of the test's slot
 // until it refuses one (at most 15 s after the cut): how long it granted
