@@ -28,7 +28,6 @@ func clusterEngine(t *testing.T, c *localmasters.Cluster, wait int) *engine.Engi
 	return e
 }
 
-
 // readReplica reads key on a replica (READONLY first, on one connection).
 func readReplica(t *testing.T, addr, key string) string {
 	t.Helper()

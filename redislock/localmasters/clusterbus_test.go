@@ -75,7 +75,6 @@ func TestCutFromBusSplitsALock(t *testing.T) {
 	t.Logf("healed: %s rejoined as a replica of %s %v after the cut", old, replica, rejoined)
 }
 
-
 // grantWindow probes addr with SET NX on fresh keys of the test's slot
 // until it refuses one (at most 15 s after the cut): how long it granted
 // after the cut, and the refusal.
