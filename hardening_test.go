@@ -176,8 +176,8 @@ func TestKeyHygieneOnSharedMasters(t *testing.T) {
 		}
 	}
 	_, stderr, code := lockbench(t, "run", "--masters", addrs, "--key-prefix", "lockbench:shared:", "--duration", "1s", "--warmup", "0s")
-	if code != 1 || !strings.Contains(stderr, "key-prefix") || !strings.Contains(stderr, "--force") {
-		t.Fatalf("keys under the prefix: exit %d %q, want a refusal naming key-prefix and --force", code, stderr)
+	if code != 1 || !strings.Contains(stderr, "key-prefix") || !strings.Contains(stderr, "--force") || !strings.Contains(stderr, set.Addrs()[0]) {
+		t.Fatalf("keys under the prefix: exit %d %q, want a refusal naming key-prefix, the servers that hold them and --force", code, stderr)
 	}
 	_, stderr, code = lockbench(t, "run", "--masters", addrs, "--key-prefix", "lockbench:shared:", "--keys", "20",
 		"--workers", "8", "--hold", "1ms", "--duration", "1s", "--warmup", "0s", "--force")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"lockbench/lock"
@@ -60,7 +61,8 @@ func (v *serviceCell) checkPrefixFree(ctx context.Context) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	if n > 0 && !v.env.cell.Settings.Force {
-		return fmt.Errorf("key-prefix: %d keys under %q already exist in %s (another live run?); use another --key-prefix, or --force", n, v.env.prefix, name)
+		return fmt.Errorf("key-prefix: %d keys under %q already exist on %s's servers %s (another live run?); use another --key-prefix, or --force",
+			n, v.env.prefix, name, strings.Join(v.env.servers.Display, ", "))
 	}
 	return nil
 }
