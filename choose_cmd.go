@@ -46,7 +46,7 @@ func chooseFlags(a *chooseArgs) *pflag.FlagSet {
 	fs.DurationVar(&a.ask.Duration, "duration", whichlock.FullDuration, "each cell's measured time (shorter than 8s: the common-rate price cell runs 2 s, too few acquires to settle a --p99 need)")
 	fs.IntVar(&a.ask.Events, "events", plan.MatrixEvents, "fault events in each fault cell's history where the fault can repeat in one (a crash, a pause, a partition; a failover or a clock jump happen once a history and repeat as runs): each event is judged apart")
 	fs.IntVar(&a.ask.Repeat, "repeat", 3, "measure every cell this many times (the fault cells' spread and how many runs were unsafe)")
-	fs.DurationVar(&a.budget, "budget", DefaultBudget, "bound the run's time: no cell starts that would end past it; after every cell's first run, the fault cells your --need names take their runs until settled (past --repeat while the budget lasts), then the other unsettled fault cells and the common-rate cells, then the other repeats (0: no bound, and no runs past --repeat; --quick: 0 unless given; settled cells stop early either way)")
+	fs.DurationVar(&a.budget, "budget", DefaultBudget, "bound the run's time: no cell starts that would end past it; after every cell's first run, the fault cells your --need names (and with --p99 the common-rate cells, until they pool its 10,000 acquires) take their runs until settled (past --repeat while the budget lasts), then the other unsettled fault cells and the common-rate cells, then the other repeats (0: no bound, and no runs past --repeat; --quick: 0 unless given; settled cells stop early either way)")
 	fs.StringVar(&a.out, "out", "", "results directory (default results/which-lock-YYYYMMDD-HHMMSS)")
 	fs.BoolVar(&a.dryRun, "dry-run", false, "print the cells and the estimated duration, run nothing")
 	return fs
@@ -95,7 +95,7 @@ func cmdChoose(args []string) error {
 		wl.Fsync = probeFsync()
 	}
 	a.beforeReport = func(dir string) error { return whichlock.WritePlan(dir, wl) }
-	a.settle = whichlock.Settler{MaxRate: a.maxRate, Named: wl.Needs.Faults()}
+	a.settle = whichlock.Settler{MaxRate: a.maxRate, Named: wl.Needs.Faults(), P99: wl.Needs.P99 > 0}
 	err = runScenario("choose", sc, cells, a.scenarioArgs)
 	if a.dryRun && err == nil {
 		fmt.Println(budgetNote(a.budget))

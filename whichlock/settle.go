@@ -19,6 +19,10 @@ type Settler struct {
 	MaxRate float64
 	// Named are the faults the needs name.
 	Named []string
+	// P99 says a --p99 need is asked: the common-rate cells, whose pooled
+	// acquires it is judged on, are among the cells the needs name until
+	// they pool report.MinP99Samples.
+	P99 bool
 }
 
 var _ runner.Settler = Settler{}
@@ -35,14 +39,15 @@ func (s Settler) Settled(c plan.Cell, runs []results.Run) bool {
 
 // Extra says whether c may take a repeat past the asked ones (an
 // unsettled fault cell that judged something), and its tier for the
-// repeats after the first: the unsettled fault cells the needs name (0);
-// the other unsettled fault cells and the common-rate price cells, whose
-// repeats pool the samples a p99 need is judged on (1); the rest (2).
+// repeats after the first: the unsettled fault cells the needs name, and
+// the common-rate cells while a p99 need is asked and they pool fewer
+// acquires than it is judged on (0); the other unsettled fault cells and
+// the common-rate cells still short of those acquires (1); the rest (2).
 func (s Settler) Extra(c plan.Cell, runs []results.Run) (int, bool) {
 	d, f, ok := designFault(c)
 	if !ok {
 		if _, kind, _ := report.SplitCellName(c.Name); kind == report.CommonCell {
-			return 1, false
+			return s.commonTier(runs), false
 		}
 		return 2, false
 	}
@@ -58,6 +63,23 @@ func (s Settler) Extra(c plan.Cell, runs []results.Run) (int, bool) {
 		return tier, false
 	}
 	return tier, true
+}
+
+// commonTier is a common-rate cell's tier: 0 while the p99 need it
+// decides lacks samples, 1 while it would lack them, 2 once it has them
+// (more repeats narrow the interval, but no longer decide).
+func (s Settler) commonTier(runs []results.Run) int {
+	var n int64
+	for _, r := range runs {
+		n += r.AcquireLatency.Count
+	}
+	switch {
+	case n >= report.MinP99Samples:
+		return 2
+	case s.P99:
+		return 0
+	}
+	return 1
 }
 
 // names says the needs name fault f for design d: by its name, or a fault

@@ -49,11 +49,28 @@ func TestSettlerSettlesFaultCellsOnly(t *testing.T) {
 		t.Errorf("single × crash, which stands for its leader kill: extra %d %v; want priority 0", p, ok)
 	}
 	// The common-rate cell's repeats pool a p99 need's samples: they come
-	// with the other unsettled fault cells' (tier 1), the rest after.
-	for name, tier := range map[string]int{"etcd.none": 2, "etcd.price-4": 2, "etcd.common": 1} {
-		c := plan.Cell{Name: name}
-		if p, ok := s.Extra(c, five); ok || s.Settled(c, five) || p != tier {
-			t.Errorf("%s: settled or extra, or tier %d; want tier %d", name, p, tier)
+	// with the other unsettled fault cells' (tier 1), the rest after;
+	// first (tier 0) when a p99 need is asked, until they pool its 10,000.
+	common := func(acquires int64) []results.Run {
+		var r results.Run
+		r.AcquireLatency.Count = acquires
+		return []results.Run{r}
+	}
+	p99 := Settler{MaxRate: 0.2, Named: []string{"crash"}, P99: true}
+	for _, c := range []struct {
+		s    Settler
+		name string
+		runs []results.Run
+		tier int
+	}{
+		{s, "etcd.none", five, 2}, {s, "etcd.price-4", five, 2},
+		{s, "etcd.common", common(5200), 1}, {s, "etcd.common", common(10400), 2},
+		{p99, "etcd.common", common(5200), 0}, {p99, "etcd.common", append(common(5200), common(4799)...), 0},
+		{p99, "etcd.common", append(common(5200), common(5200)...), 2}, {p99, "etcd.price-4", five, 2},
+	} {
+		cell := plan.Cell{Name: c.name}
+		if p, ok := c.s.Extra(cell, c.runs); ok || c.s.Settled(cell, c.runs) || p != c.tier {
+			t.Errorf("%s (p99 need %v, %d runs): settled or extra, or tier %d; want tier %d", c.name, c.s.P99, len(c.runs), p, c.tier)
 		}
 	}
 	nx := runOf(0, 0)
