@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"lockbench/plan"
@@ -24,6 +23,8 @@ type Settler interface {
 func (st *scenarioRun) wants(i int, c plan.Cell, r int) bool {
 	s, co := st.opt.Settle, st.byPos[i]
 	switch {
+	case co != nil && len(co.Runs) >= r:
+		return false // it ran repeat r in a tier it has since left
 	case r == 1 || s == nil:
 		return r <= st.sc.Repeat
 	case co == nil:
@@ -56,11 +57,13 @@ func (st *scenarioRun) lastRound() int {
 }
 
 // rounds runs every cell's first run in order, then, with a settler, the
-// cells tier by tier (the settler's priority after the first round: the
-// cells the needs name before the others), each tier's rounds in turn up
-// to the last: so that a budget that cannot settle everything settles
-// first what was asked. It stops at an interrupt, a failure, or when a
-// tier has nothing left to run.
+// cells tier by tier (the settler's priority: the cells the needs name
+// before the others), each tier's rounds in turn up to the last: so that
+// a budget that cannot settle everything settles first what was asked.
+// A cell's tier is asked again before each round, so a cell that needs
+// no more of this tier's time (a common-rate cell with the samples a p99
+// need is judged on) takes its further repeats with a later tier. It
+// stops at an interrupt, a failure, or when a tier has nothing left.
 func (st *scenarioRun) rounds(ctx context.Context) {
 	all := make([]int, len(st.cells))
 	for i := range all {
@@ -69,42 +72,58 @@ func (st *scenarioRun) rounds(ctx context.Context) {
 	if !st.round(ctx, 1, all) || st.stopped(ctx) {
 		return
 	}
-	for _, tier := range st.tiers(all) {
+	for p := 0; p <= st.lastTier(all); p++ {
 		for r := 2; r <= st.lastRound(); r++ {
-			if !st.round(ctx, r, tier) || st.stopped(ctx) {
+			idx := st.tier(all, p)
+			ran := st.round(ctx, r, idx)
+			if st.stopped(ctx) {
+				return
+			}
+			if !ran && !st.ahead(idx, r) {
 				break
 			}
-		}
-		if st.stopped(ctx) {
-			return
 		}
 	}
 }
 
-// tiers are the cells grouped by the settler's priority, lowest first,
-// each in the cells' order (one tier of all without a settler).
-func (st *scenarioRun) tiers(idx []int) [][]int {
-	if st.opt.Settle == nil {
-		return [][]int{idx}
+// priority is the cell at position i's tier now (0 without a settler).
+func (st *scenarioRun) priority(i int) int {
+	if co := st.byPos[i]; st.opt.Settle != nil && co != nil {
+		p, _ := st.opt.Settle.Extra(st.cells[i], co.Runs)
+		return p
 	}
-	by := map[int][]int{}
+	return 0
+}
+
+// lastTier is the highest tier of the cells idx now.
+func (st *scenarioRun) lastTier(idx []int) int {
+	last := 0
 	for _, i := range idx {
-		p := 0
-		if co := st.byPos[i]; co != nil {
-			p, _ = st.opt.Settle.Extra(st.cells[i], co.Runs)
+		last = max(last, st.priority(i))
+	}
+	return last
+}
+
+// tier are the cells of idx whose tier is p now, in the cells' order.
+func (st *scenarioRun) tier(idx []int, p int) []int {
+	var out []int
+	for _, i := range idx {
+		if st.priority(i) == p {
+			out = append(out, i)
 		}
-		by[p] = append(by[p], i)
-	}
-	keys := make([]int, 0, len(by))
-	for p := range by {
-		keys = append(keys, p)
-	}
-	slices.Sort(keys)
-	out := make([][]int, len(keys))
-	for k, p := range keys {
-		out[k] = by[p]
 	}
 	return out
+}
+
+// ahead says a cell of idx ran repeat r already (in a tier it left): a
+// round in which nothing ran may still be followed by its next.
+func (st *scenarioRun) ahead(idx []int, r int) bool {
+	for _, i := range idx {
+		if co := st.byPos[i]; co != nil && len(co.Runs) >= r {
+			return true
+		}
+	}
+	return false
 }
 
 // round runs round r of the cells idx that want it and fit the budget;

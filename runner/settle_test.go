@@ -73,3 +73,40 @@ func TestSettledCellsStopAndBudgetBuysMore(t *testing.T) {
 		t.Errorf("a budget of 1 ms started %v (%v, %v); want none", o.starts, err, out.Err)
 	}
 }
+
+// leavingSettler keeps the first cell in tier 0 until it has two runs,
+// then in tier 2 (more repeats, no longer first: a common-rate cell with
+// its p99 need's samples); the second cell is tier 1 until four runs
+// settle it.
+type leavingSettler struct{ first, second string }
+
+func (s leavingSettler) Settled(c plan.Cell, runs []results.Run) bool {
+	return c.ID == s.second && len(runs) >= 4
+}
+
+func (s leavingSettler) Extra(c plan.Cell, runs []results.Run) (int, bool) {
+	switch {
+	case c.ID == s.second:
+		return 1, !s.Settled(c, runs)
+	case len(runs) >= 2:
+		return 2, false
+	}
+	return 0, false
+}
+
+// A cell's tier is asked before each round: one that left tier 0 after
+// its second run takes its third after tier 1's, not before.
+func TestCellLeavesItsTier(t *testing.T) {
+	sc, cells := benchScenario(t, "3")
+	s := leavingSettler{first: cells[0].ID, second: cells[1].ID}
+	o := &order{}
+	out, err := Run(context.Background(), sc, cells, Options{Scenario: sc.Name, Dir: filepath.Join(t.TempDir(), "out"), Progress: o, Settle: s, Budget: time.Hour})
+	if err != nil || out.Err != nil {
+		t.Fatalf("run: %v, %v", err, out.Err)
+	}
+	a, b := cells[0].ID, cells[1].ID
+	want := []string{a + "#1", b + "#1", a + "#2", b + "#2", b + "#3", b + "#4", a + "#3"}
+	if got := strings.Join(o.starts, " "); got != strings.Join(want, " ") {
+		t.Errorf("order %v, want %v", o.starts, want)
+	}
+}
