@@ -257,8 +257,8 @@ const MatrixLongHoldRoom = 3 * time.Second
 //     workers), whose highest cycles/s within the SLO is the capacity;
 //   - CommonWork: one open-loop rate every design serves, for latency and
 //     server CPU per lock at the same load (26 s: two repeats pool 10,400
-//     acquires, the fewest a p99 need is judged on, so that a budgeted
-//     run's second round of them decides it);
+//     acquires, over the 10,000 a p99 need is judged on, so that a
+//     budgeted run's second round of them decides it);
 //   - HotWork: one hot key, for time to lock beside the FIFO ideal.
 //
 // A fencing token, a guarded write and a watchdog (which renews nothing

@@ -104,11 +104,12 @@ func (st *scenarioRun) lastTier(idx []int) int {
 	return last
 }
 
-// tier are the cells of idx whose tier is p now, in the cells' order.
+// tier are the cells of idx whose tier is p now, or one before it (a
+// cell whose tier fell to one already run), in the cells' order.
 func (st *scenarioRun) tier(idx []int, p int) []int {
 	var out []int
 	for _, i := range idx {
-		if st.priority(i) == p {
+		if st.priority(i) <= p {
 			out = append(out, i)
 		}
 	}

@@ -110,3 +110,29 @@ func TestCellLeavesItsTier(t *testing.T) {
 		t.Errorf("order %v, want %v", o.starts, want)
 	}
 }
+
+// fallingSettler puts the first cell in tier 1 after its first run and
+// in tier 0 after its second: a tier that falls to one already run.
+type fallingSettler struct{ first string }
+
+func (fallingSettler) Settled(plan.Cell, []results.Run) bool { return false }
+
+func (s fallingSettler) Extra(c plan.Cell, runs []results.Run) (int, bool) {
+	if c.ID == s.first && len(runs) == 1 {
+		return 1, false
+	}
+	return 0, false
+}
+
+// A cell whose tier fell to one already run still takes its repeats.
+func TestCellWhoseTierFellKeepsItsRepeats(t *testing.T) {
+	sc, cells := benchScenario(t, "3")
+	o := &order{}
+	out, err := Run(context.Background(), sc, cells, Options{Scenario: sc.Name, Dir: filepath.Join(t.TempDir(), "out"), Progress: o, Settle: fallingSettler{first: cells[0].ID}, Budget: time.Hour})
+	if err != nil || out.Err != nil {
+		t.Fatalf("run: %v, %v", err, out.Err)
+	}
+	if n := strings.Count(strings.Join(o.starts, " "), cells[0].ID+"#"); n != 3 {
+		t.Errorf("order %v: %d runs of %s, want its 3 repeats", o.starts, n, cells[0].ID)
+	}
+}

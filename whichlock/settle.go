@@ -47,7 +47,7 @@ func (s Settler) Extra(c plan.Cell, runs []results.Run) (int, bool) {
 	d, f, ok := designFault(c)
 	if !ok {
 		if _, kind, _ := report.SplitCellName(c.Name); kind == report.CommonCell {
-			return s.commonTier(runs), false
+			return s.commonTier(runs)
 		}
 		return 2, false
 	}
@@ -66,20 +66,21 @@ func (s Settler) Extra(c plan.Cell, runs []results.Run) (int, bool) {
 }
 
 // commonTier is a common-rate cell's tier: 0 while the p99 need it
-// decides lacks samples, 1 while it would lack them, 2 once it has them
-// (more repeats narrow the interval, but no longer decide).
-func (s Settler) commonTier(runs []results.Run) int {
+// decides lacks samples (and it may run past the asked repeats for them),
+// 1 while it would lack them, 2 once it has them (more repeats narrow the
+// interval, but no longer decide).
+func (s Settler) commonTier(runs []results.Run) (int, bool) {
 	var n int64
 	for _, r := range runs {
 		n += r.AcquireLatency.Count
 	}
 	switch {
 	case n >= report.MinP99Samples:
-		return 2
+		return 2, false
 	case s.P99:
-		return 0
+		return 0, true
 	}
-	return 1
+	return 1, false
 }
 
 // names says the needs name fault f for design d: by its name, or a fault
