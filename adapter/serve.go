@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"lockbench/lock"
@@ -241,4 +243,16 @@ func (s *server) releaseAll() {
 	for _, l := range held {
 		s.lk.Release(ctx, l)
 	}
+}
+
+// PolledStdin is stdin read through the runtime's poller: a read that
+// would wait parks its goroutine instead of holding a thread in read(2),
+// which the runtime's monitor then polls every 20 µs to take its P back
+// (14% of the reference adapter's CPU in a cell's profile). Stdin as it
+// is when it cannot be made so.
+func PolledStdin() io.Reader {
+	if err := syscall.SetNonblock(0, true); err != nil {
+		return os.Stdin
+	}
+	return os.NewFile(0, "stdin")
 }

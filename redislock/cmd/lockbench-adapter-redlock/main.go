@@ -18,7 +18,7 @@ import (
 )
 
 func main() {
-	if err := adapter.Serve(os.Stdin, os.Stdout, open); err != nil {
+	if err := adapter.Serve(adapter.PolledStdin(), os.Stdout, open); err != nil {
 		fmt.Fprintln(os.Stderr, "lockbench-adapter-redlock:", err)
 		os.Exit(1)
 	}
