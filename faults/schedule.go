@@ -782,8 +782,11 @@ func (s *Scheduler) crash(i int, sp Spec, at time.Time) {
 				}
 				return
 			}
-			s.event(time.Time{}, "restart", name,
-				fmt.Sprintf("%v after the kill, pid %d, %s keys on it right after (reloaded, or set since)", time.Since(killed).Round(time.Millisecond), ms.Pid(), keyCount(heldKeys(ms))))
+			// Dated when it answers again, not after its keys were counted:
+			// a grant may come between the two.
+			up := time.Now()
+			s.event(up, "restart", name,
+				fmt.Sprintf("%v after the kill, pid %d, %s keys on it right after (reloaded, or set since)", up.Sub(killed).Round(time.Millisecond), ms.Pid(), keyCount(heldKeys(ms))))
 		}
 		switch {
 		case delay == 0:
